@@ -1,0 +1,72 @@
+"""The program image: what the assembler produces and every engine loads.
+
+Memory is one array of W-bit words.  The image gives the initial contents of
+addresses ``0 .. len(words)-1`` (instruction words in the low 32 bits, DATA
+cells as full words) and says which addresses hold code; all other memory
+starts at zero.  The metadata (symbols, declared names, the PC -> source map)
+travels with it in the JSON sidecar and is what every error message uses.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class SourceLocation:
+    """Where an address came from: file, 1-based line and column, and the line's text."""
+
+    file: str
+    line: int
+    column: int = 1
+    text: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+@dataclass(frozen=True)
+class DeclaredName:
+    """A name the source declares for a register or memory word.
+
+    ``role`` is ``input``, ``output``, ``loss`` or ``name``; ``register`` or
+    ``address`` says where the value lives; ``fixed`` says whether it is read
+    and written as a fixed-point real (else as an integer).
+    """
+
+    name: str
+    role: str
+    register: int | None = None
+    address: int | None = None
+    fixed: bool = True
+
+
+@dataclass
+class Image:
+    """An assembled program for a machine of word width ``width``."""
+
+    width: int
+    words: list[int]
+    is_code: list[bool]
+    entry: int
+    finish: int | None = None
+    symbols: dict[str, int] = field(default_factory=dict)
+    locations: dict[int, SourceLocation] = field(default_factory=dict)
+    names: dict[str, DeclaredName] = field(default_factory=dict)
+    source_file: str = "<source>"
+
+    def __post_init__(self) -> None:
+        if len(self.words) != len(self.is_code):
+            raise ValueError("words and is_code differ in length")
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def location(self, address: int) -> SourceLocation | None:
+        return self.locations.get(address)
+
+    def describe(self, address: int) -> str:
+        """``pc 5 (fib.pal:12: add $2 $1)`` — how messages name an address."""
+        loc = self.locations.get(address)
+        if loc is None:
+            return f"pc {address}"
+        return f"pc {address} ({loc.file}:{loc.line}: {loc.text.strip()})"

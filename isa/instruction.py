@@ -1,0 +1,90 @@
+"""The record that describes one instruction completely (see ``isa/table.py``)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .encoding import FORMATS, Field
+
+#: Operand kinds and what the assembler accepts for each.
+OPERAND_KINDS = {
+    "reg": "a register $0..$31",
+    "imm": "a signed 16-bit immediate: integer, fixed-point literal, label or named constant",
+    "amt": "a shift/rotate amount 0..W-1",
+    "k": "a 16-bit lane 1..3 of the word (bits 16k..16k+15)",
+    "off": "a branch target: label or absolute address (encoded PC-relative)",
+}
+
+#: Control kinds: how an instruction acts on PC, BR and DIR.  Every engine
+#: implements exactly these five; ``data`` instructions never touch BR or DIR.
+CONTROL_KINDS = ("data", "branch", "rbra", "swapbr", "start", "finish")
+
+
+@dataclass(frozen=True)
+class Instruction:
+    """One instruction: syntax, encoding, semantics in both directions, adjoint, cost.
+
+    ``forward`` is the effect when the machine runs forward (DIR = +1) and
+    ``backward`` the effect when it runs backward (DIR = -1); the backward
+    effect undoes the forward one.  Both are Python statements in the small
+    vocabulary of :mod:`revasm.isa.vocabulary`, with operands written
+    ``{a}``, ``{b}``, ``{c}`` (register numbers), ``{imm}`` (the immediate as
+    a W-bit word), ``{amt}``, ``{k}``.  For branches, ``condition`` is the
+    expression that decides whether the branch is taken.
+    """
+
+    mnemonic: str
+    fmt: str
+    opcode: int
+    forward: str
+    backward: str
+    doc: str
+    energy_class: str
+    cycles: int = 1
+    funct: int = 0
+    kind: str = "data"
+    condition: str = ""
+    writes: tuple[str, ...] = ()
+    distinct: tuple[tuple[str, str], ...] = ()
+    operand_kinds: tuple[str, ...] = ()
+    inverse: str = ""
+    aliases: tuple[str, ...] = ()
+    extension: bool = False
+    differentiable: bool = False
+    adjoint: str | None = None
+    notes: str = ""
+    fields: tuple[Field, ...] = field(default=(), compare=False)
+
+    @property
+    def operand_names(self) -> tuple[str, ...]:
+        return tuple(f.name for f in self.fields)
+
+    @property
+    def self_inverse(self) -> bool:
+        return self.inverse == self.mnemonic
+
+    def syntax(self) -> str:
+        """Assembly syntax, e.g. ``ADD $a $b`` or ``BEQ $a $b off``."""
+        parts = [self.mnemonic]
+        for name, kind in zip(self.operand_names, self.operand_kinds):
+            parts.append(f"${name}" if kind == "reg" else name)
+        return " ".join(parts)
+
+
+def make(mnemonic: str, fmt: str, opcode: int, **kwargs) -> Instruction:
+    """Build an entry, deriving its fields and operand kinds from the format."""
+    fields = FORMATS[fmt]
+    kinds = []
+    for f in fields:
+        if f.name in ("a", "b", "c"):
+            kinds.append("reg")
+        elif f.name == "imm":
+            kinds.append("imm")
+        elif f.name == "amt":
+            kinds.append("amt")
+        elif f.name == "k":
+            kinds.append("k")
+        else:
+            kinds.append("off")
+    kwargs.setdefault("inverse", mnemonic)
+    return Instruction(mnemonic=mnemonic, fmt=fmt, opcode=opcode, fields=fields,
+                       operand_kinds=tuple(kinds), **kwargs)

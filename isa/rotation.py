@@ -1,0 +1,68 @@
+"""Exactly reversible Givens rotation in fixed point (the ROT/IROT instructions).
+
+A rotation by theta is three lifting shears (Paeth 1986; Hao & Shi 2001):
+    x -= round(tan(theta/2) * y);  y += round(sin(theta) * x);  x -= round(tan(theta/2) * y)
+Each shear adds a function of the *other* word, so the opposite shear undoes it
+bit for bit, whatever the rounding.  Shears amplify rounding when |theta|
+approaches pi (tan(theta/2) grows), so the angle is first reduced to
+|theta| <= pi/2 by an exact rotation by pi (negating both words).
+"""
+from __future__ import annotations
+
+from .elementary import fx_mul, fx_sin, fx_tan
+from .fixed_point import WordFormat
+
+_PI_DIGITS = 314159265358979323846264338327950288419716939937510582097494459
+
+
+def _pi_raw(fmt: WordFormat) -> int:
+    """pi in the format, rounded to nearest (an exact integer computation)."""
+    scale = 10 ** (len(str(_PI_DIGITS)) - 1)
+    return (_PI_DIGITS * (1 << fmt.frac_bits) * 2 + scale) // (2 * scale)
+
+
+def rotation_plan(theta: int, fmt: WordFormat) -> tuple[bool, int, int]:
+    """For a signed angle word: (negate first?, tan(theta'/2), sin(theta')).
+
+    theta' is theta reduced by pi into [-pi/2, pi/2]; the coefficients are raw
+    signed fixed-point integers.  ROT and IROT share this plan, so they agree.
+    """
+    pi = _pi_raw(fmt)
+    half_pi = pi >> 1
+    negate = False
+    reduced = theta
+    # Rotating by pi negates both words exactly, so take out whole turns of pi
+    # and remember their parity.
+    if reduced > half_pi:
+        turns = (reduced - half_pi + pi - 1) // pi
+        reduced -= turns * pi
+        negate = bool(turns & 1)
+    elif reduced < -half_pi:
+        turns = (-half_pi - reduced + pi - 1) // pi
+        reduced += turns * pi
+        negate = bool(turns & 1)
+    return negate, fx_tan(reduced >> 1, fmt), fx_sin(reduced, fmt)
+
+
+def rotate(x: int, y: int, theta: int, fmt: WordFormat) -> tuple[int, int]:
+    """ROT: rotate the words (x, y) by the angle word theta; returns words."""
+    s = fmt.signed
+    negate, t, sn = rotation_plan(s(theta), fmt)
+    if negate:
+        x, y = -x, -y
+    x = (x - fx_mul(t, s(y & fmt.mask), fmt)) & fmt.mask
+    y = (y + fx_mul(sn, s(x), fmt)) & fmt.mask
+    x = (x - fx_mul(t, s(y), fmt)) & fmt.mask
+    return x, y
+
+
+def unrotate(x: int, y: int, theta: int, fmt: WordFormat) -> tuple[int, int]:
+    """IROT: the exact inverse of :func:`rotate` with the same angle."""
+    s = fmt.signed
+    negate, t, sn = rotation_plan(s(theta), fmt)
+    x = (x + fx_mul(t, s(y), fmt)) & fmt.mask
+    y = (y - fx_mul(sn, s(x), fmt)) & fmt.mask
+    x = (x + fx_mul(t, s(y), fmt)) & fmt.mask
+    if negate:
+        x, y = -x & fmt.mask, -y & fmt.mask
+    return x, y

@@ -1,0 +1,183 @@
+"""THE instruction table: every instruction of the machine, declared once.
+
+Base: PISA, the Pendulum ISA (Frank 1999, App. B) in the dialect of PendVM,
+with Frank's semantics where PendVM departs from them (signed SLTIX, ORIX
+with an immediate).  Extension: fixed-point arithmetic for differentiable
+programs (register SWAP, multiply/divide accumulate, function accumulate,
+exactly reversible Givens rotation, wide immediates for constant loading).
+
+Machine state: registers R[0..31] (W-bit words, R[0] reads 0 and is never
+written), memory MEM (W-bit words; the program image occupies the low
+addresses), BR (branch register, a signed integer), DIR (+1 forward, -1
+backward).  After every instruction: if BR == 0 then PC += DIR, else
+PC += BR * DIR.  An instruction reached through BR != 0 must leave BR == 0
+(the checked come-from rule); otherwise the machine faults.
+
+Each entry's ``forward`` runs when DIR = +1 and ``backward`` when DIR = -1;
+running the machine backward is "flip DIR, step, flip DIR", so for every
+entry ``backward`` undoes ``forward``.  Branches therefore add their offset
+going forward and subtract it going backward; the program counter moves by
+BR * DIR, so the jump lands on the same address either way (PendVM keeps
+BR * DIR in its register instead; SWAPBR shows both as the same value).
+"""
+from __future__ import annotations
+
+from .instruction import Instruction, make
+
+#: Function-accumulate families; the position is the funct code (2i adds, 2i+1
+#: subtracts), so append new functions at the end.  The integer algorithms
+#: live in :mod:`revasm.isa.elementary`.
+UNARY_FUNCTIONS = ("sin", "cos", "tan", "tanh", "exp", "log", "sqrt", "abs", "atan",
+                   "sinh", "cosh")
+BINARY_FUNCTIONS = ("atan2", "pow")
+
+# --- templates -------------------------------------------------------------
+
+def _accumulate(add: str, sub: str, fmt: str, add_op: int, sub_op: int, term: str,
+                doc_term: str, energy: str, cycles: int, funct_add: int = 0,
+                funct_sub: int = 0, distinct: tuple = (), extension: bool = False,
+                differentiable: bool = False, notes: str = "") -> list[Instruction]:
+    """An ADD/SUB pair ``a += term`` / ``a -= term``, each the other's inverse."""
+    plus = f"R[{{a}}] = (R[{{a}}] + {term}) & M"
+    minus = f"R[{{a}}] = (R[{{a}}] - {term}) & M"
+    common = dict(energy_class=energy, cycles=cycles, writes=("a",), distinct=distinct,
+                  extension=extension, differentiable=differentiable, notes=notes)
+    return [
+        make(add, fmt, add_op, funct=funct_add, forward=plus, backward=minus,
+             inverse=sub, doc=f"a += {doc_term}", **common),
+        make(sub, fmt, sub_op, funct=funct_sub, forward=minus, backward=plus,
+             inverse=add, doc=f"a -= {doc_term}", **common),
+    ]
+
+
+def _xor_into(name: str, fmt: str, opcode: int, term: str, doc_term: str, energy: str,
+              distinct: tuple = (), notes: str = "") -> Instruction:
+    """``a ^= term``: self-inverse as long as ``term`` does not read ``a``."""
+    stmt = f"R[{{a}}] ^= {term}"
+    return make(name, fmt, opcode, forward=stmt, backward=stmt, doc=f"a ^= {doc_term}",
+                energy_class=energy, writes=("a",), distinct=distinct, notes=notes)
+
+
+def _branch(name: str, fmt: str, opcode: int, condition: str, doc_condition: str,
+            **kwargs) -> Instruction:
+    return make(name, fmt, opcode, kind="branch", condition=condition,
+                forward=f"if {condition}: BR = BR + {{off}}",
+                backward=f"if {condition}: BR = BR - {{off}}",
+                doc=f"if {doc_condition}: BR += off", energy_class="branch", **kwargs)
+
+
+AB = (("a", "b"),)
+ABC = (("a", "b"), ("a", "c"))
+
+# --- PISA -----------------------------------------------------------------
+
+PISA: list[Instruction] = [
+    *_accumulate("ADD", "SUB", "RR", 0x01, 0x02, "R[{b}]", "b", "alu", 1,
+                 distinct=AB, differentiable=True),
+    make("ADDI", "RI", 0x03, forward="R[{a}] = (R[{a}] + {imm}) & M",
+         backward="R[{a}] = (R[{a}] - {imm}) & M", doc="a += imm",
+         energy_class="alu", writes=("a",), differentiable=True),
+    make("NEG", "R", 0x04, forward="R[{a}] = -R[{a}] & M", backward="R[{a}] = -R[{a}] & M",
+         doc="a = -a", energy_class="alu", writes=("a",), differentiable=True),
+    _xor_into("XOR", "RR", 0x05, "R[{b}]", "b", "logic", AB),
+    _xor_into("XORI", "RI", 0x06, "{imm}", "imm", "logic"),
+    _xor_into("ANDX", "RRR", 0x07, "R[{b}] & R[{c}]", "b & c", "logic", ABC),
+    _xor_into("ANDIX", "RRI", 0x08, "R[{b}] & {imm}", "b & imm", "logic", AB),
+    _xor_into("ORX", "RRR", 0x09, "R[{b}] | R[{c}]", "b | c", "logic", ABC),
+    _xor_into("ORIX", "RRI", 0x0A, "R[{b}] | {imm}", "b | imm", "logic", AB,
+              notes="Frank's immediate form; PendVM reads a register here."),
+    _xor_into("NORX", "RRR", 0x0B, "~(R[{b}] | R[{c}]) & M", "~(b | c)", "logic", ABC),
+    _xor_into("SLTX", "RRR", 0x0C, "slt(R[{b}], R[{c}])", "(b < c) signed", "logic", ABC),
+    _xor_into("SLTIX", "RRI", 0x0D, "slt(R[{b}], {imm})", "(b < imm) signed", "logic", AB,
+              notes="Signed, as Frank specifies; PendVM compares unsigned."),
+    _xor_into("SLLX", "RRA", 0x0E, "shl(R[{b}], {amt})", "b << amt", "shift", AB),
+    _xor_into("SLLVX", "RRR", 0x0F, "shl(R[{b}], R[{c}])", "b << (c mod W)", "shift", ABC),
+    _xor_into("SRLX", "RRA", 0x10, "srl(R[{b}], {amt})", "b >>> amt (logical)", "shift", AB),
+    _xor_into("SRLVX", "RRR", 0x11, "srl(R[{b}], R[{c}])", "b >>> (c mod W)", "shift", ABC),
+    _xor_into("SRAX", "RRA", 0x12, "sra(R[{b}], {amt})", "b >> amt (arithmetic)", "shift", AB),
+    _xor_into("SRAVX", "RRR", 0x13, "sra(R[{b}], R[{c}])", "b >> (c mod W)", "shift", ABC),
+    make("RL", "RA", 0x14, forward="R[{a}] = rotl(R[{a}], {amt})",
+         backward="R[{a}] = rotr(R[{a}], {amt})", inverse="RR", doc="a = a rotated left by amt",
+         energy_class="shift", writes=("a",)),
+    make("RLV", "RR", 0x15, forward="R[{a}] = rotl(R[{a}], R[{b}])",
+         backward="R[{a}] = rotr(R[{a}], R[{b}])", inverse="RRV",
+         doc="a = a rotated left by (b mod W)", energy_class="shift", writes=("a",), distinct=AB),
+    make("RR", "RA", 0x16, forward="R[{a}] = rotr(R[{a}], {amt})",
+         backward="R[{a}] = rotl(R[{a}], {amt})", inverse="RL", doc="a = a rotated right by amt",
+         energy_class="shift", writes=("a",)),
+    make("RRV", "RR", 0x17, forward="R[{a}] = rotr(R[{a}], R[{b}])",
+         backward="R[{a}] = rotl(R[{a}], R[{b}])", inverse="RLV",
+         doc="a = a rotated right by (b mod W)", energy_class="shift", writes=("a",), distinct=AB),
+    make("EXCH", "RR", 0x18, forward="_i = addr(R[{b}])\nR[{a}], MEM[_i] = MEM[_i], R[{a}]",
+         backward="_i = addr(R[{b}])\nR[{a}], MEM[_i] = MEM[_i], R[{a}]",
+         doc="swap a with MEM[b]", energy_class="mem", cycles=2, writes=("a",), distinct=AB,
+         differentiable=True),
+    _branch("BEQ", "RRO", 0x19, "R[{a}] == R[{b}]", "a == b"),
+    _branch("BNE", "RRO", 0x1A, "R[{a}] != R[{b}]", "a != b"),
+    _branch("BGEZ", "RO", 0x1B, "S(R[{a}]) >= 0", "a >= 0"),
+    _branch("BGTZ", "RO", 0x1C, "S(R[{a}]) > 0", "a > 0"),
+    _branch("BLEZ", "RO", 0x1D, "S(R[{a}]) <= 0", "a <= 0"),
+    _branch("BLTZ", "RO", 0x1E, "S(R[{a}]) < 0", "a < 0"),
+    _branch("BRA", "O", 0x1F, "True", "always"),
+    make("RBRA", "O", 0x20, kind="rbra", forward="BR = -BR - {off}\nDIR = -1",
+         backward="BR = -BR + {off}\nDIR = 1", doc="BR += off; DIR = -DIR (uncall)",
+         energy_class="branch"),
+    make("SWAPBR", "R", 0x21, kind="swapbr", forward="BR, R[{a}] = S(R[{a}]), BR & M",
+         backward="BR, R[{a}] = S(R[{a}]), BR & M", doc="swap BR with a (call portal)",
+         energy_class="branch", writes=("a",)),
+    make("START", "N", 0x22, kind="start", forward="pass", backward="pass",
+         doc="program entry; a backward run stops here", energy_class="control"),
+    make("FINISH", "N", 0x23, kind="finish", forward="pass", backward="pass",
+         doc="program exit; a forward run stops here", energy_class="control"),
+    make("SHOW", "R", 0x24, forward="show(R[{a}])", backward="show(R[{a}])",
+         aliases=("OUT", "OUTPUT"), doc="print a (in either direction)", energy_class="io"),
+    make("EMIT", "R", 0x25, forward="emit(R[{a}])\nR[{a}] = 0",
+         backward="R[{a}] ^= unemit()", doc="push a to the output tape; a = 0",
+         energy_class="io", writes=("a",),
+         notes="Backward, takes the last emitted word back off the tape."),
+]
+
+# --- fixed-point extension -------------------------------------------------
+
+EXTENSION: list[Instruction] = [
+    make("SWAP", "RR", 0x28, forward="R[{a}], R[{b}] = R[{b}], R[{a}]",
+         backward="R[{a}], R[{b}] = R[{b}], R[{a}]", doc="swap a and b",
+         energy_class="move", writes=("a", "b"), distinct=AB, extension=True,
+         differentiable=True),
+    make("ADDIS", "RIK", 0x29, forward="R[{a}] = (R[{a}] + ({imm} << (16 * {k}))) & M",
+         backward="R[{a}] = (R[{a}] - ({imm} << (16 * {k}))) & M", doc="a += imm << 16k",
+         energy_class="alu", writes=("a",), extension=True,
+         notes="With ADDI, loads any constant (the LI pseudo-instruction)."),
+    *_accumulate("ADDMUL", "SUBMUL", "RRR", 0x2A, 0x2B, "fmul(R[{b}], R[{c}])", "b * c",
+                 "mul", 4, distinct=ABC, extension=True, differentiable=True,
+                 notes="Fixed-point product rounded half up: floor(b*c / 2^F + 1/2)."),
+    *_accumulate("ADDDIV", "SUBDIV", "RRR", 0x2C, 0x2D, "fdiv(R[{b}], R[{c}])", "b / c",
+                 "div", 36, distinct=ABC, extension=True, differentiable=True,
+                 notes="Faults when c = 0."),
+    make("ROT", "RRR", 0x2E, forward="R[{a}], R[{b}] = rot(R[{a}], R[{b}], R[{c}])",
+         backward="R[{a}], R[{b}] = irot(R[{a}], R[{b}], R[{c}])", inverse="IROT",
+         doc="(a, b) = Givens rotation of (a, b) by angle c", energy_class="func", cycles=48,
+         writes=("a", "b"), distinct=(("a", "b"), ("a", "c"), ("b", "c")), extension=True,
+         differentiable=True, notes="Three lifting shears; exactly undone by IROT."),
+    make("IROT", "RRR", 0x2F, forward="R[{a}], R[{b}] = irot(R[{a}], R[{b}], R[{c}])",
+         backward="R[{a}], R[{b}] = rot(R[{a}], R[{b}], R[{c}])", inverse="ROT",
+         doc="(a, b) = Givens rotation of (a, b) by angle -c", energy_class="func", cycles=48,
+         writes=("a", "b"), distinct=(("a", "b"), ("a", "c"), ("b", "c")), extension=True,
+         differentiable=True),
+]
+
+FUNC_OPCODE = 0x30
+FUNC2_OPCODE = 0x31
+for _i, _name in enumerate(UNARY_FUNCTIONS):
+    EXTENSION += _accumulate(
+        f"ADD{_name.upper()}", f"SUB{_name.upper()}", "RR", FUNC_OPCODE, FUNC_OPCODE,
+        f"fn_{_name}(R[{{b}}])", f"{_name}(b)", "func", 40, funct_add=2 * _i,
+        funct_sub=2 * _i + 1, distinct=AB, extension=True, differentiable=True)
+for _i, _name in enumerate(BINARY_FUNCTIONS):
+    EXTENSION += _accumulate(
+        f"ADD{_name.upper()}", f"SUB{_name.upper()}", "RRR", FUNC2_OPCODE, FUNC2_OPCODE,
+        f"fn_{_name}(R[{{b}}], R[{{c}}])", f"{_name}(b, c)", "func", 48, funct_add=2 * _i,
+        funct_sub=2 * _i + 1, distinct=ABC, extension=True, differentiable=True)
+
+#: Every instruction, PISA first.
+INSTRUCTIONS: tuple[Instruction, ...] = tuple(PISA + EXTENSION)

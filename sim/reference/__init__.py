@@ -1,0 +1,1 @@
+"""The reference simulator: scalar, exact, readable; the oracle for every other engine."""
