@@ -1,0 +1,106 @@
+"""The ISA table is consistent, and everything derived from it agrees with it."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from revasm.isa import INSTRUCTIONS, IllegalInstruction, WordFormat, decode, encode, lookup
+from revasm.isa.docs import render
+from revasm.isa.instruction import CONTROL_KINDS
+from revasm.isa.pseudo import load_constant
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_docs_isa_md_is_generated_from_the_table():
+    on_disk = (ROOT / "docs" / "isa.md").read_text()
+    assert on_disk == render(), "docs/isa.md is stale: run `make docs`"
+
+
+def test_every_pisa_instruction_pendvm_accepts_is_in_the_table():
+    pendvm = ("ADD ADDI ANDX ANDIX BEQ BGEZ BGTZ BLEZ BLTZ BNE BRA EXCH NORX NEG ORX ORIX RL "
+              "RLV RR RRV SLLX SLLVX SLTX SLTIX SRAX SRAVX SRLX SRLVX SUB XOR XORI SWAPBR RBRA "
+              "OUT OUTPUT SHOW EMIT START FINISH").split()
+    missing = [name for name in pendvm if lookup(name) is None]
+    assert missing == []
+
+
+def test_lookup_is_case_insensitive_like_pal():
+    assert lookup("addi") is lookup("ADDI") is lookup("AddI")
+
+
+@pytest.mark.parametrize("ins", INSTRUCTIONS, ids=lambda i: i.mnemonic)
+def test_inverse_partners_name_each_other_and_swap_their_semantics(ins):
+    partner = lookup(ins.inverse)
+    assert partner.inverse == ins.mnemonic
+    if partner is not ins:
+        assert ins.backward == partner.forward
+        assert ins.forward == partner.backward
+
+
+@pytest.mark.parametrize("ins", INSTRUCTIONS, ids=lambda i: i.mnemonic)
+def test_entry_names_only_its_own_operands(ins):
+    names = set(ins.operand_names)
+    assert set(ins.writes) <= names
+    assert all(a in names and b in names for a, b in ins.distinct)
+    assert ins.kind in CONTROL_KINDS
+    assert (ins.kind == "branch") == bool(ins.condition)
+    # Every register an instruction writes must differ from every register its
+    # update reads, or the update could not be undone.
+    for written in ins.writes:
+        for other in ins.operand_names:
+            if other != written and other in ("a", "b", "c") and other not in ins.writes:
+                assert (written, other) in ins.distinct or (other, written) in ins.distinct \
+                    or ins.kind == "swapbr" or f"R[{{{other}}}]" not in ins.forward, \
+                    (ins.mnemonic, written, other)
+
+
+@pytest.mark.parametrize("ins", INSTRUCTIONS, ids=lambda i: i.mnemonic)
+def test_templates_compile_for_every_entry(ins):
+    values = {name: 1 for name in ins.operand_names}
+    for template in (ins.forward, ins.backward):
+        compile(template.format(**values), ins.mnemonic, "exec")
+
+
+def _operand_values(ins):
+    return st.fixed_dictionaries({
+        f.name: st.integers(f.low, f.high) for f in ins.fields
+    })
+
+
+@settings(max_examples=400)
+@given(st.sampled_from(INSTRUCTIONS).flatmap(lambda ins: st.tuples(st.just(ins), _operand_values(ins))))
+def test_decode_inverts_encode_for_every_entry(case):
+    ins, operands = case
+    word = encode(ins, operands)
+    assert 0 <= word < 1 << 32
+    assert decode(word) == (ins, operands)
+
+
+@pytest.mark.parametrize("word", [0x00000000, 0xFC000000, 0x04000001])
+def test_decode_rejects_words_no_entry_matches(word):
+    # opcode 0 and 0x3f are unassigned; ADD with a non-zero funct is not ADD.
+    with pytest.raises(IllegalInstruction):
+        decode(word)
+
+
+@settings(max_examples=500)
+@given(st.sampled_from([32, 64]).flatmap(
+    lambda w: st.tuples(st.just(w), st.integers(-(1 << (w - 1)), (1 << w) - 1))))
+def test_load_constant_adds_exactly_the_constant(case):
+    width, value = case
+    fmt = WordFormat(width)
+    steps = load_constant(7, value, fmt)
+    total = 0
+    for mnemonic, operands in steps:
+        assert operands["a"] == 7
+        assert -(1 << 15) <= operands["imm"] < (1 << 15)
+        shift = 16 * operands.get("k", 0)
+        assert shift < width
+        total += operands["imm"] << shift
+        encode(lookup(mnemonic), operands)  # every step is encodable
+    assert total % (1 << width) == value % (1 << width)
+    assert len(steps) <= width // 16
