@@ -30,7 +30,9 @@ class DeclaredName:
 
     ``role`` is ``input``, ``output``, ``loss`` or ``name``; ``register`` or
     ``address`` says where the value lives; ``fixed`` says whether it is read
-    and written as a fixed-point real (else as an integer).
+    and written as a fixed-point real (else as an integer); ``default`` is the
+    W-bit word an input holds when the user gives no value (``= VALUE`` in the
+    declaration), loaded by the host before the run, not by instructions.
     """
 
     name: str
@@ -38,6 +40,7 @@ class DeclaredName:
     register: int | None = None
     address: int | None = None
     fixed: bool = True
+    default: int | None = None
 
 
 @dataclass
