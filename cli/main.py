@@ -1,10 +1,44 @@
-"""The `revasm` command line (click)."""
+"""The `revasm` command line: one entry point, one subcommand per job (DESIGN §8)."""
 from __future__ import annotations
+
+import sys
 
 import click
 
+from . import commands_asm, commands_run
+from .errors import EXIT_FAILURE
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(package_name="revasm")
+def cli() -> None:
+    """revasm: assemble, run, check and differentiate programs for a reversible,
+    differentiable processor.
+
+    \b
+    Every instruction runs backward as well as forward:
+      revasm run examples/fib.pal --json          run to FINISH, print the state
+      revasm check examples/fib.pal --random 50   forward then backward restores state?
+      revasm asm examples/fib.pal -o fib.bin      assemble to a binary image
+    """
+
+
+cli.add_command(commands_asm.asm)
+cli.add_command(commands_asm.disasm)
+cli.add_command(commands_run.run)
+cli.add_command(commands_run.check)
+
+
 def main() -> None:
-    """revasm: assemble, run, check and differentiate reversible programs."""
+    """Console entry point: click's own errors exit 2; nothing ever prints a traceback."""
+    try:
+        cli.main(prog_name="revasm")
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
+        click.echo("revasm: interrupted", err=True)
+        sys.exit(130)
+    except Exception as exc:  # a bug in revasm, reported without a traceback
+        click.echo(f"revasm: internal error: {type(exc).__name__}: {exc}\n"
+                   "Please report this with the command line that caused it.", err=True)
+        sys.exit(EXIT_FAILURE)

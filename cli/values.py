@@ -1,0 +1,86 @@
+"""Parsing the command line's NAME=VALUE and ADDR=VALUE arguments.
+
+A NAME is a register (``$5``) or a name the source declares; a VALUE with a
+decimal point (or an exponent) is a fixed-point real, anything else a raw
+integer (decimal, or hex with ``0x``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+import click
+
+from revasm.assembler.image import Image
+from revasm.isa.fixed_point import WordFormat
+
+
+@dataclass(frozen=True)
+class Location:
+    """A register or a memory word, and whether its value reads as fixed point."""
+
+    register: int | None = None
+    address: int | None = None
+    fixed: bool = False
+    label: str = ""
+
+
+def parse_value(text: str, fmt: WordFormat) -> int:
+    """The W-bit word a VALUE denotes; raises click.BadParameter."""
+    raw = text.strip()
+    try:
+        if any(ch in raw for ch in ".eE") and not raw.lower().startswith(("0x", "-0x")):
+            word = fmt.from_real(Fraction(raw))
+        else:
+            word = int(raw, 0)
+    except (ValueError, ZeroDivisionError):
+        raise click.BadParameter(f"{text!r} is not a number (write 3, -7, 0x1f or 1.25)")
+    if not fmt.min_signed <= word <= fmt.mask:
+        raise click.BadParameter(f"{text} does not fit a {fmt.width}-bit word")
+    return word & fmt.mask
+
+
+def resolve_name(name: str, image: Image) -> Location:
+    """Where NAME lives: ``$n`` or a declared name; raises click.BadParameter."""
+    if name.startswith("$"):
+        try:
+            number = int(name[1:])
+        except ValueError:
+            number = -1
+        if not 0 <= number <= 31:
+            raise click.BadParameter(f"{name} is not a register ($0..$31)")
+        return Location(register=number, label=name)
+    declared = image.names.get(name)
+    if declared is None:
+        known = ", ".join(sorted(image.names)) or "none declared"
+        raise click.BadParameter(f"{name!r} is neither a register ($n) nor a declared name "
+                                 f"(declared: {known})")
+    return Location(register=declared.register, address=declared.address,
+                    fixed=declared.fixed, label=name)
+
+
+def parse_assignment(text: str, image: Image) -> tuple[Location, int]:
+    """``NAME=VALUE`` -> (location, word)."""
+    if "=" not in text:
+        raise click.BadParameter(f"{text!r}: expected NAME=VALUE, e.g. $3=5 or x=0.5")
+    name, value = text.split("=", 1)
+    location = resolve_name(name.strip(), image)
+    if location.register == 0:
+        raise click.BadParameter("$0 always reads 0 and cannot be set")
+    return location, parse_value(value, WordFormat(image.width))
+
+
+def parse_memory_assignment(text: str, image: Image) -> tuple[int, int]:
+    """``ADDR=VALUE`` (ADDR an integer or a label) -> (address, word)."""
+    if "=" not in text:
+        raise click.BadParameter(f"{text!r}: expected ADDR=VALUE, e.g. 100=7 or cell=0.5")
+    addr_text, value = text.split("=", 1)
+    addr_text = addr_text.strip()
+    if addr_text in image.symbols:
+        address = image.symbols[addr_text]
+    else:
+        try:
+            address = int(addr_text, 0)
+        except ValueError:
+            raise click.BadParameter(f"{addr_text!r} is neither an address nor a label")
+    return address, parse_value(value, WordFormat(image.width))
