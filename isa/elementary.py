@@ -23,7 +23,10 @@ Algorithms (details, widths and measured error bounds: ``docs/elementary.md``):
 Internally the CORDIC data path holds ``P = W - 2`` fraction bits, so every
 CORDIC register fits a signed W-bit word (values stay in (-2, 2)), and the
 result is rounded once to ``F`` bits.  Iteration counts are fixed per width.
-Shifts of negative values are arithmetic (floor), as in hardware.
+Every CORDIC shift rounds to nearest, ``(v + 2**(i-1)) >> i`` (in hardware: the
+last bit shifted out is the adder's carry-in); plain floor shifts bias the
+result by about N/2 units of 2**-P, which showed up as 30-ulp errors of tan
+next to its poles.
 
 Rounding of final results is half-up on the magnitude (ties away from zero)
 unless stated otherwise.  Results that do not fit the format saturate to
@@ -85,6 +88,11 @@ def _scaled(value: Decimal, bits: int) -> int:
 
 _C = _decimal_constants()
 
+def _half(i: int) -> int:
+    """The rounding constant of a right shift by i: 2**(i-1) (0 for i = 0)."""
+    return (1 << (i - 1)) if i else 0
+
+
 # Hyperbolic CORDIC must repeat iterations 4, 13, 40, 121, ... (i_{k+1} = 3 i_k + 1)
 # to converge (Walther 1971).
 _HYPERBOLIC_REPEATS = (4, 13, 40, 121)
@@ -102,19 +110,18 @@ class _Tables:
     max_signed: int
     min_signed: int
     one: int  # 2**F
-    circular: tuple[tuple[int, int], ...]  # (i, round(atan(2**-i) * 2**P)), i = 0..P
+    circular: tuple[tuple[int, int, int], ...]  # (i, 2**(i-1) or 0, round(atan(2**-i) * 2**P)), i = 0..P
     circular_x0: int  # round(2**P / K), K = prod sqrt(1 + 4**-i)
-    hyperbolic: tuple[tuple[int, int], ...]  # (i, round(atanh(2**-i) * 2**P)), with repeats
+    hyperbolic: tuple[tuple[int, int, int], ...]  # (i, 2**(i-1), round(atanh(2**-i) * 2**P)), with repeats
     hyperbolic_x0: int  # round(2**P / K_h), K_h = prod sqrt(1 - 4**-i)
     reduce_extra: int  # E: extra bits of the pi/2 constant for argument reduction
     half_pi_wide: int  # round(pi/2 * 2**(P+E))
     two_over_pi: int  # round(2/pi * 2**W)
     pi_p: int  # round(pi * 2**P)
     half_pi_p: int  # round(pi/2 * 2**P)
-    ln2_wide: int  # round(ln2 * 2**(P+8))
+    ln2_wide: int  # round(ln2 * 2**(P+8)); 8 extra bits so k*ln2 stays exact to 2**-P
     inv_ln2_20: int  # round(2**20 / ln2)
     sqrt2_s: int  # round(sqrt2 * 2**(P-1)): threshold of the log mantissa
-    ln2_p: int  # round(ln2 * 2**P)
     sqrt_bits: int  # result bits of the digit-by-digit square root
 
 
@@ -155,9 +162,9 @@ def _make_tables(width: int) -> _Tables:
             max_signed=(1 << (width - 1)) - 1,
             min_signed=-(1 << (width - 1)),
             one=1 << frac,
-            circular=tuple((i, _scaled(a, prec)) for i, a in zip(circ_idx, circ_angles)),
+            circular=tuple((i, _half(i), _scaled(a, prec)) for i, a in zip(circ_idx, circ_angles)),
             circular_x0=_scaled(one / gain, prec),
-            hyperbolic=tuple((i, _scaled(a, prec)) for i, a in zip(hyp_idx, hyp_angles)),
+            hyperbolic=tuple((i, _half(i), _scaled(a, prec)) for i, a in zip(hyp_idx, hyp_angles)),
             hyperbolic_x0=_scaled(one / hyp_gain, prec),
             reduce_extra=extra,
             half_pi_wide=_scaled(pi / 2, prec + extra),
@@ -167,7 +174,6 @@ def _make_tables(width: int) -> _Tables:
             ln2_wide=_scaled(ln2, prec + 8),
             inv_ln2_20=_scaled(one / ln2, 20),
             sqrt2_s=_scaled(sqrt2, prec - 1),
-            ln2_p=_scaled(ln2, prec),
             sqrt_bits=(width - 1 + frac + 1) // 2,
         )
 
@@ -191,22 +197,22 @@ def _circular_rotate(z: int, t: _Tables) -> tuple[int, int]:
     """(cos z, sin z) * 2**P for |z| <= 1.74 (Volder's rotation mode, gain pre-divided)."""
     x = t.circular_x0
     y = 0
-    for i, a in t.circular:
+    for i, h, a in t.circular:
         if z >= 0:
-            x, y, z = x - (y >> i), y + (x >> i), z - a
+            x, y, z = x - ((y + h) >> i), y + ((x + h) >> i), z - a
         else:
-            x, y, z = x + (y >> i), y - (x >> i), z + a
+            x, y, z = x + ((y + h) >> i), y - ((x + h) >> i), z + a
     return x, y
 
 
 def _circular_vector(x: int, y: int, t: _Tables) -> int:
     """atan(y / x) * 2**P for x > 0 (Volder's vectoring mode: drive y to 0)."""
     z = 0
-    for i, a in t.circular:
+    for i, h, a in t.circular:
         if y >= 0:
-            x, y, z = x + (y >> i), y - (x >> i), z + a
+            x, y, z = x + ((y + h) >> i), y - ((x + h) >> i), z + a
         else:
-            x, y, z = x - (y >> i), y + (x >> i), z - a
+            x, y, z = x - ((y + h) >> i), y + ((x + h) >> i), z - a
     return z
 
 
@@ -214,22 +220,22 @@ def _hyperbolic_rotate(z: int, t: _Tables) -> tuple[int, int]:
     """(cosh z, sinh z) * 2**P for |z| <= 1.11 (Walther's hyperbolic rotation mode)."""
     x = t.hyperbolic_x0
     y = 0
-    for i, a in t.hyperbolic:
+    for i, h, a in t.hyperbolic:
         if z >= 0:
-            x, y, z = x + (y >> i), y + (x >> i), z - a
+            x, y, z = x + ((y + h) >> i), y + ((x + h) >> i), z - a
         else:
-            x, y, z = x - (y >> i), y - (x >> i), z + a
+            x, y, z = x - ((y + h) >> i), y - ((x + h) >> i), z + a
     return x, y
 
 
 def _hyperbolic_vector(x: int, y: int, t: _Tables) -> int:
     """atanh(y / x) * 2**P for x > |y| (Walther's hyperbolic vectoring mode)."""
     z = 0
-    for i, a in t.hyperbolic:
+    for i, h, a in t.hyperbolic:
         if y >= 0:
-            x, y, z = x - (y >> i), y - (x >> i), z + a
+            x, y, z = x - ((y + h) >> i), y - ((x + h) >> i), z + a
         else:
-            x, y, z = x + (y >> i), y + (x >> i), z - a
+            x, y, z = x + ((y + h) >> i), y + ((x + h) >> i), z - a
     return z
 
 
@@ -298,7 +304,7 @@ def _ln_p(x: int, t: _Tables) -> int:
     else:
         u, v = a + (1 << s), a - (1 << s)
     z = _hyperbolic_vector(u, v, t) if v else 0
-    return e * t.ln2_p + 2 * z
+    return ((e * t.ln2_wide + 128) >> 8) + 2 * z
 
 
 def _exp_from_p(z: int, t: _Tables) -> int:
