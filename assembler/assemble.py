@@ -1,0 +1,586 @@
+"""PAL source text to a program :class:`~revasm.assembler.image.Image`.
+
+Addresses are PendVM's: every instruction or ``DATA`` line takes the next
+address, starting at 0; a label names the address of its line (or of the next
+line that has one).  The work is done in passes over the statements:
+
+1. parse every line and find the word width (``.width`` or the caller's);
+2. collect labels, constants and directives, and give each statement its
+   size (a pseudo-instruction may take several words; see :func:`_layout`);
+3. encode every statement, checking operands, ranges and registers;
+4. check that every jump lands on an instruction that catches it;
+5. find the entry point and resolve the declared names.
+
+Every problem is recorded and the pass goes on, so that one run reports all
+errors of the file; :class:`AssemblyError` is raised at the end if there was any.
+"""
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from revasm.isa.codec import BY_MNEMONIC, encode, lookup
+from revasm.isa.fixed_point import WordFormat
+from revasm.isa.instruction import Instruction
+
+from .checks import JUMP_KINDS, Placed, catch_problem, register_problems
+from .diagnostics import AssemblyError, Diagnostic, DiagnosticLog
+from .directives import DECLARATION_ROLES, DIRECTIVES, VALUE_TYPES, lookup_directive
+from .image import DeclaredName, Image, SourceLocation
+from .lexer import Token, source_lines
+from .operands import OperandError, Scope, field_range, is_register, range_text, register, value
+from .parser import NAME, Statement, parse_source
+from .pseudo_instructions import PSEUDO_BY_MNEMONIC, PseudoInstruction, lookup_pseudo
+
+DEFAULT_WIDTH = 32
+WIDTHS = (32, 64)
+#: A data cell: ``DATA value`` (Haulund 2016, as PendVM reads it).
+DATA_MNEMONIC = "DATA"
+_LAYOUT_ROUNDS = 16
+
+
+def assemble(source: str, filename: str = "<source>", width: int | None = None) -> Image:
+    """Assemble PAL text; raises :class:`AssemblyError` listing every error."""
+    if width is not None and width not in WIDTHS:
+        raise ValueError(f"word width must be 32 or 64, not {width}")
+    return _Assembly(source, filename, width).run()
+
+
+def assemble_file(path: str | Path, width: int | None = None) -> Image:
+    """Assemble a PAL file (UTF-8 text)."""
+    path = Path(path)
+    data = path.read_bytes()
+    try:
+        source = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise AssemblyError([Diagnostic(str(path), line, 1, "the file is not UTF-8 text", "")])
+    return assemble(source, str(path), width)
+
+
+@dataclass
+class _Item:
+    """A statement that occupies memory: an instruction, pseudo-instruction or DATA cell."""
+
+    statement: Statement
+    ins: Instruction | None = None
+    pseudo: PseudoInstruction | None = None
+    data: bool = False
+    valid: bool = True
+    address: int = 0
+    size: int = 1
+
+
+@dataclass
+class _Label:
+    name: str
+    slot: int  # index of the item it names (len(items) = the end of the program)
+    token: Token
+    line: int
+
+
+@dataclass
+class _Jump:
+    pc: int
+    target: int
+    token: Token
+    line: int
+
+
+@dataclass
+class _Assembly:
+    source: str
+    filename: str
+    requested_width: int | None
+    items: list[_Item] = field(default_factory=list)
+    labels: dict[str, _Label] = field(default_factory=dict)
+    constant_lines: dict[str, int] = field(default_factory=dict)
+    declarations: list[Statement] = field(default_factory=list)
+    start_directive: Statement | None = None
+    #: addresses of lines with errors: no instruction to check there
+    unchecked: set[int] = field(default_factory=set)
+
+    def run(self) -> Image:
+        self.lines = source_lines(self.source)
+        self.log = DiagnosticLog(self.filename, self.lines)
+        statements = parse_source(self.lines, self.log)
+        self.fmt = WordFormat(self._width(statements))
+        self.scope = Scope(self.fmt)
+        self._collect(statements)
+        self._layout()
+        words, is_code, locations, code, data, jumps = self._encode()
+        for jump in jumps:
+            if jump.target in self.unchecked:
+                continue  # the landing line has errors of its own
+            problem = catch_problem(jump.pc, jump.target, code, data, len(words))
+            if problem:
+                self._error(jump.line, jump.token,
+                            f"jump target {self._describe_target(jump.token, jump.target)} "
+                            f"{problem}")
+        entry = self._entry(code, data, len(words))
+        finish = min((pc for pc, placed in code.items() if placed.ins.kind == "finish"),
+                     default=None)
+        names = self._declared_names(code, len(words))
+        self.log.raise_if_errors()
+        return Image(width=self.fmt.width, words=words, is_code=is_code, entry=entry,
+                     finish=finish, symbols=dict(self.scope.labels), locations=locations,
+                     names=names, source_file=self.filename)
+
+    # --- helpers ---------------------------------------------------------------
+
+    def _error(self, line: int, token: Token | int, message: str) -> None:
+        column = token if isinstance(token, int) else token.column
+        self.log.error(line, column, message)
+
+    @staticmethod
+    def _describe_target(token: Token, target: int) -> str:
+        return f"pc {target}" if token.text.lstrip("+-")[:1].isdigit() else \
+            f"{token.text!r} (pc {target})"
+
+    def _operand_count(self, statement: Statement, wanted: tuple[int, int], syntax: str) -> bool:
+        low, high = wanted
+        got = len(statement.operands)
+        if low <= got <= high:
+            return True
+        count = str(low) if low == high else f"{low} to {high}"
+        plural = "" if high == 1 else "s"
+        message = f"{syntax.split()[0]} takes {count} operand{plural} ({syntax}), got {got}"
+        column = statement.operands[high].column if got > high else statement.end_column()
+        self.log.error(statement.line, column, message)
+        return False
+
+    # --- pass 1: width -----------------------------------------------------------
+
+    def _width(self, statements: list[Statement]) -> int:
+        declared: tuple[int, Statement] | None = None
+        for statement in statements:
+            if not (statement.is_directive and statement.head.text.lower() == ".width"):
+                continue
+            if statement.labels:
+                continue  # reported with the other directives
+            if not self._operand_count(statement, (1, 1), DIRECTIVES[".width"].syntax):
+                continue
+            token = statement.operands[0]
+            if token.text not in ("32", "64"):
+                self._error(statement.line, token,
+                            f".width must be 32 or 64, not {token.text!r}")
+                continue
+            width = int(token.text)
+            if declared and declared[0] != width:
+                self._error(statement.line, token, f".width {width} conflicts with .width "
+                            f"{declared[0]} on line {declared[1].line}")
+                continue
+            if self.requested_width is not None and self.requested_width != width:
+                self._error(statement.line, token,
+                            f"this file declares .width {width}, but width "
+                            f"{self.requested_width} was requested")
+                continue
+            declared = declared or (width, statement)
+        if self.requested_width is not None:
+            return self.requested_width
+        return declared[0] if declared else DEFAULT_WIDTH
+
+    # --- pass 2: labels, constants, directives, sizes ---------------------------
+
+    def _collect(self, statements: list[Statement]) -> None:
+        for statement in statements:
+            if statement.is_directive:
+                for label in statement.labels:
+                    self._error(statement.line, label,
+                                f"label {label.text!r} cannot name a directive; put it on an "
+                                "instruction or DATA line")
+                self._directive(statement)
+                continue
+            for label in statement.labels:
+                self._define_label(label, statement.line)
+            if statement.head is not None:
+                self.items.append(self._item(statement))
+
+    def _define_label(self, token: Token, line: int) -> None:
+        name = token.text
+        if name in self.labels:
+            self._error(line, token, f"label {name!r} is already defined on line "
+                                     f"{self.labels[name].line}")
+        elif name in self.constant_lines:
+            self._error(line, token, f"{name!r} is already a constant (line "
+                                     f"{self.constant_lines[name]})")
+        else:
+            self.labels[name] = _Label(name, len(self.items), token, line)
+
+    def _directive(self, statement: Statement) -> None:
+        head = statement.head
+        directive = lookup_directive(head.text)
+        if directive is None:
+            close = difflib.get_close_matches(head.text.lower(), list(DIRECTIVES), n=1)
+            hint = f"; did you mean {close[0]}?" if close else \
+                f" (directives: {', '.join(DIRECTIVES)})"
+            self._error(statement.line, head, f"unknown directive {head.text!r}{hint}")
+            return
+        if directive.name == ".width":
+            return  # read before everything else
+        if not self._operand_count(statement, (directive.min_operands, directive.max_operands),
+                                   directive.syntax):
+            return
+        if directive.name == ".start":
+            if self.start_directive is not None:
+                self._error(statement.line, head, f"a second .start (the first is on line "
+                                                  f"{self.start_directive.line})")
+            else:
+                self.start_directive = statement
+        elif directive.name in (".const", ".equ"):
+            self._constant(statement)
+        else:
+            self.declarations.append(statement)
+
+    def _constant(self, statement: Statement) -> None:
+        name_token, value_token = statement.operands
+        name = name_token.text
+        if not NAME.match(name):
+            self._error(statement.line, name_token, f"invalid constant name {name!r}")
+            return
+        if name in self.constant_lines or name in self.labels:
+            first = self.constant_lines.get(name) or self.labels[name].line
+            self._error(statement.line, name_token, f"{name!r} is already defined on line {first}")
+            return
+        bare = value_token.text.lstrip("-")
+        if bare in self.labels or (NAME.match(bare) and bare not in self.scope.constants):
+            self._error(statement.line, value_token,
+                        f"a constant's value must be a number or an earlier constant; "
+                        f"{value_token.text!r} is not")
+            return
+        try:
+            number = value(value_token, self.scope)
+        except OperandError as exc:
+            self._error(statement.line, value_token, str(exc))
+            return
+        low, high = field_range("word", None, self.fmt.width)
+        if not low <= number <= high:
+            self._error(statement.line, value_token,
+                        f"constant {number} does not fit a {self.fmt.width}-bit word "
+                        f"({range_text(low, high)})")
+            return
+        self.scope.constants[name] = number
+        self.constant_lines[name] = statement.line
+
+    def _item(self, statement: Statement) -> _Item:
+        head = statement.head
+        mnemonic = head.text.upper()
+        if mnemonic == DATA_MNEMONIC:
+            item = _Item(statement, data=True)
+            item.valid = self._operand_count(statement, (1, 1), "DATA value")
+            return item
+        ins = lookup(mnemonic)
+        if ins is not None:
+            item = _Item(statement, ins=ins)
+            item.valid = self._operand_count(statement, (len(ins.fields),) * 2,
+                                             _syntax(ins, head.text))
+            return item
+        pseudo = lookup_pseudo(mnemonic)
+        if pseudo is not None:
+            item = _Item(statement, pseudo=pseudo)
+            count = len(pseudo.operands)
+            item.valid = self._operand_count(statement, (count, count),
+                                             _syntax(pseudo, head.text))
+            return item
+        self._error(statement.line, head, _unknown_mnemonic(head.text, statement))
+        return _Item(statement, valid=False)
+
+    def _layout(self) -> None:
+        """Give every item its address.
+
+        Only a pseudo-instruction can take more than one word, and how many can
+        depend on a label (``LI $1 far``) whose address depends on the sizes.
+        Sizes start at one word and only grow, so this reaches a fixed point
+        within a few rounds; the expansion is padded if it comes out shorter.
+        """
+        for _ in range(_LAYOUT_ROUNDS):
+            self._place()
+            changed = False
+            for item in self.items:
+                if item.pseudo is not None and item.valid:
+                    size = self._pseudo_size(item)
+                    if size > item.size:
+                        item.size, changed = size, True
+            if not changed:
+                return
+
+    def _place(self) -> None:
+        address = 0
+        for item in self.items:
+            item.address = address
+            address += item.size
+        self.scope.labels = {
+            name: (self.items[label.slot].address if label.slot < len(self.items) else address)
+            for name, label in self.labels.items()}
+
+    def _pseudo_size(self, item: _Item) -> int:
+        try:
+            operands = self._pseudo_operands(item, report=False)
+        except OperandError:
+            return 1
+        return len(item.pseudo.expand(operands, self.fmt))
+
+    # --- pass 3: encoding ------------------------------------------------------
+
+    def _encode(self):
+        words: list[int] = []
+        is_code: list[bool] = []
+        locations: dict[int, SourceLocation] = {}
+        code: dict[int, Placed] = {}
+        data: dict[int, int] = {}
+        jumps: list[_Jump] = []
+        for item in self.items:
+            statement = item.statement
+            location = SourceLocation(self.filename, statement.line, statement.head.column,
+                                      statement.text)
+            if item.data:
+                words.append(self._data_word(item) if item.valid else 0)
+                is_code.append(False)
+                data[item.address] = statement.line
+                locations[item.address] = location
+                continue
+            encoded: list[tuple[Instruction, dict[str, int]]] = []
+            if item.valid and item.ins is not None:
+                operands = self._operands(item, item.ins, item.address, jumps)
+                if operands is not None:
+                    encoded = [(item.ins, operands)]
+            elif item.valid and item.pseudo is not None:
+                encoded = self._expand(item)
+            for offset in range(item.size):
+                pc = item.address + offset
+                locations[pc] = location
+                is_code.append(True)
+                if offset < len(encoded):
+                    ins, operands = encoded[offset]
+                    words.append(encode(ins, operands))
+                    code[pc] = Placed(ins, operands, statement.line)
+                else:
+                    words.append(0)  # a line with errors still holds its addresses
+                    self.unchecked.add(pc)
+        return words, is_code, locations, code, data, jumps
+
+    def _operands(self, item: _Item, ins: Instruction, pc: int,
+                  jumps: list[_Jump]) -> dict[str, int] | None:
+        """The field values of a table instruction, or None after reporting errors."""
+        statement = item.statement
+        operands: dict[str, int] = {}
+        ok = True
+        for fld, kind, token in zip(ins.fields, ins.operand_kinds, statement.operands):
+            try:
+                if kind == "reg":
+                    operands[fld.name] = register(token)
+                elif kind == "off":
+                    target = value(token, self.scope, reals=False, negated_names=False)
+                    offset = target - pc
+                    low, high = field_range(kind, fld, self.fmt.width)
+                    if not low <= offset <= high:
+                        raise OperandError(
+                            f"branch offset {offset} (from pc {pc} to "
+                            f"{self._describe_target(token, target)}) does not fit "
+                            f"{ins.mnemonic}'s {fld.width}-bit offset field "
+                            f"({range_text(low, high)})")
+                    operands[fld.name] = offset
+                    jumps.append(_Jump(pc, target, token, statement.line))
+                else:
+                    operands[fld.name] = self._ranged(ins.mnemonic, kind, fld, token)
+            except OperandError as exc:
+                self._error(statement.line, token, str(exc))
+                ok = False
+        if not ok:
+            return None
+        return operands if self._registers_ok(ins, operands, statement, dict(
+            zip(ins.operand_names, statement.operands))) else None
+
+    def _ranged(self, mnemonic: str, kind: str, fld, token: Token) -> int:
+        number = value(token, self.scope, reals=(kind == "imm"))
+        low, high = field_range(kind, fld, self.fmt.width)
+        if low <= number <= high:
+            return number
+        if kind == "imm":
+            raise OperandError(
+                f"immediate {number} does not fit {mnemonic}'s signed {fld.width}-bit field "
+                f"({range_text(low, high)}); load larger constants with the LI "
+                f"pseudo-instruction (LI $r {token.text} adds {token.text} to $r)")
+        if kind == "amt":
+            raise OperandError(f"shift amount {number} is out of range {range_text(low, high)} "
+                               f"at word width {self.fmt.width}")
+        raise OperandError(f"lane k={number} is out of range {range_text(low, high)} at word "
+                           f"width {self.fmt.width} ({mnemonic} adds imm << 16k)")
+
+    def _registers_ok(self, ins: Instruction, operands: dict[str, int], statement: Statement,
+                      tokens: dict[str, Token], written_as: str = "") -> bool:
+        problems = register_problems(ins, operands, written_as)
+        for name, message in problems:
+            self._error(statement.line, tokens[name], message)
+        return not problems
+
+    def _pseudo_operands(self, item: _Item, report: bool = True) -> dict[str, int]:
+        """The operand values of a pseudo-instruction; raises OperandError (reported)."""
+        statement = item.statement
+        operands: dict[str, int] = {}
+        failed: OperandError | None = None
+        for spec, token in zip(item.pseudo.operands, statement.operands):
+            try:
+                if spec.kind == "reg":
+                    operands[spec.name] = register(token)
+                    continue
+                number = value(token, self.scope)
+                low, high = spec.bounds(self.fmt.width)
+                if not low <= number <= high:
+                    hint = "" if spec.kind == "word" else \
+                        "; load larger constants with the LI pseudo-instruction"
+                    raise OperandError(
+                        f"{item.pseudo.mnemonic} value {number} is out of range "
+                        f"{range_text(low, high)} at word width {self.fmt.width}{hint}")
+                operands[spec.name] = number
+            except OperandError as exc:
+                if report:
+                    self._error(statement.line, token, str(exc))
+                failed = exc
+        if failed is not None:
+            raise failed
+        return operands
+
+    def _expand(self, item: _Item) -> list[tuple[Instruction, dict[str, int]]]:
+        statement = item.statement
+        try:
+            operands = self._pseudo_operands(item)
+        except OperandError:
+            return []
+        steps = item.pseudo.expand(operands, self.fmt)
+        # Only reachable when a label-dependent LI shrank after layout:
+        # pad with ADDI $a 0, a no-op, to keep every later address.
+        steps += [("ADDI", {"a": operands["a"], "imm": 0})] * (item.size - len(steps))
+        tokens = {spec.name: token for spec, token in zip(item.pseudo.operands,
+                                                         statement.operands)}
+        encoded = []
+        ok = True
+        for mnemonic, fields in steps:
+            ins = BY_MNEMONIC[mnemonic]
+            columns = {name: tokens[item.pseudo.sources[name]] for name in fields}
+            ok &= self._registers_ok(ins, fields, statement, columns, item.pseudo.mnemonic)
+            encoded.append((ins, fields))
+        return encoded if ok else []
+
+    def _data_word(self, item: _Item) -> int:
+        token = item.statement.operands[0]
+        try:
+            number = value(token, self.scope)
+        except OperandError as exc:
+            self._error(item.statement.line, token, str(exc))
+            return 0
+        low, high = field_range("word", None, self.fmt.width)
+        if not low <= number <= high:
+            self._error(item.statement.line, token,
+                        f"DATA value {number} does not fit a {self.fmt.width}-bit word "
+                        f"({range_text(low, high)})")
+            return 0
+        return self.fmt.wrap(number)
+
+    # --- pass 5: entry point and declared names -----------------------------------
+
+    def _entry(self, code: dict[int, Placed], data: dict[int, int], length: int) -> int:
+        starts = sorted(pc for pc, placed in code.items() if placed.ins.kind == "start")
+        if self.start_directive is not None:
+            statement = self.start_directive
+            token = statement.operands[0]
+            try:
+                target = value(token, self.scope, reals=False, negated_names=False)
+            except OperandError as exc:
+                self._error(statement.line, token, str(exc))
+                return 0
+            where = self._describe_target(token, target)
+            if target in data:
+                self._error(statement.line, token, f".start target {where} is a DATA cell "
+                                                   f"(line {data[target]}), not an instruction")
+            elif target not in code and target not in self.unchecked:
+                self._error(statement.line, token, f".start target {where} is outside the "
+                                                   f"program (addresses 0..{length - 1})")
+            return target
+        if not starts:
+            self._error(1, 1, "no entry point: the program has no START instruction and no "
+                              ".start directive")
+            return 0
+        for pc in starts[1:]:
+            placed = code[pc]
+            column = self._head_column(placed.line)
+            self._error(placed.line, column,
+                        f"a second START instruction (the first is on line "
+                        f"{code[starts[0]].line}); say which one is the entry with "
+                        ".start LABEL")
+        return starts[0]
+
+    def _head_column(self, line: int) -> int:
+        for item in self.items:
+            if item.statement.line == line:
+                return item.statement.head.column
+        return 1
+
+    def _declared_names(self, code: dict[int, Placed], length: int) -> dict[str, DeclaredName]:
+        names: dict[str, DeclaredName] = {}
+        lines: dict[str, int] = {}
+        for statement in self.declarations:
+            role = DECLARATION_ROLES[statement.head.text.lower()]
+            name_token, location_token, *type_tokens = statement.operands
+            name = name_token.text
+            ok = True
+            if not NAME.match(name):
+                self._error(statement.line, name_token, f"invalid name {name!r}")
+                ok = False
+            elif name in names:
+                self._error(statement.line, name_token,
+                            f"{name!r} is already declared on line {lines[name]}")
+                ok = False
+            fixed = True
+            if type_tokens:
+                kind = type_tokens[0].text.lower()
+                if kind not in VALUE_TYPES:
+                    self._error(statement.line, type_tokens[0],
+                                f"expected 'fixed' or 'int', got {type_tokens[0].text!r}")
+                    ok = False
+                fixed = VALUE_TYPES.get(kind, True)
+            where = self._declared_location(statement, location_token, code, length)
+            if ok and where is not None:
+                register_number, address = where
+                names[name] = DeclaredName(name, role, register_number, address, fixed)
+                lines[name] = statement.line
+        return names
+
+    def _declared_location(self, statement: Statement, token: Token, code: dict[int, Placed],
+                           length: int) -> tuple[int | None, int | None] | None:
+        try:
+            if is_register(token):
+                number = register(token)
+                if number == 0:
+                    raise OperandError("$0 always reads zero; it cannot hold a value")
+                return number, None
+            address = value(token, self.scope, reals=False, negated_names=False)
+        except OperandError as exc:
+            self._error(statement.line, token, str(exc))
+            return None
+        if address < 0:
+            self._error(statement.line, token, f"memory address {address} is negative")
+            return None
+        if address in code:
+            self._error(statement.line, token,
+                        f"{self._describe_target(token, address)} holds an instruction "
+                        f"(line {code[address].line}), not a memory word")
+            return None
+        return None, address
+
+
+def _syntax(spec: Instruction | PseudoInstruction, written: str) -> str:
+    """The syntax line with the mnemonic as the user wrote it (``add $a $b``)."""
+    return " ".join([written] + spec.syntax().split()[1:])
+
+
+def _unknown_mnemonic(text: str, statement: Statement) -> str:
+    known = list(BY_MNEMONIC) + list(PSEUDO_BY_MNEMONIC) + [DATA_MNEMONIC]
+    close = difflib.get_close_matches(text.upper(), known, n=1)
+    message = f"unknown instruction {text!r}"
+    if close:
+        return f"{message}; did you mean {close[0]}?"
+    if NAME.match(text) and not statement.operands:
+        return f"{message} (to define a label, write '{text}:')"
+    return message

@@ -1,0 +1,51 @@
+"""PAL source lines to tokens.
+
+PAL is line oriented: ``;`` starts a comment, tokens are separated by white
+space (PendVM reads them with ``sscanf("%s")``).  As a convenience, commas
+separate operands too (``add $1, $2``), and ``label:`` ends a token even when
+no space follows it (``loop:add $1 $2``).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+HEADER = ";; pendulum pal file"
+COMMENT = ";"
+
+# A label definition ``name:`` or any run of characters other than white
+# space and commas.
+_TOKEN = re.compile(r"[^\s,:;]+:|[^\s,;]+")
+
+
+@dataclass(frozen=True)
+class Token:
+    """A word of a source line and the 1-based column where it starts."""
+
+    text: str
+    column: int
+
+
+def code_part(line: str) -> str:
+    """The line without its comment."""
+    cut = line.find(COMMENT)
+    return line if cut < 0 else line[:cut]
+
+
+def tokenize(line: str) -> list[Token]:
+    return [Token(m.group(), m.start() + 1) for m in _TOKEN.finditer(code_part(line))]
+
+
+def source_lines(source: str) -> list[str]:
+    """The lines of a source text, without line ends (and without a UTF-8 BOM)."""
+    if source.startswith("\ufeff"):
+        source = source[1:]
+    lines = [line[:-1] if line.endswith("\r") else line for line in source.split("\n")]
+    if lines and lines[-1] == "":
+        lines.pop()  # the text ends with a line end
+    return lines
+
+
+def has_header(first_line: str) -> bool:
+    """PendVM compares the first 20 characters of the file with the header."""
+    return first_line.startswith(HEADER)

@@ -1,0 +1,65 @@
+"""Numeric literals: integers as PendVM reads them, and fixed-point reals.
+
+Integers follow C's ``strtol(text, NULL, 0)``, which is what PendVM uses:
+decimal, ``0x`` hexadecimal, and a leading ``0`` meaning *octal* (``010`` is
+8).  We add ``0b`` binary and ``0o`` octal.  A number with a decimal point
+(``1.5``, ``-0.25``, ``3.``, ``.5``, ``1.5e-3``) is a fixed-point real: it
+becomes the raw word ``round(value * 2**F)`` of the machine's Q format,
+computed exactly from the decimal text (never through a float).
+"""
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+from revasm.isa.fixed_point import WordFormat
+
+_INTEGER = re.compile(r"([+-]?)(0[xX][0-9a-fA-F]+|0[bB][01]+|0[oO][0-7]+|0[0-7]*|[1-9][0-9]*)\Z")
+_REAL = re.compile(r"[+-]?(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
+_NUMERIC_START = re.compile(r"[+-]?\.?[0-9]")
+
+
+def looks_numeric(text: str) -> bool:
+    """True when the text starts like a number (so it is not a name)."""
+    return bool(_NUMERIC_START.match(text))
+
+
+def is_real(text: str) -> bool:
+    return bool(_REAL.match(text))
+
+
+def parse_integer(text: str) -> int | None:
+    """The integer a literal denotes, or None if it is not an integer literal."""
+    match = _INTEGER.match(text)
+    if not match:
+        return None
+    sign, digits = match.groups()
+    lower = digits.lower()
+    if lower.startswith(("0x", "0b", "0o")):
+        value = int(digits[2:], {"x": 16, "b": 2, "o": 8}[lower[1]])
+    elif len(digits) > 1 and digits.startswith("0"):
+        value = int(digits, 8)  # C (and PendVM): a leading 0 means octal
+    else:
+        value = int(digits)
+    return -value if sign == "-" else value
+
+
+def parse_real(text: str) -> Fraction | None:
+    """The exact rational value of a fixed-point literal, or None."""
+    if not _REAL.match(text):
+        return None
+    return Fraction(text)
+
+
+def fixed_point_word(text: str, fmt: WordFormat) -> int | None:
+    """The signed raw integer of a fixed-point literal in format ``fmt``."""
+    value = parse_real(text)
+    return None if value is None else fmt.from_real(value)
+
+
+def describe_number_error(text: str) -> str:
+    """Why a token that starts like a number is not one."""
+    if re.match(r"[+-]?0[0-9]+\Z", text):
+        return (f"{text!r} is not a number: a leading 0 makes an octal literal (as in C and "
+                "PendVM), and octal digits are 0..7")
+    return f"{text!r} is not a number"
