@@ -249,6 +249,13 @@ def _round_p(v: int, t: _Tables) -> int:
     return (v + t.half_guard) >> t.guard
 
 
+def _scale_round(v: int, shift: int) -> int:
+    """round(v / 2**shift) half-up for shift > 0, exact ``v << -shift`` otherwise."""
+    if shift > 0:
+        return (v + (1 << (shift - 1))) >> shift
+    return v << -shift
+
+
 def _saturate(v: int, t: _Tables) -> int:
     if v > t.max_signed:
         return t.max_signed
@@ -320,12 +327,7 @@ def _exp_from_p(z: int, t: _Tables) -> int:
         return t.max_signed
     if k <= -t.frac - 2:  # exp(z) < sqrt2 * 2**-(F+2) < half an ulp
         return 0
-    m = c + s  # exp(r) * 2**P
-    shift = t.guard - k
-    if shift > 0:
-        v = (m + (1 << (shift - 1))) >> shift
-    else:
-        v = m << -shift
+    v = _scale_round(c + s, t.guard - k)  # exp(r) * 2**k, rounded to F bits
     return t.max_signed if v > t.max_signed else v
 
 
@@ -450,13 +452,19 @@ def fx_pow(x: int, y: int, fmt: WordFormat) -> int:
 
 
 def _hyperbolic_abs(ax: int, t: _Tables) -> tuple[int, int, int]:
-    """For ``ax >= 0`` at F bits: (k, e**r, e**-r) * 2**P with |x| = k ln2 + r."""
+    """For ``ax >= 0`` at F bits: ``(k, e**r * 2**P, round(e**-r * 4**-k * 2**P))``.
+
+    With ``|x| = k ln2 + r``: ``e**|x| = 2**k e**r`` and ``e**-|x| = 2**k (e**-r 4**-k)``,
+    so both terms share the scale 2**k and every value fits P + 2 bits.
+    """
     k, c, s = _exp_parts(ax << t.guard, t)
-    return k, c + s, c - s
+    em = c - s
+    sh = 2 * k
+    return k, c + s, (em + (1 << (sh - 1))) >> sh if sh else em
 
 
 def fx_sinh(x: int, fmt: WordFormat) -> int:
-    """sinh(x) = (2**k e**r - 2**-k e**-r) / 2 from one hyperbolic CORDIC run; saturates.
+    """sinh(x) = 2**(k-1) (e**r - 4**-k e**-r) from one hyperbolic CORDIC run; saturates.
 
     Odd: ``sinh(-x) == -sinh(x)`` except where the result saturates.
     """
@@ -469,14 +477,12 @@ def fx_sinh(x: int, fmt: WordFormat) -> int:
         if k > t.width - t.frac:
             v = t.max_signed + 1
         else:
-            num = (ep << (2 * k)) - em  # sinh|x| * 2**(P + k + 1)
-            sh = t.guard + k + 1
-            v = (num + (1 << (sh - 1))) >> sh
+            v = _scale_round(ep - em, t.guard + 1 - k)
     return _saturate(-v if x < 0 else v, t)
 
 
 def fx_cosh(x: int, fmt: WordFormat) -> int:
-    """cosh(x) = (2**k e**r + 2**-k e**-r) / 2 from one hyperbolic CORDIC run; even; saturates."""
+    """cosh(x) = 2**(k-1) (e**r + 4**-k e**-r) from one hyperbolic CORDIC run; even; saturates."""
     t = _tables(fmt)
     ax = -x if x < 0 else x
     if ax >= (t.width + 2) << t.frac:
@@ -484,13 +490,11 @@ def fx_cosh(x: int, fmt: WordFormat) -> int:
     k, ep, em = _hyperbolic_abs(ax, t)
     if k > t.width - t.frac:
         return t.max_signed
-    num = (ep << (2 * k)) + em  # cosh|x| * 2**(P + k + 1)
-    sh = t.guard + k + 1
-    return min((num + (1 << (sh - 1))) >> sh, t.max_signed)
+    return min(_scale_round(ep + em, t.guard + 1 - k), t.max_signed)
 
 
 def fx_tanh(x: int, fmt: WordFormat) -> int:
-    """tanh(x) = (4**k e**r - e**-r) / (4**k e**r + e**-r): one CORDIC run, one division; odd."""
+    """tanh(x) = (e**r - 4**-k e**-r) / (e**r + 4**-k e**-r): one CORDIC run, one division; odd."""
     t = _tables(fmt)
     ax = -x if x < 0 else x
     if ax >= (t.frac + 4) << t.frac:  # tanh rounds to one long before |x| = F + 4
@@ -500,8 +504,7 @@ def fx_tanh(x: int, fmt: WordFormat) -> int:
         if k >= t.frac // 2 + 2:  # 1 - tanh|x| < 2**-(F+2): rounds to one
             v = t.one
         else:
-            big = ep << (2 * k)
-            num, den = big - em, big + em
+            num, den = ep - em, ep + em
             v = ((num << (t.frac + 1)) + den) // (2 * den)
     return -v if x < 0 else v
 
