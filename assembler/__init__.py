@@ -6,9 +6,17 @@ same words; ``image_io`` and ``listing`` write and read the image formats.
 """
 from .assemble import assemble, assemble_file
 from .diagnostics import AssemblyError, Diagnostic
+from .disassemble import disassemble, disassemble_word
 from .image import DeclaredName, Image, SourceLocation
+from .image_io import (ImageFormatError, apply_sidecar, bin_bytes, hex_text, image_from_bin_bytes,
+                       image_from_hex_text, read_bin, read_hex, read_sidecar, sidecar_dict,
+                       sidecar_path, write_bin, write_hex, write_sidecar)
+from .listing import listing_text, write_listing
 
 __all__ = [
-    "AssemblyError", "DeclaredName", "Diagnostic", "Image", "SourceLocation", "assemble",
-    "assemble_file",
+    "AssemblyError", "DeclaredName", "Diagnostic", "Image", "ImageFormatError", "SourceLocation",
+    "apply_sidecar", "assemble", "assemble_file", "bin_bytes", "disassemble", "disassemble_word",
+    "hex_text", "image_from_bin_bytes", "image_from_hex_text", "listing_text", "read_bin",
+    "read_hex", "read_sidecar", "sidecar_dict", "sidecar_path", "write_bin", "write_hex",
+    "write_listing", "write_sidecar",
 ]

@@ -464,19 +464,8 @@ class _Assembly:
         return encoded if ok else []
 
     def _data_word(self, item: _Item) -> int:
-        token = item.statement.operands[0]
-        try:
-            number = value(token, self.scope)
-        except OperandError as exc:
-            self._error(item.statement.line, token, str(exc))
-            return 0
-        low, high = field_range("word", None, self.fmt.width)
-        if not low <= number <= high:
-            self._error(item.statement.line, token,
-                        f"DATA value {number} does not fit a {self.fmt.width}-bit word "
-                        f"({range_text(low, high)})")
-            return 0
-        return self.fmt.wrap(number)
+        word = self._word_value(item.statement, item.statement.operands[0], "DATA value")
+        return 0 if word is None else word
 
     # --- pass 5: entry point and declared names -----------------------------------
 
@@ -521,8 +510,10 @@ class _Assembly:
         names: dict[str, DeclaredName] = {}
         lines: dict[str, int] = {}
         for statement in self.declarations:
-            role = DECLARATION_ROLES[statement.head.text.lower()]
-            name_token, location_token, *type_tokens = statement.operands
+            declaration = self._split_declaration(statement)
+            if declaration is None:
+                continue
+            name_token, location_token, type_token, default_token = declaration
             name = name_token.text
             ok = True
             if not NAME.match(name):
@@ -533,19 +524,64 @@ class _Assembly:
                             f"{name!r} is already declared on line {lines[name]}")
                 ok = False
             fixed = True
-            if type_tokens:
-                kind = type_tokens[0].text.lower()
+            if type_token is not None:
+                kind = type_token.text.lower()
                 if kind not in VALUE_TYPES:
-                    self._error(statement.line, type_tokens[0],
-                                f"expected 'fixed' or 'int', got {type_tokens[0].text!r}")
+                    self._error(statement.line, type_token,
+                                f"expected 'fixed' or 'int', got {type_token.text!r}")
                     ok = False
                 fixed = VALUE_TYPES.get(kind, True)
+            default = None
+            if default_token is not None:
+                default = self._word_value(statement, default_token, "default value")
+                ok &= default is not None
             where = self._declared_location(statement, location_token, code, length)
             if ok and where is not None:
                 register_number, address = where
-                names[name] = DeclaredName(name, role, register_number, address, fixed)
+                role = DECLARATION_ROLES[statement.head.text.lower()]
+                names[name] = DeclaredName(name, role, register_number, address, fixed, default)
                 lines[name] = statement.line
         return names
+
+    def _split_declaration(self, statement: Statement):
+        """NAME LOC [fixed|int] [= VALUE] -> the four tokens (None where absent)."""
+        operands = list(statement.operands)
+        default = None
+        equals = next((i for i, t in enumerate(operands) if t.text.startswith("=")), None)
+        syntax = DIRECTIVES[statement.head.text.lower()].syntax
+        if equals is not None:
+            sign = operands[equals]
+            after = operands[equals + 1:]
+            if sign.text != "=":
+                after.insert(0, Token(sign.text[1:], sign.column + 1))
+            if len(after) != 1:
+                column = after[1].column if after else statement.end_column()
+                self._error(statement.line, column,
+                            f"expected one value after '=' ({syntax})")
+                return None
+            default = after[0]
+            operands = operands[:equals]
+        if len(operands) not in (2, 3):
+            column = operands[3].column if len(operands) > 3 else statement.end_column()
+            self._error(statement.line, column, f"{statement.head.text} takes NAME LOC, an "
+                        f"optional type and an optional '= VALUE' ({syntax})")
+            return None
+        return operands[0], operands[1], operands[2] if len(operands) == 3 else None, default
+
+    def _word_value(self, statement: Statement, token: Token, what: str) -> int | None:
+        """A W-bit word (signed or unsigned range), or None after reporting why not."""
+        try:
+            number = value(token, self.scope)
+        except OperandError as exc:
+            self._error(statement.line, token, str(exc))
+            return None
+        low, high = field_range("word", None, self.fmt.width)
+        if not low <= number <= high:
+            self._error(statement.line, token,
+                        f"{what} {number} does not fit a {self.fmt.width}-bit word "
+                        f"({range_text(low, high)})")
+            return None
+        return self.fmt.wrap(number)
 
     def _declared_location(self, statement: Statement, token: Token, code: dict[int, Placed],
                            length: int) -> tuple[int | None, int | None] | None:

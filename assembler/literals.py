@@ -63,3 +63,18 @@ def describe_number_error(text: str) -> str:
         return (f"{text!r} is not a number: a leading 0 makes an octal literal (as in C and "
                 "PendVM), and octal digits are 0..7")
     return f"{text!r} is not a number"
+
+
+def format_fixed(word: int, fmt: WordFormat) -> str:
+    """A word as an exact decimal fixed-point literal (``0.5``, ``-3.0``).
+
+    Every Qi.f value is a multiple of 2**-F, so its decimal expansion ends
+    within F digits, and reading it back gives the same word.
+    """
+    value = fmt.to_fraction(word)
+    sign = "-" if value < 0 else ""
+    value = abs(value)
+    whole = int(value)
+    scaled = (value - whole) * 10 ** fmt.frac_bits  # an integer: 2**-F = 5**F / 10**F
+    digits = f"{int(scaled):0{fmt.frac_bits}d}".rstrip("0") or "0"
+    return f"{sign}{whole}.{digits}"

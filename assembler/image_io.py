@@ -1,0 +1,233 @@
+"""Image files: raw binary, hex for RTL memory init, and the JSON sidecar.
+
+Formats (docs/image.md has the full description):
+
+* **bin** -- a 20-byte little-endian header (magic ``RVIM``, format version,
+  width, entry, finish, word count), the words at W/8 bytes each, then a code
+  bitmap (bit ``i % 8`` of byte ``i // 8`` is set when address ``i`` holds code).
+* **hex** -- one line per address: a tag digit (1 code, 0 data) and the word in
+  W/4 hex digits, so ``$readmemh`` loads it into a (W+4)-bit-wide memory whose
+  bit W is the code flag.
+* **sidecar** -- JSON beside the image (``prog.bin`` -> ``prog.bin.json``):
+  width, entry, finish, symbols, declared names and the PC -> source map.
+"""
+from __future__ import annotations
+
+import json
+import struct
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from .image import DeclaredName, Image, SourceLocation
+
+MAGIC = b"RVIM"
+FORMAT_VERSION = 1
+#: magic, format version, width, entry, finish, word count
+HEADER = struct.Struct("<4sHHIII")
+NO_FINISH = 0xFFFFFFFF
+SIDECAR_FORMAT = "revasm-image-sidecar"
+SIDECAR_VERSION = 1
+WIDTHS = (32, 64)
+AUTO = "auto"
+
+
+class ImageFormatError(ValueError):
+    """A file that is not a well-formed image, hex file or sidecar."""
+
+
+# --- raw binary ---------------------------------------------------------------
+
+def bin_bytes(image: Image) -> bytes:
+    """The raw binary image."""
+    count = len(image.words)
+    finish = NO_FINISH if image.finish is None else image.finish
+    parts = [HEADER.pack(MAGIC, FORMAT_VERSION, image.width, image.entry, finish, count)]
+    size = image.width // 8
+    parts.extend(word.to_bytes(size, "little") for word in image.words)
+    bitmap = bytearray((count + 7) // 8)
+    for address, code in enumerate(image.is_code):
+        if code:
+            bitmap[address // 8] |= 1 << (address % 8)
+    parts.append(bytes(bitmap))
+    return b"".join(parts)
+
+
+def image_from_bin_bytes(data: bytes, source_file: str = "<image>") -> Image:
+    """An image from raw binary bytes (no symbols or source map: see the sidecar)."""
+    if len(data) < HEADER.size:
+        raise ImageFormatError(f"too short for an image header ({len(data)} bytes, "
+                               f"need {HEADER.size})")
+    magic, version, width, entry, finish, count = HEADER.unpack_from(data)
+    if magic != MAGIC:
+        raise ImageFormatError(f"bad magic {magic!r} (a revasm image starts with {MAGIC!r})")
+    if version != FORMAT_VERSION:
+        raise ImageFormatError(f"image format version {version}; this revasm reads "
+                               f"version {FORMAT_VERSION}")
+    if width not in WIDTHS:
+        raise ImageFormatError(f"word width {width} (must be 32 or 64)")
+    size = width // 8
+    expected = HEADER.size + count * size + (count + 7) // 8
+    if len(data) != expected:
+        raise ImageFormatError(f"{len(data)} bytes, but a {count}-word image at W = {width} "
+                               f"has {expected}")
+    body = data[HEADER.size:]
+    words = [int.from_bytes(body[i * size:(i + 1) * size], "little") for i in range(count)]
+    bitmap = body[count * size:]
+    is_code = [bool(bitmap[i // 8] >> (i % 8) & 1) for i in range(count)]
+    return Image(width=width, words=words, is_code=is_code, entry=entry,
+                 finish=None if finish == NO_FINISH else finish, source_file=source_file)
+
+
+def write_bin(image: Image, path: str | Path) -> None:
+    Path(path).write_bytes(bin_bytes(image))
+
+
+def read_bin(path: str | Path, sidecar: str | Path | dict | None = AUTO) -> Image:
+    """Load a raw binary image, with its sidecar's metadata.
+
+    ``sidecar`` is a path, an already-loaded dict, None (no sidecar), or
+    ``"auto"``: use ``<path>.json`` if that file exists.
+    """
+    path = Path(path)
+    image = image_from_bin_bytes(path.read_bytes(), source_file=str(path))
+    return _with_sidecar(image, path, sidecar)
+
+
+def _with_sidecar(image: Image, path: Path, sidecar: str | Path | dict | None,
+                  has_header: bool = True) -> Image:
+    if sidecar == AUTO:
+        candidate = sidecar_path(path)
+        sidecar = candidate if candidate.exists() else None
+    if sidecar is None:
+        return image
+    data = sidecar if isinstance(sidecar, dict) else read_sidecar(sidecar)
+    return apply_sidecar(image, data, has_header)
+
+
+# --- hex ------------------------------------------------------------------------
+
+def hex_text(image: Image) -> str:
+    """One line per address: tag digit (1 code, 0 data) then W/4 hex digits."""
+    digits = image.width // 4
+    return "".join(f"{int(code)}{word:0{digits}x}\n"
+                   for word, code in zip(image.words, image.is_code))
+
+
+def write_hex(image: Image, path: str | Path) -> None:
+    Path(path).write_text(hex_text(image))
+
+
+def image_from_hex_text(text: str, entry: int = 0, source_file: str = "<hex>") -> Image:
+    """Words and code map from a hex file (which has no entry: give it, or use a sidecar)."""
+    words: list[int] = []
+    is_code: list[bool] = []
+    width = None
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line:
+            continue
+        line_width = (len(line) - 1) * 4
+        if line_width not in WIDTHS:
+            raise ImageFormatError(f"line {number}: {len(line)} hex digits; expected 9 (W = 32) "
+                                   "or 17 (W = 64)")
+        if width is not None and line_width != width:
+            raise ImageFormatError(f"line {number}: a {line_width}-bit word in a {width}-bit "
+                                   "image")
+        width = line_width
+        if line[0] not in "01":
+            raise ImageFormatError(f"line {number}: tag {line[0]!r} (1 = code, 0 = data)")
+        try:
+            words.append(int(line[1:], 16))
+        except ValueError:
+            raise ImageFormatError(f"line {number}: {line!r} is not hexadecimal") from None
+        is_code.append(line[0] == "1")
+    return Image(width=width or 32, words=words, is_code=is_code, entry=entry,
+                 source_file=source_file)
+
+
+def read_hex(path: str | Path, sidecar: str | Path | dict | None = AUTO) -> Image:
+    """Load a hex image; the sidecar (``<path>.json``) supplies entry, finish and symbols."""
+    path = Path(path)
+    image = image_from_hex_text(path.read_text(), source_file=str(path))
+    return _with_sidecar(image, path, sidecar, has_header=False)
+
+
+# --- sidecar ----------------------------------------------------------------------
+
+def sidecar_path(image_path: str | Path) -> Path:
+    """Where an image's sidecar lives: ``prog.bin`` -> ``prog.bin.json``."""
+    image_path = Path(image_path)
+    return image_path.with_name(image_path.name + ".json")
+
+
+def sidecar_dict(image: Image) -> dict[str, Any]:
+    """The image's metadata as JSON-ready data."""
+    return {
+        "format": SIDECAR_FORMAT,
+        "version": SIDECAR_VERSION,
+        "source_file": image.source_file,
+        "width": image.width,
+        "entry": image.entry,
+        "finish": image.finish,
+        "length": len(image.words),
+        "symbols": dict(image.symbols),
+        "names": {
+            name: {"role": d.role, "register": d.register, "address": d.address,
+                   "type": "fixed" if d.fixed else "int"}
+            for name, d in image.names.items()},
+        "lines": {
+            str(pc): {"file": loc.file, "line": loc.line, "column": loc.column,
+                      "text": loc.text}
+            for pc, loc in sorted(image.locations.items())},
+    }
+
+
+def write_sidecar(image: Image, path: str | Path) -> None:
+    Path(path).write_text(json.dumps(sidecar_dict(image), indent=1) + "\n")
+
+
+def read_sidecar(path: str | Path) -> dict[str, Any]:
+    try:
+        data = json.loads(Path(path).read_text())
+    except json.JSONDecodeError as exc:
+        raise ImageFormatError(f"{path}: not JSON: {exc}") from None
+    if not isinstance(data, dict) or data.get("format") != SIDECAR_FORMAT:
+        raise ImageFormatError(f"{path}: not a revasm sidecar (no \"format\": "
+                               f"\"{SIDECAR_FORMAT}\")")
+    return data
+
+
+def apply_sidecar(image: Image, data: dict[str, Any], has_header: bool = True) -> Image:
+    """The image with the sidecar's symbols, names and source map.
+
+    The sidecar must describe this image: same width and length, and, when
+    the image has a header that records them (a bin file; a hex file has
+    none), the same entry and finish.
+    """
+    if data.get("version") != SIDECAR_VERSION:
+        raise ImageFormatError(f"sidecar version {data.get('version')}; this revasm reads "
+                               f"version {SIDECAR_VERSION}")
+    checked = [("width", image.width), ("length", len(image.words))]
+    if has_header:
+        checked += [("entry", image.entry), ("finish", image.finish)]
+    for key, mine in checked:
+        if data.get(key) != mine:
+            raise ImageFormatError(f"the sidecar is for another image: {key} "
+                                   f"{data.get(key)}, the image has {mine}")
+    try:
+        names = {
+            name: DeclaredName(name, d["role"], d.get("register"), d.get("address"),
+                               d.get("type", "fixed") == "fixed")
+            for name, d in data.get("names", {}).items()}
+        locations = {
+            int(pc): SourceLocation(loc["file"], int(loc["line"]), int(loc.get("column", 1)),
+                                    loc.get("text", ""))
+            for pc, loc in data.get("lines", {}).items()}
+        symbols = {str(name): int(address) for name, address in data.get("symbols", {}).items()}
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ImageFormatError(f"malformed sidecar: {exc!r}") from None
+    return replace(image, entry=int(data.get("entry", image.entry)),
+                   finish=data.get("finish", image.finish), symbols=symbols,
+                   locations=locations, names=names,
+                   source_file=data.get("source_file", image.source_file))
