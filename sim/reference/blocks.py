@@ -1,0 +1,232 @@
+"""The block compiler: straight-line runs of the program turned into Python functions.
+
+A *block* starts either at a control instruction (branch, RBRA, SWAPBR) or at
+the first data instruction of a run, and goes on through the following
+maximal run of ``data`` instructions up to and including the next control
+instruction.  Its generated function has one statement line per instruction,
+the table's ``forward`` templates in program order for DIR = +1, or the
+``backward`` templates in reverse program order for DIR = -1::
+
+    def _b7(R, MEM, BR, DIR, M=M):          # pc 7 backward: BNE $3 $0 12
+        _br = BR
+        if R[3] != R[0]: BR = BR - 5        # the landing instruction
+        if BR:
+            if _br: raise ComeFromViolation(7, BR, DIR)
+            return (7 - BR, BR, DIR, 1, 1)  # a jump: leave the block
+        R[1] = (R[1] - 1) & M               # pc 6
+        R[2] ^= R[1]                        # pc 5
+        if R[3] != R[5]: BR = BR - -5       # pc 4: the block's last instruction
+        return (4 - (BR or 1), BR, DIR, 4, 4)
+
+and returns ``(next pc, BR, DIR, instructions executed, cycles)``.  Data
+instructions never touch BR or DIR, so inside a block BR = 0 and DIR is the
+block's direction; a block whose first instruction is data declines
+(returns ``None``) when entered with BR != 0, leaving that landing, which can
+only fault, to the single-step path.  START and FINISH, which may halt the
+machine, never enter a block.  Blocks are capped at ``MAX_BLOCK`` instructions
+so that the machine can honour ``max_steps`` exactly by single-stepping the
+last few instructions.
+
+If a template raises (a bad address, division by zero, ...), the traceback's
+line number inside the generated code names the instruction; ``line_map``
+gives its PC, its position in the block and the cycles spent before it.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from types import CodeType
+
+from .predecode import Decoded
+
+#: Longest block, in instructions (see the module docstring).
+MAX_BLOCK = 128
+
+#: Names every block may use besides the vocabulary.
+PARAMETERS = ("R", "MEM", "BR", "DIR")
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
+
+
+@dataclass(frozen=True)
+class BlockPlace:
+    """Where a line of generated code came from."""
+
+    pc: int
+    index: int          # instructions of the block completed before this one
+    cycles_before: int  # their cycles
+
+
+@dataclass
+class CompiledBlocks:
+    """All blocks of one program for one direction, as one compiled module."""
+
+    direction: int
+    code: CodeType
+    filename: str
+    starts: tuple[int, ...]
+    line_map: dict[int, BlockPlace]
+    max_length: int
+
+    def functions(self, namespace: dict) -> dict[int, object]:
+        """Execute the module in ``namespace``; block start pc -> function."""
+        exec(self.code, namespace)  # noqa: S102 - generated from the ISA table only
+        return {pc: namespace[f"_b{pc}"] for pc in self.starts}
+
+
+class _Writer:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.places: dict[int, BlockPlace] = {}
+
+    def line(self, text: str, place: BlockPlace | None = None) -> None:
+        self.lines.append(text)
+        if place is not None:
+            self.places[len(self.lines)] = place
+
+    def statement(self, decoded: Decoded, direction: int, place: BlockPlace,
+                  indent: str = "    ") -> None:
+        for text in decoded.statement(direction).split("\n"):
+            self.line(f"{indent}{text}  # pc {decoded.pc}", place)
+
+
+def _next_pc_expression(pc: int, direction: int) -> str:
+    """PC after an instruction at ``pc`` inside a block (DIR still ``direction``)."""
+    return f"{pc} + (BR or 1)" if direction > 0 else f"{pc} - (BR or 1)"
+
+
+def _jump_expression(pc: int, direction: int) -> str:
+    """PC after a jump from ``pc`` (BR != 0, DIR still ``direction``)."""
+    return f"{pc} + BR" if direction > 0 else f"{pc} - BR"
+
+
+_AFTER_RBRA = "({pc} + BR * DIR) if BR else ({pc} + DIR)"
+
+
+def _generate_block(cells: list[Decoded], start: int, direction: int, writer: _Writer,
+                    bound_names: frozenset[str]) -> tuple[int, int | None]:
+    """Append the function for the block at ``start``; returns (length, capped continuation)."""
+    header_at = len(writer.lines)
+    writer.line("")  # the def line, filled in once the body's names are known
+    body_start = len(writer.lines)
+    first = cells[start]
+    count = 0
+    cycles = 0
+    pc = start
+    if first.kind in ("branch", "rbra", "swapbr"):
+        place = BlockPlace(start, 0, 0)
+        writer.line("    _br = BR", place)
+        writer.statement(first, direction, place)
+        count, cycles = 1, first.cycles
+        if first.kind == "rbra":
+            # RBRA always turns the machine around: the block ends here.
+            writer.line("    if BR and _br: raise ComeFromViolation"
+                        f"({start}, BR, DIR)", place)
+            writer.line(f"    return ({_AFTER_RBRA.format(pc=start)}, BR, DIR, 1, {cycles})",
+                        place)
+            _finish_header(writer, header_at, body_start, start, bound_names)
+            return 1, None
+        writer.line("    if BR:", place)
+        writer.line(f"        if _br: raise ComeFromViolation({start}, BR, DIR)", place)
+        writer.line(f"        return ({_jump_expression(start, direction)}, BR, DIR, 1, "
+                    f"{cycles})", place)
+        pc = start + direction
+    else:
+        writer.line("    if BR: return None", BlockPlace(start, 0, 0))
+    continuation = None
+    while True:
+        if not 0 <= pc < len(cells):
+            writer.line(f"    return ({pc}, 0, {direction}, {count}, {cycles})")
+            break
+        cell = cells[pc]
+        place = BlockPlace(pc, count, cycles)
+        if cell.is_data:
+            if count >= MAX_BLOCK:
+                continuation = pc
+                writer.line(f"    return ({pc}, 0, {direction}, {count}, {cycles})")
+                break
+            writer.statement(cell, direction, place)
+            count += 1
+            cycles += cell.cycles
+            pc += direction
+            continue
+        if cell.in_blocks:  # the control instruction that ends the block
+            writer.statement(cell, direction, place)
+            count += 1
+            cycles += cell.cycles
+            if cell.kind == "rbra":
+                writer.line(f"    return ({_AFTER_RBRA.format(pc=pc)}, BR, DIR, {count}, "
+                            f"{cycles})", place)
+            else:
+                writer.line(f"    return ({_next_pc_expression(pc, direction)}, BR, DIR, "
+                            f"{count}, {cycles})", place)
+        else:  # START, FINISH or an illegal cell: the single-step path takes over
+            writer.line(f"    return ({pc}, 0, {direction}, {count}, {cycles})")
+        break
+    _finish_header(writer, header_at, body_start, start, bound_names)
+    return count, continuation
+
+
+def _finish_header(writer: _Writer, header_at: int, body_start: int, start: int,
+                   bound_names: frozenset[str]) -> None:
+    """Write the def line, binding the vocabulary names the body uses as locals."""
+    body = "\n".join(writer.lines[body_start:])
+    used = sorted(set(_IDENTIFIER.findall(body)) & bound_names)
+    defaults = "".join(f", {name}={name}" for name in used)
+    writer.lines[header_at] = f"def _b{start}(R, MEM, BR, DIR{defaults}):"
+
+
+def block_starts(cells: list[Decoded], direction: int) -> list[int]:
+    """Every control instruction, and every data instruction that begins a run."""
+    starts = []
+    for pc, cell in enumerate(cells):
+        if not cell.in_blocks:
+            continue
+        if cell.kind != "data":
+            starts.append(pc)
+            continue
+        before = pc - direction
+        if not (0 <= before < len(cells) and cells[before].is_data):
+            starts.append(pc)
+    return starts
+
+
+_CODE_CACHE: dict[str, CodeType] = {}
+
+
+def compile_blocks(cells: list[Decoded], direction: int,
+                   bound_names: frozenset[str]) -> CompiledBlocks:
+    """Generate and compile every block of the program for one direction."""
+    writer = _Writer()
+    pending = block_starts(cells, direction)
+    done: set[int] = set()
+    starts: list[int] = []
+    longest = 1
+    while pending:
+        start = pending.pop()
+        if start in done:
+            continue
+        done.add(start)
+        starts.append(start)
+        length, continuation = _generate_block(cells, start, direction, writer, bound_names)
+        longest = max(longest, length)
+        if continuation is not None and continuation not in done:
+            pending.append(continuation)
+    source = "\n".join(writer.lines) + "\n"
+    filename = f"<revasm blocks {'forward' if direction > 0 else 'backward'}>"
+    code = _CODE_CACHE.get(source)
+    if code is None:
+        if len(_CODE_CACHE) > 2_000:
+            _CODE_CACHE.clear()
+        code = compile(source, filename, "exec")
+        _CODE_CACHE[source] = code
+    return CompiledBlocks(direction, code, filename, tuple(sorted(starts)), writer.places,
+                          longest)
+
+
+def block_source(cells: list[Decoded], direction: int, bound_names: frozenset[str]) -> str:
+    """The generated Python text (for reading and debugging)."""
+    writer = _Writer()
+    for start in block_starts(cells, direction):
+        _generate_block(cells, start, direction, writer, bound_names)
+    return "\n".join(writer.lines) + "\n"

@@ -1,0 +1,441 @@
+"""The reference machine: state, the single-step path and the block-running fast path.
+
+Execution model (``isa/table.py``, DESIGN §3.2-3.3): each instruction runs its
+table template for the current direction, ``forward`` when DIR = +1 and
+``backward`` when DIR = -1; then, if BR = 0, PC += DIR, else PC += BR·DIR.
+An instruction executed while the BR carried from the previous step is
+non-zero was reached by a jump, and must leave BR = 0 (the come-from rule);
+otherwise the machine faults *after* executing it, its effects kept.  A run
+halts after FINISH executes with DIR = +1 or START executes with DIR = -1.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Callable
+
+from revasm.assembler.image import Image, SourceLocation
+from revasm.isa.elementary import DivideByZero
+from revasm.isa.fixed_point import WordFormat
+from revasm.isa.vocabulary import vocabulary
+
+from .blocks import BlockPlace, CompiledBlocks, compile_blocks
+from .faults import ComeFromViolation, MachineFault, Trap
+from .predecode import Decoded, decode_image
+from .state import Snapshot
+from .trace import TraceRecord
+
+REGISTER_COUNT = 32
+DEFAULT_MEMORY_WORDS = 65536
+
+TraceCallback = Callable[[TraceRecord], object]
+
+
+class Program:
+    """An image decoded once, with its blocks compiled per direction on first use.
+
+    Programs are cached by content, so many machines on one image (a
+    property test, ``revasm check --random``) decode and compile it once.
+    """
+
+    _cache: dict[tuple, Program] = {}
+
+    def __init__(self, image: Image) -> None:
+        self.fmt = WordFormat(image.width)
+        self.cells: list[Decoded] = decode_image(image)
+        self._blocks: dict[int, CompiledBlocks] = {}
+
+    @classmethod
+    def of(cls, image: Image) -> Program:
+        key = (image.width, tuple(image.words), tuple(image.is_code),
+               tuple(sorted(image.symbols.items())))
+        program = cls._cache.get(key)
+        if program is None:
+            if len(cls._cache) > 256:
+                cls._cache.clear()
+            program = cls._cache[key] = cls(image)
+        return program
+
+    def cell(self, pc: int) -> Decoded | None:
+        return self.cells[pc] if 0 <= pc < len(self.cells) else None
+
+    def blocks(self, direction: int, bound_names: frozenset[str]) -> CompiledBlocks:
+        compiled = self._blocks.get(direction)
+        if compiled is None:
+            compiled = self._blocks[direction] = compile_blocks(self.cells, direction,
+                                                                bound_names)
+        return compiled
+
+
+class Machine:
+    """A reversible machine loaded with one program image.
+
+    State: ``registers`` (32 unsigned W-bit words, ``registers[0]`` always 0),
+    ``memory`` (``memory_words`` W-bit words, the image at the bottom),
+    ``br`` (signed; Frank's convention, see ``isa/table.py``), ``direction``
+    (+1/-1), ``pc``, ``emitted`` (the EMIT tape), ``output`` (every word SHOW
+    or EMIT displayed, in order, either direction), ``steps`` and ``cycles``
+    of the current run, and ``halted``.
+    """
+
+    def __init__(self, image: Image, *, memory_words: int = DEFAULT_MEMORY_WORDS,
+                 max_steps: int | None = None) -> None:
+        if len(image) > memory_words:
+            raise ValueError(f"the image has {len(image)} words but memory only "
+                             f"{memory_words}")
+        self.image = image
+        self.fmt = WordFormat(image.width)
+        self.width = image.width
+        self.program = Program.of(image)
+        self.memory_words = memory_words
+        self.max_steps = max_steps
+        mask = self.fmt.mask
+        self.registers: list[int] = [0] * REGISTER_COUNT
+        self.memory: list[int] = [word & mask for word in image.words]
+        self.memory.extend([0] * (memory_words - len(image)))
+        self.br = 0
+        self.direction = 1
+        self.pc = image.entry
+        self.output: list[int] = []
+        self.emitted: list[int] = []
+        self.steps = 0
+        self.cycles = 0
+        self.halted = False
+        self._code_cells = bytes(bool(flag) for flag in image.is_code)
+        self._touched: list[tuple[int, int]] = []
+        self._namespace = self._make_namespace(recording=False)
+        self._step_namespace = self._make_namespace(recording=True)
+        self._functions: dict[int, dict[int, Callable]] = {}
+        self._bound_names = frozenset(name for name in self._namespace
+                                      if not name.startswith("__"))
+
+    # --- devices the templates call ----------------------------------------
+
+    def _make_namespace(self, *, recording: bool) -> dict:
+        size = self.memory_words
+        code_cells = self._code_cells
+        code_length = len(code_cells)
+        touched = self._touched
+        memory_owner = self
+
+        def address_problem(word: int) -> Trap:
+            if word >= size:
+                signed = self.fmt.signed(word)
+                shown = f"{signed} (word {word:#x})" if signed < 0 else str(word)
+                return Trap("memory-address", f"address {shown} is outside memory "
+                                              f"(0..{size - 1})")
+            return Trap("memory-address", f"address {word} holds an instruction "
+                                          f"({self._where(word)}), not data")
+
+        if recording:
+            def addr(word: int) -> int:
+                if word >= size or (word < code_length and code_cells[word]):
+                    raise address_problem(word)
+                touched.append((word, memory_owner.memory[word]))
+                return word
+        else:
+            def addr(word: int) -> int:
+                if word >= size or (word < code_length and code_cells[word]):
+                    raise address_problem(word)
+                return word
+
+        def show(word: int) -> None:
+            memory_owner.output.append(word)
+
+        def emit(word: int) -> None:
+            memory_owner.output.append(word)
+            memory_owner.emitted.append(word)
+
+        def unemit() -> int:
+            if not memory_owner.emitted:
+                raise Trap("tape-empty", "the output tape is empty, so there is nothing "
+                                         "to take back")
+            word = memory_owner.emitted.pop()
+            memory_owner.output.append(word)
+            return word
+
+        namespace = dict(vocabulary(self.fmt))
+        namespace.update(addr=addr, show=show, emit=emit, unemit=unemit,
+                         ComeFromViolation=ComeFromViolation)
+        return namespace
+
+    # --- running -------------------------------------------------------------
+
+    def run(self, direction: int = 1, *, trace: TraceCallback | None = None) -> None:
+        """Run forward from the entry (START) or backward from FINISH until halted.
+
+        Registers, memory and the tape are kept; PC, BR, DIR, ``steps`` and
+        ``cycles`` start afresh.  ``trace`` is called with a
+        :class:`TraceRecord` after every instruction (single-step path).
+        """
+        if direction not in (1, -1):
+            raise ValueError(f"direction must be +1 or -1, not {direction}")
+        if direction > 0:
+            start = self.image.entry
+        else:
+            if self.image.finish is None:
+                raise MachineFault("no-finish", "the program has no FINISH instruction to "
+                                                "start a backward run from",
+                                   br=0, direction=-1, registers=tuple(self.registers),
+                                   width=self.width)
+            start = self.image.finish
+        self.pc = start
+        self.br = 0
+        self.direction = direction
+        self.steps = 0
+        self.cycles = 0
+        self.halted = False
+        self.resume(trace=trace)
+
+    def resume(self, *, trace: TraceCallback | None = None) -> None:
+        """Go on from the current state until the machine halts or faults."""
+        while not self.halted:
+            if trace is None:
+                self._run_blocks()
+                if self.halted:
+                    break
+            self._step(trace)
+
+    def step(self) -> TraceRecord:
+        """Execute exactly one instruction (the single-step path); returns its record."""
+        if self.halted:
+            raise RuntimeError("the machine has halted; call run() to start a new run")
+        records: list[TraceRecord] = []
+        self._step(records.append)
+        return records[0]
+
+    # --- the single-step path --------------------------------------------------
+
+    def _step(self, trace: TraceCallback | None) -> None:
+        if self.max_steps is not None and self.steps >= self.max_steps:
+            raise self._fault("step-limit", f"the run did not halt within {self.max_steps} "
+                                            f"steps; it was at {self._where(self.pc)}")
+        pc = self.pc
+        br_in = self.br
+        dir_in = self.direction
+        cell = self.program.cell(pc)
+        if cell is None or cell.illegal:
+            raise self._illegal(pc, cell, br_in, dir_in)
+        namespace = self._step_namespace
+        namespace["R"] = self.registers
+        namespace["MEM"] = self.memory
+        namespace["BR"] = br_in
+        namespace["DIR"] = dir_in
+        recording = trace is not None
+        if recording:
+            registers_before = list(self.registers)
+            output_before = len(self.output)
+            self._touched.clear()
+        try:
+            exec(cell.code(dir_in), namespace)  # noqa: S102 - a table template
+        except (Trap, ArithmeticError) as exc:
+            raise self._execution_fault(exc, cell) from None
+        br = namespace["BR"]
+        direction = namespace["DIR"]
+        self.steps += 1
+        self.cycles += cell.cycles
+        self.br = br
+        self.direction = direction
+        if recording:
+            trace(self._record(cell, dir_in, br_in, registers_before, output_before))
+        if br_in and br:
+            raise self._uncaught_jump(pc, br_in, dir_in)
+        kind = cell.kind
+        if (kind == "finish" and direction > 0) or (kind == "start" and direction < 0):
+            self.halted = True
+            return
+        self.pc = pc + (br * direction if br else direction)
+
+    def _record(self, cell: Decoded, dir_in: int, br_in: int, registers_before: list[int],
+                output_before: int) -> TraceRecord:
+        registers = tuple((i, old, new) for i, (old, new)
+                          in enumerate(zip(registers_before, self.registers)) if old != new)
+        memory = tuple((address, old, self.memory[address]) for address, old in self._touched
+                       if self.memory[address] != old)
+        return TraceRecord(
+            step=self.steps, pc=cell.pc, direction=dir_in, text=cell.text,
+            location=self.image.location(cell.pc), registers=registers, memory=memory,
+            br=(br_in, self.br) if br_in != self.br else None,
+            dir_change=(dir_in, self.direction) if dir_in != self.direction else None,
+            output=tuple(self.output[output_before:]), width=self.width)
+
+    # --- the fast path: generated blocks ------------------------------------------
+
+    def _block_functions(self, direction: int) -> dict[int, Callable]:
+        functions = self._functions.get(direction)
+        if functions is None:
+            compiled = self.program.blocks(direction, self._bound_names)
+            functions = self._functions[direction] = compiled.functions(self._namespace)
+        return functions
+
+    def _run_blocks(self) -> None:
+        """Run whole blocks while they apply; leave the rest to :meth:`_step`."""
+        forward = self._block_functions(1)
+        backward = self._block_functions(-1)
+        R = self.registers  # noqa: N806 - the templates' names
+        MEM = self.memory  # noqa: N806
+        pc, BR, DIR = self.pc, self.br, self.direction  # noqa: N806
+        steps, cycles = self.steps, self.cycles
+        if self.max_steps is None:
+            limit = float("inf")
+        else:
+            longest = max(self.program.blocks(1, self._bound_names).max_length,
+                          self.program.blocks(-1, self._bound_names).max_length)
+            limit = self.max_steps - longest
+        try:
+            while steps <= limit:
+                block = (forward if DIR > 0 else backward).get(pc)
+                if block is None:
+                    break
+                result = block(R, MEM, BR, DIR)
+                if result is None:
+                    break
+                pc, BR, DIR, executed, spent = result  # noqa: N806
+                steps += executed
+                cycles += spent
+        except ComeFromViolation as violation:
+            landing = self.program.cells[pc]
+            self.pc, self.br, self.direction = pc, violation.br, violation.direction
+            self.steps, self.cycles = steps + 1, cycles + landing.cycles
+            raise self._uncaught_jump(pc, BR, DIR) from None
+        except (Trap, ArithmeticError) as exc:
+            compiled = self.program.blocks(DIR, self._bound_names)
+            place = _place_in_block(exc, compiled)
+            if place is None:
+                raise
+            self.pc, self.br, self.direction = place.pc, 0, DIR
+            self.steps, self.cycles = steps + place.index, cycles + place.cycles_before
+            raise self._execution_fault(exc, self.program.cells[place.pc]) from None
+        self.pc, self.br, self.direction = pc, BR, DIR
+        self.steps, self.cycles = steps, cycles
+
+    # --- faults ----------------------------------------------------------------------
+
+    def _where(self, pc: int) -> str:
+        location = self.image.location(pc)
+        return f"line {location.line} (pc {pc})" if location else f"pc {pc}"
+
+    def _location(self, pc: int | None) -> SourceLocation | None:
+        return self.image.location(pc) if pc is not None else None
+
+    def _fault(self, kind: str, message: str, **extra) -> MachineFault:
+        cell = self.program.cell(self.pc)
+        return MachineFault(kind, message, pc=self.pc, location=self._location(self.pc),
+                            br=self.br, direction=self.direction,
+                            registers=tuple(self.registers), step=self.steps,
+                            width=self.width, instruction_text=cell.text if cell else "",
+                            **extra)
+
+    def _jump_source(self, landing_pc: int, br_in: int, dir_in: int) -> int:
+        # The jump moved the PC by BR·DIR from its source.
+        return landing_pc - br_in * dir_in
+
+    def _uncaught_jump(self, landing_pc: int, br_in: int, dir_in: int) -> MachineFault:
+        source = self._jump_source(landing_pc, br_in, dir_in)
+        message = (f"jump from {self._where(source)} landed on {self._where(landing_pc)}, "
+                   f"which does not catch it: BR is still {self.br} after the landing "
+                   "instruction")
+        return self._fault("uncaught-jump", message, landing_pc=landing_pc,
+                           jump_source_pc=source, jump_source_location=self._location(source))
+
+    def _illegal(self, pc: int, cell: Decoded | None, br_in: int, dir_in: int) -> MachineFault:
+        if cell is None:
+            what = f"pc {pc} is outside the program (0..{len(self.image) - 1})"
+        else:
+            what = f"{self._where(pc)} {cell.illegal}"
+        extra = {}
+        if br_in:
+            source = self._jump_source(pc, br_in, dir_in)
+            what += f" (reached by the jump from {self._where(source)})"
+            extra = dict(landing_pc=pc, jump_source_pc=source,
+                         jump_source_location=self._location(source))
+        elif cell is None:
+            what += " (the program ran off its end: no FINISH/START stopped it)"
+        return self._fault("illegal-instruction", what, **extra)
+
+    def _execution_fault(self, exc: BaseException, cell: Decoded) -> MachineFault:
+        if isinstance(exc, Trap):
+            kind, detail = exc.kind, exc.message
+        elif isinstance(exc, (DivideByZero, ZeroDivisionError)):
+            kind, detail = "divide-by-zero", str(exc)
+        else:
+            kind, detail = "domain-error", str(exc)
+        going = "" if self.direction > 0 else " running backward"
+        return self._fault(kind, f"{cell.text}{going} at {self._where(cell.pc)}: {detail}")
+
+    # --- snapshots and values ------------------------------------------------------
+
+    def snapshot(self) -> Snapshot:
+        """The architectural state as an immutable, comparable value."""
+        return Snapshot(tuple(self.registers), tuple(self.memory), self.br, self.direction,
+                        self.pc, tuple(self.emitted))
+
+    def get_register(self, register: int, *, signed: bool = True) -> int:
+        word = self.registers[register]
+        return self.fmt.signed(word) if signed else word
+
+    def set_register(self, register: int, value: int) -> None:
+        """Store an integer (signed or unsigned) as a W-bit word, wrapping mod 2^W."""
+        word = value & self.fmt.mask
+        if register == 0 and word:
+            raise ValueError("$0 always reads zero and cannot be set")
+        self.registers[register] = word
+
+    def get_register_real(self, register: int, *, exact: bool = False) -> float | Fraction:
+        return self._real(self.registers[register], exact)
+
+    def set_register_real(self, register: int, value: float | Fraction | str) -> None:
+        self.set_register(register, self.fmt.from_real(value))
+
+    def get_memory(self, address: int, *, signed: bool = True) -> int:
+        word = self.memory[address]
+        return self.fmt.signed(word) if signed else word
+
+    def set_memory(self, address: int, value: int) -> None:
+        if address < len(self._code_cells) and self._code_cells[address]:
+            raise ValueError(f"address {address} holds an instruction "
+                             f"({self._where(address)})")
+        self.memory[address] = value & self.fmt.mask
+
+    def get_memory_real(self, address: int, *, exact: bool = False) -> float | Fraction:
+        return self._real(self.memory[address], exact)
+
+    def set_memory_real(self, address: int, value: float | Fraction | str) -> None:
+        self.set_memory(address, self.fmt.from_real(value))
+
+    def get(self, name: str, *, exact: bool = False) -> int | float | Fraction:
+        """A declared name's value: a real if it is fixed point, else a signed integer."""
+        declared = self._declared(name)
+        word = (self.registers[declared.register] if declared.register is not None
+                else self.memory[declared.address])
+        return self._real(word, exact) if declared.fixed else self.fmt.signed(word)
+
+    def set(self, name: str, value: int | float | Fraction | str) -> None:
+        """Set a declared name: reals for fixed-point names, integers otherwise."""
+        declared = self._declared(name)
+        word = self.fmt.from_real(value) if declared.fixed else int(value)
+        if declared.register is not None:
+            self.set_register(declared.register, word)
+        else:
+            self.set_memory(declared.address, word)
+
+    def _declared(self, name: str):
+        try:
+            return self.image.names[name]
+        except KeyError:
+            known = ", ".join(sorted(self.image.names)) or "none"
+            raise KeyError(f"{name!r} is not a declared name (declared: {known})") from None
+
+    def _real(self, word: int, exact: bool) -> float | Fraction:
+        return self.fmt.to_fraction(word) if exact else self.fmt.to_real(word)
+
+
+def _place_in_block(exc: BaseException, compiled: CompiledBlocks) -> BlockPlace | None:
+    """The instruction of a generated block that raised ``exc`` (by traceback line)."""
+    place = None
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == compiled.filename:
+            place = compiled.line_map.get(tb.tb_lineno, place)
+        tb = tb.tb_next
+    return place
+

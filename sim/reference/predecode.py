@@ -1,0 +1,150 @@
+"""Pre-decoding: every code cell of an image, decoded once into table semantics.
+
+For each address the simulator needs the table entry, its operand values, the
+entry's ``forward`` and ``backward`` templates with the operands substituted
+(``{a}`` -> register number, ``{imm}`` -> the immediate as a W-bit word,
+``{amt}``, ``{k}``, ``{off}``), and, when the cell cannot execute, why not.
+Nothing here knows a mnemonic: all behaviour comes from ``isa/table.py``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import CodeType
+
+from revasm.assembler.image import Image
+from revasm.isa.codec import IllegalInstruction, decode
+from revasm.isa.fixed_point import WordFormat
+from revasm.isa.instruction import Instruction
+
+#: Control kinds the block compiler places inside a block; START and FINISH
+#: (which may halt the machine) always run on the single-step path.
+BLOCK_CONTROL_KINDS = ("branch", "rbra", "swapbr")
+
+
+@dataclass
+class Decoded:
+    """One code cell: the entry, its operands, its two statements, or why it is illegal."""
+
+    pc: int
+    instruction: Instruction | None
+    operands: dict[str, int]
+    forward: str
+    backward: str
+    text: str
+    illegal: str | None = None
+    _code: dict[int, CodeType] = field(default_factory=dict, repr=False)
+
+    @property
+    def kind(self) -> str:
+        return self.instruction.kind if self.instruction else "illegal"
+
+    @property
+    def cycles(self) -> int:
+        return self.instruction.cycles if self.instruction else 0
+
+    @property
+    def is_data(self) -> bool:
+        return self.illegal is None and self.kind == "data"
+
+    @property
+    def in_blocks(self) -> bool:
+        """Whether generated blocks may contain this instruction."""
+        return self.illegal is None and (self.kind == "data" or self.kind in BLOCK_CONTROL_KINDS)
+
+    def statement(self, direction: int) -> str:
+        return self.forward if direction > 0 else self.backward
+
+    def code(self, direction: int) -> CodeType:
+        """The statement compiled on its own, for the single-step path."""
+        code = self._code.get(direction)
+        if code is None:
+            code = _compile_statement(self.statement(direction))
+            self._code[direction] = code
+        return code
+
+
+_STATEMENT_CACHE: dict[str, CodeType] = {}
+
+
+def _compile_statement(source: str) -> CodeType:
+    code = _STATEMENT_CACHE.get(source)
+    if code is None:
+        if len(_STATEMENT_CACHE) > 50_000:
+            _STATEMENT_CACHE.clear()
+        code = compile(source, "<revasm instruction>", "exec")
+        _STATEMENT_CACHE[source] = code
+    return code
+
+
+def operand_values(ins: Instruction, operands: dict[str, int], fmt: WordFormat) -> dict[str, int]:
+    """What a template's placeholders stand for: the immediate becomes a W-bit word."""
+    values = dict(operands)
+    if "imm" in values:
+        values["imm"] = values["imm"] & fmt.mask
+    return values
+
+
+def instruction_text(ins: Instruction, operands: dict[str, int], pc: int,
+                     labels: dict[int, str] | None = None) -> str:
+    """Assembly text of a decoded instruction, e.g. ``BNE $3 $5 loop``.
+
+    Branch offsets are shown as their target (a label if one names it), as
+    the assembler's source would write them.
+    """
+    parts = [ins.mnemonic]
+    for name, kind in zip(ins.operand_names, ins.operand_kinds):
+        value = operands[name]
+        if kind == "reg":
+            parts.append(f"${value}")
+        elif kind == "off":
+            target = pc + value
+            label = labels.get(target) if labels else None
+            parts.append(label if label else str(target))
+        else:
+            parts.append(str(value))
+    return " ".join(parts)
+
+
+def _problem(ins: Instruction, operands: dict[str, int]) -> str | None:
+    """Operands the table forbids: writing $0, or aliasing ``distinct`` registers.
+
+    Both would break reversibility (``SWAP $0 $5`` loses $5, ``ADD $3 $3``
+    cannot be undone), so the machine refuses to execute them, as the
+    assembler refuses to assemble them.
+    """
+    for name in ins.writes:
+        if operands.get(name) == 0:
+            return f"it writes ${name} = $0, which always reads zero"
+    for first, second in ins.distinct:
+        if operands[first] == operands[second]:
+            return (f"operands {first} and {second} must be different registers "
+                    f"(both are ${operands[first]})")
+    return None
+
+
+def decode_cell(image: Image, pc: int, fmt: WordFormat,
+                labels: dict[int, str] | None = None) -> Decoded:
+    word = image.words[pc]
+    if not image.is_code[pc]:
+        return Decoded(pc, None, {}, "", "", f"DATA {word}",
+                       illegal="holds a DATA cell, not an instruction")
+    try:
+        ins, operands = decode(word & 0xFFFFFFFF)
+    except IllegalInstruction as exc:
+        return Decoded(pc, None, {}, "", "", f"word {word & 0xFFFFFFFF:#010x}",
+                       illegal=f"word {word & 0xFFFFFFFF:#010x} is not an instruction: {exc}")
+    text = instruction_text(ins, operands, pc, labels)
+    values = operand_values(ins, operands, fmt)
+    problem = _problem(ins, operands)
+    return Decoded(pc, ins, operands, ins.forward.format(**values),
+                   ins.backward.format(**values), text,
+                   illegal=f"{text} is illegal: {problem}" if problem else None)
+
+
+def decode_image(image: Image) -> list[Decoded]:
+    """Every cell of the image, decoded (DATA cells and bad words marked illegal)."""
+    fmt = WordFormat(image.width)
+    labels: dict[int, str] = {}
+    for name, address in sorted(image.symbols.items()):
+        labels.setdefault(address, name)
+    return [decode_cell(image, pc, fmt, labels) for pc in range(len(image))]

@@ -1,0 +1,381 @@
+"""Random valid programs, built directly as :class:`Image` s (no assembler needed).
+
+Shared by every engine's tests: each strategy draws a :class:`ProgramCase`
+(an image plus the initial register and memory values to load) that runs
+forward from START to FINISH and back again without an uncaught jump.
+Arithmetic faults (division by zero, log of a negative, ...) are possible
+outcomes of some programs; tests then check determinism instead.
+
+* :func:`straight_line_programs` -- every ``data``-kind table entry with valid
+  operands (``distinct`` respected, ``$0`` never written, EXCH pointing at DATA
+  cells through reserved pointer registers);
+* :func:`structured_programs` -- nested paired-branch loops with bounded trip
+  counts, if/else diamonds over every conditional branch kind, and calls /
+  uncalls of procedures through a SWAPBR portal (ROOPL's convention:
+  ``f_top: BRA f_bot; f: SWAPBR $ro; NEG $ro; body; f_bot: BRA f_top``, the
+  caller ``BRA f`` to call or ``RBRA f`` to uncall).
+
+Register plan (so that generated control flow stays valid):
+
+* ``$1..$8``   general data, also diamond conditions;
+* ``$9..$14``  general data, the only registers procedure bodies write;
+* ``$15``      a positive fixed-point constant (safe divisor / log argument);
+* ``$16,$17``  EXCH pointers to the DATA area (never written after the prologue);
+* ``$18..$25`` loop counters and limits (one pair per loop, never shared);
+* ``$26..$31`` procedure return-offset registers (one per procedure).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hypothesis import strategies as st
+
+from revasm.assembler.image import Image, SourceLocation
+from revasm.isa import INSTRUCTIONS, encode, lookup, word_format
+from revasm.isa.instruction import Instruction
+
+GENERAL = tuple(range(1, 15))
+CONDITION_REGISTERS = tuple(range(1, 9))
+PROCEDURE_WRITES = tuple(range(9, 15))
+SAFE_POSITIVE = 15
+POINTERS = (16, 17)
+LOOP_REGISTERS = tuple(range(18, 26))
+LINK_REGISTERS = tuple(range(26, 32))
+DATA_CELLS = 4
+
+#: Every data-kind instruction of the table.
+DATA_INSTRUCTIONS: tuple[Instruction, ...] = tuple(i for i in INSTRUCTIONS if i.kind == "data")
+
+#: Conditional branches and the branch whose condition is their negation.
+NEGATION = {"BEQ": "BNE", "BNE": "BEQ", "BGEZ": "BLTZ", "BLTZ": "BGEZ",
+            "BGTZ": "BLEZ", "BLEZ": "BGTZ"}
+
+
+# --- building images by hand ------------------------------------------------------
+
+@dataclass
+class ProgramBuilder:
+    """A tiny assembler for tests: instructions by mnemonic, labels, DATA cells.
+
+    Register operands are numbers, branch targets labels (or absolute
+    addresses); the result is an :class:`Image` with a location per cell so
+    fault messages name lines (line = address + 1).
+    """
+
+    width: int = 32
+    file: str = "<generated>"
+    cells: list[tuple[str, tuple, str | None]] = field(default_factory=list)
+    labels: dict[str, int] = field(default_factory=dict)
+
+    def here(self) -> int:
+        return len(self.cells)
+
+    def label(self, name: str) -> ProgramBuilder:
+        if name in self.labels:
+            raise ValueError(f"label {name} defined twice")
+        self.labels[name] = len(self.cells)
+        return self
+
+    def op(self, mnemonic: str, *operands: int | str) -> ProgramBuilder:
+        self.cells.append(("op", (mnemonic, operands), None))
+        return self
+
+    def data(self, value: int) -> ProgramBuilder:
+        self.cells.append(("data", (value,), None))
+        return self
+
+    def build(self) -> Image:
+        fmt = word_format(self.width)
+        words, is_code, locations = [], [], {}
+        entry = finish = None
+        for pc, (what, payload, _) in enumerate(self.cells):
+            if what == "data":
+                (value,) = payload
+                words.append(value & fmt.mask)
+                is_code.append(False)
+                text = f"DATA {value}"
+            else:
+                mnemonic, operands = payload
+                ins = lookup(mnemonic)
+                if ins is None:
+                    raise ValueError(f"unknown mnemonic {mnemonic}")
+                values = {}
+                shown = []
+                for name, kind, operand in zip(ins.operand_names, ins.operand_kinds, operands,
+                                               strict=True):
+                    if kind == "off":
+                        target = self.labels[operand] if isinstance(operand, str) else operand
+                        values[name] = target - pc
+                        shown.append(str(operand))
+                    elif isinstance(operand, str):  # an address: "label" or "-label"
+                        negative = operand.startswith("-")
+                        address = self.labels[operand.lstrip("-")]
+                        values[name] = -address if negative else address
+                        shown.append(operand)
+                    else:
+                        values[name] = operand
+                        shown.append(f"${operand}" if kind == "reg" else str(operand))
+                words.append(encode(ins, values))
+                is_code.append(True)
+                text = " ".join([ins.mnemonic, *shown])
+                if ins.kind == "start" and entry is None:
+                    entry = pc
+                if ins.kind == "finish":
+                    finish = pc
+            names = [n for n, a in self.labels.items() if a == pc]
+            prefix = f"{names[0]}: " if names else ""
+            locations[pc] = SourceLocation(self.file, pc + 1, 1, prefix + text)
+        return Image(width=self.width, words=words, is_code=is_code,
+                     entry=entry if entry is not None else 0, finish=finish,
+                     symbols=dict(self.labels), locations=locations)
+
+
+@dataclass
+class ProgramCase:
+    """A generated program and the initial values a test loads before running it."""
+
+    image: Image
+    registers: dict[int, int] = field(default_factory=dict)
+    memory: dict[int, int] = field(default_factory=dict)
+    description: str = ""
+
+    def load(self, machine) -> None:
+        """Put the initial values into any engine with ``registers``/``memory`` lists."""
+        mask = (1 << self.image.width) - 1
+        for register, value in self.registers.items():
+            machine.registers[register] = value & mask
+        for address, value in self.memory.items():
+            machine.memory[address] = value & mask
+
+
+# --- operands ---------------------------------------------------------------------------
+
+def _word(width: int) -> st.SearchStrategy[int]:
+    """Register/memory values: small, fixed-point-ish and arbitrary words."""
+    fmt = word_format(width)
+    return st.one_of(
+        st.integers(-40, 40),
+        st.integers(-8 * fmt.one, 8 * fmt.one),
+        st.integers(fmt.min_signed, fmt.max_signed),
+    )
+
+
+@st.composite
+def data_instruction(draw, width: int, writable: tuple[int, ...],
+                     readable: tuple[int, ...] = tuple(range(0, 32)),
+                     instructions: tuple[Instruction, ...] = DATA_INSTRUCTIONS):
+    """One data instruction as (mnemonic, operands) that the table allows.
+
+    Written registers come from ``writable``; EXCH exchanges with a DATA cell
+    through a pointer register; divisors and function arguments are often the
+    positive constant register, so that most programs do not fault.
+    """
+    ins = draw(st.sampled_from(instructions))
+    fmt = word_format(width)
+    operands: dict[str, int] = {}
+    for name, kind in zip(ins.operand_names, ins.operand_kinds):
+        if kind == "reg":
+            if ins.mnemonic == "EXCH" and name == "b":
+                operands[name] = draw(st.sampled_from(POINTERS))
+            elif name in ins.writes:
+                operands[name] = draw(st.sampled_from(writable))
+            elif ins.extension and name in ("b", "c") and draw(st.booleans()):
+                operands[name] = SAFE_POSITIVE
+            else:
+                operands[name] = draw(st.sampled_from(readable))
+        elif kind == "imm":
+            operands[name] = draw(st.integers(-(1 << 15), (1 << 15) - 1))
+        elif kind == "amt":
+            operands[name] = draw(st.integers(0, fmt.width - 1))
+        elif kind == "k":
+            operands[name] = draw(st.integers(1, fmt.width // 16 - 1))
+    for first, second in ins.distinct:
+        if operands[first] == operands[second]:
+            # Re-pick the operand that is not written (the written one has fewer choices).
+            victim = second if first in ins.writes else first
+            choices = [r for r in (writable if victim in ins.writes else readable)
+                       if r != operands[first if victim == second else second]
+                       and all(operands.get(o) != r for f, s in ins.distinct
+                               for o in (f, s) if victim in (f, s) and o != victim)]
+            operands[victim] = draw(st.sampled_from(choices))
+    return ins.mnemonic, tuple(operands[name] for name in ins.operand_names)
+
+
+def _prologue(builder: ProgramBuilder, width: int) -> None:
+    """START, the pointer registers and the positive constant."""
+    fmt = word_format(width)
+    builder.op("START")
+    builder.op("ADDI", POINTERS[0], 0)  # patched to the DATA area by _epilogue
+    builder.op("ADDI", POINTERS[1], 0)
+    builder.op("ADDIS", SAFE_POSITIVE, 1, 1)   # 1.0 at Q16.16; at Q32.32 it is 2^-16
+    builder.op("ADDI", SAFE_POSITIVE, 0x1234)  # so it is positive and non-zero either way
+    del fmt
+
+
+def _finish(builder: ProgramBuilder, draw, width: int, *, finish: bool = True) -> dict[int, int]:
+    """FINISH, the DATA area (with random initial contents); patch the pointers."""
+    if finish:
+        builder.op("FINISH")
+    builder.label("data_area")
+    base = builder.here()
+    for _ in range(DATA_CELLS):
+        builder.data(0)
+    first, second = draw(st.integers(0, DATA_CELLS - 1)), draw(st.integers(0, DATA_CELLS - 1))
+    builder.cells[1] = ("op", ("ADDI", (POINTERS[0], base + first)), None)
+    builder.cells[2] = ("op", ("ADDI", (POINTERS[1], base + second)), None)
+    values = draw(st.lists(_word(width), min_size=DATA_CELLS, max_size=DATA_CELLS))
+    return {base + i: v for i, v in enumerate(values)}
+
+
+def _initial_registers(draw, width: int) -> dict[int, int]:
+    values = draw(st.lists(_word(width), min_size=len(GENERAL), max_size=len(GENERAL)))
+    return dict(zip(GENERAL, values))
+
+
+widths = st.sampled_from((32, 64))
+
+
+@st.composite
+def straight_line_programs(draw, width: int | None = None, max_length: int = 24):
+    """START, a prologue, a random run of data instructions, FINISH, DATA cells."""
+    width = width if width is not None else draw(widths)
+    builder = ProgramBuilder(width)
+    _prologue(builder, width)
+    count = draw(st.integers(0, max_length))
+    for _ in range(count):
+        mnemonic, operands = draw(data_instruction(width, GENERAL))
+        builder.op(mnemonic, *operands)
+    memory = _finish(builder, draw, width)
+    return ProgramCase(builder.build(), _initial_registers(draw, width), memory,
+                       f"straight line of {count} instructions, W={width}")
+
+
+# --- structured programs ---------------------------------------------------------------
+
+@dataclass
+class _Context:
+    """What a statement being generated may do."""
+
+    writable: tuple[int, ...]
+    depth: int
+    callable_from: int  # procedures with index >= this may be called
+
+
+class _Structure:
+    """Shared state of one structured program being drawn."""
+
+    def __init__(self, draw, width: int, builder: ProgramBuilder, procedures: int) -> None:
+        self.draw = draw
+        self.width = width
+        self.builder = builder
+        self.loop_registers = list(LOOP_REGISTERS)
+        self.procedures = procedures
+        self.counter = 0
+
+    def fresh(self, stem: str) -> str:
+        self.counter += 1
+        return f"{stem}{self.counter}"
+
+    def statements(self, ctx: _Context, budget: int) -> None:
+        count = self.draw(st.integers(0, budget))
+        for _ in range(count):
+            self.statement(ctx)
+
+    def statement(self, ctx: _Context) -> None:
+        choices = ["data", "data", "data"]
+        if ctx.depth < 3:
+            choices += ["diamond"]
+            if len(self.loop_registers) >= 2:
+                choices += ["loop"]
+        if ctx.callable_from < self.procedures:
+            choices += ["call"]
+        kind = self.draw(st.sampled_from(choices))
+        if kind == "data":
+            mnemonic, operands = self.draw(data_instruction(self.width, ctx.writable))
+            self.builder.op(mnemonic, *operands)
+        elif kind == "diamond":
+            self.diamond(ctx)
+        elif kind == "loop":
+            self.loop(ctx)
+        else:
+            self.call(ctx)
+
+    def diamond(self, ctx: _Context) -> None:
+        """if P then A else B, with P on registers neither arm writes.
+
+        ``p0: B[P] else; A; p1: BRA join; else: B[P] p0; B; join: B[not P] p1``.
+        The jump from p0 lands on ``else``, whose own P (still true) cancels
+        it; the jump from p1 lands on ``join``, whose not-P (still true, since
+        A left the condition registers alone) cancels it.
+        """
+        branch = self.draw(st.sampled_from(sorted(NEGATION)))
+        ins = lookup(branch)
+        registers = tuple(self.draw(st.sampled_from((0,) + CONDITION_REGISTERS))
+                          for name, kind in zip(ins.operand_names, ins.operand_kinds)
+                          if kind == "reg")
+        inner = _Context(tuple(r for r in ctx.writable if r not in registers), ctx.depth + 1,
+                         ctx.callable_from)
+        p0, p1 = self.fresh("if"), self.fresh("then_end")
+        other, join = self.fresh("else"), self.fresh("join")
+        b = self.builder
+        b.label(p0).op(branch, *registers, other)
+        self.statements(inner, 3)
+        b.label(p1).op("BRA", join)
+        b.label(other).op(branch, *registers, p0)
+        self.statements(inner, 3)
+        b.label(join).op(NEGATION[branch], *registers, p1)
+
+    def loop(self, ctx: _Context) -> None:
+        """A counted loop run ``trips`` times, leaving its counter and limit at zero.
+
+        ``ADDI lim n; top: B[i != 0] bot; body; ADDI i 1; bot: BNE i lim top;
+        SUB i lim; ADDI lim -n`` -- the entry branch is BNE or BGTZ (i >= 0).
+        """
+        counter, limit = self.loop_registers.pop(), self.loop_registers.pop()
+        trips = self.draw(st.integers(1, 3))
+        top, bottom = self.fresh("loop"), self.fresh("until")
+        b = self.builder
+        b.op("ADDI", limit, trips)
+        b.label(top)
+        if self.draw(st.booleans()):
+            b.op("BNE", counter, 0, bottom)
+        else:
+            b.op("BGTZ", counter, bottom)
+        self.statements(_Context(ctx.writable, ctx.depth + 1, ctx.callable_from), 3)
+        b.op("ADDI", counter, 1)
+        b.label(bottom).op("BNE", counter, limit, top)
+        b.op("SUB", counter, limit)
+        b.op("ADDI", limit, -trips)
+
+    def call(self, ctx: _Context) -> None:
+        index = self.draw(st.integers(ctx.callable_from, self.procedures - 1))
+        how = self.draw(st.sampled_from(("BRA", "RBRA")))
+        self.builder.op(how, f"proc{index}")
+
+    def procedure(self, index: int) -> None:
+        """ROOPL's portal: ``top: BRA bot; proc: SWAPBR $ro; NEG $ro; body; bot: BRA top``."""
+        b = self.builder
+        link = LINK_REGISTERS[index]
+        b.label(f"proc{index}_top").op("BRA", f"proc{index}_bot")
+        b.label(f"proc{index}").op("SWAPBR", link)
+        b.op("NEG", link)
+        self.statements(_Context(PROCEDURE_WRITES, 1, index + 1), 4)
+        b.label(f"proc{index}_bot").op("BRA", f"proc{index}_top")
+
+
+@st.composite
+def structured_programs(draw, width: int | None = None):
+    """Loops, diamonds and calls/uncalls nested at random, with data instructions between."""
+    width = width if width is not None else draw(widths)
+    builder = ProgramBuilder(width)
+    procedures = draw(st.integers(0, len(LINK_REGISTERS)))
+    structure = _Structure(draw, width, builder, procedures)
+    _prologue(builder, width)
+    structure.statements(_Context(GENERAL, 0, 0), 6)
+    builder.op("FINISH")
+    for index in range(procedures):
+        structure.procedure(index)
+    memory = _finish(builder, draw, width, finish=False)
+    return ProgramCase(builder.build(), _initial_registers(draw, width), memory,
+                       f"structured program with {procedures} procedures, W={width}")
+
