@@ -29,6 +29,7 @@ from .diagnostics import AssemblyError, Diagnostic, DiagnosticLog
 from .directives import DECLARATION_ROLES, DIRECTIVES, VALUE_TYPES, lookup_directive
 from .image import DeclaredName, Image, SourceLocation
 from .lexer import Token, source_lines
+from .literals import is_real
 from .operands import OperandError, Scope, field_range, is_register, range_text, register, value
 from .parser import NAME, Statement, parse_source
 from .pseudo_instructions import PSEUDO_BY_MNEMONIC, PseudoInstruction, lookup_pseudo
@@ -378,7 +379,7 @@ class _Assembly:
                         raise OperandError(
                             f"branch offset {offset} (from pc {pc} to "
                             f"{self._describe_target(token, target)}) does not fit "
-                            f"{ins.mnemonic}'s {fld.width}-bit offset field "
+                            f"{ins.mnemonic}'s signed {fld.width}-bit offset field "
                             f"({range_text(low, high)})")
                     operands[fld.name] = offset
                     jumps.append(_Jump(pc, target, token, statement.line))
@@ -399,7 +400,8 @@ class _Assembly:
             return number
         if kind == "imm":
             raise OperandError(
-                f"immediate {number} does not fit {mnemonic}'s signed {fld.width}-bit field "
+                f"immediate {self._shown(token, number)} does not fit {mnemonic}'s signed "
+                f"{fld.width}-bit field "
                 f"({range_text(low, high)}); load larger constants with the LI "
                 f"pseudo-instruction (LI $r {token.text} adds {token.text} to $r)")
         if kind == "amt":
@@ -407,6 +409,14 @@ class _Assembly:
                                f"at word width {self.fmt.width}")
         raise OperandError(f"lane k={number} is out of range {range_text(low, high)} at word "
                            f"width {self.fmt.width} ({mnemonic} adds imm << 16k)")
+
+    def _shown(self, token: Token, number: int) -> str:
+        """How a message shows an operand's value: ``70000``, ``0.5 (raw 32768 in Q16.16)``."""
+        if is_real(token.text):
+            return f"{token.text} (raw {number} in {self.fmt.name})"
+        if token.text == str(number):
+            return token.text
+        return f"{token.text} = {number}"
 
     def _registers_ok(self, ins: Instruction, operands: dict[str, int], statement: Statement,
                       tokens: dict[str, Token], written_as: str = "") -> bool:
@@ -431,7 +441,8 @@ class _Assembly:
                     hint = "" if spec.kind == "word" else \
                         "; load larger constants with the LI pseudo-instruction"
                     raise OperandError(
-                        f"{item.pseudo.mnemonic} value {number} is out of range "
+                        f"{item.pseudo.mnemonic} value {self._shown(token, number)} is out of "
+                        f"range "
                         f"{range_text(low, high)} at word width {self.fmt.width}{hint}")
                 operands[spec.name] = number
             except OperandError as exc:
@@ -578,7 +589,8 @@ class _Assembly:
         low, high = field_range("word", None, self.fmt.width)
         if not low <= number <= high:
             self._error(statement.line, token,
-                        f"{what} {number} does not fit a {self.fmt.width}-bit word "
+                        f"{what} {self._shown(token, number)} does not fit a "
+                        f"{self.fmt.width}-bit word "
                         f"({range_text(low, high)})")
             return None
         return self.fmt.wrap(number)
