@@ -595,7 +595,7 @@ def main() -> None:
             worst, where, seconds = measure(name, width, args.points, args.seed)
             per_call = seconds * 1e6
             bound = ERROR_BOUND_ULP.get((name, width), float("nan"))
-            print(f"{name:8} {width:>3} {ERROR_METRIC[name]:6} {worst:10.4f} {bound:7.3g} {per_call:8.1f}  {where}",
+            print(f"{name:8} {width:>3} {ERROR_METRIC[name]:6} {worst:10.5f} {bound:7.3g} {per_call:8.1f}  {where}",
                   flush=True)
 
 
