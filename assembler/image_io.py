@@ -174,7 +174,7 @@ def sidecar_dict(image: Image) -> dict[str, Any]:
         "symbols": dict(image.symbols),
         "names": {
             name: {"role": d.role, "register": d.register, "address": d.address,
-                   "type": "fixed" if d.fixed else "int"}
+                   "type": "fixed" if d.fixed else "int", "default": d.default}
             for name, d in image.names.items()},
         "lines": {
             str(pc): {"file": loc.file, "line": loc.line, "column": loc.column,
@@ -218,7 +218,7 @@ def apply_sidecar(image: Image, data: dict[str, Any], has_header: bool = True) -
     try:
         names = {
             name: DeclaredName(name, d["role"], d.get("register"), d.get("address"),
-                               d.get("type", "fixed") == "fixed")
+                               d.get("type", "fixed") == "fixed", d.get("default"))
             for name, d in data.get("names", {}).items()}
         locations = {
             int(pc): SourceLocation(loc["file"], int(loc["line"]), int(loc.get("column", 1)),
