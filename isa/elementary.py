@@ -28,8 +28,8 @@ last bit shifted out is the adder's carry-in); plain floor shifts bias the
 result by about N/2 units of 2**-P, which showed up as 30-ulp errors of tan
 next to its poles.
 
-Rounding of final results is half-up on the magnitude (ties away from zero)
-unless stated otherwise.  Results that do not fit the format saturate to
+Final results are rounded once, half-up (``floor(v + 1/2)``); odd functions are
+computed on ``|x|`` and negated, so they are exactly odd (except at saturation).  Results that do not fit the format saturate to
 ``fmt.max_signed`` / ``fmt.min_signed``.  No floats are used at run time; the
 constant tables are computed once at import with :mod:`decimal` at 100 digits.
 """
@@ -87,6 +87,7 @@ def _scaled(value: Decimal, bits: int) -> int:
 
 
 _C = _decimal_constants()
+
 
 def _half(i: int) -> int:
     """The rounding constant of a right shift by i: 2**(i-1) (0 for i = 0)."""
@@ -323,7 +324,7 @@ def _exp_from_p(z: int, t: _Tables) -> int:
     if z <= -lim:
         return 0
     k, c, s = _exp_parts(z, t)
-    if k >= t.width - t.frac:  # exp(z) >= 2**(W-F) / sqrt2 * ... > max
+    if k >= t.width - t.frac:  # exp(z) >= 2**(W-F-1/2) > max_signed * 2**-F
         return t.max_signed
     if k <= -t.frac - 2:  # exp(z) < sqrt2 * 2**-(F+2) < half an ulp
         return 0
