@@ -315,3 +315,13 @@ def test_windows_line_ends_and_a_byte_order_mark_are_accepted():
 def test_every_example_assembles(path):
     image = assemble_file(path)
     assert image.entry is not None and len(image) > 0
+
+
+def test_the_example_in_the_language_docs_assembles():
+    import re
+    from pathlib import Path
+    docs = Path(__file__).parent.parent / "docs" / "assembly.md"
+    block = re.search(r"```\n(;; pendulum pal file.*?)```", docs.read_text(), re.S).group(1)
+    image = assemble(block, "doc.pal")
+    assert image.symbols == {"top": 4, "bottom": 10, "n_cell": 15}
+    assert image.names["n"].address == 15 and not image.names["fib"].fixed
