@@ -24,13 +24,14 @@ from revasm.isa.codec import BY_MNEMONIC, encode, lookup
 from revasm.isa.fixed_point import WordFormat
 from revasm.isa.instruction import Instruction
 
-from .checks import JUMP_KINDS, Placed, catch_problem, register_problems
+from .checks import Placed, catch_problem, register_problems
+from .context import Context
+from .declarations import declared_names
 from .diagnostics import AssemblyError, Diagnostic, DiagnosticLog
-from .directives import DECLARATION_ROLES, DIRECTIVES, VALUE_TYPES, lookup_directive
-from .image import DeclaredName, Image, SourceLocation
+from .directives import DIRECTIVES, lookup_directive
+from .image import Image, SourceLocation
 from .lexer import Token, source_lines
-from .literals import is_real
-from .operands import OperandError, Scope, field_range, is_register, range_text, register, value
+from .operands import OperandError, Scope, field_range, range_text, register, value
 from .parser import NAME, Statement, parse_source
 from .pseudo_instructions import PSEUDO_BY_MNEMONIC, PseudoInstruction, lookup_pseudo
 
@@ -38,7 +39,6 @@ DEFAULT_WIDTH = 32
 WIDTHS = (32, 64)
 #: A data cell: ``DATA value`` (Haulund 2016, as PendVM reads it).
 DATA_MNEMONIC = "DATA"
-_LAYOUT_ROUNDS = 16
 
 
 def assemble(source: str, filename: str = "<source>", width: int | None = None) -> Image:
@@ -90,7 +90,7 @@ class _Jump:
 
 
 @dataclass
-class _Assembly:
+class _Assembly(Context):
     source: str
     filename: str
     requested_width: int | None
@@ -116,40 +116,17 @@ class _Assembly:
                 continue  # the landing line has errors of its own
             problem = catch_problem(jump.pc, jump.target, code, data, len(words))
             if problem:
-                self._error(jump.line, jump.token,
-                            f"jump target {self._describe_target(jump.token, jump.target)} "
-                            f"{problem}")
+                self.error(jump.line, jump.token,
+                           f"jump target {self.describe_target(jump.token, jump.target)} "
+                           f"{problem}")
         entry = self._entry(code, data, len(words))
         finish = min((pc for pc, placed in code.items() if placed.ins.kind == "finish"),
                      default=None)
-        names = self._declared_names(code, len(words))
+        names = declared_names(self, self.declarations, code)
         self.log.raise_if_errors()
         return Image(width=self.fmt.width, words=words, is_code=is_code, entry=entry,
                      finish=finish, symbols=dict(self.scope.labels), locations=locations,
                      names=names, source_file=self.filename)
-
-    # --- helpers ---------------------------------------------------------------
-
-    def _error(self, line: int, token: Token | int, message: str) -> None:
-        column = token if isinstance(token, int) else token.column
-        self.log.error(line, column, message)
-
-    @staticmethod
-    def _describe_target(token: Token, target: int) -> str:
-        return f"pc {target}" if token.text.lstrip("+-")[:1].isdigit() else \
-            f"{token.text!r} (pc {target})"
-
-    def _operand_count(self, statement: Statement, wanted: tuple[int, int], syntax: str) -> bool:
-        low, high = wanted
-        got = len(statement.operands)
-        if low <= got <= high:
-            return True
-        count = str(low) if low == high else f"{low} to {high}"
-        plural = "" if high == 1 else "s"
-        message = f"{syntax.split()[0]} takes {count} operand{plural} ({syntax}), got {got}"
-        column = statement.operands[high].column if got > high else statement.end_column()
-        self.log.error(statement.line, column, message)
-        return False
 
     # --- pass 1: width -----------------------------------------------------------
 
@@ -160,22 +137,22 @@ class _Assembly:
                 continue
             if statement.labels:
                 continue  # reported with the other directives
-            if not self._operand_count(statement, (1, 1), DIRECTIVES[".width"].syntax):
+            if not self.operand_count(statement, (1, 1), DIRECTIVES[".width"].syntax):
                 continue
             token = statement.operands[0]
             if token.text not in ("32", "64"):
-                self._error(statement.line, token,
-                            f".width must be 32 or 64, not {token.text!r}")
+                self.error(statement.line, token,
+                           f".width must be 32 or 64, not {token.text!r}")
                 continue
             width = int(token.text)
             if declared and declared[0] != width:
-                self._error(statement.line, token, f".width {width} conflicts with .width "
-                            f"{declared[0]} on line {declared[1].line}")
+                self.error(statement.line, token, f".width {width} conflicts with .width "
+                           f"{declared[0]} on line {declared[1].line}")
                 continue
             if self.requested_width is not None and self.requested_width != width:
-                self._error(statement.line, token,
-                            f"this file declares .width {width}, but width "
-                            f"{self.requested_width} was requested")
+                self.error(statement.line, token,
+                           f"this file declares .width {width}, but width "
+                           f"{self.requested_width} was requested")
                 continue
             declared = declared or (width, statement)
         if self.requested_width is not None:
@@ -188,9 +165,9 @@ class _Assembly:
         for statement in statements:
             if statement.is_directive:
                 for label in statement.labels:
-                    self._error(statement.line, label,
-                                f"label {label.text!r} cannot name a directive; put it on an "
-                                "instruction or DATA line")
+                    self.error(statement.line, label,
+                               f"label {label.text!r} cannot name a directive; put it on an "
+                               "instruction or DATA line")
                 self._directive(statement)
                 continue
             for label in statement.labels:
@@ -201,10 +178,10 @@ class _Assembly:
     def _define_label(self, token: Token, line: int) -> None:
         name = token.text
         if name in self.labels:
-            self._error(line, token, f"label {name!r} is already defined on line "
+            self.error(line, token, f"label {name!r} is already defined on line "
                                      f"{self.labels[name].line}")
         elif name in self.constant_lines:
-            self._error(line, token, f"{name!r} is already a constant (line "
+            self.error(line, token, f"{name!r} is already a constant (line "
                                      f"{self.constant_lines[name]})")
         else:
             self.labels[name] = _Label(name, len(self.items), token, line)
@@ -216,16 +193,16 @@ class _Assembly:
             close = difflib.get_close_matches(head.text.lower(), list(DIRECTIVES), n=1)
             hint = f"; did you mean {close[0]}?" if close else \
                 f" (directives: {', '.join(DIRECTIVES)})"
-            self._error(statement.line, head, f"unknown directive {head.text!r}{hint}")
+            self.error(statement.line, head, f"unknown directive {head.text!r}{hint}")
             return
         if directive.name == ".width":
             return  # read before everything else
-        if not self._operand_count(statement, (directive.min_operands, directive.max_operands),
-                                   directive.syntax):
+        if not self.operand_count(statement, (directive.min_operands, directive.max_operands),
+                                  directive.syntax):
             return
         if directive.name == ".start":
             if self.start_directive is not None:
-                self._error(statement.line, head, f"a second .start (the first is on line "
+                self.error(statement.line, head, f"a second .start (the first is on line "
                                                   f"{self.start_directive.line})")
             else:
                 self.start_directive = statement
@@ -238,28 +215,29 @@ class _Assembly:
         name_token, value_token = statement.operands
         name = name_token.text
         if not NAME.match(name):
-            self._error(statement.line, name_token, f"invalid constant name {name!r}")
+            self.error(statement.line, name_token, f"invalid constant name {name!r}")
             return
         if name in self.constant_lines or name in self.labels:
             first = self.constant_lines.get(name) or self.labels[name].line
-            self._error(statement.line, name_token, f"{name!r} is already defined on line {first}")
+            self.error(statement.line, name_token, f"{name!r} is already defined on line {first}")
             return
         bare = value_token.text.lstrip("-")
         if bare in self.labels or (NAME.match(bare) and bare not in self.scope.constants):
-            self._error(statement.line, value_token,
-                        f"a constant's value must be a number or an earlier constant; "
-                        f"{value_token.text!r} is not")
+            self.error(statement.line, value_token,
+                       f"a constant's value must be a number or an earlier constant; "
+                       f"{value_token.text!r} is not")
             return
         try:
             number = value(value_token, self.scope)
         except OperandError as exc:
-            self._error(statement.line, value_token, str(exc))
+            self.error(statement.line, value_token, str(exc))
             return
         low, high = field_range("word", None, self.fmt.width)
         if not low <= number <= high:
-            self._error(statement.line, value_token,
-                        f"constant {number} does not fit a {self.fmt.width}-bit word "
-                        f"({range_text(low, high)})")
+            self.error(statement.line, value_token,
+                       f"constant {self.shown(value_token, number)} does not fit a "
+                       f"{self.fmt.width}-bit word "
+                       f"({range_text(low, high)})")
             return
         self.scope.constants[name] = number
         self.constant_lines[name] = statement.line
@@ -269,22 +247,22 @@ class _Assembly:
         mnemonic = head.text.upper()
         if mnemonic == DATA_MNEMONIC:
             item = _Item(statement, data=True)
-            item.valid = self._operand_count(statement, (1, 1), "DATA value")
+            item.valid = self.operand_count(statement, (1, 1), "DATA value")
             return item
         ins = lookup(mnemonic)
         if ins is not None:
             item = _Item(statement, ins=ins)
-            item.valid = self._operand_count(statement, (len(ins.fields),) * 2,
-                                             _syntax(ins, head.text))
+            item.valid = self.operand_count(statement, (len(ins.fields),) * 2,
+                                            _syntax(ins, head.text))
             return item
         pseudo = lookup_pseudo(mnemonic)
         if pseudo is not None:
             item = _Item(statement, pseudo=pseudo)
             count = len(pseudo.operands)
-            item.valid = self._operand_count(statement, (count, count),
-                                             _syntax(pseudo, head.text))
+            item.valid = self.operand_count(statement, (count, count),
+                                            _syntax(pseudo, head.text))
             return item
-        self._error(statement.line, head, _unknown_mnemonic(head.text, statement))
+        self.error(statement.line, head, _unknown_mnemonic(head.text, statement))
         return _Item(statement, valid=False)
 
     def _layout(self) -> None:
@@ -293,9 +271,11 @@ class _Assembly:
         Only a pseudo-instruction can take more than one word, and how many can
         depend on a label (``LI $1 far``) whose address depends on the sizes.
         Sizes start at one word and only grow, so this reaches a fixed point
-        within a few rounds; the expansion is padded if it comes out shorter.
+        within a few rounds; an expansion that comes out shorter than its
+        place is padded (see :meth:`_expand`).
         """
-        for _ in range(_LAYOUT_ROUNDS):
+        changed = True
+        while changed:  # ends: every round grows a size, and sizes are bounded
             self._place()
             changed = False
             for item in self.items:
@@ -303,8 +283,6 @@ class _Assembly:
                     size = self._pseudo_size(item)
                     if size > item.size:
                         item.size, changed = size, True
-            if not changed:
-                return
 
     def _place(self) -> None:
         address = 0
@@ -378,7 +356,7 @@ class _Assembly:
                     if not low <= offset <= high:
                         raise OperandError(
                             f"branch offset {offset} (from pc {pc} to "
-                            f"{self._describe_target(token, target)}) does not fit "
+                            f"{self.describe_target(token, target)}) does not fit "
                             f"{ins.mnemonic}'s signed {fld.width}-bit offset field "
                             f"({range_text(low, high)})")
                     operands[fld.name] = offset
@@ -386,7 +364,7 @@ class _Assembly:
                 else:
                     operands[fld.name] = self._ranged(ins.mnemonic, kind, fld, token)
             except OperandError as exc:
-                self._error(statement.line, token, str(exc))
+                self.error(statement.line, token, str(exc))
                 ok = False
         if not ok:
             return None
@@ -400,7 +378,7 @@ class _Assembly:
             return number
         if kind == "imm":
             raise OperandError(
-                f"immediate {self._shown(token, number)} does not fit {mnemonic}'s signed "
+                f"immediate {self.shown(token, number)} does not fit {mnemonic}'s signed "
                 f"{fld.width}-bit field "
                 f"({range_text(low, high)}); load larger constants with the LI "
                 f"pseudo-instruction (LI $r {token.text} adds {token.text} to $r)")
@@ -410,19 +388,11 @@ class _Assembly:
         raise OperandError(f"lane k={number} is out of range {range_text(low, high)} at word "
                            f"width {self.fmt.width} ({mnemonic} adds imm << 16k)")
 
-    def _shown(self, token: Token, number: int) -> str:
-        """How a message shows an operand's value: ``70000``, ``0.5 (raw 32768 in Q16.16)``."""
-        if is_real(token.text):
-            return f"{token.text} (raw {number} in {self.fmt.name})"
-        if token.text == str(number):
-            return token.text
-        return f"{token.text} = {number}"
-
     def _registers_ok(self, ins: Instruction, operands: dict[str, int], statement: Statement,
                       tokens: dict[str, Token], written_as: str = "") -> bool:
         problems = register_problems(ins, operands, written_as)
         for name, message in problems:
-            self._error(statement.line, tokens[name], message)
+            self.error(statement.line, tokens[name], message)
         return not problems
 
     def _pseudo_operands(self, item: _Item, report: bool = True) -> dict[str, int]:
@@ -441,13 +411,13 @@ class _Assembly:
                     hint = "" if spec.kind == "word" else \
                         "; load larger constants with the LI pseudo-instruction"
                     raise OperandError(
-                        f"{item.pseudo.mnemonic} value {self._shown(token, number)} is out of "
+                        f"{item.pseudo.mnemonic} value {self.shown(token, number)} is out of "
                         f"range "
                         f"{range_text(low, high)} at word width {self.fmt.width}{hint}")
                 operands[spec.name] = number
             except OperandError as exc:
                 if report:
-                    self._error(statement.line, token, str(exc))
+                    self.error(statement.line, token, str(exc))
                 failed = exc
         if failed is not None:
             raise failed
@@ -475,7 +445,7 @@ class _Assembly:
         return encoded if ok else []
 
     def _data_word(self, item: _Item) -> int:
-        word = self._word_value(item.statement, item.statement.operands[0], "DATA value")
+        word = self.word_value(item.statement, item.statement.operands[0], "DATA value")
         return 0 if word is None else word
 
     # --- pass 5: entry point and declared names -----------------------------------
@@ -488,27 +458,27 @@ class _Assembly:
             try:
                 target = value(token, self.scope, reals=False, negated_names=False)
             except OperandError as exc:
-                self._error(statement.line, token, str(exc))
+                self.error(statement.line, token, str(exc))
                 return 0
-            where = self._describe_target(token, target)
+            where = self.describe_target(token, target)
             if target in data:
-                self._error(statement.line, token, f".start target {where} is a DATA cell "
+                self.error(statement.line, token, f".start target {where} is a DATA cell "
                                                    f"(line {data[target]}), not an instruction")
             elif target not in code and target not in self.unchecked:
-                self._error(statement.line, token, f".start target {where} is outside the "
+                self.error(statement.line, token, f".start target {where} is outside the "
                                                    f"program (addresses 0..{length - 1})")
             return target
         if not starts:
-            self._error(1, 1, "no entry point: the program has no START instruction and no "
+            self.error(1, 1, "no entry point: the program has no START instruction and no "
                               ".start directive")
             return 0
         for pc in starts[1:]:
             placed = code[pc]
             column = self._head_column(placed.line)
-            self._error(placed.line, column,
-                        f"a second START instruction (the first is on line "
-                        f"{code[starts[0]].line}); say which one is the entry with "
-                        ".start LABEL")
+            self.error(placed.line, column,
+                       f"a second START instruction (the first is on line "
+                       f"{code[starts[0]].line}); say which one is the entry with "
+                       ".start LABEL")
         return starts[0]
 
     def _head_column(self, line: int) -> int:
@@ -516,106 +486,6 @@ class _Assembly:
             if item.statement.line == line:
                 return item.statement.head.column
         return 1
-
-    def _declared_names(self, code: dict[int, Placed], length: int) -> dict[str, DeclaredName]:
-        names: dict[str, DeclaredName] = {}
-        lines: dict[str, int] = {}
-        for statement in self.declarations:
-            declaration = self._split_declaration(statement)
-            if declaration is None:
-                continue
-            name_token, location_token, type_token, default_token = declaration
-            name = name_token.text
-            ok = True
-            if not NAME.match(name):
-                self._error(statement.line, name_token, f"invalid name {name!r}")
-                ok = False
-            elif name in names:
-                self._error(statement.line, name_token,
-                            f"{name!r} is already declared on line {lines[name]}")
-                ok = False
-            fixed = True
-            if type_token is not None:
-                kind = type_token.text.lower()
-                if kind not in VALUE_TYPES:
-                    self._error(statement.line, type_token,
-                                f"expected 'fixed' or 'int', got {type_token.text!r}")
-                    ok = False
-                fixed = VALUE_TYPES.get(kind, True)
-            default = None
-            if default_token is not None:
-                default = self._word_value(statement, default_token, "default value")
-                ok &= default is not None
-            where = self._declared_location(statement, location_token, code, length)
-            if ok and where is not None:
-                register_number, address = where
-                role = DECLARATION_ROLES[statement.head.text.lower()]
-                names[name] = DeclaredName(name, role, register_number, address, fixed, default)
-                lines[name] = statement.line
-        return names
-
-    def _split_declaration(self, statement: Statement):
-        """NAME LOC [fixed|int] [= VALUE] -> the four tokens (None where absent)."""
-        operands = list(statement.operands)
-        default = None
-        equals = next((i for i, t in enumerate(operands) if t.text.startswith("=")), None)
-        syntax = DIRECTIVES[statement.head.text.lower()].syntax
-        if equals is not None:
-            sign = operands[equals]
-            after = operands[equals + 1:]
-            if sign.text != "=":
-                after.insert(0, Token(sign.text[1:], sign.column + 1))
-            if len(after) != 1:
-                column = after[1].column if after else statement.end_column()
-                self._error(statement.line, column,
-                            f"expected one value after '=' ({syntax})")
-                return None
-            default = after[0]
-            operands = operands[:equals]
-        if len(operands) not in (2, 3):
-            column = operands[3].column if len(operands) > 3 else statement.end_column()
-            self._error(statement.line, column, f"{statement.head.text} takes NAME LOC, an "
-                        f"optional type and an optional '= VALUE' ({syntax})")
-            return None
-        return operands[0], operands[1], operands[2] if len(operands) == 3 else None, default
-
-    def _word_value(self, statement: Statement, token: Token, what: str) -> int | None:
-        """A W-bit word (signed or unsigned range), or None after reporting why not."""
-        try:
-            number = value(token, self.scope)
-        except OperandError as exc:
-            self._error(statement.line, token, str(exc))
-            return None
-        low, high = field_range("word", None, self.fmt.width)
-        if not low <= number <= high:
-            self._error(statement.line, token,
-                        f"{what} {self._shown(token, number)} does not fit a "
-                        f"{self.fmt.width}-bit word "
-                        f"({range_text(low, high)})")
-            return None
-        return self.fmt.wrap(number)
-
-    def _declared_location(self, statement: Statement, token: Token, code: dict[int, Placed],
-                           length: int) -> tuple[int | None, int | None] | None:
-        try:
-            if is_register(token):
-                number = register(token)
-                if number == 0:
-                    raise OperandError("$0 always reads zero; it cannot hold a value")
-                return number, None
-            address = value(token, self.scope, reals=False, negated_names=False)
-        except OperandError as exc:
-            self._error(statement.line, token, str(exc))
-            return None
-        if address < 0:
-            self._error(statement.line, token, f"memory address {address} is negative")
-            return None
-        if address in code:
-            self._error(statement.line, token,
-                        f"{self._describe_target(token, address)} holds an instruction "
-                        f"(line {code[address].line}), not a memory word")
-            return None
-        return None, address
 
 
 def _syntax(spec: Instruction | PseudoInstruction, written: str) -> str:

@@ -1,0 +1,105 @@
+"""Declared names: ``.input/.output/.loss/.name NAME LOC [fixed|int] [= VALUE]``.
+
+They tell the tools where a program's inputs, outputs and loss live (a register
+or a memory word), how to read them (fixed point or integer) and, optionally,
+the value the host loads before a run.  They are resolved after layout, so a
+declaration may name a label defined further down.
+"""
+from __future__ import annotations
+
+from .checks import Placed
+from .context import Context
+from .directives import DECLARATION_ROLES, DIRECTIVES, VALUE_TYPES
+from .image import DeclaredName
+from .lexer import Token
+from .operands import OperandError, is_register, register, value
+from .parser import NAME, Statement
+
+Parts = tuple[Token, Token, Token | None, Token | None]
+
+
+def declared_names(ctx: Context, statements: list[Statement],
+                   code: dict[int, Placed]) -> dict[str, DeclaredName]:
+    names: dict[str, DeclaredName] = {}
+    lines: dict[str, int] = {}
+    for statement in statements:
+        parts = _split(ctx, statement)
+        if parts is None:
+            continue
+        name_token, location_token, type_token, default_token = parts
+        name = name_token.text
+        ok = True
+        if not NAME.match(name):
+            ctx.error(statement.line, name_token, f"invalid name {name!r}")
+            ok = False
+        elif name in names:
+            ctx.error(statement.line, name_token,
+                      f"{name!r} is already declared on line {lines[name]}")
+            ok = False
+        fixed = True
+        if type_token is not None:
+            kind = type_token.text.lower()
+            if kind not in VALUE_TYPES:
+                ctx.error(statement.line, type_token,
+                          f"expected 'fixed' or 'int', got {type_token.text!r}")
+                ok = False
+            fixed = VALUE_TYPES.get(kind, True)
+        default = None
+        if default_token is not None:
+            default = ctx.word_value(statement, default_token, "default value")
+            ok &= default is not None
+        where = _location(ctx, statement, location_token, code)
+        if ok and where is not None:
+            register_number, address = where
+            role = DECLARATION_ROLES[statement.head.text.lower()]
+            names[name] = DeclaredName(name, role, register_number, address, fixed, default)
+            lines[name] = statement.line
+    return names
+
+
+def _split(ctx: Context, statement: Statement) -> Parts | None:
+    """NAME LOC [fixed|int] [= VALUE] -> the four tokens (None where absent)."""
+    operands = list(statement.operands)
+    default = None
+    equals = next((i for i, t in enumerate(operands) if t.text.startswith("=")), None)
+    syntax = DIRECTIVES[statement.head.text.lower()].syntax
+    if equals is not None:
+        sign = operands[equals]
+        after = operands[equals + 1:]
+        if sign.text != "=":
+            after.insert(0, Token(sign.text[1:], sign.column + 1))
+        if len(after) != 1:
+            column = after[1].column if after else statement.end_column()
+            ctx.error(statement.line, column, f"expected one value after '=' ({syntax})")
+            return None
+        default = after[0]
+        operands = operands[:equals]
+    if len(operands) not in (2, 3):
+        column = operands[3].column if len(operands) > 3 else statement.end_column()
+        ctx.error(statement.line, column, f"{statement.head.text} takes NAME LOC, an "
+                  f"optional type and an optional '= VALUE' ({syntax})")
+        return None
+    return operands[0], operands[1], operands[2] if len(operands) == 3 else None, default
+
+
+def _location(ctx: Context, statement: Statement, token: Token,
+              code: dict[int, Placed]) -> tuple[int | None, int | None] | None:
+    """(register, None) or (None, address) for LOC, or None after reporting why not."""
+    try:
+        if is_register(token):
+            number = register(token)
+            if number == 0:
+                raise OperandError("$0 always reads zero; it cannot hold a value")
+            return number, None
+        address = value(token, ctx.scope, reals=False, negated_names=False)
+    except OperandError as exc:
+        ctx.error(statement.line, token, str(exc))
+        return None
+    if address < 0:
+        ctx.error(statement.line, token, f"memory address {address} is negative")
+        return None
+    if address in code:
+        ctx.error(statement.line, token, f"{ctx.describe_target(token, address)} holds an "
+                  f"instruction (line {code[address].line}), not a memory word")
+        return None
+    return None, address
