@@ -89,7 +89,8 @@ def value(token: Token, scope: Scope, *, reals: bool = True, names: bool = True,
     if not names:
         raise OperandError(f"expected a number, got the name {text!r}")
     if negate and not negated_names:
-        raise OperandError(f"a negated name ({text}) cannot be used here")
+        raise OperandError(f"{text} is not an address (only immediates and DATA values "
+                           "take -name)")
     number = _name_value(name, scope)
     return -number if negate else number
 

@@ -286,6 +286,72 @@ t.pal:3:1: error: invalid label '1x:': a label starts with a letter or '_' and c
 t.pal:3:9: error: '12abc' is not a number
 addi $1 12abc
         ^"""),
+    ('a second .start',
+     '.start a\n.start b\na: start\nb: finish\n',
+     """\
+t.pal:3:1: error: a second .start (the first is on line 2)
+.start b
+^"""),
+    ('a label named like a constant',
+     '.const N 1\nN: start\nfinish\n',
+     """\
+t.pal:3:1: error: 'N' is already a constant (line 2)
+N: start
+^"""),
+    ("nothing after '='",
+     '.input x $1 =\nstart\nfinish\n',
+     """\
+t.pal:2:14: error: expected one value after '=' (.input NAME LOC [fixed|int] [= VALUE])
+.input x $1 =
+             ^"""),
+    ('declaration with an extra operand',
+     '.input x $1 int 5\nstart\nfinish\n',
+     """\
+t.pal:2:17: error: .input takes NAME LOC, an optional type and an optional '= VALUE' (.input NAME LOC [fixed|int] [= VALUE])
+.input x $1 int 5
+                ^"""),
+    ('default value too wide',
+     '.input x $1 =0x1ffffffff\nstart\nfinish\n',
+     """\
+t.pal:2:14: error: default value 0x1ffffffff = 8589934591 does not fit a 32-bit word (-2147483648..4294967295)
+.input x $1 =0x1ffffffff
+             ^"""),
+    ('invalid constant name',
+     '.const 1N 5\nstart\nfinish\n',
+     """\
+t.pal:2:8: error: invalid constant name '1N'
+.const 1N 5
+       ^"""),
+    ('constant too wide',
+     '.const BIG 0x100000000\nstart\nfinish\n',
+     """\
+t.pal:2:12: error: constant 0x100000000 = 4294967296 does not fit a 32-bit word (-2147483648..4294967295)
+.const BIG 0x100000000
+           ^"""),
+    ('.width without a value',
+     '.width\nstart\nfinish\n',
+     """\
+t.pal:2:7: error: .width takes 1 operand (.width 32|64), got 0
+.width
+      ^"""),
+    ('.start outside the program',
+     '.start 7\nstart\nfinish\n',
+     """\
+t.pal:2:8: error: .start target pc 7 is outside the program (addresses 0..1)
+.start 7
+       ^"""),
+    ('negated label as a branch target',
+     'start\nx: bra -x\nfinish\n',
+     """\
+t.pal:3:8: error: -x is not an address (only immediates and DATA values take -name)
+x: bra -x
+       ^"""),
+    ('label after the instruction',
+     'start\nadd $1 $2 x:\nfinish\n',
+     """\
+t.pal:3:11: error: unexpected label 'x:': labels come first on a line
+add $1 $2 x:
+          ^"""),
 ]
 
 
