@@ -2,10 +2,11 @@
 
 Integers follow C's ``strtol(text, NULL, 0)``, which is what PendVM uses:
 decimal, ``0x`` hexadecimal, and a leading ``0`` meaning *octal* (``010`` is
-8).  We add ``0b`` binary and ``0o`` octal.  A number with a decimal point
-(``1.5``, ``-0.25``, ``3.``, ``.5``, ``1.5e-3``) is a fixed-point real: it
-becomes the raw word ``round(value * 2**F)`` of the machine's Q format,
-computed exactly from the decimal text (never through a float).
+8).  We add ``0b`` binary and ``0o`` octal.  A number with a decimal point or
+an exponent (``1.5``, ``-0.25``, ``3.``, ``.5``, ``1.5e-3``, ``1e-3``; as on the
+command line) is a fixed-point real: it becomes the raw word
+``round(value * 2**F)`` of the machine's Q format, computed exactly from the
+decimal text (never through a float).
 """
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from fractions import Fraction
 from revasm.isa.fixed_point import WordFormat
 
 _INTEGER = re.compile(r"([+-]?)(0[xX][0-9a-fA-F]+|0[bB][01]+|0[oO][0-7]+|0[0-7]*|[1-9][0-9]*)\Z")
-_REAL = re.compile(r"[+-]?(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
+_REAL = re.compile(r"[+-]?(?:[0-9]+\.[0-9]*(?:[eE][+-]?[0-9]+)?|\.[0-9]+(?:[eE][+-]?[0-9]+)?"
+                   r"|[0-9]+[eE][+-]?[0-9]+)\Z")
 _NUMERIC_START = re.compile(r"[+-]?\.?[0-9]")
 
 

@@ -155,7 +155,7 @@ def test_comments_blank_lines_and_commas_take_no_address():
     ("010", 8),  # C's strtol, as PendVM: a leading zero is octal
     ("0o17", 15), ("0b101", 5), ("0", 0),
     ("1.5", None), ("0.25", 0x4000), ("-0.25", -0x4000), ("3.", None), (".5", None),
-    ("0.0000152587890625", 1), ("-0.5", -0x8000),
+    ("0.0000152587890625", 1), ("-0.5", -0x8000), ("1e-3", 66), ("-25e-3", -1638),
 ])
 def test_immediate_literals(text, expected):
     if expected is None:
