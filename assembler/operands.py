@@ -2,7 +2,7 @@
 
 What an operand may be is decided by its *kind* (``reg``, ``imm``, ``amt``,
 ``k``, ``off`` from the instruction table, plus ``word`` for a full machine
-word and ``addr`` for a memory address); its range comes from the encoding
+word); its range comes from the encoding
 field that holds it, narrowed by the word width where the machine needs it
 (a shift amount below W, a 16-bit lane inside the word).
 """
@@ -12,14 +12,15 @@ import difflib
 import re
 from dataclasses import dataclass, field
 
-from revasm.isa.encoding import Field
+from revasm.isa.encoding import REG_A, Field
 from revasm.isa.fixed_point import WordFormat
 
 from .lexer import Token
 from .literals import describe_number_error, fixed_point_word, is_real, looks_numeric, parse_integer
 from .parser import NAME
 
-REGISTER_COUNT = 32
+#: Registers are what a register field can name: $0..$31.
+REGISTER_COUNT = 1 << REG_A.width
 _REGISTER = re.compile(r"\$([0-9]+)\Z")
 
 
