@@ -1,0 +1,31 @@
+"""Package layout: the root folders install as subpackages of one import package.
+
+`revasm` itself is the folder `cli/`; `revasm.isa` is `isa/`, and so on.  Every
+folder below them with an `__init__.py` becomes a subpackage, so adding one
+needs no change here.
+"""
+from pathlib import Path
+
+from setuptools import setup
+
+ROOTS = {
+    "revasm": "cli",
+    "revasm.isa": "isa",
+    "revasm.assembler": "assembler",
+    "revasm.sim": "sim",
+    "revasm.rtl": "rtl",
+    "revasm.compiler": "compiler",
+}
+
+packages: list[str] = []
+package_dir: dict[str, str] = {}
+for package, folder in ROOTS.items():
+    for init in sorted(Path(folder).rglob("__init__.py")):
+        if "__pycache__" in init.parts:
+            continue
+        relative = init.parent.relative_to(folder).parts
+        name = ".".join((package, *relative))
+        packages.append(name)
+        package_dir[name] = init.parent.as_posix()
+
+setup(packages=packages, package_dir=package_dir, package_data={"revasm.isa": ["*.md"]})
