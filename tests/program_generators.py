@@ -46,6 +46,15 @@ DATA_CELLS = 4
 #: Every data-kind instruction of the table.
 DATA_INSTRUCTIONS: tuple[Instruction, ...] = tuple(i for i in INSTRUCTIONS if i.kind == "data")
 
+#: Data instructions that an uncall (a backward run of a procedure) cannot start
+#: from an empty tape: procedures leave them out.
+PROCEDURE_INSTRUCTIONS = tuple(i for i in DATA_INSTRUCTIONS if i.mnemonic != "EMIT")
+
+#: Instructions that fault on part of their domain (x / 0, log x <= 0, ...): their
+#: inputs are usually the positive constant register.
+PARTIAL = frozenset({"ADDDIV", "SUBDIV", "ADDLOG", "SUBLOG", "ADDSQRT", "SUBSQRT",
+                     "ADDPOW", "SUBPOW"})
+
 #: Conditional branches and the branch whose condition is their negation.
 NEGATION = {"BEQ": "BNE", "BNE": "BEQ", "BGEZ": "BLTZ", "BLTZ": "BGEZ",
             "BGTZ": "BLEZ", "BLEZ": "BGTZ"}
@@ -160,45 +169,47 @@ def _word(width: int) -> st.SearchStrategy[int]:
     )
 
 
-@st.composite
-def data_instruction(draw, width: int, writable: tuple[int, ...],
-                     readable: tuple[int, ...] = tuple(range(0, 32)),
-                     instructions: tuple[Instruction, ...] = DATA_INSTRUCTIONS):
+def draw_data_instruction(draw, width: int, writable: tuple[int, ...],
+                          readable: tuple[int, ...] = tuple(range(0, 32)),
+                          instructions: tuple[Instruction, ...] = DATA_INSTRUCTIONS
+                          ) -> tuple[str, tuple[int, ...]]:
     """One data instruction as (mnemonic, operands) that the table allows.
 
     Written registers come from ``writable``; EXCH exchanges with a DATA cell
     through a pointer register; divisors and function arguments are often the
     positive constant register, so that most programs do not fault.
     """
-    ins = draw(st.sampled_from(instructions))
+    ins = instructions[draw(st.integers(0, len(instructions) - 1))]
     fmt = word_format(width)
     operands: dict[str, int] = {}
     for name, kind in zip(ins.operand_names, ins.operand_kinds):
         if kind == "reg":
+            # Registers already chosen that this one must differ from (``distinct``).
+            taken = {operands[other] for pair in ins.distinct if name in pair
+                     for other in pair if other != name and other in operands}
             if ins.mnemonic == "EXCH" and name == "b":
-                operands[name] = draw(st.sampled_from(POINTERS))
+                choices = POINTERS
             elif name in ins.writes:
-                operands[name] = draw(st.sampled_from(writable))
-            elif ins.extension and name in ("b", "c") and draw(st.booleans()):
-                operands[name] = SAFE_POSITIVE
+                choices = writable
+            elif ins.extension and name in ("b", "c") and SAFE_POSITIVE not in taken and draw(
+                    st.integers(0, 9)) < (8 if ins.mnemonic in PARTIAL else 3):
+                choices = (SAFE_POSITIVE,)
             else:
-                operands[name] = draw(st.sampled_from(readable))
+                choices = readable
+            operands[name] = draw(st.sampled_from([r for r in choices if r not in taken]))
         elif kind == "imm":
             operands[name] = draw(st.integers(-(1 << 15), (1 << 15) - 1))
         elif kind == "amt":
             operands[name] = draw(st.integers(0, fmt.width - 1))
         elif kind == "k":
             operands[name] = draw(st.integers(1, fmt.width // 16 - 1))
-    for first, second in ins.distinct:
-        if operands[first] == operands[second]:
-            # Re-pick the operand that is not written (the written one has fewer choices).
-            victim = second if first in ins.writes else first
-            choices = [r for r in (writable if victim in ins.writes else readable)
-                       if r != operands[first if victim == second else second]
-                       and all(operands.get(o) != r for f, s in ins.distinct
-                               for o in (f, s) if victim in (f, s) and o != victim)]
-            operands[victim] = draw(st.sampled_from(choices))
     return ins.mnemonic, tuple(operands[name] for name in ins.operand_names)
+
+
+@st.composite
+def data_instruction(draw, width: int, writable: tuple[int, ...] = GENERAL):
+    """A strategy for one valid data instruction, as (mnemonic, operands)."""
+    return draw_data_instruction(draw, width, writable)
 
 
 def _prologue(builder: ProgramBuilder, width: int) -> None:
@@ -243,7 +254,7 @@ def straight_line_programs(draw, width: int | None = None, max_length: int = 24)
     _prologue(builder, width)
     count = draw(st.integers(0, max_length))
     for _ in range(count):
-        mnemonic, operands = draw(data_instruction(width, GENERAL))
+        mnemonic, operands = draw_data_instruction(draw, width, GENERAL)
         builder.op(mnemonic, *operands)
     memory = _finish(builder, draw, width)
     return ProgramCase(builder.build(), _initial_registers(draw, width), memory,
@@ -259,6 +270,7 @@ class _Context:
     writable: tuple[int, ...]
     depth: int
     callable_from: int  # procedures with index >= this may be called
+    instructions: tuple[Instruction, ...] = DATA_INSTRUCTIONS
 
 
 class _Structure:
@@ -291,7 +303,8 @@ class _Structure:
             choices += ["call"]
         kind = self.draw(st.sampled_from(choices))
         if kind == "data":
-            mnemonic, operands = self.draw(data_instruction(self.width, ctx.writable))
+            mnemonic, operands = draw_data_instruction(self.draw, self.width, ctx.writable,
+                                                       instructions=ctx.instructions)
             self.builder.op(mnemonic, *operands)
         elif kind == "diamond":
             self.diamond(ctx)
@@ -314,7 +327,7 @@ class _Structure:
                           for name, kind in zip(ins.operand_names, ins.operand_kinds)
                           if kind == "reg")
         inner = _Context(tuple(r for r in ctx.writable if r not in registers), ctx.depth + 1,
-                         ctx.callable_from)
+                         ctx.callable_from, ctx.instructions)
         p0, p1 = self.fresh("if"), self.fresh("then_end")
         other, join = self.fresh("else"), self.fresh("join")
         b = self.builder
@@ -341,7 +354,8 @@ class _Structure:
             b.op("BNE", counter, 0, bottom)
         else:
             b.op("BGTZ", counter, bottom)
-        self.statements(_Context(ctx.writable, ctx.depth + 1, ctx.callable_from), 3)
+        self.statements(_Context(ctx.writable, ctx.depth + 1, ctx.callable_from,
+                                 ctx.instructions), 3)
         b.op("ADDI", counter, 1)
         b.label(bottom).op("BNE", counter, limit, top)
         b.op("SUB", counter, limit)
@@ -359,7 +373,7 @@ class _Structure:
         b.label(f"proc{index}_top").op("BRA", f"proc{index}_bot")
         b.label(f"proc{index}").op("SWAPBR", link)
         b.op("NEG", link)
-        self.statements(_Context(PROCEDURE_WRITES, 1, index + 1), 4)
+        self.statements(_Context(PROCEDURE_WRITES, 1, index + 1, PROCEDURE_INSTRUCTIONS), 4)
         b.label(f"proc{index}_bot").op("BRA", f"proc{index}_top")
 
 
