@@ -35,8 +35,7 @@ def test_fib_example_finishes_with_fib_18():
 @pytest.mark.parametrize("path", ALL_EXAMPLES, ids=lambda p: p.name)
 @pytest.mark.parametrize("width", ["32", "64"])
 def test_every_example_runs_to_finish(path, width):
-    out, code = run_json(path, "--width", width) if path.name != "fixed_point.pal" \
-        else run_json(path)
+    out, code = run_json(path, "--width", width)
     assert code == 0, out
     assert out["status"] == "finished"
 
