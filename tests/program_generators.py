@@ -147,12 +147,22 @@ class ProgramCase:
     registers: dict[int, int] = field(default_factory=dict)
     memory: dict[int, int] = field(default_factory=dict)
     description: str = ""
+    #: What the prologue leaves in the reserved registers (pointers, constant):
+    #: a backward run from FINISH needs them, since it uncomputes the prologue last.
+    prologue: dict[int, int] = field(default_factory=dict)
 
-    def load(self, machine) -> None:
-        """Put the initial values into any engine with ``registers``/``memory`` lists."""
+    def load(self, machine, *, at_finish: bool = False) -> None:
+        """Put the initial values into any engine with ``registers``/``memory`` lists.
+
+        ``at_finish``: also the reserved registers' values, for a run that
+        starts backward from FINISH.
+        """
         mask = (1 << self.image.width) - 1
         for register, value in self.registers.items():
             machine.registers[register] = value & mask
+        if at_finish:
+            for register, value in self.prologue.items():
+                machine.registers[register] = value & mask
         for address, value in self.memory.items():
             machine.memory[address] = value & mask
 
@@ -238,6 +248,19 @@ def _finish(builder: ProgramBuilder, draw, width: int, *, finish: bool = True) -
     return {base + i: v for i, v in enumerate(values)}
 
 
+def _prologue_values(image: Image) -> dict[int, int]:
+    """Registers after START and the prologue, read off the image by running it."""
+    from revasm.isa import decode
+
+    values: dict[int, int] = {}
+    mask = (1 << image.width) - 1
+    for pc in (1, 2, 3, 4):
+        ins, operands = decode(image.words[pc])
+        shift = 16 * operands.get("k", 0)
+        values[operands["a"]] = (values.get(operands["a"], 0) + (operands["imm"] << shift)) & mask
+    return values
+
+
 def _initial_registers(draw, width: int) -> dict[int, int]:
     values = draw(st.lists(_word(width), min_size=len(GENERAL), max_size=len(GENERAL)))
     return dict(zip(GENERAL, values))
@@ -257,8 +280,10 @@ def straight_line_programs(draw, width: int | None = None, max_length: int = 24)
         mnemonic, operands = draw_data_instruction(draw, width, GENERAL)
         builder.op(mnemonic, *operands)
     memory = _finish(builder, draw, width)
-    return ProgramCase(builder.build(), _initial_registers(draw, width), memory,
-                       f"straight line of {count} instructions, W={width}")
+    image = builder.build()
+    return ProgramCase(image, _initial_registers(draw, width), memory,
+                       f"straight line of {count} instructions, W={width}",
+                       _prologue_values(image))
 
 
 # --- structured programs ---------------------------------------------------------------
@@ -390,6 +415,8 @@ def structured_programs(draw, width: int | None = None):
     for index in range(procedures):
         structure.procedure(index)
     memory = _finish(builder, draw, width, finish=False)
-    return ProgramCase(builder.build(), _initial_registers(draw, width), memory,
-                       f"structured program with {procedures} procedures, W={width}")
+    image = builder.build()
+    return ProgramCase(image, _initial_registers(draw, width), memory,
+                       f"structured program with {procedures} procedures, W={width}",
+                       _prologue_values(image))
 

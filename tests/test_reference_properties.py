@@ -1,0 +1,135 @@
+"""Laws of the reference machine, checked on thousands of generated programs (W = 32 and 64)."""
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from program_generators import ProgramCase, straight_line_programs, structured_programs
+
+from revasm.sim.reference import Machine, MachineFault
+
+ARITHMETIC_FAULTS = ("divide-by-zero", "domain-error")
+MAX_STEPS = 200_000
+
+
+def many(n: int) -> settings:
+    return settings(max_examples=n, deadline=None, database=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+def loaded(case: ProgramCase, *, at_finish: bool = False) -> Machine:
+    machine = Machine(case.image, memory_words=1024, max_steps=MAX_STEPS)
+    case.load(machine, at_finish=at_finish)
+    return machine
+
+
+def outcome(machine: Machine, direction: int = +1, trace=None):
+    """Everything observable about a run: final state, counters, output, fault."""
+    try:
+        machine.run(direction, trace=trace)
+        fault = None
+    except MachineFault as exc:
+        fault = (exc.kind, exc.pc, exc.step, exc.br, exc.direction, exc.message)
+    return (machine.snapshot(), machine.steps, machine.cycles, tuple(machine.output), fault)
+
+
+def assert_round_trip(case: ProgramCase) -> None:
+    machine = loaded(case)
+    before = machine.snapshot()
+    try:
+        machine.run(+1)
+    except MachineFault as fault:
+        # Only data-dependent arithmetic may fault in a generated program.
+        assert fault.kind in ARITHMETIC_FAULTS, str(fault)
+        return
+    assert machine.halted and machine.br == 0 and machine.direction == +1
+    assert machine.pc == case.image.finish
+    forward_steps, forward_cycles = machine.steps, machine.cycles
+    machine.run(-1)
+    after = machine.snapshot()
+    assert after.turned() == before, after.turned().differences(before)
+    assert (machine.steps, machine.cycles) == (forward_steps, forward_cycles)
+
+
+@many(700)
+@given(straight_line_programs())
+def test_backward_run_undoes_forward_run_for_every_straight_line_program(case):
+    assert_round_trip(case)
+
+
+@many(700)
+@given(structured_programs())
+def test_backward_run_undoes_forward_run_for_every_structured_program(case):
+    assert_round_trip(case)
+
+
+@many(150)
+@given(st.one_of(straight_line_programs(), structured_programs()))
+def test_forward_run_undoes_backward_run_from_the_finish(case):
+    """Starting at FINISH from the same initial values, backward then forward restores them."""
+    machine = loaded(case, at_finish=True)
+    machine.pc, machine.direction = case.image.finish, -1
+    before = machine.snapshot()
+    try:
+        machine.run(-1)
+    except MachineFault as fault:
+        # Running backward from an arbitrary state may uncompute into a
+        # domain error, or an EMIT may find the tape empty.
+        assert fault.kind in ARITHMETIC_FAULTS + ("tape-empty",), str(fault)
+        return
+    machine.run(+1)
+    assert machine.snapshot().turned() == before
+
+
+@many(200)
+@given(st.one_of(straight_line_programs(), structured_programs()))
+def test_every_run_is_deterministic(case):
+    assert outcome(loaded(case)) == outcome(loaded(case))
+
+
+@many(250)
+@given(st.one_of(straight_line_programs(), structured_programs()))
+def test_generated_blocks_and_single_steps_agree(case):
+    """The fast path (compiled blocks) and the traced single-step path are one machine."""
+    records = []
+    fast, slow = loaded(case), loaded(case)
+    assert outcome(fast) == outcome(slow, trace=records.append)
+    assert len(records) == slow.steps
+    assert [r.step for r in records] == list(range(1, len(records) + 1))
+    if fast.halted:
+        assert outcome(fast, -1) == outcome(slow, -1, trace=records.append)
+
+
+@many(120)
+@given(structured_programs(), st.data())
+def test_max_steps_stops_exactly_at_the_limit(case, data):
+    machine = loaded(case)
+    try:
+        machine.run(+1)
+    except MachineFault:
+        return
+    total = machine.steps
+    limit = data.draw(st.integers(0, max(0, total - 1)), label="limit")
+    limited = Machine(case.image, memory_words=1024, max_steps=limit)
+    case.load(limited)
+    try:
+        limited.run(+1)
+    except MachineFault as fault:
+        assert fault.kind == "step-limit"
+        assert fault.step == limited.steps == limit
+    else:
+        raise AssertionError("the run should have hit the step limit")
+    # The state at the limit is the state after exactly `limit` single steps.
+    stepped = loaded(case)
+    stepped.pc, stepped.direction, stepped.br = case.image.entry, 1, 0
+    for _ in range(limit):
+        stepped.step()
+    assert limited.snapshot() == stepped.snapshot()
+    assert limited.cycles == stepped.cycles
+
+
+@many(60)
+@given(structured_programs(width=32), structured_programs(width=64))
+def test_programs_of_both_widths_round_trip(case32, case64):
+    assert case32.image.width == 32 and case64.image.width == 64
+    assert_round_trip(case32)
+    assert_round_trip(case64)
