@@ -6,6 +6,7 @@ import sys
 import click
 
 from . import commands_asm, commands_run
+from . import commands_report
 from .errors import EXIT_FAILURE
 
 
@@ -27,6 +28,7 @@ cli.add_command(commands_asm.asm)
 cli.add_command(commands_asm.disasm)
 cli.add_command(commands_run.run)
 cli.add_command(commands_run.check)
+cli.add_command(commands_report.report)
 
 
 def main() -> None:

@@ -1,0 +1,109 @@
+"""`revasm report`: op counts, cycles, traffic, occupancy, bits erased and energy of a run."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from revasm.sim.report import (REPORT_SCHEMA, EnergyModel, ModelError, build_value_report,
+                               bundled_models, load_model)
+from revasm.sim.report.html_report import render_html
+from revasm.sim.report.terminal import format_report
+
+from .commands_run import MAX_STEPS, MEMS, SETS, WIDTH
+from .errors import EXIT_FAILURE, ToolError
+from .loading import load_program
+from .machine_io import load_inputs
+
+
+def _select_models(names: tuple[str, ...], files: tuple[str, ...]
+                   ) -> tuple[list[EnergyModel], dict[str, EnergyModel]]:
+    """The models to evaluate, and every known model (for an adiabatic base_model)."""
+    known = bundled_models()
+    from_files = []
+    for file in files:
+        try:
+            model = load_model(file)
+        except ModelError as exc:
+            raise ToolError(f"error: {exc}")
+        known[model.name] = model
+        from_files.append(model)
+    if not names and not files:
+        return list(known.values()), known
+    selected = list(from_files)
+    for name in names:
+        if name not in known:
+            raise click.BadParameter(f"{name!r} is not a model (known: {', '.join(known)})",
+                                     param_hint="--model")
+        if known[name] not in selected:
+            selected.append(known[name])
+    return selected, known
+
+
+@click.command()
+@click.argument("file", type=click.Path(dir_okay=False), required=False)
+@SETS
+@MEMS
+@WIDTH
+@MAX_STEPS
+@click.option("--grad", is_flag=True,
+              help="Gradient mode: forward, seed the loss, backward with the gradient switch on.")
+@click.option("--model", "model_names", multiple=True, metavar="NAME",
+              help="Energy model to use (repeatable): cmos45, adiabatic, landauer. "
+                   "Default: every bundled model.")
+@click.option("--model-file", "model_files", multiple=True, type=click.Path(dir_okay=False),
+              metavar="F", help="Energy model from a JSON file (repeatable); see docs/energy.md.")
+@click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
+@click.option("--html", "html_out", type=click.Path(dir_okay=False), metavar="OUT",
+              help="Write an HTML report with tables and plots (plots need revasm[plots]).")
+@click.option("--schema", "show_schema", is_flag=True,
+              help="Print the JSON schema of --json output and exit.")
+def report(file: str | None, sets: tuple[str, ...], mems: tuple[str, ...], width: str | None,
+           max_steps: int, grad: bool, model_names: tuple[str, ...],
+           model_files: tuple[str, ...], as_json: bool, html_out: str | None,
+           show_schema: bool) -> None:
+    """Op counts by instruction and class, cycles, register/memory traffic, peak
+    occupancy, bits erased (reversible vs irreversible vs tape AD) and energy
+    under documented models, for the protocol "run forward, copy the results
+    out, run backward" on the reference simulator.
+
+    \b
+    Examples:
+      revasm report examples/fib.pal
+      revasm report examples/multiply.pal --set a=3 --set b=5 --json
+      revasm report examples/fixed_point.pal --model cmos45 --html report.html
+      revasm report examples/fib.pal --model-file my_process.json
+    Models and every count are explained in docs/energy.md.  Exit code 1 on a
+    machine fault (the report up to the fault is still printed).
+    """
+    if show_schema:
+        click.echo(json.dumps(REPORT_SCHEMA, indent=2))
+        return
+    if file is None:
+        raise click.UsageError("missing FILE (the program to report on)")
+    if as_json and html_out:
+        raise click.UsageError("--json and --html are exclusive: choose one output")
+    if grad:
+        raise ToolError("error: --grad needs gradient mode in the reference simulator, "
+                        "which this build does not have yet")
+    models, known = _select_models(model_names, model_files)
+    image = load_program(file, int(width) if width else None)
+    try:
+        result = build_value_report(
+            image, prepare=lambda machine: load_inputs(machine, image, sets, mems),
+            models=models, all_models=known, max_steps=max_steps, file=file)
+    except ModelError as exc:
+        raise ToolError(f"error: {exc}")
+    if as_json:
+        click.echo(json.dumps(result))
+    elif html_out:
+        try:
+            Path(html_out).write_text(render_html(result), encoding="utf-8")
+        except OSError as exc:
+            raise ToolError(f"{html_out}: error: cannot write the HTML report: {exc.strerror}")
+        click.echo(f"wrote {html_out}")
+    else:
+        click.echo(format_report(result))
+    if result["status"] == "fault":
+        raise SystemExit(EXIT_FAILURE)

@@ -1,0 +1,123 @@
+"""Building a report of one program run (value mode: forward, then backward).
+
+The reversible protocol a report describes: load the inputs, run forward from
+START to FINISH, copy the results out, run backward from FINISH to START (which
+restores the initial state).  Both runs are observed through the reference
+machine's trace callback; the report is one JSON-ready dict whose schema is in
+``schema.py`` and docs/energy.md.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Callable
+
+from revasm.assembler.image import Image
+from revasm.isa.fixed_point import WordFormat
+from revasm.sim.reference import Machine, MachineFault
+
+from .counting import RunCounter
+from .energy_models import EnergyModel, evaluate
+from .erasure import _changed_words, erasure_report
+
+SCHEMA_ID = "revasm-report/1"
+OUTPUT_ROLES = ("output", "loss")
+
+
+def _fault_dict(fault: MachineFault, image: Image) -> dict:
+    location = image.location(fault.pc) if fault.pc is not None else None
+    return {"kind": fault.kind, "pc": fault.pc,
+            "line": location.line if location else None, "message": fault.message}
+
+
+def _named(machine: Machine, image: Image, roles: tuple[str, ...]) -> dict:
+    fmt = WordFormat(image.width)
+    values = {}
+    for name, declared in image.names.items():
+        if declared.role in roles:
+            word = (machine.registers[declared.register] if declared.register is not None
+                    else machine.memory[declared.address])
+            values[name] = fmt.to_real(word) if declared.fixed else fmt.signed(word)
+    return values
+
+
+def _state(machine: Machine) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    return tuple(machine.registers), tuple(machine.memory)
+
+
+def _observe(machine: Machine, direction: int, mode: str) -> tuple[dict, MachineFault | None]:
+    counter = RunCounter(machine, direction=direction, mode=mode)
+    fault = None
+    try:
+        machine.run(direction, trace=counter)
+    except MachineFault as exc:
+        fault = exc
+    counts = counter.finish().to_dict()
+    counts["machine_steps"] = machine.steps
+    counts["machine_cycles"] = machine.cycles
+    counts["status"] = "fault" if fault else "finished"
+    return counts, fault
+
+
+def totals(runs: list[dict]) -> dict:
+    """Sums over runs of every additive count."""
+    by_instruction: Counter = Counter()
+    by_class: Counter = Counter()
+    traffic: Counter = Counter()
+    for run in runs:
+        by_instruction.update(run["by_instruction"])
+        by_class.update(run["by_class"])
+        traffic.update(run["traffic"])
+    return {"steps": sum(r["steps"] for r in runs), "cycles": sum(r["cycles"] for r in runs),
+            "by_instruction": dict(sorted(by_instruction.items())),
+            "by_class": dict(sorted(by_class.items())), "traffic": dict(traffic)}
+
+
+def build_value_report(image: Image, *, prepare: Callable[[Machine], None],
+                       models: list[EnergyModel], all_models: dict[str, EnergyModel],
+                       max_steps: int | None = None, file: str | None = None) -> dict:
+    """Run ``image`` forward then backward (after ``prepare`` loads inputs) and report.
+
+    ``models`` are evaluated in order; ``all_models`` resolves an adiabatic
+    model's ``base_model``.  A fault stops the protocol there; the report then
+    has ``status: "fault"`` and the counts up to the fault.
+    """
+    machine = Machine(image, max_steps=max_steps)
+    prepare(machine)
+    initial = _state(machine)
+    inputs = _named(machine, image, ("input",))
+    emitted_before = len(machine.emitted)
+    runs: list[dict] = []
+    forward, fault = _observe(machine, 1, "value")
+    runs.append(forward)
+    outputs = _named(machine, image, OUTPUT_ROLES)
+    declared_results = sum(1 for d in image.names.values() if d.role in OUTPUT_ROLES)
+    changed_at_finish = _changed_words(initial, (machine.registers, machine.memory))
+    emitted = len(machine.emitted) - emitted_before
+    restored = None
+    if fault is None:
+        backward, fault = _observe(machine, -1, "value")
+        runs.append(backward)
+        if fault is None:
+            restored = _state(machine) == initial and len(machine.emitted) == emitted_before
+    fault_words = _changed_words(initial, (machine.registers, machine.memory)) if fault else 0
+    results_words = declared_results if declared_results else changed_at_finish
+    erasure = erasure_report(width=image.width, forward=forward, results_words=results_words,
+                             gradient_words=0, emitted_words=emitted,
+                             garbage_words=changed_at_finish, fault_words=fault_words)
+    report = {
+        "schema": SCHEMA_ID,
+        "file": file or image.source_file,
+        "width": image.width,
+        "mode": "value",
+        "status": "fault" if fault else "finished",
+        "restored": restored,
+        "inputs": inputs,
+        "outputs": outputs,
+        "runs": runs,
+        "totals": totals(runs),
+        "erasure": erasure,
+        "energy": [evaluate(model, runs, image.width, erasure, all_models) for model in models],
+    }
+    if fault is not None:
+        report["fault"] = _fault_dict(fault, image)
+    return report

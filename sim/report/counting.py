@@ -1,0 +1,146 @@
+"""Counting one run: a trace callback for the reference machine.
+
+``RunCounter(machine)`` is passed as ``machine.run(direction, trace=counter)``;
+after every executed instruction the machine hands it a ``TraceRecord`` and it
+adds the instruction's counts: steps, table cycles, the instruction, its class,
+register-file and memory reads and writes (from the table's templates, see
+``access.py``), what an irreversible machine and a taping AD tool would do for
+it, and the zero / non-zero changes that give peak occupancy.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from revasm.sim.reference import Machine, TraceRecord
+
+from .access import access_of, adjoint_updates
+from .classes import report_class
+from .occupancy import Occupancy
+
+
+@dataclass
+class _Profile:
+    """Per (pc, direction): what one execution of that cell adds."""
+
+    mnemonic: str
+    energy_class: str
+    report_class: str
+    cycles: int
+    register_reads: int
+    register_writes: int
+    memory_reads: int
+    memory_writes: int
+    overwrites: int
+    tape_words: int
+    conditional: bool
+    adjoint_updates: int
+
+
+@dataclass
+class RunCounts:
+    """Everything counted over one run (one direction, one mode)."""
+
+    direction: str
+    mode: str
+    steps: int = 0
+    cycles: int = 0
+    by_instruction: Counter = field(default_factory=Counter)
+    by_class: Counter = field(default_factory=Counter)
+    by_energy_class: Counter = field(default_factory=Counter)
+    cycles_by_energy_class: Counter = field(default_factory=Counter)
+    register_reads: int = 0
+    register_writes: int = 0
+    memory_reads: int = 0
+    memory_writes: int = 0
+    branches_taken: int = 0
+    conditional_branches: int = 0
+    overwrites: int = 0
+    tape_words: int = 0
+    adjoint_updates: int = 0
+    occupancy: dict = field(default_factory=dict)
+
+    @property
+    def instruction_fetches(self) -> int:
+        return self.steps
+
+    def traffic(self) -> dict[str, int]:
+        return {"register_reads": self.register_reads, "register_writes": self.register_writes,
+                "memory_reads": self.memory_reads, "memory_writes": self.memory_writes,
+                "instruction_fetches": self.instruction_fetches}
+
+    def to_dict(self) -> dict:
+        return {
+            "direction": self.direction, "mode": self.mode, "steps": self.steps,
+            "cycles": self.cycles,
+            "by_instruction": dict(sorted(self.by_instruction.items())),
+            "by_class": dict(sorted(self.by_class.items())),
+            "by_energy_class": dict(sorted(self.by_energy_class.items())),
+            "cycles_by_energy_class": dict(sorted(self.cycles_by_energy_class.items())),
+            "traffic": self.traffic(),
+            "branches": {"conditional": self.conditional_branches, "taken": self.branches_taken},
+            "irreversible_overwrites": self.overwrites,
+            "tape_words": self.tape_words,
+            "adjoint_updates": self.adjoint_updates,
+            "occupancy": self.occupancy,
+        }
+
+
+class RunCounter:
+    """Trace callback that counts a run of ``machine``; call ``finish()`` after it."""
+
+    def __init__(self, machine: Machine, *, direction: int, mode: str = "value") -> None:
+        self.machine = machine
+        self.counts = RunCounts("forward" if direction > 0 else "backward", mode)
+        self._cells = machine.program.cells
+        self._profiles: dict[tuple[int, int], _Profile] = {}
+        self.occupancy = Occupancy(machine)
+
+    def _profile(self, pc: int, direction: int) -> _Profile:
+        cell = self._cells[pc]
+        ins = cell.instruction
+        access = access_of(ins, direction)
+        operands = cell.operands
+        reads = {operands[name] for name in access.register_reads} - {0}
+        writes = {operands[name] for name in access.register_writes} - {0}
+        stored = len(writes) + access.memory_writes
+        profile = _Profile(
+            mnemonic=ins.mnemonic, energy_class=ins.energy_class,
+            report_class=report_class(ins.energy_class), cycles=ins.cycles,
+            register_reads=len(reads), register_writes=len(writes),
+            memory_reads=access.memory_reads, memory_writes=access.memory_writes,
+            # An irreversible machine exchanges words through one temporary.
+            overwrites=1 if access.permutation else stored,
+            tape_words=0 if access.permutation else stored,
+            conditional=ins.kind == "branch" and ins.condition.strip() != "True",
+            adjoint_updates=adjoint_updates(ins))
+        self._profiles[(pc, direction)] = profile
+        return profile
+
+    def __call__(self, record: TraceRecord) -> None:
+        key = (record.pc, record.direction)
+        profile = self._profiles.get(key) or self._profile(*key)
+        counts = self.counts
+        counts.steps += 1
+        counts.cycles += profile.cycles
+        counts.by_instruction[profile.mnemonic] += 1
+        counts.by_class[profile.report_class] += 1
+        counts.by_energy_class[profile.energy_class] += 1
+        counts.cycles_by_energy_class[profile.energy_class] += profile.cycles
+        counts.register_reads += profile.register_reads
+        counts.register_writes += profile.register_writes
+        counts.memory_reads += profile.memory_reads
+        counts.memory_writes += profile.memory_writes
+        counts.overwrites += profile.overwrites
+        counts.tape_words += profile.tape_words
+        counts.adjoint_updates += profile.adjoint_updates
+        if profile.conditional:
+            counts.conditional_branches += 1
+        if record.br is not None and record.br[0] == 0 and record.br[1] != 0:
+            counts.branches_taken += 1
+        self.occupancy.observe(record)
+
+    def finish(self) -> RunCounts:
+        """Close the run: compute peak occupancy from the final state."""
+        self.counts.occupancy = self.occupancy.summary()
+        return self.counts

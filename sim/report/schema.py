@@ -1,0 +1,197 @@
+"""The JSON schema of ``revasm report --json`` (a JSON Schema 2020-12 subset) and a checker.
+
+``REPORT_SCHEMA`` is the contract scripts rely on; docs/energy.md describes
+every field.  ``validate_report`` checks a report against it with a small
+validator (type, required, properties, additionalProperties, items, enum,
+const, minimum), so no extra dependency is needed; it returns the problems
+found as ``path: message`` strings (empty when the report conforms).
+"""
+from __future__ import annotations
+
+COUNT = {"type": "integer", "minimum": 0}
+JOULES = {"type": "number", "minimum": 0}
+COUNTS_BY_NAME = {"type": "object", "additionalProperties": COUNT}
+JOULES_BY_NAME = {"type": "object", "additionalProperties": JOULES}
+VALUE = {"type": ["number", "integer"]}
+
+TRAFFIC = {
+    "type": "object",
+    "required": ["register_reads", "register_writes", "memory_reads", "memory_writes",
+                 "instruction_fetches"],
+    "properties": {key: COUNT for key in ("register_reads", "register_writes", "memory_reads",
+                                          "memory_writes", "instruction_fetches")},
+    "additionalProperties": False,
+}
+
+OCCUPANCY = {
+    "type": "object",
+    "required": ["peak_live_registers", "peak_data_words", "highest_data_address",
+                 "ancilla_words", "ancilla_registers", "peak_ancilla_words"],
+    "properties": {
+        "peak_live_registers": COUNT, "peak_data_words": COUNT,
+        "highest_data_address": {"type": ["integer", "null"], "minimum": 0},
+        "ancilla_words": COUNT, "ancilla_registers": {"type": "array", "items": {"type": "string"}},
+        "peak_ancilla_words": COUNT,
+    },
+    "additionalProperties": False,
+}
+
+RUN = {
+    "type": "object",
+    "required": ["direction", "mode", "status", "steps", "cycles", "machine_steps",
+                 "machine_cycles", "by_instruction", "by_class", "by_energy_class",
+                 "cycles_by_energy_class", "traffic", "branches", "irreversible_overwrites",
+                 "tape_words", "adjoint_updates", "occupancy"],
+    "properties": {
+        "direction": {"enum": ["forward", "backward"]},
+        "mode": {"enum": ["value", "gradient"]},
+        "status": {"enum": ["finished", "fault"]},
+        "steps": COUNT, "cycles": COUNT, "machine_steps": COUNT, "machine_cycles": COUNT,
+        "by_instruction": COUNTS_BY_NAME, "by_class": COUNTS_BY_NAME,
+        "by_energy_class": COUNTS_BY_NAME, "cycles_by_energy_class": COUNTS_BY_NAME,
+        "traffic": TRAFFIC,
+        "branches": {"type": "object", "required": ["conditional", "taken"],
+                     "properties": {"conditional": COUNT, "taken": COUNT},
+                     "additionalProperties": False},
+        "irreversible_overwrites": COUNT, "tape_words": COUNT, "adjoint_updates": COUNT,
+        "occupancy": OCCUPANCY,
+    },
+    "additionalProperties": False,
+}
+
+SCENARIO = {
+    "type": "object",
+    "required": ["bits_erased", "bits_stored", "parts"],
+    "properties": {"bits_erased": COUNT, "bits_stored": COUNT, "parts": COUNTS_BY_NAME},
+    "additionalProperties": False,
+}
+
+ERASURE = {
+    "type": "object",
+    "required": ["word_bits", "results_words", "gradient_words", "copied_out_bits",
+                 "scenarios"],
+    "properties": {
+        "word_bits": {"enum": [32, 64]}, "results_words": COUNT, "gradient_words": COUNT,
+        "copied_out_bits": COUNT,
+        "scenarios": {"type": "object",
+                      "required": ["reversible", "reversible_forward_only", "irreversible",
+                                   "tape"],
+                      "properties": {name: SCENARIO for name in (
+                          "reversible", "reversible_forward_only", "irreversible", "tape")},
+                      "additionalProperties": False},
+    },
+    "additionalProperties": False,
+}
+
+MODEL_HEAD = {"name": {"type": "string"}, "title": {"type": "string"},
+              "source": {"type": "string"}, "file": {"type": "string"}, "total_J": JOULES}
+
+ENERGY = {
+    "type": "object",
+    "required": ["name", "kind", "title", "source", "file", "total_J"],
+    "properties": {
+        **MODEL_HEAD,
+        "kind": {"enum": ["per_operation", "adiabatic", "landauer"]},
+        # per_operation
+        "by_run": JOULES_BY_NAME, "by_energy_class": JOULES_BY_NAME,
+        "by_part": {"type": "object",
+                    "required": ["operations", "register_file", "data_memory",
+                                 "instruction_fetch"],
+                    "additionalProperties": JOULES},
+        "unpriced_classes": {"type": "array", "items": {"type": "string"}},
+        # adiabatic
+        "base_model": {"type": "string"}, "switching_time_s": JOULES, "factor": JOULES,
+        "landauer_floor_J": JOULES, "optimal_switching_time_s": JOULES,
+        "optimal_total_J": JOULES,
+        "sweep": {"type": "array", "items": {
+            "type": "object", "required": ["switching_time_s", "total_J"],
+            "properties": {"switching_time_s": JOULES, "total_J": JOULES},
+            "additionalProperties": False}},
+        # landauer
+        "temperature_K": JOULES, "J_per_bit": JOULES, "scenarios_J": JOULES_BY_NAME,
+    },
+    "additionalProperties": False,
+}
+
+REPORT_SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "revasm report",
+    "type": "object",
+    "required": ["schema", "file", "width", "mode", "status", "restored", "inputs", "outputs",
+                 "runs", "totals", "erasure", "energy"],
+    "properties": {
+        "schema": {"const": "revasm-report/1"},
+        "file": {"type": "string"},
+        "width": {"enum": [32, 64]},
+        "mode": {"enum": ["value", "gradient"]},
+        "status": {"enum": ["finished", "fault"]},
+        "restored": {"type": ["boolean", "null"]},
+        "inputs": {"type": "object", "additionalProperties": VALUE},
+        "outputs": {"type": "object", "additionalProperties": VALUE},
+        "gradient": {"type": "object", "additionalProperties": VALUE},
+        "runs": {"type": "array", "items": RUN},
+        "totals": {"type": "object", "required": ["steps", "cycles", "by_instruction",
+                                                  "by_class", "traffic"],
+                   "properties": {"steps": COUNT, "cycles": COUNT,
+                                  "by_instruction": COUNTS_BY_NAME,
+                                  "by_class": COUNTS_BY_NAME, "traffic": TRAFFIC},
+                   "additionalProperties": False},
+        "erasure": ERASURE,
+        "energy": {"type": "array", "items": ENERGY},
+        "fault": {"type": "object", "required": ["kind", "pc", "line", "message"],
+                  "properties": {"kind": {"type": "string"},
+                                 "pc": {"type": ["integer", "null"]},
+                                 "line": {"type": ["integer", "null"]},
+                                 "message": {"type": "string"}},
+                  "additionalProperties": False},
+    },
+    "additionalProperties": False,
+}
+
+_TYPES = {
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "string": lambda v: isinstance(v, str),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool),
+    "null": lambda v: v is None,
+}
+
+
+def validate(value: object, schema: dict, path: str = "$") -> list[str]:
+    """Problems of ``value`` against ``schema`` (the subset this module uses)."""
+    problems: list[str] = []
+    if "const" in schema and value != schema["const"]:
+        return [f"{path}: expected {schema['const']!r}, got {value!r}"]
+    if "enum" in schema and value not in schema["enum"]:
+        return [f"{path}: {value!r} is not one of {schema['enum']}"]
+    kinds = schema.get("type")
+    if kinds is not None:
+        kinds = [kinds] if isinstance(kinds, str) else kinds
+        if not any(_TYPES[kind](value) for kind in kinds):
+            return [f"{path}: expected {' or '.join(kinds)}, got {type(value).__name__}"]
+    if "minimum" in schema and _TYPES["number"](value) and value < schema["minimum"]:
+        problems.append(f"{path}: {value} is below {schema['minimum']}")
+    if isinstance(value, dict):
+        for key in schema.get("required", ()):
+            if key not in value:
+                problems.append(f"{path}: missing '{key}'")
+        properties = schema.get("properties", {})
+        extra = schema.get("additionalProperties", True)
+        for key, item in value.items():
+            if key in properties:
+                problems += validate(item, properties[key], f"{path}.{key}")
+            elif extra is False:
+                problems.append(f"{path}: unexpected '{key}'")
+            elif isinstance(extra, dict):
+                problems += validate(item, extra, f"{path}.{key}")
+    if isinstance(value, list) and "items" in schema:
+        for index, item in enumerate(value):
+            problems += validate(item, schema["items"], f"{path}[{index}]")
+    return problems
+
+
+def validate_report(report: object) -> list[str]:
+    """Problems of a report against ``REPORT_SCHEMA`` (empty when it conforms)."""
+    return validate(report, REPORT_SCHEMA)
