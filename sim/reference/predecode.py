@@ -12,9 +12,14 @@ from dataclasses import dataclass, field
 from types import CodeType
 
 from revasm.assembler.image import Image
-from revasm.isa.codec import IllegalInstruction, decode
+from revasm.isa.codec import IllegalInstruction, decode, encode
 from revasm.isa.fixed_point import WordFormat
 from revasm.isa.instruction import Instruction
+
+try:  # the disassembler is optional for the simulator (it only names instructions)
+    from revasm.assembler.disassemble import disassemble_word
+except ImportError:  # pragma: no cover - an assembler without a disassembler
+    disassemble_word = None
 
 #: Control kinds the block compiler places inside a block; START and FINISH
 #: (which may halt the machine) always run on the single-step path.
@@ -88,9 +93,12 @@ def instruction_text(ins: Instruction, operands: dict[str, int], pc: int,
                      labels: dict[int, str] | None = None) -> str:
     """Assembly text of a decoded instruction, e.g. ``BNE $3 $5 loop``.
 
-    Branch offsets are shown as their target (a label if one names it), as
-    the assembler's source would write them.
+    The assembler's disassembler says it when it is installed; otherwise
+    the same text is formatted from the table.  Branch offsets are shown as
+    their target (a label if one names it), as the source would write them.
     """
+    if disassemble_word is not None:
+        return disassemble_word(encode(ins, operands), pc, labels)
     parts = [ins.mnemonic]
     for name, kind in zip(ins.operand_names, ins.operand_kinds):
         value = operands[name]
