@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 
+from .adjoint import BANKS, BINARY_DERIVATIVES, UNARY_DERIVATIVES
 from .encoding import FORMATS, FUNCT, FUNCT_FORMATS, OPCODE
 from .instruction import Instruction
 from .table import BINARY_FUNCTIONS, INSTRUCTIONS, UNARY_FUNCTIONS
@@ -30,7 +31,8 @@ def _row(ins: Instruction) -> str:
         inverse = "its backward form"
     else:
         inverse = f"`{ins.inverse}`"
-    gradient = "yes" if ins.differentiable else "none"
+    gradient = ("adjoint" if ins.adjoint else "unchanged" if ins.differentiable
+                else "none")
     doc = ins.doc.replace("|", "\\|")
     return (f"| `{ins.syntax()}` | {doc} | {inverse} | {gradient} | {ins.cycles} | "
             f"{ins.energy_class} | `{_layout(ins)}` |"
@@ -56,9 +58,12 @@ def render() -> str:
         "",
         "Words are W = 32 (fixed point Q16.16) or W = 64 (Q32.32); all arithmetic wraps mod 2^W. "
         "Columns: *inverse* is the instruction whose forward effect undoes this one (what runs "
-        "when DIR = -1); *gradient* says whether the instruction carries an adjoint — bitwise, "
-        "shift, comparison and control instructions carry no gradient; *cycles* is the cost "
-        "model used by the simulators and reports.",
+        "when DIR = -1); *gradient* says how the instruction acts on the gradient bank: "
+        "*adjoint* — by its adjoint rule (see Gradient mode below); *unchanged* — it adds a "
+        "constant, so every gradient passes through unchanged; *none* — bitwise, shift, "
+        "comparison, integer and control instructions carry no gradient (their gradient "
+        "words are left as they are); *cycles* is the cost model used by the simulators and "
+        "reports.",
         "",
     ]
     for title, extension in (("PISA (Frank 1999, App. B; PendVM dialect)", False),
@@ -94,7 +99,53 @@ def render() -> str:
         bwd = ins.backward.replace("\n", "; ").replace("|", "\\|")
         out.append(f"| `{ins.mnemonic}` | `{fwd}` | `{bwd}` |")
     out.append("")
+    out += _gradient_section()
     return "\n".join(out)
+
+
+def _code(template: str) -> str:
+    return "<br>".join(f"`{line}`" for line in template.replace("|", "\\|").split("\n"))
+
+
+def _gradient_section() -> list[str]:
+    out = [
+        "## Gradient mode",
+        "",
+        "With the gradient switch on (docs/gradient.md), every register and memory word has "
+        "shadow words in the same Qi.f format: "
+        + "; ".join(f"`{name}` {what}" for name, what in BANKS.items()) + ". "
+        "Running backward, each instruction first applies its *adjoint* rule (reading the "
+        "values as the forward instruction left them), then uncomputes its value; with the "
+        "tangent bank on, the *gradient tangent* rule comes first and the inverse *tangent* "
+        "rule just before the value. Running forward, the inverses run in the opposite order "
+        "after the value (`forward`, `tangent`, inverse adjoint, inverse gradient tangent), so "
+        "the gradient pass is exactly reversible. The inverses are derived from these "
+        "templates by isa/adjoint.py. Instructions not listed leave every bank alone.",
+        "",
+        "For the accumulate families `a ±= phi(b, c)` the rules are derived from phi's "
+        "partial derivatives (isa/adjoint.py): backward, `G[b] ±= G[a]·dphi/db` and "
+        "`G[c] ±= G[a]·dphi/dc`; tangent, `T[a] ±= dphi/db·T[b] + dphi/dc·T[c]`; gradient "
+        "tangent, `TG[x] ±= TG[a]·dphi/dx + G[a]·(d2phi/dx db·T[b] + d2phi/dx dc·T[c])`.",
+        "",
+        "| function | d/db | d/dc | second partials |",
+        "|---|---|---|---|",
+    ]
+    for name, derivative in (*UNARY_DERIVATIVES.items(), *BINARY_DERIVATIVES.items()):
+        partials = dict(derivative.partials)
+        second = ", ".join(f"{x}{y}: `{e}`" for (x, y), e in derivative.second.items())
+        out.append(f"| {name} | `{partials['b']}` | "
+                   + (f"`{partials['c']}`" if "c" in partials else "") + f" | {second} |")
+    out += [
+        "",
+        "| instruction | adjoint (G) | tangent (T) | gradient tangent (TG) |",
+        "|---|---|---|---|",
+    ]
+    for ins in INSTRUCTIONS:
+        if ins.adjoint or ins.tangent or ins.adjoint_tangent:
+            out.append(f"| `{ins.mnemonic}` | {_code(ins.adjoint)} | {_code(ins.tangent)} | "
+                       f"{_code(ins.adjoint_tangent)} |")
+    out.append("")
+    return out
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from .encoding import FORMATS, Field
 
@@ -30,6 +31,13 @@ class Instruction:
     ``{a}``, ``{b}``, ``{c}`` (register numbers), ``{imm}`` (the immediate as
     a W-bit word), ``{amt}``, ``{k}``.  For branches, ``condition`` is the
     expression that decides whether the branch is taken.
+
+    Gradient mode (``isa/adjoint.py``): ``adjoint`` is the reverse-mode rule on
+    the gradient banks ``G``/``GM``, run before ``backward`` when the gradient
+    switch is on; ``tangent`` the forward-mode rule on ``T``/``TM``, run after
+    ``forward`` when the tangent bank is on; ``adjoint_tangent`` the rule on
+    ``TG``/``TGM`` (second order).  Empty means "leaves those banks alone".
+    Their inverses (``*_inverse``) are derived, never written.
     """
 
     mnemonic: str
@@ -50,7 +58,9 @@ class Instruction:
     aliases: tuple[str, ...] = ()
     extension: bool = False
     differentiable: bool = False
-    adjoint: str | None = None
+    adjoint: str = ""
+    tangent: str = ""
+    adjoint_tangent: str = ""
     notes: str = ""
     fields: tuple[Field, ...] = field(default=(), compare=False)
 
@@ -61,6 +71,24 @@ class Instruction:
     @property
     def self_inverse(self) -> bool:
         return self.inverse == self.mnemonic
+
+    @cached_property
+    def adjoint_inverse(self) -> str:
+        """Undoes ``adjoint`` (the gradient-mode step when running forward)."""
+        from .adjoint import invert
+        return invert(self.adjoint)
+
+    @cached_property
+    def tangent_inverse(self) -> str:
+        """Undoes ``tangent`` (run before ``backward`` when the tangent bank is on)."""
+        from .adjoint import invert
+        return invert(self.tangent)
+
+    @cached_property
+    def adjoint_tangent_inverse(self) -> str:
+        """Undoes ``adjoint_tangent``."""
+        from .adjoint import invert
+        return invert(self.adjoint_tangent)
 
     def syntax(self) -> str:
         """Assembly syntax, e.g. ``ADD $a $b`` or ``BEQ $a $b off``."""

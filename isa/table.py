@@ -22,6 +22,9 @@ BR * DIR in its register instead; SWAPBR shows both as the same value).
 """
 from __future__ import annotations
 
+from .adjoint import (BINARY_DERIVATIVES, COPY_DERIVATIVE, PRODUCT_DERIVATIVE,
+                      QUOTIENT_DERIVATIVE, UNARY_DERIVATIVES, Derivative, GradientRules,
+                      accumulate_rules)
 from .instruction import Instruction, make
 
 #: Function-accumulate families; the position is the funct code (2i adds, 2i+1
@@ -36,18 +39,76 @@ BINARY_FUNCTIONS = ("atan2", "pow")
 def _accumulate(add: str, sub: str, fmt: str, add_op: int, sub_op: int, term: str,
                 doc_term: str, energy: str, cycles: int, funct_add: int = 0,
                 funct_sub: int = 0, distinct: tuple = (), extension: bool = False,
-                differentiable: bool = False, notes: str = "") -> list[Instruction]:
-    """An ADD/SUB pair ``a += term`` / ``a -= term``, each the other's inverse."""
+                derivative: Derivative | None = None, notes: str = "") -> list[Instruction]:
+    """An ADD/SUB pair ``a += term`` / ``a -= term``, each the other's inverse.
+
+    With ``derivative`` (the term's partials) the pair is differentiable and
+    its gradient-mode templates are derived from it (``isa/adjoint.py``).
+    """
     plus = f"R[{{a}}] = (R[{{a}}] + {term}) & M"
     minus = f"R[{{a}}] = (R[{{a}}] - {term}) & M"
     common = dict(energy_class=energy, cycles=cycles, writes=("a",), distinct=distinct,
-                  extension=extension, differentiable=differentiable, notes=notes)
+                  extension=extension, differentiable=derivative is not None, notes=notes)
+    no_rules = GradientRules()
+    add_rules = accumulate_rules("+", derivative) if derivative else no_rules
+    sub_rules = accumulate_rules("-", derivative) if derivative else no_rules
     return [
         make(add, fmt, add_op, funct=funct_add, forward=plus, backward=minus,
-             inverse=sub, doc=f"a += {doc_term}", **common),
+             inverse=sub, doc=f"a += {doc_term}", **_rules(add_rules), **common),
         make(sub, fmt, sub_op, funct=funct_sub, forward=minus, backward=plus,
-             inverse=add, doc=f"a -= {doc_term}", **common),
+             inverse=add, doc=f"a -= {doc_term}", **_rules(sub_rules), **common),
     ]
+
+
+def _rules(rules: GradientRules) -> dict[str, str]:
+    return dict(adjoint=rules.adjoint, tangent=rules.tangent,
+                adjoint_tangent=rules.adjoint_tangent)
+
+
+def _on_banks(template: str) -> dict[str, str]:
+    """A structural rule that acts alike on all three banks (NEG, SWAP, EXCH).
+
+    ``template`` is written over ``V``/``VM`` (the value bank it mirrors) and
+    becomes the adjoint on G/GM, the tangent on T/TM and the gradient
+    tangent on TG/TGM.
+    """
+    def on(bank: str) -> str:
+        return template.replace("VM[", f"{bank}M[").replace("V[", f"{bank}[")
+    return dict(adjoint=on("G"), tangent=on("T"), adjoint_tangent=on("TG"))
+
+
+# ROT (a, b) by angle c: (x', y') = R(c) (x, y).  Reverse mode from the output
+# values and gradients: G[c] += G[y] x' - G[x] y', then (G[x], G[y]) = R(-c) G
+# (irot).  Forward mode: T = R(c) T + T[c] (-y', x').  Second order: the
+# derivative of both along v, with d/dc R(-c) g = (g'y, -g'x) for g' = R(-c) g.
+_ROT_RULES = dict(
+    adjoint="G[{c}] = (G[{c}] + fmul(G[{b}], R[{a}]) - fmul(G[{a}], R[{b}])) & M\n"
+            "G[{a}], G[{b}] = irot(G[{a}], G[{b}], R[{c}])",
+    tangent="T[{a}], T[{b}] = rot(T[{a}], T[{b}], R[{c}])\n"
+            "T[{a}] = (T[{a}] - fmul(R[{b}], T[{c}])) & M\n"
+            "T[{b}] = (T[{b}] + fmul(R[{a}], T[{c}])) & M",
+    adjoint_tangent="_gx, _gy = irot(G[{a}], G[{b}], R[{c}])\n"
+                    "TG[{c}] = (TG[{c}] + fmul(TG[{b}], R[{a}]) + fmul(G[{b}], T[{a}]) "
+                    "- fmul(TG[{a}], R[{b}]) - fmul(G[{a}], T[{b}])) & M\n"
+                    "TG[{a}], TG[{b}] = irot(TG[{a}], TG[{b}], R[{c}])\n"
+                    "TG[{a}] = (TG[{a}] + fmul(_gy, T[{c}])) & M\n"
+                    "TG[{b}] = (TG[{b}] - fmul(_gx, T[{c}])) & M",
+)
+# IROT: (x', y') = R(-c) (x, y), so d/dc (x', y') = (y', -x') and the adjoint
+# rotates G by +c.
+_IROT_RULES = dict(
+    adjoint="G[{c}] = (G[{c}] + fmul(G[{a}], R[{b}]) - fmul(G[{b}], R[{a}])) & M\n"
+            "G[{a}], G[{b}] = rot(G[{a}], G[{b}], R[{c}])",
+    tangent="T[{a}], T[{b}] = irot(T[{a}], T[{b}], R[{c}])\n"
+            "T[{a}] = (T[{a}] + fmul(R[{b}], T[{c}])) & M\n"
+            "T[{b}] = (T[{b}] - fmul(R[{a}], T[{c}])) & M",
+    adjoint_tangent="_gx, _gy = rot(G[{a}], G[{b}], R[{c}])\n"
+                    "TG[{c}] = (TG[{c}] + fmul(TG[{a}], R[{b}]) + fmul(G[{a}], T[{b}]) "
+                    "- fmul(TG[{b}], R[{a}]) - fmul(G[{b}], T[{a}])) & M\n"
+                    "TG[{a}], TG[{b}] = rot(TG[{a}], TG[{b}], R[{c}])\n"
+                    "TG[{a}] = (TG[{a}] - fmul(_gy, T[{c}])) & M\n"
+                    "TG[{b}] = (TG[{b}] + fmul(_gx, T[{c}])) & M",
+)
 
 
 def _xor_into(name: str, fmt: str, opcode: int, term: str, doc_term: str, energy: str,
@@ -73,12 +134,14 @@ ABC = (("a", "b"), ("a", "c"))
 
 PISA: list[Instruction] = [
     *_accumulate("ADD", "SUB", "RR", 0x01, 0x02, "R[{b}]", "b", "alu", 1,
-                 distinct=AB, differentiable=True),
+                 distinct=AB, derivative=COPY_DERIVATIVE),
     make("ADDI", "RI", 0x03, forward="R[{a}] = (R[{a}] + {imm}) & M",
          backward="R[{a}] = (R[{a}] - {imm}) & M", doc="a += imm",
-         energy_class="alu", writes=("a",), differentiable=True),
+         energy_class="alu", writes=("a",), differentiable=True,
+         notes="Adding a constant leaves every gradient as it is (empty adjoint)."),
     make("NEG", "R", 0x04, forward="R[{a}] = -R[{a}] & M", backward="R[{a}] = -R[{a}] & M",
-         doc="a = -a", energy_class="alu", writes=("a",), differentiable=True),
+         doc="a = -a", energy_class="alu", writes=("a",), differentiable=True,
+         **_on_banks("V[{a}] = -V[{a}] & M")),
     _xor_into("XOR", "RR", 0x05, "R[{b}]", "b", "logic", AB),
     _xor_into("XORI", "RI", 0x06, "{imm}", "imm", "logic"),
     _xor_into("ANDX", "RRR", 0x07, "R[{b}] & R[{c}]", "b & c", "logic", ABC),
@@ -111,7 +174,8 @@ PISA: list[Instruction] = [
     make("EXCH", "RR", 0x18, forward="_i = addr(R[{b}])\nR[{a}], MEM[_i] = MEM[_i], R[{a}]",
          backward="_i = addr(R[{b}])\nR[{a}], MEM[_i] = MEM[_i], R[{a}]",
          doc="swap a with MEM[b]", energy_class="mem", cycles=2, writes=("a",), distinct=AB,
-         differentiable=True),
+         differentiable=True,
+         **_on_banks("_i = addr(R[{b}])\nV[{a}], VM[_i] = VM[_i], V[{a}]")),
     _branch("BEQ", "RRO", 0x19, "R[{a}] == R[{b}]", "a == b"),
     _branch("BNE", "RRO", 0x1A, "R[{a}] != R[{b}]", "a != b"),
     _branch("BGEZ", "RO", 0x1B, "S(R[{a}]) >= 0", "a >= 0"),
@@ -143,27 +207,29 @@ EXTENSION: list[Instruction] = [
     make("SWAP", "RR", 0x28, forward="R[{a}], R[{b}] = R[{b}], R[{a}]",
          backward="R[{a}], R[{b}] = R[{b}], R[{a}]", doc="swap a and b",
          energy_class="move", writes=("a", "b"), distinct=AB, extension=True,
-         differentiable=True),
+         differentiable=True, **_on_banks("V[{a}], V[{b}] = V[{b}], V[{a}]")),
     make("ADDIS", "RIK", 0x29, forward="R[{a}] = (R[{a}] + ({imm} << (16 * {k}))) & M",
          backward="R[{a}] = (R[{a}] - ({imm} << (16 * {k}))) & M", doc="a += imm << 16k",
-         energy_class="alu", writes=("a",), extension=True,
-         notes="With ADDI, loads any constant (the LI pseudo-instruction)."),
+         energy_class="alu", writes=("a",), extension=True, differentiable=True,
+         notes="With ADDI, loads any constant (the LI pseudo-instruction); a constant: "
+               "gradients unchanged."),
     *_accumulate("ADDMUL", "SUBMUL", "RRR", 0x2A, 0x2B, "fmul(R[{b}], R[{c}])", "b * c",
-                 "mul", 4, distinct=ABC, extension=True, differentiable=True,
+                 "mul", 4, distinct=ABC, extension=True, derivative=PRODUCT_DERIVATIVE,
                  notes="Fixed-point product rounded half up: floor(b*c / 2^F + 1/2)."),
     *_accumulate("ADDDIV", "SUBDIV", "RRR", 0x2C, 0x2D, "fdiv(R[{b}], R[{c}])", "b / c",
-                 "div", 36, distinct=ABC, extension=True, differentiable=True,
+                 "div", 36, distinct=ABC, extension=True, derivative=QUOTIENT_DERIVATIVE,
                  notes="Faults when c = 0."),
     make("ROT", "RRR", 0x2E, forward="R[{a}], R[{b}] = rot(R[{a}], R[{b}], R[{c}])",
          backward="R[{a}], R[{b}] = irot(R[{a}], R[{b}], R[{c}])", inverse="IROT",
          doc="(a, b) = Givens rotation of (a, b) by angle c", energy_class="func", cycles=48,
          writes=("a", "b"), distinct=(("a", "b"), ("a", "c"), ("b", "c")), extension=True,
-         differentiable=True, notes="Three lifting shears; exactly undone by IROT."),
+         differentiable=True, notes="Three lifting shears; exactly undone by IROT.",
+         **_ROT_RULES),
     make("IROT", "RRR", 0x2F, forward="R[{a}], R[{b}] = irot(R[{a}], R[{b}], R[{c}])",
          backward="R[{a}], R[{b}] = rot(R[{a}], R[{b}], R[{c}])", inverse="ROT",
          doc="(a, b) = Givens rotation of (a, b) by angle -c", energy_class="func", cycles=48,
          writes=("a", "b"), distinct=(("a", "b"), ("a", "c"), ("b", "c")), extension=True,
-         differentiable=True),
+         differentiable=True, **_IROT_RULES),
 ]
 
 FUNC_OPCODE = 0x30
@@ -172,12 +238,14 @@ for _i, _name in enumerate(UNARY_FUNCTIONS):
     EXTENSION += _accumulate(
         f"ADD{_name.upper()}", f"SUB{_name.upper()}", "RR", FUNC_OPCODE, FUNC_OPCODE,
         f"fn_{_name}(R[{{b}}])", f"{_name}(b)", "func", 40, funct_add=2 * _i,
-        funct_sub=2 * _i + 1, distinct=AB, extension=True, differentiable=True)
+        funct_sub=2 * _i + 1, distinct=AB, extension=True,
+        derivative=UNARY_DERIVATIVES[_name])
 for _i, _name in enumerate(BINARY_FUNCTIONS):
     EXTENSION += _accumulate(
         f"ADD{_name.upper()}", f"SUB{_name.upper()}", "RRR", FUNC2_OPCODE, FUNC2_OPCODE,
         f"fn_{_name}(R[{{b}}], R[{{c}}])", f"{_name}(b, c)", "func", 48, funct_add=2 * _i,
-        funct_sub=2 * _i + 1, distinct=ABC, extension=True, differentiable=True)
+        funct_sub=2 * _i + 1, distinct=ABC, extension=True,
+        derivative=BINARY_DERIVATIVES[_name])
 
 #: Every instruction, PISA first.
 INSTRUCTIONS: tuple[Instruction, ...] = tuple(PISA + EXTENSION)

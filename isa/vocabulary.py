@@ -2,7 +2,9 @@
 
 A semantics template is a Python statement over ``R`` (registers), ``MEM``
 (memory), ``BR``, ``DIR`` and the names below, all acting on W-bit words held
-as unsigned integers.  Engines execute the templates in a namespace built by
+as unsigned integers.  Gradient-mode templates (``isa/adjoint.py``) also use
+the banks ``G``, ``GM``, ``T``, ``TM``, ``TG``, ``TGM`` and the fixed-point
+helpers ``one`` (1.0), ``fneg``, ``fadd``, ``fsub`` (mod 2^W) and ``fsign``.  Engines execute the templates in a namespace built by
 :func:`vocabulary`, adding their own ``addr`` (memory address check), ``show``,
 ``emit`` and ``unemit`` (output devices).
 """
@@ -52,6 +54,22 @@ def vocabulary(fmt: WordFormat) -> dict[str, object]:
     def fdiv(x: int, y: int) -> int:
         return elementary.fx_div(S(x), S(y), fmt) & mask
 
+    one = fmt.one
+    minus_one = -one & mask
+
+    def fneg(x: int) -> int:
+        return -x & mask
+
+    def fadd(x: int, y: int) -> int:
+        return (x + y) & mask
+
+    def fsub(x: int, y: int) -> int:
+        return (x - y) & mask
+
+    def fsign(x: int) -> int:
+        """1.0, -1.0 or 0 by the sign of the word: the derivative of abs."""
+        return 0 if x == 0 else minus_one if x & sign else one
+
     def rot(x: int, y: int, theta: int) -> tuple[int, int]:
         return rotate(x, y, theta, fmt)
 
@@ -61,7 +79,8 @@ def vocabulary(fmt: WordFormat) -> dict[str, object]:
     names: dict[str, object] = {
         "M": mask, "W": width, "F": fmt.frac_bits, "S": S, "shl": shl, "srl": srl,
         "sra": sra, "rotl": rotl, "rotr": rotr, "slt": slt, "fmul": fmul, "fdiv": fdiv,
-        "rot": rot, "irot": irot,
+        "rot": rot, "irot": irot, "one": one, "fneg": fneg, "fadd": fadd, "fsub": fsub,
+        "fsign": fsign,
     }
     for name in UNARY_FUNCTIONS:
         names[f"fn_{name}"] = _unary(elementary.FUNCTIONS[name], fmt)

@@ -1,0 +1,157 @@
+"""The gradient-mode templates of the ISA table: invertible, consistent, complete."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from revasm.isa import INSTRUCTIONS, WordFormat, lookup
+from revasm.isa.adjoint import (BINARY_DERIVATIVES, UNARY_DERIVATIVES, invert,
+                                mode_template)
+from revasm.isa.table import BINARY_FUNCTIONS, UNARY_FUNCTIONS
+from revasm.isa.vocabulary import vocabulary
+
+GRADIENT_ENTRIES = [i for i in INSTRUCTIONS if i.adjoint or i.tangent or i.adjoint_tangent]
+MODES = [(True, False), (False, True), (True, True)]
+BANKS = ("R", "G", "T", "TG")
+MEMORY_BANKS = ("MEM", "GM", "TM", "TGM")
+
+
+def _operands(ins, rng: random.Random) -> dict[str, int]:
+    while True:
+        operands = {}
+        for name, kind in zip(ins.operand_names, ins.operand_kinds):
+            operands[name] = rng.randrange(1, 8) if kind == "reg" else 0
+        if all(operands[x] != operands[y] for x, y in ins.distinct):
+            return operands
+
+
+def _state(fmt: WordFormat, rng: random.Random) -> dict[str, list[int]]:
+    one = fmt.one
+    # Values: moderate positive reals (inside every function's domain); banks: any word.
+    state = {"R": [0] + [rng.randrange(one // 4, 2 * one) for _ in range(7)]}
+    for bank in BANKS[1:]:
+        state[bank] = [rng.randrange(fmt.mask + 1) for _ in range(8)]
+    state["R"][7] = 3  # EXCH's address register (b = 7 is possible)
+    for bank in MEMORY_BANKS:
+        state[bank] = [rng.randrange(fmt.mask + 1) for _ in range(8)]
+    return state
+
+
+def _execute(template: str, state: dict[str, list[int]], fmt: WordFormat) -> None:
+    namespace = dict(vocabulary(fmt))
+    namespace.update(state)
+    namespace["addr"] = lambda word: word % 8
+    exec(compile(template, "<rule>", "exec"), namespace)  # noqa: S102
+
+
+def _copy(state):
+    return {name: list(words) for name, words in state.items()}
+
+
+@pytest.mark.parametrize("width", [32, 64])
+@pytest.mark.parametrize("ins", GRADIENT_ENTRIES, ids=lambda i: i.mnemonic)
+def test_every_gradient_template_is_undone_by_its_derived_inverse(ins, width):
+    fmt = WordFormat(width)
+    rng = random.Random(ins.mnemonic + str(width))
+    for _ in range(5):
+        values = _operands(ins, rng)
+        state = _state(fmt, rng)
+        if ins.mnemonic == "EXCH":
+            state["R"][values["b"]] = 3
+        before = _copy(state)
+        for template in (ins.adjoint, ins.tangent, ins.adjoint_tangent):
+            if not template:
+                continue
+            _execute(template.format(**values), state, fmt)
+            _execute(invert(template).format(**values), state, fmt)
+            assert state == before, template
+
+
+@pytest.mark.parametrize("gradient,tangent", MODES)
+@pytest.mark.parametrize("ins", GRADIENT_ENTRIES, ids=lambda i: i.mnemonic)
+def test_gradient_mode_step_backward_then_forward_is_the_identity(ins, gradient, tangent):
+    fmt = WordFormat(64)
+    rng = random.Random(ins.mnemonic)
+    for _ in range(5):
+        values = _operands(ins, rng)
+        state = _state(fmt, rng)
+        if ins.mnemonic == "EXCH":
+            state["R"][values["b"]] = 3
+        before = _copy(state)
+        _execute(mode_template(ins, -1, gradient, tangent).format(**values), state, fmt)
+        assert state != before or not ins.adjoint
+        _execute(mode_template(ins, 1, gradient, tangent).format(**values), state, fmt)
+        assert state == before
+
+
+ROTATIONS = ("ROT", "IROT")
+
+
+@pytest.mark.parametrize("ins", [i for i in GRADIENT_ENTRIES
+                                 if not i.self_inverse and i.mnemonic not in ROTATIONS],
+                         ids=lambda i: i.mnemonic)
+def test_running_an_entry_backward_is_running_its_partner_forward(ins):
+    """ADD backward and SUB forward must agree on every bank, not only on values."""
+    fmt = WordFormat(32)
+    rng = random.Random(ins.mnemonic)
+    partner = lookup(ins.inverse)
+    for gradient, tangent in MODES:
+        values = _operands(ins, rng)
+        state = _state(fmt, rng)
+        other = _copy(state)
+        _execute(mode_template(ins, -1, gradient, tangent).format(**values), state, fmt)
+        _execute(mode_template(partner, 1, gradient, tangent).format(**values), other, fmt)
+        assert state == other
+
+
+@pytest.mark.parametrize("mnemonic", ROTATIONS)
+def test_rot_backward_and_irot_forward_agree_to_rounding(mnemonic):
+    """Both are exact adjoints of the same map; their roundings differ (docs/gradient.md)."""
+    fmt = WordFormat(64)
+    rng = random.Random(mnemonic)
+    ins, partner = lookup(mnemonic), lookup(lookup(mnemonic).inverse)
+    for _ in range(10):
+        values = _operands(ins, rng)
+        state = _state(fmt, rng)
+        for bank in BANKS[1:]:  # moderate gradients and tangents: |word| < 2
+            state[bank] = [rng.randrange(-2 * fmt.one, 2 * fmt.one) & fmt.mask for _ in range(8)]
+        other = _copy(state)
+        _execute(mode_template(ins, -1, True, True).format(**values), state, fmt)
+        _execute(mode_template(partner, 1, True, True).format(**values), other, fmt)
+        assert state["R"] == other["R"]
+        for bank in BANKS[1:]:
+            for mine, theirs in zip(state[bank], other[bank]):
+                assert abs(fmt.signed((mine - theirs) & fmt.mask)) <= 64, bank
+
+
+def test_plain_runs_execute_exactly_the_value_templates():
+    for ins in INSTRUCTIONS:
+        assert mode_template(ins, 1) == ins.forward
+        assert mode_template(ins, -1) == ins.backward
+
+
+def test_every_function_family_declares_its_derivatives():
+    assert set(UNARY_DERIVATIVES) == set(UNARY_FUNCTIONS)
+    assert set(BINARY_DERIVATIVES) == set(BINARY_FUNCTIONS)
+
+
+def test_differentiable_entries_have_an_adjoint_unless_they_add_a_constant():
+    for ins in INSTRUCTIONS:
+        if ins.differentiable and not ins.adjoint:
+            assert "imm" in ins.operand_names, ins.mnemonic
+        if ins.adjoint:
+            assert ins.differentiable and ins.kind == "data"
+
+
+def test_non_differentiable_entries_leave_every_bank_alone():
+    for ins in INSTRUCTIONS:
+        if not ins.differentiable:
+            assert not (ins.adjoint or ins.tangent or ins.adjoint_tangent), ins.mnemonic
+
+
+def test_invert_rejects_a_statement_it_cannot_undo():
+    with pytest.raises(ValueError, match="not an invertible"):
+        invert("G[{a}] = G[{b}]")
+    with pytest.raises(ValueError, match="definitions must come first"):
+        invert("G[{a}] = -G[{a}] & M\n_x = 1")
