@@ -1,0 +1,69 @@
+"""The branch/control unit: PC, BR, DIR, the come-from check, START/FINISH and faults.
+
+After every instruction (``isa/table.py``): if BR = 0 then PC += DIR, else
+PC += BR * DIR, with BR and DIR as the instruction left them.  An instruction
+entered with BR != 0 (reached by a jump) that leaves BR != 0 raises the
+uncaught-jump fault at its own PC, its effects kept (the checked come-from
+rule).  FINISH executed forward or START executed backward halts.
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Module, Signal, signed
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from revasm.isa.instruction import CONTROL_KINDS
+
+from .params import FAULT_CODE, FAULT_NAMES, CoreParams
+
+
+class ControlUnit(wiring.Component):
+    """Holds the control state; ``commit`` applies one instruction's new BR and DIR."""
+
+    def __init__(self, params: CoreParams) -> None:
+        self.params = params
+        pw, bw = params.pc_width, params.br_width
+        super().__init__({
+            "load": In(1), "load_pc": In(signed(pw)), "load_backward": In(1),
+            "commit": In(1), "kind": In(range(len(CONTROL_KINDS))),
+            "br_new": In(signed(bw)), "backward_new": In(1),
+            "raise_fault": In(1), "fault_kind_in": In(range(len(FAULT_NAMES))),
+            "pc": Out(signed(pw)), "br": Out(signed(bw)), "backward": Out(1),
+            "next_pc": Out(signed(pw)), "uncaught": Out(1), "halt": Out(1),
+            "halted": Out(1), "fault": Out(1), "fault_kind": Out(range(len(FAULT_NAMES))),
+            "fault_pc": Out(signed(pw)),
+        })
+
+    def elaborate(self, platform) -> Module:
+        m = Module()
+        step = Signal(signed(self.params.br_width + 1))
+        with m.If(self.br_new == 0):
+            m.d.comb += step.eq(1)
+        with m.Else():
+            m.d.comb += step.eq(self.br_new)
+        with m.If(self.backward_new):
+            m.d.comb += self.next_pc.eq(self.pc - step)
+        with m.Else():
+            m.d.comb += self.next_pc.eq(self.pc + step)
+        m.d.comb += [
+            self.uncaught.eq((self.br != 0) & (self.br_new != 0)),
+            self.halt.eq(((self.kind == CONTROL_KINDS.index("finish")) & ~self.backward_new)
+                         | ((self.kind == CONTROL_KINDS.index("start")) & self.backward_new)),
+        ]
+        with m.If(self.load):
+            m.d.sync += [self.pc.eq(self.load_pc), self.br.eq(0),
+                         self.backward.eq(self.load_backward), self.halted.eq(0),
+                         self.fault.eq(0), self.fault_kind.eq(0)]
+        with m.Elif(self.raise_fault):
+            m.d.sync += [self.fault.eq(1), self.fault_kind.eq(self.fault_kind_in),
+                         self.fault_pc.eq(self.pc)]
+        with m.Elif(self.commit):
+            m.d.sync += [self.br.eq(self.br_new), self.backward.eq(self.backward_new)]
+            with m.If(self.uncaught):
+                m.d.sync += [self.fault.eq(1), self.fault_kind.eq(FAULT_CODE["uncaught-jump"]),
+                             self.fault_pc.eq(self.pc)]
+            with m.Elif(self.halt):
+                m.d.sync += self.halted.eq(1)
+            with m.Else():
+                m.d.sync += self.pc.eq(self.next_pc)
+        return m

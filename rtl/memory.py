@@ -1,0 +1,73 @@
+"""Data memory (the unified program/data memory) and the EMIT tape.
+
+Memory words are W + 1 bits wide: bit W is the code flag of the image (the
+hex image format's tag digit), so EXCH can refuse code cells and the fetch
+can refuse DATA cells, as the reference does.  The gradient shadow of memory
+(gradient mode) is not implemented yet.
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Module, Signal
+from amaranth.lib import wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+
+class DataMemory(wiring.Component):
+    """``depth`` words of W + 1 bits; one synchronous read port, one write port."""
+
+    def __init__(self, width: int, depth: int, init: list[int] | None = None) -> None:
+        self.width = width
+        self.depth = depth
+        self._init = list(init or [])
+        abits = (depth - 1).bit_length()
+        super().__init__({
+            "raddr": In(abits), "rdata": Out(width + 1),
+            "waddr": In(abits), "wdata": In(width + 1), "we": In(1),
+        })
+
+    def elaborate(self, platform) -> Module:
+        m = Module()
+        m.submodules.cells = cells = Memory(shape=self.width + 1, depth=self.depth,
+                                            init=self._init)
+        read = cells.read_port()
+        write = cells.write_port()
+        m.d.comb += [read.addr.eq(self.raddr), self.rdata.eq(read.data),
+                     write.addr.eq(self.waddr), write.data.eq(self.wdata), write.en.eq(self.we)]
+        return m
+
+
+class Tape(wiring.Component):
+    """The EMIT tape: a stack of ``depth`` W-bit words.
+
+    ``top`` is the last word pushed (valid one cycle after the stack changes);
+    ``push`` and ``pop`` act at the clock edge; ``empty``/``full`` guard them.
+    """
+
+    def __init__(self, width: int, depth: int) -> None:
+        self.width = width
+        self.depth = depth
+        super().__init__({
+            "push": In(1), "pop": In(1), "wdata": In(width), "clear": In(1),
+            "top": Out(width), "count": Out(range(depth + 1)),
+            "empty": Out(1), "full": Out(1),
+        })
+
+    def elaborate(self, platform) -> Module:
+        m = Module()
+        m.submodules.words = words = Memory(shape=self.width, depth=self.depth, init=[])
+        read = words.read_port()
+        write = words.write_port()
+        top_index = Signal(range(self.depth))
+        m.d.comb += [top_index.eq(self.count - 1), read.addr.eq(top_index),
+                     self.top.eq(read.data),
+                     write.addr.eq(self.count), write.data.eq(self.wdata),
+                     write.en.eq(self.push & ~self.full),
+                     self.empty.eq(self.count == 0), self.full.eq(self.count == self.depth)]
+        with m.If(self.clear):
+            m.d.sync += self.count.eq(0)
+        with m.Elif(self.push & ~self.full):
+            m.d.sync += self.count.eq(self.count + 1)
+        with m.Elif(self.pop & ~self.empty):
+            m.d.sync += self.count.eq(self.count - 1)
+        return m

@@ -1,0 +1,54 @@
+"""Parameters of the co-processor and the fault codes its status port reports."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from revasm.sim.reference.faults import FAULT_KINDS
+
+#: Fault codes of the status port, 0 = no fault.  The reference's kinds first
+#: (same names), then the RTL's own: a bounded EMIT tape that is full, and a
+#: function the function unit does not implement yet.
+FAULT_NAMES: tuple[str, ...] = ("none", *FAULT_KINDS, "tape-full", "unimplemented")
+FAULT_CODE: dict[str, int] = {name: code for code, name in enumerate(FAULT_NAMES)}
+
+
+@dataclass(frozen=True)
+class CoreParams:
+    """What a core is built for.
+
+    ``width``: the word width W (32 or 64).  ``memory_words``: the depth of the
+    unified program/data memory (the image at the bottom).  ``tape_words``: the
+    depth of the EMIT tape.  ``gradient``: the gradient bank (a shadow register
+    file and memory for gradient mode) -- not implemented yet: the ISA table has
+    no adjoint templates, and building with it on raises ``NotImplementedError``.
+    """
+
+    width: int = 32
+    memory_words: int = 1024
+    tape_words: int = 64
+    gradient: bool = False
+
+    def __post_init__(self) -> None:
+        if self.width not in (32, 64):
+            raise ValueError(f"word width must be 32 or 64, not {self.width}")
+        if self.memory_words < 2 or self.memory_words & (self.memory_words - 1):
+            raise ValueError(f"memory_words must be a power of two >= 2, not {self.memory_words}")
+        if self.tape_words < 2 or self.tape_words & (self.tape_words - 1):
+            raise ValueError(f"tape_words must be a power of two >= 2, not {self.tape_words}")
+        if self.gradient:
+            raise NotImplementedError(
+                "the gradient bank is not implemented yet: the ISA table has no adjoint "
+                "templates to generate its datapath from")
+
+    @property
+    def br_width(self) -> int:
+        """BR is a signed integer; W + 2 bits hold every value a valid program reaches."""
+        return self.width + 2
+
+    @property
+    def pc_width(self) -> int:
+        return self.width + 3
+
+    @property
+    def address_bits(self) -> int:
+        return (self.memory_words - 1).bit_length()

@@ -1,0 +1,309 @@
+"""The table's semantics templates, translated into Amaranth expressions.
+
+Every instruction's ``forward`` and ``backward`` statement (``isa/table.py``,
+written in the vocabulary of ``isa/vocabulary.py``) is parsed with Python's
+``ast`` and evaluated *symbolically*: register reads become the register-file
+read ports, ``{imm}`` the decoded immediate, ``BR``/``DIR`` the control state,
+and every arithmetic operator the matching Amaranth operator.  Amaranth
+arithmetic widens exactly (it never wraps before an assignment), so an
+expression means the same integer as the Python template, and the final
+assignment to a W-bit register is the template's ``& M``.  Calls of the
+multi-cycle units (``fmul``, ``fdiv``, ``fn_*``, ``rot``, ``irot``) are not
+computed here: the evaluation records the call and its operands and reads the
+unit's result port.  Nothing in this module knows a mnemonic.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from amaranth.hdl import Const, Mux, Value, signed, unsigned
+
+from revasm.isa.table import BINARY_FUNCTIONS, UNARY_FUNCTIONS
+
+#: Operations of the multiply/divide unit, by vocabulary name (position = op code).
+MULDIV_OPS: tuple[str, ...] = ("fmul", "fdiv")
+#: Operations of the function unit, by vocabulary name (position = op code).
+FUNCTION_OPS: tuple[str, ...] = (tuple(f"fn_{n}" for n in UNARY_FUNCTIONS)
+                                 + tuple(f"fn_{n}" for n in BINARY_FUNCTIONS)
+                                 + ("rot", "irot"))
+#: Which unit serves a call: 1 = multiply/divide, 2 = function unit.
+UNIT_OF: dict[str, int] = {**{n: 1 for n in MULDIV_OPS}, **{n: 2 for n in FUNCTION_OPS}}
+
+#: Placeholders of the templates and the names they become in the parsed source.
+PLACEHOLDERS = {"a": "A", "b": "B", "c": "C", "imm": "IMM", "amt": "AMT", "k": "K", "off": "OFF"}
+
+
+@dataclass
+class Inputs:
+    """The values a template reads (Amaranth values of the datapath)."""
+
+    width: int
+    regs: dict[str, Value]  # "A", "B", "C" -> W-bit register values
+    fields: dict[str, Value]  # "IMM" (W-bit word), "AMT", "K", "OFF" (signed)
+    br: Value
+    direction: Value  # signed, +1 or -1
+    mem_rdata: Value
+    tape_top: Value
+    unit_results: tuple[Value, Value]
+
+
+@dataclass
+class Effects:
+    """What one template does, as Amaranth values over :class:`Inputs`."""
+
+    writes: dict[str, Value] = field(default_factory=dict)  # "A"/"B" -> new value
+    mem_addr: Value | None = None
+    mem_write: Value | None = None
+    br: Value | None = None
+    direction: Value | None = None
+    show: Value | None = None
+    emit: Value | None = None
+    unemit: bool = False
+    call: tuple[str, tuple[Value, ...]] | None = None
+
+
+class TemplateError(ValueError):
+    """A template uses a construct this translator does not know."""
+
+
+_MEM_TOKEN = "<memory address>"
+
+
+class _Evaluator:
+    def __init__(self, inputs: Inputs) -> None:
+        self.inp = inputs
+        self.width = inputs.width
+        self.amount_bits = (inputs.width - 1).bit_length()
+        self.effects = Effects()
+        # current values of the state a template can assign
+        self.state: dict[str, Value] = {"BR": inputs.br, "DIR": inputs.direction,
+                                        **{f"R{k}": v for k, v in inputs.regs.items()}}
+        self.locals: dict[str, object] = {}
+        self.mem_value: Value | None = None
+        self._assigned: set[str] = set()
+        self._mem_assigned = False
+
+    # --- statements -------------------------------------------------------
+    def run(self, source: str) -> Effects:
+        tree = ast.parse(source)
+        for stmt in tree.body:
+            self.statement(stmt)
+        eff = self.effects
+        eff.br = self.state["BR"]
+        eff.direction = self.state["DIR"]
+        for key in self.inp.regs:
+            if f"R{key}" in self._assigned:
+                eff.writes[key] = self.state[f"R{key}"]
+        if self._mem_assigned:
+            eff.mem_write = self.mem_value
+        return eff
+
+    def statement(self, stmt: ast.stmt) -> None:
+        if isinstance(stmt, ast.Pass):
+            return
+        if isinstance(stmt, ast.Expr):
+            self.expr(stmt.value)
+            return
+        if isinstance(stmt, ast.Assign):
+            if len(stmt.targets) != 1:
+                raise TemplateError("chained assignment")
+            target = stmt.targets[0]
+            if isinstance(target, ast.Tuple):
+                value = self.expr(stmt.value)
+                if not isinstance(value, tuple) or len(value) != len(target.elts):
+                    raise TemplateError("tuple assignment of mismatched length")
+                for t, v in zip(target.elts, value):
+                    self.assign(t, v)
+            else:
+                self.assign(target, self.expr(stmt.value))
+            return
+        if isinstance(stmt, ast.AugAssign):
+            current = self.expr(stmt.target)
+            self.assign(stmt.target, self.binop(stmt.op, current, self.expr(stmt.value)))
+            return
+        if isinstance(stmt, ast.If):
+            test = self.truth(self.expr(stmt.test))
+            saved = dict(self.state)
+            for s in stmt.body:
+                self.statement(s)
+            taken = self.state
+            self.state = dict(saved)
+            for s in stmt.orelse:
+                self.statement(s)
+            self.state = {k: (v if taken[k] is v else Mux(test, taken[k], v))
+                          for k, v in self.state.items()}
+            return
+        raise TemplateError(f"statement {ast.dump(stmt)}")
+
+    def assign(self, target: ast.expr, value) -> None:
+        if isinstance(target, ast.Name):
+            if target.id in ("BR", "DIR"):
+                self.state[target.id] = self.value(value)
+            else:
+                self.locals[target.id] = value
+            return
+        if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+            if target.value.id == "R":
+                key = self.register_key(target.slice)
+                self.state[f"R{key}"] = self.value(value)
+                self._assigned.add(f"R{key}")
+                return
+            if target.value.id == "MEM":
+                self.memory_index(target.slice)
+                self.mem_value = self.value(value)
+                self._mem_assigned = True
+                return
+        raise TemplateError(f"assignment to {ast.dump(target)}")
+
+    def register_key(self, node: ast.expr) -> str:
+        if isinstance(node, ast.Name) and node.id in self.inp.regs:
+            return node.id
+        raise TemplateError(f"register index {ast.dump(node)}")
+
+    def memory_index(self, node: ast.expr) -> None:
+        if not (isinstance(node, ast.Name) and self.locals.get(node.id) == _MEM_TOKEN):
+            raise TemplateError("MEM indexed by something other than addr(...)")
+
+    # --- expressions --------------------------------------------------------
+    def value(self, v) -> Value:
+        if isinstance(v, bool):
+            return Const(int(v), 1)
+        if isinstance(v, int):
+            return Const(v)
+        if isinstance(v, Value):
+            return v
+        raise TemplateError(f"not a value: {v!r}")
+
+    def truth(self, v) -> Value:
+        return self.value(v).bool()
+
+    def expr(self, node: ast.expr):
+        w = self.width
+        if isinstance(node, ast.Constant):
+            if isinstance(node.value, (bool, int)):
+                return int(node.value)
+            raise TemplateError(f"constant {node.value!r}")
+        if isinstance(node, ast.Name):
+            name = node.id
+            if name in ("BR", "DIR"):
+                return self.state[name]
+            if name in self.inp.fields:
+                return self.inp.fields[name]
+            if name == "M":
+                return Const((1 << w) - 1, unsigned(w))
+            if name == "W":
+                return w
+            if name == "F":
+                return w // 2
+            if name in self.locals:
+                return self.locals[name]
+            raise TemplateError(f"unknown name {name}")
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+            if node.value.id == "R":
+                return self.state[f"R{self.register_key(node.slice)}"]
+            if node.value.id == "MEM":
+                self.memory_index(node.slice)
+                return self.mem_value
+        if isinstance(node, ast.Tuple):
+            return tuple(self.expr(e) for e in node.elts)
+        if isinstance(node, ast.BinOp):
+            return self.binop(node.op, self.expr(node.left), self.expr(node.right))
+        if isinstance(node, ast.UnaryOp):
+            operand = self.expr(node.operand)
+            if isinstance(node.op, ast.USub):
+                return -operand if isinstance(operand, int) else -self.value(operand)
+            if isinstance(node.op, ast.Invert):  # Python's ~x == -x - 1
+                return ~operand if isinstance(operand, int) else -self.value(operand) - 1
+            if isinstance(node.op, ast.Not):
+                return ~self.truth(operand)
+            raise TemplateError(f"unary {ast.dump(node.op)}")
+        if isinstance(node, ast.Compare):
+            if len(node.ops) != 1:
+                raise TemplateError("chained comparison")
+            left, right = self.value(self.expr(node.left)), self.value(self.expr(node.comparators[0]))
+            op = node.ops[0]
+            table = {ast.Eq: left == right, ast.NotEq: left != right, ast.Lt: left < right,
+                     ast.LtE: left <= right, ast.Gt: left > right, ast.GtE: left >= right}
+            for kind, result in table.items():
+                if isinstance(op, kind):
+                    return result
+            raise TemplateError(f"comparison {ast.dump(op)}")
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            return self.call(node.func.id, [self.expr(a) for a in node.args])
+        raise TemplateError(f"expression {ast.dump(node)}")
+
+    def binop(self, op: ast.operator, left, right):
+        if isinstance(left, int) and isinstance(right, int):
+            return eval(compile(ast.Expression(ast.BinOp(ast.Constant(left), op,  # noqa: S307
+                                                         ast.Constant(right))), "", "eval"))
+        lv, rv = self.value(left), self.value(right)
+        ops = {ast.Add: lambda: lv + rv, ast.Sub: lambda: lv - rv, ast.Mult: lambda: lv * rv,
+               ast.BitAnd: lambda: lv & rv, ast.BitOr: lambda: lv | rv,
+               ast.BitXor: lambda: lv ^ rv, ast.LShift: lambda: lv << rv,
+               ast.RShift: lambda: lv >> rv}
+        for kind, build in ops.items():
+            if isinstance(op, kind):
+                return build()
+        raise TemplateError(f"operator {ast.dump(op)}")
+
+    def word(self, v) -> Value:
+        return self.value(v)[:self.width]
+
+    def amount(self, v) -> Value:
+        return self.value(v)[:self.amount_bits]
+
+    def call(self, name: str, args: list):
+        w = self.width
+        if name == "S":
+            return self.word(args[0]).as_signed()
+        if name == "shl":
+            return (self.word(args[0]) << self.amount(args[1]))[:w]
+        if name == "srl":
+            return self.word(args[0]) >> self.amount(args[1])
+        if name == "sra":
+            return (self.word(args[0]).as_signed() >> self.amount(args[1]))[:w]
+        if name in ("rotl", "rotr"):
+            x, n = self.word(args[0]), self.amount(args[1])
+            rest = (Const(w, unsigned(self.amount_bits + 1)) - n).as_unsigned()[:self.amount_bits + 1]
+            left, right = (x << n), (x >> rest)
+            if name == "rotr":
+                left, right = (x >> n), (x << rest)
+            return (left | right)[:w]
+        if name == "slt":
+            return self.word(args[0]).as_signed() < self.word(args[1]).as_signed()
+        if name in UNIT_OF:
+            if self.effects.call is not None:
+                raise TemplateError("two unit calls in one template")
+            self.effects.call = (name, tuple(self.word(a) for a in args))
+            r0, r1 = self.inp.unit_results
+            return (r0, r1) if name in ("rot", "irot") else r0
+        if name == "addr":
+            self.effects.mem_addr = self.word(args[0])
+            self.mem_value = self.inp.mem_rdata
+            return _MEM_TOKEN
+        if name == "show":
+            self.effects.show = self.word(args[0])
+            return 0
+        if name == "emit":
+            self.effects.emit = self.word(args[0])
+            return 0
+        if name == "unemit":
+            self.effects.unemit = True
+            return self.inp.tape_top
+        raise TemplateError(f"call of {name}")
+
+
+def template_source(template: str) -> str:
+    """A template with its ``{placeholders}`` replaced by the names the evaluator binds."""
+    return template.format(**PLACEHOLDERS)
+
+
+def evaluate(template: str, inputs: Inputs) -> Effects:
+    """The effects of one table template over the given datapath values."""
+    return _Evaluator(inputs).run(template_source(template))
+
+
+def direction_value(backward: Value) -> Value:
+    """DIR as the templates see it: +1, or -1 when ``backward`` is set."""
+    return Mux(backward, Const(-1, signed(2)), Const(1, signed(2)))
