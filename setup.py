@@ -28,4 +28,5 @@ for package, folder in ROOTS.items():
         packages.append(name)
         package_dir[name] = init.parent.as_posix()
 
-setup(packages=packages, package_dir=package_dir, package_data={"revasm.isa": ["*.md"]})
+setup(packages=packages, package_dir=package_dir,
+      package_data={"revasm.isa": ["*.md"], "revasm.sim.report": ["models/*.json"]})

@@ -13,11 +13,11 @@ from typing import Callable
 
 from revasm.assembler.image import Image
 from revasm.isa.fixed_point import WordFormat
-from revasm.sim.reference import Machine, MachineFault
+from revasm.sim.reference import DEFAULT_MEMORY_WORDS, Machine, MachineFault
 
 from .counting import RunCounter
 from .energy_models import EnergyModel, evaluate
-from .erasure import _changed_words, erasure_report
+from .erasure import changed_words, erasure_report
 
 SCHEMA_ID = "revasm-report/1"
 OUTPUT_ROLES = ("output", "loss")
@@ -74,14 +74,15 @@ def totals(runs: list[dict]) -> dict:
 
 def build_value_report(image: Image, *, prepare: Callable[[Machine], None],
                        models: list[EnergyModel], all_models: dict[str, EnergyModel],
-                       max_steps: int | None = None, file: str | None = None) -> dict:
+                       max_steps: int | None = None, file: str | None = None,
+                       memory_words: int = DEFAULT_MEMORY_WORDS) -> dict:
     """Run ``image`` forward then backward (after ``prepare`` loads inputs) and report.
 
     ``models`` are evaluated in order; ``all_models`` resolves an adiabatic
     model's ``base_model``.  A fault stops the protocol there; the report then
     has ``status: "fault"`` and the counts up to the fault.
     """
-    machine = Machine(image, max_steps=max_steps)
+    machine = Machine(image, max_steps=max_steps, memory_words=memory_words)
     prepare(machine)
     initial = _state(machine)
     inputs = _named(machine, image, ("input",))
@@ -90,8 +91,9 @@ def build_value_report(image: Image, *, prepare: Callable[[Machine], None],
     forward, fault = _observe(machine, 1, "value")
     runs.append(forward)
     outputs = _named(machine, image, OUTPUT_ROLES)
-    declared_results = sum(1 for d in image.names.values() if d.role in OUTPUT_ROLES)
-    changed_at_finish = _changed_words(initial, (machine.registers, machine.memory))
+    result_words = {("r", d.register) if d.register is not None else ("m", d.address)
+                    for d in image.names.values() if d.role in OUTPUT_ROLES}
+    changed_at_finish = changed_words(initial, (machine.registers, machine.memory))
     emitted = len(machine.emitted) - emitted_before
     restored = None
     if fault is None:
@@ -99,11 +101,13 @@ def build_value_report(image: Image, *, prepare: Callable[[Machine], None],
         runs.append(backward)
         if fault is None:
             restored = _state(machine) == initial and len(machine.emitted) == emitted_before
-    fault_words = _changed_words(initial, (machine.registers, machine.memory)) if fault else 0
-    results_words = declared_results if declared_results else changed_at_finish
-    erasure = erasure_report(width=image.width, forward=forward, results_words=results_words,
+    fault_words = len(changed_words(initial, (machine.registers, machine.memory))) if fault else 0
+    # Without declared outputs, whatever the forward run changed is its result.
+    results = result_words or changed_at_finish
+    erasure = erasure_report(width=image.width, forward=forward, results_words=len(results),
                              gradient_words=0, emitted_words=emitted,
-                             garbage_words=changed_at_finish, fault_words=fault_words)
+                             garbage_words=len(changed_at_finish - results),
+                             fault_words=fault_words)
     report = {
         "schema": SCHEMA_ID,
         "file": file or image.source_file,

@@ -24,12 +24,14 @@ out of the machine, which the host eventually erases whatever computed them.
 from __future__ import annotations
 
 
-def _changed_words(before: tuple[tuple[int, ...], tuple[int, ...]],
-                   after: tuple[list[int], list[int]]) -> int:
+def changed_words(before: tuple[tuple[int, ...], tuple[int, ...]],
+                  after: tuple[list[int], list[int]]) -> set[tuple[str, int]]:
+    """Registers (``("r", i)``) and memory words (``("m", a)``) that differ."""
     registers_before, memory_before = before
     registers_after, memory_after = after
-    changed = sum(1 for x, y in zip(registers_before, registers_after) if x != y)
-    changed += sum(1 for x, y in zip(memory_before, memory_after) if x != y)
+    changed = {("r", i) for i, (x, y) in enumerate(zip(registers_before, registers_after))
+               if x != y}
+    changed |= {("m", a) for a, (x, y) in enumerate(zip(memory_before, memory_after)) if x != y}
     return changed
 
 
