@@ -5,20 +5,24 @@ the first data instruction of a run, and goes on through the following
 maximal run of ``data`` instructions up to and including the next control
 instruction.  Its generated function has one statement line per instruction,
 the table's ``forward`` templates in program order for DIR = +1, or the
-``backward`` templates in reverse program order for DIR = -1::
+``backward`` templates in reverse program order for DIR = -1.  The backward
+block of PendVM's fib loop, entered at its bottom branch (pc 10)::
 
-    def _b7(R, MEM, BR, DIR, M=M):          # pc 7 backward: BNE $3 $0 12
+    def _b10(R, MEM, BR, DIR, ComeFromViolation=ComeFromViolation, M=M):
         _br = BR
-        if R[3] != R[0]: BR = BR - 5        # the landing instruction
+        if R[3] != R[5]: BR = BR - -6  # pc 10: maybe the landing of a jump
         if BR:
-            if _br: raise ComeFromViolation(7, BR, DIR)
-            return (7 - BR, BR, DIR, 1, 1)  # a jump: leave the block
-        R[1] = (R[1] - 1) & M               # pc 6
-        R[2] ^= R[1]                        # pc 5
-        if R[3] != R[5]: BR = BR - -5       # pc 4: the block's last instruction
-        return (4 - (BR or 1), BR, DIR, 4, 4)
+            if _br: raise ComeFromViolation(10, BR, DIR)
+            return (10 - BR, BR, DIR, 1, 1)   # a jump: leave the block
+        R[3] = (R[3] - 1) & M  # pc 9
+        R[1] ^= R[2]  # pc 8
+        R[2] ^= R[1]  # pc 7
+        R[1] ^= R[2]  # pc 6
+        R[2] = (R[2] - R[1]) & M  # pc 5
+        if R[3] != R[0]: BR = BR - 6  # pc 4: the block's last instruction
+        return (4 - (BR or 1), BR, DIR, 7, 7)
 
-and returns ``(next pc, BR, DIR, instructions executed, cycles)``.  Data
+Each block function returns ``(next pc, BR, DIR, instructions executed, cycles)``.  Data
 instructions never touch BR or DIR, so inside a block BR = 0 and DIR is the
 block's direction; a block whose first instruction is data declines
 (returns ``None``) when entered with BR != 0, leaving that landing, which can
@@ -75,9 +79,11 @@ class CompiledBlocks:
 
 
 class _Writer:
-    def __init__(self) -> None:
+    def __init__(self, gradient: bool = False, tangent: bool = False) -> None:
         self.lines: list[str] = []
         self.places: dict[int, BlockPlace] = {}
+        self.gradient = gradient
+        self.tangent = tangent
 
     def line(self, text: str, place: BlockPlace | None = None) -> None:
         self.lines.append(text)
@@ -86,7 +92,7 @@ class _Writer:
 
     def statement(self, decoded: Decoded, direction: int, place: BlockPlace,
                   indent: str = "    ") -> None:
-        for text in decoded.statement(direction).split("\n"):
+        for text in decoded.statement(direction, self.gradient, self.tangent).split("\n"):
             self.line(f"{indent}{text}  # pc {decoded.pc}", place)
 
 
@@ -194,10 +200,15 @@ def block_starts(cells: list[Decoded], direction: int) -> list[int]:
 _CODE_CACHE: dict[str, CodeType] = {}
 
 
-def compile_blocks(cells: list[Decoded], direction: int,
-                   bound_names: frozenset[str]) -> CompiledBlocks:
-    """Generate and compile every block of the program for one direction."""
-    writer = _Writer()
+def compile_blocks(cells: list[Decoded], direction: int, bound_names: frozenset[str],
+                   gradient: bool = False, tangent: bool = False) -> CompiledBlocks:
+    """Generate and compile every block of the program for one direction.
+
+    With ``gradient`` / ``tangent`` (gradient mode) every instruction's line
+    also carries its adjoint / tangent templates (``isa/adjoint.py``); the
+    banks ``G``, ``GM``, ``T``, ... are bound like the vocabulary's names.
+    """
+    writer = _Writer(gradient, tangent)
     pending = block_starts(cells, direction)
     done: set[int] = set()
     starts: list[int] = []
@@ -213,7 +224,8 @@ def compile_blocks(cells: list[Decoded], direction: int,
         if continuation is not None and continuation not in done:
             pending.append(continuation)
     source = "\n".join(writer.lines) + "\n"
-    filename = f"<revasm blocks {'forward' if direction > 0 else 'backward'}>"
+    mode = "".join((" gradient" if gradient else "", " tangent" if tangent else ""))
+    filename = f"<revasm blocks {'forward' if direction > 0 else 'backward'}{mode}>"
     code = _CODE_CACHE.get(source)
     if code is None:
         if len(_CODE_CACHE) > 2_000:
@@ -224,9 +236,10 @@ def compile_blocks(cells: list[Decoded], direction: int,
                           longest)
 
 
-def block_source(cells: list[Decoded], direction: int, bound_names: frozenset[str]) -> str:
+def block_source(cells: list[Decoded], direction: int, bound_names: frozenset[str],
+                 gradient: bool = False, tangent: bool = False) -> str:
     """The generated Python text (for reading and debugging)."""
-    writer = _Writer()
+    writer = _Writer(gradient, tangent)
     for start in block_starts(cells, direction):
         _generate_block(cells, start, direction, writer, bound_names)
     return "\n".join(writer.lines) + "\n"
