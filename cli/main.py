@@ -7,6 +7,7 @@ import click
 
 from . import commands_asm, commands_run
 from . import commands_report
+from . import commands_compile
 from .errors import EXIT_FAILURE
 
 
@@ -29,6 +30,7 @@ cli.add_command(commands_asm.disasm)
 cli.add_command(commands_run.run)
 cli.add_command(commands_run.check)
 cli.add_command(commands_report.report)
+cli.add_command(commands_compile.compile_command)
 
 
 def main() -> None:

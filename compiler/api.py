@@ -1,0 +1,224 @@
+"""Compile, run (and check) a reversible function in one call.
+
+    from revasm.compiler import compile_file, run
+    program = compile_file("examples/nilang/rfib.py", "rfib")
+    result = run(program, {"n": 10})          # result.values["out"] == 55
+
+A machine fault inside compiled code is re-raised as :class:`ProgramFault`,
+which names the Python file and line the faulting instruction came from.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from revasm.assembler import assemble
+from revasm.assembler.image import Image
+from revasm.isa.fixed_point import WordFormat
+from revasm.sim.reference import Machine, MachineFault
+
+from .backend.lowering import Lowered, SourceEntry, lower_module
+from .edsl import ReversibleFunction
+from .errors import CompileError, SourcePos
+from .frontend.checks import check_module
+from .frontend.parse import parse_file, parse_source
+from .ir import nodes as ir
+from .ir.printer import function_text, module_text
+
+
+@dataclass
+class CompiledProgram:
+    """A compiled entry function: IR, PAL text, assembled image, source map."""
+
+    module: ir.Module
+    entry: str
+    lowered: Lowered
+    image: Image
+
+    @property
+    def pal(self) -> str:
+        return self.lowered.pal
+
+    @property
+    def function(self) -> ir.Function:
+        return self.module.functions[self.entry]
+
+    def ir_text(self, inverse: bool = False) -> str:
+        return module_text(self.module, inverse=inverse)
+
+    def source_of_pc(self, pc: int | None) -> SourceEntry | None:
+        """The Python position (and role) of the instruction at ``pc``."""
+        if pc is None:
+            return None
+        location = self.image.location(pc)
+        return self.lowered.lines.get(location.line) if location else None
+
+    def role_of_pc(self, pc: int) -> str:
+        entry = self.source_of_pc(pc)
+        return entry.role if entry else "control"
+
+
+class ProgramFault(Exception):
+    """A machine fault in compiled code, reported at the Python line it came from."""
+
+    def __init__(self, fault: MachineFault, pos: SourcePos | None, note: str) -> None:
+        self.fault = fault
+        self.pos = pos
+        self.note = note
+        where = f"{pos}: " if pos else ""
+        super().__init__(f"{where}runtime error: {note or fault.message}")
+
+
+@dataclass
+class RunResult:
+    values: dict[str, Any]
+    steps: int
+    cycles: int
+    machine: Machine = field(repr=False)
+    program: CompiledProgram = field(repr=False)
+
+
+def compile_source(text: str, entry: str | None = None, filename: str = "<source>", *,
+                   width: int = 32, for_gradient: bool = False,
+                   max_registers: int | None = None) -> CompiledProgram:
+    return _finish(parse_source(text, filename), entry, width, for_gradient, max_registers)
+
+
+def compile_file(path: str | Path, entry: str | None = None, *, width: int = 32,
+                 for_gradient: bool = False, max_registers: int | None = None) -> CompiledProgram:
+    return _finish(parse_file(path), entry, width, for_gradient, max_registers)
+
+
+def compile_function(function: ReversibleFunction, **options: Any) -> CompiledProgram:
+    return compile_file(function.source_file, function.__name__, **options)
+
+
+def _finish(module: ir.Module, entry: str | None, width: int, for_gradient: bool,
+            max_registers: int | None) -> CompiledProgram:
+    if entry is None:
+        entry = list(module.functions)[-1]
+    if entry not in module.functions:
+        known = ", ".join(module.functions)
+        raise CompileError(SourcePos(module.file, 1, 1),
+                           f"no @reversible function {entry!r} in this file (it has: {known})")
+    check_module(module, for_gradient=for_gradient)
+    lowered = lower_module(module, entry, width, max_registers, for_gradient)
+    image = assemble(lowered.pal, filename=f"{Path(module.file).stem}.{entry}.pal", width=width)
+    return CompiledProgram(module, entry, lowered, image)
+
+
+def _program(target: Any, **options: Any) -> CompiledProgram:
+    if isinstance(target, CompiledProgram):
+        return target
+    if isinstance(target, ReversibleFunction):
+        return compile_function(target, **options)
+    raise TypeError("run() takes a CompiledProgram or a @reversible function")
+
+
+def load_inputs(program: CompiledProgram, machine: Machine, inputs: dict[str, Any]) -> None:
+    """Set parameters: scalars by name, arrays from (nested) sequences of numbers."""
+    f = program.function
+    fmt = WordFormat(program.image.width)
+    for name, value in inputs.items():
+        p = f.param(name)
+        if p is None:
+            raise KeyError(f"{name!r} is not a parameter of {f.name} "
+                           f"({', '.join(q.name for q in f.params)})")
+        if isinstance(p.type, ir.ArrayType):
+            flat = list(_flatten(value))
+            if len(flat) != p.type.size:
+                raise ValueError(f"{name} has {p.type.size} elements; {len(flat)} given")
+            for label, v in zip(program.lowered.array_labels[name], flat):
+                machine.memory[program.image.symbols[label]] = \
+                    _word(fmt, v, p.type.element) & fmt.mask
+        else:
+            reg = program.lowered.layouts[f.name].scalars[name].register
+            machine.registers[reg] = _word(fmt, value, p.type) & fmt.mask
+
+
+def read_values(program: CompiledProgram, machine: Machine, exact: bool = False) -> dict:
+    f = program.function
+    fmt = WordFormat(program.image.width)
+    out: dict[str, Any] = {}
+    for p in f.params:
+        if isinstance(p.type, ir.ArrayType):
+            words = [machine.memory[program.image.symbols[label]]
+                     for label in program.lowered.array_labels[p.name]]
+            flat = [_value(fmt, w, p.type.element, exact) for w in words]
+            out[p.name] = _reshape(flat, p.type.shape)
+        else:
+            reg = program.lowered.layouts[f.name].scalars[p.name].register
+            out[p.name] = _value(fmt, machine.registers[reg], p.type, exact)
+    return out
+
+
+def run(target: Any, inputs: dict[str, Any] | None = None, *, width: int = 32,
+        max_steps: int | None = 50_000_000, reverse_check: bool = False) -> RunResult:
+    """Compile (if needed) and run forward; values of every parameter afterwards.
+
+    ``reverse_check`` also runs backward and raises if the initial state is not
+    restored exactly.
+    """
+    program = _program(target, width=width)
+    machine = Machine(program.image, max_steps=max_steps)
+    load_inputs(program, machine, inputs or {})
+    before = machine.snapshot()
+    try:
+        machine.run(1)
+        values = read_values(program, machine)
+        steps, cycles = machine.steps, machine.cycles
+        if reverse_check:
+            machine.run(-1)
+            after = machine.snapshot()
+            if (after.registers, after.memory) != (before.registers, before.memory):
+                raise AssertionError("running backward did not restore the initial state")
+            machine.run(1)
+    except MachineFault as fault:
+        raise program_fault(program, fault) from None
+    return RunResult(values, steps, cycles, machine, program)
+
+
+def program_fault(program: CompiledProgram, fault: MachineFault) -> ProgramFault:
+    """Map a machine fault to the Python line: the trap's note, else the faulting PC."""
+    for pc in (fault.landing_pc, fault.pc, fault.jump_source_pc):
+        entry = program.source_of_pc(pc)
+        if entry is not None and entry.note and (entry.role == "check" or pc == fault.pc):
+            return ProgramFault(fault, entry.pos, entry.note)
+    entry = program.source_of_pc(fault.pc)
+    return ProgramFault(fault, entry.pos if entry else None, fault.message)
+
+
+def _word(fmt: WordFormat, value: Any, type_: ir.ScalarType) -> int:
+    if type_ == ir.INT:
+        if isinstance(value, float) and not value.is_integer():
+            raise ValueError(f"{value} is not an integer")
+        return int(value)
+    return fmt.from_real(Fraction(value) if not isinstance(value, str) else value)
+
+
+def _value(fmt: WordFormat, word: int, type_: ir.ScalarType, exact: bool):
+    if type_ == ir.INT:
+        return fmt.signed(word)
+    return fmt.to_fraction(word) if exact else fmt.to_real(word)
+
+
+def _flatten(value):
+    if isinstance(value, (list, tuple)) or hasattr(value, "tolist"):
+        items = value.tolist() if hasattr(value, "tolist") else value
+        for v in items:
+            yield from _flatten(v)
+    else:
+        yield value
+
+
+def _reshape(flat: list, shape: tuple[int, ...]):
+    if len(shape) == 1:
+        return flat
+    step = len(flat) // shape[0]
+    return [_reshape(flat[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
+
+
+__all__ = ["CompileError", "CompiledProgram", "ProgramFault", "RunResult", "compile_file",
+           "compile_function", "compile_source", "function_text", "run"]

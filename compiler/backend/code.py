@@ -1,0 +1,60 @@
+"""Emitted code: instructions with their source position and role, and their inverses.
+
+Roles (used by the instruction-count report): ``compute`` (the forward work),
+``uncompute`` (clearing temporaries, ~routine, frees), ``control`` (the branch
+that decides an if/while, loop counters, calls), ``check`` (paired catching
+branches and the guards that make failed postconditions fault) and ``call``
+(saving registers and passing arguments).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from revasm.isa.table import INSTRUCTIONS
+
+from ..errors import SourcePos
+
+_BY_NAME = {i.mnemonic: i for i in INSTRUCTIONS}
+
+
+@dataclass(frozen=True)
+class Instr:
+    mnemonic: str
+    operands: tuple[str, ...]
+    pos: SourcePos | None = None
+    role: str = "compute"
+    note: str = ""
+    label: str = ""
+
+    def text(self) -> str:
+        ops = " ".join(self.operands)
+        return f"{self.mnemonic.lower():<7} {ops}".rstrip()
+
+
+def inverse_instr(instr: Instr) -> Instr:
+    """The instruction whose effect undoes ``instr`` (a data instruction or LI)."""
+    m = instr.mnemonic
+    if m in ("LI", "ADDI"):
+        reg, value = instr.operands
+        return replace(instr, operands=(reg, _negate(value)), label="")
+    entry = _BY_NAME[m]
+    if entry.kind != "data":
+        raise ValueError(f"{m} is not a data instruction")
+    return replace(instr, mnemonic=entry.inverse, label="")
+
+
+def inverse_code(code: list[Instr]) -> list[Instr]:
+    """Undo a straight-line sequence: the inverses, in reverse order."""
+    return [inverse_instr(i) for i in reversed(code)]
+
+
+def with_role(code: list[Instr], role: str) -> list[Instr]:
+    return [replace(i, role=role) for i in code]
+
+
+def _negate(value: str) -> str:
+    if value.startswith("-"):
+        return value[1:]
+    if value.startswith("+"):
+        return "-" + value[1:]
+    return "-" + value

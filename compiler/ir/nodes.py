@@ -1,0 +1,269 @@
+"""The reversible IR: NiLang's statements (Liu & Zhao, Table I) as dataclasses.
+
+Every statement has an inverse (``ir/inverse.py``); expressions are pure
+(they read variables and never write them).  ``pos`` is the Python source
+position each node came from, carried to the assembly and the source map.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from ..errors import SourcePos
+
+# --- types ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ScalarType:
+    """``Fixed`` (a fixed-point real) or ``Int`` (a raw integer word)."""
+
+    kind: str  # "fixed" | "int"
+
+    def __str__(self) -> str:
+        return "Fixed" if self.kind == "fixed" else "Int"
+
+
+FIXED = ScalarType("fixed")
+INT = ScalarType("int")
+
+
+@dataclass(frozen=True)
+class ArrayType:
+    """A fixed-size array of scalars, row-major, in data memory."""
+
+    element: ScalarType
+    shape: tuple[int, ...]
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    def __str__(self) -> str:
+        return f"Array[{self.element}, {', '.join(map(str, self.shape))}]"
+
+
+# --- expressions ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Expr:
+    pos: SourcePos = field(compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Const(Expr):
+    value: Fraction = Fraction(0)
+    is_int: bool = True
+
+
+@dataclass(frozen=True)
+class Var(Expr):
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class Index(Expr):
+    """``name[i, j]``: an element of an array (or of a constant table)."""
+
+    name: str = ""
+    indices: tuple[Expr, ...] = ()
+
+
+@dataclass(frozen=True)
+class BinOp(Expr):
+    op: str = "+"  # + - * / ** & | << >>
+    left: Expr = None
+    right: Expr = None
+
+
+@dataclass(frozen=True)
+class Unary(Expr):
+    op: str = "-"  # - not
+    operand: Expr = None
+
+
+@dataclass(frozen=True)
+class Compare(Expr):
+    op: str = "=="  # == != < <= > >=
+    left: Expr = None
+    right: Expr = None
+
+
+@dataclass(frozen=True)
+class BoolOp(Expr):
+    op: str = "and"  # and | or
+    values: tuple[Expr, ...] = ()
+
+
+@dataclass(frozen=True)
+class FuncCall(Expr):
+    """An elementary function: sin(x), sq(x), pow(x, y), atan2(y, x), abs(x), ..."""
+
+    name: str = ""
+    args: tuple[Expr, ...] = ()
+
+
+LValue = Var | Index
+
+# --- statements ---------------------------------------------------------------------
+
+
+@dataclass
+class Stmt:
+    pos: SourcePos = field(compare=False, repr=False)
+
+
+@dataclass
+class Update(Stmt):
+    """``target += expr`` / ``-=`` / ``^=`` (``op`` is ``+``, ``-`` or ``^``)."""
+
+    target: Expr = None
+    op: str = "+"
+    expr: Expr = None
+
+
+@dataclass
+class Swap(Stmt):
+    a: Expr = None
+    b: Expr = None
+
+
+@dataclass
+class Rot(Stmt):
+    """Givens rotation of (a, b) by theta; ``inverse`` rotates by -theta (IROT)."""
+
+    a: Expr = None
+    b: Expr = None
+    theta: Expr = None
+    inverse: bool = False
+
+
+@dataclass
+class Call(Stmt):
+    """``f(args)``; ``uncall`` runs f backward (``~f(args)``)."""
+
+    func: str = ""
+    args: tuple[Expr, ...] = ()
+    uncall: bool = False
+
+
+@dataclass
+class If(Stmt):
+    """``if (pre, post)``: pre chooses the branch going forward, post going backward."""
+
+    pre: Expr = None
+    post: Expr = None
+    then: list[Stmt] = field(default_factory=list)
+    orelse: list[Stmt] = field(default_factory=list)
+    post_given: bool = True  # False: ``if pre:`` (post is pre; the body may not change it)
+
+
+@dataclass
+class While(Stmt):
+    """``while (pre, post)``: pre continues the loop; post is false on entry, true after."""
+
+    pre: Expr = None
+    post: Expr = None
+    body: list[Stmt] = field(default_factory=list)
+
+
+@dataclass
+class For(Stmt):
+    """``for var in range(start, stop, step)`` with ``stop`` exact (start + n*step)."""
+
+    var: str = ""
+    start: Expr = None
+    stop: Expr = None
+    step: int = 1
+    body: list[Stmt] = field(default_factory=list)
+
+
+@dataclass
+class Alloc(Stmt):
+    """``name = ancilla(value)``: a fresh variable, zero, then set to a known value."""
+
+    name: str = ""
+    type: ScalarType | ArrayType = FIXED
+    value: Expr = None
+
+
+@dataclass
+class Free(Stmt):
+    """``free(name, value)``: the variable must hold ``value``; it is cleared and released.
+
+    ``checked`` marks a free the compiler could not prove, left to the run-time check.
+    """
+
+    name: str = ""
+    type: ScalarType | ArrayType = FIXED
+    value: Expr = None
+    checked: bool = False
+
+
+@dataclass
+class Routine(Stmt):
+    """``with routine():`` — a compute block that a later ``~routine`` undoes."""
+
+    body: list[Stmt] = field(default_factory=list)
+    label: str = ""
+
+
+@dataclass
+class Unroutine(Stmt):
+    """``~routine``: the inverse of the matching routine's body."""
+
+    body: list[Stmt] = field(default_factory=list)
+    label: str = ""
+
+
+@dataclass
+class Block(Stmt):
+    """A block; ``inverted`` runs its inverse (``with inverse():``, NiLang's ``~begin``)."""
+
+    body: list[Stmt] = field(default_factory=list)
+    inverted: bool = False
+
+
+# --- functions and programs ---------------------------------------------------------
+
+
+@dataclass
+class Param:
+    name: str
+    type: ScalarType | ArrayType
+    role: str = "input"  # input | output | loss
+    pos: SourcePos = None
+
+
+@dataclass
+class Function:
+    name: str
+    params: list[Param]
+    body: list[Stmt]
+    pos: SourcePos = None
+
+    def param(self, name: str) -> Param | None:
+        return next((p for p in self.params if p.name == name), None)
+
+
+@dataclass
+class ConstTable:
+    """A module-level tuple of numbers: a read-only table in data memory."""
+
+    name: str
+    type: ArrayType
+    values: tuple[Fraction, ...]
+    pos: SourcePos = None
+
+
+@dataclass
+class Module:
+    file: str
+    functions: dict[str, Function]
+    constants: dict[str, Const]
+    tables: dict[str, ConstTable]
+    source_lines: list[str] = field(default_factory=list)
