@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from hypothesis import strategies as st
 
 from revasm.assembler.image import Image, SourceLocation
-from revasm.isa import INSTRUCTIONS, encode, lookup, word_format
+from revasm.isa import INSTRUCTIONS, decode, encode, lookup, word_format
 from revasm.isa.instruction import Instruction
 
 GENERAL = tuple(range(1, 15))
@@ -224,13 +224,11 @@ def data_instruction(draw, width: int, writable: tuple[int, ...] = GENERAL):
 
 def _prologue(builder: ProgramBuilder, width: int) -> None:
     """START, the pointer registers and the positive constant."""
-    fmt = word_format(width)
     builder.op("START")
     builder.op("ADDI", POINTERS[0], 0)  # patched to the DATA area by _epilogue
     builder.op("ADDI", POINTERS[1], 0)
     builder.op("ADDIS", SAFE_POSITIVE, 1, 1)   # 1.0 at Q16.16; at Q32.32 it is 2^-16
     builder.op("ADDI", SAFE_POSITIVE, 0x1234)  # so it is positive and non-zero either way
-    del fmt
 
 
 def _finish(builder: ProgramBuilder, draw, width: int, *, finish: bool = True) -> dict[int, int]:
@@ -249,9 +247,7 @@ def _finish(builder: ProgramBuilder, draw, width: int, *, finish: bool = True) -
 
 
 def _prologue_values(image: Image) -> dict[int, int]:
-    """Registers after START and the prologue, read off the image by running it."""
-    from revasm.isa import decode
-
+    """Registers after START and the prologue, read off its ADDI/ADDIS words."""
     values: dict[int, int] = {}
     mask = (1 << image.width) - 1
     for pc in (1, 2, 3, 4):

@@ -14,6 +14,7 @@ from fractions import Fraction
 from typing import Callable
 
 from revasm.assembler.image import Image, SourceLocation
+from revasm.isa.adjoint import BANKS
 from revasm.isa.elementary import DivideByZero
 from revasm.isa.fixed_point import WordFormat
 from revasm.isa.vocabulary import vocabulary
@@ -25,6 +26,9 @@ from .state import Snapshot
 from .trace import TraceRecord
 
 REGISTER_COUNT = 32
+
+#: The gradient-mode banks, by their names in the templates (``isa/adjoint.py``).
+BANK_NAMES = tuple(BANKS)
 DEFAULT_MEMORY_WORDS = 65536
 
 TraceCallback = Callable[[TraceRecord], object]
@@ -42,7 +46,7 @@ class Program:
     def __init__(self, image: Image) -> None:
         self.fmt = WordFormat(image.width)
         self.cells: list[Decoded] = decode_image(image)
-        self._blocks: dict[int, CompiledBlocks] = {}
+        self._blocks: dict[tuple, CompiledBlocks] = {}
 
     @classmethod
     def of(cls, image: Image) -> Program:
@@ -58,11 +62,13 @@ class Program:
     def cell(self, pc: int) -> Decoded | None:
         return self.cells[pc] if 0 <= pc < len(self.cells) else None
 
-    def blocks(self, direction: int, bound_names: frozenset[str]) -> CompiledBlocks:
-        compiled = self._blocks.get(direction)
+    def blocks(self, direction: int, bound_names: frozenset[str], gradient: bool = False,
+               tangent: bool = False) -> CompiledBlocks:
+        key = (direction, gradient, tangent)
+        compiled = self._blocks.get(key)
         if compiled is None:
-            compiled = self._blocks[direction] = compile_blocks(self.cells, direction,
-                                                                bound_names)
+            compiled = self._blocks[key] = compile_blocks(self.cells, direction, bound_names,
+                                                          gradient, tangent)
         return compiled
 
 
@@ -75,10 +81,20 @@ class Machine:
     (+1/-1), ``pc``, ``emitted`` (the EMIT tape), ``output`` (every word SHOW
     or EMIT displayed, in order, either direction), ``steps`` and ``cycles``
     of the current run, and ``halted``.
+
+    Gradient mode (DESIGN §3.5, docs/gradient.md): ``gradient=True`` switches
+    on the gradient banks ``gradients`` / ``memory_gradients`` (``G``/``GM``
+    in the templates), ``tangent=True`` the tangent banks ``tangents`` /
+    ``memory_tangents`` (``T``/``TM``); with both, also ``gradient_tangents``
+    / ``memory_gradient_tangents`` (``TG``/``TGM``).  Both switches can be
+    flipped between runs (the host protocol runs forward with the gradient
+    switch off, then backward with it on); every step then also applies the
+    table's adjoint/tangent rules, and the generated blocks carry them.
     """
 
     def __init__(self, image: Image, *, memory_words: int = DEFAULT_MEMORY_WORDS,
-                 max_steps: int | None = None) -> None:
+                 max_steps: int | None = None, gradient: bool = False,
+                 tangent: bool = False) -> None:
         if len(image) > memory_words:
             raise ValueError(f"the image has {len(image)} words but memory only "
                              f"{memory_words}")
@@ -104,9 +120,95 @@ class Machine:
         self._touched: list[tuple[int, int]] = []
         self._namespace = self._make_namespace(recording=False)
         self._step_namespace = self._make_namespace(recording=True)
-        self._functions: dict[int, dict[int, Callable]] = {}
+        self._functions: dict[tuple, dict[int, Callable]] = {}
+        self._gradient = False
+        self._tangent = False
+        for namespace in (self._namespace, self._step_namespace):
+            namespace.update(dict.fromkeys(BANK_NAMES))
         self._bound_names = frozenset(name for name in self._namespace
                                       if not name.startswith("__"))
+        self.gradient = gradient
+        self.tangent = tangent
+
+    # --- gradient mode -------------------------------------------------------
+
+    @property
+    def gradient(self) -> bool:
+        """The gradient switch: steps also apply the adjoint rules to G/GM."""
+        return self._gradient
+
+    @gradient.setter
+    def gradient(self, on: bool) -> None:
+        self._gradient = bool(on)
+        self._allocate_banks()
+
+    @property
+    def tangent(self) -> bool:
+        """The tangent bank switch: steps also apply the tangent rules to T/TM."""
+        return self._tangent
+
+    @tangent.setter
+    def tangent(self, on: bool) -> None:
+        self._tangent = bool(on)
+        self._allocate_banks()
+
+    def _allocate_banks(self) -> None:
+        """Create (zeroed) the banks the switches need, once; never replaced afterwards,
+        because compiled blocks bind the lists themselves."""
+        wanted = []
+        if self._gradient:
+            wanted += ["G", "GM"]
+        if self._tangent:
+            wanted += ["T", "TM"]
+        if self._gradient and self._tangent:
+            wanted += ["TG", "TGM"]
+        for name in wanted:
+            if self._namespace[name] is None:
+                size = self.memory_words if name.endswith("M") else REGISTER_COUNT
+                bank = [0] * size
+                self._namespace[name] = self._step_namespace[name] = bank
+
+    def bank(self, name: str) -> list[int]:
+        """A gradient-mode bank by its template name (``G``, ``GM``, ``T``, ...).
+
+        Allocates it (zeroed) if no switch has needed it yet, so the host can
+        seed it before switching on.
+        """
+        if name not in BANK_NAMES:
+            raise KeyError(f"no bank {name!r} (banks: {', '.join(BANK_NAMES)})")
+        if self._namespace[name] is None:
+            size = self.memory_words if name.endswith("M") else REGISTER_COUNT
+            self._namespace[name] = self._step_namespace[name] = [0] * size
+        return self._namespace[name]
+
+    @property
+    def gradients(self) -> list[int]:
+        return self.bank("G")
+
+    @property
+    def memory_gradients(self) -> list[int]:
+        return self.bank("GM")
+
+    @property
+    def tangents(self) -> list[int]:
+        return self.bank("T")
+
+    @property
+    def memory_tangents(self) -> list[int]:
+        return self.bank("TM")
+
+    @property
+    def gradient_tangents(self) -> list[int]:
+        return self.bank("TG")
+
+    @property
+    def memory_gradient_tangents(self) -> list[int]:
+        return self.bank("TGM")
+
+    def bank_snapshot(self) -> dict[str, tuple[int, ...]]:
+        """Every allocated bank as a tuple (for reversibility checks of the gradient pass)."""
+        return {name: tuple(self._namespace[name]) for name in BANK_NAMES
+                if self._namespace[name] is not None}
 
     # --- devices the templates call ----------------------------------------
 
@@ -115,7 +217,7 @@ class Machine:
         code_cells = self._code_cells
         code_length = len(code_cells)
         touched = self._touched
-        memory_owner = self
+        machine = self
 
         def address_problem(word: int) -> Trap:
             if word >= size:
@@ -130,7 +232,7 @@ class Machine:
             def addr(word: int) -> int:
                 if word >= size or (word < code_length and code_cells[word]):
                     raise address_problem(word)
-                touched.append((word, memory_owner.memory[word]))
+                touched.append((word, machine.memory[word]))
                 return word
         else:
             def addr(word: int) -> int:
@@ -139,18 +241,18 @@ class Machine:
                 return word
 
         def show(word: int) -> None:
-            memory_owner.output.append(word)
+            machine.output.append(word)
 
         def emit(word: int) -> None:
-            memory_owner.output.append(word)
-            memory_owner.emitted.append(word)
+            machine.output.append(word)
+            machine.emitted.append(word)
 
         def unemit() -> int:
-            if not memory_owner.emitted:
+            if not machine.emitted:
                 raise Trap("tape-empty", "the output tape is empty, so there is nothing "
                                          "to take back")
-            word = memory_owner.emitted.pop()
-            memory_owner.output.append(word)
+            word = machine.emitted.pop()
+            machine.output.append(word)
             return word
 
         namespace = dict(vocabulary(self.fmt))
@@ -226,7 +328,7 @@ class Machine:
             output_before = len(self.output)
             self._touched.clear()
         try:
-            exec(cell.code(dir_in), namespace)  # noqa: S102 - a table template
+            exec(cell.code(dir_in, self._gradient, self._tangent), namespace)  # noqa: S102
         except (Trap, ArithmeticError) as exc:
             raise self._execution_fault(exc, cell) from None
         br = namespace["BR"]
@@ -249,7 +351,8 @@ class Machine:
                 output_before: int) -> TraceRecord:
         registers = tuple((i, old, new) for i, (old, new)
                           in enumerate(zip(registers_before, self.registers)) if old != new)
-        memory = tuple((address, old, self.memory[address]) for address, old in self._touched
+        first_seen = dict(reversed(self._touched))  # an address read twice (gradient mode)
+        memory = tuple((address, old, self.memory[address]) for address, old in first_seen.items()
                        if self.memory[address] != old)
         return TraceRecord(
             step=self.steps, pc=cell.pc, direction=dir_in, text=cell.text,
@@ -260,11 +363,15 @@ class Machine:
 
     # --- the fast path: generated blocks ------------------------------------------
 
+    def _compiled(self, direction: int) -> CompiledBlocks:
+        return self.program.blocks(direction, self._bound_names, self._gradient, self._tangent)
+
     def _block_functions(self, direction: int) -> dict[int, Callable]:
-        functions = self._functions.get(direction)
+        key = (direction, self._gradient, self._tangent)
+        functions = self._functions.get(key)
         if functions is None:
-            compiled = self.program.blocks(direction, self._bound_names)
-            functions = self._functions[direction] = compiled.functions(self._namespace)
+            functions = self._functions[key] = self._compiled(direction).functions(
+                self._namespace)
         return functions
 
     def _run_blocks(self) -> None:
@@ -278,8 +385,7 @@ class Machine:
         if self.max_steps is None:
             limit = float("inf")
         else:
-            longest = max(self.program.blocks(1, self._bound_names).max_length,
-                          self.program.blocks(-1, self._bound_names).max_length)
+            longest = max(self._compiled(1).max_length, self._compiled(-1).max_length)
             limit = self.max_steps - longest
         try:
             while steps <= limit:
@@ -298,7 +404,7 @@ class Machine:
             self.steps, self.cycles = steps + 1, cycles + landing.cycles
             raise self._uncaught_jump(pc, BR, DIR) from None
         except (Trap, ArithmeticError) as exc:
-            compiled = self.program.blocks(DIR, self._bound_names)
+            compiled = self._compiled(DIR)
             place = _place_in_block(exc, compiled)
             if place is None:
                 raise
@@ -360,6 +466,8 @@ class Machine:
         else:
             kind, detail = "domain-error", str(exc)
         going = "" if self.direction > 0 else " running backward"
+        if self._gradient or self._tangent:
+            going += " in gradient mode"
         return self._fault(kind, f"{cell.text}{going} at {self._where(cell.pc)}: {detail}")
 
     # --- snapshots and values ------------------------------------------------------
