@@ -58,6 +58,9 @@ class MachineFault(Exception):
         self.jump_source_pc = jump_source_pc
         self.jump_source_location = jump_source_location
         self.instruction_text = instruction_text
+        #: Which pass of a protocol faulted ("forward", "backward (gradient)", ...),
+        #: set by the host protocol (``gradient.py``); None for a plain run.
+        self.run_pass: str | None = None
 
     @property
     def line(self) -> int | None:
@@ -73,7 +76,8 @@ class MachineFault(Exception):
         return {i: word - ((word & sign) << 1) for i, word in enumerate(self.registers) if word}
 
     def __str__(self) -> str:
-        lines = [f"machine fault ({self.kind}): {self.message}"]
+        during = f" in the {self.run_pass} pass" if self.run_pass else ""
+        lines = [f"machine fault ({self.kind}){during}: {self.message}"]
         if self.pc is not None:
             where = f"  at pc {self.pc}"
             if self.location is not None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from types import CodeType
 
 from revasm.assembler.image import Image
+from revasm.isa.adjoint import mode_template
 from revasm.isa.codec import IllegalInstruction, decode, encode
 from revasm.isa.fixed_point import WordFormat
 from revasm.isa.instruction import Instruction
@@ -37,7 +38,8 @@ class Decoded:
     backward: str
     text: str
     illegal: str | None = None
-    _code: dict[int, CodeType] = field(default_factory=dict, repr=False)
+    values: dict[str, int] = field(default_factory=dict, repr=False)
+    _code: dict[tuple, CodeType] = field(default_factory=dict, repr=False)
 
     @property
     def kind(self) -> str:
@@ -56,15 +58,20 @@ class Decoded:
         """Whether generated blocks may contain this instruction."""
         return self.illegal is None and (self.kind == "data" or self.kind in BLOCK_CONTROL_KINDS)
 
-    def statement(self, direction: int) -> str:
-        return self.forward if direction > 0 else self.backward
+    def statement(self, direction: int, gradient: bool = False, tangent: bool = False) -> str:
+        """What one step executes: the value template, plus the gradient-mode
+        templates of the banks that are switched on (``isa/adjoint.py``)."""
+        if not (gradient or tangent) or self.instruction is None:
+            return self.forward if direction > 0 else self.backward
+        return mode_template(self.instruction, direction, gradient, tangent).format(**self.values)
 
-    def code(self, direction: int) -> CodeType:
+    def code(self, direction: int, gradient: bool = False, tangent: bool = False) -> CodeType:
         """The statement compiled on its own, for the single-step path."""
-        code = self._code.get(direction)
+        key = (direction, gradient, tangent)
+        code = self._code.get(key)
         if code is None:
-            code = _compile_statement(self.statement(direction))
-            self._code[direction] = code
+            code = _compile_statement(self.statement(direction, gradient, tangent))
+            self._code[key] = code
         return code
 
 
@@ -146,7 +153,7 @@ def decode_cell(image: Image, pc: int, fmt: WordFormat,
     problem = _problem(ins, operands)
     return Decoded(pc, ins, operands, ins.forward.format(**values),
                    ins.backward.format(**values), text,
-                   illegal=f"{text} is illegal: {problem}" if problem else None)
+                   illegal=f"{text} is illegal: {problem}" if problem else None, values=values)
 
 
 def decode_image(image: Image) -> list[Decoded]:
