@@ -8,6 +8,7 @@ import click
 from . import commands_asm, commands_run
 from . import commands_report
 from . import commands_compile
+from . import commands_grad
 from .errors import EXIT_FAILURE
 
 
@@ -31,6 +32,8 @@ cli.add_command(commands_run.run)
 cli.add_command(commands_run.check)
 cli.add_command(commands_report.report)
 cli.add_command(commands_compile.compile_command)
+cli.add_command(commands_grad.grad)
+cli.add_command(commands_grad.hessian_command)
 
 
 def main() -> None:

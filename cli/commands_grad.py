@@ -1,0 +1,185 @@
+"""`revasm grad` and `revasm hessian`: gradients and Hessians by the host protocol.
+
+Both run the reference simulator in gradient mode (docs/gradient.md): forward
+to FINISH, grad[loss] = 1, gradient switch on, backward to START; `hessian`
+repeats it once per input with the tangent bank on (forward-over-reverse).
+Without --width, a file that declares no `.width` runs at W = 64 (Q32.32):
+gradients want the finer resolution.
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import click
+
+from revasm.assembler.image import Image
+from revasm.sim.reference import MachineFault
+from revasm.sim.reference.gradient import GradientError, gradient, hessian
+
+from .commands_run import MAX_STEPS, MEMS, SETS, fault_dict
+from .errors import EXIT_FAILURE
+from .loading import load_program
+from .machine_io import load_inputs
+
+GRADIENT_DEFAULT_WIDTH = 64
+
+WIDTH = click.option("--width", type=click.Choice(["32", "64"]), default=None,
+                     help="Word width W (Q16.16 or Q32.32). Default: the file's .width, else 64.")
+LOSS = click.option("--loss", metavar="NAME", default=None,
+                    help="The loss: a register ($5) or a declared name. Default: the .loss.")
+WRT = click.option("--wrt", metavar="NAME,...", default=None,
+                   help="Differentiate by these (registers or declared names, comma-separated). "
+                        "Default: every declared fixed-point .input.")
+JSON = click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
+
+_WIDTH_DIRECTIVE = re.compile(r"^\s*(?:[A-Za-z_][\w.]*:\s*)*\.width\b", re.IGNORECASE | re.MULTILINE)
+
+
+def _load(file: str, width: str | None) -> Image:
+    """The program at the requested width; W = 64 when neither flag nor file says."""
+    if width is None and Path(file).suffix != ".bin":
+        try:
+            declares = bool(_WIDTH_DIRECTIVE.search(Path(file).read_text()))
+        except (OSError, UnicodeDecodeError):
+            declares = True  # let load_program report it
+        if not declares:
+            return load_program(file, GRADIENT_DEFAULT_WIDTH)
+    return load_program(file, int(width) if width else None)
+
+
+def _wrt(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    if not names:
+        raise click.BadParameter("expected NAME,... e.g. --wrt x,y", param_hint="--wrt")
+    return names
+
+
+def _fault_exit(fault: MachineFault, image: Image, as_json: bool) -> None:
+    if as_json:
+        info = fault_dict(fault, image)
+        info["pass"] = fault.run_pass
+        click.echo(json.dumps({"status": "fault", "width": image.width, "fault": info}))
+    else:
+        click.echo(str(fault), err=True)
+    raise SystemExit(EXIT_FAILURE)
+
+
+def _real(value) -> float:
+    return float(value)
+
+
+@click.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@SETS
+@MEMS
+@LOSS
+@WRT
+@WIDTH
+@MAX_STEPS
+@JSON
+def grad(file: str, sets: tuple[str, ...], mems: tuple[str, ...], loss: str | None,
+         wrt: str | None, width: str | None, max_steps: int, as_json: bool) -> None:
+    """Gradient of a program's loss by reverse mode on the machine itself.
+
+    Host protocol: inputs in, forward to FINISH, loss out, grad[loss] = 1,
+    gradient switch on, backward to START (each instruction uncomputes its
+    value and applies its adjoint rule), gradients out.
+
+    \b
+    Examples:
+      revasm grad examples/bessel_j2.pal --set x=1.0
+      revasm grad examples/apex.pal --set x=0.3 --set y=0.5 --json
+      revasm grad examples/umm.pal --loss sum --wrt x1,t1 --width 32
+    JSON: loss, gradient (name -> real), steps and cycles of each pass.
+    Exit code 1 and a report naming the pass on a machine fault.
+    """
+    image = _load(file, width)
+    try:
+        result = gradient(image, loss=loss, wrt=_wrt(wrt), max_steps=max_steps,
+                          prepare=lambda machine: load_inputs(machine, image, sets, mems))
+    except GradientError as exc:
+        raise click.UsageError(str(exc))
+    except MachineFault as fault:
+        _fault_exit(fault, image, as_json)
+        return
+    out = {
+        "status": "finished",
+        "width": result.width,
+        "loss_name": result.loss_name,
+        "loss": _real(result.loss),
+        "gradient": {name: _real(value) for name, value in result.gradient.items()},
+        "steps": {"forward": result.forward.steps, "backward": result.backward.steps},
+        "cycles": {"forward": result.forward.cycles, "backward": result.backward.cycles},
+    }
+    if as_json:
+        click.echo(json.dumps(out))
+        return
+    click.echo(f"loss {result.loss_name} = {out['loss']!r}   (W = {result.width})")
+    for name, value in out["gradient"].items():
+        click.echo(f"  d{result.loss_name}/d{name} = {value!r}")
+    click.echo(f"forward: {result.forward.steps} steps, {result.forward.cycles} cycles; "
+               f"backward: {result.backward.steps} steps, {result.backward.cycles} cycles")
+
+
+@click.command("hessian")
+@click.argument("file", type=click.Path(dir_okay=False))
+@SETS
+@MEMS
+@LOSS
+@WRT
+@WIDTH
+@MAX_STEPS
+@JSON
+def hessian_command(file: str, sets: tuple[str, ...], mems: tuple[str, ...], loss: str | None,
+                    wrt: str | None, width: str | None, max_steps: int, as_json: bool) -> None:
+    """Hessian of a program's loss by forward-over-reverse on the machine.
+
+    For each input x_j: tangent bank on with dx_j = 1, forward pass, grad[loss]
+    = 1, gradient switch on, backward pass; the gradient tangents then hold
+    column j of the Hessian.  Rows and columns follow --wrt.
+
+    \b
+    Examples:
+      revasm hessian examples/bessel_j2.pal --set x=3.0
+      revasm hessian examples/apex.pal --wrt x,y --json
+    JSON: loss, wrt, gradient, hessian (row -> column -> real), steps/cycles
+    of one forward and one backward pass, and the number of passes.
+    """
+    image = _load(file, width)
+    try:
+        result = hessian(image, loss=loss, wrt=_wrt(wrt), max_steps=max_steps,
+                         prepare=lambda machine: load_inputs(machine, image, sets, mems))
+    except GradientError as exc:
+        raise click.UsageError(str(exc))
+    except MachineFault as fault:
+        _fault_exit(fault, image, as_json)
+        return
+    out = {
+        "status": "finished",
+        "width": result.width,
+        "loss_name": result.loss_name,
+        "loss": _real(result.loss),
+        "wrt": result.wrt,
+        "gradient": {name: _real(value) for name, value in result.gradient.items()},
+        "hessian": {row: {col: _real(v) for col, v in cols.items()}
+                    for row, cols in result.hessian.items()},
+        "steps": {"forward": result.forward.steps, "backward": result.backward.steps},
+        "cycles": {"forward": result.forward.cycles, "backward": result.backward.cycles},
+        "passes": result.passes,
+    }
+    if as_json:
+        click.echo(json.dumps(out))
+        return
+    click.echo(f"loss {result.loss_name} = {out['loss']!r}   (W = {result.width})")
+    click.echo("gradient: " + ", ".join(f"{k} = {v!r}" for k, v in out["gradient"].items()))
+    click.echo("hessian:")
+    widest = max(len(name) for name in result.wrt)
+    click.echo("  " + " " * widest + "".join(f"{name:>22}" for name in result.wrt))
+    for row in result.wrt:
+        click.echo(f"  {row:>{widest}}" + "".join(f"{out['hessian'][row][col]:>22.12g}"
+                                                  for col in result.wrt))
+    click.echo(f"{result.passes} passes of {result.forward.steps} steps each")
