@@ -6,11 +6,12 @@ from pathlib import Path
 
 import click
 
-from revasm.sim.report import (REPORT_SCHEMA, EnergyModel, ModelError, build_value_report,
-                               bundled_models, load_model)
+from revasm.sim.report import (REPORT_SCHEMA, EnergyModel, ModelError, ReportError,
+                               build_report, bundled_models, load_model)
 from revasm.sim.report.html_report import render_html
 from revasm.sim.report.terminal import format_report
 
+from .commands_grad import _load as load_gradient_program
 from .commands_run import MAX_STEPS, MEMS, SETS, WIDTH
 from .errors import EXIT_FAILURE, ToolError
 from .loading import load_program
@@ -48,7 +49,12 @@ def _select_models(names: tuple[str, ...], files: tuple[str, ...]
 @WIDTH
 @MAX_STEPS
 @click.option("--grad", is_flag=True,
-              help="Gradient mode: forward, seed the loss, backward with the gradient switch on.")
+              help="Gradient mode: forward, seed the loss, backward with the gradient switch on "
+                   "(as `revasm grad`, W = 64 unless --width or the file says).")
+@click.option("--loss", default=None, metavar="NAME",
+              help="With --grad: the loss (default: the declared .loss).")
+@click.option("--wrt", default=None, metavar="NAME,...",
+              help="With --grad: gradients to copy out (default: the fixed-point inputs).")
 @click.option("--model", "model_names", multiple=True, metavar="NAME",
               help="Energy model to use (repeatable): cmos45, adiabatic, landauer. "
                    "Default: every bundled model.")
@@ -60,13 +66,14 @@ def _select_models(names: tuple[str, ...], files: tuple[str, ...]
 @click.option("--schema", "show_schema", is_flag=True,
               help="Print the JSON schema of --json output and exit.")
 def report(file: str | None, sets: tuple[str, ...], mems: tuple[str, ...], width: str | None,
-           max_steps: int, grad: bool, model_names: tuple[str, ...],
+           max_steps: int, grad: bool, loss: str | None, wrt: str | None, model_names: tuple[str, ...],
            model_files: tuple[str, ...], as_json: bool, html_out: str | None,
            show_schema: bool) -> None:
     """Op counts by instruction and class, cycles, register/memory traffic, peak
     occupancy, bits erased (reversible vs irreversible vs tape AD) and energy
     under documented models, for the protocol "run forward, copy the results
-    out, run backward" on the reference simulator.
+    out, run backward" on the reference simulator (with --grad: backward with
+    the gradient switch on, gradients copied out).
 
     \b
     Examples:
@@ -74,6 +81,7 @@ def report(file: str | None, sets: tuple[str, ...], mems: tuple[str, ...], width
       revasm report examples/multiply.pal --set a=3 --set b=5 --json
       revasm report examples/fixed_point.pal --model cmos45 --html report.html
       revasm report examples/fib.pal --model-file my_process.json
+      revasm report examples/bessel_j2.pal --set x=1.0 --grad
     Models and every count are explained in docs/energy.md.  Exit code 1 on a
     machine fault (the report up to the fault is still printed).
     """
@@ -84,17 +92,23 @@ def report(file: str | None, sets: tuple[str, ...], mems: tuple[str, ...], width
         raise click.UsageError("missing FILE (the program to report on)")
     if as_json and html_out:
         raise click.UsageError("--json and --html are exclusive: choose one output")
-    if grad:
-        raise ToolError("error: --grad needs gradient mode in the reference simulator, "
-                        "which this build does not have yet")
+    if (loss or wrt) and not grad:
+        raise click.UsageError("--loss and --wrt need --grad")
     models, known = _select_models(model_names, model_files)
-    image = load_program(file, int(width) if width else None)
+    if grad:  # the same width as `revasm grad`: W = 64 unless the flag or the file says
+        image = load_gradient_program(file, width)
+    else:
+        image = load_program(file, int(width) if width else None)
     try:
-        result = build_value_report(
+        result = build_report(
             image, prepare=lambda machine: load_inputs(machine, image, sets, mems),
-            models=models, all_models=known, max_steps=max_steps, file=file)
+            models=models, all_models=known, grad=grad, loss=loss,
+            wrt=[name.strip() for name in wrt.split(",") if name.strip()] if wrt else None,
+            max_steps=max_steps, file=file)
     except ModelError as exc:
         raise ToolError(f"error: {exc}")
+    except ReportError as exc:
+        raise ToolError(f"{file}: error: {exc}")
     if as_json:
         click.echo(json.dumps(result))
     elif html_out:

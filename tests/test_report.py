@@ -13,14 +13,18 @@ from program_generators import ProgramCase, straight_line_programs, structured_p
 from revasm.assembler import assemble
 from revasm.isa.table import INSTRUCTIONS
 from revasm.sim.reference import Machine, MachineFault
-from revasm.sim.report import (REPORT_CLASSES, ModelError, access_of, build_value_report,
-                               bundled_models, load_model, report_class, validate_report)
+from revasm.sim.report import (REPORT_CLASSES, ModelError, ReportError, access_of,
+                               build_report, build_value_report, bundled_models,
+                               gradient_mode_available, load_model, report_class,
+                               validate_report)
 from revasm.sim.report.energy_models import adiabatic_factor, landauer_joules_per_bit
 from revasm.sim.report.schema import REPORT_SCHEMA
 
 EXAMPLES = sorted(Path(__file__).parent.parent.joinpath("examples").glob("*.pal"))
 MODELS = bundled_models()
 HEADER = ";; pendulum pal file\n"
+NO_GRADIENT_TRAFFIC = {"gradient_reads": 0, "gradient_writes": 0, "memory_gradient_reads": 0,
+                       "memory_gradient_writes": 0}
 
 
 def report_of(source: str, *, width: int = 32, models=None, **registers: int) -> dict:
@@ -67,7 +71,7 @@ def test_straight_line_program_counts_checked_by_hand():
     # Register ports: ADDI reads/writes $3; ADD reads $2,$1 (then $2,$3), writes $2.
     assert forward["traffic"] == {"register_reads": 6, "register_writes": 4,
                                   "memory_reads": 0, "memory_writes": 0,
-                                  "instruction_fetches": 6}
+                                  "instruction_fetches": 6, **NO_GRADIENT_TRAFFIC}
     # Live registers: {$1} -> {$1,$3} -> {$1,$2,$3} -> {$1,$2}; $3 is an ancilla.
     assert forward["occupancy"] == {"peak_live_registers": 3, "peak_data_words": 0,
                                     "highest_data_address": None, "ancilla_words": 1,
@@ -112,7 +116,7 @@ def test_memory_and_multiply_program_counts_checked_by_hand():
     # Reads: ADDI 1, EXCH 2, ADDMUL 3, EXCH 2, ADDI 1; writes: one per instruction.
     assert forward["traffic"] == {"register_reads": 9, "register_writes": 5,
                                   "memory_reads": 2, "memory_writes": 2,
-                                  "instruction_fetches": 7}
+                                  "instruction_fetches": 7, **NO_GRADIENT_TRAFFIC}
     assert forward["occupancy"]["peak_live_registers"] == 4      # $1 $4 $6 $5
     assert forward["occupancy"]["peak_data_words"] == 1          # the cell
     assert forward["occupancy"]["ancilla_registers"] == ["$4", "$6"]
@@ -335,3 +339,71 @@ def test_docs_describe_every_field_of_the_schema():
     collect(REPORT_SCHEMA)
     missing = sorted(name for name in names if f"`{name}`" not in docs)
     assert not missing, f"docs/energy.md does not describe: {missing}"
+
+
+# --- gradient mode ----------------------------------------------------------------------
+
+SQUARE = """\
+.input  x $1 fixed = 0.5
+.loss   y $2
+        start
+        addmul $2 $1 $1     ; y += x * x
+        finish
+"""
+
+
+def test_gradient_mode_report_counts_the_adjoint_pass_by_hand():
+    image = assemble(HEADER + SQUARE, "t.pal")
+    options = dict(prepare=lambda m: m.set("x", "0.5"), models=[MODELS["cmos45"]],
+                   all_models=MODELS)
+    if not gradient_mode_available():  # before sim/reference has the gradient switch
+        with pytest.raises(ReportError, match="gradient mode is not available"):
+            build_report(image, grad=True, **options)
+        return
+    report = build_report(image, grad=True, **options)
+    assert report["mode"] == "gradient" and report["restored"] is True
+    assert report["outputs"] == {"y": 0.25} and report["gradient"] == {"x": 1.0}
+    forward, backward = report["runs"]
+    assert (forward["mode"], backward["mode"]) == ("value", "gradient")
+    assert forward["adjoint_operations"] == {}
+    # Adjoint of y += x*x: g[x] += g[y]*x twice: 2 products, 2 additions;
+    # it reads g[y], g[x] and writes g[x].
+    assert backward["adjoint_operations"] == {"alu": 2, "mul": 2}
+    assert (backward["traffic"]["gradient_reads"], backward["traffic"]["gradient_writes"]) == (2, 1)
+    # Forward: 3.2 (multiply-add) + 3 register accesses x 1.25 + 3 fetches x 10 = 36.95 pJ;
+    # backward adds 3 gradient accesses x 1.25 and 2 x 3.2 + 2 x 0.1 of adjoint arithmetic.
+    cmos = report["energy"][0]["by_run"]
+    assert cmos["forward/value"] == pytest.approx(36.95e-12)
+    assert cmos["backward/gradient"] == pytest.approx(36.95e-12 + 3.75e-12 + 6.6e-12)
+    # Reversible erasure: the loss and the one gradient copied out.
+    assert report["erasure"]["scenarios"]["reversible"]["bits_erased"] == 2 * 32
+    assert validate_report(report) == []
+
+
+def test_gradient_mode_report_agrees_with_the_gradient_protocol():
+    if not gradient_mode_available():
+        return  # the test above checks the message until gradient mode exists
+    from revasm.sim.reference.gradient import gradient
+
+    # A loop with a product and a function: sum_k x * sin(x), k = 1..5.
+    image = assemble(HEADER + """\
+.input  x $1 fixed = 0.75
+.loss   s $2
+        start
+        addi   $5 5
+        addsin $3 $1
+top:    bne    $4 $0 bottom
+        addmul $2 $3 $1
+        addi   $4 1
+bottom: bne    $4 $5 top
+        sub    $4 $5
+        subsin $3 $1
+        addi   $5 -5
+        finish
+""", "t.pal")
+    report = build_report(image, grad=True, prepare=lambda m: m.set("x", "0.75"),
+                          models=[], all_models=MODELS)
+    expected = gradient(image, inputs={"x": "0.75"})
+    assert report["gradient"] == {"x": float(expected.gradient["x"])}
+    assert report["runs"][0]["steps"] == expected.forward.steps
+    assert report["runs"][1]["steps"] == expected.backward.steps

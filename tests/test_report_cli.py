@@ -2,13 +2,15 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from revasm.main import cli
-from revasm.sim.report import REPORT_SCHEMA, bundled_models, validate_report
+from revasm.sim.report import (REPORT_SCHEMA, bundled_models, gradient_mode_available,
+                               validate_report)
 from revasm.sim.report import html_report
 
 ROOT = Path(__file__).parent.parent
@@ -114,7 +116,7 @@ def test_a_fault_prints_the_report_and_exits_1(tmp_path):
     ([], 2, "missing FILE"),
     (["no_such_file.pal"], 1, "no such file"),
     (["examples/fib.pal", "--set", "zz=1"], 2, "neither a register"),
-    (["examples/fib.pal", "--grad"], 1, "gradient mode"),
+    (["examples/fib.pal", "--loss", "fib"], 2, "need --grad"),
 ])
 def test_bad_input_gives_a_message_and_exit_code_without_traceback(args, code, message,
                                                                     monkeypatch):
@@ -131,3 +133,27 @@ def test_a_bad_model_file_is_named_with_its_field(tmp_path):
     result = invoke("report", str(ROOT / "examples" / "fib.pal"), "--model-file", str(path))
     assert result.exit_code == 1
     assert "'temperature_K' must be a number" in result.output and str(path) in result.output
+
+
+def test_grad_reports_the_gradient_or_says_gradient_mode_is_missing(tmp_path):
+    program = tmp_path / "sine.pal"
+    program.write_text(";; pendulum pal file\n.input x $1 fixed = 0.5\n.loss y $2\n"
+                       "start\naddsin $3 $1\naddmul $2 $3 $1\nsubsin $3 $1\nfinish\n")
+    result = invoke("report", str(program), "--set", "x=1.0", "--grad", "--json")
+    if not gradient_mode_available():
+        assert result.exit_code == 1 and "gradient mode is not available" in result.output
+        return
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["mode"] == "gradient" and validate_report(report) == []
+    # d/dx (x sin x) = sin x + x cos x at x = 1.
+    assert report["gradient"]["x"] == pytest.approx(math.sin(1) + math.cos(1), abs=1e-3)
+    assert report["runs"][1]["mode"] == "gradient"
+    assert report["erasure"]["gradient_words"] == 1
+
+
+def test_grad_without_a_declared_loss_says_which_flag_to_use():
+    result = invoke("report", str(ROOT / "examples" / "fib.pal"), "--grad")
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert ("--loss" in result.output if gradient_mode_available()
+            else "gradient mode is not available" in result.output)

@@ -11,9 +11,11 @@ from .access import TemplateAccess, access_of, adjoint_updates
 from .classes import REPORT_CLASSES, report_class
 from .counting import RunCounter, RunCounts
 from .energy_models import EnergyModel, ModelError, bundled_models, load_model
-from .build import build_value_report
+from .build import (ReportError, build_report, build_value_report,
+                    gradient_mode_available)
 from .schema import REPORT_SCHEMA, validate_report  # noqa: E402
 
 __all__ = ["EnergyModel", "ModelError", "REPORT_CLASSES", "REPORT_SCHEMA", "RunCounter",
-           "RunCounts", "TemplateAccess", "access_of", "adjoint_updates", "build_value_report",
+           "ReportError", "RunCounts", "TemplateAccess", "access_of", "adjoint_updates",
+           "build_report", "build_value_report", "gradient_mode_available",
            "bundled_models", "load_model", "report_class", "validate_report"]

@@ -158,9 +158,14 @@ _GRADIENT_BANKS = ("G", "GM")
 
 
 def _gradient_word(node: ast.AST) -> str | None:
+    """``G[{b}]`` -> ``"G:b"`` (an operand), ``GM[_i]`` -> ``"GM:..."`` (an address)."""
     if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)
             and node.value.id in _GRADIENT_BANKS):
-        return node.value.id + ":" + ast.dump(node.slice)
+        index = node.slice
+        if (isinstance(index, ast.Set) and len(index.elts) == 1
+                and isinstance(index.elts[0], ast.Name)):
+            return f"{node.value.id}:{index.elts[0].id}"
+        return node.value.id + ":" + ast.dump(index)
     return None
 
 
@@ -181,3 +186,63 @@ def gradient_writes(rule: str) -> int:
             if word is not None and isinstance(node.ctx, ast.Store):
                 written.add(word)
     return len(written)
+
+
+#: Vocabulary functions an adjoint rule calls, by the table energy class of the unit
+#: that computes them (``isa/vocabulary.py``); any other call counts as an ALU operation.
+_CALL_CLASSES = {"fmul": "mul", "fdiv": "div", "rot": "func", "irot": "func"}
+
+
+@dataclass(frozen=True)
+class AdjointAccess:
+    """What an adjoint rule does on top of the value step, in gradient mode.
+
+    ``gradient_reads``/``gradient_writes``: the register operands (``"a"``,
+    ...) whose gradient words (``G``) are loaded / stored;
+    ``memory_gradient_reads``/``..._writes``: memory-gradient words (``GM``)
+    loaded / stored; ``operations``: arithmetic by energy class (``fmul`` ->
+    mul, ``fdiv`` -> div, ``fn_*``/``rot`` -> func, additions, negations and
+    other helpers -> alu).
+    """
+
+    gradient_reads: tuple[str, ...]
+    gradient_writes: tuple[str, ...]
+    memory_gradient_reads: int
+    memory_gradient_writes: int
+    operations: tuple[tuple[str, int], ...]
+
+
+@lru_cache(maxsize=None)
+def analyse_adjoint(rule: str) -> AdjointAccess:
+    """The accesses and operations of one adjoint template."""
+    reads: set[str] = set()
+    writes: set[str] = set()
+    operations: dict[str, int] = {}
+
+    def add(energy_class: str) -> None:
+        operations[energy_class] = operations.get(energy_class, 0) + 1
+
+    for node in ast.walk(ast.parse(rule)) if rule.strip() else ():
+        word = _gradient_word(node)
+        if word is not None:
+            (writes if isinstance(node.ctx, ast.Store) else reads).add(word)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            name = node.func.id
+            if name == "addr":
+                continue
+            add("func" if name.startswith("fn_") else _CALL_CLASSES.get(name, "alu"))
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+            add("alu")
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            add("alu")
+    return AdjointAccess(
+        tuple(sorted(w[2:] for w in reads if w.startswith("G:"))),
+        tuple(sorted(w[2:] for w in writes if w.startswith("G:"))),
+        sum(1 for w in reads if w.startswith("GM:")),
+        sum(1 for w in writes if w.startswith("GM:")), tuple(sorted(operations.items())))
+
+
+def adjoint_access(instruction: Instruction) -> AdjointAccess:
+    """The adjoint rule of ``instruction`` (empty when the table has none)."""
+    rule = getattr(instruction, "adjoint", None)
+    return analyse_adjoint(rule if isinstance(rule, str) else "")

@@ -72,16 +72,47 @@ def totals(runs: list[dict]) -> dict:
             "by_class": dict(sorted(by_class.items())), "traffic": dict(traffic)}
 
 
-def build_value_report(image: Image, *, prepare: Callable[[Machine], None],
-                       models: list[EnergyModel], all_models: dict[str, EnergyModel],
-                       max_steps: int | None = None, file: str | None = None,
-                       memory_words: int = DEFAULT_MEMORY_WORDS) -> dict:
+def gradient_mode_available() -> bool:
+    """Whether the reference simulator has gradient mode (``sim/reference/gradient.py``)."""
+    try:
+        from revasm.sim.reference import gradient  # noqa: F401
+    except ImportError:
+        return False
+    return hasattr(Machine, "gradient")
+
+
+class ReportError(ValueError):
+    """A request the report cannot serve (no loss declared, unknown name, ...)."""
+
+
+def _gradient_places(image: Image, loss: str | None, wrt: list[str] | None):
+    from revasm.sim.reference.gradient import GradientError, default_loss, default_wrt, resolve
+    try:
+        loss_place = resolve(image, loss if loss is not None else default_loss(image))
+        names = list(wrt) if wrt else default_wrt(image)
+        return loss_place, [resolve(image, name) for name in names]
+    except GradientError as exc:
+        raise ReportError(str(exc)) from None
+
+
+def build_report(image: Image, *, prepare: Callable[[Machine], None],
+                 models: list[EnergyModel], all_models: dict[str, EnergyModel],
+                 grad: bool = False, loss: str | None = None, wrt: list[str] | None = None,
+                 max_steps: int | None = None, file: str | None = None,
+                 memory_words: int = DEFAULT_MEMORY_WORDS) -> dict:
     """Run ``image`` forward then backward (after ``prepare`` loads inputs) and report.
 
-    ``models`` are evaluated in order; ``all_models`` resolves an adiabatic
-    model's ``base_model``.  A fault stops the protocol there; the report then
-    has ``status: "fault"`` and the counts up to the fault.
+    Value mode: forward, copy the results out, backward.  Gradient mode
+    (``grad``): forward, copy the loss out, seed grad[loss] = 1, switch the
+    gradient bank on, backward (DESIGN §3.5), copy the gradients of ``wrt``
+    out.  ``models`` are evaluated in order; ``all_models`` resolves an
+    adiabatic model's ``base_model``.  A fault stops the protocol there; the
+    report then has ``status: "fault"`` and the counts up to the fault.
     """
+    if grad and not gradient_mode_available():
+        raise ReportError("gradient mode is not available: the reference simulator has no "
+                          "gradient switch in this build")
+    places = _gradient_places(image, loss, wrt) if grad else None
     machine = Machine(image, max_steps=max_steps, memory_words=memory_words)
     prepare(machine)
     initial = _state(machine)
@@ -96,23 +127,33 @@ def build_value_report(image: Image, *, prepare: Callable[[Machine], None],
     changed_at_finish = changed_words(initial, (machine.registers, machine.memory))
     emitted = len(machine.emitted) - emitted_before
     restored = None
+    gradient: dict[str, float] = {}
     if fault is None:
-        backward, fault = _observe(machine, -1, "value")
+        if places is not None:
+            loss_place, wrt_places = places
+            machine.gradient = True
+            loss_place.write(machine.gradients, machine.memory_gradients, machine.fmt.one)
+        backward, fault = _observe(machine, -1, "gradient" if grad else "value")
         runs.append(backward)
         if fault is None:
             restored = _state(machine) == initial and len(machine.emitted) == emitted_before
+            if places is not None:
+                gradient = {p.name: machine.fmt.to_real(p.read(machine.gradients,
+                                                               machine.memory_gradients))
+                            for p in wrt_places}
     fault_words = len(changed_words(initial, (machine.registers, machine.memory))) if fault else 0
     # Without declared outputs, whatever the forward run changed is its result.
     results = result_words or changed_at_finish
     erasure = erasure_report(width=image.width, forward=forward, results_words=len(results),
-                             gradient_words=0, emitted_words=emitted,
+                             gradient_words=len(places[1]) if places else 0,
+                             emitted_words=emitted,
                              garbage_words=len(changed_at_finish - results),
                              fault_words=fault_words)
     report = {
         "schema": SCHEMA_ID,
         "file": file or image.source_file,
         "width": image.width,
-        "mode": "value",
+        "mode": "gradient" if grad else "value",
         "status": "fault" if fault else "finished",
         "restored": restored,
         "inputs": inputs,
@@ -122,6 +163,13 @@ def build_value_report(image: Image, *, prepare: Callable[[Machine], None],
         "erasure": erasure,
         "energy": [evaluate(model, runs, image.width, erasure, all_models) for model in models],
     }
+    if grad:
+        report["gradient"] = gradient
     if fault is not None:
         report["fault"] = _fault_dict(fault, image)
     return report
+
+
+def build_value_report(image: Image, **options) -> dict:
+    """:func:`build_report` in value mode (forward, copy out, backward)."""
+    return build_report(image, grad=False, **options)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from revasm.sim.reference import Machine, TraceRecord
 
-from .access import access_of, adjoint_updates
+from .access import access_of, adjoint_access, adjoint_updates
 from .classes import report_class
 from .occupancy import Occupancy
 
@@ -35,6 +35,8 @@ class _Profile:
     tape_words: int
     conditional: bool
     adjoint_updates: int
+    gradient: tuple[int, int, int, int] = (0, 0, 0, 0)
+    adjoint_operations: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass
@@ -58,6 +60,11 @@ class RunCounts:
     overwrites: int = 0
     tape_words: int = 0
     adjoint_updates: int = 0
+    gradient_reads: int = 0
+    gradient_writes: int = 0
+    memory_gradient_reads: int = 0
+    memory_gradient_writes: int = 0
+    adjoint_operations: Counter = field(default_factory=Counter)
     occupancy: dict = field(default_factory=dict)
 
     @property
@@ -67,7 +74,10 @@ class RunCounts:
     def traffic(self) -> dict[str, int]:
         return {"register_reads": self.register_reads, "register_writes": self.register_writes,
                 "memory_reads": self.memory_reads, "memory_writes": self.memory_writes,
-                "instruction_fetches": self.instruction_fetches}
+                "instruction_fetches": self.instruction_fetches,
+                "gradient_reads": self.gradient_reads, "gradient_writes": self.gradient_writes,
+                "memory_gradient_reads": self.memory_gradient_reads,
+                "memory_gradient_writes": self.memory_gradient_writes}
 
     def to_dict(self) -> dict:
         return {
@@ -82,6 +92,7 @@ class RunCounts:
             "irreversible_overwrites": self.overwrites,
             "tape_words": self.tape_words,
             "adjoint_updates": self.adjoint_updates,
+            "adjoint_operations": dict(sorted(self.adjoint_operations.items())),
             "occupancy": self.occupancy,
         }
 
@@ -93,6 +104,8 @@ class RunCounter:
         self.machine = machine
         self.counts = RunCounts("forward" if direction > 0 else "backward", mode)
         self._cells = machine.program.cells
+        # In gradient mode a backward step also runs the instruction's adjoint rule.
+        self._adjoint = mode == "gradient" and direction < 0
         self._profiles: dict[tuple[int, int], _Profile] = {}
         self.occupancy = Occupancy(machine)
 
@@ -114,6 +127,14 @@ class RunCounter:
             tape_words=0 if access.permutation else stored,
             conditional=ins.kind == "branch" and ins.condition.strip() != "True",
             adjoint_updates=adjoint_updates(ins))
+        if self._adjoint and direction < 0:
+            rule = adjoint_access(ins)
+            # Distinct gradient registers once the operands are known (b may equal c).
+            gradient_reads = {operands[name] for name in rule.gradient_reads} - {0}
+            gradient_writes = {operands[name] for name in rule.gradient_writes} - {0}
+            profile.gradient = (len(gradient_reads), len(gradient_writes),
+                                rule.memory_gradient_reads, rule.memory_gradient_writes)
+            profile.adjoint_operations = rule.operations
         self._profiles[(pc, direction)] = profile
         return profile
 
@@ -136,6 +157,13 @@ class RunCounter:
         counts.adjoint_updates += profile.adjoint_updates
         if profile.conditional:
             counts.conditional_branches += 1
+        if profile.adjoint_operations or any(profile.gradient):
+            reads, writes, memory_reads, memory_writes = profile.gradient
+            counts.gradient_reads += reads
+            counts.gradient_writes += writes
+            counts.memory_gradient_reads += memory_reads
+            counts.memory_gradient_writes += memory_writes
+            counts.adjoint_operations.update(dict(profile.adjoint_operations))
         if record.br is not None and record.br[0] == 0 and record.br[1] != 0:
             counts.branches_taken += 1
         self.occupancy.observe(record)

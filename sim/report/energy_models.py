@@ -22,9 +22,18 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from revasm.isa.table import INSTRUCTIONS
+
 BOLTZMANN_J_PER_K = 1.380649e-23  # exact (SI 2019)
 PICOJOULE = 1e-12
 KINDS = ("per_operation", "adiabatic", "landauer")
+
+#: Cycles of one operation of each energy class when an adjoint rule uses it (the
+#: fewest any table entry of that class takes: fmul as in ADDMUL, fn_cos as in ADDSIN).
+CLASS_CYCLES: dict[str, int] = {}
+for _ins in INSTRUCTIONS:
+    CLASS_CYCLES[_ins.energy_class] = min(CLASS_CYCLES.get(_ins.energy_class, _ins.cycles),
+                                          _ins.cycles)
 
 
 class ModelError(ValueError):
@@ -169,11 +178,25 @@ def operation_energy(model: EnergyModel, runs: list[dict], width: int) -> dict:
             by_class[energy_class] = by_class.get(energy_class, 0.0) + joules
             by_part["operations"] += joules
             total += joules
+        for energy_class, count in run.get("adjoint_operations", {}).items():
+            entry = operations.get(energy_class)
+            if entry is None:
+                unpriced.add(energy_class)
+                continue
+            cycles = count * CLASS_CYCLES.get(energy_class, 1)
+            joules = ((entry["pJ"] * count + entry.get("pJ_per_cycle", 0.0) * cycles)
+                      * _scale(entry, width, reference) * PICOJOULE)
+            by_part["adjoint_operations"] = by_part.get("adjoint_operations", 0.0) + joules
+            total += joules
         traffic = run["traffic"]
         parts = {
-            "register_file": (traffic["register_reads"] + traffic["register_writes"])
+            "register_file": (traffic["register_reads"] + traffic["register_writes"]
+                              + traffic.get("gradient_reads", 0)
+                              + traffic.get("gradient_writes", 0))
             * register["pJ"] * _scale(register, width, reference),
-            "data_memory": (traffic["memory_reads"] + traffic["memory_writes"])
+            "data_memory": (traffic["memory_reads"] + traffic["memory_writes"]
+                            + traffic.get("memory_gradient_reads", 0)
+                            + traffic.get("memory_gradient_writes", 0))
             * memory["pJ"] * _scale(memory, width, reference),
             "instruction_fetch": traffic["instruction_fetches"] * fetch["pJ"]
             * _scale(fetch, width, reference),

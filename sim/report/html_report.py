@@ -9,7 +9,7 @@ from __future__ import annotations
 import html
 import io
 
-from .terminal import SCENARIO_LABELS, TRAFFIC_LABELS, class_label, run_label
+from .terminal import SCENARIO_LABELS, TRAFFIC_LABELS, class_label, run_label, traffic_keys
 from .units import count, si
 
 STYLE = """
@@ -135,8 +135,8 @@ def render_html(report: dict) -> str:
                          for n in names]))
     parts.append("<h2>Traffic and occupancy</h2>")
     parts.append(_table(["traffic"] + columns,
-                        [[label] + [count(r["traffic"][key]) for r in runs]
-                         for key, label in TRAFFIC_LABELS.items()]))
+                        [[TRAFFIC_LABELS[key]] + [count(r["traffic"][key]) for r in runs]
+                         for key in traffic_keys(runs)]))
     occupancy = ["peak_live_registers", "peak_data_words", "highest_data_address",
                  "ancilla_words", "peak_ancilla_words"]
     parts.append(_table(["occupancy"] + columns,

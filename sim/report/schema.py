@@ -14,12 +14,13 @@ COUNTS_BY_NAME = {"type": "object", "additionalProperties": COUNT}
 JOULES_BY_NAME = {"type": "object", "additionalProperties": JOULES}
 VALUE = {"type": ["number", "integer"]}
 
+TRAFFIC_KEYS = ("register_reads", "register_writes", "memory_reads", "memory_writes",
+                "instruction_fetches", "gradient_reads", "gradient_writes",
+                "memory_gradient_reads", "memory_gradient_writes")
 TRAFFIC = {
     "type": "object",
-    "required": ["register_reads", "register_writes", "memory_reads", "memory_writes",
-                 "instruction_fetches"],
-    "properties": {key: COUNT for key in ("register_reads", "register_writes", "memory_reads",
-                                          "memory_writes", "instruction_fetches")},
+    "required": list(TRAFFIC_KEYS),
+    "properties": {key: COUNT for key in TRAFFIC_KEYS},
     "additionalProperties": False,
 }
 
@@ -41,7 +42,7 @@ RUN = {
     "required": ["direction", "mode", "status", "steps", "cycles", "machine_steps",
                  "machine_cycles", "by_instruction", "by_class", "by_energy_class",
                  "cycles_by_energy_class", "traffic", "branches", "irreversible_overwrites",
-                 "tape_words", "adjoint_updates", "occupancy"],
+                 "tape_words", "adjoint_updates", "adjoint_operations", "occupancy"],
     "properties": {
         "direction": {"enum": ["forward", "backward"]},
         "mode": {"enum": ["value", "gradient"]},
@@ -54,7 +55,7 @@ RUN = {
                      "properties": {"conditional": COUNT, "taken": COUNT},
                      "additionalProperties": False},
         "irreversible_overwrites": COUNT, "tape_words": COUNT, "adjoint_updates": COUNT,
-        "occupancy": OCCUPANCY,
+        "adjoint_operations": COUNTS_BY_NAME, "occupancy": OCCUPANCY,
     },
     "additionalProperties": False,
 }

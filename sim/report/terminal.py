@@ -13,7 +13,18 @@ SCENARIO_LABELS = {
 
 TRAFFIC_LABELS = {"register_reads": "register-file reads",
                   "register_writes": "register-file writes", "memory_reads": "memory reads",
-                  "memory_writes": "memory writes", "instruction_fetches": "instruction fetches"}
+                  "memory_writes": "memory writes", "instruction_fetches": "instruction fetches",
+                  "gradient_reads": "gradient-bank reads", "gradient_writes": "gradient-bank writes",
+                  "memory_gradient_reads": "memory-gradient reads",
+                  "memory_gradient_writes": "memory-gradient writes"}
+GRADIENT_TRAFFIC = ("gradient_reads", "gradient_writes", "memory_gradient_reads",
+                    "memory_gradient_writes")
+
+
+def traffic_keys(runs: list[dict]) -> list[str]:
+    """Traffic rows worth showing: gradient-bank rows only when a run has them."""
+    return [key for key in TRAFFIC_LABELS
+            if key not in GRADIENT_TRAFFIC or any(run["traffic"].get(key) for run in runs)]
 
 
 def run_label(run: dict) -> str:
@@ -75,10 +86,16 @@ def format_report(report: dict) -> str:
     lines += _table("Op counts by instruction", columns,
                     [(n, _with_total(runs, lambda r, n=n: r["by_instruction"].get(n, 0)))
                      for n in names])
+    adjoint = sorted({c for run in runs for c in run["adjoint_operations"]})
+    if adjoint:
+        lines.append("")
+        lines += _table("Adjoint operations (gradient pass)", columns,
+                        [(c, _with_total(runs, lambda r, c=c: r["adjoint_operations"].get(c, 0)))
+                         for c in adjoint])
     lines.append("")
     lines += _table("Traffic", columns,
-                    [(label, _with_total(runs, lambda r, k=key: r["traffic"][k]))
-                     for key, label in TRAFFIC_LABELS.items()])
+                    [(TRAFFIC_LABELS[key], _with_total(runs, lambda r, k=key: r["traffic"][k]))
+                     for key in traffic_keys(runs)])
     lines.append("")
     occupancy_rows = [
         ("peak live registers", "peak_live_registers"), ("peak data-memory words",
