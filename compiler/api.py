@@ -205,8 +205,10 @@ def _value(fmt: WordFormat, word: int, type_: ir.ScalarType, exact: bool):
 
 
 def _flatten(value):
-    if isinstance(value, (list, tuple)) or hasattr(value, "tolist"):
-        items = value.tolist() if hasattr(value, "tolist") else value
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if isinstance(value, (list, tuple)):
+        items = value
         for v in items:
             yield from _flatten(v)
     else:

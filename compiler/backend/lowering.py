@@ -296,7 +296,7 @@ class _FunctionLowering:
 
     def stmt_free(self, s: ir.Free) -> list[Instr]:
         if isinstance(s.type, ir.ArrayType):
-            return []
+            return self.array_zero_check(s) if s.checked else []
         reg, setup, teardown = self.place(ir.Var(s.pos, name=s.name))
         guard = self.label("guard")
         note = (f"ancilla {s.name} does not hold {expr_text(s.value)} when it is freed "
@@ -308,6 +308,23 @@ class _FunctionLowering:
 
     def label(self, kind: str) -> str:
         return self.p.label(kind)
+
+    def array_zero_check(self, s: ir.Free) -> list[Instr]:
+        """Each element of a freed ancilla array must be zero (a checked free)."""
+        code: list[Instr] = []
+        for idx in _indices(s.type.shape):
+            mark = self.scratch_top
+            element = ir.Index(s.pos, name=s.name,
+                               indices=tuple(ir.Const(s.pos, Fraction(i), True) for i in idx))
+            reg, setup, teardown = self.place(element)
+            guard = self.label("guard")
+            note = (f"ancilla array {s.name} is not zero at {expr_text(element)} when it is "
+                    f"freed at line {s.pos.line}")
+            check = self.i("BNE", reg, 0, self.p.trap(guard, s.pos, note), pos=s.pos,
+                           role="check", label=guard)
+            code += with_role(setup, "check") + [check] + with_role(teardown, "check")
+            self.scratch_top = mark
+        return code
 
     # --- calls -----------------------------------------------------------------------------
 
@@ -324,6 +341,11 @@ class _FunctionLowering:
                                                  and self.lay.scalars[arg.name].register is None):
                     reg, setup, _ = self.place(arg)
                     loads += setup
+                    loaded[k] = reg
+                elif isinstance(arg, ir.Const):
+                    reg = self.fresh(pos)
+                    ptype = self.p.module.functions[s.func].params[k].type
+                    loads += self.accumulate(reg, 1, arg, ptype)
                     loaded[k] = reg
             own = self.lay.registers
             pushed = own + [LINK] + [loaded[k] for k in sorted(loaded)]
@@ -619,8 +641,8 @@ class _FunctionLowering:
             return self.accumulate(d, -sign, e.operand, ctx)
         if isinstance(e, ir.BinOp) and e.op in "+-":
             right_sign = sign if e.op == "+" else -sign
-            return self.accumulate(d, sign, e.left, ctx) + \
-                self.accumulate(d, right_sign, e.right, ctx)
+            return self.complete(lambda: self.accumulate(d, sign, e.left, ctx)) + \
+                self.complete(lambda: self.accumulate(d, right_sign, e.right, ctx))
         if isinstance(e, ir.BinOp) and e.op == "*":
             return self.multiply(d, sign, e, ctx)
         if isinstance(e, ir.BinOp) and e.op == "/":
@@ -648,6 +670,14 @@ class _FunctionLowering:
             return setup + conv + [self.i(add, d, r, pos=pos)] + conv + inverse_code(setup)
         raise CompileError(pos, f"cannot compute {expr_text(e)}")
 
+    def complete(self, build) -> list[Instr]:
+        """Code that clears its own temporaries: their registers are free again after it."""
+        mark = self.scratch_top
+        try:
+            return build()
+        finally:
+            self.scratch_top = mark
+
     @property
     def fmt_frac(self) -> int:
         return self.p.fmt.frac_bits
@@ -663,7 +693,8 @@ class _FunctionLowering:
             n = int(right.value)
             code: list[Instr] = []
             for _ in range(abs(n)):
-                code += self.accumulate(d, sign if n > 0 else -sign, left, ctx)
+                code += self.complete(lambda: self.accumulate(d, sign if n > 0 else -sign,
+                                                              left, ctx))
             return code
         if ctx == ir.INT:
             if not (isinstance(right, ir.Const) and right.value.denominator == 1):
@@ -764,11 +795,9 @@ class _FunctionLowering:
             op = "SLLX" if e.op == "<<" else "SRAX"
             return sa + [self.i(op, d, a, str(amount), pos=pos)] + ta
         if isinstance(e, ir.BoolOp):
-            regs, setups = [], []
-            for v in e.values:
-                t = self.fresh(pos)
-                setups.append(self.xor_into(t, v))
-                regs.append(t)
+            regs = [self.fresh(pos) for _ in e.values]
+            setups = [self.complete(lambda t=t, v=v: self.xor_into(t, v))
+                      for t, v in zip(regs, e.values)]
             op = "ANDX" if e.op == "and" else "ORX"
             code: list[Instr] = [x for s in setups for x in s]
             acc = regs[0]

@@ -1,8 +1,381 @@
-"""Static checks (filled in below)."""
+"""Static checks on the IR, each reported at a Python source position.
+
+* shared read and write: ``y += y * x`` (and, for gradients, ``y += x * x``);
+  the same variable passed twice to a call; SWAP/ROT of a variable with itself;
+* a loop variable, or a variable a range bound reads, modified in the loop body;
+* an ``if`` without a postcondition whose body changes what its condition reads;
+* a constant, table element or loop variable passed where the callee writes;
+* an ancilla not provably restored to the value it is freed with.
+
+The ancilla proof is symbolic: each update of an ancilla leaves a pending
+term (``+= e``, a call, a loop...), its exact inverse cancels it, and a write
+to a variable a pending term reads makes that term uncancellable.
+"""
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
+from ..errors import CompileError, SourcePos
 from ..ir import nodes as ir
+from ..ir.inverse import invert_block
+from ..ir.printer import expr_text
 
 
 def check_module(module: ir.Module, *, for_gradient: bool = False) -> None:
-    return None
+    writes = written_params(module)
+    for f in module.functions.values():
+        _FunctionChecker(module, f, writes, for_gradient).run()
+
+
+# --- which parameters a function writes ----------------------------------------------------
+
+
+def written_params(module: ir.Module) -> dict[str, set[int]]:
+    """Function -> indices of the parameters it may change (through its calls too)."""
+    result = {name: set() for name in module.functions}
+    changed = True
+    while changed:
+        changed = False
+        for name, f in module.functions.items():
+            index = {p.name: k for k, p in enumerate(f.params)}
+            names = set()
+            for s in _walk(f.body):
+                names |= _direct_writes(s, result)
+            new = {index[n] for n in names if n in index}
+            if not new <= result[name]:
+                result[name] |= new
+                changed = True
+    return result
+
+
+def _walk(body: list[ir.Stmt]):
+    for s in body:
+        yield s
+        for attr in ("body", "then", "orelse"):
+            inner = getattr(s, attr, None)
+            if isinstance(inner, list) and not isinstance(s, ir.Unroutine):
+                yield from _walk(inner)
+
+
+def _base(e: ir.Expr) -> str | None:
+    return e.name if isinstance(e, (ir.Var, ir.Index)) else None
+
+
+def _direct_writes(s: ir.Stmt, writes: dict[str, set[int]]) -> set[str]:
+    """Variables one statement writes itself (not its nested blocks)."""
+    if isinstance(s, ir.Update):
+        return {_base(s.target)}
+    if isinstance(s, (ir.Swap, ir.Rot)):
+        return {_base(s.a), _base(s.b)}
+    if isinstance(s, ir.Call):
+        return {_base(a) for k, a in enumerate(s.args) if k in writes.get(s.func, ())} - {None}
+    if isinstance(s, (ir.Alloc, ir.Free)):
+        return {s.name}
+    if isinstance(s, ir.For):
+        return {s.var}
+    return set()
+
+
+def all_writes(body: list[ir.Stmt], writes: dict[str, set[int]]) -> dict[str, SourcePos]:
+    """Every variable a block writes (nested blocks and ~routine bodies included)."""
+    out: dict[str, SourcePos] = {}
+    for s in body:
+        for name in _direct_writes(s, writes):
+            out.setdefault(name, s.pos)
+        for attr in ("body", "then", "orelse"):
+            inner = getattr(s, attr, None)
+            if isinstance(inner, list):
+                for name, pos in all_writes(inner, writes).items():
+                    out.setdefault(name, pos)
+    return out
+
+
+def reads(e: ir.Expr | None) -> set[str]:
+    """Variables an expression reads (array names for elements, index variables too)."""
+    if e is None:
+        return set()
+    if isinstance(e, ir.Var):
+        return {e.name}
+    if isinstance(e, ir.Index):
+        out = {e.name}
+        for i in e.indices:
+            out |= reads(i)
+        return out
+    out = set()
+    for attr in ("left", "right", "operand"):
+        out |= reads(getattr(e, attr, None))
+    for attr in ("values", "args"):
+        for v in getattr(e, attr, ()) or ():
+            out |= reads(v)
+    return out
+
+
+# --- the checker ---------------------------------------------------------------------------
+
+
+@dataclass
+class _Event:
+    """One effect on the state, kept until its exact inverse cancels it."""
+
+    key: tuple
+    sign: int
+    pos: SourcePos
+    text: str
+    targets: set[str]
+    deps: set[str]
+    additive: bool = False
+    toggle: bool = False
+
+
+class _Log:
+    """The uncancelled effects of a block, in order (NiLang's compute/uncompute pairs).
+
+    An event cancels the latest earlier event with the same key and opposite
+    sign when nothing in between writes what they read (or, unless both are
+    additions, what they write): then the pair's net effect is exactly nil.
+    """
+
+    def __init__(self) -> None:
+        self.events: list[_Event] = []
+
+    def add(self, e: _Event) -> None:
+        for k in range(len(self.events) - 1, -1, -1):
+            old = self.events[k]
+            if old.key == e.key and (e.toggle or old.sign == -e.sign):
+                between = self.events[k + 1:]
+                if all(not (b.targets & e.deps) and
+                       (not (b.targets & e.targets) or (b.additive and e.additive))
+                       for b in between):
+                    del self.events[k]
+                    return
+                break
+        self.events.append(e)
+
+    def touching(self, name: str) -> list[_Event]:
+        return [e for e in self.events if name in e.targets]
+
+
+class _FunctionChecker:
+    def __init__(self, module: ir.Module, f: ir.Function, writes: dict[str, set[int]],
+                 for_gradient: bool) -> None:
+        self.module = module
+        self.f = f
+        self.writes = writes
+        self.for_gradient = for_gradient
+        self.loop_vars: set[str] = set()
+        self.allocs: dict[str, ir.Alloc] = {}
+
+    def error(self, pos: SourcePos, message: str, hint: str = "") -> CompileError:
+        lines = self.module.source_lines
+        line = lines[pos.line - 1] if 0 < pos.line <= len(lines) else ""
+        return CompileError(pos, message, hint, line)
+
+    def run(self) -> None:
+        self.block(self.f.body, _Log(), inverted=False)
+
+    # --- statements ------------------------------------------------------------------
+
+    def block(self, body: list[ir.Stmt], log: _Log, inverted: bool) -> None:
+        for s in body:
+            self.stmt(s, log, inverted)
+
+    def stmt(self, s: ir.Stmt, log: _Log, inverted: bool) -> None:
+        if isinstance(s, ir.Update):
+            self.check_update(s)
+            name = _base(s.target)
+            target = expr_text(s.target)
+            text = expr_text(s.expr)
+            deps = reads(s.expr) | (reads(s.target) - {name})
+            if s.op == "^":
+                log.add(_Event(("xor", target, text), 1, s.pos, f"{target} ^= {text}", {name},
+                               deps, toggle=True))
+            else:
+                log.add(_Event(("add", target, text), 1 if s.op == "+" else -1, s.pos,
+                               f"{target} {s.op}= {text}", {name}, deps, additive=True))
+        elif isinstance(s, (ir.Swap, ir.Rot)):
+            a, b = _base(s.a), _base(s.b)
+            if s.a == s.b:
+                raise self.error(s.pos, f"{expr_text(s.a)} is exchanged with itself")
+            if isinstance(s, ir.Rot) and reads(s.theta) & {a, b} and \
+                    isinstance(s.a, ir.Var) and isinstance(s.b, ir.Var):
+                raise self.error(s.pos, "the angle of ROT is one of the rotated variables")
+            self.loop_var_written(s, {a, b})
+            deps = (reads(s.a) | reads(s.b)) - {a, b}
+            if isinstance(s, ir.Swap):
+                texts = tuple(sorted((expr_text(s.a), expr_text(s.b))))
+                log.add(_Event(("swap", texts), 1, s.pos, f"SWAP{texts}", {a, b}, deps,
+                               toggle=True))
+            else:
+                key = ("rot", expr_text(s.a), expr_text(s.b), expr_text(s.theta))
+                log.add(_Event(key, -1 if s.inverse else 1, s.pos, "ROT(...)", {a, b},
+                               deps | reads(s.theta)))
+        elif isinstance(s, ir.Call):
+            self.check_call(s, log)
+        elif isinstance(s, ir.Alloc):
+            self.allocs[s.name] = s
+        elif isinstance(s, ir.Free):
+            self.check_free(s, log)
+        elif isinstance(s, ir.If):
+            if not s.post_given:
+                changed = all_writes(s.then + s.orelse, self.writes)
+                hit = sorted(reads(s.pre) & set(changed))
+                if hit:
+                    name = hit[0]
+                    raise self.error(changed[name], f"this branch changes {name!r}, which the "
+                                                    f"condition of the if at line {s.pos.line} "
+                                                    "reads, and the if has no postcondition",
+                                     "give the condition that holds afterwards: "
+                                     "if (pre, post): ...")
+            self.compound(s, [s.then, s.orelse], log, inverted, reads(s.pre) | reads(s.post))
+        elif isinstance(s, ir.While):
+            self.compound(s, [s.body], log, inverted, reads(s.pre) | reads(s.post))
+        elif isinstance(s, ir.For):
+            bounds = reads(s.start) | reads(s.stop)
+            changed = all_writes(s.body, self.writes)
+            for name in [s.var, *sorted(bounds)]:
+                if name in changed:
+                    what = "loop variable" if name == s.var else "range bound"
+                    raise self.error(changed[name], f"{what} {name!r} of the loop at line "
+                                                    f"{s.pos.line} is modified in its body",
+                                     "the loop runs backward by counting the same range; "
+                                     "copy the value into an ancilla and change that")
+            self.loop_vars.add(s.var)
+            try:
+                self.compound(s, [s.body], log, inverted, bounds)
+            finally:
+                self.loop_vars.discard(s.var)
+        elif isinstance(s, ir.Routine):
+            self.block(s.body, log, inverted)
+        elif isinstance(s, ir.Unroutine):
+            self.block(invert_block(s.body), log, not inverted)
+        elif isinstance(s, ir.Block):
+            body = invert_block(s.body) if s.inverted else s.body
+            self.block(body, log, inverted != s.inverted)
+
+    def compound(self, s: ir.Stmt, bodies: list[list[ir.Stmt]], log: _Log,
+                 inverted: bool, condition_reads: set[str]) -> None:
+        """Check the nested blocks; what they leave changed is one event for the whole."""
+        inner = _Log()
+        for body in bodies:
+            self.block(body, inner, inverted)
+        if not inner.events:
+            return
+        changed = set().union(*(e.targets for e in inner.events))
+        deps = set(condition_reads)
+        for e in inner.events:
+            deps |= e.deps
+        key = ("block", s.pos.line, s.pos.column)
+        log.add(_Event(key, -1 if inverted else 1, s.pos,
+                       f"the {type(s).__name__.lower()} statement", changed, deps - changed))
+
+    def check_update(self, s: ir.Update) -> None:
+        target = s.target
+        name = _base(target)
+        self.loop_var_written(s, {name})
+        if name in self.module.tables:
+            raise self.error(s.pos, f"{name!r} is a constant table")
+        for e in _leaves(s.expr):
+            if isinstance(target, ir.Var) and isinstance(e, ir.Var) and e.name == name:
+                raise self.error(e.pos, f"{name!r} is both read and written by this statement",
+                                 f"{expr_text(target)} {s.op}= f({name}) is not reversible; "
+                                 "copy it into an ancilla first")
+            if isinstance(target, ir.Index) and isinstance(e, ir.Index) and e == target:
+                raise self.error(e.pos, f"{expr_text(e)} is both read and written by this "
+                                        "statement", "copy it into an ancilla first")
+        if self.for_gradient:
+            for e in _subexpressions(s.expr):
+                if isinstance(e, ir.BinOp) and e.op == "*" and e.left == e.right and \
+                        not isinstance(e.left, ir.Const):
+                    raise self.error(e.pos, f"{expr_text(e.left)} is read twice by one product; "
+                                            "its adjoint would see one operand",
+                                     f"write sq({expr_text(e.left)})")
+
+    def loop_var_written(self, s: ir.Stmt, names: set) -> None:
+        hit = names & self.loop_vars
+        if hit:
+            name = sorted(hit)[0]
+            raise self.error(s.pos, f"loop variable {name!r} is modified in its loop",
+                             "the loop runs backward by counting the same range; copy it into "
+                             "an ancilla and change that")
+
+    def check_call(self, s: ir.Call, log: _Log) -> None:
+        callee = self.module.functions[s.func]
+        seen: dict[str, ir.Expr] = {}
+        written = self.writes.get(s.func, set())
+        for k, arg in enumerate(s.args):
+            param = callee.params[k]
+            name = _base(arg)
+            if name is not None and name in seen and (isinstance(arg, ir.Var) or
+                                                      seen[name] == arg):
+                raise self.error(arg.pos, f"{expr_text(arg)} is passed twice to {s.func}; the "
+                                          "parameters would alias",
+                                 "pass a copy held in an ancilla")
+            if name is not None:
+                seen[name] = arg
+            is_array = isinstance(param.type, ir.ArrayType)
+            if is_array != (isinstance(arg, ir.Var) and name in self._arrays()):
+                kind = "an array" if is_array else "a scalar"
+                raise self.error(arg.pos, f"parameter {param.name!r} of {s.func} is {kind} "
+                                          f"({param.type}); {expr_text(arg)} is not")
+            if k in written:
+                if isinstance(arg, ir.Const):
+                    raise self.error(arg.pos, f"{s.func} changes its parameter {param.name!r}, "
+                                              f"so it cannot be given the constant "
+                                              f"{expr_text(arg)}", "pass an ancilla holding it")
+                if name in self.module.tables:
+                    raise self.error(arg.pos, f"{s.func} changes its parameter {param.name!r}, "
+                                              f"but {name!r} is a constant table")
+                if name in self.loop_vars:
+                    raise self.error(arg.pos, f"{s.func} changes its parameter {param.name!r}, "
+                                              f"but {name!r} is a loop variable")
+        changed = {_base(a) for k, a in enumerate(s.args) if k in written} - {None}
+        if changed:
+            args = ", ".join(expr_text(a) for a in s.args)
+            deps = set().union(*(reads(a) for a in s.args)) - changed
+            log.add(_Event(("call", s.func, args), -1 if s.uncall else 1, s.pos,
+                           f"{'~' if s.uncall else ''}{s.func}({args})", changed, deps))
+
+    def _arrays(self) -> set[str]:
+        names = {p.name for p in self.f.params if isinstance(p.type, ir.ArrayType)}
+        names |= {s.name for s in _walk(self.f.body) if isinstance(s, ir.Alloc)
+                  and isinstance(s.type, ir.ArrayType)}
+        return names | set(self.module.tables)
+
+    def check_free(self, s: ir.Free, log: _Log) -> None:
+        alloc = self.allocs.get(s.name)
+        if alloc is None:
+            return
+        pending = log.touching(s.name)
+        same_value = alloc.value == s.value
+        if (pending or not same_value) and not s.checked:
+            if pending:
+                e = pending[0]
+                why = f"{e.text} at line {e.pos.line} is not undone"
+            else:
+                why = (f"it was allocated as {expr_text(alloc.value)} but is freed as "
+                       f"{expr_text(s.value)}")
+            raise self.error(s.pos, f"ancilla {s.name!r} (allocated at line {alloc.pos.line}) "
+                                    f"is not provably restored to {expr_text(s.value)}: {why}",
+                             "undo the update (~routine, or the inverse statement); if a "
+                             "relation the compiler cannot see restores it, write "
+                             f"free({s.name}, {expr_text(s.value)}, checked=True), which the "
+                             "machine checks at run time")
+        log.events = [e for e in log.events if s.name not in e.targets]
+
+def _leaves(e: ir.Expr):
+    for x in _subexpressions(e):
+        if isinstance(x, (ir.Var, ir.Index)):
+            yield x
+
+
+def _subexpressions(e: ir.Expr | None):
+    if e is None:
+        return
+    yield e
+    if isinstance(e, ir.Index):
+        return  # index variables are read, not the element
+    for attr in ("left", "right", "operand"):
+        yield from _subexpressions(getattr(e, attr, None))
+    for attr in ("values", "args"):
+        for v in getattr(e, attr, ()) or ():
+            yield from _subexpressions(v)

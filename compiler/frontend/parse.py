@@ -421,6 +421,12 @@ class _FunctionParser:
                 if isinstance(arg, ast.Name) and arg.id in self.scope and \
                         isinstance(self.scope[arg.id][0], ir.ArrayType):
                     args.append(ir.Var(self.pos(arg), name=arg.id))
+                elif isinstance(arg, ast.Name) and arg.id in self.m.tables:
+                    args.append(ir.Var(self.pos(arg), name=arg.id))
+                elif self.static_int(arg) is not None or (
+                        isinstance(arg, ast.Constant) and isinstance(arg.value, float)) or (
+                        isinstance(arg, ast.Name) and arg.id in self.m.constants):
+                    args.append(self.expr(arg))
                 else:
                     args.append(self.lvalue(arg, what="an argument"))
             return ir.Call(self.pos(s), func=name, args=tuple(args))
