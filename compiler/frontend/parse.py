@@ -423,7 +423,12 @@ class _FunctionParser:
                     args.append(ir.Var(self.pos(arg), name=arg.id))
                 elif isinstance(arg, ast.Name) and arg.id in self.m.tables:
                     args.append(ir.Var(self.pos(arg), name=arg.id))
-                elif self.static_int(arg) is not None or (
+                elif isinstance(arg, ast.Subscript) and isinstance(arg.value, ast.Name) \
+                        and arg.value.id in self.m.tables:
+                    args.append(self.subscript(arg))  # read-only: checks.py checks the callee
+                elif self.static_int(arg) is not None:
+                    args.append(ir.Const(self.pos(arg), Fraction(self.static_int(arg)), True))
+                elif (
                         isinstance(arg, ast.Constant) and isinstance(arg.value, float)) or (
                         isinstance(arg, ast.Name) and arg.id in self.m.constants):
                     args.append(self.expr(arg))
