@@ -407,3 +407,29 @@ bottom: bne    $4 $5 top
     assert report["gradient"] == {"x": float(expected.gradient["x"])}
     assert report["runs"][0]["steps"] == expected.forward.steps
     assert report["runs"][1]["steps"] == expected.backward.steps
+
+
+@settings(max_examples=40, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(st.one_of(straight_line_programs(), structured_programs()))
+def test_gradient_report_counts_equal_the_simulator_for_every_program(case: ProgramCase):
+    if not gradient_mode_available():
+        return  # covered by the gradient tests above
+    from revasm.sim.reference.gradient import gradient
+
+    try:
+        expected = gradient(case.image, loss="$1", wrt=["$2"], prepare=case.load,
+                            memory_words=1024, max_steps=200_000)
+    except MachineFault:
+        return
+    report = build_report(case.image, grad=True, loss="$1", wrt=["$2"], prepare=case.load,
+                          models=[MODELS["cmos45"]], all_models=MODELS, memory_words=1024,
+                          max_steps=200_000)
+    forward, backward = report["runs"]
+    assert (forward["steps"], forward["cycles"]) == (expected.forward.steps,
+                                                      expected.forward.cycles)
+    assert (backward["steps"], backward["cycles"]) == (expected.backward.steps,
+                                                        expected.backward.cycles)
+    fmt_gradient = float(expected.gradient["$2"])
+    assert report["gradient"] == {"$2": fmt_gradient}
+    assert report["restored"] is True and validate_report(report) == []
