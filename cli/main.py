@@ -32,6 +32,7 @@ cli.add_command(commands_run.run)
 cli.add_command(commands_run.check)
 cli.add_command(commands_report.report)
 cli.add_command(commands_compile.compile_command)
+cli.add_command(commands_compile.grad_expr)
 cli.add_command(commands_grad.grad)
 cli.add_command(commands_grad.hessian_command)
 

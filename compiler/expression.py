@@ -1,0 +1,159 @@
+"""Gradients of an expression string: ``revasm grad-expr "sq(x / y) * sin(x)" --at x=0.3,y=0.5``.
+
+The expression is parsed with :mod:`ast`, then written as an eDSL program in
+compute - copy - uncompute form (NiLang's pattern): a routine computes every
+sub-expression into its own ancilla (``t3 += t1 * t2``), the loss receives a
+copy of the root, ``~routine`` uncomputes the ancillas.  That program is
+compiled and differentiated on the reference machine in gradient mode.
+"""
+from __future__ import annotations
+
+import ast
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import CompileError, SourcePos
+from .gradients import Gradient, grad
+from .api import compile_source
+
+FUNCTIONS = {"sq": 1, "sqrt": 1, "exp": 1, "log": 1, "sin": 1, "cos": 1, "tan": 1, "sinh": 1,
+             "cosh": 1, "tanh": 1, "pow": 2, "abs": 1, "atan": 1}
+_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
+FILENAME = "<expression>"
+LOSS = "value"
+
+
+@dataclass
+class ExpressionGradient:
+    expression: str
+    variables: list[str]
+    value: float
+    gradient: dict[str, float]
+    reference_value: float | None
+    reference_gradient: dict[str, float | None]
+    source: str
+    result: Gradient
+
+
+def expression_program(expression: str, variables: list[str] | None = None) -> tuple[str, list[str]]:
+    """The eDSL source (compute-copy-uncompute) for ``expression``, and its variables."""
+    try:
+        tree = ast.parse(expression.strip(), FILENAME, mode="eval")
+    except SyntaxError as exc:
+        raise CompileError(SourcePos(FILENAME, 1, exc.offset or 1),
+                           f"not an expression: {exc.msg}", source_line=expression) from None
+    found: list[str] = []
+    lines: list[str] = []
+    counter = [0]
+
+    def error(node: ast.AST, message: str, hint: str = "") -> CompileError:
+        return CompileError(SourcePos(FILENAME, 1, getattr(node, "col_offset", 0) + 1), message,
+                            hint, expression)
+
+    def visit(node: ast.AST) -> str:
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) \
+                and not isinstance(node.value, bool):
+            return repr(float(node.value))
+        if isinstance(node, ast.Name):
+            if node.id in FUNCTIONS or node.id == LOSS or node.id.startswith("t_"):
+                raise error(node, f"{node.id!r} cannot be a variable name")
+            if node.id in ("pi", "e"):
+                return repr(getattr(math, node.id))
+            if node.id not in found:
+                found.append(node.id)
+            return node.id
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            inner = visit(node.operand)
+            return new(f"-{inner}" if isinstance(node.op, ast.USub) else inner)
+        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
+            left, right = visit(node.left), visit(node.right)
+            op = _OPS[type(node.op)]
+            if op == "**":
+                return new(f"pow({left}, {right})" if right != "2.0" else f"sq({left})")
+            if op == "*" and left == right:
+                return new(f"sq({left})")
+            return new(f"{left} {op} {right}")
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            name = node.func.id
+            if name not in FUNCTIONS:
+                import difflib
+                close = difflib.get_close_matches(name, list(FUNCTIONS), n=1)
+                raise error(node, f"unknown function {name!r}",
+                            f"did you mean {close[0]}?" if close else
+                            "functions: " + ", ".join(FUNCTIONS))
+            if len(node.args) != FUNCTIONS[name] or node.keywords:
+                raise error(node, f"{name} takes {FUNCTIONS[name]} argument(s)")
+            args = [visit(a) for a in node.args]
+            return new(f"{name}({', '.join(args)})")
+        raise error(node, f"{ast.unparse(node)!r} is not supported in an expression",
+                    "numbers, variables, + - * / ** and " + ", ".join(FUNCTIONS))
+
+    def new(text: str) -> str:
+        counter[0] += 1
+        name = f"t_{counter[0]}"
+        lines.append(f"        {name} = ancilla(0.0)")
+        lines.append(f"        {name} += {text}")
+        return name
+
+    root = visit(tree.body)
+    if variables:
+        missing = [v for v in found if v not in variables]
+        found = list(variables) + [v for v in found if v not in variables]
+    if not lines:  # a bare variable or constant
+        root = new(root)
+    params = ", ".join([f"{LOSS}: Loss"] + [f"{v}: Fixed" for v in found])
+    source = "\n".join([
+        "from revasm.compiler import *",
+        "",
+        "",
+        "@reversible",
+        f"def expression({params}):",
+        "    with routine():",
+        *lines,
+        f"    {LOSS} += {root}",
+        "    ~routine",
+        "",
+    ])
+    return source, found
+
+
+def grad_expression(expression: str, at: dict[str, float], *, width: int = 64) -> ExpressionGradient:
+    """Value and gradient of ``expression`` at the point ``at`` (every variable needed)."""
+    source, variables = expression_program(expression, list(at))
+    missing = [v for v in variables if v not in at]
+    if missing:
+        raise CompileError(SourcePos(FILENAME, 1, expression.find(missing[0]) + 1),
+                           f"no value for {missing[0]!r}", f"add {missing[0]}=VALUE to --at",
+                           expression)
+    program = compile_source(source, "expression", "<grad-expr program>", width=width,
+                             for_gradient=True)
+    result = grad(program, dict(at), wrt=variables, width=width)
+    ref_value, ref_grad = _reference(expression, at, variables)
+    return ExpressionGradient(expression, variables, result.loss, result.gradient, ref_value,
+                              ref_grad, source, result)
+
+
+def _reference(expression: str, at: dict[str, float], variables: list[str]):
+    """float64 value and central-difference gradient, for comparison (None if undefined)."""
+    env: dict[str, Any] = {name: getattr(math, name) for name in
+                           ("sqrt", "exp", "log", "sin", "cos", "tan", "sinh", "cosh", "tanh",
+                            "atan", "pi", "e")}
+    env.update(sq=lambda v: v * v, pow=math.pow, abs=abs)
+    code = compile(expression.strip(), FILENAME, "eval")
+
+    def f(point: dict[str, float]) -> float:
+        return float(eval(code, {"__builtins__": {}}, {**env, **point}))  # noqa: S307
+
+    try:
+        value = f(dict(at))
+    except (ArithmeticError, ValueError):
+        return None, {v: None for v in variables}
+    gradient: dict[str, float | None] = {}
+    for v in variables:
+        h = 1e-6 * max(1.0, abs(at[v]))
+        try:
+            gradient[v] = (f({**at, v: at[v] + h}) - f({**at, v: at[v] - h})) / (2 * h)
+        except (ArithmeticError, ValueError):
+            gradient[v] = None
+    return value, gradient
