@@ -157,3 +157,19 @@ def test_grad_without_a_declared_loss_says_which_flag_to_use():
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert ("--loss" in result.output if gradient_mode_available()
             else "gradient mode is not available" in result.output)
+
+
+LOSS_EXAMPLES = [p for p in EXAMPLES if any(line.lstrip().lower().startswith(".loss")
+                                            for line in p.read_text().splitlines())]
+
+
+@pytest.mark.parametrize("path", LOSS_EXAMPLES, ids=lambda p: p.stem)
+def test_grad_report_of_every_example_with_a_loss_agrees_with_revasm_grad(path: Path):
+    result = invoke("report", str(path), "--grad", "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert validate_report(report) == []
+    grad = json.loads(invoke("grad", str(path), "--json").output)
+    assert report["width"] == grad["width"]
+    assert report["gradient"] == pytest.approx(grad["gradient"])
+    assert report["restored"] is True
