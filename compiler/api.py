@@ -104,7 +104,12 @@ def _finish(module: ir.Module, entry: str | None, width: int, for_gradient: bool
         raise CompileError(SourcePos(module.file, 1, 1),
                            f"no @reversible function {entry!r} in this file (it has: {known})")
     check_module(module, for_gradient=for_gradient)
-    lowered = lower_module(module, entry, width, max_registers, for_gradient)
+    try:
+        lowered = lower_module(module, entry, width, max_registers, for_gradient)
+    except CompileError as exc:
+        if not exc.source_line and 0 < exc.pos.line <= len(module.source_lines):
+            exc.source_line = module.source_lines[exc.pos.line - 1]
+        raise
     image = assemble(lowered.pal, filename=f"{Path(module.file).stem}.{entry}.pal", width=width)
     return CompiledProgram(module, entry, lowered, image)
 

@@ -286,9 +286,10 @@ class _FunctionChecker:
             for e in _subexpressions(s.expr):
                 if isinstance(e, ir.BinOp) and e.op == "*" and e.left == e.right and \
                         not isinstance(e.left, ir.Const):
-                    raise self.error(e.pos, f"{expr_text(e.left)} is read twice by one product; "
-                                            "its adjoint would see one operand",
-                                     f"write sq({expr_text(e.left)})")
+                    raise self.error(e.pos, f"{expr_text(e.left)} is read twice by one product, "
+                                            "a shared read that gradient mode does not "
+                                            "allow", f"write sq({expr_text(e.left)}), whose "
+                                                     "gradient rule reads it once")
 
     def loop_var_written(self, s: ir.Stmt, names: set) -> None:
         hit = names & self.loop_vars

@@ -1,0 +1,71 @@
+"""Instruction counts of a compiled run: reversible total against an irreversible estimate.
+
+Every emitted instruction carries a role (``backend/code.py``).  The
+*irreversible count* is what a conventional machine would still execute: the
+forward ``compute`` and ``control`` instructions (the arithmetic, the branch
+tests, loop counters and call jumps), never the uncomputation, the paired
+catching branches and guards, or the register saving around calls; every
+instruction executed while the machine runs backward (an uncall) counts as
+uncomputation.  NiLang's *uncomputing level* is log2(reversible / irreversible):
+each level of compute-copy-uncompute nesting roughly doubles the work.
+"""
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from revasm.sim.reference import Machine, MachineFault
+
+from .api import CompiledProgram, load_inputs, program_fault
+
+IRREVERSIBLE_ROLES = ("compute", "control")
+
+
+@dataclass
+class Counts:
+    steps: int
+    by_role: dict[str, int]
+    backward_steps: int
+    irreversible: int
+    static: int
+
+    @property
+    def level(self) -> float:
+        return math.log2(self.steps / self.irreversible) if self.irreversible else 0.0
+
+    def as_dict(self) -> dict:
+        return {"static_instructions": self.static, "executed": self.steps,
+                "irreversible_estimate": self.irreversible,
+                "uncomputing_level": round(self.level, 3), "by_role": self.by_role,
+                "executed_backward": self.backward_steps}
+
+
+def count(program: CompiledProgram, inputs: dict[str, Any],
+          max_steps: int | None = 50_000_000) -> Counts:
+    """Run forward once, counting executed instructions by role and direction."""
+    machine = Machine(program.image, max_steps=max_steps)
+    load_inputs(program, machine, inputs)
+    per_pc: Counter = Counter()
+
+    def trace(record) -> None:
+        per_pc[(record.pc, record.direction)] += 1
+
+    try:
+        machine.run(1, trace=trace)
+    except MachineFault as fault:
+        raise program_fault(program, fault) from None
+    by_role: Counter = Counter()
+    backward = irreversible = 0
+    for (pc, direction), n in per_pc.items():
+        role = program.role_of_pc(pc)
+        if direction < 0:
+            backward += n
+            by_role["uncompute"] += n
+            continue
+        by_role[role] += n
+        if role in IRREVERSIBLE_ROLES:
+            irreversible += n
+    return Counts(machine.steps, dict(sorted(by_role.items())), backward, irreversible,
+                  sum(program.image.is_code))
