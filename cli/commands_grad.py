@@ -34,7 +34,8 @@ WRT = click.option("--wrt", metavar="NAME,...", default=None,
                         "Default: every declared fixed-point .input.")
 JSON = click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
 
-_WIDTH_DIRECTIVE = re.compile(r"^\s*(?:[A-Za-z_][\w.]*:\s*)*\.width\b", re.IGNORECASE | re.MULTILINE)
+_WIDTH_DIRECTIVE = re.compile(r"^\s*(?:[A-Za-z_][\w.]*:\s*)*\.width\b",
+                              re.IGNORECASE | re.MULTILINE)
 
 
 def _load(file: str, width: str | None) -> Image:

@@ -134,8 +134,10 @@ BINARY_DERIVATIVES: dict[str, Derivative] = {
     # d2/dxdy = x^(y-1) (1 + y ln x), d2/dy2 = x^y ln^2 x
     "pow": _d({"b": f"fmul({_C}, fn_pow({_B}, {_C_MINUS_ONE}))",
                "c": f"fmul(fn_pow({_B}, {_C}), fn_log({_B}))"},
-              {("b", "b"): f"fmul(fmul({_C}, {_C_MINUS_ONE}), fn_pow({_B}, fsub({_C_MINUS_ONE}, one)))",
-               ("b", "c"): f"fmul(fn_pow({_B}, {_C_MINUS_ONE}), fadd(one, fmul({_C}, fn_log({_B}))))",
+              {("b", "b"): f"fmul(fmul({_C}, {_C_MINUS_ONE}), "
+                           f"fn_pow({_B}, fsub({_C_MINUS_ONE}, one)))",
+               ("b", "c"): f"fmul(fn_pow({_B}, {_C_MINUS_ONE}), "
+                           f"fadd(one, fmul({_C}, fn_log({_B}))))",
                ("c", "c"): f"fmul(fn_pow({_B}, {_C}), fmul(fn_log({_B}), fn_log({_B})))"}),
 }
 
@@ -216,7 +218,8 @@ def accumulate_rules(sign: str, derivative: Derivative) -> GradientRules:
 # --- inverses ------------------------------------------------------------------
 
 _TARGET = r"[A-Z]+\[[^\]]+\]"
-_ACCUMULATE = re.compile(rf"^(?P<target>{_TARGET}) = \((?P=target) (?P<op>[+-]) (?P<term>.+)\) & M$")
+_ACCUMULATE = re.compile(
+    rf"^(?P<target>{_TARGET}) = \((?P=target) (?P<op>[+-]) (?P<term>.+)\) & M$")
 _NEGATE = re.compile(rf"^(?P<target>{_TARGET}) = -(?P=target) & M$")
 _SWAP = re.compile(rf"^(?P<x>{_TARGET}), (?P<y>{_TARGET}) = (?P=y), (?P=x)$")
 _ROTATE = re.compile(rf"^(?P<x>{_TARGET}), (?P<y>{_TARGET}) = (?P<f>i?rot)\((?P=x), (?P=y), "

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from revasm.assembler import assemble, assemble_file
+from revasm.isa import WordFormat
 from revasm.sim.reference import Machine, MachineFault
 from revasm.sim.reference.gradient import GradientError, gradient, resolve
 
@@ -81,11 +82,10 @@ def test_umm_gradient_equals_the_float64_analytic_gradient(seed):
     theta = rng.uniform(-3, 3, 6)
     inputs = {f"x{i + 1}": x[i] for i in range(4)} | {f"t{i + 1}": theta[i] for i in range(6)}
     image = example("umm.pal")
-    fmt_x = np.array([float(Machine(image).fmt.to_fraction(Machine(image).fmt.from_real(v)))
-                      for v in x])
-    fmt_t = np.array([float(Machine(image).fmt.to_fraction(Machine(image).fmt.from_real(v)))
-                      for v in theta])
-    loss, g_x, g_t = umm_reference(fmt_x, fmt_t)
+    fmt = WordFormat(64)  # the reference starts from the inputs as the machine holds them
+    loss, g_x, g_t = umm_reference(
+        np.array([float(fmt.to_fraction(fmt.from_real(v))) for v in x]),
+        np.array([float(fmt.to_fraction(fmt.from_real(v))) for v in theta]))
     result = gradient(image, inputs=inputs)
     assert abs(float(result.loss) - loss) < 1e-6
     for i in range(4):

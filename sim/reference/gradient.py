@@ -130,10 +130,10 @@ def _load(machine: Machine, image: Image, inputs: dict[str, object] | None,
                 machine.registers, machine.memory, declared.default & machine.fmt.mask)
     for name, value in (inputs or {}).items():
         place = resolve(image, name)
-        if isinstance(value, int) and not place.fixed or name.startswith("$") and isinstance(value, int):
-            word = value
-        else:
-            word = machine.fmt.from_real(value)
+        if name.startswith("$"):  # a register: integers are raw words, others reals
+            word = value if isinstance(value, int) else machine.fmt.from_real(value)
+        else:  # a declared name, read as its declaration says (as Machine.set does)
+            word = machine.fmt.from_real(value) if place.fixed else int(value)
         place.write(machine.registers, machine.memory, word & machine.fmt.mask)
     if prepare is not None:
         prepare(machine)
