@@ -543,20 +543,26 @@ class _FunctionLowering:
                 raise CompileError(e.pos, f"{e.name!r} is not a scalar variable")
             if slot.register is not None:
                 return slot.register, [], []
-            addr = self.fresh(e.pos)
+            # the address register is zero again after the setup (and the teardown), so
+            # it is free for the code in between: release it at once
             reg = self.fresh(e.pos)
+            mark = self.scratch_top
+            addr = self.fresh(e.pos)
             calc = [self.i("ADD", addr, SP, pos=e.pos)]
             if slot.frame_offset:
                 calc.append(self.i("ADDI", addr, str(slot.frame_offset), pos=e.pos))
             setup = calc + [self.i("EXCH", reg, addr, pos=e.pos, note=f"load {e.name}")] \
                 + inverse_code(calc)
+            self.scratch_top = mark
             return reg, setup, inverse_code(setup)
         if isinstance(e, ir.Index):
+            reg = self.fresh(e.pos)
+            mark = self.scratch_top
             addr = self.fresh(e.pos)
             calc = self.address(addr, e)
-            reg = self.fresh(e.pos)
             setup = calc + [self.i("EXCH", reg, addr, pos=e.pos,
                                    note=f"load {expr_text(e)}")] + inverse_code(calc)
+            self.scratch_top = mark
             return reg, setup, inverse_code(setup)
         raise CompileError(e.pos, f"{expr_text(e)} is not a variable or array element")
 

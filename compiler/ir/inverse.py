@@ -48,9 +48,11 @@ def invert(stmt: ir.Stmt) -> ir.Stmt:
                       stop=_minus(stmt.start, step), step=-stmt.step,
                       body=invert_block(stmt.body))
     if isinstance(stmt, ir.Alloc):
-        return ir.Free(stmt.pos, name=stmt.name, type=stmt.type, value=stmt.value)
+        return ir.Free(stmt.pos, name=stmt.name, type=stmt.type, value=stmt.value,
+                       checked=stmt.checked)
     if isinstance(stmt, ir.Free):
-        return ir.Alloc(stmt.pos, name=stmt.name, type=stmt.type, value=stmt.value)
+        return ir.Alloc(stmt.pos, name=stmt.name, type=stmt.type, value=stmt.value,
+                        checked=stmt.checked)
     if isinstance(stmt, ir.Routine):
         return ir.Unroutine(stmt.pos, body=stmt.body, label=stmt.label)
     if isinstance(stmt, ir.Unroutine):

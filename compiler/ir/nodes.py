@@ -189,6 +189,7 @@ class Alloc(Stmt):
     name: str = ""
     type: ScalarType | ArrayType = FIXED
     value: Expr = None
+    checked: bool = False  # the inverse of a checked free: its own free is checked too
 
 
 @dataclass

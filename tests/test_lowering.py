@@ -1,0 +1,255 @@
+"""Lowering: inverses, spilling, calls, the source map of runtime faults, the commands."""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from revasm.compiler import CompileError, ProgramFault, compile_file, compile_source, run
+from revasm.compiler.ir.inverse import invert_block
+from revasm.main import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+NILANG = ROOT / "examples/nilang"
+HEADER = "from revasm.compiler import *\n\n"
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+
+
+@pytest.mark.parametrize("path", sorted(p for p in NILANG.glob("*.py")
+                                        if p.name not in ("cases.py", "counts.py")),
+                         ids=lambda p: p.stem)
+def test_inverse_of_the_inverse_is_the_program(path):
+    module = compile_file(path).module
+    for f in module.functions.values():
+        assert invert_block(invert_block(f.body)) == f.body
+    # only a body of ^= updates and swaps is its own inverse (decide in sparse_dot.py)
+    assert any(invert_block(f.body) != f.body for f in module.functions.values())
+
+
+def test_emit_ir_prints_the_program_and_its_inverse():
+    forward = invoke("compile", NILANG / "rfib.py", "--emit", "ir")
+    backward = invoke("compile", NILANG / "rfib.py", "--emit", "ir", "--inverse")
+    assert forward.exit_code == backward.exit_code == 0
+    assert "out += 1" in forward.output and "def rfib(out: Int, n: Int):" in forward.output
+    assert "out -= 1" in backward.output and "def ~rfib(out: Int, n: Int):" in backward.output
+    assert "~rfib(out, n2)" in backward.output
+
+
+def test_compile_then_run_on_the_command_line(tmp_path):
+    out = tmp_path / "rfib.pal"
+    assert invoke("compile", f"{NILANG / 'rfib.py'}:rfib", "-o", out).exit_code == 0
+    source_map = json.loads(Path(str(out) + ".map.json").read_text())
+    assert any(entry["line"] == 19 for entry in source_map.values())
+    result = invoke("run", out, "--set", "n=10", "--json")
+    assert json.loads(result.output)["named"]["out"] == 55
+
+
+def test_compile_errors_exit_1_with_the_python_position(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text(HEADER + "@reversible\ndef f(y: Fixed):\n    y = 1.0\n")
+    result = invoke("compile", bad)
+    assert result.exit_code == 1
+    assert f"{bad}:5:5: error: assignment '=' overwrites a value" in result.output
+    assert invoke("compile", tmp_path / "missing.py").exit_code == 1
+    assert invoke("compile", f"{bad}:g").exit_code == 1
+    assert invoke("compile", NILANG / "rfib.py", "--inverse").exit_code == 2
+
+
+def _same_values(a, b):
+    return all(a.values[k] == b.values[k] for k in a.values)
+
+
+def test_spilled_variables_give_the_same_bits():
+    for name, entry, registers, inputs in (
+            ("ibesselj.py", "ibesselj", 4, {"z": 1.3}),
+            ("rfib.py", "rfib", 3, {"n": 9}),
+            ("qr.py", "qr", 4, {"A": [[1, 0.5, -0.25], [0.3, 2, 0.7], [-1.2, 0.4, 1.5]]})):
+        plain = compile_file(NILANG / name, entry)
+        spilled = compile_file(NILANG / name, entry, max_registers=registers)
+        assert "load" in spilled.pal and spilled.pal != plain.pal
+        a = run(plain, inputs, reverse_check=True)
+        b = run(spilled, inputs, reverse_check=True)
+        assert _same_values(a, b)
+        assert b.steps > a.steps
+
+
+IF_PROGRAM = HEADER + """@reversible
+def f(y: Fixed, x: Fixed):
+    if (x > 0, y > 0):
+        y += x
+    else:
+        y -= 1.0
+"""
+
+
+def test_a_false_postcondition_after_then_faults_at_the_if_line():
+    program = compile_source(IF_PROGRAM, "f", "branchy.py")
+    assert run(program, {"x": 1.0, "y": 0.5}).values["y"] == 1.5
+    with pytest.raises(ProgramFault) as info:
+        run(program, {"x": 1.0, "y": -5.0})
+    assert (info.value.pos.file, info.value.pos.line) == ("branchy.py", 5)
+    assert "postcondition y > 0 of the if at line 5 is false after the then branch" \
+        in str(info.value)
+    assert info.value.fault.kind == "uncaught-jump"
+
+
+def test_a_true_postcondition_after_else_faults_at_the_if_line():
+    program = compile_source(IF_PROGRAM, "f", "branchy.py")
+    assert run(program, {"x": -1.0, "y": 0.5}).values["y"] == -0.5
+    with pytest.raises(ProgramFault) as info:
+        run(program, {"x": -1.0, "y": 5.0})
+    assert info.value.pos.line == 5
+    assert "postcondition y > 0 of the if at line 5 is true after the else branch" \
+        in str(info.value)
+
+
+def test_a_loop_postcondition_true_on_entry_faults_at_the_while_line():
+    program = compile_source(HEADER + """@reversible
+def f(k: Int, n: Int):
+    while (k < n, k > 0):
+        k += 1
+""", "f", "loop.py")
+    assert run(program, {"k": 0, "n": 5}, reverse_check=True).values["k"] == 5
+    with pytest.raises(ProgramFault) as info:
+        run(program, {"k": 2, "n": 5})
+    assert info.value.pos.line == 5
+    assert "must be false on entry" in str(info.value)
+
+
+def test_a_checked_free_of_a_wrong_value_faults_at_the_free_line():
+    program = compile_source(HEADER + """@reversible
+def f(y: Fixed, x: Fixed):
+    t = ancilla(0.0)
+    t += x
+    y += t
+    free(t, 1.0, checked=True)
+""", "f", "anc.py")
+    assert run(program, {"x": 1.0}).values["y"] == 1.0
+    with pytest.raises(ProgramFault) as info:
+        run(program, {"x": 2.0})
+    assert info.value.pos.line == 8
+    assert "ancilla t does not hold 1.0 when it is freed at line 8" in str(info.value)
+
+
+def test_calls_uncalls_and_inverse_blocks():
+    program = compile_source(HEADER + """@reversible
+def g(y: Fixed, x: Fixed):
+    y += 3.0 * x
+    y += sin(x)
+
+@reversible
+def f(a: Fixed, b: Fixed, c: Fixed, x: Fixed):
+    g(a, x)
+    g(b, x)
+    ~g(b, x)
+    ~g(c, x)
+    with inverse():
+        g(b, x)
+        a += 1.0
+""", "f", "calls.py")
+    r = run(program, {"x": 0.5}, reverse_check=True).values
+    assert abs(r["a"] - (1.5 + math.sin(0.5) - 1.0)) < 1e-4
+    assert abs(r["b"] + (1.5 + math.sin(0.5))) < 1e-4
+    assert abs(r["c"] + (1.5 + math.sin(0.5))) < 1e-4
+
+
+def test_for_loops_with_steps_and_variable_bounds_match_python():
+    program = compile_source(HEADER + """@reversible
+def f(s: Int, t: Int, u: Int, n: Int):
+    for i in range(1, 11, 3):
+        s += i
+    for i in range(10, 0, -4):
+        t += i
+    for i in range(n):
+        for j in range(i, n):
+            u += j
+""", "f", "loops.py")
+    r = run(program, {"n": 5}, reverse_check=True).values
+    assert r["s"] == sum(range(1, 11, 3))
+    assert r["t"] == sum(range(10, 0, -4))
+    assert r["u"] == sum(j for i in range(5) for j in range(i, 5))
+
+
+_FUNCS = ["sin", "cos", "tanh", "atan", "exp"]
+
+
+@st.composite
+def _programs(draw):
+    names = ["a", "b", "c", "d"]
+    lines, python = [], []
+    for _ in range(draw(st.integers(1, 6))):
+        target = draw(st.sampled_from(names))
+        others = [n for n in names if n != target]
+        x, y = draw(st.sampled_from(others)), draw(st.sampled_from(others))
+        op = draw(st.sampled_from(["+", "-"]))
+        kind = draw(st.integers(0, 3))
+        if kind == 0:
+            expr = f"{x} * {y}"
+        elif kind == 1:
+            expr = f"{draw(st.sampled_from(_FUNCS))}({x})"
+        elif kind == 2:
+            expr = f"{x} - 2.5 * {y}"
+        else:
+            expr = f"{x} / 4.0"
+        lines.append(f"    {target} {op}= {expr}")
+    return HEADER + "@reversible\ndef f(a: Fixed, b: Fixed, c: Fixed, d: Fixed):\n" + \
+        "\n".join(lines) + "\n"
+
+
+@settings(max_examples=25, deadline=None)
+@given(_programs(), st.lists(st.floats(-1, 1), min_size=4, max_size=4))
+def test_random_programs_restore_the_machine_and_their_inverse_undoes_them(source, values):
+    inputs = dict(zip("abcd", values))
+    program = compile_source(source, "f", "random.py")
+    forward = run(program, inputs, reverse_check=True)
+    inverse = compile_source(source.replace("def f(", "def g(") + source[len(HEADER):] +
+                             "\n@reversible\ndef h(a: Fixed, b: Fixed, c: Fixed, d: Fixed):\n"
+                             "    f(a, b, c, d)\n    ~g(a, b, c, d)\n", "h", "random2.py")
+    back = run(inverse, inputs).values
+    assert back == run(compile_source(HEADER + "@reversible\ndef z(a: Fixed, b: Fixed, "
+                                      "c: Fixed, d: Fixed):\n    pass\n", "z", "z.py"),
+                       inputs).values
+    assert set(forward.values) == set("abcd")
+
+
+@pytest.mark.parametrize("expression, point", [
+    ("sq(x / y) * sin(x)", {"x": 0.3, "y": 0.5}),
+    ("x + y - x * y + -x", {"x": 0.7, "y": -1.2}),
+    ("sqrt(x) * exp(y) - log(x)", {"x": 1.5, "y": 0.25}),
+    ("cos(x) + tan(y) / sinh(x)", {"x": 0.4, "y": 0.3}),
+    ("cosh(x) * tanh(y) + pow(x, y)", {"x": 1.2, "y": 0.8}),
+    ("x ** 2 + x ** 3", {"x": 0.9}),
+])
+def test_grad_expr_agrees_with_float64(expression, point):
+    at = ",".join(f"{k}={v}" for k, v in point.items())
+    result = invoke("grad-expr", expression, "--at", at, "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert abs(data["value"] - data["reference"]["value"]) < 1e-7
+    for name in point:
+        assert abs(data["gradient"][name] - data["reference"]["gradient"][name]) < 1e-5
+
+
+def test_grad_expr_errors():
+    unknown = invoke("grad-expr", "sinn(x)", "--at", "x=1")
+    assert unknown.exit_code == 1 and "<expression>:1:1: error: unknown function 'sinn'" \
+        in unknown.output
+    assert invoke("grad-expr", "x + y", "--at", "x=1").exit_code == 1
+    assert invoke("grad-expr", "log(x)", "--at", "x=-1").exit_code == 1
+    assert invoke("grad-expr", "x", "--at", "x").exit_code == 2
+
+
+def test_compile_error_for_too_deep_expressions_names_the_line():
+    deep = "sin(" * 12 + "x" + ")" * 12
+    with pytest.raises(CompileError) as info:
+        compile_source(HEADER + f"@reversible\ndef f(y: Fixed, x: Fixed):\n    y += {deep}\n",
+                       "f", "deep.py")
+    assert info.value.pos.line == 5 and "temporary registers" in info.value.message
