@@ -118,8 +118,7 @@ def grad_expr(expression: str, at: str, width: str, show_program: bool, as_json:
     except CompileError as exc:
         raise ToolError(exc.format())
     except ProgramFault as exc:
-        raise ToolError(f"{exc}\n(the expression is not defined at this point on the "
-                        f"machine: {exc.fault.kind})")
+        raise ToolError(f"{exc}\n(not defined at this point on the machine: {exc.fault.kind})")
     if as_json:
         payload = {"expression": expression, "at": point, "width": int(width),
                    "value": result.value, "gradient": result.gradient,

@@ -12,9 +12,11 @@ from .edsl import (IROT, ROT, SWAP, Array, Fixed, Int, Loss, Out, ancilla, atan,
                    cosh, exp, free, inverse, log, reversible, routine, sin, sinh, sq, sqrt, tan,
                    tanh)
 from .errors import CompileError, SourcePos
+from .gradients import Gradient, grad
 
-__all__ = ["Array", "CompileError", "CompiledProgram", "Fixed", "IROT", "Int", "Loss", "Out",
+__all__ = ["Array", "CompileError", "CompiledProgram", "Fixed", "Gradient", "IROT", "Int", "Loss",
+           "Out",
            "ProgramFault", "ROT", "RunResult", "SWAP", "SourcePos", "ancilla", "atan", "atan2",
-           "compile_file", "compile_function", "compile_source", "cos", "cosh", "exp", "free",
+           "compile_file", "compile_function", "compile_source", "cos", "cosh", "exp", "free", "grad",
            "inverse", "log", "reversible", "routine", "run", "sin", "sinh", "sq", "sqrt", "tan",
            "tanh"]

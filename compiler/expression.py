@@ -15,7 +15,7 @@ from typing import Any
 
 from .errors import CompileError, SourcePos
 from .gradients import Gradient, grad
-from .api import compile_source
+from .api import ProgramFault, compile_source
 
 FUNCTIONS = {"sq": 1, "sqrt": 1, "exp": 1, "log": 1, "sin": 1, "cos": 1, "tan": 1, "sinh": 1,
              "cosh": 1, "tanh": 1, "pow": 2, "abs": 1, "atan": 1}
@@ -45,6 +45,7 @@ def expression_program(expression: str, variables: list[str] | None = None) -> t
                            f"not an expression: {exc.msg}", source_line=expression) from None
     found: list[str] = []
     lines: list[str] = []
+    columns: list[int] = []  # the expression column of each ancilla, in order
     counter = [0]
 
     def error(node: ast.AST, message: str, hint: str = "") -> CompileError:
@@ -65,15 +66,15 @@ def expression_program(expression: str, variables: list[str] | None = None) -> t
             return node.id
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
             inner = visit(node.operand)
-            return new(f"-{inner}" if isinstance(node.op, ast.USub) else inner)
+            return new(f"-{inner}" if isinstance(node.op, ast.USub) else inner, node)
         if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
             left, right = visit(node.left), visit(node.right)
             op = _OPS[type(node.op)]
             if op == "**":
-                return new(f"pow({left}, {right})" if right != "2.0" else f"sq({left})")
+                return new(f"pow({left}, {right})" if right != "2.0" else f"sq({left})", node)
             if op == "*" and left == right:
-                return new(f"sq({left})")
-            return new(f"{left} {op} {right}")
+                return new(f"sq({left})", node)
+            return new(f"{left} {op} {right}", node)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             name = node.func.id
             if name not in FUNCTIONS:
@@ -85,13 +86,14 @@ def expression_program(expression: str, variables: list[str] | None = None) -> t
             if len(node.args) != FUNCTIONS[name] or node.keywords:
                 raise error(node, f"{name} takes {FUNCTIONS[name]} argument(s)")
             args = [visit(a) for a in node.args]
-            return new(f"{name}({', '.join(args)})")
+            return new(f"{name}({', '.join(args)})", node)
         raise error(node, f"{ast.unparse(node)!r} is not supported in an expression",
                     "numbers, variables, + - * / ** and " + ", ".join(FUNCTIONS))
 
-    def new(text: str) -> str:
+    def new(text: str, node: ast.AST | None = None) -> str:
         counter[0] += 1
         name = f"t_{counter[0]}"
+        columns.append(getattr(node, "col_offset", 0) + 1)
         lines.append(f"        {name} = ancilla(0.0)")
         lines.append(f"        {name} += {text}")
         return name
@@ -115,7 +117,13 @@ def expression_program(expression: str, variables: list[str] | None = None) -> t
         "    ~routine",
         "",
     ])
+    _COLUMNS[source] = columns
     return source, found
+
+
+#: generated source -> expression column of each ancilla (line 7 + 2k holds ancilla k)
+_COLUMNS: dict[str, list[int]] = {}
+_FIRST_NODE_LINE = 7
 
 
 def grad_expression(expression: str, at: dict[str, float], *, width: int = 64) -> ExpressionGradient:
@@ -128,7 +136,19 @@ def grad_expression(expression: str, at: dict[str, float], *, width: int = 64) -
                            expression)
     program = compile_source(source, "expression", "<grad-expr program>", width=width,
                              for_gradient=True)
-    result = grad(program, dict(at), wrt=variables, width=width)
+    try:
+        result = grad(program, dict(at), wrt=variables, width=width)
+    except ProgramFault as fault:
+        columns = _COLUMNS.get(source, [])
+        node = ((fault.pos.line - _FIRST_NODE_LINE) // 2) if fault.pos else -1
+        column = columns[node] if 0 <= node < len(columns) else 1
+        detail = fault.fault.message.split(": ", 1)[-1]
+        fault.pos = SourcePos(FILENAME, 1, column)
+        fault.args = (f"{FILENAME}:1:{column}: runtime error: {detail}\n  {expression}\n  "
+                      f"{' ' * (column - 1)}^",)
+        raise
+    finally:
+        _COLUMNS.pop(source, None)
     ref_value, ref_grad = _reference(expression, at, variables)
     return ExpressionGradient(expression, variables, result.loss, result.gradient, ref_value,
                               ref_grad, source, result)

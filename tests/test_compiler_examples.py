@@ -148,3 +148,13 @@ def test_instruction_counts_and_uncomputing_levels():
         levels[name] = c.level
     # a plain loop needs almost no uncomputation; the recursion uncomputes every call
     assert levels["dot"] < 0.5 < levels["qr"] < levels["rfib"]
+
+
+def test_gradient_of_the_sparse_dot_product_is_the_other_matrix():
+    case = CASES["sparse_dot"]
+    g = grad(f"{case.path}:sparse_dot", case.inputs)
+    assert abs(g.loss - float((cases.SPARSE_A * cases.SPARSE_B).sum())) < 1e-9
+    rows, cols = np.nonzero(cases.SPARSE_A.T)  # CSC order: column by column
+    _close(g.gradient["a_nzval"], cases.SPARSE_B[cols, rows], 1e-9)
+    rows, cols = np.nonzero(cases.SPARSE_B.T)
+    _close(g.gradient["b_nzval"], cases.SPARSE_A[cols, rows], 1e-9)
