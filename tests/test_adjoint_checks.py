@@ -222,3 +222,92 @@ def test_tangent_and_gradient_tangent_rules_give_first_and_second_partials(ins, 
                 bound2 = (abs(g) * 3 * (error + 0.5) * AMPLIFICATION ** 2 * max(1.0, abs(pp)) * u
                           + u)
                 assert abs(found[x] - g * pp) <= bound2 + 1e-12, (x, direction, b, c)
+
+
+# --- structural instructions: NEG, SWAP, ROT, IROT (EXCH: tests/test_gradient.py) ---------
+
+STRUCTURAL = [i for i in INSTRUCTIONS if i.adjoint and not _ACCUMULATE.match(i.forward)
+              and "GM" not in i.adjoint]
+
+
+def _structural_reference(mnemonic: str, v: dict[str, float], w: dict[str, float]) -> dict:
+    """d/d input of loss = sum_r w_r * R_r(after), in float64, by hand."""
+    if mnemonic == "NEG":
+        return {"a": -w["a"]}
+    if mnemonic == "SWAP":
+        return {"a": w["b"], "b": w["a"]}
+    sign = 1 if mnemonic == "ROT" else -1  # IROT rotates by -c
+    c, s = math.cos(v["c"]), sign * math.sin(v["c"])
+    x2, y2 = c * v["a"] - s * v["b"], s * v["a"] + c * v["b"]
+    return {"a": w["a"] * c + w["b"] * s, "b": -w["a"] * s + w["b"] * c,
+            "c": w["c"] + sign * (-w["a"] * y2 + w["b"] * x2)}
+
+
+def test_structural_entries_are_neg_swap_and_the_rotations():
+    assert sorted(i.mnemonic for i in STRUCTURAL) == ["IROT", "NEG", "ROT", "SWAP"]
+
+
+@pytest.mark.parametrize("width", [64, 32])
+@pytest.mark.parametrize("ins", STRUCTURAL, ids=lambda i: i.mnemonic)
+def test_structural_adjoints_match_central_differences_and_the_analytic_derivative(ins, width):
+    """Loss = sum of w_r * (operand register r after the instruction).
+
+    A rotation's outputs are within ~30 u of exact (three shears of u/2 each, plus
+    the tan(c/2) and sin c coefficients' errors, <= 4 u and 0.51 u, times |x|, |y|
+    <= 2), so each value error is <= 30 u (|w| summed), the exact central
+    difference is within 2 * 30 u / 2h plus float64-evaluated truncation, and the
+    adjoint (an exact rotation of G plus two rounded products) within 40 u.
+    """
+    fmt = WordFormat(width)
+    u = 2.0 ** -fmt.frac_bits
+    rng = random.Random(f"{ins.mnemonic}{width}s")
+    names = [n for n, k in zip(ins.operand_names, ins.operand_kinds) if k == "reg"]
+    registers = dict(zip(names, (1, 2, 3)))
+    image = ProgramBuilder(width).op("START").op(ins.mnemonic, *registers.values()) \
+        .op("FINISH").build()
+    h_bits = STEP_BITS[width]
+    h_word = 1 << (fmt.frac_bits - h_bits)
+
+    def run(words: dict[str, int], seed: dict[str, int] | None = None):
+        machine = Machine(image, memory_words=16)
+        for name, word in words.items():
+            machine.registers[registers[name]] = word & fmt.mask
+        machine.run(1)
+        after = {name: machine.registers[r] for name, r in registers.items()}
+        if seed is None:
+            return after, None
+        machine.gradient = True
+        for name, word in seed.items():
+            machine.gradients[registers[name]] = word & fmt.mask
+        machine.run(-1)
+        return after, {name: machine.gradients[r] for name, r in registers.items()}
+
+    for _ in range(4):
+        v = {name: rng.uniform(-2, 2) for name in names}
+        w = {name: rng.choice([1.0, -0.5, 1.25]) for name in names}
+        words = {name: fmt.from_real(x) for name, x in v.items()}
+        v = {name: float(fmt.to_fraction(word & fmt.mask)) for name, word in words.items()}
+        _, grads = run(words, {name: fmt.from_real(x) for name, x in w.items()})
+        expected = _structural_reference(ins.mnemonic, v, w)
+        weight = sum(abs(x) for x in w.values())
+        for name in names:
+            got = float(fmt.to_fraction(grads[name]))
+            assert abs(got - expected.get(name, w[name])) <= 40 * u * weight + 1e-12, name
+
+            def loss(delta: int) -> Fraction:
+                after, _ = run(words | {name: words[name] + delta})
+                return sum(Fraction(w[r]) * fmt.to_fraction(after[r]) for r in names)
+            hf = 2.0 ** -h_bits
+            difference = float((loss(h_word) - loss(-h_word)) / (2 * Fraction(hf)))
+            truncation = 0.0
+            if ins.mnemonic in ("ROT", "IROT"):
+                def real_loss(x: float) -> float:
+                    sign = 1 if ins.mnemonic == "ROT" else -1
+                    p = v | {name: x}
+                    c, s = math.cos(p["c"]), sign * math.sin(p["c"])
+                    return (w["a"] * (c * p["a"] - s * p["b"]) + w["b"] * (s * p["a"] + c * p["b"])
+                            + w["c"] * p["c"])
+                truncation = abs((real_loss(v[name] + hf) - real_loss(v[name] - hf)) / (2 * hf)
+                                 - expected[name])
+            assert abs(got - difference) <= (40 * u * weight + 30 * u * weight / hf
+                                              + 1.01 * truncation + 1e-12), name
