@@ -162,7 +162,7 @@ class _Writer:
 
     def instr(self, i: Instr) -> None:
         label = f"{i.label}:" if i.label else ""
-        where = f"line {i.pos.line}" if i.pos else ""
+        where = f"{i.pos.file.rsplit('/', 1)[-1]}:{i.pos.line}" if i.pos else ""
         comment = "; " + "; ".join(x for x in (where, i.note) if x) if (where or i.note) else ""
         self.lines.append(f"{label:<14}{i.text():<28}{comment}".rstrip())
         self.map[len(self.lines)] = SourceEntry(i.pos, i.role, i.note)
