@@ -280,9 +280,15 @@ def mode_statements(instruction, direction: int, gradient: bool, tangent: bool) 
     ``tangent``, ``backward``; forward runs the inverses in the opposite
     order: ``forward``, ``tangent``, inverse ``adjoint``, inverse
     ``adjoint_tangent``.  With a bank off its templates are left out, so
-    plain runs execute exactly ``forward``/``backward``.
+    plain runs execute exactly ``forward``/``backward``.  An entry with
+    ``rules_from`` executes its partner's statements for the other direction
+    (its value templates are the partner's, swapped), so running it is bit for
+    bit running the partner the other way, in every bank.
     """
     ins = instruction
+    if ins.rules_from and (gradient or tangent):
+        from .codec import lookup  # the table imports this module: look up at run time
+        return mode_statements(lookup(ins.rules_from), -direction, gradient, tangent)
     if direction > 0:
         parts = [ins.forward]
         if tangent:

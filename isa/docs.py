@@ -120,7 +120,9 @@ def _gradient_section() -> list[str]:
         "rule just before the value. Running forward, the inverses run in the opposite order "
         "after the value (`forward`, `tangent`, inverse adjoint, inverse gradient tangent), so "
         "the gradient pass is exactly reversible. The inverses are derived from these "
-        "templates by isa/adjoint.py. Instructions not listed leave every bank alone.",
+        "templates by isa/adjoint.py. An entry that names its partner's rules runs the "
+        "partner's gradient-mode step in the opposite direction, so IROT forward is bit for "
+        "bit ROT backward. Instructions not listed leave every bank alone.",
         "",
         "For the accumulate families `a ±= phi(b, c)` the rules are derived from phi's "
         "partial derivatives (isa/adjoint.py): backward, `G[b] ±= G[a]·dphi/db` and "
@@ -144,6 +146,9 @@ def _gradient_section() -> list[str]:
         if ins.adjoint or ins.tangent or ins.adjoint_tangent:
             out.append(f"| `{ins.mnemonic}` | {_code(ins.adjoint)} | {_code(ins.tangent)} | "
                        f"{_code(ins.adjoint_tangent)} |")
+        elif ins.rules_from:
+            same = f"`{ins.rules_from}`'s rules, run the other way"
+            out.append(f"| `{ins.mnemonic}` | {same} | {same} | {same} |")
     out.append("")
     return out
 

@@ -37,7 +37,9 @@ class Instruction:
     switch is on; ``tangent`` the forward-mode rule on ``T``/``TM``, run after
     ``forward`` when the tangent bank is on; ``adjoint_tangent`` the rule on
     ``TG``/``TGM`` (second order).  Empty means "leaves those banks alone".
-    Their inverses (``*_inverse``) are derived, never written.
+    Their inverses (``*_inverse``) are derived, never written.  An entry with
+    ``rules_from`` names its inverse partner and runs the partner's gradient-mode
+    step in the opposite direction (IROT forward is exactly ROT backward).
     """
 
     mnemonic: str
@@ -61,6 +63,7 @@ class Instruction:
     adjoint: str = ""
     tangent: str = ""
     adjoint_tangent: str = ""
+    rules_from: str = ""
     notes: str = ""
     fields: tuple[Field, ...] = field(default=(), compare=False)
 

@@ -94,21 +94,8 @@ _ROT_RULES = dict(
                     "TG[{a}] = (TG[{a}] + fmul(_gy, T[{c}])) & M\n"
                     "TG[{b}] = (TG[{b}] - fmul(_gx, T[{c}])) & M",
 )
-# IROT: (x', y') = R(-c) (x, y), so d/dc (x', y') = (y', -x') and the adjoint
-# rotates G by +c.
-_IROT_RULES = dict(
-    adjoint="G[{c}] = (G[{c}] + fmul(G[{a}], R[{b}]) - fmul(G[{b}], R[{a}])) & M\n"
-            "G[{a}], G[{b}] = rot(G[{a}], G[{b}], R[{c}])",
-    tangent="T[{a}], T[{b}] = irot(T[{a}], T[{b}], R[{c}])\n"
-            "T[{a}] = (T[{a}] + fmul(R[{b}], T[{c}])) & M\n"
-            "T[{b}] = (T[{b}] - fmul(R[{a}], T[{c}])) & M",
-    adjoint_tangent="_gx, _gy = rot(G[{a}], G[{b}], R[{c}])\n"
-                    "TG[{c}] = (TG[{c}] + fmul(TG[{a}], R[{b}]) + fmul(G[{a}], T[{b}]) "
-                    "- fmul(TG[{b}], R[{a}]) - fmul(G[{b}], T[{a}])) & M\n"
-                    "TG[{a}], TG[{b}] = rot(TG[{a}], TG[{b}], R[{c}])\n"
-                    "TG[{a}] = (TG[{a}] - fmul(_gy, T[{c}])) & M\n"
-                    "TG[{b}] = (TG[{b}] + fmul(_gx, T[{c}])) & M",
-)
+# IROT has no rules of its own: it runs ROT's gradient-mode step the other way
+# (rules_from), so IROT forward is bit for bit ROT backward in every bank.
 
 
 def _xor_into(name: str, fmt: str, opcode: int, term: str, doc_term: str, energy: str,
@@ -229,7 +216,8 @@ EXTENSION: list[Instruction] = [
          backward="R[{a}], R[{b}] = rot(R[{a}], R[{b}], R[{c}])", inverse="ROT",
          doc="(a, b) = Givens rotation of (a, b) by angle -c", energy_class="func", cycles=48,
          writes=("a", "b"), distinct=(("a", "b"), ("a", "c"), ("b", "c")), extension=True,
-         differentiable=True, **_IROT_RULES),
+         differentiable=True, rules_from="ROT",
+         notes="Gradient mode runs ROT's rules the other way (IROT forward = ROT backward)."),
 ]
 
 FUNC_OPCODE = 0x30

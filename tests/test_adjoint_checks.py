@@ -226,8 +226,8 @@ def test_tangent_and_gradient_tangent_rules_give_first_and_second_partials(ins, 
 
 # --- structural instructions: NEG, SWAP, ROT, IROT (EXCH: tests/test_gradient.py) ---------
 
-STRUCTURAL = [i for i in INSTRUCTIONS if i.adjoint and not _ACCUMULATE.match(i.forward)
-              and "GM" not in i.adjoint]
+STRUCTURAL = [i for i in INSTRUCTIONS if (i.adjoint or i.rules_from)
+              and not _ACCUMULATE.match(i.forward) and "GM" not in i.adjoint]
 
 
 def _structural_reference(mnemonic: str, v: dict[str, float], w: dict[str, float]) -> dict:
