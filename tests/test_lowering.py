@@ -255,3 +255,48 @@ def test_compile_error_for_too_deep_expressions_names_the_line():
         compile_source(HEADER + f"@reversible\ndef f(y: Fixed, x: Fixed):\n    y += {deep}\n",
                        "f", "deep.py")
     assert info.value.pos.line == 5 and "temporary registers" in info.value.message
+
+
+@st.composite
+def _structured(draw, depth=0):
+    """Updates of a, b, c (reading the others, d and loop counters), ifs on d, for loops."""
+    lines = []
+    for _ in range(draw(st.integers(1, 3))):
+        kind = draw(st.integers(0, 4 if depth < 2 else 2))
+        pad = "    " * (depth + 1)
+        if kind <= 2:
+            target = draw(st.sampled_from("abc"))
+            x = draw(st.sampled_from([n for n in "abcd" if n != target]))
+            y = draw(st.sampled_from([n for n in "abcd" if n != target]))
+            op = draw(st.sampled_from("+-"))
+            expr = draw(st.sampled_from([f"{x} * {y}", f"sin({x})", f"0.5 * {x} - {y}",
+                                         f"{x} / 2.0"]))
+            lines.append(f"{pad}{target} {op}= {expr}")
+        elif kind == 3:
+            cmp = draw(st.sampled_from(["d > 0", "d < 0.25", "d == 0", "not (d > 0.5)"]))
+            then = draw(_structured(depth + 1))
+            orelse = draw(_structured(depth + 1))
+            lines += [f"{pad}if {cmp}:", then, f"{pad}else:", orelse]
+        else:
+            n = draw(st.integers(0, 3))
+            var = f"i{depth}"
+            body = draw(_structured(depth + 1))
+            lines += [f"{pad}for {var} in range({n}):", body,
+                      f"{pad}    c += {var} * 0.125"]
+    return "\n".join(lines)
+
+
+@settings(max_examples=30, deadline=None)
+@given(_structured(), st.lists(st.sampled_from([-0.75, -0.5, 0.0, 0.25, 0.5, 1.0]),
+                               min_size=4, max_size=4))
+def test_compiled_programs_compute_what_python_computes(body, values):
+    source = "def f(a: Fixed, b: Fixed, c: Fixed, d: Fixed):\n" + body + "\n"
+    # the eDSL is Python: the same function run on floats is the reference
+    namespace = {"sin": math.sin, "Fixed": float}
+    exec(source.replace("def f(", "def reference(") +   # noqa: S102 - generated source
+         "    return a, b, c, d\n", namespace)
+    expected = namespace["reference"](*values)
+    program = compile_source(HEADER + "@reversible\n" + source, "f", "structured.py", width=64)
+    got = run(program, dict(zip("abcd", values)), width=64, reverse_check=True).values
+    for name, want in zip("abcd", expected):
+        assert abs(got[name] - want) <= 1e-6 * (1 + abs(want)), (source, name, got, expected)
