@@ -31,8 +31,8 @@ def _row(ins: Instruction) -> str:
         inverse = "its backward form"
     else:
         inverse = f"`{ins.inverse}`"
-    gradient = ("adjoint" if ins.adjoint else "unchanged" if ins.differentiable
-                else "none")
+    gradient = ("adjoint" if ins.adjoint or ins.rules_from else "unchanged"
+                if ins.differentiable else "none")
     doc = ins.doc.replace("|", "\\|")
     return (f"| `{ins.syntax()}` | {doc} | {inverse} | {gradient} | {ins.cycles} | "
             f"{ins.energy_class} | `{_layout(ins)}` |"
