@@ -300,3 +300,17 @@ def test_compiled_programs_compute_what_python_computes(body, values):
     got = run(program, dict(zip("abcd", values)), width=64, reverse_check=True).values
     for name, want in zip("abcd", expected):
         assert abs(got[name] - want) <= 1e-6 * (1 + abs(want)), (source, name, got, expected)
+
+
+def test_a_range_running_the_wrong_way_faults_at_the_for_line():
+    program = compile_source(HEADER + """@reversible
+def f(s: Int, a: Int, b: Int):
+    for i in range(a, b):
+        s += i
+""", "f", "wrong.py")
+    assert run(program, {"a": 2, "b": 5}, reverse_check=True).values["s"] == 2 + 3 + 4
+    assert run(program, {"a": 5, "b": 5}, reverse_check=True).values["s"] == 0
+    with pytest.raises(ProgramFault) as info:
+        run(program, {"a": 5, "b": 2})
+    assert info.value.pos.line == 5
+    assert "runs the wrong way: its end b is below its start a" in str(info.value)

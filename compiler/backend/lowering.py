@@ -478,10 +478,29 @@ class _FunctionLowering:
         loop = ir.While(pos, pre=ir.Compare(pos, op="!=", left=i, right=s.stop),
                         post=ir.Compare(pos, op="!=", left=i, right=s.start),
                         body=[*s.body, _Counter(pos, target=i, op="+", expr=step)])
-        code = self.roled(self.stmt(_Counter(pos, target=i, op="+", expr=s.start)), "control")
+        code: list[Instr] = []
+        if not (isinstance(s.start, ir.Const) and isinstance(s.stop, ir.Const)):
+            code += self.empty_range_guard(s)
+        code += self.roled(self.stmt(_Counter(pos, target=i, op="+", expr=s.start)), "control")
         code += self.stmt_while(loop)
         code += self.roled(self.stmt(_Counter(pos, target=i, op="-", expr=s.stop)), "control")
         return code
+
+    def empty_range_guard(self, s: ir.For) -> list[Instr]:
+        """Variable bounds: the loop counts until it meets the bound, so the range must
+        not run the wrong way (stop < start with step 1); a guard faults instead of
+        counting through 2^W values."""
+        mark = self.scratch_top
+        t = self.fresh(s.pos)
+        setup = self.accumulate(t, 1, s.stop, ir.INT) + self.accumulate(t, -1, s.start, ir.INT)
+        self.scratch_top = mark
+        guard = self.label("guard")
+        direction = "below" if s.step > 0 else "above"
+        note = (f"the range of the loop at line {s.pos.line} runs the wrong way: its end "
+                f"{expr_text(s.stop)} is {direction} its start {expr_text(s.start)}")
+        branch = self.i("BLTZ" if s.step > 0 else "BGTZ", t, self.p.trap(guard, s.pos, note),
+                        pos=s.pos, role="check", label=guard, note=note)
+        return with_role(setup, "check") + [branch] + with_role(inverse_code(setup), "check")
 
     def stmt__counter(self, s: ir.Update) -> list[Instr]:
         return self.roled(self.stmt_update(s), "control")
