@@ -5,6 +5,7 @@ examples/nilang/cases.py; the same cases feed examples/nilang/counts.py.
 """
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import math
 import sys
@@ -158,3 +159,11 @@ def test_gradient_of_the_sparse_dot_product_is_the_other_matrix():
     _close(g.gradient["a_nzval"], cases.SPARSE_B[cols, rows], 1e-9)
     rows, cols = np.nonzero(cases.SPARSE_B.T)
     _close(g.gradient["b_nzval"], cases.SPARSE_A[cols, rows], 1e-9)
+
+
+def test_a_decorated_function_compiles_and_runs_from_python(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "examples/nilang"))
+    module = importlib.import_module("rfib")
+    assert module.rfib.run({"n": 10}).values["out"] == 55
+    with pytest.raises(TypeError, match="is a reversible program"):
+        module.rfib(0, 10)
