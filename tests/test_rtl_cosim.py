@@ -1,0 +1,183 @@
+"""The RTL core in lockstep with the reference simulator: examples, random programs, faults.
+
+Each test builds one simulated core and runs many programs on it (loading
+each through the host interface), so that elaboration is paid once.
+"""
+from __future__ import annotations
+
+import glob
+
+import pytest
+
+pytest.importorskip("amaranth", reason="the RTL needs the 'rtl' extra (amaranth)")
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from program_generators import (  # noqa: E402
+    DATA_INSTRUCTIONS, GENERAL, LINK_REGISTERS, PROCEDURE_INSTRUCTIONS, PROCEDURE_WRITES,
+    ProgramBuilder, ProgramCase, _Context, _finish, _initial_registers, _prologue, _Structure)
+
+from revasm.assembler import assemble_file  # noqa: E402
+from revasm.isa.table import INSTRUCTIONS  # noqa: E402
+from revasm.rtl.cosim import TEST_MEMORY_WORDS, Job, Lockstep  # noqa: E402
+from revasm.rtl.function_unit import IMPLEMENTED  # noqa: E402
+from revasm.rtl.params import CoreParams  # noqa: E402
+from revasm.rtl.semantics import FUNCTION_OPS  # noqa: E402
+
+#: Entries whose templates call a function-unit operation the RTL lacks.
+UNSUPPORTED = frozenset(
+    ins.mnemonic for ins in INSTRUCTIONS
+    if any(f"{op}(" in ins.forward + ins.backward for op in FUNCTION_OPS if op not in IMPLEMENTED))
+SUPPORTED_DATA = tuple(i for i in DATA_INSTRUCTIONS if i.mnemonic not in UNSUPPORTED)
+SUPPORTED_PROCEDURE = tuple(i for i in PROCEDURE_INSTRUCTIONS if i.mnemonic not in UNSUPPORTED)
+PROGRAMS_PER_WIDTH = 100
+
+
+class _SupportedStructure(_Structure):
+    """The generator's structure, with procedure bodies over the supported instructions."""
+
+    def procedure(self, index: int) -> None:
+        b = self.builder
+        b.label(f"proc{index}_top").op("BRA", f"proc{index}_bot")
+        b.label(f"proc{index}").op("SWAPBR", LINK_REGISTERS[index])
+        b.op("NEG", LINK_REGISTERS[index])
+        self.statements(_Context(PROCEDURE_WRITES, 1, index + 1, SUPPORTED_PROCEDURE), 4)
+        b.label(f"proc{index}_bot").op("BRA", f"proc{index}_top")
+
+
+@st.composite
+def supported_programs(draw, width: int):
+    """structured_programs of program_generators over the instructions the RTL implements."""
+    builder = ProgramBuilder(width)
+    procedures = draw(st.integers(0, len(LINK_REGISTERS)))
+    structure = _SupportedStructure(draw, width, builder, procedures)
+    _prologue(builder, width)
+    if draw(st.booleans()):
+        structure.statements(_Context(GENERAL, 0, 0, SUPPORTED_DATA), 6)
+    else:  # a longer straight line
+        for _ in range(draw(st.integers(0, 16))):
+            structure.statement(_Context(GENERAL, 3, procedures, SUPPORTED_DATA))
+    builder.op("FINISH")
+    for index in range(procedures):
+        structure.procedure(index)
+    memory = _finish(builder, draw, width, finish=False)
+    return ProgramCase(builder.build(), _initial_registers(draw, width), memory,
+                       f"program with {procedures} procedures, W={width}")
+
+
+def _collect(width: int, count: int) -> list[ProgramCase]:
+    cases: list[ProgramCase] = []
+
+    @settings(max_examples=count, database=None, deadline=None, derandomize=True,
+              suppress_health_check=list(HealthCheck))
+    @given(supported_programs(width))
+    def draw(case: ProgramCase) -> None:
+        cases.append(case)
+
+    draw()
+    return cases[:count]
+
+
+def _report(results) -> str:
+    lines = []
+    for result in results:
+        for run in result.runs:
+            if not run.ok:
+                lines.append(f"{result.job.name}: {run.direction:+d}: {run.status}: "
+                             f"{run.divergence}")
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("width", [32, 64])
+def test_random_programs_in_lockstep(width: int) -> None:
+    cases = _collect(width, PROGRAMS_PER_WIDTH)
+    assert len(cases) == PROGRAMS_PER_WIDTH
+    jobs = [Job(c.image, c.registers, c.memory, name=f"#{i} {c.description}")
+            for i, c in enumerate(cases)]
+    results = Lockstep(CoreParams(width=width, memory_words=TEST_MEMORY_WORDS),
+                       max_steps=20_000).run(jobs, stop_on_divergence=False)
+    assert len(results) == len(jobs)
+    assert _report(results) == ""
+    statuses = {run.status for r in results for run in r.runs}
+    assert statuses <= {"finished", "fault"}
+    # most programs run both ways (faults are rare: divide by zero, log/sqrt domain)
+    both_ways = sum(len(r.runs) == 2 and r.runs[1].status == "finished" for r in results)
+    assert both_ways >= PROGRAMS_PER_WIDTH // 2
+    assert sum(run.steps for r in results for run in r.runs) > 10 * PROGRAMS_PER_WIDTH
+
+
+EXAMPLES = sorted(glob.glob("examples/*.pal"))
+
+
+def test_examples_in_lockstep() -> None:
+    images = [assemble_file(path) for path in EXAMPLES]
+    jobs = []
+    for path, image in zip(EXAMPLES, images):
+        from revasm.sim.reference import Machine
+
+        from revasm.machine_io import load_inputs
+        staging = Machine(image, memory_words=1024)
+        load_inputs(staging, image, (), ())
+        jobs.append(Job(image, dict(enumerate(staging.registers)),
+                        {a: v for a, v in enumerate(staging.memory) if v}, name=path))
+    by_width: dict[int, list[Job]] = {}
+    for job in jobs:
+        by_width.setdefault(job.image.width, []).append(job)
+    results = []
+    for width, group in by_width.items():
+        results += Lockstep(CoreParams(width=width, memory_words=1024)).run(
+            group, stop_on_divergence=False)
+    agreed = 0
+    for result in results:
+        image = result.job.image
+        for run in result.runs:
+            if run.status == "unimplemented":
+                # only ever at an instruction that needs a missing function-unit operation
+                from revasm.isa.codec import decode
+                ins, _ = decode(image.words[run.fault_pc] & 0xFFFFFFFF)
+                assert ins.mnemonic in UNSUPPORTED, result.job.name
+            else:
+                assert run.status == "finished", (result.job.name, run.divergence)
+        if all(run.status == "finished" for run in result.runs):
+            assert [run.direction for run in result.runs] == [1, -1]
+            agreed += 1
+    assert agreed >= 5
+
+
+def _uncaught_jump(width: int) -> Job:
+    b = ProgramBuilder(width)
+    b.op("START").op("ADDI", 1, 3).op("BRA", "land").op("ADDI", 2, 1)
+    b.label("land").op("ADDI", 2, 5)  # does not catch the jump
+    b.op("FINISH")
+    return Job(b.build(), name="uncaught jump")
+
+
+def _faults(width: int) -> list[Job]:
+    divide = ProgramBuilder(width)
+    divide.op("START").op("ADDI", 1, 7).op("ADDDIV", 3, 1, 2).op("FINISH")
+    address = ProgramBuilder(width)
+    address.op("START").op("ADDI", 1, 2).op("EXCH", 3, 1).op("FINISH")
+    outside = ProgramBuilder(width)
+    outside.op("START").op("ADDI", 1, 1000).op("EXCH", 3, 1).op("FINISH")
+    illegal = ProgramBuilder(width)
+    illegal.op("START").op("ADDI", 1, 1).data(5).op("FINISH")
+    tape = ProgramBuilder(width)
+    tape.op("START").op("EMIT", 1).op("FINISH")
+    return [Job(divide.build(), name="divide"), Job(address.build(), name="code cell"),
+            Job(outside.build(), name="outside"), Job(illegal.build(), name="data cell"),
+            Job(tape.build(), directions=(-1,), name="empty tape")]
+
+
+@pytest.mark.parametrize("width", [32, 64])
+def test_faults_match_the_reference(width: int) -> None:
+    jobs = [_uncaught_jump(width), *_faults(width)]
+    results = Lockstep(CoreParams(width=width, memory_words=TEST_MEMORY_WORDS)).run(
+        jobs, stop_on_divergence=False)
+    kinds = {}
+    for result in results:
+        (run,) = result.runs
+        assert run.status == "fault", (result.job.name, run.divergence)
+        kinds[result.job.name] = (run.fault_kind, run.fault_pc)
+    assert kinds == {"uncaught jump": ("uncaught-jump", 4), "divide": ("divide-by-zero", 2),
+                     "code cell": ("memory-address", 2), "outside": ("memory-address", 2),
+                     "data cell": ("illegal-instruction", 2), "empty tape": ("tape-empty", 1)}
