@@ -1,13 +1,19 @@
 """`revasm report`: op counts, cycles, traffic, occupancy, bits erased and energy of a run."""
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
+from typing import Callable
 
 import click
 
 from revasm.sim.report import (REPORT_SCHEMA, EnergyModel, ModelError, ReportError,
                                build_report, bundled_models, load_model)
+from revasm.assembler.image import Image
+from revasm.sim.reference import Machine
+from revasm.sim.report.batch import build_batch_report
+from revasm.sim.report.batch_format import format_batch_report, render_batch_html
 from revasm.sim.report.html_report import render_html
 from revasm.sim.report.terminal import format_report
 
@@ -15,7 +21,8 @@ from .commands_grad import _load as load_gradient_program
 from .commands_run import MAX_STEPS, MEMS, SETS, WIDTH
 from .errors import EXIT_FAILURE, ToolError
 from .loading import load_program
-from .machine_io import load_inputs
+from .machine_io import load_inputs, store
+from .values import parse_assignment
 
 
 def _select_models(names: tuple[str, ...], files: tuple[str, ...]
@@ -42,6 +49,64 @@ def _select_models(names: tuple[str, ...], files: tuple[str, ...]
     return selected, known
 
 
+def _lane_columns(path: str) -> dict[str, list[str]]:
+    """NAME -> one VALUE text per lane, from a CSV (header of names) or an .npz file."""
+    file = Path(path)
+    if not file.is_file():
+        raise ToolError(f"{path}: error: no such inputs file")
+    if file.suffix == ".npz":
+        import numpy
+        try:
+            with numpy.load(file) as data:
+                columns = {name: [repr(v.item()) if v.dtype.kind == "f" else str(v.item())
+                                  for v in numpy.ravel(data[name])] for name in data.files}
+        except (OSError, ValueError) as exc:
+            raise ToolError(f"{path}: error: not a readable .npz file: {exc}")
+    else:
+        try:
+            with file.open(newline="", encoding="utf-8") as handle:
+                rows = [row for row in csv.reader(handle) if row and any(c.strip() for c in row)]
+        except (OSError, UnicodeDecodeError, csv.Error) as exc:
+            raise ToolError(f"{path}: error: not a readable CSV file: {exc}")
+        if len(rows) < 2:
+            raise ToolError(f"{path}: error: expected a header of names and one row per lane")
+        header = [name.strip() for name in rows[0]]
+        for number, row in enumerate(rows[1:], start=2):
+            if len(row) != len(header):
+                raise ToolError(f"{path}:{number}: error: {len(row)} values for "
+                                f"{len(header)} names")
+        columns = {name: [row[i].strip() for row in rows[1:]] for i, name in enumerate(header)}
+    lengths = {len(values) for values in columns.values()}
+    if len(lengths) != 1 or 0 in lengths:
+        raise ToolError(f"{path}: error: every input needs the same, non-zero number of lanes")
+    return columns
+
+
+def _lane_loaders(path: str, image: Image, sets: tuple[str, ...], mems: tuple[str, ...]
+                  ) -> list[Callable[[Machine], None]]:
+    """One loader per lane: defaults and --set/--mem, then the lane's inputs."""
+    columns = _lane_columns(path)
+    lanes = len(next(iter(columns.values())))
+    parsed = []
+    for lane in range(lanes):
+        assignments = []
+        for name, values in columns.items():
+            try:
+                assignments.append(parse_assignment(f"{name}={values[lane]}", image))
+            except click.BadParameter as exc:
+                raise ToolError(f"{path}: error: lane {lane}: {exc.format_message()}")
+        parsed.append(assignments)
+
+    def loader(assignments):
+        def load(machine: Machine) -> None:
+            load_inputs(machine, image, sets, mems)
+            for location, word in assignments:
+                store(machine, location, word)
+        return load
+
+    return [loader(assignments) for assignments in parsed]
+
+
 @click.command()
 @click.argument("file", type=click.Path(dir_okay=False), required=False)
 @SETS
@@ -60,6 +125,10 @@ def _select_models(names: tuple[str, ...], files: tuple[str, ...]
                    "Default: every bundled model.")
 @click.option("--model-file", "model_files", multiple=True, type=click.Path(dir_okay=False),
               metavar="F", help="Energy model from a JSON file (repeatable); see docs/energy.md.")
+@click.option("--inputs", "inputs_file", type=click.Path(dir_okay=False), default=None,
+              metavar="FILE.csv|FILE.npz",
+              help="A batch: one lane per CSV row (header: names) or per element of the .npz "
+                   "arrays (keys: names); reports aggregates and the per-lane distribution.")
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
 @click.option("--html", "html_out", type=click.Path(dir_okay=False), metavar="OUT",
               help="Write an HTML report with tables and plots (plots need revasm[plots]).")
@@ -67,7 +136,8 @@ def _select_models(names: tuple[str, ...], files: tuple[str, ...]
               help="Print the JSON schema of --json output and exit.")
 def report(file: str | None, sets: tuple[str, ...], mems: tuple[str, ...], width: str | None,
            max_steps: int, grad: bool, loss: str | None, wrt: str | None, model_names: tuple[str, ...],
-           model_files: tuple[str, ...], as_json: bool, html_out: str | None,
+           model_files: tuple[str, ...], inputs_file: str | None, as_json: bool,
+           html_out: str | None,
            show_schema: bool) -> None:
     """Op counts by instruction and class, cycles, register/memory traffic, peak
     occupancy, bits erased (reversible vs irreversible vs tape AD) and energy
@@ -82,6 +152,7 @@ def report(file: str | None, sets: tuple[str, ...], mems: tuple[str, ...], width
       revasm report examples/fixed_point.pal --model cmos45 --html report.html
       revasm report examples/fib.pal --model-file my_process.json
       revasm report examples/bessel_j2.pal --set x=1.0 --grad
+      revasm report examples/fib.pal --inputs lanes.csv      # header "n", a row per lane
     Models and every count are explained in docs/energy.md.  Exit code 1 on a
     machine fault (the report up to the fault is still printed).
     """
@@ -99,25 +170,44 @@ def report(file: str | None, sets: tuple[str, ...], mems: tuple[str, ...], width
         image = load_gradient_program(file, width)
     else:
         image = load_program(file, int(width) if width else None)
+    wrt_names = [name.strip() for name in wrt.split(",") if name.strip()] if wrt else None
+    if inputs_file is not None:
+        lanes = _lane_loaders(inputs_file, image, sets, mems)
+        try:
+            batch = build_batch_report(image, lanes, models=models, all_models=known, grad=grad,
+                                       loss=loss, wrt=wrt_names, max_steps=max_steps, file=file)
+        except ModelError as exc:
+            raise ToolError(f"error: {exc}")
+        except ReportError as exc:
+            raise ToolError(f"{file}: error: {exc}")
+        _emit(batch, as_json, html_out, format_batch_report, render_batch_html)
+        if batch["finished"] != batch["lanes"]:
+            raise SystemExit(EXIT_FAILURE)
+        return
     try:
         result = build_report(
             image, prepare=lambda machine: load_inputs(machine, image, sets, mems),
             models=models, all_models=known, grad=grad, loss=loss,
-            wrt=[name.strip() for name in wrt.split(",") if name.strip()] if wrt else None,
+            wrt=wrt_names,
             max_steps=max_steps, file=file)
     except ModelError as exc:
         raise ToolError(f"error: {exc}")
     except ReportError as exc:
         raise ToolError(f"{file}: error: {exc}")
+    _emit(result, as_json, html_out, format_report, render_html)
+    if result["status"] == "fault":
+        raise SystemExit(EXIT_FAILURE)
+
+
+def _emit(result: dict, as_json: bool, html_out: str | None, text, page) -> None:
+    """One JSON object, an HTML file, or terminal tables."""
     if as_json:
         click.echo(json.dumps(result))
     elif html_out:
         try:
-            Path(html_out).write_text(render_html(result), encoding="utf-8")
+            Path(html_out).write_text(page(result), encoding="utf-8")
         except OSError as exc:
             raise ToolError(f"{html_out}: error: cannot write the HTML report: {exc.strerror}")
         click.echo(f"wrote {html_out}")
     else:
-        click.echo(format_report(result))
-    if result["status"] == "fault":
-        raise SystemExit(EXIT_FAILURE)
+        click.echo(text(result))

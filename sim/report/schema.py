@@ -196,3 +196,48 @@ def validate(value: object, schema: dict, path: str = "$") -> list[str]:
 def validate_report(report: object) -> list[str]:
     """Problems of a report against ``REPORT_SCHEMA`` (empty when it conforms)."""
     return validate(report, REPORT_SCHEMA)
+
+
+STATISTIC = {"type": "object", "required": ["min", "p05", "median", "mean", "p95", "max"],
+             "additionalProperties": {"type": "number"}}
+VALUES = {"type": "object", "additionalProperties": VALUE}
+
+BATCH_SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "revasm batch report",
+    "type": "object",
+    "required": ["schema", "engines", "file", "width", "mode", "lanes", "finished", "faults",
+                 "totals", "energy_J", "bits_erased", "distribution", "per_lane"],
+    "properties": {
+        "schema": {"const": "revasm-batch-report/1"},
+        "engines": {"type": "object", "required": ["counts"],
+                    "properties": {"counts": {"type": "string"},
+                                   "vector_forward_steps_agree": {"type": "boolean"},
+                                   "vector_error": {"type": "string"}},
+                    "additionalProperties": False},
+        "file": {"type": "string"}, "width": {"enum": [32, 64]},
+        "mode": {"enum": ["value", "gradient"]},
+        "lanes": COUNT, "finished": COUNT, "faults": COUNTS_BY_NAME,
+        "totals": REPORT_SCHEMA["properties"]["totals"],
+        "energy_J": JOULES_BY_NAME, "bits_erased": COUNTS_BY_NAME,
+        "distribution": {"type": "object", "additionalProperties": STATISTIC},
+        "per_lane": {"type": "array", "items": {
+            "type": "object",
+            "required": ["lane", "status", "fault", "steps", "cycles", "forward_steps",
+                         "forward_cycles", "outputs", "energy_J", "bits_erased",
+                         "peak_ancilla_words"],
+            "properties": {
+                "lane": COUNT, "status": {"enum": ["finished", "fault"]},
+                "fault": {"type": ["string", "null"]}, "steps": COUNT, "cycles": COUNT,
+                "forward_steps": COUNT, "forward_cycles": COUNT, "outputs": VALUES,
+                "gradient": VALUES, "energy_J": JOULES_BY_NAME, "bits_erased": COUNTS_BY_NAME,
+                "peak_ancilla_words": COUNT},
+            "additionalProperties": False}},
+    },
+    "additionalProperties": False,
+}
+
+
+def validate_batch_report(report: object) -> list[str]:
+    """Problems of a batch report against ``BATCH_SCHEMA`` (empty when it conforms)."""
+    return validate(report, BATCH_SCHEMA)
