@@ -215,3 +215,25 @@ def test_a_fault_in_the_forward_pass_names_the_pass():
         gradient(example("apex.pal"), inputs={"x": 0.3, "y": 0.0})
     assert caught.value.run_pass == "forward"
     assert caught.value.kind == "divide-by-zero"
+
+
+TWO_FINISHES = """;; pendulum pal file
+;; The forward run jumps over the first FINISH and halts at the second.
+.input  x $1 fixed = 1.5
+.loss   y $2
+        start
+from:   bra    over
+        finish
+over:   bra    from
+        addmul $2 $1 $1       ; y = x^2
+        finish
+"""
+
+
+def test_the_backward_pass_starts_at_the_finish_the_forward_pass_reached():
+    image = assemble(TWO_FINISHES, width=64)
+    assert image.finish == 2  # the image's FINISH is the first one
+    result = gradient(image)
+    assert result.loss == pytest.approx(2.25)
+    assert result.gradient == {"x": 3}
+    assert result.forward.steps == result.backward.steps == 5

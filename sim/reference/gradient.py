@@ -140,8 +140,15 @@ def _load(machine: Machine, image: Image, inputs: dict[str, object] | None,
 
 
 def _run(machine: Machine, direction: int, name: str) -> PassCount:
+    """One pass; the backward pass starts at the FINISH where the forward pass halted
+    (a program may have several), not at the image's first one."""
     try:
-        machine.run(direction)
+        if direction > 0:
+            machine.run(1)
+        else:
+            machine.br, machine.direction, machine.steps, machine.cycles = 0, -1, 0, 0
+            machine.halted = False
+            machine.resume()
     except MachineFault as fault:
         fault.run_pass = name
         raise
