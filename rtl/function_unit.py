@@ -11,9 +11,11 @@ Implemented: ``abs``; ``sqrt`` (digit by digit); ``sin``, ``cos``, ``tan``
 division for tan); ``atan``, ``atan2`` (octant reduction, leading-one
 normalisation, circular CORDIC in vectoring mode); ``rot``/``irot`` (the
 reduction by pi, tan(theta/2) and sin(theta) through the same routines, three
-rounded products).  The hyperbolic family (``exp``, ``log``, ``pow``,
-``sinh``, ``cosh``, ``tanh``) answers with the ``unimplemented`` fault, which
-the co-simulation reports as such -- never as a result.
+rounded products); ``exp``, ``sinh``, ``cosh``, ``tanh`` (reduction by ln 2,
+hyperbolic CORDIC in rotation mode, one division for tanh); ``log``
+(leading-one normalisation, hyperbolic CORDIC in vectoring mode); ``pow``
+(``exp(y ln x)`` through the same two routines).  An operation code outside
+the table's list answers with the ``unimplemented`` fault.
 """
 from __future__ import annotations
 
@@ -30,12 +32,15 @@ from .semantics import FUNCTION_OPS
 
 #: The operations this unit computes (vocabulary names).
 IMPLEMENTED: frozenset[str] = frozenset({
-    "fn_abs", "fn_sqrt", "fn_sin", "fn_cos", "fn_tan", "fn_atan", "fn_atan2", "rot", "irot"})
+    "fn_abs", "fn_sqrt", "fn_sin", "fn_cos", "fn_tan", "fn_atan", "fn_atan2", "rot", "irot",
+    "fn_exp", "fn_sinh", "fn_cosh", "fn_tanh", "fn_log", "fn_pow"})
 
 OP = {name: code for code, name in enumerate(FUNCTION_OPS)}
 # what the sin/cos/tan routine computes, and where it goes when done
 FN_SIN, FN_COS, FN_TAN = 0, 1, 2
 CONT_RESULT, CONT_ROT_TAN, CONT_ROT_SIN = 0, 1, 2
+# what the exp routine finishes as
+HX_EXP, HX_SINH, HX_COSH, HX_TANH = 0, 1, 2, 3
 
 
 def _abs(v):
@@ -63,6 +68,7 @@ class FunctionUnit(wiring.Component):
         pi = _pi_raw(WordFormat(w))
         half_pi = pi >> 1
         wide = 2 * w + 8
+        div_bits = w + f + 4
         maximum, minimum = t.max_signed, t.min_signed
         sx = self.x.as_signed()
 
@@ -103,6 +109,15 @@ class FunctionUnit(wiring.Component):
         vx, vy = Signal(w), Signal(w)
         rstep = Signal(range(4))
         fm_neg = Signal()
+        # --- exp family and log ----------------------------------------------------------------
+        hyper = Signal()
+        hfn = Signal(range(4))
+        hz = Signal(signed(wide))
+        kk = Signal(signed(16))
+        ee = Signal(signed(16))
+        h_neg = Signal()
+        prod_s = Signal(signed(wide + 1))
+        m.d.comb += prod_s.eq(Mux(fm_neg, -acc, acc))
         # --- sqrt ------------------------------------------------------------------------------
         sqrt_bits = t.sqrt_bits
         radicand = Signal(2 * sqrt_bits)
@@ -112,10 +127,14 @@ class FunctionUnit(wiring.Component):
         angles = Array(Const(a, signed(w + 4)) for (_, _, a) in t.circular)
         shifts = Array(Const(i, range(w)) for (i, _, _) in t.circular)
         iterations = len(t.circular)
+        h_angles = Array(Const(a, signed(w + 4)) for (_, _, a) in t.hyperbolic)
+        h_shifts = Array(Const(i, range(w)) for (i, _, _) in t.hyperbolic)
+        h_iterations = len(t.hyperbolic)
 
         RET = {name: i for i, name in enumerate(
             ("SC_Q", "SC_R", "SC_CORDIC", "TAN_DIV", "ROT_TURNS", "ROT_REDUCED", "FMUL",
-             "ATAN_CORDIC"))}
+             "ATAN_CORDIC", "HX_K", "HX_R", "HX_CORDIC", "TANH_DIV", "LOG_Z", "LOG_E",
+             "POW_Z"))}
 
         def call(name: str, back: str) -> None:
             m.d.sync += ret.eq(RET[back])
@@ -130,11 +149,13 @@ class FunctionUnit(wiring.Component):
             m.next = "IDLE"
 
         def start_mul(a, b, back: str) -> None:
-            m.d.sync += [mul_a.eq(a), mul_b.eq(b), acc.eq(0), count.eq(w + 1)]
+            m.d.sync += [mul_a.eq(a), mul_b.eq(b), acc.eq(0), count.eq((w + 2) // 2)]
             call("MUL", back)
 
         def start_div(n, d, back: str) -> None:
-            m.d.sync += [div_n.eq(n), div_d.eq(d), quot.eq(0), rem.eq(0), count.eq(wide)]
+            # every dividend here is below 2**(W + F + 4): start with its top bit
+            m.d.sync += [div_n.eq(n << (wide - div_bits)), div_d.eq(d), quot.eq(0), rem.eq(0),
+                         count.eq(div_bits)]
             call("DIV", back)
 
         def start_sincos(angle, which: int, then: int) -> None:
@@ -147,6 +168,24 @@ class FunctionUnit(wiring.Component):
 
         def round_p(v):
             return (v + t.half_guard) >> g
+
+        def start_smul(a, b, back: str) -> None:
+            """Signed product; ``prod_s`` holds it at ``back``.  ``b`` must fit W + 1 bits."""
+            m.d.sync += fm_neg.eq((a < 0) ^ (b < 0))
+            start_mul(_abs(a).as_unsigned(), _abs(b).as_unsigned(), back)
+
+        def scale_round(v, shift):
+            """_scale_round: round(v / 2**shift) half-up, or v << -shift (shift >= -3 here)."""
+            right = Signal(range(2 * w + 8))
+            left = Signal(range(4))
+            m.d.comb += [right.eq(Mux(shift > 0, shift, 0)), left.eq(Mux(shift < 0, -shift, 0))]
+            rounding = (Const(1, 2 * w + 8) << right) >> 1
+            return Mux(shift > 0, (v + rounding) >> right, v << left)
+
+        def start_exp(z, which: int) -> None:
+            """The routine of _exp_from_p / _hyperbolic_abs on a P-bit argument z."""
+            m.d.sync += [hz.eq(z), hfn.eq(which)]
+            m.next = "HX_START"
 
         def start_fmul(a, b) -> None:
             """fx_mul(S(a), S(b)) via magnitudes; the FMUL return finishes it."""
@@ -185,6 +224,43 @@ class FunctionUnit(wiring.Component):
                             m.d.sync += [theta.eq(self.z.as_signed()), vx.eq(self.x),
                                          vy.eq(self.y)]
                             m.next = "ROT"
+                        with m.Case(OP["fn_exp"]):
+                            start_exp(sx << g, HX_EXP)
+                        with m.Case(OP["fn_sinh"]):
+                            with m.If(_abs(sx) >= ((w + 2) << f)):
+                                finish(Mux(sx < 0, minimum, maximum))
+                            with m.Else():
+                                m.d.sync += h_neg.eq(sx < 0)
+                                start_exp(_abs(sx) << g, HX_SINH)
+                        with m.Case(OP["fn_cosh"]):
+                            with m.If(_abs(sx) >= ((w + 2) << f)):
+                                finish(maximum)
+                            with m.Else():
+                                start_exp(_abs(sx) << g, HX_COSH)
+                        with m.Case(OP["fn_tanh"]):
+                            with m.If(_abs(sx) >= ((f + 4) << f)):
+                                finish(Mux(sx < 0, -t.one, t.one))
+                            with m.Else():
+                                m.d.sync += h_neg.eq(sx < 0)
+                                start_exp(_abs(sx) << g, HX_TANH)
+                        with m.Case(OP["fn_log"]):
+                            with m.If(sx <= 0):
+                                finish(0, "domain-error")
+                            with m.Else():
+                                m.next = "LOG"
+                        with m.Case(OP["fn_pow"]):
+                            sy = self.y.as_signed()
+                            with m.If(sx < 0):
+                                finish(0, "domain-error")
+                            with m.Elif(sx == 0):
+                                with m.If(sy < 0):
+                                    finish(0, "divide-by-zero")
+                                with m.Elif(sy == 0):
+                                    finish(t.one)
+                                with m.Else():
+                                    finish(0)
+                            with m.Else():
+                                m.next = "LOG"
                         with m.Default():
                             finish(0, "unimplemented")
 
@@ -195,13 +271,13 @@ class FunctionUnit(wiring.Component):
                         with m.Case(code):
                             m.next = name
 
-            with m.State("MUL"):
+            with m.State("MUL"):  # two multiplier bits per cycle
                 with m.If(count == 0):
                     go_back()
                 with m.Else():
-                    with m.If(mul_b[0]):
-                        m.d.sync += acc.eq(acc + mul_a)
-                    m.d.sync += [mul_a.eq(mul_a << 1), mul_b.eq(mul_b >> 1),
+                    m.d.sync += [acc.eq(acc + Mux(mul_b[0], mul_a, 0)
+                                        + Mux(mul_b[1], mul_a << 1, 0)),
+                                 mul_a.eq(mul_a << 2), mul_b.eq(mul_b >> 2),
                                  count.eq(count - 1)]
             with m.State("DIV"):
                 with m.If(count == 0):
@@ -215,18 +291,25 @@ class FunctionUnit(wiring.Component):
                         m.d.sync += [rem.eq(trial), quot.eq(quot << 1)]
                     m.d.sync += [div_n.eq(div_n << 1), count.eq(count - 1)]
             with m.State("CORDIC"):
-                with m.If(count == iterations):
+                # circular: x -= sigma dy; hyperbolic: x += sigma dy; both y += sigma dx,
+                # z -= sigma a; sigma = +1 when z >= 0 (rotation) or y < 0 (vectoring)
+                with m.If(count == Mux(hyper, h_iterations, iterations)):
                     go_back()
                 with m.Else():
-                    i = shifts[count]
+                    i = Mux(hyper, h_shifts[count], shifts[count])
+                    angle = Mux(hyper, h_angles[count], angles[count])
                     half = (Const(1, w + 1) << i) >> 1
                     dy = ((cy + half) >> i)
                     dx = ((cx + half) >> i)
                     sigma = Mux(vectoring, cy < 0, cz >= 0)
-                    with m.If(sigma):
-                        m.d.sync += [cx.eq(cx - dy), cy.eq(cy + dx), cz.eq(cz - angles[count])]
+                    with m.If(sigma ^ hyper):
+                        m.d.sync += cx.eq(cx - dy)
                     with m.Else():
-                        m.d.sync += [cx.eq(cx + dy), cy.eq(cy - dx), cz.eq(cz + angles[count])]
+                        m.d.sync += cx.eq(cx + dy)
+                    with m.If(sigma):
+                        m.d.sync += [cy.eq(cy + dx), cz.eq(cz - angle)]
+                    with m.Else():
+                        m.d.sync += [cy.eq(cy - dx), cz.eq(cz + angle)]
                     m.d.sync += count.eq(count + 1)
 
             # --- sqrt --------------------------------------------------------------------------
@@ -257,7 +340,7 @@ class FunctionUnit(wiring.Component):
                 wide_r = Signal(signed(wide + 2))
                 m.d.comb += wide_r.eq((ax << (g + e)) - acc)
                 m.d.sync += [cz.eq((wide_r + (1 << (e - 1))) >> e), cx.eq(t.circular_x0),
-                             cy.eq(0), vectoring.eq(0), count.eq(0)]
+                             cy.eq(0), vectoring.eq(0), hyper.eq(0), count.eq(0)]
                 call("CORDIC", "SC_CORDIC")
             with m.State("SC_CORDIC"):
                 c, s = cx, cy
@@ -327,7 +410,7 @@ class FunctionUnit(wiring.Component):
                     with m.Else():
                         m.d.sync += [cx.eq(big >> (-shift).as_unsigned()),
                                      cy.eq(small >> (-shift).as_unsigned())]
-                    m.d.sync += [cz.eq(0), vectoring.eq(1), count.eq(0)]
+                    m.d.sync += [cz.eq(0), vectoring.eq(1), hyper.eq(0), count.eq(0)]
                     call("CORDIC", "ATAN_CORDIC")
             with m.State("ATAN_CORDIC"):
                 a1 = Mux(swap, t.half_pi_p - cz, cz)
@@ -383,4 +466,101 @@ class FunctionUnit(wiring.Component):
                         m.d.sync += vy.eq(Mux(is_rot, vy + term, vy - term))
                 m.d.sync += rstep.eq(rstep + 1)
                 m.next = "ROT_SHEAR"
+
+            # --- exp, sinh, cosh, tanh (_exp_from_p, _hyperbolic_abs) --------------------------
+            with m.State("HX_START"):
+                lim = (w + 2) << p
+                with m.If((hfn == HX_EXP) & (hz >= lim)):
+                    finish(maximum)
+                with m.Elif((hfn == HX_EXP) & (hz <= -lim)):
+                    finish(0)
+                with m.Else():
+                    start_smul(hz >> (p - 20), Const(t.inv_ln2_20, signed(23)), "HX_K")
+            with m.State("HX_K"):
+                k_v = (prod_s + (1 << 39)) >> 40
+                m.d.sync += kk.eq(k_v)
+                start_smul(Const(t.ln2_wide, signed(p + 10)), k_v[:16].as_signed(), "HX_R")
+            with m.State("HX_R"):
+                m.d.sync += [cz.eq(hz - ((prod_s + 128) >> 8)), cx.eq(t.hyperbolic_x0), cy.eq(0),
+                             vectoring.eq(0), hyper.eq(1), count.eq(0)]
+                call("CORDIC", "HX_CORDIC")
+            with m.State("HX_CORDIC"):
+                ep = Signal(signed(w + 6))
+                em = Signal(signed(w + 6))
+                em_scaled = Signal(signed(w + 6))
+                sh = Signal(range(w + 5))
+                m.d.comb += [ep.eq(cx + cy), em.eq(cx - cy),
+                             sh.eq(Mux(kk > (w + 4) // 2, w + 4, Mux(kk < 0, 0, kk * 2)))]
+                m.d.comb += em_scaled.eq(Mux(sh == 0, em,
+                                             (em + ((Const(1, w + 6) << sh) >> 1)) >> sh))
+                with m.Switch(hfn):
+                    with m.Case(HX_EXP):
+                        with m.If(kk >= w - f):
+                            finish(maximum)
+                        with m.Elif(kk <= -f - 2):
+                            finish(0)
+                        with m.Else():
+                            v = Signal(signed(w + 8))
+                            m.d.comb += v.eq(scale_round(ep, g - kk))
+                            finish(Mux(v > maximum, maximum, v))
+                    with m.Case(HX_SINH):
+                        v = Signal(signed(w + 8))
+                        m.d.comb += v.eq(Mux(kk > w - f, maximum + 1,
+                                             scale_round(ep - em_scaled, g + 1 - kk)))
+                        finish(saturate(Mux(h_neg, -v, v)))
+                    with m.Case(HX_COSH):
+                        v = Signal(signed(w + 8))
+                        m.d.comb += v.eq(scale_round(ep + em_scaled, g + 1 - kk))
+                        finish(Mux((kk > w - f) | (v > maximum), maximum, v))
+                    with m.Case(HX_TANH):
+                        with m.If(kk >= f // 2 + 2):
+                            finish(Mux(h_neg, -t.one, t.one))
+                        with m.Else():
+                            num = ep - em_scaled
+                            den = ep + em_scaled
+                            n_v = Signal(signed(wide))
+                            m.d.comb += n_v.eq((num << (f + 1)) + den)
+                            # floor division by 2 den > 0, also for a negative numerator
+                            m.d.sync += tan_neg.eq(n_v < 0)
+                            start_div(Mux(n_v < 0, -n_v + 2 * den - 1, n_v), den << 1, "TANH_DIV")
+            with m.State("TANH_DIV"):
+                v = Mux(tan_neg, -quot, quot)
+                finish(Mux(h_neg, -v, v))
+
+            # --- log and pow (_ln_p, fx_pow) ------------------------------------------------------------
+            with m.State("LOG"):
+                length = Signal(range(w + 1))
+                for bit in range(w):
+                    with m.If(ox[bit]):
+                        m.d.comb += length.eq(bit + 1)
+                s_bits = p - 1
+                shift = Signal(signed(8))
+                a = Signal(w + 2)
+                m.d.comb += shift.eq(s_bits - (length - 1))
+                with m.If(shift >= 0):
+                    m.d.comb += a.eq(ox << shift.as_unsigned())
+                with m.Else():
+                    m.d.comb += a.eq(ox >> (-shift).as_unsigned())
+                e_v = Signal(signed(16))
+                m.d.comb += e_v.eq(length - 1 - f)
+                high = a >= t.sqrt2_s
+                u = Mux(high, a + (2 << s_bits), a + (1 << s_bits))
+                vv = Mux(high, a - (2 << s_bits), a - (1 << s_bits))
+                m.d.sync += [ee.eq(Mux(high, e_v + 1, e_v)), cx.eq(u), cy.eq(vv), cz.eq(0),
+                             vectoring.eq(1), hyper.eq(1), count.eq(0)]
+                with m.If(vv == 0):
+                    m.next = "LOG_Z"
+                with m.Else():
+                    call("CORDIC", "LOG_Z")
+            with m.State("LOG_Z"):
+                start_smul(Const(t.ln2_wide, signed(p + 10)), ee, "LOG_E")
+            with m.State("LOG_E"):
+                lnp = Signal(signed(w + 12))
+                m.d.comb += lnp.eq(((prod_s + 128) >> 8) + 2 * cz)
+                with m.If(op == OP["fn_log"]):
+                    finish(round_p(lnp))
+                with m.Else():
+                    start_smul(lnp, oy.as_signed(), "POW_Z")
+            with m.State("POW_Z"):
+                start_exp((prod_s + (1 << (f - 1))) >> f, HX_EXP)
         return m
