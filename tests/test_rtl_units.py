@@ -1,0 +1,268 @@
+"""One test group per RTL unit: decoder, ALU templates, multiply/divide, function unit, tape."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+pytest.importorskip("amaranth", reason="the RTL needs the 'rtl' extra (amaranth)")
+
+from amaranth.sim import Simulator  # noqa: E402
+
+from revasm.isa.codec import IllegalInstruction, decode, encode  # noqa: E402
+from revasm.isa.fixed_point import WordFormat  # noqa: E402
+from revasm.isa.table import INSTRUCTIONS  # noqa: E402
+from revasm.isa.vocabulary import vocabulary  # noqa: E402
+from revasm.rtl.alu import Alu  # noqa: E402
+from revasm.rtl.decoder import Decoder  # noqa: E402
+from revasm.rtl.function_unit import IMPLEMENTED, FunctionUnit  # noqa: E402
+from revasm.rtl.memory import Tape  # noqa: E402
+from revasm.rtl.muldiv import OP_DIV, OP_MUL, MulDiv  # noqa: E402
+from revasm.rtl.params import CoreParams  # noqa: E402
+from revasm.rtl.semantics import FUNCTION_OPS, TemplateError, evaluate  # noqa: E402
+
+
+def _simulate(dut, testbench, *, clock: bool = True) -> None:
+    sim = Simulator(dut)
+    if clock:
+        sim.add_clock(1e-6)
+    sim.add_testbench(testbench)
+    sim.run()
+
+
+def _words(width: int, rng: random.Random, count: int) -> list[int]:
+    fmt = WordFormat(width)
+    special = [0, 1, fmt.mask, fmt.one, fmt.wrap(-fmt.one), fmt.wrap(fmt.min_signed),
+               fmt.max_signed, 3 * fmt.one // 2, fmt.wrap(-40)]
+    out = list(special)
+    while len(out) < count:
+        kind = rng.randrange(3)
+        if kind == 0:
+            out.append(rng.randrange(1 << width))
+        elif kind == 1:
+            out.append(fmt.wrap(rng.randint(-8 * fmt.one, 8 * fmt.one)))
+        else:
+            out.append(fmt.wrap(rng.randint(-40, 40)))
+    return out
+
+
+# --- parameters -----------------------------------------------------------------------
+
+def test_gradient_bank_is_refused_not_faked() -> None:
+    with pytest.raises(NotImplementedError, match="gradient bank"):
+        CoreParams(gradient=True)
+    with pytest.raises(ValueError):
+        CoreParams(width=48)
+    with pytest.raises(ValueError):
+        CoreParams(memory_words=1000)
+
+
+# --- decoder ---------------------------------------------------------------------------
+
+def test_decoder_matches_the_codec() -> None:
+    rng = random.Random(7)
+    words = []
+    for ins in INSTRUCTIONS:
+        for _ in range(3):
+            ops = {}
+            for f in ins.fields:
+                ops[f.name] = rng.randint(f.low, f.high)
+            words.append(encode(ins, ops))
+        words.append(encode(ins, {f.name: 0 for f in ins.fields}))
+    words += [rng.randrange(1 << 32) for _ in range(150)]
+    words += [w | 1 << rng.randrange(32) for w in words[:60]]  # stray bits
+    dut = Decoder()
+
+    async def testbench(ctx) -> None:
+        for word in words:
+            ctx.set(dut.word, word)
+            ctx.set(dut.code, 1)
+            try:
+                ins, ops = decode(word)
+            except IllegalInstruction:
+                assert not ctx.get(dut.valid), hex(word)
+                continue
+            assert ctx.get(dut.valid), hex(word)
+            assert ctx.get(dut.index) == INSTRUCTIONS.index(ins)
+            for name, value in ops.items():
+                assert ctx.get(getattr(dut, name)) == value, (ins.mnemonic, name)
+            bad = any(ops.get(n) == 0 for n in ins.writes) or any(
+                ops[x] == ops[y] for x, y in ins.distinct)
+            assert ctx.get(dut.legal) == (not bad), (ins.mnemonic, ops)
+            ctx.set(dut.code, 0)
+            assert not ctx.get(dut.legal)
+
+    _simulate(dut, testbench, clock=False)
+
+
+# --- ALU (the table's templates) ----------------------------------------------------------
+
+@pytest.mark.parametrize("width", [32, 64])
+def test_alu_runs_the_templates(width: int) -> None:
+    """Every non-unit data entry, both directions, against the template run in Python."""
+    fmt = WordFormat(width)
+    names = vocabulary(fmt)
+    rng = random.Random(width)
+    dut = Alu(width, width + 2)
+    entries = [(i, ins) for i, ins in enumerate(INSTRUCTIONS)
+               if ins.kind in ("data", "branch", "swapbr", "rbra")
+               and not any(u in ins.forward for u in ("fmul", "fdiv", "fn_", "rot(", "emit",
+                                                      "show", "addr"))]
+    assert len(entries) > 30
+
+    async def testbench(ctx) -> None:
+        for index, ins in entries:
+            for _ in range(6):
+                regs = {n: rng.choice(_words(width, rng, 12)) for n in "abc"}
+                ops = {f.name: rng.randint(max(f.low, -5), min(f.high, 40))
+                       if f.name == "off" else rng.randint(f.low, f.high) for f in ins.fields}
+                ops.setdefault("amt", 0)
+                br = rng.choice([0, 0, 3, -7])
+                for backward in (0, 1):
+                    R = [0] * 32  # noqa: N806
+                    numbers = {"a": 1, "b": 2, "c": 3}
+                    for n, r in numbers.items():
+                        R[r] = regs[n]
+                    values = {**numbers, **{k: v for k, v in ops.items() if k not in "abc"}}
+                    if "imm" in values:
+                        values["imm"] &= fmt.mask
+                    template = ins.backward if backward else ins.forward
+                    env = dict(names, R=R, BR=br, DIR=-1 if backward else 1)
+                    exec(template.format(**values), env)  # noqa: S102
+                    for n, r in numbers.items():
+                        ctx.set(getattr(dut, f"r{n}"), regs[n])
+                    ctx.set(dut.index, index)
+                    ctx.set(dut.backward, backward)
+                    for f in ins.fields:
+                        if f.name not in "abc":
+                            ctx.set(getattr(dut, f.name), ops[f.name])
+                    ctx.set(dut.br, br)
+                    got_a = ctx.get(dut.wa_data) if ctx.get(dut.wa_en) else regs["a"]
+                    assert got_a == env["R"][1], (ins.mnemonic, backward, regs, ops)
+                    if ctx.get(dut.wb_en):
+                        assert ctx.get(dut.wb_data) == env["R"][2]
+                    assert ctx.get(dut.br_out) == env["BR"], (ins.mnemonic, backward)
+                    assert (-1 if ctx.get(dut.backward_out) else 1) == env["DIR"]
+
+    _simulate(dut, testbench, clock=False)
+
+
+def test_translator_refuses_unknown_constructs() -> None:
+    from amaranth.hdl import Const
+
+    from revasm.rtl.semantics import Inputs
+    inputs = Inputs(32, {"A": Const(0, 32), "B": Const(0, 32), "C": Const(0, 32)}, {},
+                    Const(0, 34), Const(1, 2), Const(0, 32), Const(0, 32),
+                    (Const(0, 32), Const(0, 32)))
+    with pytest.raises(TemplateError):
+        evaluate("R[{a}] = mystery(R[{b}])", inputs)
+    with pytest.raises(TemplateError):
+        evaluate("while True: pass", inputs)
+
+
+# --- multiply / divide ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("width", [32, 64])
+def test_muldiv_is_the_vocabulary(width: int) -> None:
+    fmt = WordFormat(width)
+    names = vocabulary(fmt)
+    rng = random.Random(width + 1)
+    xs = _words(width, rng, 30)
+    cases = [(op, x, rng.choice(xs)) for op in (OP_MUL, OP_DIV) for x in xs] + [(OP_DIV, 5, 0)]
+    dut = MulDiv(width)
+
+    async def testbench(ctx) -> None:
+        for op, x, y in cases:
+            ctx.set(dut.op, op)
+            ctx.set(dut.x, x)
+            ctx.set(dut.y, y)
+            ctx.set(dut.start, 1)
+            await ctx.tick()
+            ctx.set(dut.start, 0)
+            await ctx.tick().until(dut.done)
+            if op == OP_DIV and y == 0:
+                assert ctx.get(dut.fault)
+                continue
+            want = names["fmul" if op == OP_MUL else "fdiv"](x, y)
+            assert not ctx.get(dut.fault)
+            assert ctx.get(dut.result) == want, (op, fmt.signed(x), fmt.signed(y))
+
+    _simulate(dut, testbench)
+
+
+# --- function unit --------------------------------------------------------------------------------
+
+def test_every_function_unit_operation_is_implemented() -> None:
+    assert IMPLEMENTED == frozenset(FUNCTION_OPS)
+
+
+@pytest.mark.parametrize("width", [32, 64])
+def test_function_unit_is_bit_exact(width: int) -> None:
+    """Every operation against isa/elementary and isa/rotation (through the vocabulary)."""
+    fmt = WordFormat(width)
+    names = vocabulary(fmt)
+    rng = random.Random(width + 2)
+    pool = _words(width, rng, 40)
+    cases = [(op, rng.choice(pool), rng.choice(pool), rng.choice(pool))
+             for op in FUNCTION_OPS for _ in range(9)]
+    cases += [("fn_log", 0, 0, 0), ("fn_sqrt", fmt.wrap(-1), 0, 0), ("fn_pow", 0, fmt.wrap(-3), 0),
+              ("fn_pow", fmt.wrap(-fmt.one), fmt.one, 0), ("fn_tanh", 0, 0, 0), ("fn_exp", 0, 0, 0)]
+    dut = FunctionUnit(width)
+    checked = {"fault": 0, "value": 0}
+
+    async def testbench(ctx) -> None:
+        for op, x, y, z in cases:
+            ctx.set(dut.op, FUNCTION_OPS.index(op))
+            ctx.set(dut.x, x)
+            ctx.set(dut.y, y)
+            ctx.set(dut.z, z)
+            ctx.set(dut.start, 1)
+            await ctx.tick()
+            ctx.set(dut.start, 0)
+            await ctx.tick().until(dut.done)
+            function = names[op]
+            try:
+                if op in ("rot", "irot"):
+                    want = function(x, y, z)
+                elif op in ("fn_atan2", "fn_pow"):
+                    want = (function(x, y),)
+                else:
+                    want = (function(x),)
+            except ArithmeticError:
+                assert ctx.get(dut.fault), (op, x, y)
+                checked["fault"] += 1
+                continue
+            assert not ctx.get(dut.fault), (op, x, y, z)
+            got = (ctx.get(dut.r0), ctx.get(dut.r1))[:len(want)]
+            assert got == tuple(want), (op, fmt.signed(x), fmt.signed(y), fmt.signed(z))
+            checked["value"] += 1
+
+    _simulate(dut, testbench)
+    assert checked["fault"] >= 4 and checked["value"] > 100
+
+
+# --- tape --------------------------------------------------------------------------------------------
+
+def test_tape_is_a_bounded_stack() -> None:
+    dut = Tape(32, 4)
+
+    async def testbench(ctx) -> None:
+        assert ctx.get(dut.empty)
+        for value in (11, 22, 33, 44):
+            ctx.set(dut.wdata, value)
+            ctx.set(dut.push, 1)
+            await ctx.tick()
+        ctx.set(dut.push, 0)
+        assert ctx.get(dut.full) and ctx.get(dut.count) == 4
+        await ctx.tick()
+        popped = []
+        for _ in range(4):
+            popped.append(ctx.get(dut.top))
+            ctx.set(dut.pop, 1)
+            await ctx.tick()
+            ctx.set(dut.pop, 0)
+            await ctx.tick()
+        assert popped == [44, 33, 22, 11]
+        assert ctx.get(dut.empty)
+
+    _simulate(dut, testbench)
