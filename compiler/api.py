@@ -23,6 +23,7 @@ from .backend.lowering import Lowered, SourceEntry, lower_module
 from .edsl import ReversibleFunction
 from .errors import CompileError, SourcePos
 from .frontend.checks import check_module
+from .ir.inline import inline_calls
 from .frontend.parse import parse_file, parse_source
 from .ir import nodes as ir
 from .ir.printer import function_text, module_text
@@ -82,13 +83,22 @@ class RunResult:
 
 def compile_source(text: str, entry: str | None = None, filename: str = "<source>", *,
                    width: int = 32, for_gradient: bool = False,
-                   max_registers: int | None = None) -> CompiledProgram:
-    return _finish(parse_source(text, filename), entry, width, for_gradient, max_registers)
+                   max_registers: int | None = None, checks: bool = True,
+                   inline: bool = True) -> CompiledProgram:
+    return _finish(parse_source(text, filename), entry, width, for_gradient, max_registers,
+                   checks, inline)
 
 
 def compile_file(path: str | Path, entry: str | None = None, *, width: int = 32,
-                 for_gradient: bool = False, max_registers: int | None = None) -> CompiledProgram:
-    return _finish(parse_file(path), entry, width, for_gradient, max_registers)
+                 for_gradient: bool = False, max_registers: int | None = None,
+                 checks: bool = True, inline: bool = True) -> CompiledProgram:
+    """Compile ``entry`` (default: the file's last @reversible function).
+
+    ``checks=False`` (NiLang's ``@invcheckoff``) drops the runtime guards
+    (docs/language.md, *Runtime checks*); ``inline=False`` keeps every call a portal
+    call instead of inlining small straight-line functions.
+    """
+    return _finish(parse_file(path), entry, width, for_gradient, max_registers, checks, inline)
 
 
 def compile_function(function: ReversibleFunction, **options: Any) -> CompiledProgram:
@@ -96,16 +106,19 @@ def compile_function(function: ReversibleFunction, **options: Any) -> CompiledPr
 
 
 def _finish(module: ir.Module, entry: str | None, width: int, for_gradient: bool,
-            max_registers: int | None) -> CompiledProgram:
+            max_registers: int | None, checks: bool = True,
+            inline: bool = True) -> CompiledProgram:
     if entry is None:
         entry = list(module.functions)[-1]
     if entry not in module.functions:
         known = ", ".join(module.functions)
         raise CompileError(SourcePos(module.file, 1, 1),
                            f"no @reversible function {entry!r} in this file (it has: {known})")
-    check_module(module, for_gradient=for_gradient)
+    proofs = check_module(module, for_gradient=for_gradient)
+    lowered_module = inline_calls(module) if inline else module
     try:
-        lowered = lower_module(module, entry, width, max_registers, for_gradient)
+        lowered = lower_module(lowered_module, entry, width, max_registers, for_gradient,
+                               proofs, checks)
     except CompileError as exc:
         if not exc.source_line and 0 < exc.pos.line <= len(module.source_lines):
             exc.source_line = module.source_lines[exc.pos.line - 1]

@@ -17,12 +17,15 @@ from fractions import Fraction
 from revasm.isa.fixed_point import WordFormat
 
 from ..errors import CompileError, SourcePos
+from ..frontend.checks import Proofs
 from ..frontend.parse import expr_type
 from ..ir import nodes as ir
 from ..ir.inverse import invert_block
 from ..ir.printer import expr_text
 from .code import Instr, inverse_code, with_role
-from .layout import LINK, SCRATCH, SP, FunctionLayout, layout_function
+from .peephole import cancel_inverse_pairs
+from .layout import (LINK, SCRATCH, SP, VARIABLE_REGISTERS, FunctionLayout,
+                     layout_function)
 
 _UNARY = ("sin", "cos", "tan", "tanh", "exp", "log", "sqrt", "abs", "atan", "sinh", "cosh")
 _NEGATE_BRANCH = {"BEQ": "BNE", "BNE": "BEQ", "BLTZ": "BGEZ", "BGEZ": "BLTZ",
@@ -54,18 +57,26 @@ class Lowered:
 
 
 def lower_module(module: ir.Module, entry: str, width: int = 32,
-                 max_registers: int | None = None, for_gradient: bool = False) -> Lowered:
-    return _ModuleLowering(module, entry, width, max_registers, for_gradient).run()
+                 max_registers: int | None = None, for_gradient: bool = False,
+                 proofs: Proofs | None = None, checks: bool = True) -> Lowered:
+    """PAL for ``entry`` and what it calls.  ``proofs`` (from the static checks) lets
+    the guards they make redundant go; ``checks=False`` drops every runtime guard."""
+    return _ModuleLowering(module, entry, width, max_registers, for_gradient, proofs,
+                           checks).run()
 
 
 class _ModuleLowering:
     def __init__(self, module: ir.Module, entry: str, width: int,
-                 max_registers: int | None, for_gradient: bool) -> None:
+                 max_registers: int | None, for_gradient: bool,
+                 proofs: Proofs | None = None, checks: bool = True) -> None:
         self.module = module
+        self.proofs = proofs if proofs is not None else Proofs()
+        self.checks = checks
         self.entry = entry
         self.fmt = WordFormat(width)
         self.width = width
         self.for_gradient = for_gradient
+        self.max_registers = max_registers
         self.layouts = {name: layout_function(f, max_registers)
                         for name, f in module.functions.items()}
         self.traps: list[Instr] = []
@@ -90,7 +101,8 @@ class _ModuleLowering:
         bodies: list[Instr] = []
         for name in self.module.functions:
             if name in reachable:
-                bodies += _FunctionLowering(self, self.module.functions[name]).run()
+                code = _FunctionLowering(self, self.module.functions[name]).run()
+                bodies += cancel_inverse_pairs(code)
         out = _Writer()
         f = self.module.functions[self.entry]
         lay = self.layouts[self.entry]
@@ -206,6 +218,7 @@ class _FunctionLowering:
         self.types = self.lay.types()
         self.scratch_top = 0
         self.role = "compute"
+        self.pool: dict[tuple[int, str], int] = {}  # constant (word, kind) -> register
 
     # --- scratch registers -------------------------------------------------------------
 
@@ -232,10 +245,86 @@ class _FunctionLowering:
                 self.i("SWAPBR", LINK, pos=f.pos, role="control", label=name,
                        note=f"portal of {f.name}"),
                 self.i("NEG", LINK, pos=f.pos, role="control")]
-        code += self.block(f.body)
+        load = self.constant_pool()
+        code += load + self.block(f.body) + with_role(inverse_code(load), "uncompute")
         code.append(self.i("BRA", f"{name}_top", pos=f.pos, role="control",
                            label=f"{name}_bot"))
         return code
+
+    def constant_pool(self) -> list[Instr]:
+        """Keep the constants that loops read as operands in spare variable registers.
+
+        A constant operand costs a ``li`` and its inverse each time it is read; in a
+        loop condition that is every iteration, twice.  A function that makes no calls
+        (a call would save these registers too) loads the most used ones once, at its
+        entry, into variable registers nothing else uses, and clears them at its exit.
+        """
+        if any(True for _ in _callees(self.f.body)):
+            return []
+        limit = self.p.max_registers
+        available = list(VARIABLE_REGISTERS[:limit] if limit else VARIABLE_REGISTERS)
+        spare = [r for r in available if r not in self.lay.registers]
+        if not spare or self.lay.frame_size:
+            return []
+        uses: dict[tuple[int, str], int] = {}
+        literals: dict[tuple[int, str], Fraction] = {}
+        for e, ctx in self._loop_constant_operands(self.f.body, False):
+            word = self._word(e, ctx)
+            if word is not None:
+                uses[(word, ctx.kind)] = uses.get((word, ctx.kind), 0) + 1
+                literals[(word, ctx.kind)] = e.value
+        chosen = sorted(uses, key=lambda k: -uses[k])[:len(spare)]
+        load: list[Instr] = []
+        for key, reg in zip(chosen, spare):
+            self.pool[key] = reg
+            word, kind = key
+            text = str(word) if kind == ir.INT.kind else _fixed_literal(literals[key])
+            load.append(self.i("LI", reg, text, pos=self.f.pos, role="compute",
+                               note="constant kept in a register"))
+        return load
+
+    def _word(self, e: ir.Const, ctx: ir.ScalarType) -> int | None:
+        if ctx == ir.INT:
+            return int(e.value) if e.value.denominator == 1 else None
+        return self.p.fmt.from_real(e.value)
+
+    def _loop_constant_operands(self, body: list[ir.Stmt], in_loop: bool):
+        """(constant, context) of every constant a loop reads through ``operand``."""
+        for s in body:
+            looped = in_loop or isinstance(s, (ir.While, ir.For))
+            if looped:
+                exprs = [getattr(s, a, None) for a in ("expr", "pre", "post", "theta", "a", "b")]
+                for e in exprs:
+                    if isinstance(e, ir.Expr):
+                        yield from self._constant_operands(e)
+            for attr in ("body", "then", "orelse"):
+                inner = getattr(s, attr, None)
+                if isinstance(inner, list):
+                    yield from self._loop_constant_operands(inner, looped)
+
+    def _constant_operands(self, e: ir.Expr):
+        pairs: list[tuple[ir.Expr, ir.ScalarType]] = []
+        if isinstance(e, ir.Compare):
+            ctx = self._compare_type(e.left, e.right)
+            pairs = [(e.left, ctx), (e.right, ctx)]
+        elif isinstance(e, ir.BinOp) and e.op in ("/", "**") or (
+                isinstance(e, ir.BinOp) and e.op == "*" and not any(
+                    isinstance(x, ir.Const) and x.value.denominator == 1 and
+                    abs(x.value) <= _SMALL_MULTIPLIER for x in (e.left, e.right))):
+            pairs = [(e.left, ir.FIXED), (e.right, ir.FIXED)]
+        elif isinstance(e, ir.FuncCall):
+            pairs = [(a, ir.FIXED) for a in e.args]
+        for x, ctx in pairs:
+            if isinstance(x, ir.Const) and x.value != 0:
+                yield x, ctx
+        for attr in ("left", "right", "operand"):
+            sub = getattr(e, attr, None)
+            if isinstance(sub, ir.Expr):
+                yield from self._constant_operands(sub)
+        for attr in ("values", "args"):
+            for sub in getattr(e, attr, ()) or ():
+                if isinstance(sub, ir.Expr):
+                    yield from self._constant_operands(sub)
 
     def block(self, body: list[ir.Stmt]) -> list[Instr]:
         out: list[Instr] = []
@@ -286,24 +375,28 @@ class _FunctionLowering:
         if isinstance(s.type, ir.ArrayType):
             return []  # frame memory is zero on entry and must be zero on exit
         reg, setup, teardown = self.place(ir.Var(s.pos, name=s.name))
-        guard = self.label("guard")
-        note = (f"ancilla {s.name} allocated at line {s.pos.line} does not hold "
-                f"{expr_text(s.value)} when it is released (running backward)")
-        check = [self.i("BNE", reg, 0, self.p.trap(guard, s.pos, note), pos=s.pos, role="check",
-                        label=guard, note=f"ancilla {s.name} must be zero here")]
+        check: list[Instr] = []
+        if self.p.checks and not self.p.proofs.alloc_is_proven(self.f.name, s):
+            guard = self.label("guard")
+            note = (f"ancilla {s.name} allocated at line {s.pos.line} does not hold "
+                    f"{expr_text(s.value)} when it is released (running backward)")
+            check = [self.i("BNE", reg, 0, self.p.trap(guard, s.pos, note), pos=s.pos,
+                            role="check", label=guard, note=f"ancilla {s.name} must be zero here")]
         body = self.accumulate(reg, 1, s.value, s.type)
         return setup + check + body + teardown
 
     def stmt_free(self, s: ir.Free) -> list[Instr]:
         if isinstance(s.type, ir.ArrayType):
-            return self.array_zero_check(s) if s.checked else []
+            return self.array_zero_check(s) if s.checked and self.p.checks else []
         reg, setup, teardown = self.place(ir.Var(s.pos, name=s.name))
-        guard = self.label("guard")
-        note = (f"ancilla {s.name} does not hold {expr_text(s.value)} when it is freed "
-                f"at line {s.pos.line}")
         body = with_role(self.accumulate(reg, -1, s.value, s.type), "uncompute")
-        check = [self.i("BNE", reg, 0, self.p.trap(guard, s.pos, note), pos=s.pos, role="check",
-                        label=guard, note=f"free({s.name}, ...) leaves it zero")]
+        check: list[Instr] = []
+        if self.p.checks and not self.p.proofs.free_is_proven(self.f.name, s):
+            guard = self.label("guard")
+            note = (f"ancilla {s.name} does not hold {expr_text(s.value)} when it is freed "
+                    f"at line {s.pos.line}")
+            check = [self.i("BNE", reg, 0, self.p.trap(guard, s.pos, note), pos=s.pos,
+                            role="check", label=guard, note=f"free({s.name}, ...) leaves it zero")]
         return setup + body + check + teardown
 
     def label(self, kind: str) -> str:
@@ -542,9 +635,52 @@ class _FunctionLowering:
         if isinstance(cond, (ir.Var, ir.Index)):
             a, sa, ta = self.operand(cond, self.type_of(cond))
             return "BNE", (a, 0), sa, ta
-        t = self.fresh(cond.pos)
-        setup = self.xor_into(t, cond)
+        mark = self.scratch_top
+        try:
+            t, setup = self.condition_bit(cond)
+        except CompileError:  # out of scratch registers: clear each part as it goes
+            self.scratch_top = mark
+            t = self.fresh(cond.pos)
+            setup = self.xor_into(t, cond)
         return "BNE", (t, 0), setup, inverse_code(setup)
+
+    def condition_bit(self, e: ir.Expr) -> tuple[int, list[Instr]]:
+        """A scratch register holding ``e``'s truth (0 or 1), for a branch.
+
+        Unlike ``xor_into`` the setup leaves its temporaries (operands, the parts of an
+        ``and``/``or``) in place: the branch's teardown, the setup's inverse, clears
+        them, so each is computed once per test instead of three times.
+        """
+        pos = e.pos
+        if isinstance(e, ir.BoolOp):
+            regs: list[int] = []
+            code: list[Instr] = []
+            for v in e.values:
+                r, c = self.condition_bit(v)
+                regs.append(r)
+                code += c
+            acc = regs[0]
+            op = "ANDX" if e.op == "and" else "ORX"
+            for r in regs[1:]:
+                t = self.fresh(pos)
+                code.append(self.i(op, t, acc, r, pos=pos))
+                acc = t
+            return acc, code
+        if isinstance(e, ir.Unary) and e.op == "not":
+            r, code = self.condition_bit(e.operand)
+            return r, code + [self.i("XORI", r, "1", pos=pos)]
+        if isinstance(e, ir.Compare) and e.op in ("<", ">", "<=", ">="):
+            ctx = self._compare_type(e.left, e.right)
+            a, sa, _ = self.operand(e.left, ctx)
+            b, sb, _ = self.operand(e.right, ctx)
+            d = self.fresh(pos)
+            first, second = (a, b) if e.op in ("<", ">=") else (b, a)
+            code = sa + sb
+            if e.op in ("<=", ">="):
+                code.append(self.i("XORI", d, "1", pos=pos))
+            return d, code + [self.i("SLTX", d, first, second, pos=pos)]
+        t = self.fresh(pos)
+        return t, self.xor_into(t, e)
 
     def _compare_type(self, a: ir.Expr, b: ir.Expr) -> ir.ScalarType:
         return ir.INT if self.type_of(a) == self.type_of(b) == ir.INT else ir.FIXED
@@ -621,11 +757,22 @@ class _FunctionLowering:
         """A register holding the value of ``e`` in type ``ctx``, with setup and teardown."""
         if _is_zero(e):
             return 0, [], []
+        if isinstance(e, ir.Const) and self.pool:
+            word = self._word(e, ctx)
+            if (word, ctx.kind) in self.pool:
+                return self.pool[(word, ctx.kind)], [], []
         etype = self.type_of(e)
         if isinstance(e, (ir.Var, ir.Index)) and (etype == ctx or ctx == ir.INT):
             if etype != ctx:
                 raise CompileError(e.pos, f"{expr_text(e)} is Fixed where an Int is needed")
             return self.place(e)
+        if isinstance(e, (ir.Var, ir.Index)) and etype == ir.INT and ctx == ir.FIXED:
+            # one shift into a zero scratch register converts it (SLLX is an XOR)
+            r, sr, tr = self.place(e)
+            t = self.fresh(e.pos)
+            setup = sr + [self.i("SLLX", t, r, str(self.fmt_frac), pos=e.pos,
+                                 note="Int to Fixed")] + tr
+            return t, setup, inverse_code(setup)
         t = self.fresh(e.pos)
         setup = self.accumulate(t, 1, e, ctx)
         return t, setup, inverse_code(setup)

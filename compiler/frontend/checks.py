@@ -21,10 +21,37 @@ from ..ir.inverse import invert_block
 from ..ir.printer import expr_text
 
 
-def check_module(module: ir.Module, *, for_gradient: bool = False) -> None:
+@dataclass
+class Proofs:
+    """What the checks proved, for the backend to drop runtime guards it makes redundant.
+
+    ``proven``: (function, ancilla, line, column) of every free whose value the
+    symbolic proof establishes, in every place the statement occurs (forward, or
+    inverted by ~routine / ``with inverse()``); ``unproven``: the same keys for frees
+    it does not (``checked=True``, or no matching allocation), and ``unproven_names``
+    (function, ancilla) for ancillas with any such free, whose guards stay.
+    """
+
+    proven: set = field(default_factory=set)
+    unproven: set = field(default_factory=set)
+    unproven_names: set = field(default_factory=set)
+
+    def free_is_proven(self, function: str, s: ir.Free) -> bool:
+        key = (function, s.name, s.pos.line, s.pos.column)
+        return not s.checked and key in self.proven and key not in self.unproven
+
+    def alloc_is_proven(self, function: str, s: ir.Alloc) -> bool:
+        return not s.checked and (function, s.name) not in self.unproven_names and \
+            any(k[:2] == (function, s.name) for k in self.proven)
+
+
+def check_module(module: ir.Module, *, for_gradient: bool = False) -> Proofs:
+    """Raise a CompileError for the first ill-formed statement; return what was proven."""
     writes = written_params(module)
+    proofs = Proofs()
     for f in module.functions.values():
-        _FunctionChecker(module, f, writes, for_gradient).run()
+        _FunctionChecker(module, f, writes, for_gradient, proofs).run()
+    return proofs
 
 
 # --- which parameters a function writes ----------------------------------------------------
@@ -125,6 +152,7 @@ class _Event:
     deps: set[str]
     additive: bool = False
     toggle: bool = False
+    barrier: bool = False  # an allocation or free: never cancels, nothing cancels across it
 
 
 class _Log:
@@ -141,6 +169,8 @@ class _Log:
     def add(self, e: _Event) -> None:
         for k in range(len(self.events) - 1, -1, -1):
             old = self.events[k]
+            if e.barrier:
+                break
             if old.key == e.key and (e.toggle or old.sign == -e.sign):
                 between = self.events[k + 1:]
                 if all(not (b.targets & e.deps) and
@@ -152,12 +182,20 @@ class _Log:
         self.events.append(e)
 
     def touching(self, name: str) -> list[_Event]:
-        return [e for e in self.events if name in e.targets]
+        return [e for e in self.events if name in e.targets and not e.barrier]
+
+    def barrier(self, name: str, pos: SourcePos) -> None:
+        """The variable ``name`` starts or ends here: a pair reading or writing it across
+        this point is not an exact inverse pair (its value may differ on either side)."""
+        self.events.append(_Event(("barrier", name, pos.line, pos.column, len(self.events)),
+                                  1, pos, f"the allocation or free of {name}", {name}, set(),
+                                  barrier=True))
 
 
 class _FunctionChecker:
     def __init__(self, module: ir.Module, f: ir.Function, writes: dict[str, set[int]],
-                 for_gradient: bool) -> None:
+                 for_gradient: bool, proofs: Proofs | None = None) -> None:
+        self.proofs = proofs if proofs is not None else Proofs()
         self.module = module
         self.f = f
         self.writes = writes
@@ -213,6 +251,7 @@ class _FunctionChecker:
             self.check_call(s, log)
         elif isinstance(s, ir.Alloc):
             self.allocs[s.name] = s
+            log.barrier(s.name, s.pos)
         elif isinstance(s, ir.Free):
             self.check_free(s, log)
         elif isinstance(s, ir.If):
@@ -256,8 +295,13 @@ class _FunctionChecker:
                  inverted: bool, condition_reads: set[str]) -> None:
         """Check the nested blocks; what they leave changed is one event for the whole."""
         inner = _Log()
-        for body in bodies:
-            self.block(body, inner, inverted)
+        for body in bodies:  # each branch has its own log: they never cancel each other
+            branch = _Log()
+            self.block(body, branch, inverted)
+            inner.events += branch.events
+        barriers = [e for e in inner.events if e.barrier]
+        inner.events = [e for e in inner.events if not e.barrier]
+        log.events += barriers
         if not inner.events:
             return
         changed = set().union(*(e.targets for e in inner.events))
@@ -344,7 +388,10 @@ class _FunctionChecker:
 
     def check_free(self, s: ir.Free, log: _Log) -> None:
         alloc = self.allocs.get(s.name)
+        key = (self.f.name, s.name, s.pos.line, s.pos.column)
         if alloc is None:
+            self.proofs.unproven.add(key)
+            self.proofs.unproven_names.add(key[:2])
             return
         pending = log.touching(s.name)
         same_value = alloc.value == s.value
@@ -361,7 +408,14 @@ class _FunctionChecker:
                              "relation the compiler cannot see restores it, write "
                              f"free({s.name}, {expr_text(s.value)}, checked=True), which the "
                              "machine checks at run time")
-        log.events = [e for e in log.events if s.name not in e.targets]
+        if pending or not same_value or s.checked or alloc.checked or \
+                not isinstance(alloc.value, ir.Const):
+            self.proofs.unproven.add(key)
+            self.proofs.unproven_names.add(key[:2])
+        else:
+            self.proofs.proven.add(key)
+        log.events = [e for e in log.events if s.name not in e.targets or e.barrier]
+        log.barrier(s.name, s.pos)
 
 def _leaves(e: ir.Expr):
     for x in _subexpressions(e):
