@@ -1,0 +1,196 @@
+"""Registers and memory as the templates see them on a group of lanes.
+
+``R[3]`` reads register 3 of every lane in the group; ``MEM[i]`` reads, for
+each lane, the word at that lane's address ``i[j]``.  Writes are *buffered*
+until the instruction has finished on every lane: the engine then commits
+them only for the lanes that did not fault, which is how a faulting lane is
+left exactly as the reference leaves it (the instruction without effect)
+while the others go on.
+
+When the group is every lane of the machine (converged SIMT, the common case)
+reads return the stored rows themselves and a commit rebinds the row, so a
+straight-line instruction costs its arithmetic and nothing else.  Rows are
+never changed in place while shared: a committed array that is also stored
+elsewhere (``SWAP``, ``EXCH``) is copied first.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .words import MASK64
+
+
+class Group:
+    """The lanes one instruction runs on: every lane (``full``) or an index array."""
+
+    __slots__ = ("lanes", "full", "n", "reads")
+
+    def __init__(self, lanes: Any, full: bool, n: int) -> None:
+        self.lanes = lanes
+        self.full = full
+        self.n = n
+        self.reads: set[int] = set()
+
+    def take(self, row: Any) -> Any:
+        if self.full:
+            self.reads.add(id(row))
+            return row
+        return row[self.lanes]
+
+
+def as_row(value: Any, n: int, xp: Any) -> Any:
+    """A template result as a ``uint64`` array of the group's length."""
+    if not hasattr(value, "dtype"):
+        return xp.full(n, int(value) & MASK64, dtype=xp.uint64)
+    if value.dtype != xp.uint64:
+        value = xp.astype(value, xp.uint64)
+    if value.shape != (n,):
+        value = xp.broadcast_to(value, (n,))
+        value = xp.asarray(value, copy=True)
+    return value
+
+
+class RegisterBank:
+    """A register-like bank (``R``, and later the gradient banks): rows indexed by number."""
+
+    def __init__(self, rows: list, xp: Any) -> None:
+        self.rows = rows
+        self.xp = xp
+        self.group: Group | None = None
+        self.writes: dict[int, Any] = {}
+        self.history: list[tuple[int, int, Any]] = []
+        self.statement = lambda: 0
+
+    def bind(self, group: Group) -> None:
+        self.group = group
+        self.writes = {}
+        self.history = []
+
+    def __getitem__(self, register: int) -> Any:
+        value = self.writes.get(register)
+        if value is not None:
+            return value
+        return self.group.take(self.rows[register])
+
+    def __setitem__(self, register: int, value: Any) -> None:
+        self.writes[register] = value
+        self.history.append((self.statement(), register, value))
+
+    def commit_before(self, mask: Any, statement: int, target: Any) -> None:
+        """For lanes that faulted in ``statement``: keep the writes of earlier statements."""
+        done: dict[int, Any] = {}
+        for index, register, value in self.history:
+            if index < statement:
+                done[register] = value
+        for register, value in done.items():
+            self.rows[register][target] = as_row(value, self.group.n, self.xp)[mask]
+
+    def commit(self, ok: Any, target: Any, seen: set[int] | None) -> None:
+        """Store the buffered writes: rebind (``seen`` given) or scatter into ``target``."""
+        group, xp = self.group, self.xp
+        for register, value in self.writes.items():
+            value = as_row(value, group.n, xp)
+            if seen is not None:
+                if id(value) in seen:
+                    value = xp.asarray(value, copy=True)
+                seen.add(id(value))
+                self.rows[register] = value
+            else:
+                self.rows[register][target] = value if ok is None else value[ok]
+
+
+class MemoryBank:
+    """A memory-like bank (``MEM``): one row per address, made when first touched.
+
+    Addresses never touched keep the image's word in every lane without
+    storage, so a 65536-word memory costs only the words a program uses.
+    """
+
+    def __init__(self, initial: list[int], lanes: int, xp: Any) -> None:
+        self.initial = initial
+        self.lanes = lanes
+        self.xp = xp
+        self.rows: dict[int, Any] = {}
+        self.group: Group | None = None
+        self.writes: list[tuple[Any, Any]] = []
+        self.indices: list[int] = []
+        self.statement = lambda: 0
+
+    def row(self, address: int) -> Any:
+        row = self.rows.get(address)
+        if row is None:
+            word = self.initial[address] if address < len(self.initial) else 0
+            row = self.rows[address] = self.xp.full(self.lanes, word, dtype=self.xp.uint64)
+        return row
+
+    def word(self, address: int) -> Any:
+        """Every lane's word at ``address`` (read-only view or broadcast)."""
+        row = self.rows.get(address)
+        if row is not None:
+            return row
+        word = self.initial[address] if address < len(self.initial) else 0
+        return self.xp.full(self.lanes, word, dtype=self.xp.uint64)
+
+    def bind(self, group: Group) -> None:
+        self.group = group
+        self.writes = []
+        self.indices = []
+
+    def _uniform(self, index: Any) -> int | None:
+        if not hasattr(index, "dtype"):
+            return int(index)
+        first = int(index[0])
+        return first if bool(self.xp.all(index == first)) else None
+
+    def __getitem__(self, index: Any) -> Any:
+        group, xp = self.group, self.xp
+        address = self._uniform(index)
+        if address is not None:
+            value = group.take(self.row(address))
+        else:
+            value = xp.empty(group.n, dtype=xp.uint64)
+            for a in xp.unique_values(index).tolist():
+                here = index == a
+                value[here] = group.take(self.row(int(a)))[here]
+        for written_index, written in self.writes:  # this instruction's own earlier writes
+            same = written_index == index
+            value = xp.where(same, as_row(written, group.n, xp), value)
+        return value
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        self.writes.append((index, value))
+        self.indices.append(self.statement())
+
+    def commit_before(self, mask: Any, statement: int, target: Any) -> None:
+        """For lanes that faulted in ``statement``: keep the writes of earlier statements."""
+        kept = [w for w, i in zip(self.writes, self.indices) if i < statement]
+        if not kept:
+            return
+        writes, self.writes = self.writes, kept
+        try:
+            self.commit(mask, target, None)
+        finally:
+            self.writes = writes
+
+    def commit(self, ok: Any, target: Any, seen: set[int] | None) -> None:
+        group, xp = self.group, self.xp
+        for index, value in self.writes:
+            value = as_row(value, group.n, xp)
+            address = self._uniform(index)
+            if address is not None:
+                if seen is not None:
+                    if id(value) in seen:
+                        value = xp.asarray(value, copy=True)
+                    seen.add(id(value))
+                    self.rows[address] = value
+                else:
+                    self.row(address)[target] = value if ok is None else value[ok]
+                continue
+            for a in xp.unique_values(index).tolist():
+                here = index == a
+                if ok is not None:
+                    here = here & ok
+                if group.full:
+                    self.row(int(a))[here] = value[here]
+                else:
+                    self.row(int(a))[group.lanes[here]] = value[here]

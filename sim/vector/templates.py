@@ -1,0 +1,207 @@
+"""The table's semantics templates, rewritten once into functions on lane arrays.
+
+A template (``isa/table.py``) is a Python statement over ``R``, ``MEM``, ``BR``,
+``DIR`` and the vocabulary, written for one machine.  The vector engine runs
+the *same text* on a group of lanes: it parses it, and rewrites
+
+* every operator ``x OP y`` into a helper call ``_op(x, y)`` (``words.py``) that
+  reconciles Python integers with ``uint64``/``int64`` arrays exactly;
+* ``x OP= y`` into ``x = _op(x, y)``, so no array is ever changed in place;
+* ``if C: T = V`` (branches) into ``T = _where(C, V, T)``: every lane evaluates
+  the statement and keeps the new value only where its condition holds;
+* ``A if C else B`` into ``_where(C, A, B)``; ``and``/``or``/``not`` into their
+  element-wise forms.
+
+The result is compiled as ``def _cell(BANK..., BR, DIR): ...; return BR, DIR``.
+Nothing here knows a mnemonic, so any entry added to the table -- including
+the adjoint templates of gradient mode -- runs as long as its vocabulary
+names exist (``vocabulary.py`` falls back to a per-lane call of the scalar
+function for names it does not vectorize).
+"""
+from __future__ import annotations
+
+import ast
+from types import CodeType
+
+_BINARY = {
+    ast.Add: "_add", ast.Sub: "_sub", ast.Mult: "_mul", ast.BitAnd: "_and",
+    ast.BitOr: "_or", ast.BitXor: "_xor", ast.LShift: "_lshift", ast.RShift: "_rshift",
+    ast.FloorDiv: "_floordiv", ast.Mod: "_mod",
+}
+
+
+class TemplateError(ValueError):
+    """A template uses a construct the vector engine cannot run on lanes."""
+
+
+def _call(name: str, *args: ast.expr) -> ast.Call:
+    return ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=list(args), keywords=[])
+
+
+def _load(target: ast.expr) -> ast.expr:
+    """The same target as an expression (``R[3]`` read instead of written)."""
+    node = ast.parse(ast.unparse(target), mode="eval").body
+    return node
+
+
+class _Vectorize(ast.NodeTransformer):
+    def __init__(self) -> None:
+        self.counter = 0
+
+    def fresh(self) -> str:
+        self.counter += 1
+        return f"_v{self.counter}"
+
+    # --- expressions -------------------------------------------------------
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.expr:
+        self.generic_visit(node)
+        name = _BINARY.get(type(node.op))
+        if name is None:
+            raise TemplateError(f"operator {type(node.op).__name__} is not supported on lanes")
+        # Constant folding keeps pure-immediate arithmetic (imm << 16*k) in Python ints.
+        if isinstance(node.left, ast.Constant) and isinstance(node.right, ast.Constant):
+            return node
+        return _call(name, node.left, node.right)
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.expr:
+        self.generic_visit(node)
+        if isinstance(node.operand, ast.Constant):
+            return node
+        if isinstance(node.op, ast.USub):
+            return _call("_neg", node.operand)
+        if isinstance(node.op, ast.Invert):
+            return _call("_invert", node.operand)
+        if isinstance(node.op, ast.Not):
+            return _call("_not", node.operand)
+        return node.operand
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> ast.expr:
+        self.generic_visit(node)
+        name = "_land" if isinstance(node.op, ast.And) else "_lor"
+        result = node.values[0]
+        for value in node.values[1:]:
+            result = _call(name, result, value)
+        return result
+
+    def visit_Compare(self, node: ast.Compare) -> ast.expr:
+        self.generic_visit(node)
+        if len(node.ops) == 1:
+            return node
+        parts, left = [], node.left
+        for op, right in zip(node.ops, node.comparators):
+            parts.append(ast.Compare(left=left, ops=[op], comparators=[right]))
+            left = right
+        result = parts[0]
+        for part in parts[1:]:
+            result = _call("_land", result, part)
+        return result
+
+    def visit_IfExp(self, node: ast.IfExp) -> ast.expr:
+        self.generic_visit(node)
+        return _call("_where", node.test, node.body, node.orelse)
+
+    # --- statements ----------------------------------------------------------
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> ast.stmt:
+        value = self.visit(node.value)
+        target = node.target
+        current = self.visit(_load(target))
+        name = _BINARY.get(type(node.op))
+        if name is None:
+            raise TemplateError(f"operator {type(node.op).__name__}= is not supported on lanes")
+        return ast.Assign(targets=[target], value=_call(name, current, value))
+
+    def visit_If(self, node: ast.If) -> list[ast.stmt]:
+        test = self.visit(node.test)
+        flag = self.fresh()
+        out: list[ast.stmt] = [ast.Assign(targets=[ast.Name(id=flag, ctx=ast.Store())],
+                                          value=test)]
+        out += self._guarded(node.body, ast.Name(id=flag, ctx=ast.Load()))
+        if node.orelse:
+            out += self._guarded(node.orelse, _call("_not", ast.Name(id=flag, ctx=ast.Load())))
+        return out
+
+    def _guarded(self, body: list[ast.stmt], condition: ast.expr) -> list[ast.stmt]:
+        out: list[ast.stmt] = []
+        for statement in body:
+            if isinstance(statement, ast.If):
+                inner = self.visit(statement.test)
+                flag = self.fresh()
+                out.append(ast.Assign(targets=[ast.Name(id=flag, ctx=ast.Store())],
+                                      value=_call("_land", condition, inner)))
+                out += self._guarded(statement.body, ast.Name(id=flag, ctx=ast.Load()))
+                if statement.orelse:
+                    other = _call("_land", condition,
+                                  _call("_not", self.visit(_load(statement.test))))
+                    out += self._guarded(statement.orelse, other)
+                continue
+            if isinstance(statement, ast.Pass):
+                continue
+            if isinstance(statement, ast.AugAssign):
+                statement = self.visit_AugAssign(statement)
+            elif isinstance(statement, ast.Assign):
+                statement = ast.Assign(targets=statement.targets,
+                                       value=self.visit(statement.value))
+            else:
+                raise TemplateError("only assignments may be conditional on lanes, not "
+                                    f"{ast.unparse(statement)!r}")
+            out += self._guarded_assign(statement, condition)
+        return out
+
+    def _guarded_assign(self, statement: ast.Assign, condition: ast.expr) -> list[ast.stmt]:
+        if len(statement.targets) != 1:
+            raise TemplateError("chained assignment is not supported on lanes")
+        target = statement.targets[0]
+        if isinstance(target, ast.Tuple):
+            temp = self.fresh()
+            out: list[ast.stmt] = [ast.Assign(targets=[ast.Name(id=temp, ctx=ast.Store())],
+                                              value=statement.value)]
+            for i, element in enumerate(target.elts):
+                part = ast.Subscript(value=ast.Name(id=temp, ctx=ast.Load()),
+                                     slice=ast.Constant(i), ctx=ast.Load())
+                out.append(ast.Assign(targets=[element],
+                                      value=_call("_where", condition, part, _load(element))))
+            return out
+        return [ast.Assign(targets=[target],
+                           value=_call("_where", condition, statement.value, _load(target)))]
+
+
+def _bank_names(tree: ast.AST) -> set[str]:
+    return {node.value.id for node in ast.walk(tree)
+            if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)}
+
+
+_CACHE: dict[tuple[str, tuple[str, ...]], CodeType] = {}
+
+
+def vector_source(statement: str, banks: tuple[str, ...]) -> str:
+    """The vectorized function's source for one template statement (for reading)."""
+    tree = ast.parse(statement)
+    unknown = _bank_names(tree) - set(banks) - {"_v"}
+    if unknown:
+        raise TemplateError(f"the template uses {', '.join(sorted(unknown))}, which the "
+                            f"vector engine does not hold (it has {', '.join(banks)})")
+    body: list[ast.stmt] = []
+    transformer = _Vectorize()
+    for index, statement_node in enumerate(tree.body):
+        if index:  # a fault from here on keeps the earlier statements' effects (as exec does)
+            body.append(ast.Expr(value=_call("_at", ast.Constant(index))))
+        result = transformer.visit(statement_node)
+        body += result if isinstance(result, list) else [result]
+    module = ast.fix_missing_locations(ast.Module(body=body, type_ignores=[]))
+    text = "\n".join("    " + line for line in ast.unparse(module).split("\n") if line)
+    params = ", ".join(banks)
+    return f"def _cell({params}, BR, DIR):\n{text or '    pass'}\n    return BR, DIR\n"
+
+
+def compile_template(statement: str, banks: tuple[str, ...]) -> CodeType:
+    """Compiled code that defines ``_cell``; cached by statement text."""
+    key = (statement, banks)
+    code = _CACHE.get(key)
+    if code is None:
+        if len(_CACHE) > 20_000:
+            _CACHE.clear()
+        code = compile(vector_source(statement, banks), "<revasm vector template>", "exec")
+        _CACHE[key] = code
+    return code

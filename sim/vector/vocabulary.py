@@ -1,0 +1,305 @@
+"""The template vocabulary (``isa/vocabulary.py``) on lane arrays, bit for bit.
+
+Each name of the scalar vocabulary gets a lane version here.  Vectorized:
+``S``, the shifts and rotates, ``slt``, ``fmul`` (both widths; W = 64 through
+32-bit halves), ``fdiv`` (W = 32), ``fn_abs``, ``fn_sqrt`` (W = 32), and the
+shears of ``rot``/``irot``.  Every other name -- the CORDIC functions, ``fdiv``
+and ``fn_sqrt`` at W = 64, the rotation plan, and any name a later table
+adds -- runs through :func:`lanewise`, a documented stop-gap that calls the
+scalar function (the definition itself) once per distinct argument tuple, so
+the bits are the scalar bits by construction.
+
+Faults are per lane: a function that cannot compute a lane's value records the
+lane in the :class:`LaneContext` with the fault kind the reference would raise
+and a message made by the scalar function itself, and returns a harmless value
+for it (the engine discards that lane's effects).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from revasm.isa import elementary
+from revasm.isa.fixed_point import WordFormat
+from revasm.isa.rotation import rotation_plan
+from revasm.isa.vocabulary import vocabulary as scalar_vocabulary
+from revasm.sim.reference.faults import Trap
+
+from .words import MASK64, mul_round
+
+Describe = Callable[[int], str]
+
+
+def fault_kind(exc: BaseException) -> str:
+    """The reference machine's fault kind for an exception raised by a template."""
+    if isinstance(exc, Trap):
+        return exc.kind
+    if isinstance(exc, (elementary.DivideByZero, ZeroDivisionError)):
+        return "divide-by-zero"
+    return "domain-error"
+
+
+def fault_detail(exc: BaseException) -> str:
+    return exc.message if isinstance(exc, Trap) else str(exc)
+
+
+class LaneContext:
+    """Per-instruction scratch: the group size and the lanes that faulted, in order."""
+
+    def __init__(self, xp: Any) -> None:
+        self.xp = xp
+        self.n = 0
+        self.failed: Any = None
+        self.statement = 0
+        self.events: list[tuple[Any, str, Describe, int]] = []
+
+    def reset(self, n: int) -> None:
+        self.n = n
+        self.failed = None
+        self.statement = 0
+        self.events = []
+
+    def at(self, statement: int) -> None:
+        """The template's statement now running (its earlier ones stay done on a fault)."""
+        self.statement = statement
+
+    def fault(self, mask: Any, kind: str, describe: Describe) -> None:
+        """Lanes (a boolean mask over the group) fault with ``kind``; first fault wins."""
+        xp = self.xp
+        if self.failed is None:
+            fresh = mask
+            self.failed = xp.asarray(mask, copy=True)
+        else:
+            fresh = mask & ~self.failed
+            self.failed = self.failed | mask
+        if bool(xp.any(fresh)):
+            self.events.append((fresh, kind, describe, self.statement))
+
+    def column(self, value: Any) -> list:
+        """A template argument as one Python int per lane."""
+        if hasattr(value, "tolist"):
+            listed = value.tolist()
+            if isinstance(listed, list):
+                return listed
+            return [listed] * self.n
+        return [int(value)] * self.n
+
+
+def lanewise(function: Callable, ctx: LaneContext, xp: Any, name: str) -> Callable:
+    """Run a scalar vocabulary function lane by lane (memoized per argument tuple)."""
+    try:
+        probe = function(*([0] * function.__code__.co_argcount))
+        probe_arity = len(probe) if isinstance(probe, tuple) else 0
+    except Exception:  # noqa: BLE001 - the probe only learns the result's shape
+        probe_arity = 0
+
+    def apply(*args: Any) -> Any:
+        columns = [ctx.column(a) for a in args]
+        memo: dict[tuple, Any] = {}
+        results: list = []
+        errors: dict[int, BaseException] = {}
+        for j, key in enumerate(zip(*columns)):
+            value = memo.get(key)
+            if value is None:
+                try:
+                    value = memo[key] = function(*key)
+                except (Trap, ArithmeticError) as exc:
+                    errors[j] = exc
+            results.append(value)
+        arity = next((len(r) if isinstance(r, tuple) else 0 for r in results if r is not None),
+                     probe_arity)
+        if errors:
+            zero = (0,) * arity if arity else 0
+            by_kind: dict[str, list[int]] = {}
+            for j, exc in errors.items():
+                results[j] = zero
+                by_kind.setdefault(fault_kind(exc), []).append(j)
+            for kind, positions in by_kind.items():
+                kind_mask = xp.zeros(ctx.n, dtype=xp.bool)
+                kind_mask[xp.asarray(positions)] = True
+                ctx.fault(kind_mask, kind, lambda j: fault_detail(errors[j]))
+        if arity:
+            return tuple(xp.asarray([r[i] & MASK64 for r in results], dtype=xp.uint64)
+                         for i in range(arity))
+        return xp.asarray([r & MASK64 for r in results], dtype=xp.uint64)
+
+    apply.__name__ = f"lanewise_{name}"
+    return apply
+
+
+def vector_vocabulary(fmt: WordFormat, xp: Any, ctx: LaneContext) -> dict[str, Any]:
+    """Every name of the scalar vocabulary, bound for lane arrays of one format."""
+    width, mask, frac = fmt.width, fmt.mask, fmt.frac_bits
+    u64, i64 = xp.uint64, xp.int64
+    amount_mask = width - 1
+    scalar = scalar_vocabulary(fmt)
+
+    def as_words(word: Any) -> Any:
+        if hasattr(word, "dtype"):
+            return word if word.dtype == u64 else xp.astype(word, u64)
+        return xp.asarray(int(word) & MASK64, dtype=u64)
+
+    def S(word: Any) -> Any:  # noqa: N802 - the vocabulary's name
+        if not hasattr(word, "dtype"):
+            return fmt.signed(int(word) & mask)
+        s = xp.astype(as_words(word), i64)
+        if width == 64:
+            return s
+        return s - ((s & (1 << 31)) << 1)
+
+    def amount(n: Any) -> Any:
+        if hasattr(n, "dtype"):
+            return as_words(n) & u64(amount_mask)
+        return int(n) & amount_mask
+
+    def shl(word: Any, n: Any) -> Any:
+        return (as_words(word) << amount(n)) & u64(mask)
+
+    def srl(word: Any, n: Any) -> Any:
+        return as_words(word) >> amount(n)
+
+    def sra(word: Any, n: Any) -> Any:
+        k = amount(n)
+        if hasattr(k, "dtype"):
+            k = xp.astype(k, i64)
+        return xp.astype(S(as_words(word)) >> k, u64) & u64(mask)
+
+    def rotl(word: Any, n: Any) -> Any:
+        w, k = as_words(word), amount(n)
+        back = (width - k) if not hasattr(k, "dtype") else (u64(width) - k)
+        return ((w << k) | (w >> back)) & u64(mask)
+
+    def rotr(word: Any, n: Any) -> Any:
+        w, k = as_words(word), amount(n)
+        back = (width - k) if not hasattr(k, "dtype") else (u64(width) - k)
+        return ((w >> k) | (w << back)) & u64(mask)
+
+    def slt(x: Any, y: Any) -> Any:
+        return xp.astype(S(as_words(x)) < S(as_words(y)), u64)
+
+    def lane_words(word: Any) -> Any:
+        """A word argument as a uint64 array of the group's length."""
+        words = as_words(word)
+        if words.shape != (ctx.n,):
+            words = xp.asarray(xp.broadcast_to(words, (ctx.n,)), copy=True)
+        return words
+
+    def signed_array(word: Any) -> Any:
+        return S(lane_words(word))
+
+    one = fmt.one
+
+    def fneg(x: Any) -> Any:
+        return (-lane_words(x)) & u64(mask)
+
+    def fadd(x: Any, y: Any) -> Any:
+        return (lane_words(x) + as_words(y)) & u64(mask)
+
+    def fsub(x: Any, y: Any) -> Any:
+        return (lane_words(x) - as_words(y)) & u64(mask)
+
+    def fsign(x: Any) -> Any:
+        a = signed_array(x)
+        return xp.where(a == 0, u64(0), xp.where(a < 0, u64(-one & mask), u64(one)))
+
+    def fmul(x: Any, y: Any) -> Any:
+        return mul_round(signed_array(x), signed_array(y), width, xp) & u64(mask)
+
+    scalar_fdiv = scalar["fdiv"]
+
+    def fdiv32(x: Any, y: Any) -> Any:
+        a, b = signed_array(x), signed_array(y)
+        zero = b == 0
+        if bool(xp.any(zero)):
+            xs, ys = ctx.column(x), ctx.column(y)
+            ctx.fault(zero, "divide-by-zero", lambda j: _message(scalar_fdiv, xs[j], ys[j]))
+        d = xp.where(zero, i64(1), xp.abs(b))
+        n = xp.abs(a)
+        q = ((n << (frac + 1)) + d) // (2 * d)
+        q = xp.where((a < 0) != (b < 0), -q, q)
+        return xp.astype(q, u64) & u64(mask)
+
+    scalar_sqrt = scalar["fn_sqrt"]
+    sqrt_bits = (width - 1 + frac + 1) // 2
+
+    def sqrt32(x: Any) -> Any:
+        a = signed_array(x)
+        negative = a < 0
+        if bool(xp.any(negative)):
+            xs = ctx.column(x)
+            ctx.fault(negative, "domain-error", lambda j: _message(scalar_sqrt, xs[j]))
+        n = xp.where(negative, i64(0), a) << frac
+        rem = xp.zeros_like(n)
+        root = xp.zeros_like(n)
+        for i in range(2 * sqrt_bits - 2, -1, -2):
+            rem = (rem << 2) | ((n >> i) & 3)
+            trial = (root << 2) | 1
+            root = root << 1
+            fits = rem >= trial
+            rem = xp.where(fits, rem - trial, rem)
+            root = root | xp.astype(fits, i64)
+        root = root + xp.astype(rem > root, i64)
+        return xp.astype(root, u64) & u64(mask)
+
+    def fn_abs(x: Any) -> Any:
+        a = signed_array(x)
+        result = xp.where(a >= 0, a, xp.where(a > fmt.min_signed, -a, i64(fmt.max_signed)))
+        return xp.astype(result, u64) & u64(mask)
+
+    def plan(theta: Any) -> tuple[Any, Any, Any]:
+        """rotation_plan per lane, computed once per distinct angle."""
+        angles = ctx.column(theta)
+        memo: dict[int, tuple[bool, int, int]] = {}
+        negate, tangent, sine = [], [], []
+        for angle in angles:
+            p = memo.get(angle)
+            if p is None:
+                p = memo[angle] = rotation_plan(fmt.signed(angle & mask), fmt)
+            negate.append(p[0])
+            tangent.append(p[1])
+            sine.append(p[2])
+        return (xp.asarray(negate, dtype=xp.bool), xp.asarray(tangent, dtype=i64),
+                xp.asarray(sine, dtype=i64))
+
+    def rot(x: Any, y: Any, theta: Any) -> tuple[Any, Any]:
+        # revasm.isa.rotation.rotate, with the three shears on lanes.
+        negate, t, sn = plan(theta)
+        x, y = as_words(x), as_words(y)
+        x = xp.where(negate, -x, x) & u64(mask)
+        y = xp.where(negate, -y, y) & u64(mask)
+        x = (x - mul_round(t, S(y), width, xp)) & u64(mask)
+        y = (y + mul_round(sn, S(x), width, xp)) & u64(mask)
+        x = (x - mul_round(t, S(y), width, xp)) & u64(mask)
+        return x, y
+
+    def irot(x: Any, y: Any, theta: Any) -> tuple[Any, Any]:
+        negate, t, sn = plan(theta)
+        x, y = as_words(x), as_words(y)
+        x = (x + mul_round(t, S(y), width, xp)) & u64(mask)
+        y = (y - mul_round(sn, S(x), width, xp)) & u64(mask)
+        x = (x + mul_round(t, S(y), width, xp)) & u64(mask)
+        x = xp.where(negate, -x, x) & u64(mask)
+        y = xp.where(negate, -y, y) & u64(mask)
+        return x, y
+
+    names: dict[str, Any] = {
+        "M": mask, "W": width, "F": frac, "S": S, "shl": shl, "srl": srl, "sra": sra,
+        "rotl": rotl, "rotr": rotr, "slt": slt, "fmul": fmul, "rot": rot, "irot": irot,
+        "fn_abs": fn_abs, "one": one, "fneg": fneg, "fadd": fadd, "fsub": fsub,
+        "fsign": fsign,
+    }
+    if width == 32:
+        names["fdiv"] = fdiv32
+        names["fn_sqrt"] = sqrt32
+    for name, value in scalar.items():
+        if name not in names:
+            names[name] = lanewise(value, ctx, xp, name) if callable(value) else value
+    return names
+
+
+def _message(function: Callable, *args: int) -> str:
+    """The scalar function's own error message for one faulting lane."""
+    try:
+        function(*args)
+    except (Trap, ArithmeticError) as exc:
+        return fault_detail(exc)
+    return "fault"

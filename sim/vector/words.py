@@ -1,0 +1,165 @@
+"""Word arithmetic on lane arrays, written against the array API (an ``xp`` namespace).
+
+Machine words of both widths live in ``uint64`` arrays (W = 32 words simply
+keep their top half zero); BR and signed views (``S``) are ``int64``.  The
+table's templates mix these with Python integers (immediates, masks, branch
+offsets), which NEP 50 promotion refuses when the integer does not fit the
+array's type (``BR & M`` with ``M = 2**64 - 1``, ``R + (imm << 48)``).  Every
+template operator is therefore routed through :class:`Arithmetic`, which
+reduces Python integers modulo 2**64 into the array's type first.  That is
+exact because all ring operations (+ - * & | ^ <<) commute with reduction
+mod 2**64, and every template masks its result to W <= 64 bits.
+
+The W = 64 rounded product needs 128 bits, which numpy lacks: :func:`mul_round`
+builds it from 32-bit halves (four 32x32 -> 64-bit partial products).
+"""
+from __future__ import annotations
+
+import operator
+from typing import Any, Callable
+
+MASK64 = (1 << 64) - 1
+_LOW32 = 0xFFFFFFFF
+
+
+def _is_array(value: Any) -> bool:
+    return hasattr(value, "dtype") and hasattr(value, "shape")
+
+
+class Arithmetic:
+    """The operators templates use, for one array namespace ``xp``."""
+
+    def __init__(self, xp: Any) -> None:
+        self.xp = xp
+        self.u64 = xp.uint64
+        self.i64 = xp.int64
+
+    # --- operand unification ---------------------------------------------------
+
+    def _fit(self, constant: int, dtype: Any) -> int:
+        """A Python integer reduced mod 2**64 into the range of ``dtype``."""
+        c = int(constant) & MASK64
+        if dtype == self.i64:
+            return c - (1 << 64) if c >> 63 else c
+        return c
+
+    def unify(self, x: Any, y: Any) -> tuple[Any, Any]:
+        xa, ya = _is_array(x), _is_array(y)
+        if xa and ya:
+            if x.dtype == y.dtype:
+                return x, y
+            return self.xp.astype(x, self.u64), self.xp.astype(y, self.u64)
+        if xa:
+            if x.dtype == self.xp.bool:
+                x = self.xp.astype(x, self.i64)
+            return x, self._fit(y, x.dtype)
+        if ya:
+            if y.dtype == self.xp.bool:
+                y = self.xp.astype(y, self.i64)
+            return self._fit(x, y.dtype), y
+        return x, y
+
+    def ring(self, op: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+        """A wrapping operation (+ - * & | ^): exact modulo 2**64."""
+        unify = self.unify
+
+        def apply(x: Any, y: Any) -> Any:
+            if type(x) is int and type(y) is int:
+                return op(x, y)
+            x, y = unify(x, y)
+            return op(x, y)
+        return apply
+
+    def shift(self, op: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+        """``<<`` / ``>>``: the amount takes the word's type; ``>>`` is logical on
+        ``uint64`` words and arithmetic on ``int64`` signed views, as on Python ints."""
+        xp = self.xp
+
+        def apply(x: Any, n: Any) -> Any:
+            if not _is_array(x) and not _is_array(n):
+                return op(x, n)
+            if not _is_array(x):
+                x = xp.asarray(int(x) & MASK64 if int(x) >= 0 else int(x),
+                               dtype=self.u64 if int(x) >= 0 else self.i64)
+            if _is_array(n):
+                if n.dtype != x.dtype:
+                    n = xp.astype(n, x.dtype)
+            return op(x, n)
+        return apply
+
+    def where(self, condition: Any, new: Any, old: Any) -> Any:
+        """``if condition: target = new`` for each lane."""
+        if not _is_array(condition):
+            return new if condition else old
+        xp = self.xp
+        if _is_array(old):
+            if _is_array(new) and new.dtype != old.dtype:
+                new = xp.astype(new, old.dtype)
+            elif not _is_array(new):
+                new = self._fit(new, old.dtype)
+            return xp.where(condition, new, old)
+        if _is_array(new):
+            return xp.where(condition, new, self._fit(old, new.dtype))
+        dtype = self.i64 if min(int(new), int(old)) < 0 else self.u64
+        return xp.where(condition, xp.asarray(new, dtype=dtype), xp.asarray(old, dtype=dtype))
+
+    def namespace(self) -> dict[str, Any]:
+        """Helper names the vectorized templates call (see ``templates.py``)."""
+        xp = self.xp
+
+        def neg(x: Any) -> Any:
+            if _is_array(x) and x.dtype == xp.bool:
+                x = xp.astype(x, self.i64)
+            return -x
+
+        def invert(x: Any) -> Any:
+            return ~x
+
+        def logical_not(x: Any) -> Any:
+            return xp.logical_not(x) if _is_array(x) else not x
+
+        def logical_and(x: Any, y: Any) -> Any:
+            if _is_array(x) or _is_array(y):
+                return xp.logical_and(x, y)
+            return x and y
+
+        def logical_or(x: Any, y: Any) -> Any:
+            if _is_array(x) or _is_array(y):
+                return xp.logical_or(x, y)
+            return x or y
+
+        return {
+            "_add": self.ring(operator.add), "_sub": self.ring(operator.sub),
+            "_mul": self.ring(operator.mul), "_and": self.ring(operator.and_),
+            "_or": self.ring(operator.or_), "_xor": self.ring(operator.xor),
+            "_lshift": self.shift(operator.lshift), "_rshift": self.shift(operator.rshift),
+            "_floordiv": self.ring(operator.floordiv), "_mod": self.ring(operator.mod),
+            "_neg": neg, "_invert": invert, "_not": logical_not,
+            "_land": logical_and, "_lor": logical_or, "_where": self.where,
+        }
+
+
+def mul_round(a: Any, b: Any, width: int, xp: Any) -> Any:
+    """Low 64 bits (as ``uint64``) of ``floor((a*b + 2**(F-1)) / 2**F)``, F = W/2.
+
+    ``a`` and ``b`` are ``int64`` signed words.  W = 32: the product fits
+    ``int64`` (|a|, |b| <= 2**31).  W = 64: the 128-bit two's-complement product
+    from 32-bit halves; the result is its bits F..F+63 after adding the
+    rounding constant (an arithmetic shift's low bits do not depend on the sign).
+    """
+    if width == 32:
+        p = a * b + (1 << 15)
+        return xp.astype(p >> 16, xp.uint64)
+    u64 = xp.uint64
+    ua, ub = xp.astype(a, u64), xp.astype(b, u64)
+    a0, a1 = ua & _LOW32, ua >> 32
+    b0, b1 = ub & _LOW32, ub >> 32
+    p00, p01, p10, p11 = a0 * b0, a0 * b1, a1 * b0, a1 * b1
+    mid = (p00 >> 32) + (p01 & _LOW32) + (p10 & _LOW32)
+    lo = (p00 & _LOW32) | (mid << 32)
+    hi = p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32)
+    # Signed correction: a*b = ua*ub - 2**64 (ub [a<0] + ua [b<0])  (mod 2**128).
+    hi = hi - xp.where(a < 0, ub, u64(0)) - xp.where(b < 0, ua, u64(0))
+    rounded = lo + u64(1 << 31)
+    hi = hi + xp.astype(rounded < lo, u64)
+    return (rounded >> 32) | (hi << 32)
