@@ -31,8 +31,15 @@ def _split_target(target: str) -> tuple[str, str | None]:
               help="Word width W of the target machine (Q16.16 or Q32.32).")
 @click.option("--gradient", is_flag=True,
               help="Also apply the checks for differentiation (no x * x, ...).")
+@click.option("--no-checks", "no_checks", is_flag=True,
+              help="Drop the runtime guards (NiLang's @invcheckoff): a failed postcondition "
+                   "or wrong free then surfaces later, as an uncaught jump or unrestored "
+                   "state, as in PISA.")
+@click.option("--no-inline", "no_inline", is_flag=True,
+              help="Keep every call a portal call (small straight-line functions are "
+                   "inlined by default).")
 def compile_command(target: str, out: str | None, emit: str, inverse: bool, width: str,
-                    gradient: bool) -> None:
+                    gradient: bool, no_checks: bool = False, no_inline: bool = False) -> None:
     """Compile a @reversible Python function to PAL for the reversible machine.
 
     FUNC defaults to the last @reversible function of the file; the functions
@@ -42,12 +49,14 @@ def compile_command(target: str, out: str | None, emit: str, inverse: bool, widt
     Examples:
       revasm compile examples/nilang/rfib.py:rfib -o rfib.pal && revasm run rfib.pal --set n=10
       revasm compile examples/nilang/dot.py --emit ir --inverse
+      revasm compile examples/nilang/ibesselj.py:ibesselj --width 64 --no-checks -o ib.pal
     """
     path, func = _split_target(target)
     if not Path(path).is_file():
         raise ToolError(f"{path}: error: no such file")
     try:
-        program = compile_file(path, func, width=int(width), for_gradient=gradient)
+        program = compile_file(path, func, width=int(width), for_gradient=gradient,
+                               checks=not no_checks, inline=not no_inline)
     except CompileError as exc:
         raise ToolError(exc.format())
     except AssemblyError as exc:  # a compiler bug: the output did not assemble

@@ -521,14 +521,16 @@ class _FunctionLowering:
         code += self.block(s.then)
         code += self.roled(post_setup, "check")
         code.append(self.i("BRA", join, pos=pos, role="control", label=out))
-        code.append(self.i("BRA", self.p.trap(bguard, pos, back_fault), pos=pos, role="check",
-                           label=bguard, note="reached only running backward with a wrong "
-                                              "precondition"))
+        if self.p.checks:
+            code.append(self.i("BRA", self.p.trap(bguard, pos, back_fault), pos=pos,
+                               role="check", label=bguard,
+                               note="reached only running backward with a wrong precondition"))
         code.append(pre_branch(else_, test, pos, "check"))
         code += self.roled(pre_teardown, "check")
         code += self.block(s.orelse)
         code += self.roled(post_setup, "check")
-        code.append(post_branch(guard, self.p.trap(guard, pos, else_fault), pos, "check"))
+        if self.p.checks:
+            code.append(post_branch(guard, self.p.trap(guard, pos, else_fault), pos, "check"))
         code.append(replace(post_branch(join, out, pos, "check"), note=then_fault))
         code += self.roled(post_teardown, "check")
         return code
@@ -556,10 +558,11 @@ class _FunctionLowering:
         code += self.block(s.body)
         code += self.roled(post_setup, "control")
         code.append(post_branch(bottom, top, pos, "control"))
-        code.append(self.i("BRA", self.p.trap(guard, pos, post_fault), pos=pos, role="check",
-                           label=guard, note=post_fault))
-        code.append(self.i("BRA", self.p.trap(bguard, pos, pre_fault), pos=pos, role="check",
-                           label=bguard, note="reached only running backward"))
+        if self.p.checks:
+            code.append(self.i("BRA", self.p.trap(guard, pos, post_fault), pos=pos,
+                               role="check", label=guard, note=post_fault))
+            code.append(self.i("BRA", self.p.trap(bguard, pos, pre_fault), pos=pos,
+                               role="check", label=bguard, note="reached only running backward"))
         code.append(pre_branch(exit_, test, pos, "check"))
         code += self.roled(pre_teardown, "check")
         return code
@@ -572,7 +575,8 @@ class _FunctionLowering:
                         post=ir.Compare(pos, op="!=", left=i, right=s.start),
                         body=[*s.body, _Counter(pos, target=i, op="+", expr=step)])
         code: list[Instr] = []
-        if not (isinstance(s.start, ir.Const) and isinstance(s.stop, ir.Const)):
+        if self.p.checks and not (isinstance(s.start, ir.Const) and
+                                  isinstance(s.stop, ir.Const)):
             code += self.empty_range_guard(s)
         code += self.roled(self.stmt(_Counter(pos, target=i, op="+", expr=s.start)), "control")
         code += self.stmt_while(loop)
