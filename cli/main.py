@@ -10,6 +10,7 @@ from . import commands_report
 from . import commands_compile
 from . import commands_grad
 from . import commands_rtl
+from . import commands_batch
 from .errors import EXIT_FAILURE
 
 
@@ -37,6 +38,7 @@ cli.add_command(commands_compile.grad_expr)
 cli.add_command(commands_grad.grad)
 cli.add_command(commands_grad.hessian_command)
 cli.add_command(commands_rtl.rtl)
+cli.add_command(commands_batch.batch)
 
 
 def main() -> None:

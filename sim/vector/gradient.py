@@ -53,11 +53,17 @@ def seed(machine: VectorMachine, place: Place, bank: str, values: Any) -> None:
 
 
 def batch_gradient(machine: VectorMachine, *, loss: str | None = None,
-                   wrt: Iterable[str] | None = None, progress: Any = None) -> BatchGradient:
-    """Run the protocol on a loaded machine (inputs already stored in its lanes)."""
+                   wrt: Iterable[str] | None = None, progress: Any = None,
+                   after_forward: Any = None) -> BatchGradient:
+    """Run the protocol on a loaded machine (inputs already stored in its lanes).
+
+    ``after_forward(machine)`` is called between the passes (to read values
+    before the backward pass uncomputes them)."""
     image: Image = machine.image
     loss_place, places = _places(image, loss, wrt)
     machine.run(1, progress=progress)
+    if after_forward is not None:
+        after_forward(machine)
     forward_steps = machine.steps.copy()
     loss_words = read(machine, loss_place)
     ok = machine.status == HALTED
