@@ -60,6 +60,7 @@ class RegisterBank:
         self.writes: dict[int, Any] = {}
         self.history: list[tuple[int, int, Any]] = []
         self.statement = lambda: 0
+        self.pool: Any = None
 
     def bind(self, group: Group) -> None:
         self.group = group
@@ -94,7 +95,10 @@ class RegisterBank:
                 if id(value) in seen:
                     value = xp.asarray(value, copy=True)
                 seen.add(id(value))
-                self.rows[register] = value
+                if self.pool is not None:
+                    self.pool.replace(self.rows, register, value)
+                else:
+                    self.rows[register] = value
             else:
                 self.rows[register][target] = value if ok is None else value[ok]
 
@@ -115,6 +119,7 @@ class MemoryBank:
         self.writes: list[tuple[Any, Any]] = []
         self.indices: list[int] = []
         self.statement = lambda: 0
+        self.pool: Any = None
 
     def row(self, address: int) -> Any:
         row = self.rows.get(address)
@@ -182,7 +187,10 @@ class MemoryBank:
                     if id(value) in seen:
                         value = xp.asarray(value, copy=True)
                     seen.add(id(value))
-                    self.rows[address] = value
+                    if self.pool is not None:
+                        self.pool.replace(self.rows, address, value)
+                    else:
+                        self.rows[address] = value
                 else:
                     self.row(address)[target] = value if ok is None else value[ok]
                 continue

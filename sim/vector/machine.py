@@ -36,7 +36,7 @@ from revasm.sim.reference.predecode import Decoded
 from .banks import Group, MemoryBank, RegisterBank, as_row
 from .templates import compile_template
 from .vocabulary import LaneContext, vector_vocabulary
-from .words import Arithmetic
+from .words import Arithmetic, RowPool
 
 REGISTER_COUNT = 32
 RUNNING, HALTED, FAULTED, IDLE = 0, 1, 2, 3
@@ -106,6 +106,9 @@ class VectorMachine:
         code = [bool(flag) for flag in image.is_code]
         self._code_cells = xp.asarray(code + [False], dtype=xp.bool)
         self._ctx = LaneContext(xp)
+        self._pool = RowPool(lanes)
+        self.R.pool = self.MEM.pool = self._pool
+        self._uniform: tuple[int, int] | None = None
         self._pending: list[tuple[str, Any]] = []
         self._pops = 0
         self._namespace = self._make_namespace()
@@ -120,7 +123,7 @@ class VectorMachine:
         code_length = len(self.image)
         namespace: dict[str, Any] = {}
         namespace.update(vector_vocabulary(fmt, xp, ctx))
-        namespace.update(Arithmetic(xp).namespace())
+        namespace.update(Arithmetic(xp, self._pool).namespace())
 
         def address_problem(word: int) -> str:
             if word >= size:
@@ -214,6 +217,7 @@ class VectorMachine:
                 bank = RegisterBank([xp.zeros(self.lanes, dtype=xp.uint64)
                                      for _ in range(REGISTER_COUNT)], xp)
             bank.statement = self._statement
+            bank.pool = self._pool
             self._banks[name] = bank
         return bank
 
@@ -351,6 +355,11 @@ class VectorMachine:
     def _schedule(self, progress: Progress | None) -> Any:
         """The next group: (lanes, pc, direction); ``True`` after faulting some lanes; None when done."""
         xp = self.xp
+        if self._uniform is not None:  # every lane running, at one PC, DIR, BR = 0
+            pc, direction = self._uniform
+            self._uniform = None
+            if 0 <= pc < len(self.cells) and self.max_steps is None:
+                return slice(None), pc, direction
         running = self.status == RUNNING
         count = int(xp.sum(running))
         if progress is not None:
@@ -412,6 +421,7 @@ class VectorMachine:
                 return
             function = self._function(cell, direction)
             ctx.reset(n)
+            group.reads.clear()
             self._group = group
             banks = [bank for bank in self._banks.values() if bank is not None]
             for bank in banks:
@@ -452,6 +462,7 @@ class VectorMachine:
                 self._advance(group, executed, spent)
                 if full:
                     self.pc = xp.full(self.lanes, following, dtype=xp.int64)
+                    self._uniform = (following, direction)
                 else:
                     self.pc[lanes] = following
                 return
@@ -516,28 +527,37 @@ class VectorMachine:
         br_new = xp.astype(xp.broadcast_to(xp.asarray(br_out, dtype=xp.int64), (n,)), xp.int64)
         dir_new = xp.astype(xp.broadcast_to(xp.asarray(dir_out, dtype=xp.int64), (n,)),
                             xp.int64)
-        lanes = xp.arange(self.lanes) if group.full else group.lanes
+        lanes = group.lanes
+        full = group.full
+
+        def some(mask: Any) -> Any:
+            return mask if full else lanes[mask]
+
         self._advance(group, executed, spent)
         self.br[lanes] = br_new
         self.direction[lanes] = dir_new
         pc = cell.pc
-        stopped = xp.zeros(n, dtype=xp.bool)
+        stopped = None
         if br_in is not None:
             uncaught = (br_in != 0) & (br_new != 0)
             if bool(xp.any(uncaught)):
                 stopped = uncaught
                 sources = br_in[uncaught].tolist()
-                self._lane_faults(lanes[uncaught], "uncaught-jump",
+                self._lane_faults(self._absolute(group, uncaught), "uncaught-jump",
                                   lambda lane, j, s=sources: self._uncaught_message(
                                       lane, pc, s[j], direction))
         if cell.kind in ("finish", "start"):
             halt = (dir_new > 0) if cell.kind == "finish" else (dir_new < 0)
-            halt = halt & ~stopped
-            self.status[lanes[halt]] = HALTED
-            stopped = stopped | halt
-        moving = ~stopped
+            if stopped is not None:
+                halt = halt & ~stopped
+            self.status[some(halt)] = HALTED
+            stopped = halt if stopped is None else (stopped | halt)
         step = xp.where(br_new != 0, br_new * dir_new, dir_new)
-        self.pc[lanes[moving]] = pc + step[moving]
+        if stopped is None:
+            self.pc[lanes] = pc + step
+        else:
+            moving = ~stopped
+            self.pc[some(moving)] = pc + step[moving]
 
     # --- faults -----------------------------------------------------------------
 

@@ -30,6 +30,12 @@ _BINARY = {
 }
 
 
+#: Helpers whose result is always a new array (or a Python int), never a stored row.
+_FRESH = frozenset(_BINARY.values()) | {"_neg", "_invert"}
+#: Helpers with an in-place twin (``_add_``) used when their left operand is fresh.
+_IN_PLACE = frozenset({"_add", "_sub", "_mul", "_and", "_or", "_xor"})
+
+
 class TemplateError(ValueError):
     """A template uses a construct the vector engine cannot run on lanes."""
 
@@ -62,6 +68,11 @@ class _Vectorize(ast.NodeTransformer):
         # Constant folding keeps pure-immediate arithmetic (imm << 16*k) in Python ints.
         if isinstance(node.left, ast.Constant) and isinstance(node.right, ast.Constant):
             return node
+        # The left operand is another operator's fresh result: reuse its storage
+        # (numpy's own temporary elision, decided here from the expression tree).
+        if (name in _IN_PLACE and isinstance(node.left, ast.Call)
+                and isinstance(node.left.func, ast.Name) and node.left.func.id in _FRESH):
+            return _call(name + "_", node.left, node.right)
         return _call(name, node.left, node.right)
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.expr:

@@ -16,6 +16,7 @@ builds it from 32-bit halves (four 32x32 -> 64-bit partial products).
 from __future__ import annotations
 
 import operator
+import sys
 from typing import Any, Callable
 
 MASK64 = (1 << 64) - 1
@@ -29,10 +30,11 @@ def _is_array(value: Any) -> bool:
 class Arithmetic:
     """The operators templates use, for one array namespace ``xp``."""
 
-    def __init__(self, xp: Any) -> None:
+    def __init__(self, xp: Any, pool: "RowPool | None" = None) -> None:
         self.xp = xp
         self.u64 = xp.uint64
         self.i64 = xp.int64
+        self.pool = pool
 
     # --- operand unification ---------------------------------------------------
 
@@ -59,14 +61,40 @@ class Arithmetic:
             return self._fit(x, y.dtype), y
         return x, y
 
-    def ring(self, op: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
-        """A wrapping operation (+ - * & | ^): exact modulo 2**64."""
+    def ring(self, op: Callable[[Any, Any], Any], ufunc_name: str = "") -> Callable[[Any, Any], Any]:
+        """A wrapping operation (+ - * & | ^): exact modulo 2**64.
+
+        A full-length ``uint64`` result goes into a recycled row from the pool
+        when one is free (a fresh 8 MB array costs more than the addition)."""
         unify = self.unify
+        pool = self.pool
+        ufunc = getattr(self.xp, ufunc_name, None) if ufunc_name else None
+        u64 = self.u64
 
         def apply(x: Any, y: Any) -> Any:
             if type(x) is int and type(y) is int:
                 return op(x, y)
             x, y = unify(x, y)
+            if (pool is not None and pool.spare and ufunc is not None and _is_array(x)
+                    and x.dtype == u64 and x.shape == pool.shape
+                    and (not _is_array(y) or (y.dtype == u64 and y.shape == x.shape))):
+                return ufunc(x, y, out=pool.spare.pop())
+            return op(x, y)
+        return apply
+
+    def ring_in_place(self, op: Callable[[Any, Any], Any], ufunc_name: str) -> Callable:
+        """The same operation, overwriting ``x`` when it is an array of the result's
+        shape and type (the templates call it only on a fresh temporary)."""
+        unify = self.unify
+        ufunc = getattr(self.xp, ufunc_name, None)
+
+        def apply(x: Any, y: Any) -> Any:
+            if type(x) is int and type(y) is int:
+                return op(x, y)
+            x, y = unify(x, y)
+            if (ufunc is not None and _is_array(x) and x.ndim == 1
+                    and (not _is_array(y) or (y.shape == x.shape and y.dtype == x.dtype))):
+                return ufunc(x, y, out=x)
             return op(x, y)
         return apply
 
@@ -129,14 +157,57 @@ class Arithmetic:
             return x or y
 
         return {
-            "_add": self.ring(operator.add), "_sub": self.ring(operator.sub),
-            "_mul": self.ring(operator.mul), "_and": self.ring(operator.and_),
-            "_or": self.ring(operator.or_), "_xor": self.ring(operator.xor),
+            "_add": self.ring(operator.add, "add"),
+            "_sub": self.ring(operator.sub, "subtract"),
+            "_mul": self.ring(operator.mul, "multiply"),
+            "_and": self.ring(operator.and_, "bitwise_and"),
+            "_or": self.ring(operator.or_, "bitwise_or"),
+            "_xor": self.ring(operator.xor, "bitwise_xor"),
             "_lshift": self.shift(operator.lshift), "_rshift": self.shift(operator.rshift),
             "_floordiv": self.ring(operator.floordiv), "_mod": self.ring(operator.mod),
+            "_add_": self.ring_in_place(operator.add, "add"),
+            "_sub_": self.ring_in_place(operator.sub, "subtract"),
+            "_mul_": self.ring_in_place(operator.mul, "multiply"),
+            "_and_": self.ring_in_place(operator.and_, "bitwise_and"),
+            "_or_": self.ring_in_place(operator.or_, "bitwise_or"),
+            "_xor_": self.ring_in_place(operator.xor, "bitwise_xor"),
             "_neg": neg, "_invert": invert, "_not": logical_not,
             "_land": logical_and, "_lor": logical_or, "_where": self.where,
         }
+
+
+def _unreferenced_count() -> int:
+    """``sys.getrefcount`` of an array held only by one local (calibrated, so the
+    check below means "nothing else refers to it" on any Python version)."""
+    holder = [bytearray(1)]
+    old = holder[0]
+    holder[0] = None
+    return sys.getrefcount(old)
+
+
+_UNREFERENCED = _unreferenced_count()
+
+
+class RowPool:
+    """Rows a full-group commit replaced and nothing else refers to, kept for reuse.
+
+    Only whole-machine rows (``shape == (lanes,)``, ``uint64``) are pooled, and a
+    row enters the pool only when the reference count proves it unreachable.
+    """
+
+    def __init__(self, lanes: int, limit: int = 6) -> None:
+        self.shape = (lanes,)
+        self.limit = limit
+        self.spare: list[Any] = []
+
+    def replace(self, rows: Any, key: Any, value: Any) -> None:
+        """``rows[key] = value``, recycling the replaced row when it is garbage."""
+        old = rows.get(key) if isinstance(rows, dict) else rows[key]
+        rows[key] = value
+        if (old is not None and len(self.spare) < self.limit
+                and getattr(old, "shape", None) == self.shape
+                and sys.getrefcount(old) == _UNREFERENCED):
+            self.spare.append(old)
 
 
 def mul_round(a: Any, b: Any, width: int, xp: Any) -> Any:
