@@ -84,21 +84,24 @@ class RunResult:
 def compile_source(text: str, entry: str | None = None, filename: str = "<source>", *,
                    width: int = 32, for_gradient: bool = False,
                    max_registers: int | None = None, checks: bool = True,
-                   inline: bool = True) -> CompiledProgram:
+                   inline: bool = True, optimize: bool = True) -> CompiledProgram:
     return _finish(parse_source(text, filename), entry, width, for_gradient, max_registers,
-                   checks, inline)
+                   checks, inline, optimize)
 
 
 def compile_file(path: str | Path, entry: str | None = None, *, width: int = 32,
                  for_gradient: bool = False, max_registers: int | None = None,
-                 checks: bool = True, inline: bool = True) -> CompiledProgram:
+                 checks: bool = True, inline: bool = True,
+                 optimize: bool = True) -> CompiledProgram:
     """Compile ``entry`` (default: the file's last @reversible function).
 
     ``checks=False`` (NiLang's ``@invcheckoff``) drops the runtime guards
     (docs/language.md, *Runtime checks*); ``inline=False`` keeps every call a portal
-    call instead of inlining small straight-line functions.
+    call instead of inlining small straight-line functions; ``optimize=False`` turns
+    off the peephole, the constant pool and the single-pass conditions (docs/abi.md).
     """
-    return _finish(parse_file(path), entry, width, for_gradient, max_registers, checks, inline)
+    return _finish(parse_file(path), entry, width, for_gradient, max_registers, checks,
+                   inline, optimize)
 
 
 def compile_function(function: ReversibleFunction, **options: Any) -> CompiledProgram:
@@ -107,7 +110,7 @@ def compile_function(function: ReversibleFunction, **options: Any) -> CompiledPr
 
 def _finish(module: ir.Module, entry: str | None, width: int, for_gradient: bool,
             max_registers: int | None, checks: bool = True,
-            inline: bool = True) -> CompiledProgram:
+            inline: bool = True, optimize: bool = True) -> CompiledProgram:
     if entry is None:
         entry = list(module.functions)[-1]
     if entry not in module.functions:
@@ -118,7 +121,7 @@ def _finish(module: ir.Module, entry: str | None, width: int, for_gradient: bool
     lowered_module = inline_calls(module) if inline else module
     try:
         lowered = lower_module(lowered_module, entry, width, max_registers, for_gradient,
-                               proofs, checks)
+                               proofs, checks, optimize)
     except CompileError as exc:
         if not exc.source_line and 0 < exc.pos.line <= len(module.source_lines):
             exc.source_line = module.source_lines[exc.pos.line - 1]

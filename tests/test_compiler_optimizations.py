@@ -7,6 +7,8 @@ import math
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from revasm.assembler import assemble_file
 from revasm.compiler import CompileError, ProgramFault, compile_file, compile_source, run
@@ -222,3 +224,73 @@ def test_peephole_cancels_inverse_pairs_only_across_commuting_code():
                     [_i("li $3 1.0"), _i("bne $5 $0 L1"), _i("li $3 -1.0")],
                     [_i("adddiv $3 $4 $5"), _i("subdiv $3 $4 $5")]):
         assert cancel_inverse_pairs(blocked) == blocked
+
+
+# --- random programs: the optimized lowering computes the plain lowering's bits ------------
+
+_CALLEE = """@reversible
+def g(y: Fixed, x: Fixed):
+    y += sin(x) / 2.0
+    y -= x / 4.0
+
+"""
+_CONDITIONS = ["d > 0.1 and n < 2", "not (d < -0.2) or n == 0", "abs(d) > 0.3",
+               "d > 0.5 or d < -0.5 and n != 1", "n >= 2"]
+
+
+@st.composite
+def _optimizable(draw, depth=0, counter=None):
+    """Ancillas in routines, calls and uncalls of an inlinable function, ifs on compound
+    conditions, while loops with a compound condition, for loops over Int ranges."""
+    counter = counter if counter is not None else [0]
+    pad = "    " * (depth + 1)
+    lines = []
+    for _ in range(draw(st.integers(1, 3))):
+        kind = draw(st.integers(0, 5 if depth < 2 else 2))
+        target = draw(st.sampled_from("abc"))
+        x = draw(st.sampled_from([v for v in "abcd" if v != target]))
+        y = draw(st.sampled_from([v for v in "abcd" if v != target]))
+        if kind == 0:
+            expr = draw(st.sampled_from([f"sin({x}) * cos({y})", f"{x} / 4.0",
+                                         f"0.25 * {x} - {y} / 8.0", f"{x} * 0.0625 * n"]))
+            lines.append(f"{pad}{target} {draw(st.sampled_from('+-'))}= {expr}")
+        elif kind == 1:
+            counter[0] += 1
+            t = f"t{counter[0]}"
+            lines += [f"{pad}with routine():", f"{pad}    {t} = ancilla(0.0)",
+                      f"{pad}    {t} += atan({x}) * 0.5", f"{pad}{target} += {t} * {y}",
+                      f"{pad}~routine"]
+        elif kind == 2:
+            lines.append(f"{pad}{draw(st.sampled_from(['', '~']))}g({target}, {x})")
+        elif kind == 3:
+            lines += [f"{pad}if {draw(st.sampled_from(_CONDITIONS))}:",
+                      draw(_optimizable(depth + 1, counter)), f"{pad}else:",
+                      draw(_optimizable(depth + 1, counter))]
+        elif kind == 4:
+            counter[0] += 1
+            k = f"k{counter[0]}"
+            lines += [f"{pad}{k} = ancilla(0)",
+                      f"{pad}while (({k} < n) and (abs(d) < 10.0), {k} != 0):",
+                      f"{pad}    {k} += 1", draw(_optimizable(depth + 1, counter)),
+                      f"{pad}free({k}, n, checked=True)"]
+        else:
+            counter[0] += 1
+            i = f"i{counter[0]}"
+            lines += [f"{pad}for {i} in range(n):", draw(_optimizable(depth + 1, counter)),
+                      f"{pad}    {target} += {i} * 0.125"]
+    return "\n".join(lines)
+
+
+@settings(max_examples=30, deadline=None)
+@given(_optimizable(), st.lists(st.sampled_from([-0.75, -0.25, 0.0, 0.5, 1.0]), min_size=4,
+                                max_size=4), st.integers(0, 3), st.sampled_from([32, 64]))
+def test_optimized_programs_give_the_plain_lowerings_bits(body, values, n, width):
+    source = HEADER + _CALLEE + "@reversible\ndef f(a: Fixed, b: Fixed, c: Fixed, d: Fixed, " \
+        "n: Int):\n" + body + "\n"
+    inputs = {**dict(zip("abcd", values)), "n": n}
+    results = []
+    for options in ({}, {"checks": False}, {"optimize": False, "inline": False}):
+        program = compile_source(source, "f", "opt.py", width=width, **options)
+        results.append(run(program, inputs, width=width, reverse_check=True))
+    assert results[0].values == results[1].values == results[2].values, source
+    assert results[0].steps <= results[2].steps

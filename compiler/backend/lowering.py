@@ -58,18 +58,23 @@ class Lowered:
 
 def lower_module(module: ir.Module, entry: str, width: int = 32,
                  max_registers: int | None = None, for_gradient: bool = False,
-                 proofs: Proofs | None = None, checks: bool = True) -> Lowered:
+                 proofs: Proofs | None = None, checks: bool = True,
+                 optimize: bool = True) -> Lowered:
     """PAL for ``entry`` and what it calls.  ``proofs`` (from the static checks) lets
-    the guards they make redundant go; ``checks=False`` drops every runtime guard."""
+    the guards they make redundant go; ``checks=False`` drops every runtime guard;
+    ``optimize=False`` lowers statement by statement (no peephole, no constant pool,
+    conditions recomputed in their teardown): the plain shapes, a reference for tests."""
     return _ModuleLowering(module, entry, width, max_registers, for_gradient, proofs,
-                           checks).run()
+                           checks, optimize).run()
 
 
 class _ModuleLowering:
     def __init__(self, module: ir.Module, entry: str, width: int,
                  max_registers: int | None, for_gradient: bool,
-                 proofs: Proofs | None = None, checks: bool = True) -> None:
+                 proofs: Proofs | None = None, checks: bool = True,
+                 optimize: bool = True) -> None:
         self.module = module
+        self.optimize = optimize
         self.proofs = proofs if proofs is not None else Proofs()
         self.checks = checks
         self.entry = entry
@@ -102,7 +107,7 @@ class _ModuleLowering:
         for name in self.module.functions:
             if name in reachable:
                 code = _FunctionLowering(self, self.module.functions[name]).run()
-                bodies += cancel_inverse_pairs(code)
+                bodies += cancel_inverse_pairs(code) if self.optimize else code
         out = _Writer()
         f = self.module.functions[self.entry]
         lay = self.layouts[self.entry]
@@ -259,7 +264,7 @@ class _FunctionLowering:
         (a call would save these registers too) loads the most used ones once, at its
         entry, into variable registers nothing else uses, and clears them at its exit.
         """
-        if any(True for _ in _callees(self.f.body)):
+        if not self.p.optimize or any(True for _ in _callees(self.f.body)):
             return []
         limit = self.p.max_registers
         available = list(VARIABLE_REGISTERS[:limit] if limit else VARIABLE_REGISTERS)
@@ -641,6 +646,8 @@ class _FunctionLowering:
             return "BNE", (a, 0), sa, ta
         mark = self.scratch_top
         try:
+            if not self.p.optimize:
+                raise CompileError(cond.pos, "plain lowering")
             t, setup = self.condition_bit(cond)
         except CompileError:  # out of scratch registers: clear each part as it goes
             self.scratch_top = mark
