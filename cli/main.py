@@ -11,6 +11,7 @@ from . import commands_compile
 from . import commands_grad
 from . import commands_rtl
 from . import commands_batch
+from . import commands_bench
 from .errors import EXIT_FAILURE
 
 
@@ -39,6 +40,7 @@ cli.add_command(commands_grad.grad)
 cli.add_command(commands_grad.hessian_command)
 cli.add_command(commands_rtl.rtl)
 cli.add_command(commands_batch.batch)
+cli.add_command(commands_bench.bench)
 
 
 def main() -> None:

@@ -1,0 +1,72 @@
+"""`revasm bench`: the vector simulator's benchmark suite (docs/bench.md)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from revasm.sim.vector.bench import BENCHMARKS, run_benchmark
+
+from .errors import ToolError
+
+
+@click.command()
+@click.argument("names", nargs=-1, metavar="[NAME]...")
+@click.option("--quick", is_flag=True,
+              help="Small batches and few repeats (well under two minutes).")
+@click.option("--results", "results_dir", default="bench/results", show_default=True,
+              type=click.Path(file_okay=False), help="Where NAME.json and NAME.png go.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print exactly one JSON object (every result, by name).")
+def bench(names: tuple[str, ...], quick: bool, results_dir: str, as_json: bool) -> None:
+    """Run benchmarks and save bench/results/NAME.json (and a PNG plot).
+
+    \b
+    Benchmarks: vector_throughput (reference vs vector simulator, with the
+    memory-bandwidth limit), bessel_gradients (J2 gradients over a batch),
+    nilang_workloads (NiLang paper programs; not yet).
+    Examples:
+      revasm bench --quick
+      revasm bench vector_throughput
+    Targets are recorded in the JSON, not asserted.
+    """
+    unknown = [name for name in names if name not in BENCHMARKS]
+    if unknown:
+        raise click.BadParameter(f"unknown benchmark {', '.join(unknown)} (choose from "
+                                 f"{', '.join(BENCHMARKS)})", param_hint="NAME")
+    results = {}
+    for name in names or tuple(BENCHMARKS):
+        if not as_json:
+            click.echo(f"{name} ...", err=True)
+        try:
+            results[name] = run_benchmark(name, quick, Path(results_dir))
+        except OSError as exc:
+            raise ToolError(f"{results_dir}: error: cannot write results: {exc}")
+        if not as_json:
+            _print(name, results[name], Path(results_dir))
+    if as_json:
+        click.echo(json.dumps(results))
+
+
+def _print(name: str, result: dict, results_dir: Path) -> None:
+    click.echo(f"{name}: {result.get('status', 'measured')} in {result['seconds']} s "
+               f"-> {results_dir / (name + '.json')}")
+    if name == "vector_throughput":
+        for program, data in result["programs"].items():
+            click.echo(f"  {program}: reference {data['reference_instructions_per_s']:.3g} "
+                       "instructions/s")
+            for row in data["vector"]:
+                ratio = row.get("bandwidth_ratio")
+                extra = f", {ratio:.0%} of in-place add" if ratio is not None else ""
+                click.echo(f"    batch {row['batch']:>8}: {row['lane_instructions_per_s']:.3g} "
+                           f"lane-instructions/s, {row['speedup_over_reference']:.3g}x "
+                           f"reference{extra}")
+    elif name == "bessel_gradients" and result.get("status") == "measured":
+        click.echo(f"  {result['batch']} gradients in {result['vector_gradient_s']:.3g} s; "
+                   f"gradient/forward = {result['ratio_gradient_to_forward']:.3g}; "
+                   f"jax: {result['jax']['status']}, pytorch: {result['pytorch']['status']}")
+    elif result.get("reason"):
+        click.echo(f"  {result['reason']}")
+    if not str(result.get("plot", "")).endswith(".png"):
+        click.echo(f"  plot {result.get('plot')}")

@@ -1,0 +1,36 @@
+"""`revasm bench --quick`: runs the whole suite and writes one JSON (and plot) per benchmark."""
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from revasm.main import cli
+from revasm.sim.vector.bench import BENCHMARKS
+
+
+def test_quick_suite_writes_every_result(tmp_path):
+    result = CliRunner().invoke(cli, ["bench", "--quick", "--results", str(tmp_path), "--json"],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    printed = json.loads(result.stdout)
+    assert set(printed) == set(BENCHMARKS)
+    for name in BENCHMARKS:
+        saved = json.loads((tmp_path / f"{name}.json").read_text())
+        assert saved["benchmark"] == name and saved["quick"] is True
+    throughput = printed["vector_throughput"]["programs"]
+    for program in ("straight_line", "branchy"):
+        rows = throughput[program]["vector"]
+        assert [row["batch"] for row in rows] == [1, 100, 10_000]
+        assert all(row["lane_instructions_per_s"] > 0 for row in rows)
+        assert "bandwidth_ratio" in rows[-1]
+        assert throughput[program]["reference_instructions_per_s"] > 0
+    bessel = printed["bessel_gradients"]
+    assert bessel["status"] == "measured" and bessel["lanes_faulted"] == 0
+    assert bessel["max_abs_error_gradient"] < 1e-6
+    assert printed["nilang_workloads"]["status"] == "not yet"
+
+
+def test_unknown_benchmark_is_a_usage_error(tmp_path):
+    result = CliRunner().invoke(cli, ["bench", "nope", "--results", str(tmp_path)])
+    assert result.exit_code == 2 and "unknown benchmark" in result.output
