@@ -292,5 +292,6 @@ def test_optimized_programs_give_the_plain_lowerings_bits(body, values, n, width
     for options in ({}, {"checks": False}, {"optimize": False, "inline": False}):
         program = compile_source(source, "f", "opt.py", width=width, **options)
         results.append(run(program, inputs, width=width, reverse_check=True))
+    # (not fewer steps in every case: a loop that runs zero times still pays for the
+    # constants its function loads once)
     assert results[0].values == results[1].values == results[2].values, source
-    assert results[0].steps <= results[2].steps
