@@ -1,0 +1,109 @@
+"""The vector machine by example: lanes, faults per lane, wide products, templates."""
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from program_generators import ProgramBuilder
+
+from revasm.isa.elementary import fx_mul
+from revasm.isa.fixed_point import WordFormat
+from revasm.sim.reference import Machine, MachineFault
+from revasm.sim.vector import TemplateError, VectorMachine, vector_source
+from revasm.sim.vector.words import mul_round
+
+
+def divide_program(width: int = 32):
+    b = ProgramBuilder(width)
+    b.op("START").op("ADDDIV", 3, 1, 2).op("ADDI", 4, 7).op("FINISH")
+    return b.build()
+
+
+def test_a_faulting_lane_stops_alone_with_the_reference_fault():
+    image = divide_program()
+    machine = VectorMachine(image, 3, xp=np)
+    machine.set_register(1, [1 << 16, 5 << 16, 3 << 16])
+    machine.set_register(2, [2 << 16, 0, 4 << 16])
+    machine.run(1)
+    assert machine.fault_kinds() == ["", "divide-by-zero", ""]
+    assert machine.halted.tolist() == [True, False, True]
+    assert machine.register(3).tolist() == [1 << 15, 0, 3 << 14]  # 0.5, untouched, 0.75
+    assert machine.register(4).tolist() == [7, 0, 7]
+    reference = Machine(image)
+    reference.registers[1], reference.registers[2] = 5 << 16, 0
+    with pytest.raises(MachineFault) as caught:
+        reference.run(1)
+    fault = machine.fault(1)
+    assert (fault.kind, fault.pc, fault.step, fault.message) == (
+        caught.value.kind, caught.value.pc, caught.value.step, caught.value.message)
+    assert machine.fault(0) is None
+
+
+def test_lanes_with_different_trip_counts_and_addresses():
+    """A loop of per-lane length, then EXCH through a per-lane address."""
+    b = ProgramBuilder(32)
+    b.op("START").op("ADDI", 9, 1)
+    b.label("top").op("BNE", 4, 0, "bottom")
+    b.op("ADDI", 5, 3).op("ADDI", 4, 1)
+    b.label("bottom").op("BNE", 4, 1, "top")  # $1 = trip count
+    b.op("ADD", 6, 2).op("ADDI", 6, "data").op("EXCH", 5, 6).op("FINISH")
+    b.label("data").data(10).data(20).data(30)
+    image = b.build()
+    trips = [1, 3, 2, 5]
+    machine = VectorMachine(image, 4, memory_words=64)
+    machine.set_register(1, trips)
+    machine.set_register(2, [0, 1, 2, 1])
+    machine.run(1)
+    assert not machine.faulted.any()
+    for lane, (n, offset) in enumerate(zip(trips, [0, 1, 2, 1])):
+        reference = Machine(image, memory_words=64)
+        reference.registers[1], reference.registers[2] = n, offset
+        reference.run(1)
+        assert machine.snapshot(lane) == reference.snapshot()
+        assert int(machine.steps[lane]) == reference.steps
+
+
+def test_step_limit_stops_only_the_long_lanes():
+    b = ProgramBuilder(32)
+    b.op("START").label("top").op("BNE", 4, 0, "bottom").op("ADDI", 4, 1)
+    b.label("bottom").op("BNE", 4, 1, "top").op("FINISH")
+    machine = VectorMachine(b.build(), 2, max_steps=20)
+    machine.set_register(1, [2, 50])
+    machine.run(1)
+    assert machine.fault_kinds() == ["", "step-limit"]
+    assert int(machine.steps[1]) == 20
+
+
+def test_the_wide_product_equals_python_integers_at_both_widths():
+    rng = random.Random(5)
+    for width in (32, 64):
+        fmt = WordFormat(width)
+        edges = [fmt.min_signed, fmt.max_signed, -1, 0, 1, fmt.min_signed + 1, 1 << (width // 2)]
+        xs = edges + [rng.randint(fmt.min_signed, fmt.max_signed) for _ in range(300)]
+        ys = list(reversed(edges)) + [rng.randint(fmt.min_signed, fmt.max_signed)
+                                      for _ in range(300)]
+        got = mul_round(np.array(xs, dtype=np.int64), np.array(ys, dtype=np.int64), width, np)
+        expected = [fx_mul(x, y, fmt) & ((1 << 64) - 1) for x, y in zip(xs, ys)]
+        assert got.tolist() == expected
+
+
+def test_templates_become_lane_code_and_unsupported_ones_say_why():
+    source = vector_source("if R[1] == R[2]: BR = BR + 3", ("R", "MEM"))
+    assert "_where(" in source and "BR" in source
+    assert "R[3] = _xor(R[3], R[4])" in vector_source("R[3] ^= R[4]", ("R",))
+    with pytest.raises(TemplateError, match="only assignments"):
+        vector_source("if R[1]: show(R[2])", ("R",))
+    with pytest.raises(TemplateError, match="Q"):
+        vector_source("Q[1] = 0", ("R", "MEM"))
+
+
+def test_backward_run_restores_every_lane():
+    image = divide_program(64)
+    machine = VectorMachine(image, 2)
+    machine.set_register(1, [3 << 32, -(7 << 31)])
+    machine.set_register(2, [5 << 31, 1 << 32])
+    before = [machine.snapshot(lane) for lane in range(2)]
+    machine.run(1)
+    machine.run(-1)
+    assert [machine.snapshot(lane).turned() for lane in range(2)] == before
