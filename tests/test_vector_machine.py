@@ -107,3 +107,26 @@ def test_backward_run_restores_every_lane():
     machine.run(1)
     machine.run(-1)
     assert [machine.snapshot(lane).turned() for lane in range(2)] == before
+
+
+def test_vector_division_equals_the_scalar_division_at_both_widths():
+    from revasm.isa.elementary import fx_div
+    from revasm.sim.vector.vocabulary import LaneContext, vector_vocabulary
+    rng = random.Random(9)
+    for width in (32, 64):
+        fmt = WordFormat(width)
+        edges = [fmt.min_signed, fmt.max_signed, -1, 1, 3, fmt.min_signed + 1, 1 << (width // 2)]
+        pairs = [(x, y) for x in edges for y in edges]
+        pairs += [(rng.randint(fmt.min_signed, fmt.max_signed),
+                   rng.randint(fmt.min_signed, fmt.max_signed) >> rng.randrange(width))
+                  for _ in range(400)]
+        pairs = [(x, y) for x, y in pairs if y != 0] + [(5, 0)]
+        ctx = LaneContext(np)
+        ctx.reset(len(pairs))
+        fdiv = vector_vocabulary(fmt, np, ctx)["fdiv"]
+        words = [np.array([v & fmt.mask for v in column], dtype=np.uint64)
+                 for column in zip(*pairs)]
+        got = fdiv(*words).tolist()
+        for (x, y), value in zip(pairs[:-1], got):
+            assert value == fx_div(x, y, fmt) & fmt.mask, (width, x, y)
+        assert ctx.failed.tolist() == [False] * (len(pairs) - 1) + [True]

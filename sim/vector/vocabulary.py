@@ -218,6 +218,32 @@ def vector_vocabulary(fmt: WordFormat, xp: Any, ctx: LaneContext) -> dict[str, A
         q = xp.where((a < 0) != (b < 0), -q, q)
         return xp.astype(q, u64) & u64(mask)
 
+    def fdiv64(x: Any, y: Any) -> Any:
+        """fx_div at W = 64: q = floor((|a| 2**32 + floor(|b|/2)) / |b|) (which equals
+        floor((|a| 2**33 + |b|) / (2|b|))), by restoring long division over the 96-bit
+        dividend held in two uint64 words, keeping the quotient's low 64 bits."""
+        a, b = signed_array(x), signed_array(y)
+        zero = b == 0
+        if bool(xp.any(zero)):
+            xs, ys = ctx.column(x), ctx.column(y)
+            ctx.fault(zero, "divide-by-zero", lambda j: _message(scalar_fdiv, xs[j], ys[j]))
+        ua, ub = xp.astype(a, u64), xp.astype(b, u64)
+        n = xp.where(a < 0, -ua, ua)
+        d = xp.where(zero, u64(1), xp.where(b < 0, -ub, ub))
+        low = n << u64(32)
+        lo = low + (d >> u64(1))
+        hi = (n >> u64(32)) + xp.astype(lo < low, u64)
+        r = xp.zeros_like(n)
+        q = xp.zeros_like(n)
+        one64 = u64(1)
+        for i in range(95, -1, -1):
+            bit = (hi >> u64(i - 64)) & one64 if i >= 64 else (lo >> u64(i)) & one64
+            r = (r << one64) | bit
+            fits = r >= d
+            r = xp.where(fits, r - d, r)
+            q = (q << one64) | xp.astype(fits, u64)
+        return xp.where((a < 0) != (b < 0), -q, q) & u64(mask)
+
     scalar_sqrt = scalar["fn_sqrt"]
     sqrt_bits = (width - 1 + frac + 1) // 2
 
@@ -287,8 +313,8 @@ def vector_vocabulary(fmt: WordFormat, xp: Any, ctx: LaneContext) -> dict[str, A
         "fn_abs": fn_abs, "one": one, "fneg": fneg, "fadd": fadd, "fsub": fsub,
         "fsign": fsign,
     }
+    names["fdiv"] = fdiv32 if width == 32 else fdiv64
     if width == 32:
-        names["fdiv"] = fdiv32
         names["fn_sqrt"] = sqrt32
     for name, value in scalar.items():
         if name not in names:
