@@ -220,8 +220,10 @@ def vector_vocabulary(fmt: WordFormat, xp: Any, ctx: LaneContext) -> dict[str, A
 
     def fdiv64(x: Any, y: Any) -> Any:
         """fx_div at W = 64: q = floor((|a| 2**32 + floor(|b|/2)) / |b|) (which equals
-        floor((|a| 2**33 + |b|) / (2|b|))), by restoring long division over the 96-bit
-        dividend held in two uint64 words, keeping the quotient's low 64 bits."""
+        floor((|a| 2**33 + |b|) / (2|b|))).  The 96-bit dividend is held in two uint64
+        words and divided by long division in k-bit digits, k = 64 - bits(max |b|), so
+        that ``remainder * 2**k + digit`` fits 64 bits and each digit is one exact
+        uint64 division (4 steps for divisors below 2**40, 96 for the widest)."""
         a, b = signed_array(x), signed_array(y)
         zero = b == 0
         if bool(xp.any(zero)):
@@ -233,15 +235,23 @@ def vector_vocabulary(fmt: WordFormat, xp: Any, ctx: LaneContext) -> dict[str, A
         low = n << u64(32)
         lo = low + (d >> u64(1))
         hi = (n >> u64(32)) + xp.astype(lo < low, u64)
+        k = max(1, 64 - int(xp.max(d)).bit_length())
+        digit_mask = u64((1 << k) - 1)
         r = xp.zeros_like(n)
         q = xp.zeros_like(n)
-        one64 = u64(1)
-        for i in range(95, -1, -1):
-            bit = (hi >> u64(i - 64)) & one64 if i >= 64 else (lo >> u64(i)) & one64
-            r = (r << one64) | bit
-            fits = r >= d
-            r = xp.where(fits, r - d, r)
-            q = (q << one64) | xp.astype(fits, u64)
+        chunks = -(-96 // k)
+        for c in range(chunks - 1, -1, -1):
+            shift = c * k
+            if shift >= 64:
+                part = hi >> u64(shift - 64)
+            elif shift == 0:
+                part = lo
+            else:
+                part = (lo >> u64(shift)) | (hi << u64(64 - shift))
+            current = (r << u64(k)) | (part & digit_mask)
+            digit = current // d
+            r = current - digit * d
+            q = (q << u64(k)) | digit
         return xp.where((a < 0) != (b < 0), -q, q) & u64(mask)
 
     scalar_sqrt = scalar["fn_sqrt"]
