@@ -34,12 +34,18 @@ from revasm.sim.reference.faults import Trap
 from revasm.sim.reference.predecode import Decoded
 
 from .banks import Group, MemoryBank, RegisterBank, as_row
-from .templates import compile_template
+from .templates import compile_template, fusable, fused_code
 from .vocabulary import LaneContext, vector_vocabulary
 from .words import Arithmetic, RowPool
 
 REGISTER_COUNT = 32
 RUNNING, HALTED, FAULTED, IDLE = 0, 1, 2, 3
+
+#: Register-like banks (indexed by register number), the only ones fused blocks touch.
+REGISTER_BANKS = ("R", "G", "T", "TG")
+
+#: Fused straight-line blocks shorter than this run instruction by instruction.
+MIN_FUSED = 2
 
 #: The banks a template may index, in the order the compiled functions take them:
 #: the values, then the gradient-mode banks of ``isa/adjoint.py`` (names ending in
@@ -113,6 +119,7 @@ class VectorMachine:
         self._pops = 0
         self._namespace = self._make_namespace()
         self._functions: dict[str, Callable] = {}
+        self._fused: dict[tuple, Any] = {}
 
     # --- the namespace templates run in --------------------------------------
 
@@ -167,7 +174,22 @@ class VectorMachine:
             self._pending.append(("unemit", value))
             return value
 
-        namespace.update(addr=addr, show=show, emit=emit, unemit=unemit, _at=ctx.at)
+        pool, lanes_shape, u64 = self._pool, (self.lanes,), xp.uint64
+        ndarray = type(xp.zeros(1))
+
+        def store(rows: list, register: int, value: Any) -> None:
+            """A fused block's write: a whole row, never shared with another slot."""
+            if not (type(value) is ndarray and value.dtype == u64
+                    and value.shape == lanes_shape):
+                value = as_row(value, self.lanes, xp)
+            for row in rows:
+                if row is value:
+                    value = xp.asarray(value, copy=True)
+                    break
+            pool.replace(rows, register, value)
+
+        namespace.update(addr=addr, show=show, emit=emit, unemit=unemit, _at=ctx.at,
+                         _store=store)
         return namespace
 
     # --- gradient mode ------------------------------------------------------------
@@ -233,6 +255,27 @@ class VectorMachine:
     def set_bank_word(self, name: str, index: int, values: Any) -> None:
         """Seed a bank word (e.g. ``G`` of the loss = 1.0) in every lane."""
         self.bank(name).rows[index] = self._lane_values(values)
+
+    def _fused_block(self, pc: int, direction: int) -> Any:
+        """(function, length, cycles) of the fused straight-line run starting at ``pc``,
+        or None: consecutive data cells whose templates cannot fault (``templates.fusable``)."""
+        key = (pc, direction, self._gradient, self._tangent)
+        if key in self._fused:
+            return self._fused[key]
+        statements, cycles, at = [], 0, pc
+        while 0 <= at < len(self.cells) and self.cells[at].is_data:
+            text = self.cells[at].statement(direction, self._gradient, self._tangent)
+            if not fusable(text, REGISTER_BANKS):
+                break
+            statements.append(text)
+            cycles += self.cells[at].cycles
+            at += direction
+        block = None
+        if len(statements) >= MIN_FUSED:
+            exec(fused_code(tuple(statements), REGISTER_BANKS), self._namespace)  # noqa: S102
+            block = (self._namespace.pop("_block"), len(statements), cycles)
+        self._fused[key] = block
+        return block
 
     def _function(self, cell: Decoded, direction: int) -> Callable:
         text = cell.statement(direction, self._gradient, self._tangent)
@@ -414,6 +457,23 @@ class VectorMachine:
         executed = spent = 0
         ctx = self._ctx
         while True:
+            if full and type(BR) is int and cells[pc].is_data:  # no lane landed by a jump
+                block = self._fused_block(pc, direction)
+                if block is not None and executed + block[1] <= room:
+                    function, count, cycles = block
+                    ctx.reset(n)
+                    function(*[None if self._banks[name] is None else self._banks[name].rows
+                               for name in REGISTER_BANKS])
+                    executed += count
+                    spent += cycles
+                    following = pc + count * direction
+                    if 0 <= following < length and cells[following].is_data:
+                        pc = following
+                        continue
+                    self._advance(group, executed, spent)
+                    self.pc = xp.full(self.lanes, following, dtype=xp.int64)
+                    self._uniform = (following, direction)
+                    return
             cell = cells[pc]
             if cell.illegal:
                 self._lane_faults(self._absolute(group, None), "illegal-instruction",

@@ -216,3 +216,96 @@ def compile_template(statement: str, banks: tuple[str, ...]) -> CodeType:
         code = compile(vector_source(statement, banks), "<revasm vector template>", "exec")
         _CACHE[key] = code
     return code
+
+
+#: Vocabulary names that can neither fault nor touch a device, so a straight-line run
+#: of templates using only these may be fused into one function (see ``fused_source``).
+FUSABLE_NAMES = frozenset({"S", "shl", "srl", "sra", "rotl", "rotr", "slt", "fmul", "rot",
+                           "irot", "fn_abs", "fneg", "fadd", "fsub", "fsign", "one", "M",
+                           "W", "F", "True", "False"})
+
+
+_FUSABLE: dict[tuple[str, tuple[str, ...]], bool] = {}
+_FUSED: dict[tuple, CodeType] = {}
+
+
+def fusable(statement: str, register_banks: tuple[str, ...]) -> bool:
+    """Whether a template may run inside a fused block (cached by text)."""
+    key = (statement, register_banks)
+    answer = _FUSABLE.get(key)
+    if answer is None:
+        answer = _FUSABLE[key] = _fusable(statement, register_banks)
+    return answer
+
+
+def fused_code(statements: tuple[str, ...], banks: tuple[str, ...]) -> CodeType:
+    """Compiled ``fused_source`` (defines ``_block``), cached by the statements."""
+    key = (statements, banks)
+    code = _FUSED.get(key)
+    if code is None:
+        if len(_FUSED) > 2_000:
+            _FUSED.clear()
+        code = _FUSED[key] = compile(fused_source(list(statements), banks),
+                                     "<revasm vector block>", "exec")
+    return code
+
+
+def _fusable(statement: str, register_banks: tuple[str, ...]) -> bool:
+    """Whether a template may run inside a fused block: register banks only, and only
+    names that cannot fault (no memory, division, elementary function or device)."""
+    tree = ast.parse(statement)
+    if _bank_names(tree) - set(register_banks):
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.If, ast.IfExp)):
+            return False
+        if isinstance(node, ast.Name) and not node.id.startswith("_"):
+            if node.id not in FUSABLE_NAMES and node.id not in register_banks:
+                return False
+    return True
+
+
+class _Store(ast.NodeTransformer):
+    """``B[k] = v`` -> ``_store(B, k, v)``: whole rows, checked and recycled (fused blocks)."""
+
+    def __init__(self) -> None:
+        self.counter = 0
+
+    def visit_Assign(self, node: ast.Assign) -> list[ast.stmt] | ast.stmt:
+        target = node.targets[0]
+        if isinstance(target, ast.Subscript):
+            return ast.Expr(value=_call("_store", target.value, target.slice, node.value))
+        if isinstance(target, ast.Tuple) and any(isinstance(e, ast.Subscript)
+                                                 for e in target.elts):
+            self.counter += 1
+            temp = f"_f{self.counter}"
+            out: list[ast.stmt] = [ast.Assign(targets=[ast.Name(id=temp, ctx=ast.Store())],
+                                              value=node.value)]
+            for i, element in enumerate(target.elts):
+                part = ast.Subscript(value=ast.Name(id=temp, ctx=ast.Load()),
+                                     slice=ast.Constant(i), ctx=ast.Load())
+                if isinstance(element, ast.Subscript):
+                    out.append(ast.Expr(value=_call("_store", element.value, element.slice,
+                                                    part)))
+                else:
+                    out.append(ast.Assign(targets=[element], value=part))
+            return out
+        return node
+
+
+def fused_source(statements: list[str], banks: tuple[str, ...]) -> str:
+    """One function for a straight-line run of fusable templates on whole rows."""
+    body: list[ast.stmt] = []
+    for statement in statements:
+        transformer = _Vectorize()
+        for node in ast.parse(statement).body:
+            result = transformer.visit(node)
+            body += result if isinstance(result, list) else [result]
+    store = _Store()
+    stored: list[ast.stmt] = []
+    for node in body:
+        result = store.visit(node)
+        stored += result if isinstance(result, list) else [result]
+    module = ast.fix_missing_locations(ast.Module(body=stored, type_ignores=[]))
+    text = "\n".join("    " + line for line in ast.unparse(module).split("\n") if line)
+    return f"def _block({', '.join(banks)}):\n{text or '    pass'}\n"
