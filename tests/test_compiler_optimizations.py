@@ -295,3 +295,25 @@ def test_optimized_programs_give_the_plain_lowerings_bits(body, values, n, width
     # (not fewer steps in every case: a loop that runs zero times still pays for the
     # constants its function loads once)
     assert results[0].values == results[1].values == results[2].values, source
+
+
+def test_a_loop_with_its_own_ancilla_still_cancels_against_its_inverse():
+    # the ancilla t is the loop body's own: its allocation does not block the pair
+    # (for loop, ~routine's inverted for loop), so s is proven and keeps no guard
+    program = compile_source(HEADER + """@reversible
+def f(y: Fixed, x: Fixed, n: Int):
+    s = ancilla(0.0)
+    with routine():
+        for i in range(n):
+            with routine():
+                t = ancilla(0.0)
+                t += sin(x)
+            s += t * x
+            ~routine
+    y += s
+    ~routine
+    free(s, 0.0)
+""", "f", "loop.py")
+    assert "leaves it zero" not in program.pal and "must be zero" not in program.pal
+    result = run(program, {"x": 0.5, "n": 3}, reverse_check=True)
+    assert abs(result.values["y"] - 3 * math.sin(0.5) * 0.5) < 1e-3

@@ -299,9 +299,11 @@ class _FunctionChecker:
             branch = _Log()
             self.block(body, branch, inverted)
             inner.events += branch.events
-        barriers = [e for e in inner.events if e.barrier]
+        # an allocation or free inside stops pairs outside from cancelling across the
+        # block, unless the ancilla is the block's own (nothing outside can name it)
+        local = {x.name for body in bodies for x in _walk(body) if isinstance(x, ir.Alloc)}
+        log.events += [e for e in inner.events if e.barrier and e.key[1] not in local]
         inner.events = [e for e in inner.events if not e.barrier]
-        log.events += barriers
         if not inner.events:
             return
         changed = set().union(*(e.targets for e in inner.events))
