@@ -179,6 +179,8 @@ class VectorMachine:
 
         def store(rows: list, register: int, value: Any) -> None:
             """A fused block's write: a whole row, never shared with another slot."""
+            if rows[register] is value:  # updated in place
+                return
             if not (type(value) is ndarray and value.dtype == u64
                     and value.shape == lanes_shape):
                 value = as_row(value, self.lanes, xp)
@@ -584,6 +586,22 @@ class VectorMachine:
         """After a control instruction (or a landing): BR, DIR, halts, come-from, next PC."""
         xp = self.xp
         n = group.n
+        if br_in is None and type(br_out) is int and type(dir_out) is int:
+            # Every lane leaves with the same BR and DIR (START, FINISH, BRA, RBRA, a
+            # branch whose condition is uniform): no per-lane arrays needed.
+            lanes = group.lanes
+            self._advance(group, executed, spent)
+            self.br[lanes] = br_out
+            self.direction[lanes] = dir_out
+            if ((cell.kind == "finish" and dir_out > 0)
+                    or (cell.kind == "start" and dir_out < 0)):
+                self.status[lanes] = HALTED
+                return
+            target = cell.pc + (br_out * dir_out if br_out else dir_out)
+            self.pc[lanes] = target
+            if group.full and br_out == 0:
+                self._uniform = (target, dir_out)
+            return
         br_new = xp.astype(xp.broadcast_to(xp.asarray(br_out, dtype=xp.int64), (n,)), xp.int64)
         dir_new = xp.astype(xp.broadcast_to(xp.asarray(dir_out, dtype=xp.int64), (n,)),
                             xp.int64)

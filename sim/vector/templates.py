@@ -266,14 +266,34 @@ def _fusable(statement: str, register_banks: tuple[str, ...]) -> bool:
 
 
 class _Store(ast.NodeTransformer):
-    """``B[k] = v`` -> ``_store(B, k, v)``: whole rows, checked and recycled (fused blocks)."""
+    """``B[k] = v`` -> ``_store(B, k, v)``: whole rows, checked and recycled (fused blocks).
 
-    def __init__(self) -> None:
+    With ``in_place``, ``B[k] = (B[k] OP x) ...`` updates row ``B[k]`` itself (``_op_``),
+    like numpy's ``a += b``; only allowed when no template local holds a row.
+    """
+
+    def __init__(self, in_place: bool) -> None:
         self.counter = 0
+        self.in_place = in_place
+
+    def _update_in_place(self, target: ast.Subscript, value: ast.expr) -> None:
+        node = value
+        while isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            name = node.func.id.rstrip("_")
+            if name not in _IN_PLACE or len(node.args) != 2:
+                return
+            left = node.args[0]
+            if isinstance(left, ast.Subscript):
+                if ast.unparse(left) == ast.unparse(target) and not node.func.id.endswith("_"):
+                    node.func = ast.Name(id=name + "_", ctx=ast.Load())
+                return
+            node = left
 
     def visit_Assign(self, node: ast.Assign) -> list[ast.stmt] | ast.stmt:
         target = node.targets[0]
         if isinstance(target, ast.Subscript):
+            if self.in_place:
+                self._update_in_place(target, node.value)
             return ast.Expr(value=_call("_store", target.value, target.slice, node.value))
         if isinstance(target, ast.Tuple) and any(isinstance(e, ast.Subscript)
                                                  for e in target.elts):
@@ -301,7 +321,12 @@ def fused_source(statements: list[str], banks: tuple[str, ...]) -> str:
         for node in ast.parse(statement).body:
             result = transformer.visit(node)
             body += result if isinstance(result, list) else [result]
-    store = _Store()
+    # A local bound to a bare row (``_x = R[3]``) would see an in-place update.
+    holds_row = any(isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
+                    and any(isinstance(n, ast.Subscript) for n in ast.walk(node.value))
+                    and not isinstance(node.value, ast.Call)
+                    for node in body)
+    store = _Store(in_place=not holds_row)
     stored: list[ast.stmt] = []
     for node in body:
         result = store.visit(node)
