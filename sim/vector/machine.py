@@ -602,9 +602,13 @@ class VectorMachine:
             if group.full and br_out == 0:
                 self._uniform = (target, dir_out)
             return
-        br_new = xp.astype(xp.broadcast_to(xp.asarray(br_out, dtype=xp.int64), (n,)), xp.int64)
-        dir_new = xp.astype(xp.broadcast_to(xp.asarray(dir_out, dtype=xp.int64), (n,)),
-                            xp.int64)
+        if hasattr(br_out, "dtype") and br_out.shape == (n,):
+            br_new = br_out if br_out.dtype == xp.int64 else xp.astype(br_out, xp.int64)
+        else:
+            br_new = xp.full(n, int(br_out), dtype=xp.int64)
+        # DIR is usually one Python int for the whole group (only RBRA changes it).
+        dir_new = dir_out if type(dir_out) is int else xp.astype(
+            xp.broadcast_to(xp.asarray(dir_out, dtype=xp.int64), (n,)), xp.int64)
         lanes = group.lanes
         full = group.full
 
@@ -624,13 +628,19 @@ class VectorMachine:
                 self._lane_faults(self._absolute(group, uncaught), "uncaught-jump",
                                   lambda lane, j, s=sources: self._uncaught_message(
                                       lane, pc, s[j], direction))
+        if cell.kind in ("finish", "start") and type(dir_new) is int:
+            dir_new = xp.full(n, dir_new, dtype=xp.int64)
         if cell.kind in ("finish", "start"):
             halt = (dir_new > 0) if cell.kind == "finish" else (dir_new < 0)
             if stopped is not None:
                 halt = halt & ~stopped
             self.status[some(halt)] = HALTED
             stopped = halt if stopped is None else (stopped | halt)
-        step = xp.where(br_new != 0, br_new * dir_new, dir_new)
+        if type(dir_new) is int:
+            step = br_new * dir_new if dir_new != 1 else br_new
+            step = xp.where(br_new != 0, step, dir_new)
+        else:
+            step = xp.where(br_new != 0, br_new * dir_new, dir_new)
         if stopped is None:
             self.pc[lanes] = pc + step
         else:

@@ -27,6 +27,17 @@ def _is_array(value: Any) -> bool:
     return hasattr(value, "dtype") and hasattr(value, "shape")
 
 
+def accepts_out(xp: Any) -> bool:
+    """Whether the namespace's elementwise functions take numpy's ``out=`` (the array
+    API does not require it); without it the engine simply allocates results."""
+    try:
+        x = xp.zeros(2, dtype=xp.uint64)
+        xp.add(x, x, out=x)
+        return True
+    except Exception:  # noqa: BLE001 - any refusal means "no out="
+        return False
+
+
 class Arithmetic:
     """The operators templates use, for one array namespace ``xp``."""
 
@@ -34,7 +45,8 @@ class Arithmetic:
         self.xp = xp
         self.u64 = xp.uint64
         self.i64 = xp.int64
-        self.pool = pool
+        self.out = accepts_out(xp)
+        self.pool = pool if self.out else None
 
     # --- operand unification ---------------------------------------------------
 
@@ -86,7 +98,7 @@ class Arithmetic:
         """The same operation, overwriting ``x`` when it is an array of the result's
         shape and type (the templates call it only on a fresh temporary)."""
         unify = self.unify
-        ufunc = getattr(self.xp, ufunc_name, None)
+        ufunc = getattr(self.xp, ufunc_name, None) if self.out else None
 
         def apply(x: Any, y: Any) -> Any:
             if type(x) is int and type(y) is int:
