@@ -184,3 +184,21 @@ def test_gradient_mode_lanes_equal_the_reference(case, data):
         got = vector_outcome(vector, lane, tuple(expected[5]))
         assert got[1:] == expected[1:], ("gradient", lane, expected[1:], got[1:])
         assert got[0] == expected[0], ("gradient", lane, expected[0].differences(got[0]))
+
+
+@many(40)
+@given(st.one_of(straight_line_programs(), structured_programs()), st.data())
+def test_step_limits_stop_each_lane_where_the_reference_stops(case, data):
+    """A small max_steps cuts lanes off mid-block, mid-loop or mid-call."""
+    lanes = data.draw(st.integers(1, 4), label="lanes")
+    registers, memory = data.draw(lane_inputs(case, lanes), label="inputs")
+    limit = data.draw(st.integers(1, 60), label="max_steps")
+    references = []
+    for r, m in zip(registers, memory):
+        reference = reference_machine(case, r, m)
+        reference.max_steps = limit
+        references.append(reference)
+    vector = vector_machine(case, registers, memory)
+    vector.max_steps = limit
+    vector.run(1)
+    assert_lanes_agree(references, vector, lambda m: lambda: m.run(1), "limited")

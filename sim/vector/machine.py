@@ -469,7 +469,7 @@ class VectorMachine:
                     executed += count
                     spent += cycles
                     following = pc + count * direction
-                    if 0 <= following < length and cells[following].is_data:
+                    if executed < room and 0 <= following < length and cells[following].is_data:
                         pc = following
                         continue
                     self._advance(group, executed, spent)
