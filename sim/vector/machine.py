@@ -7,9 +7,9 @@ memory rows (made on first touch, ``banks.py``), ``pc``, ``br`` (BR),
 
 SIMT scheduling (docs/vector.md): each round picks the lanes that share the
 *first* (PC, DIR) in program order -- lanes running forward at the lowest PC,
-else lanes running backward at the highest -- and runs them together through
-the instruction there and on through the following straight-line ``data``
-instructions.  A control instruction (branch, RBRA, SWAPBR, START, FINISH)
+else lanes running backward at the highest -- from a queue of waiting lanes
+keyed by (DIR, PC), and runs them together through the instruction there and
+on through the following straight-line ``data`` instructions.  A control instruction (branch, RBRA, SWAPBR, START, FINISH)
 ends the round, so lanes that took different paths meet again at the next
 jump target, where the come-from rule makes control flow merge.  Any order
 of rounds gives every lane the reference's own sequence of instructions;
@@ -381,13 +381,52 @@ class VectorMachine:
         self.resume(progress=progress)
 
     def resume(self, *, progress: Progress | None = None) -> None:
-        """Go on until every lane has halted or faulted."""
-        while True:
-            group = self._schedule(progress)
-            if group is None:
-                return
-            if group is not True:
-                self._run_group(*group)
+        """Go on until every lane has halted or faulted.
+
+        The waiting lanes are kept in a queue keyed by (DIR, PC) in scheduling order
+        (forward lanes by lowest PC, then backward lanes by highest PC); a round pops
+        the first key, runs those lanes, and files only them again under their new
+        keys, so a round costs the size of its group, not of the whole batch.
+        """
+        xp = self.xp
+        self._uniform = None
+        queue: dict[int, list] = {}
+        running = xp.nonzero(self.status == RUNNING)[0]
+        waiting = self._file(queue, running, everything=len(running) == self.lanes)
+        while queue:
+            if progress is not None:
+                progress(self.lanes - waiting)
+            key = min(queue)
+            parts = queue.pop(key)
+            if len(parts) == 1:
+                lanes = parts[0]
+            else:
+                lanes = xp.sort(xp.concat(parts))
+            waiting -= len(lanes)
+            length = len(self.cells)
+            pc, direction = (key, 1) if key < length else (2 * length - 1 - key, -1)
+            if self.max_steps is not None:
+                over = self.steps[lanes] >= self.max_steps
+                if bool(xp.any(over)):
+                    self._lane_faults(lanes[over], "step-limit", self._step_limit_message)
+                    lanes = lanes[~over]
+                    if len(lanes) == 0:
+                        continue
+            full = len(lanes) == self.lanes
+            self._uniform = None
+            self._run_group(slice(None) if full else lanes, pc, direction)
+            if self._uniform is not None and full:
+                following, going = self._uniform
+                self._uniform = None
+                if 0 <= following < length:
+                    key = following if going > 0 else 2 * length - 1 - following
+                    queue.setdefault(key, []).append(lanes)
+                    waiting += len(lanes)
+                    continue
+            alive = lanes[self.status[lanes] == RUNNING]
+            waiting += self._file(queue, alive)
+        if progress is not None:
+            progress(self.lanes)
 
     @property
     def halted(self) -> Any:
@@ -397,49 +436,39 @@ class VectorMachine:
     def faulted(self) -> Any:
         return self.status == FAULTED
 
-    def _schedule(self, progress: Progress | None) -> Any:
-        """The next group: (lanes, pc, direction); ``True`` after faulting some lanes; None when done."""
+    def _file(self, queue: dict[int, list], lanes: Any, everything: bool = False) -> int:
+        """Put running ``lanes`` in the queue under their (DIR, PC) keys; lanes whose PC
+        left the program fault here (step limit first, as the reference checks it
+        first).  Returns how many were queued."""
         xp = self.xp
-        if self._uniform is not None:  # every lane running, at one PC, DIR, BR = 0
-            pc, direction = self._uniform
-            self._uniform = None
-            if 0 <= pc < len(self.cells) and self.max_steps is None:
-                return slice(None), pc, direction
-        running = self.status == RUNNING
-        count = int(xp.sum(running))
-        if progress is not None:
-            progress(self.lanes - count)
-        if count == 0:
-            return None
-        full = count == self.lanes
-        index = None if full else xp.nonzero(running)[0]
-
-        def sel(array: Any) -> Any:
-            return array if full else array[index]
-
-        pcs, dirs = sel(self.pc), sel(self.direction)
+        if len(lanes) == 0:
+            return 0
         length = len(self.cells)
-        if self.max_steps is not None:
-            over = sel(self.steps) >= self.max_steps
-            if bool(xp.any(over)):
-                lanes = xp.nonzero(over)[0] if full else index[over]
-                self._lane_faults(lanes, "step-limit", self._step_limit_message)
-                return True
+        pcs = self.pc if everything else self.pc[lanes]
+        dirs = self.direction if everything else self.direction[lanes]
         outside = (pcs < 0) | (pcs >= length)
         if bool(xp.any(outside)):
-            lanes = xp.nonzero(outside)[0] if full else index[outside]
-            self._lane_faults(lanes, "illegal-instruction", self._illegal_message)
-            return True
-        key = xp.where(dirs > 0, pcs, 2 * length - 1 - pcs)
-        first = int(xp.min(key))
-        chosen = key == first
-        if bool(xp.all(chosen)):
-            lanes = slice(None) if full else index
+            lost = lanes[outside]
+            if self.max_steps is not None:
+                over = self.steps[lost] >= self.max_steps
+                if bool(xp.any(over)):
+                    self._lane_faults(lost[over], "step-limit", self._step_limit_message)
+                    lost = lost[~over]
+            if len(lost):
+                self._lane_faults(lost, "illegal-instruction", self._illegal_message)
+            keep = ~outside
+            lanes, pcs, dirs = lanes[keep], pcs[keep], dirs[keep]
+            if len(lanes) == 0:
+                return 0
+        keys = xp.where(dirs > 0, pcs, 2 * length - 1 - pcs)
+        low, high = int(xp.min(keys)), int(xp.max(keys))
+        if low == high:
+            queue.setdefault(low, []).append(lanes)
         else:
-            lanes = xp.nonzero(chosen)[0] if full else index[chosen]
-        if first < length:
-            return lanes, first, 1
-        return lanes, 2 * length - 1 - first, -1
+            values, inverse = xp.unique_inverse(keys)
+            for i, key in enumerate(values.tolist()):
+                queue.setdefault(int(key), []).append(lanes[inverse == i])
+        return len(lanes)
 
     def _run_group(self, lanes: Any, pc: int, direction: int) -> None:
         """Run the lanes at (pc, direction) through one instruction and the data run after it."""
