@@ -115,14 +115,14 @@ def check_case(case: ProgramCase, registers: list[dict], memory: list[dict]) -> 
     assert_lanes_agree(references, vector, lambda m: lambda: m.run(-1), "backward")
 
 
-@many(80)
+@many(250)
 @given(straight_line_programs(), st.data())
 def test_every_lane_equals_the_reference_on_straight_line_programs(case, data):
     lanes = data.draw(st.integers(1, 6), label="lanes")
     check_case(case, *data.draw(lane_inputs(case, lanes), label="inputs"))
 
 
-@many(80)
+@many(300)
 @given(structured_programs(), st.data())
 def test_every_lane_equals_the_reference_on_structured_programs(case, data):
     """Divergent branches, loops of different trip counts, calls and uncalls."""
@@ -130,7 +130,7 @@ def test_every_lane_equals_the_reference_on_structured_programs(case, data):
     check_case(case, *data.draw(lane_inputs(case, lanes), label="inputs"))
 
 
-@many(50)
+@many(150)
 @given(st.one_of(straight_line_programs(), structured_programs()), st.data())
 def test_gradient_mode_lanes_equal_the_reference(case, data):
     """Forward (tangent bank optionally on), seed G, backward with the gradient switch on."""
@@ -186,7 +186,7 @@ def test_gradient_mode_lanes_equal_the_reference(case, data):
         assert got[0] == expected[0], ("gradient", lane, expected[0].differences(got[0]))
 
 
-@many(40)
+@many(100)
 @given(st.one_of(straight_line_programs(), structured_programs()), st.data())
 def test_step_limits_stop_each_lane_where_the_reference_stops(case, data):
     """A small max_steps cuts lanes off mid-block, mid-loop or mid-call."""
