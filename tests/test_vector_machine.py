@@ -130,3 +130,17 @@ def test_vector_division_equals_the_scalar_division_at_both_widths():
         for (x, y), value in zip(pairs[:-1], got):
             assert value == fx_div(x, y, fmt) & fmt.mask, (width, x, y)
         assert ctx.failed.tolist() == [False] * (len(pairs) - 1) + [True]
+
+
+def test_vectorized_circular_functions_equal_the_scalar_ones():
+    from revasm.isa import elementary
+    from revasm.sim.vector import circular
+    fmt = WordFormat(32)
+    rng = random.Random(3)
+    xs = [fmt.min_signed, fmt.max_signed, 0, 1, -1, 102943, 102944, -205887, 3 * 102944]
+    xs += [rng.randint(fmt.min_signed, fmt.max_signed) for _ in range(1500)]
+    xs += [rng.randint(-(10 << 16), 10 << 16) for _ in range(1500)]
+    values = np.array(xs, dtype=np.int64)
+    for name in ("sin", "cos", "tan"):
+        got = getattr(circular, f"fx_{name}")(values, np).tolist()
+        assert got == [elementary.FUNCTIONS[name](x, fmt) for x in xs], name

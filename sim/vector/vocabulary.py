@@ -1,11 +1,12 @@
 """The template vocabulary (``isa/vocabulary.py``) on lane arrays, bit for bit.
 
 Each name of the scalar vocabulary gets a lane version here.  Vectorized:
-``S``, the shifts and rotates, ``slt``, ``fmul`` (both widths; W = 64 through
-32-bit halves), ``fdiv`` (W = 32), ``fn_abs``, ``fn_sqrt`` (W = 32), and the
-shears of ``rot``/``irot``.  Every other name -- the CORDIC functions, ``fdiv``
-and ``fn_sqrt`` at W = 64, the rotation plan, and any name a later table
-adds -- runs through :func:`lanewise`, a documented stop-gap that calls the
+``S``, the shifts and rotates, ``slt``, ``fmul`` and ``fdiv`` (both widths;
+W = 64 through 32-bit halves and 96-bit long division), ``fn_abs``,
+``fn_sqrt``, ``fn_sin``, ``fn_cos``, ``fn_tan`` (W = 32, ``circular.py``), the
+gradient helpers and the shears of ``rot``/``irot``.  Every other name -- the
+other CORDIC functions, sqrt and the circular functions at W = 64, the rotation
+plan, and any name a later table adds -- runs through :func:`lanewise`, a documented stop-gap that calls the
 scalar function (the definition itself) once per distinct argument tuple, so
 the bits are the scalar bits by construction.
 
@@ -24,6 +25,7 @@ from revasm.isa.rotation import rotation_plan
 from revasm.isa.vocabulary import vocabulary as scalar_vocabulary
 from revasm.sim.reference.faults import Trap
 
+from . import circular
 from .words import MASK64, mul_round
 
 Describe = Callable[[int], str]
@@ -326,10 +328,20 @@ def vector_vocabulary(fmt: WordFormat, xp: Any, ctx: LaneContext) -> dict[str, A
     names["fdiv"] = fdiv32 if width == 32 else fdiv64
     if width == 32:
         names["fn_sqrt"] = sqrt32
+        for name in ("sin", "cos", "tan"):
+            names[f"fn_{name}"] = _circular(getattr(circular, f"fx_{name}"), signed_array,
+                                            xp, mask)
     for name, value in scalar.items():
         if name not in names:
             names[name] = lanewise(value, ctx, xp, name) if callable(value) else value
     return names
+
+
+def _circular(function: Callable, signed_array: Callable, xp: Any, mask: int) -> Callable:
+    """A W = 32 vectorized circular function as a vocabulary name (word in, word out)."""
+    def apply(word: Any) -> Any:
+        return xp.astype(function(signed_array(word), xp), xp.uint64) & xp.uint64(mask)
+    return apply
 
 
 def _message(function: Callable, *args: int) -> str:

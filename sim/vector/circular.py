@@ -1,0 +1,78 @@
+"""sin, cos and tan at W = 32 on lanes: ``isa/elementary.py``'s own algorithm, vectorized.
+
+Same steps, same constants (``elementary._TABLES``), same roundings: quadrant
+reduction by pi/2 with the wide constant, circular CORDIC in rotation mode with
+round-to-nearest shifts, one final half-up rounding.  At W = 32 every CORDIC
+register fits ``int64``; the reduction ``ax 2**34 - q pi/2 2**50`` overflows
+``int64`` in its terms but not in its value (|r| < 1.75), so it is computed with
+wrapping arithmetic, exact modulo 2**64.  Bit-exactness is tested against the
+scalar functions (tests/test_vector_machine.py).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from revasm.isa import elementary
+
+_T = elementary._TABLES[32]  # noqa: SLF001 - the one definition of the constants
+
+
+def _circular_rotate(z: Any, xp: Any) -> tuple[Any, Any]:
+    x = xp.full(z.shape, _T.circular_x0, dtype=xp.int64)
+    y = xp.zeros(z.shape, dtype=xp.int64)
+    for i, h, a in _T.circular:
+        up = z >= 0
+        dx = (y + h) >> i
+        dy = (x + h) >> i
+        x, y, z = (xp.where(up, x - dx, x + dx), xp.where(up, y + dy, y - dy),
+                   xp.where(up, z - a, z + a))
+    return x, y
+
+
+def sincos_abs(ax: Any, xp: Any) -> tuple[Any, Any, Any]:
+    """``elementary._sincos_abs`` for an int64 array ``ax >= 0``: (cos r, sin r) * 2**P, q mod 4."""
+    q = (ax * _T.two_over_pi + (1 << (_T.frac + _T.width - 1))) >> (_T.frac + _T.width)
+    extra = _T.reduce_extra
+    wide = (ax << (_T.guard + extra)) - q * _T.half_pi_wide  # exact mod 2**64
+    r = (wide + (1 << (extra - 1))) >> extra
+    c, s = _circular_rotate(r, xp)
+    return c, s, q & 3
+
+
+def _round_p(v: Any) -> Any:
+    return (v + _T.half_guard) >> _T.guard
+
+
+def _quadrant(q: Any, choices: tuple[Any, Any, Any, Any], xp: Any) -> Any:
+    return xp.where(q == 0, choices[0], xp.where(q == 1, choices[1],
+                                                 xp.where(q == 2, choices[2], choices[3])))
+
+
+def fx_sin(x: Any, xp: Any) -> Any:
+    """``elementary.fx_sin`` on an int64 array of W = 32 signed words."""
+    negative = x < 0
+    c, s, q = sincos_abs(xp.where(negative, -x, x), xp)
+    v = _round_p(_quadrant(q, (s, c, -s, -c), xp))
+    return xp.where(negative, -v, v)
+
+
+def fx_cos(x: Any, xp: Any) -> Any:
+    c, s, q = sincos_abs(xp.where(x < 0, -x, x), xp)
+    return _round_p(_quadrant(q, (c, -s, -c, s), xp))
+
+
+def fx_tan(x: Any, xp: Any) -> Any:
+    negative = x < 0
+    c, s, q = sincos_abs(xp.where(negative, -x, x), xp)
+    odd = (q & 1) == 1
+    num = xp.where(odd, c, s)
+    den = xp.where(odd, -s, c)
+    flip = (num < 0) != (den < 0)
+    n = xp.abs(num)
+    d = xp.abs(den)
+    pole = d == 0
+    safe = xp.where(pole, 1, d)
+    v = xp.where(pole, _T.max_signed + 1, ((n << (_T.frac + 1)) + safe) // (2 * safe))
+    v = xp.where(flip, -v, v)
+    v = xp.where(negative, -v, v)
+    return xp.clip(v, _T.min_signed, _T.max_signed)
