@@ -76,3 +76,49 @@ def fx_tan(x: Any, xp: Any) -> Any:
     v = xp.where(flip, -v, v)
     v = xp.where(negative, -v, v)
     return xp.clip(v, _T.min_signed, _T.max_signed)
+
+
+def bit_length(v: Any, xp: Any) -> Any:
+    """``int.bit_length`` of each non-negative int64 value, by halving (no floats)."""
+    n = xp.zeros(v.shape, dtype=xp.int64)
+    for step in (32, 16, 8, 4, 2, 1):
+        high = (v >> step) > 0
+        v = xp.where(high, v >> step, v)
+        n = n + xp.where(high, step, 0)
+    return n + (v > 0)
+
+
+def _circular_vector(x: Any, y: Any, xp: Any) -> Any:
+    z = xp.zeros(x.shape, dtype=xp.int64)
+    for i, h, a in _T.circular:
+        up = y >= 0
+        dx = (y + h) >> i
+        dy = (x + h) >> i
+        x, y, z = (xp.where(up, x + dx, x - dx), xp.where(up, y - dy, y + dy),
+                   xp.where(up, z + a, z - a))
+    return z
+
+
+def fx_atan2(y: Any, x: Any, xp: Any) -> Any:
+    """``elementary.fx_atan2`` on int64 arrays of W = 32 signed words."""
+    ax = xp.abs(x)
+    ay = xp.abs(y)
+    swap = ay > ax
+    big = xp.where(swap, ay, ax)
+    small = xp.where(swap, ax, ay)
+    zero = big == 0
+    shift = (_T.prec - 1) - bit_length(big, xp)
+    left = xp.where(shift > 0, shift, 0)
+    right = xp.where(shift < 0, -shift, 0)
+    big = (big << left) >> right
+    small = (small << left) >> right
+    a = _circular_vector(xp.where(zero, 1, big), small, xp)
+    a = xp.where(swap, _T.half_pi_p - a, a)
+    a = xp.where(x < 0, _T.pi_p - a, a)
+    v = _round_p(a)
+    v = xp.where(y < 0, -v, v)
+    return xp.where(zero, 0, v)
+
+
+def fx_atan(x: Any, xp: Any) -> Any:
+    return fx_atan2(x, xp.full(x.shape, _T.one, dtype=xp.int64), xp)

@@ -3,7 +3,8 @@
 Each name of the scalar vocabulary gets a lane version here.  Vectorized:
 ``S``, the shifts and rotates, ``slt``, ``fmul`` and ``fdiv`` (both widths;
 W = 64 through 32-bit halves and 96-bit long division), ``fn_abs``,
-``fn_sqrt``, ``fn_sin``, ``fn_cos``, ``fn_tan`` (W = 32, ``circular.py``), the
+``fn_sqrt``, ``fn_sin``, ``fn_cos``, ``fn_tan``, ``fn_atan``, ``fn_atan2`` (W = 32,
+``circular.py``), the
 gradient helpers and the shears of ``rot``/``irot``.  Every other name -- the
 other CORDIC functions, sqrt and the circular functions at W = 64, the rotation
 plan, and any name a later table adds -- runs through :func:`lanewise`, a documented stop-gap that calls the
@@ -328,9 +329,14 @@ def vector_vocabulary(fmt: WordFormat, xp: Any, ctx: LaneContext) -> dict[str, A
     names["fdiv"] = fdiv32 if width == 32 else fdiv64
     if width == 32:
         names["fn_sqrt"] = sqrt32
-        for name in ("sin", "cos", "tan"):
+        for name in ("sin", "cos", "tan", "atan"):
             names[f"fn_{name}"] = _circular(getattr(circular, f"fx_{name}"), signed_array,
                                             xp, mask)
+
+        def fn_atan2(y: Any, x: Any) -> Any:
+            value = circular.fx_atan2(signed_array(y), signed_array(x), xp)
+            return xp.astype(value, u64) & u64(mask)
+        names["fn_atan2"] = fn_atan2
     for name, value in scalar.items():
         if name not in names:
             names[name] = lanewise(value, ctx, xp, name) if callable(value) else value
