@@ -147,3 +147,20 @@ def test_vectorized_circular_functions_equal_the_scalar_ones():
     ys = [rng.choice(xs[:9]) if rng.random() < 0.1 else x >> rng.randrange(32) for x in reversed(xs)]
     got = circular.fx_atan2(np.array(ys, dtype=np.int64), values, np).tolist()
     assert got == [elementary.fx_atan2(y, x, fmt) for y, x in zip(ys, xs)]
+
+
+def test_vectorized_hyperbolic_functions_and_log_equal_the_scalar_ones():
+    from revasm.isa import elementary
+    from revasm.sim.vector import hyperbolic
+    fmt = WordFormat(32)
+    rng = random.Random(4)
+    xs = [fmt.min_signed, fmt.max_signed, 0, 1, -1, 1 << 16, 34 << 16, (34 << 16) - 1, 45426]
+    xs += [rng.randint(fmt.min_signed, fmt.max_signed) for _ in range(800)]
+    xs += [rng.randint(-(40 << 16), 40 << 16) for _ in range(1500)]
+    values = np.array(xs, dtype=np.int64)
+    for name in ("exp", "sinh", "cosh", "tanh"):
+        got = getattr(hyperbolic, f"fx_{name}")(values, np).tolist()
+        assert got == [elementary.FUNCTIONS[name](x, fmt) for x in xs], name
+    positive = [x for x in xs if x > 0]
+    got = hyperbolic.fx_log(np.array(positive, dtype=np.int64), np).tolist()
+    assert got == [elementary.fx_log(x, fmt) for x in positive]

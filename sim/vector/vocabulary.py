@@ -2,14 +2,14 @@
 
 Each name of the scalar vocabulary gets a lane version here.  Vectorized:
 ``S``, the shifts and rotates, ``slt``, ``fmul`` and ``fdiv`` (both widths;
-W = 64 through 32-bit halves and 96-bit long division), ``fn_abs``,
-``fn_sqrt``, ``fn_sin``, ``fn_cos``, ``fn_tan``, ``fn_atan``, ``fn_atan2`` (W = 32,
-``circular.py``), the
-gradient helpers and the shears of ``rot``/``irot``.  Every other name -- the
-other CORDIC functions, sqrt and the circular functions at W = 64, the rotation
-plan, and any name a later table adds -- runs through :func:`lanewise`, a documented stop-gap that calls the
-scalar function (the definition itself) once per distinct argument tuple, so
-the bits are the scalar bits by construction.
+W = 64 through 32-bit halves and 96-bit long division), ``fn_abs``, at W = 32
+``fn_sqrt`` and every elementary function but ``pow`` (``circular.py``,
+``hyperbolic.py``), the gradient helpers, and the shears of ``rot``/``irot``.
+Every other name -- ``pow``, sqrt and the elementary functions at W = 64, the
+rotation plan, and any name a later table adds -- runs through
+:func:`lanewise`, a documented stop-gap that calls the scalar function (the
+definition itself) once per distinct argument tuple, so the bits are the scalar
+bits by construction.
 
 Faults are per lane: a function that cannot compute a lane's value records the
 lane in the :class:`LaneContext` with the fault kind the reference would raise
@@ -26,7 +26,7 @@ from revasm.isa.rotation import rotation_plan
 from revasm.isa.vocabulary import vocabulary as scalar_vocabulary
 from revasm.sim.reference.faults import Trap
 
-from . import circular
+from . import circular, hyperbolic
 from .words import MASK64, mul_round
 
 Describe = Callable[[int], str]
@@ -332,6 +332,20 @@ def vector_vocabulary(fmt: WordFormat, xp: Any, ctx: LaneContext) -> dict[str, A
         for name in ("sin", "cos", "tan", "atan"):
             names[f"fn_{name}"] = _circular(getattr(circular, f"fx_{name}"), signed_array,
                                             xp, mask)
+
+        for name in ("exp", "sinh", "cosh", "tanh"):
+            names[f"fn_{name}"] = _circular(getattr(hyperbolic, f"fx_{name}"), signed_array,
+                                            xp, mask)
+        scalar_log = scalar["fn_log"]
+
+        def fn_log(word: Any) -> Any:
+            x = signed_array(word)
+            bad = x <= 0
+            if bool(xp.any(bad)):
+                words = ctx.column(word)
+                ctx.fault(bad, "domain-error", lambda j: _message(scalar_log, words[j]))
+            return xp.astype(hyperbolic.fx_log(x, xp), u64) & u64(mask)
+        names["fn_log"] = fn_log
 
         def fn_atan2(y: Any, x: Any) -> Any:
             value = circular.fx_atan2(signed_array(y), signed_array(x), xp)
