@@ -433,3 +433,29 @@ def test_gradient_report_counts_equal_the_simulator_for_every_program(case: Prog
     fmt_gradient = float(expected.gradient["$2"])
     assert report["gradient"] == {"$2": fmt_gradient}
     assert report["restored"] is True and validate_report(report) == []
+
+
+TWO_FINISHES = """\
+.input  x $1 fixed = 1.5
+.loss   y $2
+        start
+from:   bra    over      ; jump over the first FINISH
+        finish
+over:   bra    from
+        addmul $2 $1 $1  ; y = x^2
+        finish
+"""
+
+
+@pytest.mark.parametrize("grad", [False, True])
+def test_the_backward_run_starts_at_the_finish_the_forward_run_reached(grad):
+    image = assemble(HEADER + TWO_FINISHES, "t.pal", width=64)
+    assert image.finish == 2  # the image's first FINISH is not the one reached
+    report = build_report(image, grad=grad, prepare=lambda m: m.set("x", "1.5"),
+                          models=[], all_models=MODELS, max_steps=1000)
+    assert report["status"] == "finished"
+    forward, backward = report["runs"]
+    assert forward["steps"] == backward["steps"] == 5
+    assert report["restored"] is True and report["outputs"] == {"y": 2.25}
+    if grad:
+        assert report["gradient"] == {"x": 3.0}

@@ -48,7 +48,13 @@ def _observe(machine: Machine, direction: int, mode: str) -> tuple[dict, Machine
     counter = RunCounter(machine, direction=direction, mode=mode)
     fault = None
     try:
-        machine.run(direction, trace=counter)
+        if direction > 0:
+            machine.run(1, trace=counter)
+        else:
+            # Back from the FINISH the forward run halted on (a program may have several).
+            machine.br, machine.direction, machine.steps, machine.cycles = 0, -1, 0, 0
+            machine.halted = False
+            machine.resume(trace=counter)
     except MachineFault as exc:
         fault = exc
     counts = counter.finish().to_dict()
