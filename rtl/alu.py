@@ -5,7 +5,16 @@ decoded entry and the current direction it gives the register writes, the
 memory access (EXCH), the new BR and DIR, the output-tape action, and the
 request (operation and operands) for a multi-cycle unit -- the fixed-point
 multiply/divide (:mod:`revasm.rtl.muldiv`) or the function unit -- whose
-result comes back on ``unit_r0``/``unit_r1``.
+result comes back on ``res0_0``/``res0_1``.
+
+With the gradient bank (``gradient=True``) and the ``grad`` switch on, the
+entry's gradient-mode step (``isa/adjoint.mode_template``: the adjoint rule
+before the backward template, its inverse after the forward one) is
+evaluated the same way over the gradient registers ``ga``/``gb``/``gc`` and
+the gradient shadow of the memory word.  Steps whose gradient-mode template
+calls the multi-cycle units several times (the multiply, divide and function
+families, which
+need several unit calls in one step) raise ``grad_unsupported``.
 """
 from __future__ import annotations
 
@@ -13,12 +22,35 @@ from amaranth.hdl import Module, Signal, signed
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from revasm.isa.adjoint import mode_template
 from revasm.isa.table import INSTRUCTIONS
 
 from .decoder import field_shape
-from .semantics import FUNCTION_OPS, MULDIV_OPS, UNIT_OF, Effects, Inputs, direction_value, evaluate
+from .semantics import (FUNCTION_OPS, MULDIV_OPS, UNIT_OF, Effects, Inputs, TemplateError,
+                        direction_value, evaluate)
 
 UNIT_NONE, UNIT_MULDIV, UNIT_FUNCTION = 0, 1, 2
+
+
+def max_calls(width: int, br_width: int, gradient: bool) -> int:
+    """The most unit calls one step makes (1 in value mode; up to 9 in gradient mode)."""
+    if not gradient:
+        return 1
+    from amaranth.hdl import Const
+    dummy = Const(0, width)
+    inputs = Inputs(width, {"A": dummy, "B": dummy, "C": dummy},
+                    {"IMM": dummy, "AMT": Const(0, 6), "K": Const(0, 2), "OFF": Const(0, 26)},
+                    Const(0, br_width), Const(1, 2), dummy, dummy, ((dummy, dummy),) * 16,
+                    {"A": dummy, "B": dummy, "C": dummy}, dummy)
+    most = 1
+    for ins in INSTRUCTIONS:
+        for direction in (1, -1):
+            try:
+                effects = evaluate(mode_template(ins, direction, gradient=True), inputs)
+            except TemplateError:
+                continue
+            most = max(most, len(effects.calls))
+    return most
 
 
 def unit_op_code(name: str) -> int:
@@ -28,11 +60,22 @@ def unit_op_code(name: str) -> int:
 class Alu(wiring.Component):
     """Template datapath for word width ``width`` and a BR of ``br_width`` bits."""
 
-    def __init__(self, width: int, br_width: int) -> None:
+    def __init__(self, width: int, br_width: int, gradient: bool = False) -> None:
         self.width = width
         self.br_width = br_width
+        self.gradient = gradient
+        self.max_calls = max_calls(width, br_width, gradient)
         w = width
+        results = {f"res{k}_{j}": In(w) for k in range(self.max_calls) for j in (0, 1)}
+        grad_ports = {
+            "grad": In(1), "na": In(5), "nb": In(5), "nc": In(5), "ga": In(w), "gb": In(w), "gc": In(w), "gmem_rdata": In(w),
+            "gwa_en": Out(1), "gwa_data": Out(w), "gwb_en": Out(1), "gwb_data": Out(w),
+            "gwc_en": Out(1), "gwc_data": Out(w), "gm_we": Out(1), "gm_wdata": Out(w),
+            "grad_unsupported": Out(1),
+        } if gradient else {}
         super().__init__({
+            **grad_ports, **results,
+            "phase": In(range(self.max_calls)), "ncalls": Out(range(self.max_calls + 1)),
             "index": In(range(len(INSTRUCTIONS))),
             "backward": In(1),
             "ra": In(w), "rb": In(w), "rc": In(w),
@@ -41,7 +84,6 @@ class Alu(wiring.Component):
             "br": In(signed(br_width)),
             "mem_rdata": In(w),
             "tape_top": In(w),
-            "unit_r0": In(w), "unit_r1": In(w),
             "wa_en": Out(1), "wa_data": Out(w),
             "wb_en": Out(1), "wb_data": Out(w),
             "mem_use": Out(1), "mem_addr": Out(w), "mem_we": Out(1), "mem_wdata": Out(w),
@@ -58,7 +100,12 @@ class Alu(wiring.Component):
             fields={"IMM": imm_word, "AMT": self.amt, "K": self.k, "OFF": self.off},
             br=self.br, direction=direction_value(self.backward),
             mem_rdata=self.mem_rdata, tape_top=self.tape_top,
-            unit_results=(self.unit_r0, self.unit_r1))
+            unit_results=tuple((getattr(self, f"res{k}_0"), getattr(self, f"res{k}_1"))
+                               for k in range(self.max_calls)),
+            gregs={"A": self.ga, "B": self.gb, "C": self.gc} if self.gradient else None,
+            gmem_rdata=self.gmem_rdata if self.gradient else None,
+            aliases={"AB": self.na == self.nb, "AC": self.na == self.nc,
+                     "BC": self.nb == self.nc} if self.gradient else None)
 
     def elaborate(self, platform) -> Module:
         m = Module()
@@ -69,11 +116,39 @@ class Alu(wiring.Component):
         with m.Switch(self.index):
             for i, ins in enumerate(INSTRUCTIONS):
                 with m.Case(i):
-                    with m.If(self.backward):
-                        self._apply(m, evaluate(ins.backward, inputs))
-                    with m.Else():
-                        self._apply(m, evaluate(ins.forward, inputs))
+                    if self.gradient:
+                        with m.If(self.grad):
+                            self._gradient_step(m, ins, inputs)
+                        with m.Else():
+                            self._value_step(m, ins, inputs)
+                    else:
+                        self._value_step(m, ins, inputs)
         return m
+
+    def _value_step(self, m: Module, ins, inputs: Inputs) -> None:
+        with m.If(self.backward):
+            self._apply(m, evaluate(ins.backward, inputs))
+        with m.Else():
+            self._apply(m, evaluate(ins.forward, inputs))
+
+    def _gradient_step(self, m: Module, ins, inputs: Inputs) -> None:
+        for backward in (1, 0):
+            with (m.If(self.backward) if backward else m.Else()):
+                template = mode_template(ins, -1 if backward else 1, gradient=True)
+                try:
+                    effects = evaluate(template, inputs)
+                except TemplateError:  # a construct the translator does not know
+                    m.d.comb += self.grad_unsupported.eq(1)
+                    continue
+                self._apply(m, effects)
+                comb = m.d.comb
+                for key, (en, data) in {"A": (self.gwa_en, self.gwa_data),
+                                        "B": (self.gwb_en, self.gwb_data),
+                                        "C": (self.gwc_en, self.gwc_data)}.items():
+                    if key in effects.gwrites:
+                        comb += [en.eq(1), data.eq(effects.gwrites[key])]
+                if effects.gmem_write is not None:
+                    comb += [self.gm_we.eq(1), self.gm_wdata.eq(effects.gmem_write)]
 
     def _apply(self, m: Module, eff: Effects) -> None:
         comb = m.d.comb
@@ -92,8 +167,9 @@ class Alu(wiring.Component):
             comb += [self.push.eq(1), self.out_data.eq(eff.emit)]
         if eff.unemit:
             comb += [self.pop.eq(1), self.out_data.eq(self.tape_top)]
-        if eff.call is not None:
-            name, args = eff.call
-            comb += [self.unit.eq(UNIT_OF[name]), self.unit_op.eq(unit_op_code(name))]
-            for port, arg in zip((self.unit_x, self.unit_y, self.unit_z), args):
-                comb += port.eq(arg)
+        comb += self.ncalls.eq(len(eff.calls))
+        for k, (name, args) in enumerate(eff.calls):
+            with m.If(self.phase == k):
+                comb += [self.unit.eq(UNIT_OF[name]), self.unit_op.eq(unit_op_code(name))]
+                for port, arg in zip((self.unit_x, self.unit_y, self.unit_z), args):
+                    comb += port.eq(arg)

@@ -49,7 +49,7 @@ class Core(wiring.Component):
         w = p.width
         host, retire = self.host, self.retire
         m.submodules.decoder = dec = Decoder()
-        m.submodules.alu = alu = Alu(w, p.br_width)
+        m.submodules.alu = alu = Alu(w, p.br_width, p.gradient)
         m.submodules.regfile = rf = RegisterFile(w)
         m.submodules.memory = mem = DataMemory(w, p.memory_words, self.memory_init)
         m.submodules.tape = tape = Tape(w, p.tape_words)
@@ -58,6 +58,24 @@ class Core(wiring.Component):
         fu = None
         if self.function_unit:
             m.submodules.function_unit = fu = FunctionUnit(w)
+        grad = p.gradient
+        if grad:
+            m.submodules.gregfile = grf = RegisterFile(w)
+            m.submodules.gmemory = gmem = DataMemory(w, p.memory_words, code_flag=False)
+            grad_on = Signal()
+            gwb = Signal(w)
+            gwb_en = Signal()
+            gwc = Signal(w)
+            gwc_en = Signal()
+            wb_en = Signal()
+            c_addr = Signal(5)
+            m.d.comb += [
+                alu.grad.eq(grad_on), alu.na.eq(dec.a), alu.nb.eq(dec.b), alu.nc.eq(dec.c),
+                alu.ga.eq(grf.rdata_a), alu.gb.eq(grf.rdata_b),
+                alu.gc.eq(grf.rdata_c), alu.gmem_rdata.eq(gmem.rdata),
+                grf.raddr_a.eq(dec.a), grf.raddr_b.eq(dec.b), grf.raddr_c.eq(dec.c),
+                self.host.greg_rdata.eq(grf.rdata_a), self.host.gmem_rdata.eq(gmem.rdata),
+            ]
 
         ir = Signal(32)
         ir_code = Signal()
@@ -80,13 +98,14 @@ class Core(wiring.Component):
         unit_done = Signal()
         unit_fault = Signal()
         unit_kind = Signal.like(ctl.fault_kind_in)
+        unit_r0, unit_r1 = Signal(w), Signal(w)
         with m.If(alu.unit == UNIT_MULDIV):
-            m.d.comb += [alu.unit_r0.eq(md.result), unit_done.eq(md.done),
+            m.d.comb += [unit_r0.eq(md.result), unit_done.eq(md.done),
                          unit_fault.eq(md.fault), unit_kind.eq(FAULT_CODE["divide-by-zero"])]
         with m.Elif(alu.unit == UNIT_FUNCTION):
             if fu is not None:
                 m.d.comb += [fu.op.eq(alu.unit_op), fu.x.eq(alu.unit_x), fu.y.eq(alu.unit_y),
-                             fu.z.eq(alu.unit_z), alu.unit_r0.eq(fu.r0), alu.unit_r1.eq(fu.r1),
+                             fu.z.eq(alu.unit_z), unit_r0.eq(fu.r0), unit_r1.eq(fu.r1),
                              unit_done.eq(fu.done), unit_fault.eq(fu.fault),
                              unit_kind.eq(fu.fault_kind)]
             else:
@@ -94,6 +113,18 @@ class Core(wiring.Component):
                              unit_kind.eq(FAULT_CODE["unimplemented"])]
         with m.Else():
             m.d.comb += unit_done.eq(1)
+        # unit results, one pair per call of the step (a gradient-mode step makes several)
+        phase = Signal(range(alu.max_calls + 1))
+        results = [(Signal(w, name=f"res{k}_0"), Signal(w, name=f"res{k}_1"))
+                   for k in range(alu.max_calls)]
+        m.d.comb += alu.phase.eq(phase)
+        for k, (r0, r1) in enumerate(results):
+            m.d.comb += [getattr(alu, f"res{k}_0").eq(r0), getattr(alu, f"res{k}_1").eq(r1)]
+
+        def start_unit() -> None:
+            m.d.comb += md.start.eq(alu.unit == UNIT_MULDIV)
+            if fu is not None:
+                m.d.comb += fu.start.eq(alu.unit == UNIT_FUNCTION)
 
         # host view
         m.d.comb += [
@@ -120,9 +151,18 @@ class Core(wiring.Component):
                     rf.raddr_a.eq(host.reg_addr), rf.waddr.eq(host.reg_addr),
                     rf.wdata.eq(host.reg_wdata), rf.we.eq(host.reg_we),
                 ]
+                if grad:
+                    m.d.comb += [
+                        gmem.raddr.eq(host.mem_addr), gmem.waddr.eq(host.mem_addr),
+                        gmem.wdata.eq(host.mem_wdata), gmem.we.eq(host.gmem_we),
+                        grf.raddr_a.eq(host.reg_addr), grf.waddr.eq(host.reg_addr),
+                        grf.wdata.eq(host.reg_wdata), grf.we.eq(host.greg_we),
+                    ]
                 with m.If(host.run):
                     m.d.comb += [ctl.load.eq(1), ctl.load_pc.eq(host.start_pc),
                                  ctl.load_backward.eq(host.backward)]
+                    if grad:
+                        m.d.sync += grad_on.eq(host.grad)
                     m.next = "FETCH"
             with m.State("FETCH"):
                 m.d.comb += host.busy.eq(1)
@@ -133,7 +173,7 @@ class Core(wiring.Component):
                     fault("illegal-instruction")
             with m.State("DECODE"):
                 m.d.comb += host.busy.eq(1)
-                m.d.sync += [ir.eq(mem.rdata[:32]), ir_code.eq(mem.rdata[w])]
+                m.d.sync += [ir.eq(mem.rdata[:32]), ir_code.eq(mem.rdata[w]), phase.eq(0)]
                 m.next = "REGS"
             with m.State("REGS"):
                 m.d.comb += host.busy.eq(1)
@@ -142,21 +182,43 @@ class Core(wiring.Component):
                 with m.Else():
                     fault("illegal-instruction")
             with m.State("EXEC"):
-                m.d.comb += [host.busy.eq(1), mem.raddr.eq(alu.mem_addr),
-                             md.start.eq(alu.unit == UNIT_MULDIV)]
-                if fu is not None:
-                    m.d.comb += fu.start.eq(alu.unit == UNIT_FUNCTION)
+                m.d.comb += [host.busy.eq(1), mem.raddr.eq(alu.mem_addr)]
+                if grad:
+                    m.d.comb += gmem.raddr.eq(alu.mem_addr)
+                start_unit()
                 m.d.sync += mem_bad.eq(alu.mem_use & (alu.mem_addr >= p.memory_words))
+                m.next = "WAIT"
+            with m.State("ISSUE"):  # the next unit call of a multi-call step
+                m.d.comb += [host.busy.eq(1), mem.raddr.eq(alu.mem_addr)]
+                if grad:
+                    m.d.comb += gmem.raddr.eq(alu.mem_addr)
+                start_unit()
                 m.next = "WAIT"
             with m.State("WAIT"):
                 m.d.comb += [host.busy.eq(1), mem.raddr.eq(alu.mem_addr)]
-                with m.If(alu.mem_use & (mem_bad | mem.rdata[w])):
+                if grad:
+                    m.d.comb += gmem.raddr.eq(alu.mem_addr)
+                    unsupported = grad_on & alu.grad_unsupported
+                else:
+                    unsupported = 0
+                with m.If(unsupported):
+                    fault("unimplemented")
+                with m.Elif(alu.mem_use & (mem_bad | mem.rdata[w])):
                     fault("memory-address")
-                with m.Elif(~unit_done):
-                    pass
-                with m.Elif(unit_fault):
-                    m.d.comb += [ctl.raise_fault.eq(1), ctl.fault_kind_in.eq(unit_kind)]
-                    m.next = "IDLE"
+                with m.Elif(phase < alu.ncalls):  # a unit call outstanding
+                    with m.If(~unit_done):
+                        pass
+                    with m.Elif(unit_fault):
+                        m.d.comb += [ctl.raise_fault.eq(1), ctl.fault_kind_in.eq(unit_kind)]
+                        m.next = "IDLE"
+                    with m.Else():
+                        with m.Switch(phase):
+                            for k, (r0, r1) in enumerate(results):
+                                with m.Case(k):
+                                    m.d.sync += [r0.eq(unit_r0), r1.eq(unit_r1)]
+                        m.d.sync += phase.eq(phase + 1)
+                        with m.If(phase + 1 < alu.ncalls):
+                            m.next = "ISSUE"
                 with m.Elif(alu.pop & tape.empty):
                     fault("tape-empty")
                 with m.Elif(alu.push & tape.full):
@@ -184,14 +246,34 @@ class Core(wiring.Component):
                         retire.out_data.eq(alu.out_data),
                         retire.push.eq(alu.push), retire.pop.eq(alu.pop),
                     ]
-                    with m.If(alu.wb_en):
+                    if grad:
+                        m.d.comb += [
+                            grf.waddr.eq(dec.a), grf.wdata.eq(alu.gwa_data), grf.we.eq(alu.gwa_en),
+                            gmem.waddr.eq(alu.mem_addr), gmem.wdata.eq(alu.gm_wdata),
+                            gmem.we.eq(alu.gm_we),
+                        ]
+                        m.d.sync += [gwb.eq(alu.gwb_data), gwb_en.eq(alu.gwb_en),
+                                     gwc.eq(alu.gwc_data), gwc_en.eq(alu.gwc_en),
+                                     wb_en.eq(alu.wb_en), c_addr.eq(dec.c)]
                         m.next = "WRITEB"
-                    with m.Else():
-                        m.next = "NEXT"
+                    else:
+                        with m.If(alu.wb_en):
+                            m.next = "WRITEB"
+                        with m.Else():
+                            m.next = "NEXT"
             with m.State("WRITEB"):
                 m.d.comb += [host.busy.eq(1), rf.waddr.eq(wb_addr), rf.wdata.eq(wb_data),
-                             rf.we.eq(1)]
-                m.next = "NEXT"
+                             rf.we.eq(1 if not grad else wb_en)]
+                if grad:
+                    m.d.comb += [grf.waddr.eq(wb_addr), grf.wdata.eq(gwb), grf.we.eq(gwb_en)]
+                    m.next = "WRITEC"
+                else:
+                    m.next = "NEXT"
+            if grad:
+                with m.State("WRITEC"):
+                    m.d.comb += [host.busy.eq(1), grf.waddr.eq(c_addr), grf.wdata.eq(gwc),
+                                 grf.we.eq(gwc_en)]
+                    m.next = "NEXT"
             with m.State("NEXT"):
                 m.d.comb += host.busy.eq(1)
                 with m.If(ctl.fault | ctl.halted):

@@ -39,6 +39,9 @@ class Job:
     memory: dict[int, int] = field(default_factory=dict)
     directions: tuple[int, ...] = (1, -1)
     name: str = ""
+    #: gradient mode: before the backward run, G[loss] = 1 and the gradient switch on
+    #: (a ``revasm.sim.reference.gradient.Place``); needs a core with the gradient bank
+    loss: object | None = None
 
 
 @dataclass
@@ -186,11 +189,41 @@ class Lockstep:
     async def _load(self, ctx, job: Job, machine: Machine) -> None:
         mask = (1 << self.params.width) - 1
         image = job.image
+        host = self.core.host
+        if self.params.gradient:  # the gradient bank starts at zero
+            ctx.set(host.mem_wdata, 0)
+            ctx.set(host.reg_wdata, 0)
+            ctx.set(host.gmem_we, 1)
+            for address in range(self.params.memory_words):
+                ctx.set(host.mem_addr, address)
+                await ctx.tick()
+            ctx.set(host.gmem_we, 0)
+            ctx.set(host.greg_we, 1)
+            for register in range(32):
+                ctx.set(host.reg_addr, register)
+                await ctx.tick()
+            ctx.set(host.greg_we, 0)
         for address in range(self.params.memory_words):
             code = address < len(image) and image.is_code[address]
             await self._write_memory(ctx, address, machine.memory[address], code)
         for register in range(1, 32):
             await self._write_register(ctx, register, machine.registers[register] & mask)
+
+    async def _write_gradient(self, ctx, place, word: int) -> None:
+        """G[register] or GM[address] = word (the host seeds the loss's gradient)."""
+        host = self.core.host
+        if place.register is not None:
+            ctx.set(host.reg_addr, place.register)
+            ctx.set(host.reg_wdata, word)
+            ctx.set(host.greg_we, 1)
+            await ctx.tick()
+            ctx.set(host.greg_we, 0)
+        else:
+            ctx.set(host.mem_addr, place.address)
+            ctx.set(host.mem_wdata, word)
+            ctx.set(host.gmem_we, 1)
+            await ctx.tick()
+            ctx.set(host.gmem_we, 0)
 
     # --- one job ---------------------------------------------------------------------
     async def _job(self, ctx, job: Job, result: JobResult) -> None:
@@ -205,12 +238,19 @@ class Lockstep:
         for direction in job.directions:
             if direction < 0 and image.finish is None:
                 continue
-            run = await self._run(ctx, machine, direction)
+            grad = job.loss is not None and direction < 0
+            if grad:
+                if not p.gradient:
+                    raise ValueError("gradient mode needs a core built with the gradient bank")
+                machine.gradient = True
+                job.loss.write(machine.gradients, machine.memory_gradients, machine.fmt.one)
+                await self._write_gradient(ctx, job.loss, machine.fmt.one)
+            run = await self._run(ctx, machine, direction, grad)
             result.runs.append(run)
             if not run.ok or run.status == "fault":
                 return
 
-    async def _run(self, ctx, machine: Machine, direction: int) -> RunResult:
+    async def _run(self, ctx, machine: Machine, direction: int, grad: bool = False) -> RunResult:
         p = self.params
         w = p.width
         core = self.core
@@ -223,6 +263,8 @@ class Lockstep:
         start = image.entry if direction > 0 else image.finish
         ctx.set(host.start_pc, start)
         ctx.set(host.backward, int(direction < 0))
+        if p.gradient:
+            ctx.set(host.grad, int(grad))
         ctx.set(host.run, 1)
         await ctx.tick()
         ctx.set(host.run, 0)
@@ -276,7 +318,7 @@ class Lockstep:
         fault_pc = ctx.get(host.fault_pc) if fault else None
         if kind == "unimplemented":
             return stop("unimplemented", f"pc {fault_pc}: {_text(image.words[fault_pc], fault_pc)}"
-                        " uses a function the RTL function unit does not implement yet",
+                        " needs a unit or gradient-mode step this core was built without",
                         kind, fault_pc)
         if steps != len(records):
             return stop("divergence", f"the RTL stopped after {steps} instructions "
@@ -302,6 +344,24 @@ class Lockstep:
             if word != machine.memory[address]:
                 return stop("divergence", f"after the run memory [{address}] reads {word} on "
                             f"the RTL, {machine.memory[address]} on the reference")
+        if grad:  # the gradient bank, read back
+            for register in range(32):
+                ctx.set(host.reg_addr, register)
+                await ctx.tick()
+                word = ctx.get(host.greg_rdata)
+                if word != machine.gradients[register]:
+                    return stop("divergence", f"after the gradient run G[${register}] reads "
+                                f"{_signed(word, w)} on the RTL, "
+                                f"{_signed(machine.gradients[register], w)} on the reference")
+            for address in range(p.memory_words):
+                ctx.set(host.mem_addr, address)
+                await ctx.tick()
+                word = ctx.get(host.gmem_rdata)
+                if word != machine.memory_gradients[address]:
+                    return stop("divergence", f"after the gradient run GM[{address}] reads "
+                                f"{_signed(word, w)} on the RTL, "
+                                f"{_signed(machine.memory_gradients[address], w)} on the "
+                                "reference")
         if ref_fault is not None:
             return stop("fault", None, kind, fault_pc)
         return stop("finished")

@@ -75,7 +75,7 @@ class ReversibilitySpec(Elaboratable):
         rbra = self.ins.kind == "rbra"
         for alu in (fwd, bwd):
             m.d.comb += [alu.index.eq(index), alu.imm.eq(imm), alu.amt.eq(amt), alu.k.eq(k),
-                         alu.off.eq(off), alu.unit_r0.eq(u0), alu.unit_r1.eq(u1)]
+                         alu.off.eq(off), alu.res0_0.eq(u0), alu.res0_1.eq(u1), alu.phase.eq(0)]
         # BR holds a signed W-bit value (SWAPBR exchanges it with a W-bit register)
         m.d.comb += Assume((br < (1 << (w - 1))) & (br >= -(1 << (w - 1))))
         # the forward copy runs on the free state
@@ -130,6 +130,86 @@ class ReversibilitySpec(Elaboratable):
         return m
 
 
+#: Gradient-mode steps proved against their adjoint, written out here as the
+#: specification (d loss / d operand of each entry of the family).
+ADJOINT_SPEC = {
+    "ADD": lambda g: {"gb": g["gb"] + g["ga"]},
+    "SUB": lambda g: {"gb": g["gb"] - g["ga"]},
+    "NEG": lambda g: {"ga": -g["ga"]},
+    "SWAP": lambda g: {"ga": g["gb"], "gb": g["ga"]},
+    "XOR": lambda g: {},
+    "EXCH": lambda g: {"ga": g["gm"], "gm": g["ga"]},
+}
+
+
+class GradientSpec(Elaboratable):
+    """Gradient mode for one entry of the add/sub/neg/swap/xor/exch family.
+
+    On a free state (values, gradients of a, b, c and of the memory word, all
+    distinct registers), the backward step with the gradient switch on must
+    (1) change the gradient bank exactly as ``ADJOINT_SPEC`` says and leave
+    the rest of it alone, (2) change the values exactly as the value-mode
+    backward step does, and (3) be undone, values and gradients, by the
+    forward step with the switch on (the gradient pass is itself reversible).
+    """
+
+    def __init__(self, ins: Instruction, params: CoreParams) -> None:
+        self.ins = ins
+        self.params = params
+
+    def elaborate(self, platform) -> Module:
+        m = Module()
+        p = self.params
+        w = p.width
+        index = INSTRUCTIONS.index(self.ins)
+        m.submodules.bwd = bwd = Alu(w, p.br_width, gradient=True)
+        m.submodules.fwd = fwd = Alu(w, p.br_width, gradient=True)
+        m.submodules.plain = plain = Alu(w, p.br_width)
+        ra, rb, rc, mem, ga, gb, gc, gm = (AnyConst(w) for _ in range(8))
+        imm = AnyConst(field_shape("imm"))
+        for alu in (bwd, fwd, plain):
+            m.d.comb += [alu.index.eq(index), alu.imm.eq(imm), alu.br.eq(0), alu.phase.eq(0)]
+        for alu in (bwd, fwd):
+            m.d.comb += [alu.grad.eq(1), alu.na.eq(1), alu.nb.eq(2), alu.nc.eq(3)]
+        m.d.comb += [bwd.backward.eq(1), bwd.ra.eq(ra), bwd.rb.eq(rb), bwd.rc.eq(rc),
+                     bwd.mem_rdata.eq(mem), bwd.ga.eq(ga), bwd.gb.eq(gb), bwd.gc.eq(gc),
+                     bwd.gmem_rdata.eq(gm)]
+        m.d.comb += [plain.backward.eq(1), plain.ra.eq(ra), plain.rb.eq(rb), plain.rc.eq(rc),
+                     plain.mem_rdata.eq(mem)]
+        after = {
+            "ra": Mux(bwd.wa_en, bwd.wa_data, ra), "rb": Mux(bwd.wb_en, bwd.wb_data, rb),
+            "mem": Mux(bwd.mem_we, bwd.mem_wdata, mem),
+            "ga": Mux(bwd.gwa_en, bwd.gwa_data, ga), "gb": Mux(bwd.gwb_en, bwd.gwb_data, gb),
+            "gc": Mux(bwd.gwc_en, bwd.gwc_data, gc), "gm": Mux(bwd.gm_we, bwd.gm_wdata, gm),
+        }
+        expected = {"ga": ga, "gb": gb, "gc": gc, "gm": gm}
+        expected.update(ADJOINT_SPEC[self.ins.mnemonic](dict(expected)))
+        for name, value in expected.items():
+            m.d.comb += Assert(after[name] == value[:w], f"adjoint: {name}")
+        m.d.comb += [
+            Assert(~bwd.grad_unsupported, "the step is implemented"),
+            Assert(after["ra"] == Mux(plain.wa_en, plain.wa_data, ra), "value a as in value mode"),
+            Assert(after["rb"] == Mux(plain.wb_en, plain.wb_data, rb), "value b as in value mode"),
+            Assert(after["mem"] == Mux(plain.mem_we, plain.mem_wdata, mem), "memory as in value mode"),
+        ]
+        m.d.comb += [fwd.backward.eq(0), fwd.ra.eq(after["ra"]), fwd.rb.eq(after["rb"]),
+                     fwd.rc.eq(rc), fwd.mem_rdata.eq(after["mem"]), fwd.ga.eq(after["ga"]),
+                     fwd.gb.eq(after["gb"]), fwd.gc.eq(after["gc"]), fwd.gmem_rdata.eq(after["gm"])]
+        final = {
+            "ra": Mux(fwd.wa_en, fwd.wa_data, after["ra"]),
+            "rb": Mux(fwd.wb_en, fwd.wb_data, after["rb"]),
+            "mem": Mux(fwd.mem_we, fwd.mem_wdata, after["mem"]),
+            "ga": Mux(fwd.gwa_en, fwd.gwa_data, after["ga"]),
+            "gb": Mux(fwd.gwb_en, fwd.gwb_data, after["gb"]),
+            "gc": Mux(fwd.gwc_en, fwd.gwc_data, after["gc"]),
+            "gm": Mux(fwd.gm_we, fwd.gm_wdata, after["gm"]),
+        }
+        for name, value in {"ra": ra, "rb": rb, "mem": mem, "ga": ga, "gb": gb, "gc": gc,
+                            "gm": gm}.items():
+            m.d.comb += Assert(final[name] == value, f"forward undoes backward: {name}")
+        return m
+
+
 @dataclass
 class ProofResult:
     mnemonic: str
@@ -171,7 +251,7 @@ def provable_group() -> tuple[Instruction, ...]:
 
 
 def prove(ins: Instruction | tuple[Instruction, ...], params: CoreParams,
-          workdir: str | None = None) -> ProofResult:
+          workdir: str | None = None, gradient: bool = False) -> ProofResult:
     """Run one proof; ``status`` is ``proved``, ``failed`` or ``simulation`` (ROT/IROT).
 
     ``ins`` may be a tuple of entries: one proof then covers all of them at once.
@@ -179,13 +259,13 @@ def prove(ins: Instruction | tuple[Instruction, ...], params: CoreParams,
     if isinstance(ins, tuple):
         label = f"{len(ins)} entries at once"
     else:
-        label = ins.mnemonic
+        label = ins.mnemonic + (" (gradient mode)" if gradient else "")
         if ins.mnemonic in SIMULATION_ONLY:
             return ProofResult(ins.mnemonic, "simulation", 0.0)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
-        il = rtlil.convert(ReversibilitySpec(ins, params), name="top", ports=[],
-                           platform="formal")
+        spec = GradientSpec(ins, params) if gradient else ReversibilitySpec(ins, params)
+        il = rtlil.convert(spec, name="top", ports=[], platform="formal")
         Path(tmp, "spec.il").write_text(il)
         Path(tmp, "spec.sby").write_text(SBY_TEMPLATE)
         env = dict(os.environ)
@@ -202,14 +282,18 @@ def prove(ins: Instruction | tuple[Instruction, ...], params: CoreParams,
 
 
 def prove_all(params: CoreParams, names: list[str] | None = None, jobs: int = 2,
-              progress=None) -> list[ProofResult]:
-    """Every entry's proof (or the named ones), ``jobs`` at a time."""
+              progress=None, gradient: bool = True) -> list[ProofResult]:
+    """Every entry's proof (or the named ones), ``jobs`` at a time; with ``gradient``
+    also the gradient-mode proofs of the ``ADJOINT_SPEC`` family."""
     from concurrent.futures import ThreadPoolExecutor
 
-    chosen = [ins for ins in INSTRUCTIONS if names is None or ins.mnemonic in names]
+    chosen = [(ins, False) for ins in INSTRUCTIONS if names is None or ins.mnemonic in names]
+    if gradient:
+        chosen += [(ins, True) for ins in INSTRUCTIONS if ins.mnemonic in ADJOINT_SPEC
+                   and (names is None or ins.mnemonic in names)]
     results: list[ProofResult] = []
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        for result in pool.map(lambda ins: prove(ins, params), chosen):
+        for result in pool.map(lambda job: prove(job[0], params, gradient=job[1]), chosen):
             results.append(result)
             if progress is not None:
                 progress(result)

@@ -4,7 +4,9 @@ Host side (the NiLang co-processor protocol): while the core is idle the host
 writes the image and data into memory and values into registers, reads them
 back, sets the start PC and DIR, pulses ``run``, and watches ``busy``,
 ``halted``, ``fault``, ``fault_kind`` (``params.FAULT_NAMES``) and
-``fault_pc``.  The gradient switch is absent until the gradient bank exists.
+``fault_pc``.  With the gradient bank, ``greg_we``/``gmem_we`` write the
+gradient bank at ``reg_addr``/``mem_addr``, ``greg_rdata``/``gmem_rdata`` read
+it back, and ``grad`` is the gradient switch (sampled at ``run``).
 
 The retire port (after RISC-V's RVFI) reports every executed instruction the
 cycle after it commits: its PC and word, DIR before, BR and DIR after, the
@@ -22,7 +24,10 @@ from .params import FAULT_NAMES, CoreParams
 def host_signature(params: CoreParams) -> wiring.Signature:
     """Seen from the host (the initiator): ``Out`` members are driven by the host."""
     w, abits = params.width, params.address_bits
+    grad = {"grad": Out(1), "greg_we": Out(1), "gmem_we": Out(1),
+            "greg_rdata": wiring.In(w), "gmem_rdata": wiring.In(w)} if params.gradient else {}
     return wiring.Signature({
+        **grad,
         "mem_addr": Out(abits), "mem_wdata": Out(w), "mem_code": Out(1), "mem_we": Out(1),
         "mem_rdata": wiring.In(w + 1),
         "reg_addr": Out(5), "reg_wdata": Out(w), "reg_we": Out(1), "reg_rdata": wiring.In(w),

@@ -3,7 +3,7 @@
 Memory words are W + 1 bits wide: bit W is the code flag of the image (the
 hex image format's tag digit), so EXCH can refuse code cells and the fetch
 can refuse DATA cells, as the reference does.  The gradient shadow of memory
-(gradient mode) is not implemented yet.
+(gradient mode) is the same component without the flag.
 """
 from __future__ import annotations
 
@@ -16,19 +16,21 @@ from amaranth.lib.wiring import In, Out
 class DataMemory(wiring.Component):
     """``depth`` words of W + 1 bits; one synchronous read port, one write port."""
 
-    def __init__(self, width: int, depth: int, init: list[int] | None = None) -> None:
+    def __init__(self, width: int, depth: int, init: list[int] | None = None,
+                 code_flag: bool = True) -> None:
         self.width = width
         self.depth = depth
+        self.bits = width + 1 if code_flag else width
         self._init = list(init or [])
         abits = (depth - 1).bit_length()
         super().__init__({
-            "raddr": In(abits), "rdata": Out(width + 1),
-            "waddr": In(abits), "wdata": In(width + 1), "we": In(1),
+            "raddr": In(abits), "rdata": Out(self.bits),
+            "waddr": In(abits), "wdata": In(self.bits), "we": In(1),
         })
 
     def elaborate(self, platform) -> Module:
         m = Module()
-        m.submodules.cells = cells = Memory(shape=self.width + 1, depth=self.depth,
+        m.submodules.cells = cells = Memory(shape=self.bits, depth=self.depth,
                                             init=self._init)
         read = cells.read_port()
         write = cells.write_port()

@@ -18,9 +18,12 @@ class CoreParams:
 
     ``width``: the word width W (32 or 64).  ``memory_words``: the depth of the
     unified program/data memory (the image at the bottom).  ``tape_words``: the
-    depth of the EMIT tape.  ``gradient``: the gradient bank (a shadow register
-    file and memory for gradient mode) -- not implemented yet: the ISA table has
-    no adjoint templates, and building with it on raises ``NotImplementedError``.
+    depth of the EMIT tape.  ``gradient``: the gradient bank -- a shadow register
+    file G and a shadow memory GM, and the gradient-mode steps of the table
+    (``isa/adjoint.py``) for every entry whose step needs no multi-cycle unit:
+    the add/sub/neg/swap/xor/exch family, shifts, rotates, branches and the
+    rest.  The multiply, divide and function families fault as
+    ``unimplemented`` in gradient mode (their steps need several unit calls).
     """
 
     width: int = 32
@@ -35,10 +38,6 @@ class CoreParams:
             raise ValueError(f"memory_words must be a power of two >= 2, not {self.memory_words}")
         if self.tape_words < 2 or self.tape_words & (self.tape_words - 1):
             raise ValueError(f"tape_words must be a power of two >= 2, not {self.tape_words}")
-        if self.gradient:
-            raise NotImplementedError(
-                "the gradient bank is not implemented yet: the ISA table has no adjoint "
-                "templates to generate its datapath from")
 
     @property
     def br_width(self) -> int:

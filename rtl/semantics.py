@@ -9,8 +9,9 @@ arithmetic widens exactly (it never wraps before an assignment), so an
 expression means the same integer as the Python template, and the final
 assignment to a W-bit register is the template's ``& M``.  Calls of the
 multi-cycle units (``fmul``, ``fdiv``, ``fn_*``, ``rot``, ``irot``) are not
-computed here: the evaluation records the call and its operands and reads the
-unit's result port.  Nothing in this module knows a mnemonic.
+computed here: the evaluation records each call and its operands, in order,
+and reads that call's result port (a gradient-mode step makes up to nine
+calls, which the core issues one after the other).  Nothing in this module knows a mnemonic.
 """
 from __future__ import annotations
 
@@ -45,7 +46,12 @@ class Inputs:
     direction: Value  # signed, +1 or -1
     mem_rdata: Value
     tape_top: Value
-    unit_results: tuple[Value, Value]
+    unit_results: tuple[tuple[Value, Value], ...]  # per unit call, in template order
+    gregs: dict[str, Value] | None = None  # gradient bank G: "A", "B", "C"
+    gmem_rdata: Value | None = None  # gradient shadow GM of the addressed memory word
+    #: for the gradient bank: "AB", "AC", "BC" -> 1 when the two operands name one register
+    #: (ADDMUL $4 $3 $3 reads and updates G[3] twice)
+    aliases: dict[str, Value] | None = None
 
 
 @dataclass
@@ -60,7 +66,9 @@ class Effects:
     show: Value | None = None
     emit: Value | None = None
     unemit: bool = False
-    call: tuple[str, tuple[Value, ...]] | None = None
+    calls: list[tuple[str, tuple[Value, ...]]] = field(default_factory=list)
+    gwrites: dict[str, Value] = field(default_factory=dict)  # gradient bank: "A"/"B"/"C"
+    gmem_write: Value | None = None
 
 
 class TemplateError(ValueError):
@@ -78,9 +86,12 @@ class _Evaluator:
         self.effects = Effects()
         # current values of the state a template can assign
         self.state: dict[str, Value] = {"BR": inputs.br, "DIR": inputs.direction,
-                                        **{f"R{k}": v for k, v in inputs.regs.items()}}
+                                        **{f"R{k}": v for k, v in inputs.regs.items()},
+                                        **{f"G{k}": v for k, v in (inputs.gregs or {}).items()}}
         self.locals: dict[str, object] = {}
         self.mem_value: Value | None = None
+        self.gmem_value: Value | None = None
+        self._gmem_assigned = False
         self._assigned: set[str] = set()
         self._mem_assigned = False
 
@@ -97,6 +108,11 @@ class _Evaluator:
                 eff.writes[key] = self.state[f"R{key}"]
         if self._mem_assigned:
             eff.mem_write = self.mem_value
+        for key in self.inp.gregs or {}:
+            if f"G{key}" in self._assigned:
+                eff.gwrites[key] = self.state[f"G{key}"]
+        if self._gmem_assigned:
+            eff.gmem_write = self.gmem_value
         return eff
 
     def statement(self, stmt: ast.stmt) -> None:
@@ -144,15 +160,29 @@ class _Evaluator:
                 self.locals[target.id] = value
             return
         if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
-            if target.value.id == "R":
+            bank = target.value.id
+            if bank in ("R", "G") and (bank == "R" or self.inp.gregs is not None):
                 key = self.register_key(target.slice)
-                self.state[f"R{key}"] = self.value(value)
-                self._assigned.add(f"R{key}")
+                new = self.value(value)
+                self.state[f"{bank}{key}"] = new
+                self._assigned.add(f"{bank}{key}")
+                if bank == "G" and self.inp.aliases:
+                    for other in self.inp.gregs:
+                        pair = "".join(sorted(key + other))
+                        if other != key and pair in self.inp.aliases:
+                            # the same register under another name sees the new value
+                            self.state[f"G{other}"] = Mux(self.inp.aliases[pair], new,
+                                                          self.state[f"G{other}"])
                 return
-            if target.value.id == "MEM":
+            if bank == "MEM":
                 self.memory_index(target.slice)
                 self.mem_value = self.value(value)
                 self._mem_assigned = True
+                return
+            if bank == "GM" and self.inp.gmem_rdata is not None:
+                self.memory_index(target.slice)
+                self.gmem_value = self.value(value)
+                self._gmem_assigned = True
                 return
         raise TemplateError(f"assignment to {ast.dump(target)}")
 
@@ -196,15 +226,21 @@ class _Evaluator:
                 return w
             if name == "F":
                 return w // 2
+            if name == "one":
+                return Const(1 << (w // 2), unsigned(w))
             if name in self.locals:
                 return self.locals[name]
             raise TemplateError(f"unknown name {name}")
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
-            if node.value.id == "R":
-                return self.state[f"R{self.register_key(node.slice)}"]
-            if node.value.id == "MEM":
+            bank = node.value.id
+            if bank == "R" or (bank == "G" and self.inp.gregs is not None):
+                return self.state[f"{bank}{self.register_key(node.slice)}"]
+            if bank == "MEM":
                 self.memory_index(node.slice)
                 return self.mem_value
+            if bank == "GM" and self.inp.gmem_rdata is not None:
+                self.memory_index(node.slice)
+                return self.gmem_value
         if isinstance(node, ast.Tuple):
             return tuple(self.expr(e) for e in node.elts)
         if isinstance(node, ast.BinOp):
@@ -273,14 +309,28 @@ class _Evaluator:
         if name == "slt":
             return self.word(args[0]).as_signed() < self.word(args[1]).as_signed()
         if name in UNIT_OF:
-            if self.effects.call is not None:
-                raise TemplateError("two unit calls in one template")
-            self.effects.call = (name, tuple(self.word(a) for a in args))
-            r0, r1 = self.inp.unit_results
+            index = len(self.effects.calls)
+            if index >= len(self.inp.unit_results):
+                raise TemplateError(f"more than {len(self.inp.unit_results)} unit calls")
+            self.effects.calls.append((name, tuple(self.word(a) for a in args)))
+            r0, r1 = self.inp.unit_results[index]
             return (r0, r1) if name in ("rot", "irot") else r0
+        if name == "fneg":
+            return (-self.word(args[0]))[:w]
+        if name == "fadd":
+            return (self.word(args[0]) + self.word(args[1]))[:w]
+        if name == "fsub":
+            return (self.word(args[0]) - self.word(args[1]))[:w]
+        if name == "fsign":
+            x = self.word(args[0])
+            one = 1 << (w // 2)
+            return Mux(x == 0, 0, Mux(x[w - 1], Const((-one) & ((1 << w) - 1), w), Const(one, w)))
         if name == "addr":
-            self.effects.mem_addr = self.word(args[0])
-            self.mem_value = self.inp.mem_rdata
+            # gradient-mode templates address the same word twice (MEM, then GM)
+            if self.effects.mem_addr is None:
+                self.effects.mem_addr = self.word(args[0])
+                self.mem_value = self.inp.mem_rdata
+                self.gmem_value = self.inp.gmem_rdata
             return _MEM_TOKEN
         if name == "show":
             self.effects.show = self.word(args[0])

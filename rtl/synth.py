@@ -80,6 +80,7 @@ class SynthResult:
     cells: dict
     fmax_mhz: float | None
     seconds: float
+    place_error: str | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -125,6 +126,7 @@ def synthesize(part: str, params: CoreParams, target: str = "ice40-hx8k",
         stat = json.loads(Path(tmp, "stat.json").read_text())
         cells = stat["design"].get("num_cells_by_type", {})
         fmax = None
+        place_error = None
         if flag is not None and place:
             wrapper = PinWrapper(build_unit(part, params))
             Path(tmp, "wrap.il").write_text(rtlil.convert(wrapper, name="top",
@@ -140,12 +142,13 @@ def synthesize(part: str, params: CoreParams, target: str = "ice40-hx8k",
                 clocks = report.get("fmax", {})
                 if clocks:
                     fmax = round(min(c["achieved"] for c in clocks.values()), 2)
-            else:
-                raise RuntimeError(f"nextpnr failed:\n{proc.stderr[-3000:]}")
+            else:  # e.g. the design does not fit the device: keep the counts, say why
+                lines = [ln for ln in proc.stderr.splitlines() if "ERROR" in ln]
+                place_error = lines[0] if lines else proc.stderr[-300:]
     lut = cells.get("SB_LUT4", cells.get("$lut", 0))
     ff = sum(n for name, n in cells.items() if name.startswith("SB_DFF") or name in ("$dff", "$_DFF_P_", "$adff", "$dffe", "$sdff"))
     bram = sum(n for name, n in cells.items() if name.startswith("SB_RAM"))
     dsps = cells.get("SB_MAC16", 0)
     carry = cells.get("SB_CARRY", 0)
     return SynthResult(part, params.width, params.gradient, target, lut, ff, bram, dsps, carry,
-                       cells, fmax, round(time.perf_counter() - start, 1))
+                       cells, fmax, round(time.perf_counter() - start, 1), place_error)

@@ -60,7 +60,7 @@ def test_sim_reports_a_fault_like_the_reference(tmp_path) -> None:
 
 def test_sim_refuses_gradient_mode_and_bad_input(tmp_path) -> None:
     result = _run("rtl", "sim", "examples/fib.pal", "--grad")
-    assert result.exit_code == 1 and "gradient bank" in result.output
+    assert result.exit_code == 1 and "needs a loss" in result.output
     result = _run("rtl", "sim", str(tmp_path / "missing.pal"))
     assert result.exit_code == 1 and "no such file" in result.output
     result = _run("rtl", "sim", "examples/fib.pal", "--memory-words", "100")
@@ -84,4 +84,11 @@ def test_formal_proves_named_instructions() -> None:
     summary = json.loads(result.output)
     assert summary["failed"] == 0
     assert {r["instruction"]: r["status"] for r in summary["results"]} == {
-        "XOR": "proved", "EXCH": "proved"}
+        "XOR": "proved", "EXCH": "proved", "XOR (gradient mode)": "proved",
+        "EXCH (gradient mode)": "proved"}
+
+
+def test_sim_gradient_mode() -> None:
+    result = _run("rtl", "sim", "examples/x1_plus_x1x2.pal", "--grad", "--memory-words", "64")
+    assert result.exit_code == 0, result.output
+    assert "and on the gradient banks" in result.output

@@ -181,3 +181,71 @@ def test_faults_match_the_reference(width: int) -> None:
     assert kinds == {"uncaught jump": ("uncaught-jump", 4), "divide": ("divide-by-zero", 2),
                      "code cell": ("memory-address", 2), "outside": ("memory-address", 2),
                      "data cell": ("illegal-instruction", 2), "empty tape": ("tape-empty", 1)}
+
+
+def _gradient_jobs(width: int) -> list[Job]:
+    """Every data entry alone (loss on its register a), then the examples with a .loss."""
+    import random
+
+    from program_generators import ProgramBuilder
+
+    from revasm.isa.fixed_point import WordFormat
+    from revasm.sim.reference.gradient import Place
+    fmt = WordFormat(width)
+    rng = random.Random(width)
+    jobs = []
+    for ins in DATA_INSTRUCTIONS:
+        if ins.mnemonic in ("EXCH", "EMIT"):
+            continue
+        operands = []
+        for name, kind in zip(ins.operand_names, ins.operand_kinds):
+            if kind == "reg":
+                operands.append({"a": 1, "b": 2, "c": 3}[name])
+            elif kind == "imm":
+                operands.append(rng.randint(-300, 300))
+            elif kind == "amt":
+                operands.append(rng.randint(0, width - 1))
+            else:
+                operands.append(1)
+        b = ProgramBuilder(width)
+        b.op("START").op(ins.mnemonic, *operands).op("FINISH")
+        registers = {1: fmt.from_real(rng.uniform(-2, 2)), 2: fmt.from_real(rng.uniform(0.5, 2)),
+                     3: fmt.from_real(rng.uniform(0.5, 2))}
+        jobs.append(Job(b.build(), registers, {}, name=ins.mnemonic,
+                        loss=Place("a", register=1)))
+    # EXCH and aliasing (ADDMUL $4 $3 $3) through a small program
+    b = ProgramBuilder(width)
+    b.op("START").op("ADDI", 5, "cell").op("EXCH", 2, 5).op("ADDMUL", 4, 2, 2)
+    b.op("ADDMUL", 1, 4, 3).op("EXCH", 2, 5).op("ADDI", 5, "-cell").op("FINISH")
+    b.label("cell").data(fmt.from_real("1.5"))
+    jobs.append(Job(b.build(), {3: fmt.from_real("0.75")}, {}, name="exch+alias",
+                    loss=Place("y", register=1)))
+    return jobs
+
+
+@pytest.mark.parametrize("width", [32, 64])
+def test_gradient_mode_in_lockstep(width: int) -> None:
+    from revasm.sim.reference import Machine
+    from revasm.sim.reference.gradient import resolve
+
+    from revasm.machine_io import load_inputs
+    jobs = _gradient_jobs(width)
+    if width == 32:
+        for path in EXAMPLES:
+            image = assemble_file(path)
+            losses = [n for n, d in image.names.items() if d.role == "loss"]
+            if not losses or image.width != width:
+                continue
+            staging = Machine(image, memory_words=TEST_MEMORY_WORDS)
+            load_inputs(staging, image, (), ())
+            jobs.append(Job(image, dict(enumerate(staging.registers)),
+                            {a: v for a, v in enumerate(staging.memory) if v}, name=path,
+                            loss=resolve(image, losses[0])))
+    results = Lockstep(CoreParams(width=width, memory_words=TEST_MEMORY_WORDS,
+                                  gradient=True)).run(jobs, stop_on_divergence=False)
+    assert _report(results) == ""
+    both = [r.job.name for r in results if [run.status for run in r.runs] == ["finished"] * 2]
+    assert len(both) >= len(results) - 3, [(r.job.name, [(x.status, x.fault_kind)
+                                                         for x in r.runs]) for r in results
+                                           if r.job.name not in both]
+    assert {"ADDMUL", "ADDDIV", "ROT", "ADDSIN", "exch+alias"} <= set(both)

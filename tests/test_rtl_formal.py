@@ -33,6 +33,16 @@ def test_every_instruction_is_reversible_on_the_rtl() -> None:
     assert formal.prove(lookup("ROT"), CoreParams(width=32)).status == "simulation"
 
 
+@pytest.mark.slow
+def test_gradient_mode_applies_the_adjoint() -> None:
+    """The add/sub/neg/swap/xor/exch family: adjoint as specified, values as in value
+    mode, and the forward gradient step undoes the backward one."""
+    for name in ("ADD", "EXCH"):
+        result = formal.prove(lookup(name), CoreParams(width=32), gradient=True)
+        assert result.status == "proved", result.log[-3000:]
+    assert set(formal.ADJOINT_SPEC) == {"ADD", "SUB", "NEG", "SWAP", "XOR", "EXCH"}
+
+
 def test_a_broken_inverse_fails_the_proof(monkeypatch) -> None:
     """ADD whose backward template adds again must not be proved reversible."""
     add = lookup("ADD")

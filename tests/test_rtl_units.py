@@ -48,9 +48,11 @@ def _words(width: int, rng: random.Random, count: int) -> list[int]:
 
 # --- parameters -----------------------------------------------------------------------
 
-def test_gradient_bank_is_refused_not_faked() -> None:
-    with pytest.raises(NotImplementedError, match="gradient bank"):
-        CoreParams(gradient=True)
+def test_parameters() -> None:
+    assert CoreParams(gradient=True).gradient
+    from revasm.rtl.alu import max_calls
+    assert max_calls(32, 34, gradient=False) == 1
+    assert max_calls(32, 34, gradient=True) == 9  # ADDDIV's gradient step
     with pytest.raises(ValueError):
         CoreParams(width=48)
     with pytest.raises(ValueError):
