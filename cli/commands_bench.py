@@ -25,7 +25,8 @@ def bench(names: tuple[str, ...], quick: bool, results_dir: str, as_json: bool) 
     \b
     Benchmarks: vector_throughput (reference vs vector simulator, with the
     memory-bandwidth limit), bessel_gradients (J2 gradients over a batch),
-    nilang_workloads (NiLang paper programs; not yet).
+    nilang_workloads (NiLang paper programs from the compiler: sparse
+    Frobenius dot and Petersen embedding; Givens network and GMM not yet).
     Examples:
       revasm bench --quick
       revasm bench vector_throughput
@@ -66,6 +67,14 @@ def _print(name: str, result: dict, results_dir: Path) -> None:
         click.echo(f"  {result['batch']} gradients in {result['vector_gradient_s']:.3g} s; "
                    f"gradient/forward = {result['ratio_gradient_to_forward']:.3g}; "
                    f"jax: {result['jax']['status']}, pytorch: {result['pytorch']['status']}")
+    elif name == "nilang_workloads":
+        for workload, data in result.get("workloads", {}).items():
+            if data.get("status") == "measured":
+                click.echo(f"  {workload}: {data['vector_lane_instructions_per_s']:.3g} "
+                           f"lane-instructions/s at batch {data['batch']} (reference "
+                           f"{data['reference_instructions_per_s']:.3g} instructions/s)")
+            else:
+                click.echo(f"  {workload}: {data.get('status')}: {data.get('reason', '')}")
     elif result.get("reason"):
         click.echo(f"  {result['reason']}")
     if not str(result.get("plot", "")).endswith(".png"):

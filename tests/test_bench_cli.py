@@ -28,7 +28,11 @@ def test_quick_suite_writes_every_result(tmp_path):
     bessel = printed["bessel_gradients"]
     assert bessel["status"] == "measured" and bessel["lanes_faulted"] == 0
     assert bessel["max_abs_error_gradient"] < 1e-6
-    assert printed["nilang_workloads"]["status"] == "not yet"
+    nilang = printed["nilang_workloads"]["workloads"]
+    assert nilang["givens_network_n100"]["status"] == "not yet"
+    for name in ("sparse_frobenius_dot", "petersen_embedding"):
+        assert nilang[name]["status"] == "measured", nilang[name]
+        assert nilang[name]["lanes_equal_reference"] and nilang[name]["lanes_faulted"] == 0
 
 
 def test_unknown_benchmark_is_a_usage_error(tmp_path):
