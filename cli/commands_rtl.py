@@ -124,7 +124,7 @@ def sim(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
               memory={a: v for a, v in enumerate(staging.memory) if v},
               directions=(1,) if forward_only else (1, -1), name=file, loss=place)
     (result,) = Lockstep(params, max_steps=max_steps).run([job], vcd=vcd)
-    runs = [{"direction": r.direction, "steps": r.steps, "status": r.status,
+    runs = [{"direction": r.direction, "steps": r.steps, "cycles": r.cycles, "status": r.status,
              "fault_kind": r.fault_kind, "fault_pc": r.fault_pc, "divergence": r.divergence}
             for r in result.runs]
     ok = all(r.status == "finished" for r in result.runs)
@@ -135,7 +135,7 @@ def sim(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
     else:
         for r in result.runs:
             way = "forward" if r.direction > 0 else "backward"
-            line = f"{way}: {r.steps} instructions, {r.status}"
+            line = f"{way}: {r.steps} instructions, {r.cycles} RTL cycles, {r.status}"
             if r.fault_kind:
                 line += f" ({r.fault_kind} at pc {r.fault_pc}, same as the reference)" \
                     if r.status == "fault" else f" ({r.fault_kind} at pc {r.fault_pc})"

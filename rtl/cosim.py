@@ -51,6 +51,7 @@ class RunResult:
     direction: int
     steps: int
     status: str  # "finished", "fault", "divergence", "unimplemented"
+    cycles: int = 0
     fault_kind: str | None = None
     fault_pc: int | None = None
     divergence: str | None = None
@@ -149,8 +150,14 @@ class Lockstep:
                 if stop_on_divergence and not result.ok:
                     return
 
+        async def count_cycles(ctx) -> None:
+            async for _ in ctx.tick():
+                self.cycles += 1
+
+        self.cycles = 0
         sim = Simulator(core)
         sim.add_clock(1e-6)
+        sim.add_process(count_cycles)
         sim.add_testbench(testbench)
         with (sim.write_vcd(vcd) if vcd else nullcontext()):
             sim.run()
@@ -271,8 +278,11 @@ class Lockstep:
         steps = 0
         event = retire.valid | ~host.busy
 
+        first_cycle = self.cycles
+
         def stop(status: str, message: str | None = None, kind=None, pc=None) -> RunResult:
-            return RunResult(direction, steps, status, kind, pc, message)
+            return RunResult(direction, steps, status, self.cycles - first_cycle, kind, pc,
+                             message)
 
         while True:
             (valid,) = await ctx.tick().sample(retire.valid).until(event)
