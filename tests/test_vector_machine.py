@@ -164,3 +164,20 @@ def test_vectorized_hyperbolic_functions_and_log_equal_the_scalar_ones():
     positive = [x for x in xs if x > 0]
     got = hyperbolic.fx_log(np.array(positive, dtype=np.int64), np).tolist()
     assert got == [elementary.fx_log(x, fmt) for x in positive]
+
+
+def test_vector_square_root_equals_the_scalar_one_at_both_widths():
+    from revasm.isa.elementary import fx_sqrt
+    from revasm.sim.vector.vocabulary import LaneContext, vector_vocabulary
+    rng = random.Random(6)
+    for width in (32, 64):
+        fmt = WordFormat(width)
+        xs = [0, 1, 2, 3, fmt.max_signed, 1 << (width // 2)]
+        xs += [rng.randint(0, fmt.max_signed) >> rng.randrange(width) for _ in range(800)]
+        xs += [-5]
+        ctx = LaneContext(np)
+        ctx.reset(len(xs))
+        sqrt = vector_vocabulary(fmt, np, ctx)["fn_sqrt"]
+        got = sqrt(np.array([x & fmt.mask for x in xs], dtype=np.uint64)).tolist()
+        assert got[:-1] == [fx_sqrt(x, fmt) for x in xs[:-1]], width
+        assert ctx.failed.tolist() == [False] * (len(xs) - 1) + [True]

@@ -2,10 +2,10 @@
 
 Each name of the scalar vocabulary gets a lane version here.  Vectorized:
 ``S``, the shifts and rotates, ``slt``, ``fmul`` and ``fdiv`` (both widths;
-W = 64 through 32-bit halves and 96-bit long division), ``fn_abs``, at W = 32
-``fn_sqrt`` and every elementary function but ``pow`` (``circular.py``,
+W = 64 through 32-bit halves and 96-bit long division), ``fn_abs``, ``fn_sqrt``,
+at W = 32 every elementary function but ``pow`` (``circular.py``,
 ``hyperbolic.py``), the gradient helpers, and the shears of ``rot``/``irot``.
-Every other name -- ``pow``, sqrt and the elementary functions at W = 64, the
+Every other name -- ``pow``, the elementary functions at W = 64, the
 rotation plan, and any name a later table adds -- runs through
 :func:`lanewise`, a documented stop-gap that calls the scalar function (the
 definition itself) once per distinct argument tuple, so the bits are the scalar
@@ -279,6 +279,33 @@ def vector_vocabulary(fmt: WordFormat, xp: Any, ctx: LaneContext) -> dict[str, A
         root = root + xp.astype(rem > root, i64)
         return xp.astype(root, u64) & u64(mask)
 
+    def sqrt64(x: Any) -> Any:
+        """fx_sqrt at W = 64: the same digit-by-digit root of x 2**32 (95 bits, read
+        two bits at a time from two words); remainder and root fit int64."""
+        a = signed_array(x)
+        negative = a < 0
+        if bool(xp.any(negative)):
+            xs = ctx.column(x)
+            ctx.fault(negative, "domain-error", lambda j: _message(scalar_sqrt, xs[j]))
+        a = xp.where(negative, i64(0), a)
+        high = a >> 32
+        low = xp.astype(a, u64) << u64(32)
+        rem = xp.zeros_like(a)
+        root = xp.zeros_like(a)
+        for i in range(2 * sqrt_bits - 2, -1, -2):
+            if i >= 64:
+                pair = (high >> (i - 64)) & 3
+            else:
+                pair = xp.astype((low >> u64(i)) & u64(3), i64)
+            rem = (rem << 2) | pair
+            trial = (root << 2) | 1
+            root = root << 1
+            fits = rem >= trial
+            rem = xp.where(fits, rem - trial, rem)
+            root = root | xp.astype(fits, i64)
+        root = root + xp.astype(rem > root, i64)
+        return xp.astype(root, u64) & u64(mask)
+
     def fn_abs(x: Any) -> Any:
         a = signed_array(x)
         result = xp.where(a >= 0, a, xp.where(a > fmt.min_signed, -a, i64(fmt.max_signed)))
@@ -327,8 +354,8 @@ def vector_vocabulary(fmt: WordFormat, xp: Any, ctx: LaneContext) -> dict[str, A
         "fsign": fsign,
     }
     names["fdiv"] = fdiv32 if width == 32 else fdiv64
+    names["fn_sqrt"] = sqrt32 if width == 32 else sqrt64
     if width == 32:
-        names["fn_sqrt"] = sqrt32
         for name in ("sin", "cos", "tan", "atan"):
             names[f"fn_{name}"] = _circular(getattr(circular, f"fx_{name}"), signed_array,
                                             xp, mask)
