@@ -1,0 +1,6 @@
+"""The co-processor in Amaranth 0.5: one component per unit, generated from the ISA table.
+
+``core.Core`` wires the units; ``cosim`` runs it in lockstep with the reference
+simulator; ``formal`` proves per-instruction reversibility with sby + z3;
+``synth`` gives iCE40 estimates.  Needs the ``rtl`` extra (docs/rtl.md).
+"""
