@@ -1,7 +1,6 @@
 """`revasm report`: op counts, cycles, traffic, occupancy, bits erased and energy of a run."""
 from __future__ import annotations
 
-import csv
 import json
 from pathlib import Path
 from typing import Callable
@@ -11,6 +10,7 @@ import click
 from revasm.sim.report import (REPORT_SCHEMA, EnergyModel, ModelError, ReportError,
                                build_report, bundled_models, load_model)
 from revasm.assembler.image import Image
+from revasm.isa.fixed_point import WordFormat
 from revasm.sim.reference import Machine
 from revasm.sim.report.batch import build_batch_report
 from revasm.sim.report.batch_format import format_batch_report, render_batch_html
@@ -22,7 +22,7 @@ from .commands_run import MAX_STEPS, MEMS, SETS, WIDTH
 from .errors import EXIT_FAILURE, ToolError
 from .loading import load_program
 from .machine_io import load_inputs, store
-from .values import parse_assignment
+from .values import Location
 
 
 def _select_models(names: tuple[str, ...], files: tuple[str, ...]
@@ -49,62 +49,33 @@ def _select_models(names: tuple[str, ...], files: tuple[str, ...]
     return selected, known
 
 
-def _lane_columns(path: str) -> dict[str, list[str]]:
-    """NAME -> one VALUE text per lane, from a CSV (header of names) or an .npz file."""
-    file = Path(path)
-    if not file.is_file():
-        raise ToolError(f"{path}: error: no such inputs file")
-    if file.suffix == ".npz":
-        import numpy
-        try:
-            with numpy.load(file) as data:
-                columns = {name: [repr(v.item()) if v.dtype.kind == "f" else str(v.item())
-                                  for v in numpy.ravel(data[name])] for name in data.files}
-        except (OSError, ValueError) as exc:
-            raise ToolError(f"{path}: error: not a readable .npz file: {exc}")
-    else:
-        try:
-            with file.open(newline="", encoding="utf-8") as handle:
-                rows = [row for row in csv.reader(handle) if row and any(c.strip() for c in row)]
-        except (OSError, UnicodeDecodeError, csv.Error) as exc:
-            raise ToolError(f"{path}: error: not a readable CSV file: {exc}")
-        if len(rows) < 2:
-            raise ToolError(f"{path}: error: expected a header of names and one row per lane")
-        header = [name.strip() for name in rows[0]]
-        for number, row in enumerate(rows[1:], start=2):
-            if len(row) != len(header):
-                raise ToolError(f"{path}:{number}: error: {len(row)} values for "
-                                f"{len(header)} names")
-        columns = {name: [row[i].strip() for row in rows[1:]] for i, name in enumerate(header)}
-    lengths = {len(values) for values in columns.values()}
-    if len(lengths) != 1 or 0 in lengths:
-        raise ToolError(f"{path}: error: every input needs the same, non-zero number of lanes")
-    return columns
-
-
 def _lane_loaders(path: str, image: Image, sets: tuple[str, ...], mems: tuple[str, ...]
                   ) -> list[Callable[[Machine], None]]:
-    """One loader per lane: defaults and --set/--mem, then the lane's inputs."""
-    columns = _lane_columns(path)
-    lanes = len(next(iter(columns.values())))
-    parsed = []
-    for lane in range(lanes):
-        assignments = []
-        for name, values in columns.items():
-            try:
-                assignments.append(parse_assignment(f"{name}={values[lane]}", image))
-            except click.BadParameter as exc:
-                raise ToolError(f"{path}: error: lane {lane}: {exc.format_message()}")
-        parsed.append(assignments)
+    """One loader per lane: defaults and --set/--mem, then the lane's row of the inputs,
+    read exactly as `revasm batch --inputs` reads them (``sim/vector/batch_io.py``)."""
+    from revasm.sim.vector.batch_io import (BatchInputError, read_columns, resolve_column,
+                                            to_words)
 
-    def loader(assignments):
+    fmt = WordFormat(image.width)
+    try:
+        columns = read_columns(path)
+        places = [resolve_column(name, image) for name in columns]
+        words = [to_words(values, fmt) for values in columns.values()]
+    except BatchInputError as exc:
+        raise ToolError(f"{path}: error: {exc}" if not str(exc).startswith(path)
+                        else f"error: {exc}")
+    if not words or len(words[0]) == 0:
+        raise ToolError(f"{path}: error: no lanes (expected a header of names and one row "
+                        "per lane)")
+
+    def loader(lane: int) -> Callable[[Machine], None]:
         def load(machine: Machine) -> None:
             load_inputs(machine, image, sets, mems)
-            for location, word in assignments:
-                store(machine, location, word)
+            for place, column in zip(places, words):
+                store(machine, Location(place.register, place.address), int(column[lane]))
         return load
 
-    return [loader(assignments) for assignments in parsed]
+    return [loader(lane) for lane in range(len(words[0]))]
 
 
 @click.command()
@@ -127,8 +98,9 @@ def _lane_loaders(path: str, image: Image, sets: tuple[str, ...], mems: tuple[st
               metavar="F", help="Energy model from a JSON file (repeatable); see docs/energy.md.")
 @click.option("--inputs", "inputs_file", type=click.Path(dir_okay=False), default=None,
               metavar="FILE.csv|FILE.npz",
-              help="A batch: one lane per CSV row (header: names) or per element of the .npz "
-                   "arrays (keys: names); reports aggregates and the per-lane distribution.")
+              help="A batch, read as `revasm batch --inputs` reads it: one lane per CSV row "
+                   "(header: names) or per .npz array element; reports aggregates and the "
+                   "per-lane distribution.")
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
 @click.option("--html", "html_out", type=click.Path(dir_okay=False), metavar="OUT",
               help="Write an HTML report with tables and plots (plots need revasm[plots]).")

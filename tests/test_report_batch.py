@@ -94,11 +94,11 @@ def test_terminal_and_html_batch_reports(tmp_path):
     assert "Per-lane distribution" in out.read_text()
 
 
-@pytest.mark.parametrize("content, message", [
-    ("n\n", "one row per lane"),
-    ("n,m\n1\n", "1 values for 2 names"),
+@pytest.mark.parametrize("content, message", [  # the messages of sim/vector/batch_io.py
+    ("n\n", "no rows"),
+    ("n,m\n1\n", "no value for column 'm'"),
     ("zz\n1\n", "neither a register"),
-    ("n\nabc\n", "is not a number"),
+    ("n\nabc\n", "column 'n'"),
 ])
 def test_bad_inputs_files_are_named_with_the_problem(tmp_path, content, message):
     lanes = tmp_path / "lanes.csv"
