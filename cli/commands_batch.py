@@ -20,7 +20,9 @@ from revasm.sim.vector.batch_io import (BatchInputError, read_columns, resolve_c
                                         signed, to_reals, to_words)
 from revasm.sim.vector.gradient import batch_gradient
 
-from .commands_grad import LOSS, WRT, _load, _wrt
+from .commands_grad import LOSS, WRT
+from .loading import load_gradient_program
+from .values import parse_name_list
 from .commands_run import DEFAULT_MAX_STEPS
 from .errors import EXIT_FAILURE, ToolError
 from .loading import load_program
@@ -62,7 +64,7 @@ def batch(file: str, inputs_path: str, with_grad: bool, loss: str | None, wrt: s
     if as_json and out_path:
         raise click.UsageError("choose one of --json and -o")
     if with_grad:
-        image = _load(file, width)
+        image = load_gradient_program(file, width)
     else:
         if loss is not None or wrt is not None:
             raise click.UsageError("--loss and --wrt need --grad")
@@ -86,7 +88,7 @@ def batch(file: str, inputs_path: str, with_grad: bool, loss: str | None, wrt: s
     with _progress(lanes, as_json) as report:
         try:
             if with_grad:
-                grads = batch_gradient(machine, loss=loss, wrt=_wrt(wrt), progress=report,
+                grads = batch_gradient(machine, loss=loss, wrt=parse_name_list(wrt), progress=report,
                                        after_forward=lambda m: forward.update(
                                            _results(m, image, fmt)))
             else:

@@ -9,8 +9,6 @@ gradients want the finer resolution.
 from __future__ import annotations
 
 import json
-import re
-from pathlib import Path
 
 import click
 
@@ -20,10 +18,9 @@ from revasm.sim.reference.gradient import GradientError, gradient, hessian
 
 from .commands_run import MAX_STEPS, MEMS, SETS, fault_dict
 from .errors import EXIT_FAILURE
-from .loading import load_program
+from .loading import load_gradient_program
 from .machine_io import load_inputs
-
-GRADIENT_DEFAULT_WIDTH = 64
+from .values import parse_name_list
 
 WIDTH = click.option("--width", type=click.Choice(["32", "64"]), default=None,
                      help="Word width W (Q16.16 or Q32.32). Default: the file's .width, else 64.")
@@ -33,30 +30,6 @@ WRT = click.option("--wrt", metavar="NAME,...", default=None,
                    help="Differentiate by these (registers or declared names, comma-separated). "
                         "Default: every declared fixed-point .input.")
 JSON = click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
-
-_WIDTH_DIRECTIVE = re.compile(r"^\s*(?:[A-Za-z_][\w.]*:\s*)*\.width\b",
-                              re.IGNORECASE | re.MULTILINE)
-
-
-def _load(file: str, width: str | None) -> Image:
-    """The program at the requested width; W = 64 when neither flag nor file says."""
-    if width is None and Path(file).suffix != ".bin":
-        try:
-            declares = bool(_WIDTH_DIRECTIVE.search(Path(file).read_text()))
-        except (OSError, UnicodeDecodeError):
-            declares = True  # let load_program report it
-        if not declares:
-            return load_program(file, GRADIENT_DEFAULT_WIDTH)
-    return load_program(file, int(width) if width else None)
-
-
-def _wrt(text: str | None) -> list[str] | None:
-    if text is None:
-        return None
-    names = [name.strip() for name in text.split(",") if name.strip()]
-    if not names:
-        raise click.BadParameter("expected NAME,... e.g. --wrt x,y", param_hint="--wrt")
-    return names
 
 
 def _fault_exit(fault: MachineFault, image: Image, as_json: bool) -> None:
@@ -98,9 +71,9 @@ def grad(file: str, sets: tuple[str, ...], mems: tuple[str, ...], loss: str | No
     JSON: loss, gradient (name -> real), steps and cycles of each pass.
     Exit code 1 and a report naming the pass on a machine fault.
     """
-    image = _load(file, width)
+    image = load_gradient_program(file, width)
     try:
-        result = gradient(image, loss=loss, wrt=_wrt(wrt), max_steps=max_steps,
+        result = gradient(image, loss=loss, wrt=parse_name_list(wrt), max_steps=max_steps,
                           prepare=lambda machine: load_inputs(machine, image, sets, mems))
     except GradientError as exc:
         raise click.UsageError(str(exc))
@@ -150,9 +123,9 @@ def hessian_command(file: str, sets: tuple[str, ...], mems: tuple[str, ...], los
     JSON: loss, wrt, gradient, hessian (row -> column -> real), steps/cycles
     of one forward and one backward pass, and the number of passes.
     """
-    image = _load(file, width)
+    image = load_gradient_program(file, width)
     try:
-        result = hessian(image, loss=loss, wrt=_wrt(wrt), max_steps=max_steps,
+        result = hessian(image, loss=loss, wrt=parse_name_list(wrt), max_steps=max_steps,
                          prepare=lambda machine: load_inputs(machine, image, sets, mems))
     except GradientError as exc:
         raise click.UsageError(str(exc))

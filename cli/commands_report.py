@@ -17,7 +17,7 @@ from revasm.sim.report.batch_format import format_batch_report, render_batch_htm
 from revasm.sim.report.html_report import render_html
 from revasm.sim.report.terminal import format_report
 
-from .commands_grad import _load as load_gradient_program
+from .loading import load_gradient_program
 from .commands_run import MAX_STEPS, MEMS, SETS, WIDTH
 from .errors import EXIT_FAILURE, ToolError
 from .loading import load_program

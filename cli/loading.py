@@ -1,6 +1,7 @@
 """Loading a program for a command: PAL source or an assembled image."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from revasm.assembler import AssemblyError, assemble_file, read_bin
@@ -9,6 +10,12 @@ from revasm.assembler.image import Image
 from .errors import ToolError
 
 IMAGE_SUFFIXES = (".bin",)
+
+#: Gradients want the finer resolution: without --width or a .width directive,
+#: the gradient commands (grad, hessian, batch --grad, report --grad) run at W = 64.
+GRADIENT_DEFAULT_WIDTH = 64
+_WIDTH_DIRECTIVE = re.compile(r"^\s*(?:[A-Za-z_][\w.]*:\s*)*\.width\b",
+                              re.IGNORECASE | re.MULTILINE)
 
 
 def load_program(path: str, width: int | None = None) -> Image:
@@ -34,3 +41,15 @@ def load_program(path: str, width: int | None = None) -> Image:
                         + f"\n{len(exc.diagnostics)} error(s) in {path}")
     except UnicodeDecodeError:
         raise ToolError(f"{path}: error: not a text file (is it a binary image? name it .bin)")
+
+
+def load_gradient_program(file: str, width: str | None) -> Image:
+    """The program at the requested width; W = 64 when neither flag nor file says."""
+    if width is None and Path(file).suffix != ".bin":
+        try:
+            declares = bool(_WIDTH_DIRECTIVE.search(Path(file).read_text()))
+        except (OSError, UnicodeDecodeError):
+            declares = True  # let load_program report it
+        if not declares:
+            return load_program(file, GRADIENT_DEFAULT_WIDTH)
+    return load_program(file, int(width) if width else None)

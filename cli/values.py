@@ -84,3 +84,13 @@ def parse_memory_assignment(text: str, image: Image) -> tuple[int, int]:
         except ValueError:
             raise click.BadParameter(f"{addr_text!r} is neither an address nor a label")
     return address, parse_value(value, WordFormat(image.width))
+
+
+def parse_name_list(text: str | None) -> list[str] | None:
+    """``--wrt x,y`` -> ['x', 'y']; None when the option was not given."""
+    if text is None:
+        return None
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    if not names:
+        raise click.BadParameter("expected NAME,... e.g. --wrt x,y", param_hint="--wrt")
+    return names
