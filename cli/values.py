@@ -29,7 +29,7 @@ def parse_value(text: str, fmt: WordFormat) -> int:
     """The W-bit word a VALUE denotes; raises click.BadParameter."""
     raw = text.strip()
     try:
-        if any(ch in raw for ch in ".eE") and not raw.lower().startswith(("0x", "-0x")):
+        if _is_real_literal(raw):
             word = fmt.from_real(Fraction(raw))
         else:
             word = int(raw, 0)
@@ -67,7 +67,20 @@ def parse_assignment(text: str, image: Image) -> tuple[Location, int]:
     location = resolve_name(name.strip(), image)
     if location.register == 0:
         raise click.BadParameter("$0 always reads 0 and cannot be set")
-    return location, parse_value(value, WordFormat(image.width))
+    fmt = WordFormat(image.width)
+    word = parse_value(value, fmt)
+    if location.fixed and not _is_real_literal(value) and word:
+        # The contract: only a VALUE with a decimal point is a real.  Say so,
+        # since `x=5` on a fixed-point name is almost always meant as 5.0.
+        click.echo(f"note: {name.strip()} is fixed point; {value.strip()} is taken as the raw "
+                   f"word {value.strip()} (= {fmt.to_real(word):.6g}); write "
+                   f"{value.strip()}.0 for the real number", err=True)
+    return location, word
+
+
+def _is_real_literal(text: str) -> bool:
+    raw = text.strip().lower()
+    return not raw.startswith(("0x", "-0x")) and any(ch in raw for ch in ".e")
 
 
 def parse_memory_assignment(text: str, image: Image) -> tuple[int, int]:

@@ -162,3 +162,12 @@ def test_every_subcommand_help_shows_an_example():
         result = invoke(command, "--help")
         assert result.exit_code == 0
         assert "Example" in result.stdout and "revasm " + command in result.stdout
+
+
+def test_an_integer_value_for_a_fixed_point_name_is_raw_and_the_cli_says_so():
+    raw = invoke("run", EXAMPLES / "fixed_point.pal", "--set", "x=5", "--json")
+    real = invoke("run", EXAMPLES / "fixed_point.pal", "--set", "x=5.0", "--json")
+    assert json.loads(raw.stdout)["registers"]["$1"] == 5
+    assert json.loads(real.stdout)["registers"]["$1"] == 5 << 16
+    assert "note: x is fixed point; 5 is taken as the raw word 5" in raw.stderr
+    assert "note:" not in real.stderr
