@@ -181,3 +181,62 @@ def test_vector_square_root_equals_the_scalar_one_at_both_widths():
         got = sqrt(np.array([x & fmt.mask for x in xs], dtype=np.uint64)).tolist()
         assert got[:-1] == [fx_sqrt(x, fmt) for x in xs[:-1]], width
         assert ctx.failed.tolist() == [False] * (len(xs) - 1) + [True]
+
+
+def _fast_path_batches(rng: random.Random, bits_a: int, bits_b: int, count: int) -> tuple:
+    """Random signed operands below 2**bits_a and 2**bits_b, with the extremes and
+    values next to the rounding boundaries (the float fast paths' hard cases)."""
+    top_a, top_b = (1 << bits_a) - 1, (1 << bits_b) - 1
+    xs = [top_a, -top_a, 0, 1, -1, 1 << 31, -(1 << 31), (1 << 31) + 1]
+    ys = [top_b, top_b, -top_b, -1, 1, 1 << 32, (1 << 32) - 1, -(1 << 33) + 1]
+    for _ in range(count):
+        xs.append(rng.randint(-top_a, top_a) >> rng.randrange(bits_a))
+        ys.append(rng.randint(-top_b, top_b) >> rng.randrange(bits_b))
+    return xs, ys
+
+
+def test_the_wide_product_fast_path_equals_python_integers():
+    """W = 64 products of batches whose |a b| < 2**113 take the float64 path."""
+    rng = random.Random(11)
+    fmt = WordFormat(64)
+    for bits_a, bits_b in ((56, 57), (40, 40), (20, 63), (63, 50), (33, 33), (63, 63)):
+        xs, ys = _fast_path_batches(rng, bits_a, bits_b, 400)
+        got = mul_round(np.array(xs, dtype=np.int64), np.array(ys, dtype=np.int64), 64, np)
+        expected = [fx_mul(x, y, fmt) & ((1 << 64) - 1) for x, y in zip(xs, ys)]
+        assert got.tolist() == expected, (bits_a, bits_b)
+
+
+def test_the_w64_division_fast_path_equals_the_scalar_division():
+    """Batches with quotients below 2**50 and divisors below 2**58 (float64 estimate
+    plus exact corrections) and just outside those bounds (long division)."""
+    from revasm.isa.elementary import fx_div
+    from revasm.sim.vector.vocabulary import LaneContext, vector_vocabulary
+    rng = random.Random(12)
+    fmt = WordFormat(64)
+    for bits_n, bits_d in ((34, 41), (50, 57), (60, 58), (17, 3), (63, 63), (45, 20)):
+        top_n, top_d = (1 << bits_n) - 1, (1 << bits_d) - 1
+        pairs = [(top_n, top_d), (-top_n, top_d | 1), (top_n, 1 << (bits_d - 1))]
+        for _ in range(400):
+            d = rng.randint(1, top_d) >> rng.randrange(bits_d // 2)
+            pairs.append((rng.randint(-top_n, top_n), d or 1 if rng.random() < .5 else -(d or 1)))
+        pairs += [(q * d + d // 2 + e, d) for q, d, e in
+                  [(rng.randrange(1 << 10), rng.randint(1 << 33, top_d), e)
+                   for e in (-1, 0, 1) for _ in range(30 if bits_d > 34 else 0)]
+                  if abs(q * d + d // 2 + e) <= top_n]
+        if (bits_n, bits_d) == (60, 58):
+            # A batch of dividends a hair from a multiple of the divisor (d > 2**53),
+            # where the float estimate is off by one: x 2**32 + d // 2 = Q d + t 2**32 - Q.
+            pairs = []
+            for _ in range(200):
+                m, t = rng.randrange(1 << 20, 1 << 23), rng.randrange(-2, 3)
+                q = rng.randrange(1 << 36, 1 << 38) if t == 0 else (t << 32) - rng.randrange(6)
+                if q > 0:
+                    pairs.append(((2 * q - 1) * m + t, (m << 33) + 1))
+        ctx = LaneContext(np)
+        ctx.reset(len(pairs))
+        fdiv = vector_vocabulary(fmt, np, ctx)["fdiv"]
+        words = [np.array([v & fmt.mask for v in column], dtype=np.uint64)
+                 for column in zip(*pairs)]
+        got = fdiv(*words).tolist()
+        for (x, y), value in zip(pairs, got):
+            assert value == fx_div(x, y, fmt) & fmt.mask, (bits_n, bits_d, x, y)

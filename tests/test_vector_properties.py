@@ -20,6 +20,9 @@ from revasm.sim.vector import VectorMachine
 MEMORY = 256
 MAX_STEPS = 20_000
 REGISTER_BANKS = ("G", "T", "TG")
+#: Fused-block tile sizes: 0 = whole rows; 1 and 2 split small batches into tiles
+#: (2 leaves a short last tile), as TILE_LANES does for large batches.
+TILES = st.sampled_from([0, 0, 1, 2])
 
 
 def many(n: int) -> settings:
@@ -64,8 +67,11 @@ def reference_machine(case: ProgramCase, registers: dict, memory: dict) -> Machi
     return machine
 
 
-def vector_machine(case: ProgramCase, registers: list[dict], memory: list[dict]) -> VectorMachine:
+def vector_machine(case: ProgramCase, registers: list[dict], memory: list[dict],
+                   tile: int = 0) -> VectorMachine:
+    """``tile`` > 0 runs fused blocks in tiles of that many lanes (as large batches do)."""
     machine = VectorMachine(case.image, len(registers), memory_words=MEMORY, max_steps=MAX_STEPS)
+    machine.tile = tile
     for r in case.registers:
         machine.set_register(r, [lane[r] for lane in registers])
     for a in case.memory:
@@ -106,9 +112,10 @@ def assert_lanes_agree(references: list[Machine], vector: VectorMachine, runs, w
         assert got[0] == expected[0], (what, lane, expected[0].differences(got[0]))
 
 
-def check_case(case: ProgramCase, registers: list[dict], memory: list[dict]) -> None:
+def check_case(case: ProgramCase, registers: list[dict], memory: list[dict],
+               tile: int = 0) -> None:
     references = [reference_machine(case, r, m) for r, m in zip(registers, memory)]
-    vector = vector_machine(case, registers, memory)
+    vector = vector_machine(case, registers, memory, tile)
     vector.run(1)
     assert_lanes_agree(references, vector, lambda m: lambda: m.run(1), "forward")
     vector.run(-1)
@@ -119,7 +126,8 @@ def check_case(case: ProgramCase, registers: list[dict], memory: list[dict]) -> 
 @given(straight_line_programs(), st.data())
 def test_every_lane_equals_the_reference_on_straight_line_programs(case, data):
     lanes = data.draw(st.integers(1, 6), label="lanes")
-    check_case(case, *data.draw(lane_inputs(case, lanes), label="inputs"))
+    tile = data.draw(TILES, label="tile")
+    check_case(case, *data.draw(lane_inputs(case, lanes), label="inputs"), tile)
 
 
 @many(300)
@@ -127,7 +135,8 @@ def test_every_lane_equals_the_reference_on_straight_line_programs(case, data):
 def test_every_lane_equals_the_reference_on_structured_programs(case, data):
     """Divergent branches, loops of different trip counts, calls and uncalls."""
     lanes = data.draw(st.integers(1, 6), label="lanes")
-    check_case(case, *data.draw(lane_inputs(case, lanes), label="inputs"))
+    tile = data.draw(TILES, label="tile")
+    check_case(case, *data.draw(lane_inputs(case, lanes), label="inputs"), tile)
 
 
 @many(150)
@@ -145,7 +154,7 @@ def test_gradient_mode_lanes_equal_the_reference(case, data):
     tangents = [{rng.randrange(1, 32): rng.randrange(mask + 1) for _ in range(3)}
                 for _ in range(lanes)]
     references = [reference_machine(case, r, m) for r, m in zip(registers, memory)]
-    vector = vector_machine(case, registers, memory)
+    vector = vector_machine(case, registers, memory, data.draw(TILES, label="tile"))
     if tangent:
         vector.tangent = True
         for r in range(1, 32):

@@ -238,7 +238,11 @@ def vector_vocabulary(fmt: WordFormat, xp: Any, ctx: LaneContext) -> dict[str, A
         low = n << u64(32)
         lo = low + (d >> u64(1))
         hi = (n >> u64(32)) + xp.astype(lo < low, u64)
-        k = max(1, 64 - int(xp.max(d)).bit_length())
+        smallest, largest = int(xp.min(d)), int(xp.max(d))
+        if largest < 1 << 58 and (int(xp.max(hi)) + 1) << 14 < smallest:
+            q = _divide_by_float(hi, lo, d)
+            return xp.where((a < 0) != (b < 0), -q, q) & u64(mask)
+        k = max(1, 64 - largest.bit_length())
         digit_mask = u64((1 << k) - 1)
         r = xp.zeros_like(n)
         q = xp.zeros_like(n)
@@ -256,6 +260,24 @@ def vector_vocabulary(fmt: WordFormat, xp: Any, ctx: LaneContext) -> dict[str, A
             r = current - digit * d
             q = (q << u64(k)) | digit
         return xp.where((a < 0) != (b < 0), -q, q) & u64(mask)
+
+    def _divide_by_float(hi: Any, lo: Any, d: Any) -> Any:
+        """floor((hi 2**64 + lo) / d) when it is below 2**50 and d < 2**58: a float64
+        estimate (off by at most 2), then exact integer corrections on the remainder
+        ``lo - q d`` (mod 2**64, which holds it exactly since |remainder| < 4 d)."""
+        f64 = xp.float64
+        estimate = xp.astype(hi, f64) * 2.0 ** 64 + xp.astype(lo, f64)
+        q = xp.astype(xp.floor(estimate / xp.astype(d, f64)), u64)
+        r = xp.astype(lo - q * d, i64)
+        di = xp.astype(d, i64)
+        for _ in range(8):
+            under, over = r < 0, r >= di
+            if not bool(xp.any(under | over)):
+                return q
+            step = xp.astype(over, i64) - xp.astype(under, i64)
+            q = q + xp.astype(step, u64)
+            r = r - step * di
+        raise AssertionError("fdiv64: the float estimate was further off than proven")
 
     scalar_sqrt = scalar["fn_sqrt"]
     sqrt_bits = (width - 1 + frac + 1) // 2

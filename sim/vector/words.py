@@ -235,6 +235,8 @@ def mul_round(a: Any, b: Any, width: int, xp: Any) -> Any:
         return xp.astype(p >> 16, xp.uint64)
     u64 = xp.uint64
     ua, ub = xp.astype(a, u64), xp.astype(b, u64)
+    if _magnitude_bits(a, xp) + _magnitude_bits(b, xp) <= 113:
+        return _mul_round_float(a, b, ua, ub, xp)
     a0, a1 = ua & _LOW32, ua >> 32
     b0, b1 = ub & _LOW32, ub >> 32
     p00, p01, p10, p11 = a0 * b0, a0 * b1, a1 * b0, a1 * b1
@@ -246,3 +248,29 @@ def mul_round(a: Any, b: Any, width: int, xp: Any) -> Any:
     rounded = lo + u64(1 << 31)
     hi = hi + xp.astype(rounded < lo, u64)
     return (rounded >> 32) | (hi << 32)
+
+
+def _magnitude_bits(a: Any, xp: Any) -> int:
+    """Bits of the largest |a| over the lanes (two reductions, no temporary)."""
+    if a.shape == (0,):
+        return 0
+    return max(int(xp.max(a)).bit_length(), (-int(xp.min(a))).bit_length())
+
+
+def _mul_round_float(a: Any, b: Any, ua: Any, ub: Any, xp: Any) -> Any:
+    """``mul_round`` at W = 64 when |a b| < 2**113: the low product word is the
+    wrapping ``uint64`` product; the high word is ``(p - low) / 2**64``, an integer,
+    which float64 finds exactly: the float product and the subtraction are off by
+    less than 2**63, half a unit of 2**64, so rounding to the nearest integer is exact."""
+    u64, f64 = xp.uint64, xp.float64
+    low = ua * ub
+    product = xp.astype(a, f64) * xp.astype(b, f64)
+    product -= xp.astype(low, f64)
+    product *= 2.0 ** -64
+    high = xp.astype(xp.astype(xp.round(product), xp.int64), u64)
+    rounded = low + u64(1 << 31)
+    high += xp.astype(rounded < low, u64)
+    rounded >>= u64(32)
+    high <<= u64(32)
+    rounded |= high
+    return rounded
