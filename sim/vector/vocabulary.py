@@ -205,6 +205,9 @@ def vector_vocabulary(fmt: WordFormat, xp: Any, ctx: LaneContext) -> dict[str, A
         return xp.where(a == 0, u64(0), xp.where(a < 0, u64(-one & mask), u64(one)))
 
     def fmul(x: Any, y: Any) -> Any:
+        if width == 64:  # the words are the unsigned views mul_round also needs
+            ux, uy = lane_words(x), lane_words(y)
+            return mul_round(S(ux), S(uy), width, xp, ux, uy)
         return mul_round(signed_array(x), signed_array(y), width, xp) & u64(mask)
 
     scalar_fdiv = scalar["fdiv"]
@@ -217,7 +220,11 @@ def vector_vocabulary(fmt: WordFormat, xp: Any, ctx: LaneContext) -> dict[str, A
             ctx.fault(zero, "divide-by-zero", lambda j: _message(scalar_fdiv, xs[j], ys[j]))
         d = xp.where(zero, i64(1), xp.abs(b))
         n = xp.abs(a)
-        q = ((n << (frac + 1)) + d) // (2 * d)
+        # floor(p / q) with p = |a| 2**17 + |b| < 2**50 and q = 2|b| < 2**33: float64
+        # holds both exactly and the rounded quotient never crosses an integer (a
+        # non-integer p/q is at least 1/q from one; the rounding moves it < p 2**-53 / q).
+        p = xp.astype((n << (frac + 1)) + d, xp.float64)
+        q = xp.astype(xp.floor(p / xp.astype(2 * d, xp.float64)), i64)
         q = xp.where((a < 0) != (b < 0), -q, q)
         return xp.astype(q, u64) & u64(mask)
 
@@ -232,16 +239,18 @@ def vector_vocabulary(fmt: WordFormat, xp: Any, ctx: LaneContext) -> dict[str, A
         if bool(xp.any(zero)):
             xs, ys = ctx.column(x), ctx.column(y)
             ctx.fault(zero, "divide-by-zero", lambda j: _message(scalar_fdiv, xs[j], ys[j]))
-        ua, ub = xp.astype(a, u64), xp.astype(b, u64)
-        n = xp.where(a < 0, -ua, ua)
-        d = xp.where(zero, u64(1), xp.where(b < 0, -ub, ub))
+            d = xp.astype(xp.abs(xp.where(zero, i64(1), b)), u64)
+        else:
+            d = xp.astype(xp.abs(b), u64)  # |-2**63| wraps to 2**63: right as uint64
+        n = xp.astype(xp.abs(a), u64)
+        negative = (a ^ b) < 0
         low = n << u64(32)
         lo = low + (d >> u64(1))
         hi = (n >> u64(32)) + xp.astype(lo < low, u64)
         smallest, largest = int(xp.min(d)), int(xp.max(d))
         if largest < 1 << 58 and (int(xp.max(hi)) + 1) << 14 < smallest:
             q = _divide_by_float(hi, lo, d)
-            return xp.where((a < 0) != (b < 0), -q, q) & u64(mask)
+            return xp.where(negative, -q, q)  # W = 64: the mask is every bit
         k = max(1, 64 - largest.bit_length())
         digit_mask = u64((1 << k) - 1)
         r = xp.zeros_like(n)
@@ -259,7 +268,7 @@ def vector_vocabulary(fmt: WordFormat, xp: Any, ctx: LaneContext) -> dict[str, A
             digit = current // d
             r = current - digit * d
             q = (q << u64(k)) | digit
-        return xp.where((a < 0) != (b < 0), -q, q) & u64(mask)
+        return xp.where(negative, -q, q)
 
     def _divide_by_float(hi: Any, lo: Any, d: Any) -> Any:
         """floor((hi 2**64 + lo) / d) when it is below 2**50 and d < 2**58: a float64

@@ -222,19 +222,21 @@ class RowPool:
             self.spare.append(old)
 
 
-def mul_round(a: Any, b: Any, width: int, xp: Any) -> Any:
+def mul_round(a: Any, b: Any, width: int, xp: Any, ua: Any = None, ub: Any = None) -> Any:
     """Low 64 bits (as ``uint64``) of ``floor((a*b + 2**(F-1)) / 2**F)``, F = W/2.
 
     ``a`` and ``b`` are ``int64`` signed words.  W = 32: the product fits
     ``int64`` (|a|, |b| <= 2**31).  W = 64: the 128-bit two's-complement product
     from 32-bit halves; the result is its bits F..F+63 after adding the
     rounding constant (an arithmetic shift's low bits do not depend on the sign).
+    ``ua``, ``ub``: the same words as ``uint64`` when the caller has them.
     """
     if width == 32:
         p = a * b + (1 << 15)
         return xp.astype(p >> 16, xp.uint64)
     u64 = xp.uint64
-    ua, ub = xp.astype(a, u64), xp.astype(b, u64)
+    if ua is None or ub is None:
+        ua, ub = xp.astype(a, u64), xp.astype(b, u64)
     if _magnitude_bits(a, xp) + _magnitude_bits(b, xp) <= 113:
         return _mul_round_float(a, b, ua, ub, xp)
     a0, a1 = ua & _LOW32, ua >> 32
