@@ -28,6 +28,8 @@ def test_quick_suite_writes_every_result(tmp_path):
     bessel = printed["bessel_gradients"]
     assert bessel["status"] == "measured" and bessel["lanes_faulted"] == 0
     assert bessel["max_abs_error_gradient"] < 1e-6
+    assert bessel["width_32"]["lanes_faulted"] == 0
+    assert bessel["width_32"]["max_abs_error_gradient"] < 1e-3
     nilang = printed["nilang_workloads"]["workloads"]
     assert nilang["givens_network_n100"]["status"] == "not yet"
     for name in ("sparse_frobenius_dot", "petersen_embedding"):
