@@ -31,7 +31,8 @@ def test_quick_suite_writes_every_result(tmp_path):
     assert bessel["width_32"]["lanes_faulted"] == 0
     assert bessel["width_32"]["max_abs_error_gradient"] < 1e-3
     nilang = printed["nilang_workloads"]["workloads"]
-    assert nilang["givens_network_n100"]["status"] == "not yet"
+    for name in ("givens_network_n100", "adbench_gmm"):  # full size only
+        assert nilang[name]["status"] == "skipped", nilang[name]
     for name in ("sparse_frobenius_dot", "petersen_embedding"):
         assert nilang[name]["status"] == "measured", nilang[name]
         assert nilang[name]["lanes_equal_reference"] and nilang[name]["lanes_faulted"] == 0

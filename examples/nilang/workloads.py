@@ -26,24 +26,33 @@ def _givens_pairs(n: int) -> list[int]:
 
 
 def givens_loss(x, theta, w) -> tuple[float, dict]:
-    """out = w . (G x) and its gradient in x, theta (reverse mode by hand, float64)."""
+    """out = w . (G x) and its gradient in x, theta (reverse mode by hand, float64).
+
+    Arrays may carry a trailing batch axis (x, w: N x B, theta: M x B): then every
+    result has it too (the benchmark's numpy baseline)."""
     x = np.array(x, dtype=float)
     theta = np.asarray(theta, dtype=float)
+    w = np.asarray(w, dtype=float)
     pairs = _givens_pairs(len(x))
+    cos, sin = np.cos(theta), np.sin(theta)
     for k, i in enumerate(pairs):
-        c, s = math.cos(theta[k]), math.sin(theta[k])
-        x[i], x[i + 1] = x[i] * c - x[i + 1] * s, x[i] * s + x[i + 1] * c
-    out = float(np.dot(w, x))
-    g = np.array(w, dtype=float)
-    gtheta = np.zeros(len(theta))
+        c, s = cos[k], sin[k]
+        a, b = x[i], x[i + 1]
+        x[i], x[i + 1] = a * c - b * s, a * s + b * c
+    out = np.sum(w * x, axis=0)
+    g = w.copy()
+    gtheta = np.zeros(theta.shape)
     for k in range(len(pairs) - 1, -1, -1):
         i = pairs[k]
-        c, s = math.cos(theta[k]), math.sin(theta[k])
+        c, s = cos[k], sin[k]
         a, b = x[i], x[i + 1]  # outputs of rotation k
-        gtheta[k] = -g[i] * b + g[i + 1] * a
+        ga, gb = g[i], g[i + 1]
+        gtheta[k] = -ga * b + gb * a
         x[i], x[i + 1] = a * c + b * s, -a * s + b * c  # undo the rotation
-        g[i], g[i + 1] = g[i] * c + g[i + 1] * s, -g[i] * s + g[i + 1] * c
-    return out, {"x": g.tolist(), "theta": gtheta.tolist()}
+        g[i], g[i + 1] = ga * c + gb * s, -ga * s + gb * c
+    if out.ndim == 0:
+        return float(out), {"x": g.tolist(), "theta": gtheta.tolist()}
+    return out, {"x": g, "theta": gtheta}
 
 
 # --- ADBench GMM, d = 2, K = 5, n = 1000 ---------------------------------------------------

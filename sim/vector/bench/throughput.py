@@ -14,6 +14,7 @@ import numpy as np
 
 from revasm.sim.reference import Machine
 from revasm.sim.vector import VectorMachine
+from revasm.sim.vector.machine import TILE_LANES
 
 from .programs import branchy, straight_line
 
@@ -48,12 +49,15 @@ def reference_rate(image, repeats: int) -> tuple[float, int]:
     return best, steps
 
 
-def vector_rate(image, lanes: int, repeats: int) -> tuple[float, float]:
-    """Best lane-instructions/s of the vector machine; also the seconds of that run."""
+def vector_rate(image, lanes: int, repeats: int, tile: int | None = None) -> tuple[float, float]:
+    """Best lane-instructions/s of the vector machine; also the seconds of that run.
+    ``tile``: lanes per fused-block tile (None: the machine's default, 0: whole rows)."""
     VectorMachine(image, 1).run(1)  # warm the template cache
     best, seconds = 0.0, 0.0
     for trial in range(repeats):
         machine = VectorMachine(image, lanes)
+        if tile is not None:
+            machine.tile = tile
         a, b = _inputs(lanes, trial)
         machine.set_register(1, a)
         machine.set_register(2, b)
@@ -83,6 +87,18 @@ def bandwidth_rate(lanes: int, seconds: float = 0.2) -> float:
             return passes * lanes / elapsed
 
 
+#: Tile sizes tried at 10**6 lanes (0: whole rows, no tiles).
+TILE_SIZES = (0, 1 << 12, 1 << 13, 1 << 14, 1 << 15, 1 << 16, 1 << 17)
+
+
+def tile_sweep(image, lanes: int = 1_000_000) -> dict:
+    """Straight-line lane-instructions/s at ``lanes`` for each fused-block tile size
+    (how ``machine.TILE_LANES`` was chosen); best of 3 runs each."""
+    rates = {str(tile): vector_rate(image, lanes, 3, tile)[0] for tile in TILE_SIZES}
+    return {"batch": lanes, "default_tile_lanes": TILE_LANES,
+            "lane_instructions_per_s_by_tile": rates}
+
+
 def run(quick: bool) -> dict:
     batches = [1, 100, 10_000] if quick else [1, 100, 10_000, 1_000_000]
     programs = {"straight_line": straight_line(32, repeats=20),
@@ -103,6 +119,8 @@ def run(quick: bool) -> dict:
             rows.append(row)
         out["programs"][name] = {"instructions_per_lane": steps,
                                  "reference_instructions_per_s": reference, "vector": rows}
+    if not quick:
+        out["tiles"] = tile_sweep(programs["straight_line"])
     big = [row for row in out["programs"]["straight_line"]["vector"]
            if row["batch"] >= TARGET_MIN_BATCH]
     out["targets"] = {

@@ -1,0 +1,162 @@
+"""Gradient workloads of the NiLang paper at W = 64: the Givens network (N = 100) and
+ADBench GMM (d = 2, K = 5, n = 1000), compiled from ``examples/nilang``.
+
+For each: the reference machine's gradient protocol (one input, timed), the vector
+machine's batched gradient (lanes holding the same input; GMM's 8 M instructions per
+pass are measured over the first ``GMM_STEPS`` lane steps, and the full time is
+extrapolated from that rate), numpy float64 (Givens: forward and hand-written reverse
+pass over a batch; GMM: the forward objective) and JAX ``vmap(grad)`` when installed.
+"""
+from __future__ import annotations
+
+import importlib.util
+import sys
+import time
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+
+GIVENS_LANES = 1_000
+GMM_LANES = 1_000
+GMM_STEPS = 50_000
+
+
+def _workloads(examples: Path):
+    spec = importlib.util.spec_from_file_location("nilang_workloads", examples / "workloads.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("nilang_workloads", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _best(function, repeats: int) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        started = time.perf_counter()
+        function()
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+def _vector(program, inputs: dict, lanes: int, max_steps: int | None):
+    """A vector machine loaded with ``inputs`` in every lane (through a reference load)."""
+    from revasm.compiler.api import load_inputs
+    from revasm.sim.reference import Machine
+    from revasm.sim.vector import VectorMachine
+
+    image = program.image
+    loaded = Machine(image)
+    load_inputs(program, loaded, inputs)
+    machine = VectorMachine(image, lanes, max_steps=max_steps)
+    for register, word in enumerate(loaded.registers):
+        if register and word:
+            machine.set_register(register, word)
+    for address, word in enumerate(loaded.memory):
+        if word and (address >= len(image) or not image.is_code[address]) and (
+                address >= len(image) or word != image.words[address]):
+            machine.set_memory(address, word)
+    return machine
+
+
+def _jax(name: str, w, inputs: dict, lanes: int) -> dict:
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        return {"status": "absent", "reason": "jax is not installed"}
+    jax.config.update("jax_enable_x64", True)
+    if name == "givens_network_n100":
+        pairs = jnp.asarray(w._givens_pairs(w.GIVENS_N))
+
+        def loss(x, theta, weights):
+            def body(k, v):
+                i = pairs[k]
+                c, s = jnp.cos(theta[k]), jnp.sin(theta[k])
+                a, b = v[i], v[i + 1]
+                return v.at[i].set(a * c - b * s).at[i + 1].set(a * s + b * c)
+            return jnp.dot(weights, jax.lax.fori_loop(0, len(pairs), body, x))
+
+        args = [jnp.asarray(np.tile(np.asarray(inputs[k], dtype=float), (lanes, 1)))
+                for k in ("x", "theta", "w")]
+        function = jax.jit(jax.vmap(jax.grad(loss, argnums=(0, 1))))
+    else:
+        x = jnp.asarray(inputs["x"])
+
+        def loss(alphas, means, icf):
+            qd = jnp.exp(icf[:, :2])
+            centred = x[:, None, :] - means[None, :, :]
+            y0 = qd[:, 0] * centred[:, :, 0]
+            y1 = qd[:, 1] * centred[:, :, 1] + icf[:, 2] * centred[:, :, 0]
+            main = alphas + icf[:, 0] + icf[:, 1] - 0.5 * (y0 ** 2 + y1 ** 2)
+            prior = jnp.sum(0.5 * (jnp.sum(qd ** 2, axis=1) + icf[:, 2] ** 2))
+            return (w.gmm_constant() + jnp.sum(jax.scipy.special.logsumexp(main, axis=1))
+                    - len(inputs["x"]) * jax.scipy.special.logsumexp(alphas) + prior)
+
+        args = [jnp.asarray(np.asarray(inputs[k], dtype=float)) for k in ("alphas", "means", "icf")]
+        lanes = 1
+        function = jax.jit(jax.grad(loss, argnums=(0, 1, 2)))
+    jax.block_until_ready(function(*args))
+    seconds = _best(lambda: jax.block_until_ready(function(*args)), 3)
+    return {"status": "measured", "seconds": seconds, "batch": lanes,
+            "per_gradient_s": seconds / lanes}
+
+
+def measure(name: str, examples: Path) -> dict:
+    from revasm.compiler import compile_file
+    from revasm.compiler.api import load_inputs
+    from revasm.sim.reference.gradient import gradient
+    from revasm.sim.vector.gradient import batch_gradient
+
+    w = _workloads(examples)
+    if name == "givens_network_n100":
+        path, entry, inputs, lanes = "givens100.py", "givens_loss", w.givens_inputs(), GIVENS_LANES
+    else:
+        path, entry, inputs, lanes = "gmm.py", "gmm", w.gmm_inputs(), GMM_LANES
+    inputs = dict(inputs, out=0.0)
+    program = compile_file(examples / path, entry, width=64)
+    started = time.perf_counter()
+    exact = gradient(program.image, prepare=lambda m: load_inputs(program, m, inputs))
+    reference_s = time.perf_counter() - started
+    steps = exact.forward.steps + exact.backward.steps
+    out: dict = {"status": "measured", "width": 64, "program": f"examples/nilang/{path}:{entry}",
+                 "instructions_per_gradient": steps,
+                 "reference_gradient_s": reference_s,
+                 "reference_instructions_per_s": steps / reference_s,
+                 "loss": float(exact.loss)}
+    if name == "givens_network_n100":
+        machine = _vector(program, inputs, lanes, None)
+        started = time.perf_counter()
+        result = batch_gradient(machine)
+        seconds = time.perf_counter() - started
+        fmt = machine.fmt
+        same = all(Fraction(fmt.signed(int(result.gradient[k][lane])), 1 << fmt.frac_bits)
+                   == exact.gradient[k] for k in ("theta.0", "theta.4949", "x.0", "x.99")
+                   for lane in (0, lanes - 1))
+        out["vector"] = {"batch": lanes, "seconds": seconds, "per_gradient_s": seconds / lanes,
+                         "lane_instructions_per_s": steps * lanes / seconds,
+                         "lanes_faulted": int(np.sum(~result.ok)),
+                         "lanes_equal_reference": same}
+        batch = {k: np.tile(np.asarray(inputs[k], dtype=float)[:, None], (1, lanes))
+                 for k in ("x", "theta", "w")}
+        numpy_s = _best(lambda: w.givens_loss(batch["x"], batch["theta"], batch["w"]), 2)
+        out["numpy_float64"] = {"what": "forward and hand-written reverse pass, batched",
+                                "batch": lanes, "seconds": numpy_s,
+                                "per_gradient_s": numpy_s / lanes}
+    else:
+        machine = _vector(program, inputs, lanes, GMM_STEPS)
+        started = time.perf_counter()
+        machine.run(1)
+        seconds = time.perf_counter() - started
+        rate = float(np.sum(machine.steps)) / seconds
+        out["vector"] = {"batch": lanes, "measured_steps_per_lane": GMM_STEPS,
+                         "lane_instructions_per_s": rate,
+                         "estimated_per_gradient_s": steps / rate,
+                         "note": f"the first {GMM_STEPS} instructions of the forward pass "
+                                 "(a full gradient is ~{:.1e} per lane); time per gradient "
+                                 "extrapolated from that rate".format(steps)}
+        numpy_s = _best(lambda: w.gmm_objective(inputs["alphas"], inputs["means"],
+                                                inputs["icf"], inputs["x"]), 5)
+        out["numpy_float64"] = {"what": "forward objective only", "seconds": numpy_s}
+    out["jax"] = _jax(name, w, inputs, lanes)
+    return out
