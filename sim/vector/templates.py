@@ -331,6 +331,83 @@ def fused_source(statements: list[str], banks: tuple[str, ...]) -> str:
     for node in body:
         result = store.visit(node)
         stored += result if isinstance(result, list) else [result]
+    if not holds_row:
+        stored = _defer_masks(stored)
     module = ast.fix_missing_locations(ast.Module(body=stored, type_ignores=[]))
     text = "\n".join("    " + line for line in ast.unparse(module).split("\n") if line)
     return f"def _block({', '.join(banks)}):\n{text or '    pass'}\n"
+
+
+#: Operations whose low W bits depend only on the low W bits of their operands.
+_RING = frozenset({"_add", "_sub", "_mul", "_and", "_or", "_xor"})
+
+
+def _slot(node: ast.expr) -> tuple[str, int] | None:
+    """``B[k]`` (a bank name and a constant index) as a key, else None."""
+    if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)
+            and isinstance(node.slice, ast.Constant) and type(node.slice.value) is int):
+        return node.value.id, node.slice.value
+    return None
+
+
+def _ring_only(node: ast.expr) -> bool:
+    if _slot(node) is not None:
+        return True
+    if isinstance(node, ast.Constant):
+        return type(node.value) is int
+    if isinstance(node, ast.Name):
+        return node.id == "M"
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id.rstrip("_") in _RING and len(node.args) == 2
+            and not node.keywords and all(_ring_only(a) for a in node.args))
+
+
+def _mask_statement(bank: str, index: int) -> ast.stmt:
+    slot = ast.Subscript(value=ast.Name(id=bank, ctx=ast.Load()), slice=ast.Constant(index),
+                         ctx=ast.Load())
+    return ast.Expr(value=_call("_store", ast.Name(id=bank, ctx=ast.Load()),
+                                ast.Constant(index),
+                                _call("_and_", slot, ast.Name(id="M", ctx=ast.Load()))))
+
+
+def _defer_masks(statements: list[ast.stmt]) -> list[ast.stmt]:
+    """Drop the ``& M`` of ring-only stores (+ - * & | ^ of words and integers) and mask
+    once, in place, before a row is read by anything else and at the end of the block.
+
+    Bits above W are then garbage in between, which only ring operations see, and their
+    low W bits depend only on the operands' low W bits: one pass over the row per
+    instruction instead of two at W = 32.  Only for blocks made of ``_store(B, k, v)``
+    statements (no template locals)."""
+    stores = []
+    for node in statements:
+        call = node.value if isinstance(node, ast.Expr) else None
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+                and call.func.id == "_store" and len(call.args) == 3
+                and isinstance(call.args[0], ast.Name) and isinstance(call.args[1], ast.Constant)
+                and type(call.args[1].value) is int):
+            return statements
+        stores.append(call)
+    out: list[ast.stmt] = []
+    dirty: set[tuple[str, int]] = set()
+    for call in stores:
+        target = (call.args[0].id, call.args[1].value)
+        value = call.args[2]
+        reads = {_slot(n) for n in ast.walk(value)} - {None}
+        if _ring_only(value):
+            masked = (isinstance(value, ast.Call) and value.func.id.rstrip("_") == "_and"
+                      and isinstance(value.args[1], ast.Name) and value.args[1].id == "M")
+            if masked:
+                value = value.args[0]
+            if masked or reads & dirty:
+                dirty.add(target)
+            else:
+                dirty.discard(target)
+            out.append(ast.Expr(value=_call("_store", call.args[0], call.args[1], value)))
+            continue
+        for bank, index in sorted(reads & dirty):
+            out.append(_mask_statement(bank, index))
+            dirty.discard((bank, index))
+        out.append(ast.Expr(value=call))
+        dirty.discard(target)
+    out += [_mask_statement(bank, index) for bank, index in sorted(dirty)]
+    return out
