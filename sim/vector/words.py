@@ -99,10 +99,14 @@ class Arithmetic:
         shape and type (the templates call it only on a fresh temporary)."""
         unify = self.unify
         ufunc = getattr(self.xp, ufunc_name, None) if self.out else None
+        keeps_all = ufunc_name == "bitwise_and"
 
         def apply(x: Any, y: Any) -> Any:
             if type(x) is int and type(y) is int:
                 return op(x, y)
+            if keeps_all and type(y) is int and y & MASK64 == MASK64 and _is_array(x) \
+                    and x.ndim == 1 and x.dtype in (self.u64, self.i64):
+                return x  # x & (2**64 - 1): the W = 64 mask keeps every bit
             x, y = unify(x, y)
             if (ufunc is not None and _is_array(x) and x.ndim == 1
                     and (not _is_array(y) or (y.shape == x.shape and y.dtype == x.dtype))):
