@@ -24,9 +24,10 @@ def bench(names: tuple[str, ...], quick: bool, results_dir: str, as_json: bool) 
 
     \b
     Benchmarks: vector_throughput (reference vs vector simulator, with the
-    memory-bandwidth limit), bessel_gradients (J2 gradients over a batch),
-    nilang_workloads (NiLang paper programs from the compiler: sparse
-    Frobenius dot and Petersen embedding; Givens network and GMM not yet).
+    memory-bandwidth limit), bessel_gradients (J2 gradients over a batch, W = 64
+    and 32; JAX when installed), nilang_workloads (NiLang paper programs from the
+    compiler: sparse Frobenius dot, Petersen embedding; full runs also the
+    Givens network N = 100 and ADBench GMM gradients).
     Examples:
       revasm bench --quick
       revasm bench vector_throughput

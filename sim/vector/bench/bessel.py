@@ -92,6 +92,7 @@ def _gradients(xs: np.ndarray, width: int, repeats: int) -> dict:
     image = assemble_file(EXAMPLE, width=width)
     best, result, fmt = float("inf"), None, None
     for _ in range(repeats):
+        result = machine = None  # free the last run's rows before the next one
         machine = VectorMachine(image, len(xs))
         machine.set_register(image.names["x"].register, to_words(xs, machine.fmt))
         started = time.perf_counter()
