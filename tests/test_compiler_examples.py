@@ -15,16 +15,24 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from nilang_examples import program_files
 from revasm.main import cli
 from revasm.compiler import compile_file, compile_source, run
 from revasm.compiler.counts import count
 from revasm.compiler.gradients import grad
 
 ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("nilang_cases", ROOT / "examples/nilang/cases.py")
-cases = importlib.util.module_from_spec(_spec)
-sys.modules["nilang_cases"] = cases  # dataclasses look their module up while defining
-_spec.loader.exec_module(cases)
+
+
+def _load(name: str, file: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "examples/nilang" / file)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up while defining
+    spec.loader.exec_module(module)
+    return module
+
+
+cases = _load("nilang_cases", "cases.py")
 CASES = {c.name: c for c in cases.CASES}
 
 
@@ -45,9 +53,10 @@ def test_example_agrees_with_float64_and_runs_backward_to_its_inputs(name, width
 
 
 def test_every_file_in_examples_nilang_compiles():
-    files = [p for p in (ROOT / "examples/nilang").glob("*.py")
-             if p.name not in ("cases.py", "counts.py")]
-    assert {c.file for c in CASES.values()} == {p.name for p in files}
+    files = program_files()
+    workloads = _load("nilang_workloads_files", "workloads.py")
+    checked = {c.file for c in CASES.values()} | set(workloads.PROGRAM_FILES)
+    assert checked == {p.name for p in files}  # every program has a float64 reference
     for path in files:
         program = compile_file(path)
         assert program.image.finish is not None

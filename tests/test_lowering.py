@@ -10,6 +10,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from nilang_examples import program_files
 from revasm.compiler import CompileError, ProgramFault, compile_file, compile_source, run
 from revasm.compiler.ir.inverse import invert_block
 from revasm.main import cli
@@ -23,9 +24,7 @@ def invoke(*args: str):
     return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
 
 
-@pytest.mark.parametrize("path", sorted(p for p in NILANG.glob("*.py")
-                                        if p.name not in ("cases.py", "counts.py")),
-                         ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", program_files(), ids=lambda p: p.stem)
 def test_inverse_of_the_inverse_is_the_program(path):
     module = compile_file(path).module
     for f in module.functions.values():

@@ -8,6 +8,10 @@ import math
 
 import numpy as np
 
+#: The programs whose values and gradients this file checks (the other programs of
+#: this folder are checked through cases.py).
+PROGRAM_FILES = ("givens100.py", "gmm.py")
+
 # --- Givens network, N = 100 -------------------------------------------------------------
 
 GIVENS_N = 100
