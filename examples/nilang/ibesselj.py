@@ -5,18 +5,21 @@
 Each term is the previous one times -(z/2)^2 / (k (k+nu)); that in-place
 product uses NiLang's *approximate multiplier* ``imul``: it cannot be exact in
 fixed point, so the rounding residual is kept in an ancilla (anc4) instead of
-being erased.  The loop stops when the term is below ATOL or the residual grows past
-RESIDUAL_TOL.
-Order NU = 2 (the paper's example); everything else is uncomputed.
+being erased.  Before each product, the previous residual is swapped into a fresh
+cell of ``residuals`` (indexed by k) so anc4 starts at zero: reusing anc4 as is
+would fold the residual r into the next term and leave -r/x, amplified by 1/x each
+iteration (~1e-10 per term in fixed point, not NiLang's ~1e-17).  The loop stops
+when the term is below ATOL (NiLang's residual bound is not needed: no residual
+is ever fed back).  Order NU = 2 (the paper's example); everything else is
+uncomputed.
 """
-from revasm.compiler import SWAP, Fixed, Out, ancilla, free, reversible, routine, sq
+from revasm.compiler import SWAP, Array, Fixed, Out, ancilla, free, reversible, routine, sq
 
 NU = 2
 NU_FACTORIAL = 2.0
-ATOL = 0.0001
-#: The residual of the approximate multiplier is ~ulp / |x| in fixed point (not
-#: ~1e-16 as in NiLang's float64), so its bound is looser than the series'.
-RESIDUAL_TOL = 0.01
+ATOL = 1e-6
+#: residual cells, one per term: enough for z up to ~15 at ATOL
+KMAX = 32
 
 
 @reversible
@@ -30,6 +33,8 @@ def imul(out: Fixed, x: Fixed, anc: Fixed):
 @reversible
 def ibesselj(out: Out, z: Fixed):
     k = ancilla(0)
+    kf = ancilla(0.0)
+    k_nu = ancilla(0.0)
     fact_nu = ancilla(NU_FACTORIAL)
     halfz = ancilla(0.0)
     halfz_power_nu = ancilla(0.0)
@@ -39,26 +44,28 @@ def ibesselj(out: Out, z: Fixed):
     anc2 = ancilla(0.0)
     anc3 = ancilla(0.0)
     anc4 = ancilla(0.0)
-    anc5 = ancilla(0.0)
+    residuals = ancilla(Array[Fixed, KMAX])
     with routine():
         halfz += z / 2
         halfz_power_nu += halfz ** NU
         halfz_power_2 += sq(halfz)
         anc1 += halfz_power_nu / fact_nu
         out_anc += anc1
-        while ((abs(anc1) > ATOL) and (abs(anc4) < RESIDUAL_TOL), k != 0):
+        k_nu += NU
+        while (abs(anc1) > ATOL, k != 0):
             k += 1
+            kf += 1
+            k_nu += 1
+            SWAP(anc4, residuals[k])
             with routine():
-                anc5 += k
-                anc5 += NU
-                anc2 -= k * anc5
+                anc2 -= kf * k_nu
                 anc3 += halfz_power_2 / anc2
             imul(anc1, anc3, anc4)
             out_anc += anc1
             ~routine
     out += out_anc
     ~routine
-    free(anc5, 0.0)
+    free(residuals)
     free(anc4, 0.0)
     free(anc3, 0.0)
     free(anc2, 0.0)
@@ -68,4 +75,6 @@ def ibesselj(out: Out, z: Fixed):
     free(halfz_power_nu, 0.0)
     free(halfz, 0.0)
     free(fact_nu, NU_FACTORIAL)
+    free(k_nu, 0.0)
+    free(kf, 0.0)
     free(k, 0)
