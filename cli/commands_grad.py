@@ -32,6 +32,32 @@ WRT = click.option("--wrt", metavar="NAME,...", default=None,
 JSON = click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
 
 
+def _run_protocol(protocol, image: Image, sets: tuple[str, ...], mems: tuple[str, ...],
+                  loss: str | None, wrt: str | None, max_steps: int, as_json: bool):
+    """Run the host protocol (``gradient`` or ``hessian``); None after a reported fault."""
+    try:
+        return protocol(image, loss=loss, wrt=parse_name_list(wrt), max_steps=max_steps,
+                        prepare=lambda machine: load_inputs(machine, image, sets, mems))
+    except GradientError as exc:
+        raise click.UsageError(str(exc))
+    except MachineFault as fault:
+        _fault_exit(fault, image, as_json)
+        return None
+
+
+def _summary(result) -> dict:
+    """The JSON fields grad and hessian share: loss, gradient, steps and cycles per pass."""
+    return {
+        "status": "finished",
+        "width": result.width,
+        "loss_name": result.loss_name,
+        "loss": _real(result.loss),
+        "gradient": {name: _real(value) for name, value in result.gradient.items()},
+        "steps": {"forward": result.forward.steps, "backward": result.backward.steps},
+        "cycles": {"forward": result.forward.cycles, "backward": result.backward.cycles},
+    }
+
+
 def _fault_exit(fault: MachineFault, image: Image, as_json: bool) -> None:
     if as_json:
         info = fault_dict(fault, image)
@@ -72,23 +98,10 @@ def grad(file: str, sets: tuple[str, ...], mems: tuple[str, ...], loss: str | No
     Exit code 1 and a report naming the pass on a machine fault.
     """
     image = load_gradient_program(file, width)
-    try:
-        result = gradient(image, loss=loss, wrt=parse_name_list(wrt), max_steps=max_steps,
-                          prepare=lambda machine: load_inputs(machine, image, sets, mems))
-    except GradientError as exc:
-        raise click.UsageError(str(exc))
-    except MachineFault as fault:
-        _fault_exit(fault, image, as_json)
+    result = _run_protocol(gradient, image, sets, mems, loss, wrt, max_steps, as_json)
+    if result is None:
         return
-    out = {
-        "status": "finished",
-        "width": result.width,
-        "loss_name": result.loss_name,
-        "loss": _real(result.loss),
-        "gradient": {name: _real(value) for name, value in result.gradient.items()},
-        "steps": {"forward": result.forward.steps, "backward": result.backward.steps},
-        "cycles": {"forward": result.forward.cycles, "backward": result.backward.cycles},
-    }
+    out = _summary(result)
     if as_json:
         click.echo(json.dumps(out))
         return
@@ -124,27 +137,14 @@ def hessian_command(file: str, sets: tuple[str, ...], mems: tuple[str, ...], los
     of one forward and one backward pass, and the number of passes.
     """
     image = load_gradient_program(file, width)
-    try:
-        result = hessian(image, loss=loss, wrt=parse_name_list(wrt), max_steps=max_steps,
-                         prepare=lambda machine: load_inputs(machine, image, sets, mems))
-    except GradientError as exc:
-        raise click.UsageError(str(exc))
-    except MachineFault as fault:
-        _fault_exit(fault, image, as_json)
+    result = _run_protocol(hessian, image, sets, mems, loss, wrt, max_steps, as_json)
+    if result is None:
         return
-    out = {
-        "status": "finished",
-        "width": result.width,
-        "loss_name": result.loss_name,
-        "loss": _real(result.loss),
-        "wrt": result.wrt,
-        "gradient": {name: _real(value) for name, value in result.gradient.items()},
-        "hessian": {row: {col: _real(v) for col, v in cols.items()}
-                    for row, cols in result.hessian.items()},
-        "steps": {"forward": result.forward.steps, "backward": result.backward.steps},
-        "cycles": {"forward": result.forward.cycles, "backward": result.backward.cycles},
-        "passes": result.passes,
-    }
+    out = _summary(result)
+    out["wrt"] = result.wrt
+    out["hessian"] = {row: {col: _real(v) for col, v in cols.items()}
+                      for row, cols in result.hessian.items()}
+    out["passes"] = result.passes
     if as_json:
         click.echo(json.dumps(out))
         return
