@@ -43,6 +43,10 @@ class DeclaredName:
     default: int | None = None
 
 
+class UnknownName(ValueError):
+    """A NAME that is neither a register ``$0``..``$31`` nor a name the source declares."""
+
+
 @dataclass
 class Image:
     """An assembled program for a machine of word width ``width``."""
@@ -63,6 +67,24 @@ class Image:
 
     def __len__(self) -> int:
         return len(self.words)
+
+    def resolve_name(self, name: str) -> DeclaredName:
+        """Where a NAME of the tools lives: ``$n`` (role ``register``, read as an
+        integer) or a declared name; raises :class:`UnknownName` with the message."""
+        if name.startswith("$"):
+            try:
+                number = int(name[1:])
+            except ValueError:
+                number = -1
+            if not 0 <= number <= 31:
+                raise UnknownName(f"{name} is not a register ($0..$31)")
+            return DeclaredName(name, "register", register=number, fixed=False)
+        declared = self.names.get(name)
+        if declared is None:
+            known = ", ".join(sorted(self.names)) or "none declared"
+            raise UnknownName(f"{name!r} is neither a register ($n) nor a declared name "
+                              f"(declared: {known})")
+        return declared
 
     def location(self, address: int) -> SourceLocation | None:
         return self.locations.get(address)

@@ -68,19 +68,20 @@ def _fault_exit(fault: MachineFault, image: Image, as_json: bool) -> None:
     raise SystemExit(EXIT_FAILURE)
 
 
+def _protocol_options(command):
+    """The arguments grad and hessian share: FILE, inputs, loss, wrt, width, limits, JSON."""
+    for option in (JSON, MAX_STEPS, WIDTH, WRT, LOSS, MEMS, SETS,
+                   click.argument("file", type=click.Path(dir_okay=False))):
+        command = option(command)
+    return command
+
+
 def _real(value) -> float:
     return float(value)
 
 
 @click.command()
-@click.argument("file", type=click.Path(dir_okay=False))
-@SETS
-@MEMS
-@LOSS
-@WRT
-@WIDTH
-@MAX_STEPS
-@JSON
+@_protocol_options
 def grad(file: str, sets: tuple[str, ...], mems: tuple[str, ...], loss: str | None,
          wrt: str | None, width: str | None, max_steps: int, as_json: bool) -> None:
     """Gradient of a program's loss by reverse mode on the machine itself.
@@ -113,14 +114,7 @@ def grad(file: str, sets: tuple[str, ...], mems: tuple[str, ...], loss: str | No
 
 
 @click.command("hessian")
-@click.argument("file", type=click.Path(dir_okay=False))
-@SETS
-@MEMS
-@LOSS
-@WRT
-@WIDTH
-@MAX_STEPS
-@JSON
+@_protocol_options
 def hessian_command(file: str, sets: tuple[str, ...], mems: tuple[str, ...], loss: str | None,
                     wrt: str | None, width: str | None, max_steps: int, as_json: bool) -> None:
     """Hessian of a program's loss by forward-over-reverse on the machine.

@@ -11,7 +11,7 @@ from fractions import Fraction
 
 import click
 
-from revasm.assembler.image import Image
+from revasm.assembler.image import Image, UnknownName
 from revasm.isa.fixed_point import WordFormat
 
 
@@ -42,21 +42,12 @@ def parse_value(text: str, fmt: WordFormat) -> int:
 
 def resolve_name(name: str, image: Image) -> Location:
     """Where NAME lives: ``$n`` or a declared name; raises click.BadParameter."""
-    if name.startswith("$"):
-        try:
-            number = int(name[1:])
-        except ValueError:
-            number = -1
-        if not 0 <= number <= 31:
-            raise click.BadParameter(f"{name} is not a register ($0..$31)")
-        return Location(register=number, label=name)
-    declared = image.names.get(name)
-    if declared is None:
-        known = ", ".join(sorted(image.names)) or "none declared"
-        raise click.BadParameter(f"{name!r} is neither a register ($n) nor a declared name "
-                                 f"(declared: {known})")
-    return Location(register=declared.register, address=declared.address,
-                    fixed=declared.fixed, label=name)
+    try:
+        place = image.resolve_name(name)
+    except UnknownName as exc:
+        raise click.BadParameter(str(exc))
+    return Location(register=place.register, address=place.address, fixed=place.fixed,
+                    label=name)
 
 
 def parse_assignment(text: str, image: Image) -> tuple[Location, int]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from pal_sources import FIB_PISA
 from revasm.assembler import assemble
 from revasm.isa.fixed_point import WordFormat
 from revasm.sim.reference import Machine
@@ -143,27 +144,7 @@ def test_bra_and_rbra_call_and_uncall_through_a_swapbr_portal():
 
 @pytest.mark.parametrize("width", [32, 64])
 def test_pendvm_fib_program_assembles_unchanged_and_gives_2584(width):
-    # PendVM's own fib.pisa (Frank + Haulund dialect), as PendVM ships it, reformatted only
-    # in its comments.
-    source = """;; pendulum pal file
-start
-        addi $2 1
-        addi $4 n_value
-        exch $5 $4
-looptop: bne $3 $0 loopbot
-         add  $2 $1
-         xor  $1 $2
-         xor  $2 $1
-         xor  $1 $2
-         addi $3 1
-loopbot: bne $3 $5 looptop
-        add  $6 $1
-        exch $5 $4
-        addi $4 -n_value
-finish
-n_value: data 18
-"""
-    image = assemble(source, "fib.pisa", width=width)
+    image = assemble(FIB_PISA, "fib.pisa", width=width)  # PendVM's own program
     assert image.symbols["n_value"] == 15 and image.entry == 0
     machine = Machine(image)
     machine.run(direction=1)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Callable, Iterable
 
-from revasm.assembler.image import Image
+from revasm.assembler.image import Image, UnknownName
 
 from .faults import MachineFault
 from .machine import DEFAULT_MEMORY_WORDS, Machine
@@ -47,20 +47,15 @@ class Place:
 
 def resolve(image: Image, name: str) -> Place:
     """``$n`` or a name the source declares; raises :class:`GradientError`."""
-    if name.startswith("$"):
-        try:
-            number = int(name[1:])
-        except ValueError:
-            number = -1
-        if not 1 <= number <= 31:
+    try:
+        place = image.resolve_name(name)
+    except UnknownName as exc:
+        raise GradientError(str(exc)) from None
+    if place.role == "register":
+        if place.register == 0:
             raise GradientError(f"{name} is not a register $1..$31 ($0 is the constant 0)")
-        return Place(name, register=number)
-    declared = image.names.get(name)
-    if declared is None:
-        known = ", ".join(sorted(image.names)) or "none declared"
-        raise GradientError(f"{name!r} is neither a register ($n) nor a declared name "
-                            f"(declared: {known})")
-    return Place(name, declared.register, declared.address, declared.fixed)
+        return Place(name, register=place.register)  # a register reads as fixed point here
+    return Place(name, place.register, place.address, place.fixed)
 
 
 def default_loss(image: Image) -> str:

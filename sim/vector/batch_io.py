@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from revasm.assembler.image import Image
+from revasm.assembler.image import Image, UnknownName
 from revasm.isa.fixed_point import WordFormat
 
 
@@ -31,20 +31,13 @@ class Column:
 
 
 def resolve_column(name: str, image: Image) -> Column:
-    if name.startswith("$"):
-        try:
-            number = int(name[1:])
-        except ValueError:
-            number = -1
-        if not 1 <= number <= 31:
-            raise BatchInputError(f"column {name!r}: not a register $1..$31")
-        return Column(name, number, None, False)
-    declared = image.names.get(name)
-    if declared is None:
-        known = ", ".join(sorted(image.names)) or "none declared"
-        raise BatchInputError(f"column {name!r} is neither a register ($n) nor a declared name "
-                              f"(declared: {known})")
-    return Column(name, declared.register, declared.address, declared.fixed)
+    try:
+        place = image.resolve_name(name)
+    except UnknownName as exc:
+        raise BatchInputError(f"column {exc}") from None
+    if place.register == 0:
+        raise BatchInputError(f"column {name!r}: not a register $1..$31")
+    return Column(name, place.register, place.address, place.fixed)
 
 
 def read_columns(path: str) -> dict[str, np.ndarray]:
