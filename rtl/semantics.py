@@ -16,11 +16,32 @@ calls, which the core issues one after the other).  Nothing in this module knows
 from __future__ import annotations
 
 import ast
+import gc
+import operator
 from dataclasses import dataclass, field
 
 from amaranth.hdl import Const, Mux, Value, signed, unsigned
 
 from revasm.isa.table import BINARY_FUNCTIONS, UNARY_FUNCTIONS
+
+#: Constant folding of integer operands (the template's own Python operators).
+_FOLD = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+         ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
+         ast.LShift: operator.lshift, ast.RShift: operator.rshift, ast.BitOr: operator.or_,
+         ast.BitXor: operator.xor, ast.BitAnd: operator.and_}
+
+
+def _parse(source: str) -> ast.Module:
+    """``ast.parse`` with the garbage collector held off: Amaranth reports unused
+    elaboratables from ``__del__``, and CPython 3.11.7's AST constructor fails
+    ("recursion depth mismatch") when such a callback re-enters it mid-parse."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return ast.parse(source)
+    finally:
+        if enabled:
+            gc.enable()
 
 #: Operations of the multiply/divide unit, by vocabulary name (position = op code).
 MULDIV_OPS: tuple[str, ...] = ("fmul", "fdiv")
@@ -97,7 +118,7 @@ class _Evaluator:
 
     # --- statements -------------------------------------------------------
     def run(self, source: str) -> Effects:
-        tree = ast.parse(source)
+        tree = _parse(source)
         for stmt in tree.body:
             self.statement(stmt)
         eff = self.effects
@@ -271,8 +292,7 @@ class _Evaluator:
 
     def binop(self, op: ast.operator, left, right):
         if isinstance(left, int) and isinstance(right, int):
-            return eval(compile(ast.Expression(ast.BinOp(ast.Constant(left), op,  # noqa: S307
-                                                         ast.Constant(right))), "", "eval"))
+            return _FOLD[type(op)](left, right)
         lv, rv = self.value(left), self.value(right)
         ops = {ast.Add: lambda: lv + rv, ast.Sub: lambda: lv - rv, ast.Mult: lambda: lv * rv,
                ast.BitAnd: lambda: lv & rv, ast.BitOr: lambda: lv | rv,
