@@ -211,3 +211,41 @@ def test_step_limits_stop_each_lane_where_the_reference_stops(case, data):
     vector.max_steps = limit
     vector.run(1)
     assert_lanes_agree(references, vector, lambda m: lambda: m.run(1), "limited")
+
+
+FAULT_IN_A_BLOCK = """;; pendulum pal file
+        start
+        addi   $2 5
+        add    $3 $2
+        adddiv $4 $3 $1     ; divides by x: lanes with x = 0 fault here, mid-block
+        addmul $5 $4 $4
+        addsqrt $6 $5       ; and lanes with a negative square fault here
+        sub    $5 $1
+        add    $7 $6
+        finish
+"""
+
+
+def test_a_fault_inside_a_fused_block_stops_only_its_lanes_in_any_tile():
+    """Guarded templates in a fused block (a division and a square root between plain
+    additions): each lane stops where the reference stops, whichever tile it is in,
+    and the lanes of the other tiles finish the block."""
+    from revasm.assembler import assemble
+
+    for width in (32, 64):
+        image = assemble(FAULT_IN_A_BLOCK, width=width)
+        one = 1 << (width // 2)
+        xs = [one, 2 * one, 0, 3 * one, 0, -one, 5 * one, 0, 7 * one]
+        case = ProgramCase(image)
+        registers = [{1: x, 5: (-(10 * one) if i == 1 else 0)} for i, x in enumerate(xs)]
+        memory = [{} for _ in xs]
+        case.registers = dict(registers[0])
+        for tile in (0, 1, 2, 4):
+            references = [reference_machine(case, r, m) for r, m in zip(registers, memory)]
+            vector = vector_machine(case, registers, memory, tile)
+            vector.run(1)
+            # the division and the root ran inside one fused block of seven templates
+            assert max(block[1] for block in vector._fused.values() if block) == 7
+            assert_lanes_agree(references, vector, lambda m: lambda: m.run(1), "forward")
+            assert [vector.fault(i) is not None for i in range(len(xs))] == \
+                [x == 0 or i == 1 for i, x in enumerate(xs)]

@@ -35,7 +35,7 @@ from revasm.sim.reference.predecode import Decoded
 
 from .banks import Group, MemoryBank, RegisterBank, as_row
 from .templates import compile_template, fusable, fused_code
-from .vocabulary import LaneContext, vector_vocabulary
+from .vocabulary import GuardTripped, LaneContext, vector_vocabulary
 from .words import Arithmetic, RowPool
 
 REGISTER_COUNT = 32
@@ -202,7 +202,7 @@ class VectorMachine:
                 rows[register] = value
 
         namespace.update(addr=addr, show=show, emit=emit, unemit=unemit, _at=ctx.at,
-                         _store=store)
+                         _store=store, _snap=ctx.snap)
         return namespace
 
     # --- gradient mode ------------------------------------------------------------
@@ -270,18 +270,19 @@ class VectorMachine:
         self.bank(name).rows[index] = self._lane_values(values)
 
     def _fused_block(self, pc: int, direction: int) -> Any:
-        """(function, length, cycles) of the fused straight-line run starting at ``pc``,
-        or None: consecutive data cells whose templates cannot fault (``templates.fusable``)."""
+        """(function, length, cycles before each template and after all) of the fused
+        straight-line run starting at ``pc``, or None: consecutive data cells whose
+        templates touch registers only (``templates.fusable``)."""
         key = (pc, direction, self._gradient, self._tangent)
         if key in self._fused:
             return self._fused[key]
-        statements, cycles, at = [], 0, pc
+        statements, cycles, at = [], [0], pc
         while 0 <= at < len(self.cells) and self.cells[at].is_data:
             text = self.cells[at].statement(direction, self._gradient, self._tangent)
             if not fusable(text, REGISTER_BANKS):
                 break
             statements.append(text)
-            cycles += self.cells[at].cycles
+            cycles.append(cycles[-1] + self.cells[at].cycles)
             at += direction
         block = None
         if len(statements) >= MIN_FUSED:
@@ -503,9 +504,31 @@ class VectorMachine:
                 block = self._fused_block(pc, direction)
                 if block is not None and executed + block[1] <= room:
                     function, count, cycles = block
-                    self._run_fused(function, n)
+                    stop = self._run_fused(function, n)
+                    if stop is not None:
+                        # A guarded template faulted on some lane of one tile: the
+                        # tiles before it finished the block, the tiles after it have
+                        # not started it, and this tile's lanes run on from that
+                        # template one instruction at a time (they fault there).
+                        first, last, index = stop
+                        done = slice(0, first)
+                        self.pc[done] = pc + count * direction
+                        self.steps[done] += executed + count
+                        self.cycles[done] += spent + cycles[-1]
+                        waiting = slice(last, self.lanes)
+                        self.pc[waiting] = pc
+                        self.steps[waiting] += executed
+                        self.cycles[waiting] += spent
+                        lanes = xp.arange(first, last)
+                        n, full = last - first, False
+                        group = Group(lanes, False, n)
+                        br_in = br_in[lanes]
+                        executed += index
+                        spent += cycles[index]
+                        pc += index * direction
+                        continue
                     executed += count
-                    spent += cycles
+                    spent += cycles[-1]
                     following = pc + count * direction
                     if executed < room and 0 <= following < length and cells[following].is_data:
                         pc = following
@@ -570,25 +593,31 @@ class VectorMachine:
                           dir_out, executed, spent)
             return
 
-    def _run_fused(self, function: Callable, n: int) -> None:
+    def _run_fused(self, function: Callable, n: int) -> tuple[int, int, int] | None:
         """Run a fused block over every lane, in tiles of ``self.tile`` lanes when the
         batch is larger: a tile's rows stay in cache through the whole block, where
-        whole rows of a large batch would stream from memory once per instruction."""
+        whole rows of a large batch would stream from memory once per instruction.
+
+        Returns None, or ``(first, last, i)`` when a guarded template ``i`` faulted on a
+        lane of tiles ``first:last``: that tile is left as it was before template ``i``,
+        the tiles before it have run the whole block and the tiles after it none."""
         ctx, xp = self._ctx, self.xp
         banks = [None if self._banks[name] is None else self._banks[name].rows
                  for name in REGISTER_BANKS]
         tile = self.tile
         if not tile or n < 2 * tile:
             ctx.reset(n)
-            function(*banks)
-            return
+            if self._guarded(function, banks):
+                return None
+            return 0, n, self._unguard()
         for start in range(0, n, tile):
             stop = min(start + tile, n)
             views = [None if rows is None else [row[start:stop] for row in rows]
                      for rows in banks]
             tiles = [None if rows is None else list(rows) for rows in views]
             ctx.reset(stop - start)
-            function(*tiles)
+            tripped = not self._guarded(function, tiles)
+            index = self._unguard() if tripped else -1
             # Rows replaced rather than updated in place go back into the tile.  A
             # replacement may itself be another row's view (SWAP moves views), so every
             # view is copied before any tile is overwritten.
@@ -600,7 +629,31 @@ class VectorMachine:
                        else xp.asarray(value, copy=True)) for row, value in writes]
             for row, value in writes:
                 row[start:stop] = value
+            if tripped:
+                ctx.reset(n)
+                return start, stop, index
         ctx.reset(n)
+        return None
+
+    def _guarded(self, function: Callable, banks: list) -> bool:
+        """Run a fused block with faults raised (``LaneContext.strict``); False if one was."""
+        ctx = self._ctx
+        ctx.strict, ctx.guard = True, None
+        try:
+            function(*banks)
+            return True
+        except GuardTripped:
+            return False
+        finally:
+            ctx.strict = False
+
+    def _unguard(self) -> int:
+        """Put back the rows the tripped template replaced; its index in the block."""
+        index, kept = self._ctx.guard
+        for rows, register, row in kept:
+            rows[register] = row
+        self._ctx.guard = None
+        return index
 
     def _keep_done_statements(self, group: Group, banks: list) -> None:
         """A lane that faults in a template's k-th statement keeps statements 0..k-1,

@@ -23,6 +23,9 @@ from __future__ import annotations
 import ast
 from types import CodeType
 
+from revasm.isa.fixed_point import WordFormat
+from revasm.isa.vocabulary import vocabulary as scalar_vocabulary
+
 _BINARY = {
     ast.Add: "_add", ast.Sub: "_sub", ast.Mult: "_mul", ast.BitAnd: "_and",
     ast.BitOr: "_or", ast.BitXor: "_xor", ast.LShift: "_lshift", ast.RShift: "_rshift",
@@ -224,6 +227,12 @@ FUSABLE_NAMES = frozenset({"S", "shl", "srl", "sra", "rotl", "rotr", "slt", "fmu
                            "irot", "fn_abs", "fneg", "fadd", "fsub", "fsign", "one", "M",
                            "W", "F", "True", "False"})
 
+#: The rest of the scalar vocabulary (``fdiv``, ``fn_sqrt``, ...): pure functions of
+#: register words that may fault on some lanes.  A fused block may hold them behind a
+#: guard (``_snap``): the rows the template writes are kept before it runs, and a fault
+#: puts them back and stops the block there (``VectorMachine._run_fused``).
+GUARDED_NAMES = frozenset(scalar_vocabulary(WordFormat(32))) - FUSABLE_NAMES
+
 
 _FUSABLE: dict[tuple[str, tuple[str, ...]], bool] = {}
 _FUSED: dict[tuple, CodeType] = {}
@@ -250,19 +259,56 @@ def fused_code(statements: tuple[str, ...], banks: tuple[str, ...]) -> CodeType:
     return code
 
 
+def guarded(statement: str) -> bool:
+    """Whether a fusable template calls a name that may fault (``GUARDED_NAMES``)."""
+    return any(isinstance(node, ast.Name) and node.id in GUARDED_NAMES
+               for node in ast.walk(ast.parse(statement)))
+
+
 def _fusable(statement: str, register_banks: tuple[str, ...]) -> bool:
-    """Whether a template may run inside a fused block: register banks only, and only
-    names that cannot fault (no memory, division, elementary function or device)."""
+    """Whether a template may run inside a fused block: register banks at constant
+    indexes only, and only names that touch no device or memory (those that may fault
+    run behind a guard)."""
     tree = ast.parse(statement)
     if _bank_names(tree) - set(register_banks):
         return False
     for node in ast.walk(tree):
         if isinstance(node, (ast.If, ast.IfExp)):
             return False
+        if isinstance(node, ast.Subscript) and _slot(node) is None:
+            return False
         if isinstance(node, ast.Name) and not node.id.startswith("_"):
-            if node.id not in FUSABLE_NAMES and node.id not in register_banks:
+            if (node.id not in FUSABLE_NAMES and node.id not in GUARDED_NAMES
+                    and node.id not in register_banks):
                 return False
     return True
+
+
+def _written_slots(statement: str) -> list[tuple[str, int]]:
+    """The bank slots a template assigns (``R[3] = ...``, ``R[1], R[2] = ...``)."""
+    slots: list[tuple[str, int]] = []
+    for node in ast.parse(statement).body:
+        targets = node.targets if isinstance(node, ast.Assign) else (
+            [node.target] if isinstance(node, ast.AugAssign) else [])
+        for target in targets:
+            for element in (target.elts if isinstance(target, ast.Tuple) else [target]):
+                slot = _slot(element)
+                if slot is not None and slot not in slots:
+                    slots.append(slot)
+    return slots
+
+
+def _snap(index: int, statement: str) -> ast.stmt:
+    """``_snap(i, B, k, ...)``: keep the rows template ``i`` writes before it runs."""
+    args: list[ast.expr] = [ast.Constant(index)]
+    for bank, register in _written_slots(statement):
+        args += [ast.Name(id=bank, ctx=ast.Load()), ast.Constant(register)]
+    return ast.Expr(value=_call("_snap", *args))
+
+
+def _is_snap(node: ast.stmt) -> bool:
+    return (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Name) and node.value.func.id == "_snap")
 
 
 class _Store(ast.NodeTransformer):
@@ -314,23 +360,33 @@ class _Store(ast.NodeTransformer):
 
 
 def fused_source(statements: list[str], banks: tuple[str, ...]) -> str:
-    """One function for a straight-line run of fusable templates on whole rows."""
-    body: list[ast.stmt] = []
-    for statement in statements:
+    """One function for a straight-line run of fusable templates on whole rows.
+
+    A template that may fault (``guarded``) is preceded by ``_snap(i, ...)`` and writes
+    fresh rows only (no in-place update), so the rows kept by the snap are intact if it
+    faults and the block can stop there as if it had been split before template ``i``."""
+    parts: list[tuple[int, bool, list[ast.stmt]]] = []
+    for index, statement in enumerate(statements):
         transformer = _Vectorize()
+        nodes: list[ast.stmt] = []
         for node in ast.parse(statement).body:
             result = transformer.visit(node)
-            body += result if isinstance(result, list) else [result]
+            nodes += result if isinstance(result, list) else [result]
+        parts.append((index, guarded(statement), nodes))
+    body = [node for _, _, nodes in parts for node in nodes]
     # A local bound to a bare row (``_x = R[3]``) would see an in-place update.
     holds_row = any(isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
                     and any(isinstance(n, ast.Subscript) for n in ast.walk(node.value))
                     and not isinstance(node.value, ast.Call)
                     for node in body)
-    store = _Store(in_place=not holds_row)
+    store, fresh_only = _Store(in_place=not holds_row), _Store(in_place=False)
     stored: list[ast.stmt] = []
-    for node in body:
-        result = store.visit(node)
-        stored += result if isinstance(result, list) else [result]
+    for index, is_guarded, nodes in parts:
+        if is_guarded:
+            stored.append(_snap(index, statements[index]))
+        for node in nodes:
+            result = (fresh_only if is_guarded else store).visit(node)
+            stored += result if isinstance(result, list) else [result]
     if not holds_row:
         stored = _defer_masks(stored)
     module = ast.fix_missing_locations(ast.Module(body=stored, type_ignores=[]))
@@ -380,6 +436,9 @@ def _defer_masks(statements: list[ast.stmt]) -> list[ast.stmt]:
     statements (no template locals)."""
     stores = []
     for node in statements:
+        if _is_snap(node):
+            stores.append(node)
+            continue
         call = node.value if isinstance(node, ast.Expr) else None
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
                 and call.func.id == "_store" and len(call.args) == 3
@@ -390,6 +449,11 @@ def _defer_masks(statements: list[ast.stmt]) -> list[ast.stmt]:
     out: list[ast.stmt] = []
     dirty: set[tuple[str, int]] = set()
     for call in stores:
+        if not isinstance(call, ast.Call):  # a guard: every row clean when it is kept
+            out += [_mask_statement(bank, index) for bank, index in sorted(dirty)]
+            dirty.clear()
+            out.append(call)
+            continue
         target = (call.args[0].id, call.args[1].value)
         value = call.args[2]
         reads = {_slot(n) for n in ast.walk(value)} - {None}

@@ -18,6 +18,7 @@ for it (the engine discards that lane's effects).
 """
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import Any, Callable
 
 from revasm.isa import elementary
@@ -27,7 +28,7 @@ from revasm.isa.vocabulary import vocabulary as scalar_vocabulary
 from revasm.sim.reference.faults import Trap
 
 from . import circular, hyperbolic
-from .words import MASK64, mul_round
+from .words import MASK64, mul_round, reinterpret
 
 Describe = Callable[[int], str]
 
@@ -45,8 +46,17 @@ def fault_detail(exc: BaseException) -> str:
     return exc.message if isinstance(exc, Trap) else str(exc)
 
 
+class GuardTripped(Exception):
+    """A lane faulted inside a fused block (``LaneContext.strict``): the block stops at
+    the guarded template and its lanes run it again one instruction at a time."""
+
+
 class LaneContext:
-    """Per-instruction scratch: the group size and the lanes that faulted, in order."""
+    """Per-instruction scratch: the group size and the lanes that faulted, in order.
+
+    In a fused block (``strict``) a fault is not recorded but raised as
+    :class:`GuardTripped`; ``guard`` then holds the template index and the rows it
+    would have written (``snap``)."""
 
     def __init__(self, xp: Any) -> None:
         self.xp = xp
@@ -54,6 +64,13 @@ class LaneContext:
         self.failed: Any = None
         self.statement = 0
         self.events: list[tuple[Any, str, Describe, int]] = []
+        self.strict = False
+        self.guard: tuple[int, list[tuple[list, int, Any]]] | None = None
+
+    def snap(self, index: int, *slots: Any) -> None:
+        """Keep the rows template ``index`` of a fused block writes (pairs rows, k)."""
+        self.guard = (index, [(slots[j], slots[j + 1], slots[j][slots[j + 1]])
+                              for j in range(0, len(slots), 2)])
 
     def reset(self, n: int) -> None:
         self.n = n
@@ -68,6 +85,10 @@ class LaneContext:
     def fault(self, mask: Any, kind: str, describe: Describe) -> None:
         """Lanes (a boolean mask over the group) fault with ``kind``; first fault wins."""
         xp = self.xp
+        if self.strict:
+            if bool(xp.any(mask)):
+                raise GuardTripped(kind)
+            return
         if self.failed is None:
             fresh = mask
             self.failed = xp.asarray(mask, copy=True)
@@ -144,9 +165,9 @@ def vector_vocabulary(fmt: WordFormat, xp: Any, ctx: LaneContext) -> dict[str, A
     def S(word: Any) -> Any:  # noqa: N802 - the vocabulary's name
         if not hasattr(word, "dtype"):
             return fmt.signed(int(word) & mask)
-        s = xp.astype(as_words(word), i64)
         if width == 64:
-            return s
+            return reinterpret(as_words(word), i64, xp)
+        s = xp.astype(as_words(word), i64)
         return s - ((s & (1 << 31)) << 1)
 
     def amount(n: Any) -> Any:
@@ -235,6 +256,9 @@ def vector_vocabulary(fmt: WordFormat, xp: Any, ctx: LaneContext) -> dict[str, A
         that ``remainder * 2**k + digit`` fits 64 bits and each digit is one exact
         uint64 division (4 steps for divisors below 2**40, 96 for the widest)."""
         a, b = signed_array(x), signed_array(y)
+        quick = _divide_quickly(a, b)
+        if quick is not None:
+            return quick
         zero = b == 0
         if bool(xp.any(zero)):
             xs, ys = ctx.column(x), ctx.column(y)
@@ -269,6 +293,41 @@ def vector_vocabulary(fmt: WordFormat, xp: Any, ctx: LaneContext) -> dict[str, A
             r = current - digit * d
             q = (q << u64(k)) | digit
         return xp.where(negative, -q, q)
+
+    errstate = getattr(xp, "errstate", None)
+
+    def quiet() -> Any:
+        return errstate(divide="ignore", invalid="ignore") if errstate else nullcontext()
+
+    def _divide_quickly(a: Any, b: Any) -> Any:
+        """fdiv64 when every lane's quotient Q = (|a| 2**32 + floor(|b|/2)) / |b| is below
+        2**48 and |b| < 2**62 (else None; a zero divisor makes the estimate inf or nan,
+        which fails the test).  The float64 estimate is within 1 of Q: replacing
+        floor(|b|/2) by |b|/2 moves Q by at most 1/2, and four roundings by at most
+        Q 2**-51 < 1/8.  So q = floor(estimate) is floor(Q) - 1, floor(Q) or floor(Q) + 1,
+        the remainder r = N - q |b| lies in [-|b|, 2|b|) -- exact in int64 from the low
+        64 bits of N and q |b| -- and one step each way corrects q."""
+        f64 = xp.float64
+        divisor = xp.abs(xp.astype(b, f64))
+        estimate = xp.abs(xp.astype(a, f64))
+        estimate *= 2.0 ** 32
+        estimate += divisor * 0.5
+        with quiet():  # x / 0 is inf or nan here, on purpose
+            estimate /= divisor
+        if not bool(xp.all((estimate < 2.0 ** 48) & (divisor < 2.0 ** 62))):
+            return None
+        q = reinterpret(xp.astype(xp.floor(estimate), i64), u64, xp)
+        d = reinterpret(xp.abs(b), u64, xp)
+        low = reinterpret(xp.abs(a), u64, xp) << u64(32)
+        low += d >> u64(1)
+        low -= q * d
+        r = reinterpret(low, i64, xp)
+        q += xp.astype(r >= reinterpret(d, i64, xp), u64)
+        q -= xp.astype(r < 0, u64)
+        sign = reinterpret((a ^ b) >> 63, u64, xp)  # all ones where the signs differ
+        q ^= sign
+        q -= sign
+        return q
 
     def _divide_by_float(hi: Any, lo: Any, d: Any) -> Any:
         """floor((hi 2**64 + lo) / d) when it is below 2**50 and d < 2**58: a float64

@@ -11,7 +11,7 @@ exact because all ring operations (+ - * & | ^ <<) commute with reduction
 mod 2**64, and every template masks its result to W <= 64 bits.
 
 The W = 64 rounded product needs 128 bits, which numpy lacks: :func:`mul_round`
-builds it from 32-bit halves (four 32x32 -> 64-bit partial products).
+builds the bits it keeps from 32-bit halves with wrapping 64-bit products.
 """
 from __future__ import annotations
 
@@ -226,57 +226,44 @@ class RowPool:
             self.spare.append(old)
 
 
+def reinterpret(x: Any, dtype: Any, xp: Any) -> Any:
+    """The same 64 bits as another 64-bit integer type: numpy's free ``view`` when the
+    namespace has it, else ``astype`` (which wraps, the same bits at a copy's cost)."""
+    if x.dtype == dtype:
+        return x
+    view = getattr(x, "view", None)
+    return view(dtype) if view is not None else xp.astype(x, dtype)
+
+
 def mul_round(a: Any, b: Any, width: int, xp: Any, ua: Any = None, ub: Any = None) -> Any:
     """Low 64 bits (as ``uint64``) of ``floor((a*b + 2**(F-1)) / 2**F)``, F = W/2.
 
     ``a`` and ``b`` are ``int64`` signed words.  W = 32: the product fits
-    ``int64`` (|a|, |b| <= 2**31).  W = 64: the 128-bit two's-complement product
-    from 32-bit halves; the result is its bits F..F+63 after adding the
-    rounding constant (an arithmetic shift's low bits do not depend on the sign).
+    ``int64`` (|a|, |b| <= 2**31).  W = 64: with ``a = ah 2**32 + al`` and
+    ``b = bh 2**32 + bl`` (``ah``, ``bh`` signed, ``al``, ``bl`` in [0, 2**32)),
+
+        a b = ah bh 2**64 + (ah bl + al bh) 2**32 + al bl,
+
+    and every term but the last is a multiple of 2**32, so the rounded shift is
+    ``a bh + ah bl + ((al bl + 2**31) >> 32)``, where ``al bl + 2**31 < 2**64``
+    is exact in ``uint64`` and the rest only needs its low 64 bits: wrapping
+    products.  Exact for every pair of words, no 128-bit type needed.
     ``ua``, ``ub``: the same words as ``uint64`` when the caller has them.
     """
     if width == 32:
         p = a * b + (1 << 15)
         return xp.astype(p >> 16, xp.uint64)
     u64 = xp.uint64
-    if ua is None or ub is None:
-        ua, ub = xp.astype(a, u64), xp.astype(b, u64)
-    if _magnitude_bits(a, xp) + _magnitude_bits(b, xp) <= 113:
-        return _mul_round_float(a, b, ua, ub, xp)
-    a0, a1 = ua & _LOW32, ua >> 32
-    b0, b1 = ub & _LOW32, ub >> 32
-    p00, p01, p10, p11 = a0 * b0, a0 * b1, a1 * b0, a1 * b1
-    mid = (p00 >> 32) + (p01 & _LOW32) + (p10 & _LOW32)
-    lo = (p00 & _LOW32) | (mid << 32)
-    hi = p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32)
-    # Signed correction: a*b = ua*ub - 2**64 (ub [a<0] + ua [b<0])  (mod 2**128).
-    hi = hi - xp.where(a < 0, ub, u64(0)) - xp.where(b < 0, ua, u64(0))
-    rounded = lo + u64(1 << 31)
-    hi = hi + xp.astype(rounded < lo, u64)
-    return (rounded >> 32) | (hi << 32)
-
-
-def _magnitude_bits(a: Any, xp: Any) -> int:
-    """Bits of the largest |a| over the lanes (two reductions, no temporary)."""
-    if a.shape == (0,):
-        return 0
-    return max(int(xp.max(a)).bit_length(), (-int(xp.min(a))).bit_length())
-
-
-def _mul_round_float(a: Any, b: Any, ua: Any, ub: Any, xp: Any) -> Any:
-    """``mul_round`` at W = 64 when |a b| < 2**113: the low product word is the
-    wrapping ``uint64`` product; the high word is ``(p - low) / 2**64``, an integer,
-    which float64 finds exactly: the float product and the subtraction are off by
-    less than 2**63, half a unit of 2**64, so rounding to the nearest integer is exact."""
-    u64, f64 = xp.uint64, xp.float64
-    low = ua * ub
-    product = xp.astype(a, f64) * xp.astype(b, f64)
-    product -= xp.astype(low, f64)
-    product *= 2.0 ** -64
-    high = xp.astype(xp.astype(xp.round(product), xp.int64), u64)
-    rounded = low + u64(1 << 31)
-    high += xp.astype(rounded < low, u64)
-    rounded >>= u64(32)
-    high <<= u64(32)
-    rounded |= high
-    return rounded
+    if ua is None:
+        ua = reinterpret(a, u64, xp)
+    if ub is None:
+        ub = reinterpret(b, u64, xp)
+    low_a = ua & u64(_LOW32)
+    low_b = ub & u64(_LOW32)
+    result = ua * reinterpret(b >> 32, u64, xp)
+    result += reinterpret(a >> 32, u64, xp) * low_b
+    low_a *= low_b
+    low_a += u64(1 << 31)
+    low_a >>= u64(32)
+    result += low_a
+    return result
