@@ -29,4 +29,5 @@ for package, folder in ROOTS.items():
         package_dir[name] = init.parent.as_posix()
 
 setup(packages=packages, package_dir=package_dir,
-      package_data={"revasm.isa": ["*.md"], "revasm.sim.report": ["models/*.json"]})
+      package_data={"revasm.isa": ["*.md"], "revasm.sim.report": ["models/*.json"],
+                    "revasm.rtl": ["harness/*.cpp"]})

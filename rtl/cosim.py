@@ -11,6 +11,11 @@ disagreement stops the comparison and is reported with both states.  At the
 end the halt or fault (kind and PC) must match, and the registers and the
 image's memory words, read back through the host interface, must equal the
 reference machine's.
+
+The host protocol and the comparison are written once, against a :class:`Bus`
+(set and read host ports, clock, wait for the next retired instruction);
+:class:`AmaranthBus` drives Amaranth's simulator, ``rtl/verilator.py`` a
+Verilator model.
 """
 from __future__ import annotations
 
@@ -84,6 +89,63 @@ def _text(word: int, pc: int) -> str:
     return instruction_text(ins, ops, pc)
 
 
+#: One retired instruction: the retire port's members (``valid`` left out) by name.
+Retired = dict
+
+
+class Bus:
+    """The core's two outside connections as the host protocol sees them.
+
+    ``set``/``get`` a host port by its member name, ``tick`` one clock cycle,
+    ``retired``: clock until an instruction retires (its retire-port record) or
+    the core is no longer busy (``None``, also when ``watchdog`` cycles pass
+    without a retired instruction).  ``cycles`` counts every clock cycle.
+    """
+
+    cycles: int = 0
+    watchdog: int = 0
+
+    def set(self, port: str, value: int) -> None:
+        raise NotImplementedError
+
+    def get(self, port: str) -> int:
+        raise NotImplementedError
+
+    async def tick(self) -> None:
+        raise NotImplementedError
+
+    async def retired(self) -> Retired | None:
+        raise NotImplementedError
+
+
+class AmaranthBus(Bus):
+    """The bus of a core running in Amaranth's simulator (a testbench's ``ctx``)."""
+
+    def __init__(self, ctx, core: Core, lockstep: Lockstep) -> None:
+        self.ctx, self.core, self.lockstep = ctx, core, lockstep
+        self.fields = [name for name in core.retire.signature.members if name != "valid"]
+
+    @property
+    def cycles(self) -> int:  # counted by the simulator's clock process
+        return self.lockstep.cycles
+
+    def set(self, port: str, value: int) -> None:
+        self.ctx.set(getattr(self.core.host, port), value)
+
+    def get(self, port: str) -> int:
+        return self.ctx.get(getattr(self.core.host, port))
+
+    async def tick(self) -> None:
+        await self.ctx.tick()
+
+    async def retired(self) -> Retired | None:
+        ctx, retire = self.ctx, self.core.retire
+        (valid,) = await ctx.tick().sample(retire.valid).until(retire.valid | ~self.core.host.busy)
+        if not valid:
+            return None
+        return {name: ctx.get(getattr(retire, name)) for name in self.fields}
+
+
 class _Shadow:
     """Architectural state rebuilt from per-instruction deltas."""
 
@@ -130,7 +192,11 @@ def _reference_run(machine: Machine, direction: int) -> tuple[list[TraceRecord],
 
 
 class Lockstep:
-    """A core in Amaranth's simulator and the testbench that drives it job after job."""
+    """A core in Amaranth's simulator and the testbench that drives it job after job.
+
+    The protocol (``drive``, ``_job``, ``_run``) only talks to a :class:`Bus`, so
+    another backend reuses it by giving its own bus (``rtl/verilator.py``).
+    """
 
     def __init__(self, params: CoreParams, *, max_steps: int = 1_000_000) -> None:
         self.params = params
@@ -143,12 +209,7 @@ class Lockstep:
         core = self.core
 
         async def testbench(ctx) -> None:
-            for job in jobs:
-                result = JobResult(job, [])
-                results.append(result)
-                await self._job(ctx, job, result)
-                if stop_on_divergence and not result.ok:
-                    return
+            await self.drive(AmaranthBus(ctx, core, self), jobs, results, stop_on_divergence)
 
         async def count_cycles(ctx) -> None:
             async for _ in ctx.tick():
@@ -163,77 +224,81 @@ class Lockstep:
             sim.run()
         return results
 
+    async def drive(self, bus: Bus, jobs: list[Job], results: list[JobResult],
+                    stop_on_divergence: bool = True) -> None:
+        """Run every job through the host protocol on ``bus``, appending to ``results``."""
+        for job in jobs:
+            result = JobResult(job, [])
+            results.append(result)
+            await self._job(bus, job, result)
+            if stop_on_divergence and not result.ok:
+                return
+
     # --- host interface -------------------------------------------------------------
-    async def _write_memory(self, ctx, address: int, word: int, code: bool) -> None:
-        host = self.core.host
-        ctx.set(host.mem_addr, address)
-        ctx.set(host.mem_wdata, word)
-        ctx.set(host.mem_code, int(code))
-        ctx.set(host.mem_we, 1)
-        await ctx.tick()
-        ctx.set(host.mem_we, 0)
+    async def _write_memory(self, bus: Bus, address: int, word: int, code: bool) -> None:
+        bus.set("mem_addr", address)
+        bus.set("mem_wdata", word)
+        bus.set("mem_code", int(code))
+        bus.set("mem_we", 1)
+        await bus.tick()
+        bus.set("mem_we", 0)
 
-    async def _write_register(self, ctx, register: int, word: int) -> None:
-        host = self.core.host
-        ctx.set(host.reg_addr, register)
-        ctx.set(host.reg_wdata, word)
-        ctx.set(host.reg_we, 1)
-        await ctx.tick()
-        ctx.set(host.reg_we, 0)
+    async def _write_register(self, bus: Bus, register: int, word: int) -> None:
+        bus.set("reg_addr", register)
+        bus.set("reg_wdata", word)
+        bus.set("reg_we", 1)
+        await bus.tick()
+        bus.set("reg_we", 0)
 
-    async def _read_register(self, ctx, register: int) -> int:
-        host = self.core.host
-        ctx.set(host.reg_addr, register)
-        await ctx.tick()
-        return ctx.get(host.reg_rdata)
+    async def _read_register(self, bus: Bus, register: int) -> int:
+        bus.set("reg_addr", register)
+        await bus.tick()
+        return bus.get("reg_rdata")
 
-    async def _read_memory(self, ctx, address: int) -> int:
-        host = self.core.host
-        ctx.set(host.mem_addr, address)
-        await ctx.tick()
-        return ctx.get(host.mem_rdata) & ((1 << self.params.width) - 1)
+    async def _read_memory(self, bus: Bus, address: int) -> int:
+        bus.set("mem_addr", address)
+        await bus.tick()
+        return bus.get("mem_rdata") & ((1 << self.params.width) - 1)
 
-    async def _load(self, ctx, job: Job, machine: Machine) -> None:
+    async def _load(self, bus: Bus, job: Job, machine: Machine) -> None:
         mask = (1 << self.params.width) - 1
         image = job.image
-        host = self.core.host
         if self.params.gradient:  # the gradient bank starts at zero
-            ctx.set(host.mem_wdata, 0)
-            ctx.set(host.reg_wdata, 0)
-            ctx.set(host.gmem_we, 1)
+            bus.set("mem_wdata", 0)
+            bus.set("reg_wdata", 0)
+            bus.set("gmem_we", 1)
             for address in range(self.params.memory_words):
-                ctx.set(host.mem_addr, address)
-                await ctx.tick()
-            ctx.set(host.gmem_we, 0)
-            ctx.set(host.greg_we, 1)
+                bus.set("mem_addr", address)
+                await bus.tick()
+            bus.set("gmem_we", 0)
+            bus.set("greg_we", 1)
             for register in range(32):
-                ctx.set(host.reg_addr, register)
-                await ctx.tick()
-            ctx.set(host.greg_we, 0)
+                bus.set("reg_addr", register)
+                await bus.tick()
+            bus.set("greg_we", 0)
         for address in range(self.params.memory_words):
             code = address < len(image) and image.is_code[address]
-            await self._write_memory(ctx, address, machine.memory[address], code)
+            await self._write_memory(bus, address, machine.memory[address], code)
         for register in range(1, 32):
-            await self._write_register(ctx, register, machine.registers[register] & mask)
+            await self._write_register(bus, register, machine.registers[register] & mask)
 
-    async def _write_gradient(self, ctx, place, word: int) -> None:
+    async def _write_gradient(self, bus: Bus, place, word: int) -> None:
         """G[register] or GM[address] = word (the host seeds the loss's gradient)."""
-        host = self.core.host
         if place.register is not None:
-            ctx.set(host.reg_addr, place.register)
-            ctx.set(host.reg_wdata, word)
-            ctx.set(host.greg_we, 1)
-            await ctx.tick()
-            ctx.set(host.greg_we, 0)
+            bus.set("reg_addr", place.register)
+            bus.set("reg_wdata", word)
+            bus.set("greg_we", 1)
+            await bus.tick()
+            bus.set("greg_we", 0)
         else:
-            ctx.set(host.mem_addr, place.address)
-            ctx.set(host.mem_wdata, word)
-            ctx.set(host.gmem_we, 1)
-            await ctx.tick()
-            ctx.set(host.gmem_we, 0)
+            bus.set("mem_addr", place.address)
+            bus.set("mem_wdata", word)
+            bus.set("gmem_we", 1)
+            await bus.tick()
+            bus.set("gmem_we", 0)
 
     # --- one job ---------------------------------------------------------------------
-    async def _job(self, ctx, job: Job, result: JobResult) -> None:
+    async def _job(self, bus: Bus, job: Job, result: JobResult) -> None:
         p = self.params
         image = job.image
         machine = Machine(image, memory_words=p.memory_words, max_steps=self.max_steps)
@@ -241,7 +306,7 @@ class Lockstep:
             machine.registers[register] = value & machine.fmt.mask
         for address, value in job.memory.items():
             machine.memory[address] = value & machine.fmt.mask
-        await self._load(ctx, job, machine)
+        await self._load(bus, job, machine)
         for direction in job.directions:
             if direction < 0 and image.finish is None:
                 continue
@@ -251,122 +316,97 @@ class Lockstep:
                     raise ValueError("gradient mode needs a core built with the gradient bank")
                 machine.gradient = True
                 job.loss.write(machine.gradients, machine.memory_gradients, machine.fmt.one)
-                await self._write_gradient(ctx, job.loss, machine.fmt.one)
-            run = await self._run(ctx, machine, direction, grad)
+                await self._write_gradient(bus, job.loss, machine.fmt.one)
+            run = await self._run(bus, machine, direction, grad)
             result.runs.append(run)
             if not run.ok or run.status == "fault":
                 return
 
-    async def _run(self, ctx, machine: Machine, direction: int, grad: bool = False) -> RunResult:
+    async def _run(self, bus: Bus, machine: Machine, direction: int,
+                   grad: bool = False) -> RunResult:
         p = self.params
         w = p.width
-        core = self.core
-        host, retire = core.host, core.retire
         image = machine.image
         ref = _Shadow(machine.registers, 0, direction)
         rtl = _Shadow(machine.registers, 0, direction)
         initial_memory = list(machine.memory)
         records, ref_fault = _reference_run(machine, direction)
         start = image.entry if direction > 0 else image.finish
-        ctx.set(host.start_pc, start)
-        ctx.set(host.backward, int(direction < 0))
+        bus.set("start_pc", start)
+        bus.set("backward", int(direction < 0))
         if p.gradient:
-            ctx.set(host.grad, int(grad))
-        ctx.set(host.run, 1)
-        await ctx.tick()
-        ctx.set(host.run, 0)
+            bus.set("grad", int(grad))
+        bus.set("run", 1)
+        await bus.tick()
+        bus.set("run", 0)
         steps = 0
-        event = retire.valid | ~host.busy
 
-        first_cycle = self.cycles
+        first_cycle = bus.cycles
 
         def stop(status: str, message: str | None = None, kind=None, pc=None) -> RunResult:
-            return RunResult(direction, steps, status, self.cycles - first_cycle, kind, pc,
+            return RunResult(direction, steps, status, bus.cycles - first_cycle, kind, pc,
                              message)
 
         while True:
-            (valid,) = await ctx.tick().sample(retire.valid).until(event)
-            if not valid:
+            retired = await bus.retired()
+            if retired is None:
                 break
             # one retired instruction
             if steps >= len(records):
                 return stop("divergence", f"the RTL retired instruction {steps + 1} at pc "
-                            f"{ctx.get(retire.pc)}, but the reference stopped after {steps}")
+                            f"{retired['pc']}, but the reference stopped after {steps}")
             record = records[steps]
             steps += 1
-            pc = ctx.get(retire.pc)
-            insn = ctx.get(retire.insn)
-            head = f"step {steps}, pc {record.pc}: {record.text}"
-            if pc != record.pc or insn != image.words[record.pc] & 0xFFFFFFFF:
-                return stop("divergence", f"{head}: the RTL retired pc {pc} "
-                            f"({_text(insn, pc)}) instead")
-            for reg_en, reg_addr, reg_data in ((retire.wa_en, retire.wa_addr, retire.wa_data),
-                                               (retire.wb_en, retire.wb_addr, retire.wb_data)):
-                if ctx.get(reg_en):
-                    rtl.registers[ctx.get(reg_addr)] = ctx.get(reg_data)
-            if ctx.get(retire.mem_en):
-                rtl.memory[ctx.get(retire.mem_addr)] = ctx.get(retire.mem_data)
-            rtl.br = ctx.get(retire.br)
-            rtl.direction = -1 if ctx.get(retire.backward) else 1
-            if ctx.get(retire.out_en):
-                rtl.output.append(ctx.get(retire.out_data))
-            for register, _old, new in record.registers:
-                ref.registers[register] = new
-            for address, _old, new in record.memory:
-                ref.memory[address] = new
-            if record.br is not None:
-                ref.br = record.br[1]
-            if record.dir_change is not None:
-                ref.direction = record.dir_change[1]
-            ref.output.extend(record.output)
-            problems = _compare(rtl, ref, w, initial_memory)
-            if problems:
-                return stop("divergence", f"{head}: " + "; ".join(problems)
-                            + f"\n  rtl:       {rtl.describe(w)}\n  reference: {ref.describe(w)}")
-        fault = ctx.get(host.fault)
-        kind = FAULT_NAMES[ctx.get(host.fault_kind)] if fault else None
-        fault_pc = ctx.get(host.fault_pc) if fault else None
+            problem = _step(steps, retired, record, image, rtl, ref, w, initial_memory)
+            if problem:
+                return stop("divergence", problem)
+        if bus.get("busy"):
+            return stop("divergence", f"the RTL is stuck at pc {bus.get('pc')}: no instruction "
+                        f"retired for {bus.watchdog} cycles after step {steps}")
+        fault = bus.get("fault")
+        kind = FAULT_NAMES[bus.get("fault_kind")] if fault else None
+        fault_pc = bus.get("fault_pc") if fault else None
         if kind == "unimplemented":
             return stop("unimplemented", f"pc {fault_pc}: {_text(image.words[fault_pc], fault_pc)}"
                         " needs a unit or gradient-mode step this core was built without",
                         kind, fault_pc)
         if steps != len(records):
             return stop("divergence", f"the RTL stopped after {steps} instructions "
-                        f"({kind or 'halted'} at pc {ctx.get(host.pc)}), the reference "
+                        f"({kind or 'halted'} at pc {bus.get('pc')}), the reference "
                         f"after {len(records)}")
         if ref_fault is not None:
             if not fault or kind != ref_fault.kind or fault_pc != ref_fault.pc:
                 return stop("divergence", f"the reference faulted ({ref_fault.kind} at pc "
                             f"{ref_fault.pc}), the RTL "
                             + (f"faulted ({kind} at pc {fault_pc})" if fault else "halted"))
-        elif fault or not ctx.get(host.halted):
+        elif fault or not bus.get("halted"):
             return stop("divergence", f"the reference halted, the RTL faulted ({kind} at pc "
                         f"{fault_pc})")
         # the whole state, read back through the host interface
         for register in range(32):
-            word = await self._read_register(ctx, register)
+            word = await self._read_register(bus, register)
             if word != machine.registers[register]:
                 return stop("divergence", f"after the run ${register} reads "
                             f"{_signed(word, w)} on the RTL, {machine.get_register(register)} "
                             "on the reference")
         for address in range(len(image)):
-            word = await self._read_memory(ctx, address)
+            word = await self._read_memory(bus, address)
             if word != machine.memory[address]:
                 return stop("divergence", f"after the run memory [{address}] reads {word} on "
                             f"the RTL, {machine.memory[address]} on the reference")
         if grad:  # the gradient bank, read back
             for register in range(32):
-                ctx.set(host.reg_addr, register)
-                await ctx.tick()
-                word = ctx.get(host.greg_rdata)
+                bus.set("reg_addr", register)
+                await bus.tick()
+                word = bus.get("greg_rdata")
                 if word != machine.gradients[register]:
                     return stop("divergence", f"after the gradient run G[${register}] reads "
                                 f"{_signed(word, w)} on the RTL, "
                                 f"{_signed(machine.gradients[register], w)} on the reference")
             for address in range(p.memory_words):
-                ctx.set(host.mem_addr, address)
-                await ctx.tick()
-                word = ctx.get(host.gmem_rdata)
+                bus.set("mem_addr", address)
+                await bus.tick()
+                word = bus.get("gmem_rdata")
                 if word != machine.memory_gradients[address]:
                     return stop("divergence", f"after the gradient run GM[{address}] reads "
                                 f"{_signed(word, w)} on the RTL, "
@@ -375,6 +415,39 @@ class Lockstep:
         if ref_fault is not None:
             return stop("fault", None, kind, fault_pc)
         return stop("finished")
+
+
+def _step(step: int, retired: Retired, record: TraceRecord, image: Image, rtl: _Shadow,
+          ref: _Shadow, width: int, initial_memory: list[int]) -> str | None:
+    """Apply retired instruction number ``step`` and the reference's record to the two
+    shadows; the divergence (with both states) or ``None``."""
+    pc, insn = retired["pc"], retired["insn"]
+    head = f"step {step}, pc {record.pc}: {record.text}"
+    if pc != record.pc or insn != image.words[record.pc] & 0xFFFFFFFF:
+        return f"{head}: the RTL retired pc {pc} ({_text(insn, pc)}) instead"
+    for en, addr, data in (("wa_en", "wa_addr", "wa_data"), ("wb_en", "wb_addr", "wb_data")):
+        if retired[en]:
+            rtl.registers[retired[addr]] = retired[data]
+    if retired["mem_en"]:
+        rtl.memory[retired["mem_addr"]] = retired["mem_data"]
+    rtl.br = retired["br"]
+    rtl.direction = -1 if retired["backward"] else 1
+    if retired["out_en"]:
+        rtl.output.append(retired["out_data"])
+    for register, _old, new in record.registers:
+        ref.registers[register] = new
+    for address, _old, new in record.memory:
+        ref.memory[address] = new
+    if record.br is not None:
+        ref.br = record.br[1]
+    if record.dir_change is not None:
+        ref.direction = record.dir_change[1]
+    ref.output.extend(record.output)
+    problems = _compare(rtl, ref, width, initial_memory)
+    if problems:
+        return (f"{head}: " + "; ".join(problems)
+                + f"\n  rtl:       {rtl.describe(width)}\n  reference: {ref.describe(width)}")
+    return None
 
 
 def lockstep(jobs: list[Job], params: CoreParams, *, vcd: str | None = None,

