@@ -709,6 +709,12 @@ class VectorMachine:
         """After a control instruction (or a landing): BR, DIR, halts, come-from, next PC."""
         xp = self.xp
         n = group.n
+        if br_in is not None and type(br_out) is int and br_out == 0:
+            br_in = None  # every landed lane was caught
+        if type(dir_out) is int and hasattr(br_out, "shape") and br_out.shape == (n,) and n:
+            low = int(xp.min(br_out))  # a condition that came out the same on every lane
+            if low == int(xp.max(br_out)) and (br_in is None or low == 0):
+                br_in, br_out = None, low
         if br_in is None and type(br_out) is int and type(dir_out) is int:
             # Every lane leaves with the same BR and DIR (START, FINISH, BRA, RBRA, a
             # branch whose condition is uniform): no per-lane arrays needed.

@@ -359,6 +359,70 @@ class _Store(ast.NodeTransformer):
         return node
 
 
+#: Vocabulary calls worth computing once when a template repeats them (pure, costly).
+_SHARED_CALLS = GUARDED_NAMES | {"fmul"}
+
+
+def _share_calls(nodes: list[ast.stmt], index: int) -> list[ast.stmt]:
+    """Compute a repeated costly call of one template once (ADDDIV's gradient step
+    divides ``R[b]`` by ``R[c]`` twice): ``_s<i>_<k> = call`` before the statement that
+    first uses it, while none of its slots has been written since.  The calls are pure,
+    so only the order in which two of them might fault changes, and in a fused block
+    a fault only stops the block (the template then runs on its own)."""
+    def key(node: ast.expr) -> str | None:
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id in _SHARED_CALLS and not node.keywords):
+            return ast.unparse(node)
+        return None
+
+    def reads(node: ast.expr) -> set:
+        return {_slot(n) for n in ast.walk(node)} - {None}
+
+    def written(node: ast.stmt) -> set:
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        return {_slot(e) for t in targets
+                for e in (t.elts if isinstance(t, ast.Tuple) else [t])} - {None}
+
+    counts: dict[str, int] = {}
+    live: set[str] = set()
+    for node in nodes:
+        for sub in ast.walk(node):
+            k = key(sub)
+            if k is not None:
+                counts[k] = counts.get(k, 0) + 1
+    shared = {k for k, c in counts.items() if c > 1}
+    if not shared:
+        return nodes
+    names: dict[str, str] = {}
+    out: list[ast.stmt] = []
+
+    class Replace(ast.NodeTransformer):
+        def __init__(self) -> None:
+            self.hoisted: list[ast.stmt] = []
+
+        def visit_Call(self, node: ast.Call) -> ast.expr:
+            self.generic_visit(node)
+            k = key(node)
+            if k not in shared:
+                return node
+            if k not in live:
+                names[k] = f"_s{index}_{len(names)}"
+                self.hoisted.append(ast.Assign(
+                    targets=[ast.Name(id=names[k], ctx=ast.Store())], value=node))
+                live.add(k)
+            return ast.Name(id=names[k], ctx=ast.Load())
+
+    slots_of = {k: reads(ast.parse(k, mode="eval").body) for k in shared}
+    for node in nodes:
+        replace = Replace()
+        if isinstance(node, ast.Assign):
+            node = ast.Assign(targets=node.targets, value=replace.visit(node.value))
+        out += replace.hoisted + [node]
+        for slot in written(node):
+            live -= {k for k in live if slot in slots_of[k]}
+    return out
+
+
 def fused_source(statements: list[str], banks: tuple[str, ...]) -> str:
     """One function for a straight-line run of fusable templates on whole rows.
 
@@ -372,7 +436,7 @@ def fused_source(statements: list[str], banks: tuple[str, ...]) -> str:
         for node in ast.parse(statement).body:
             result = transformer.visit(node)
             nodes += result if isinstance(result, list) else [result]
-        parts.append((index, guarded(statement), nodes))
+        parts.append((index, guarded(statement), _share_calls(nodes, index)))
     body = [node for _, _, nodes in parts for node in nodes]
     # A local bound to a bare row (``_x = R[3]``) would see an in-place update.
     holds_row = any(isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
