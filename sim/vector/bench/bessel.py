@@ -105,7 +105,26 @@ def _gradients(xs: np.ndarray, width: int, repeats: int) -> dict:
             "lanes_faulted": int(np.sum(~result.ok)),
             "max_abs_error_loss": float(np.max(np.abs(loss - series(xs)))),
             "max_abs_error_gradient": float(np.max(np.abs(grads - series_derivative(xs)))),
-            "steps_per_pass": int(result.forward_steps[0])}
+            "steps_per_pass": int(result.forward_steps[0]),
+            "steps_per_gradient": int(result.forward_steps[0] + result.backward_steps[0])}
+
+
+def one_op_floor(lanes: int, steps: int, repeats: int = 20) -> dict:
+    """What an interpreter issuing a single numpy operation per instruction would cost:
+    ``steps`` in-place ``uint64`` additions over tiles of the batch (the cheapest
+    operation an instruction can be), per gradient.  Every instruction of the gradient
+    protocol costs at least this; a W = 64 multiply or divide costs 10-30 such operations."""
+    tile = min(lanes, 1 << 14)
+    a = np.arange(tile, dtype=np.uint64)
+    b = np.ones(tile, dtype=np.uint64)
+
+    def adds() -> None:
+        for _ in range(50):
+            a.__iadd__(b)
+    seconds = _best(adds, repeats) / 50  # one addition over one tile
+    per_lane = seconds / tile
+    return {"add_seconds_per_lane": per_lane, "steps_per_gradient": steps,
+            "per_gradient_s": per_lane * steps}
 
 
 def run(quick: bool) -> dict:
@@ -141,9 +160,13 @@ def run(quick: bool) -> dict:
         "pytorch": skipped if quick else _framework("torch", xs),
         "steps_per_pass": wide["steps_per_pass"],
     }
+    floor = one_op_floor(batch, wide["steps_per_gradient"])
+    out["one_numpy_op_per_instruction_floor"] = floor
+    out["timings"]["floor: one numpy op per instruction (per x)"] = floor["per_gradient_s"]
     if jax.get("status") == "measured":
         out["timings"]["jax vmap(grad) (per x)"] = jax["per_gradient_s"]
         out["ratio_to_jax"] = per_gradient / jax["per_gradient_s"]
+        out["floor_ratio_to_jax"] = floor["per_gradient_s"] / jax["per_gradient_s"]
     out["targets"] = {
         "ratio_gradient_to_forward_at_most": TARGET_RATIO,
         "at_or_below_jax_vmap_grad": True,
