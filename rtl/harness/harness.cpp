@@ -11,8 +11,9 @@
 //   g ID         settle, print output port ID in hex
 //   r LIMIT      clock until the core is idle: one line "v HEX..." (the retire port's
 //                fields in RETIRE_FIELDS order) per retired instruction, then
-//                "e CYCLES NANOSECONDS", or "x CYCLES NANOSECONDS" when LIMIT cycles
-//                pass without a retired instruction
+//                "e CYCLES NANOSECONDS RETIRED", or "x ..." when LIMIT cycles pass
+//                without a retired instruction
+//   f LIMIT      the same without the "v" lines (the model's own speed)
 //   q            quit
 //
 // A clock cycle samples the inputs at the rising edge and settles the outputs after
@@ -91,9 +92,9 @@ static bool read_bit(int id) {
     return words[0] & 1;
 }
 
-static void run(uint64_t limit) {
+static void run(uint64_t limit, bool stream) {
     auto start = std::chrono::steady_clock::now();
-    uint64_t first = cycles, quiet = 0;
+    uint64_t first = cycles, quiet = 0, retired = 0;
     bool stuck = false;
     for (;;) {
         top->eval();
@@ -101,6 +102,8 @@ static void run(uint64_t limit) {
         tick();
         if (valid) {
             quiet = 0;
+            retired++;
+            if (!stream) continue;
             put("v", 1);
             for (int k = 0; k < N_RETIRE; k++) {
                 put(" ", 1);
@@ -117,8 +120,9 @@ static void run(uint64_t limit) {
     auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                   std::chrono::steady_clock::now() - start).count();
     char line[96];
-    int len = snprintf(line, sizeof line, "%c %llu %lld\n", stuck ? 'x' : 'e',
-                       (unsigned long long)(cycles - first), (long long)ns);
+    int len = snprintf(line, sizeof line, "%c %llu %lld %llu\n", stuck ? 'x' : 'e',
+                       (unsigned long long)(cycles - first), (long long)ns,
+                       (unsigned long long)retired);
     put(line, len);
     flush_out();
 }
@@ -155,7 +159,8 @@ int main(int argc, char** argv) {
             break;
         }
         case 'r':
-            run(strtoull(rest, nullptr, 10));
+        case 'f':
+            run(strtoull(rest, nullptr, 10), line[0] == 'r');
             break;
         case 'q':
             top->final();
