@@ -108,8 +108,29 @@ class LaneContext:
         return [int(value)] * self.n
 
 
+def distinct(columns: list[Any], n: int, xp: Any) -> tuple[list[tuple[int, ...]], Any]:
+    """The distinct argument tuples of ``n`` lanes (Python ints, one tuple each) and, per
+    lane, the index of its tuple: a scalar function then runs once per distinct tuple,
+    not once per lane (a batch that shares an angle or a weight pays for one call)."""
+    rows = []
+    for column in columns:
+        if hasattr(column, "shape") and column.shape == (n,):
+            rows.append(column)
+        else:
+            rows.append(xp.full(n, int(column) & MASK64, dtype=xp.uint64))
+    key = None
+    for row in rows:
+        values, inverse = xp.unique_inverse(row)
+        inverse = xp.astype(xp.reshape(inverse, (n,)), xp.int64)
+        key = inverse if key is None else key * len(values) + inverse
+    found = xp.unique_all(key)
+    firsts = found.indices.tolist()
+    listed = [row[xp.asarray(firsts, dtype=xp.int64)].tolist() for row in rows]
+    return list(zip(*listed)), xp.reshape(found.inverse_indices, (n,))
+
+
 def lanewise(function: Callable, ctx: LaneContext, xp: Any, name: str) -> Callable:
-    """Run a scalar vocabulary function lane by lane (memoized per argument tuple)."""
+    """Run a scalar vocabulary function once per distinct argument tuple of the lanes."""
     try:
         probe = function(*([0] * function.__code__.co_argcount))
         probe_arity = len(probe) if isinstance(probe, tuple) else 0
@@ -117,34 +138,37 @@ def lanewise(function: Callable, ctx: LaneContext, xp: Any, name: str) -> Callab
         probe_arity = 0
 
     def apply(*args: Any) -> Any:
-        columns = [ctx.column(a) for a in args]
-        memo: dict[tuple, Any] = {}
+        n = ctx.n
+        if n == 0:
+            empty = xp.zeros(0, dtype=xp.uint64)
+            return tuple(empty for _ in range(probe_arity)) if probe_arity else empty
+        keys, inverse = distinct(list(args), n, xp)
         results: list = []
         errors: dict[int, BaseException] = {}
-        for j, key in enumerate(zip(*columns)):
-            value = memo.get(key)
-            if value is None:
-                try:
-                    value = memo[key] = function(*key)
-                except (Trap, ArithmeticError) as exc:
-                    errors[j] = exc
-            results.append(value)
+        for k, key in enumerate(keys):
+            try:
+                results.append(function(*key))
+            except (Trap, ArithmeticError) as exc:
+                errors[k] = exc
+                results.append(None)
         arity = next((len(r) if isinstance(r, tuple) else 0 for r in results if r is not None),
                      probe_arity)
         if errors:
             zero = (0,) * arity if arity else 0
             by_kind: dict[str, list[int]] = {}
-            for j, exc in errors.items():
-                results[j] = zero
-                by_kind.setdefault(fault_kind(exc), []).append(j)
+            for k, exc in errors.items():
+                results[k] = zero
+                by_kind.setdefault(fault_kind(exc), []).append(k)
+            listed = inverse.tolist()
             for kind, positions in by_kind.items():
-                kind_mask = xp.zeros(ctx.n, dtype=xp.bool)
+                kind_mask = xp.zeros(len(keys), dtype=xp.bool)
                 kind_mask[xp.asarray(positions)] = True
-                ctx.fault(kind_mask, kind, lambda j: fault_detail(errors[j]))
+                ctx.fault(kind_mask[inverse], kind,
+                          lambda j: fault_detail(errors[listed[j]]))
         if arity:
-            return tuple(xp.asarray([r[i] & MASK64 for r in results], dtype=xp.uint64)
+            return tuple(xp.asarray([r[i] & MASK64 for r in results], dtype=xp.uint64)[inverse]
                          for i in range(arity))
-        return xp.asarray([r & MASK64 for r in results], dtype=xp.uint64)
+        return xp.asarray([r & MASK64 for r in results], dtype=xp.uint64)[inverse]
 
     apply.__name__ = f"lanewise_{name}"
     return apply
@@ -403,18 +427,11 @@ def vector_vocabulary(fmt: WordFormat, xp: Any, ctx: LaneContext) -> dict[str, A
 
     def plan(theta: Any) -> tuple[Any, Any, Any]:
         """rotation_plan per lane, computed once per distinct angle."""
-        angles = ctx.column(theta)
-        memo: dict[int, tuple[bool, int, int]] = {}
-        negate, tangent, sine = [], [], []
-        for angle in angles:
-            p = memo.get(angle)
-            if p is None:
-                p = memo[angle] = rotation_plan(fmt.signed(angle & mask), fmt)
-            negate.append(p[0])
-            tangent.append(p[1])
-            sine.append(p[2])
-        return (xp.asarray(negate, dtype=xp.bool), xp.asarray(tangent, dtype=i64),
-                xp.asarray(sine, dtype=i64))
+        angles, inverse = distinct([theta], ctx.n, xp)
+        plans = [rotation_plan(fmt.signed(angle & mask), fmt) for (angle,) in angles]
+        return (xp.asarray([p[0] for p in plans], dtype=xp.bool)[inverse],
+                xp.asarray([p[1] for p in plans], dtype=i64)[inverse],
+                xp.asarray([p[2] for p in plans], dtype=i64)[inverse])
 
     def rot(x: Any, y: Any, theta: Any) -> tuple[Any, Any]:
         # revasm.isa.rotation.rotate, with the three shears on lanes.
