@@ -18,6 +18,7 @@ from .alu import UNIT_FUNCTION, UNIT_MULDIV, Alu
 from .control import ControlUnit
 from .decoder import Decoder
 from .function_unit import FunctionUnit
+from .gradient_unit import GradientUnit
 from .host import host_signature, retire_signature
 from .memory import DataMemory, Tape
 from .muldiv import MulDiv
@@ -49,7 +50,7 @@ class Core(wiring.Component):
         w = p.width
         host, retire = self.host, self.retire
         m.submodules.decoder = dec = Decoder()
-        m.submodules.alu = alu = Alu(w, p.br_width, p.gradient)
+        m.submodules.alu = alu = Alu(w, p.br_width)
         m.submodules.regfile = rf = RegisterFile(w)
         m.submodules.memory = mem = DataMemory(w, p.memory_words, self.memory_init)
         m.submodules.tape = tape = Tape(w, p.tape_words)
@@ -62,21 +63,23 @@ class Core(wiring.Component):
         if grad:
             m.submodules.gregfile = grf = RegisterFile(w)
             m.submodules.gmemory = gmem = DataMemory(w, p.memory_words, code_flag=False)
+            m.submodules.gradient_unit = gu = GradientUnit(w, p.memory_words)
             grad_on = Signal()
-            gwb = Signal(w)
-            gwb_en = Signal()
-            gwc = Signal(w)
-            gwc_en = Signal()
-            wb_en = Signal()
-            c_addr = Signal(5)
+            grad_done = Signal()  # the step's micro-program has run (it precedes the value step)
             m.d.comb += [
-                alu.grad.eq(grad_on), alu.na.eq(dec.a), alu.nb.eq(dec.b), alu.nc.eq(dec.c),
-                alu.ga.eq(grf.rdata_a), alu.gb.eq(grf.rdata_b),
-                alu.gc.eq(grf.rdata_c), alu.gmem_rdata.eq(gmem.rdata),
+                gu.index.eq(dec.index), gu.backward.eq(ctl.backward),
+                gu.na.eq(dec.a), gu.nb.eq(dec.b), gu.nc.eq(dec.c),
+                gu.r_x.eq(rf.rdata_a), gu.r_y.eq(rf.rdata_b), gu.r_z.eq(rf.rdata_c),
+                gu.g_x.eq(grf.rdata_a), gu.g_y.eq(grf.rdata_b), gu.g_z.eq(grf.rdata_c),
+                gu.mem_code.eq(mem.rdata[w]), gu.gm_rdata.eq(gmem.rdata),
                 grf.raddr_a.eq(dec.a), grf.raddr_b.eq(dec.b), grf.raddr_c.eq(dec.c),
                 self.host.greg_rdata.eq(grf.rdata_a), self.host.gmem_rdata.eq(gmem.rdata),
             ]
+            program_after = Signal()  # the micro-program follows the value step
+            m.d.comb += program_after.eq(grad_on & gu.has_program & gu.value_first)
 
+        else:
+            program_after = 0
         ir = Signal(32)
         ir_code = Signal()
         mem_bad = Signal()  # EXCH address outside memory
@@ -92,20 +95,30 @@ class Core(wiring.Component):
             alu.br.eq(ctl.br), alu.mem_rdata.eq(mem.rdata[:w]), alu.tape_top.eq(tape.top),
             rf.raddr_a.eq(dec.a), rf.raddr_b.eq(dec.b), rf.raddr_c.eq(dec.c),
             ctl.kind.eq(dec.kind), ctl.br_new.eq(alu.br_out), ctl.backward_new.eq(alu.backward_out),
-            md.op.eq(alu.unit_op), md.x.eq(alu.unit_x), md.y.eq(alu.unit_y),
             tape.wdata.eq(alu.out_data),
         ]
+        # the multi-cycle units serve the ALU, or the gradient unit while it runs
+        in_grad = Signal()
+        unit_sel = Signal.like(alu.unit)
+        unit_op = Signal.like(alu.unit_op)
+        unit_x, unit_y, unit_z = Signal(w), Signal(w), Signal(w)
+        m.d.comb += [unit_sel.eq(alu.unit), unit_op.eq(alu.unit_op), unit_x.eq(alu.unit_x),
+                     unit_y.eq(alu.unit_y), unit_z.eq(alu.unit_z)]
+        if grad:
+            with m.If(in_grad):
+                m.d.comb += [unit_sel.eq(gu.unit), unit_op.eq(gu.unit_op), unit_x.eq(gu.unit_x),
+                             unit_y.eq(gu.unit_y), unit_z.eq(gu.unit_z)]
+        m.d.comb += [md.op.eq(unit_op), md.x.eq(unit_x), md.y.eq(unit_y)]
         unit_done = Signal()
         unit_fault = Signal()
         unit_kind = Signal.like(ctl.fault_kind_in)
         unit_r0, unit_r1 = Signal(w), Signal(w)
-        with m.If(alu.unit == UNIT_MULDIV):
+        with m.If(unit_sel == UNIT_MULDIV):
             m.d.comb += [unit_r0.eq(md.result), unit_done.eq(md.done),
                          unit_fault.eq(md.fault), unit_kind.eq(FAULT_CODE["divide-by-zero"])]
-        with m.Elif(alu.unit == UNIT_FUNCTION):
+        with m.Elif(unit_sel == UNIT_FUNCTION):
             if fu is not None:
-                m.d.comb += [fu.op.eq(alu.unit_op), fu.x.eq(alu.unit_x), fu.y.eq(alu.unit_y),
-                             fu.z.eq(alu.unit_z), unit_r0.eq(fu.r0), unit_r1.eq(fu.r1),
+                m.d.comb += [unit_r0.eq(fu.r0), unit_r1.eq(fu.r1),
                              unit_done.eq(fu.done), unit_fault.eq(fu.fault),
                              unit_kind.eq(fu.fault_kind)]
             else:
@@ -113,7 +126,13 @@ class Core(wiring.Component):
                              unit_kind.eq(FAULT_CODE["unimplemented"])]
         with m.Else():
             m.d.comb += unit_done.eq(1)
-        # unit results, one pair per call of the step (a gradient-mode step makes several)
+        if fu is not None:
+            m.d.comb += [fu.op.eq(unit_op), fu.x.eq(unit_x), fu.y.eq(unit_y), fu.z.eq(unit_z)]
+        if grad:
+            m.d.comb += [gu.unit_done.eq(unit_done), gu.unit_fault.eq(unit_fault),
+                         gu.unit_fault_kind.eq(unit_kind), gu.unit_r0.eq(unit_r0),
+                         gu.unit_r1.eq(unit_r1)]
+        # the value step's unit result (value templates make at most one call)
         phase = Signal(range(alu.max_calls + 1))
         results = [(Signal(w, name=f"res{k}_0"), Signal(w, name=f"res{k}_1"))
                    for k in range(alu.max_calls)]
@@ -121,10 +140,10 @@ class Core(wiring.Component):
         for k, (r0, r1) in enumerate(results):
             m.d.comb += [getattr(alu, f"res{k}_0").eq(r0), getattr(alu, f"res{k}_1").eq(r1)]
 
-        def start_unit() -> None:
-            m.d.comb += md.start.eq(alu.unit == UNIT_MULDIV)
+        def start_unit(request=1) -> None:
+            m.d.comb += md.start.eq(request & (unit_sel == UNIT_MULDIV))
             if fu is not None:
-                m.d.comb += fu.start.eq(alu.unit == UNIT_FUNCTION)
+                m.d.comb += fu.start.eq(request & (unit_sel == UNIT_FUNCTION))
 
         # host view
         m.d.comb += [
@@ -174,36 +193,33 @@ class Core(wiring.Component):
             with m.State("DECODE"):
                 m.d.comb += host.busy.eq(1)
                 m.d.sync += [ir.eq(mem.rdata[:32]), ir_code.eq(mem.rdata[w]), phase.eq(0)]
+                if grad:
+                    m.d.sync += grad_done.eq(0)
                 m.next = "REGS"
             with m.State("REGS"):
                 m.d.comb += host.busy.eq(1)
-                with m.If(dec.legal):
-                    m.next = "EXEC"
-                with m.Else():
+                with m.If(~dec.legal):
                     fault("illegal-instruction")
+                if grad:
+                    with m.Elif(grad_on & gu.unsupported):
+                        fault("unimplemented")
+                    with m.Elif(grad_on & gu.has_program & ~gu.value_first & ~grad_done):
+                        m.d.comb += gu.start.eq(1)  # the adjoint runs before the value step
+                        m.next = "GRAD"
+                with m.Else():
+                    m.next = "EXEC"
             with m.State("EXEC"):
                 m.d.comb += [host.busy.eq(1), mem.raddr.eq(alu.mem_addr)]
-                if grad:
-                    m.d.comb += gmem.raddr.eq(alu.mem_addr)
                 start_unit()
                 m.d.sync += mem_bad.eq(alu.mem_use & (alu.mem_addr >= p.memory_words))
                 m.next = "WAIT"
             with m.State("ISSUE"):  # the next unit call of a multi-call step
                 m.d.comb += [host.busy.eq(1), mem.raddr.eq(alu.mem_addr)]
-                if grad:
-                    m.d.comb += gmem.raddr.eq(alu.mem_addr)
                 start_unit()
                 m.next = "WAIT"
             with m.State("WAIT"):
                 m.d.comb += [host.busy.eq(1), mem.raddr.eq(alu.mem_addr)]
-                if grad:
-                    m.d.comb += gmem.raddr.eq(alu.mem_addr)
-                    unsupported = grad_on & alu.grad_unsupported
-                else:
-                    unsupported = 0
-                with m.If(unsupported):
-                    fault("unimplemented")
-                with m.Elif(alu.mem_use & (mem_bad | mem.rdata[w])):
+                with m.If(alu.mem_use & (mem_bad | mem.rdata[w])):
                     fault("memory-address")
                 with m.Elif(phase < alu.ncalls):  # a unit call outstanding
                     with m.If(~unit_done):
@@ -229,11 +245,10 @@ class Core(wiring.Component):
                         mem.waddr.eq(alu.mem_addr), mem.wdata.eq(alu.mem_wdata),
                         mem.we.eq(alu.mem_we),
                         tape.push.eq(alu.push), tape.pop.eq(alu.pop),
-                        ctl.commit.eq(1),
                     ]
                     m.d.sync += [
                         wb_addr.eq(dec.b), wb_data.eq(alu.wb_data),
-                        retire.valid.eq(1), retire.pc.eq(ctl.pc), retire.insn.eq(ir),
+                        retire.pc.eq(ctl.pc), retire.insn.eq(ir),
                         retire.backward_in.eq(ctl.backward), retire.br.eq(alu.br_out),
                         retire.backward.eq(alu.backward_out),
                         retire.wa_en.eq(alu.wa_en), retire.wa_addr.eq(dec.a),
@@ -247,33 +262,62 @@ class Core(wiring.Component):
                         retire.push.eq(alu.push), retire.pop.eq(alu.pop),
                     ]
                     if grad:
-                        m.d.comb += [
-                            grf.waddr.eq(dec.a), grf.wdata.eq(alu.gwa_data), grf.we.eq(alu.gwa_en),
-                            gmem.waddr.eq(alu.mem_addr), gmem.wdata.eq(alu.gm_wdata),
-                            gmem.we.eq(alu.gm_we),
-                        ]
-                        m.d.sync += [gwb.eq(alu.gwb_data), gwb_en.eq(alu.gwb_en),
-                                     gwc.eq(alu.gwc_data), gwc_en.eq(alu.gwc_en),
-                                     wb_en.eq(alu.wb_en), c_addr.eq(dec.c)]
-                        m.next = "WRITEB"
+                        # a micro-program after the value step (forward): BR/DIR/PC and the
+                        # retire report wait for its end (the entry is a data entry, so its
+                        # BR and DIR do not depend on the registers it writes)
+                        with m.If(~program_after):
+                            m.d.comb += ctl.commit.eq(1)
+                            m.d.sync += retire.valid.eq(1)
+                        with m.If(alu.wb_en):
+                            m.next = "WRITEB"
+                        with m.Elif(program_after):
+                            m.d.comb += gu.start.eq(1)
+                            m.next = "GRAD"
+                        with m.Else():
+                            m.next = "NEXT"
                     else:
+                        m.d.comb += ctl.commit.eq(1)
+                        m.d.sync += retire.valid.eq(1)
                         with m.If(alu.wb_en):
                             m.next = "WRITEB"
                         with m.Else():
                             m.next = "NEXT"
             with m.State("WRITEB"):
                 m.d.comb += [host.busy.eq(1), rf.waddr.eq(wb_addr), rf.wdata.eq(wb_data),
-                             rf.we.eq(1 if not grad else wb_en)]
+                             rf.we.eq(1)]
                 if grad:
-                    m.d.comb += [grf.waddr.eq(wb_addr), grf.wdata.eq(gwb), grf.we.eq(gwb_en)]
-                    m.next = "WRITEC"
+                    with m.If(program_after):
+                        m.d.comb += gu.start.eq(1)
+                        m.next = "GRAD"
+                    with m.Else():
+                        m.next = "NEXT"
                 else:
                     m.next = "NEXT"
             if grad:
-                with m.State("WRITEC"):
-                    m.d.comb += [host.busy.eq(1), grf.waddr.eq(c_addr), grf.wdata.eq(gwc),
-                                 grf.we.eq(gwc_en)]
-                    m.next = "NEXT"
+                with m.State("GRAD"):  # the gradient unit runs the step's micro-program
+                    m.d.comb += [
+                        host.busy.eq(1), in_grad.eq(1),
+                        rf.raddr_a.eq(gu.raddr_x), rf.raddr_b.eq(gu.raddr_y),
+                        rf.raddr_c.eq(gu.raddr_z),
+                        grf.raddr_a.eq(gu.raddr_x), grf.raddr_b.eq(gu.raddr_y),
+                        grf.raddr_c.eq(gu.raddr_z),
+                        grf.waddr.eq(gu.g_waddr), grf.wdata.eq(gu.g_wdata), grf.we.eq(gu.g_we),
+                        mem.raddr.eq(gu.mem_raddr), gmem.raddr.eq(gu.mem_raddr),
+                        gmem.waddr.eq(gu.gm_waddr), gmem.wdata.eq(gu.gm_wdata),
+                        gmem.we.eq(gu.gm_we),
+                    ]
+                    start_unit(gu.unit_start)
+                    with m.If(gu.done):
+                        with m.If(gu.fault):
+                            m.d.comb += [ctl.raise_fault.eq(1), ctl.fault_kind_in.eq(gu.fault_kind)]
+                            m.next = "IDLE"
+                        with m.Elif(program_after):  # the value step has run: commit
+                            m.d.comb += ctl.commit.eq(1)
+                            m.d.sync += retire.valid.eq(1)
+                            m.next = "NEXT"
+                        with m.Else():  # now the value step (REGS reads its registers)
+                            m.d.sync += grad_done.eq(1)
+                            m.next = "REGS"
             with m.State("NEXT"):
                 m.d.comb += host.busy.eq(1)
                 with m.If(ctl.fault | ctl.halted):
