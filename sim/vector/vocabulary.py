@@ -189,10 +189,12 @@ def vector_vocabulary(fmt: WordFormat, xp: Any, ctx: LaneContext) -> dict[str, A
     def S(word: Any) -> Any:  # noqa: N802 - the vocabulary's name
         if not hasattr(word, "dtype"):
             return fmt.signed(int(word) & mask)
+        s = reinterpret(as_words(word), i64, xp)
         if width == 64:
-            return reinterpret(as_words(word), i64, xp)
-        s = xp.astype(as_words(word), i64)
-        return s - ((s & (1 << 31)) << 1)
+            return s
+        s = s << 32  # a fresh array: the shift back sign-extends bit 31 in place
+        s >>= 32
+        return s
 
     def amount(n: Any) -> Any:
         if hasattr(n, "dtype"):
