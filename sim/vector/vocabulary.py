@@ -183,7 +183,7 @@ def vector_vocabulary(fmt: WordFormat, xp: Any, ctx: LaneContext) -> dict[str, A
 
     def as_words(word: Any) -> Any:
         if hasattr(word, "dtype"):
-            return word if word.dtype == u64 else xp.astype(word, u64)
+            return word if word.dtype == u64 else reinterpret(word, u64, xp)
         return xp.asarray(int(word) & MASK64, dtype=u64)
 
     def S(word: Any) -> Any:  # noqa: N802 - the vocabulary's name
@@ -211,7 +211,7 @@ def vector_vocabulary(fmt: WordFormat, xp: Any, ctx: LaneContext) -> dict[str, A
         k = amount(n)
         if hasattr(k, "dtype"):
             k = xp.astype(k, i64)
-        return xp.astype(S(as_words(word)) >> k, u64) & u64(mask)
+        return reinterpret(S(as_words(word)) >> k, u64, xp) & u64(mask)
 
     def rotl(word: Any, n: Any) -> Any:
         w, k = as_words(word), amount(n)
@@ -273,7 +273,7 @@ def vector_vocabulary(fmt: WordFormat, xp: Any, ctx: LaneContext) -> dict[str, A
         p = xp.astype((n << (frac + 1)) + d, xp.float64)
         q = xp.astype(xp.floor(p / xp.astype(2 * d, xp.float64)), i64)
         q = xp.where((a < 0) != (b < 0), -q, q)
-        return xp.astype(q, u64) & u64(mask)
+        return reinterpret(q, u64, xp) & u64(mask)
 
     def fdiv64(x: Any, y: Any) -> Any:
         """fx_div at W = 64: q = floor((|a| 2**32 + floor(|b|/2)) / |b|) (which equals
@@ -425,7 +425,7 @@ def vector_vocabulary(fmt: WordFormat, xp: Any, ctx: LaneContext) -> dict[str, A
     def fn_abs(x: Any) -> Any:
         a = signed_array(x)
         result = xp.where(a >= 0, a, xp.where(a > fmt.min_signed, -a, i64(fmt.max_signed)))
-        return xp.astype(result, u64) & u64(mask)
+        return reinterpret(result, u64, xp) & u64(mask)
 
     def plan(theta: Any) -> tuple[Any, Any, Any]:
         """rotation_plan per lane, computed once per distinct angle."""
@@ -496,7 +496,7 @@ def vector_vocabulary(fmt: WordFormat, xp: Any, ctx: LaneContext) -> dict[str, A
 def _circular(function: Callable, signed_array: Callable, xp: Any, mask: int) -> Callable:
     """A W = 32 vectorized circular function as a vocabulary name (word in, word out)."""
     def apply(word: Any) -> Any:
-        return xp.astype(function(signed_array(word), xp), xp.uint64) & xp.uint64(mask)
+        return reinterpret(function(signed_array(word), xp), xp.uint64, xp) & xp.uint64(mask)
     return apply
 
 

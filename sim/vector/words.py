@@ -62,7 +62,7 @@ class Arithmetic:
         if xa and ya:
             if x.dtype == y.dtype:
                 return x, y
-            return self.xp.astype(x, self.u64), self.xp.astype(y, self.u64)
+            return reinterpret(x, self.u64, self.xp), reinterpret(y, self.u64, self.xp)
         if xa:
             if x.dtype == self.xp.bool:
                 x = self.xp.astype(x, self.i64)
@@ -252,7 +252,7 @@ def mul_round(a: Any, b: Any, width: int, xp: Any, ua: Any = None, ub: Any = Non
     """
     if width == 32:
         p = a * b + (1 << 15)
-        return xp.astype(p >> 16, xp.uint64)
+        return reinterpret(p >> 16, xp.uint64, xp)
     u64 = xp.uint64
     if ua is None:
         ua = reinterpret(a, u64, xp)
