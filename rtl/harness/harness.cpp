@@ -96,8 +96,9 @@ static void run(uint64_t limit, bool stream) {
     auto start = std::chrono::steady_clock::now();
     uint64_t first = cycles, quiet = 0, retired = 0;
     bool stuck = false;
+    top->eval();  // the inputs set since the last edge; they stay put during the run
     for (;;) {
-        top->eval();
+        // the outputs are settled after every edge: these are the values before the next
         bool valid = read_bit(PORT_VALID), busy = read_bit(PORT_BUSY);
         tick();
         if (valid) {
