@@ -169,8 +169,8 @@ def sim(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
                 click.echo(f"  {r.divergence}", err=True)
         if verilator:
             built = "cached" if model["cached"] else f"built in {model['build_seconds']} s"
-            rate = (f", {model['cycles'] / model['seconds']:.3g} cycles/s in the model"
-                    if model["seconds"] else "")
+            rate = (f", {model['cycles']} cycles in {model['seconds']:.3f} s in the harness "
+                    "(streaming to the comparison included)" if model["seconds"] else "")
             click.echo(f"verilator: model {built}{rate}")
         if ok:
             click.echo(f"{file}: RTL and reference agree on every instruction "
