@@ -28,6 +28,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -228,8 +229,6 @@ def build(core, *, build_dir: str | os.PathLike | None = None, jobs: int = 2,
     Raises :class:`VerilatorError` when Verilator is missing or the build fails
     (the message ends with the tail of the compiler's output).
     """
-    import time
-
     from amaranth.back import verilog
 
     verilator = verilator or find_verilator()
@@ -241,7 +240,8 @@ def build(core, *, build_dir: str | os.PathLike | None = None, jobs: int = 2,
     harness = HARNESS.read_text()
     flags = _flags(jobs)
     digest = hashlib.sha256("\0".join(
-        [text, header, harness, verilator.version(), " ".join(flags[5:])]).encode()).hexdigest()
+        [text, header, harness, verilator.origin, verilator.version(), " ".join(flags[5:])]
+    ).encode()).hexdigest()
     root = Path(build_dir) if build_dir else cache_root()
     final = root / digest[:20]
     executable = final / EXECUTABLE
