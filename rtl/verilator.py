@@ -314,6 +314,8 @@ class VerilatorBus(Bus):
         self.run_cycles = 0
 
     def _flush(self) -> None:
+        if self.running:
+            self._drain()
         if self.pending:
             try:
                 self.process.stdin.write("".join(self.pending))
@@ -321,6 +323,19 @@ class VerilatorBus(Bus):
             except (BrokenPipeError, OSError):
                 self._died()
             self.pending.clear()
+
+    def _drain(self) -> None:
+        while self.running:
+            line = self._line()
+            if line[0] in "ex":
+                self._end(line)
+
+    def _end(self, line: str) -> None:
+        self.running = False
+        _, cycles, ns, _retired = line.split()
+        self.cycles += int(cycles)
+        self.run_cycles += int(cycles)
+        self.run_ns += int(ns)
 
     def _line(self) -> str:
         line = self.process.stdout.readline()
@@ -338,6 +353,8 @@ class VerilatorBus(Bus):
                              + (f": {err.strip()[-2000:]}" if err.strip() else ""))
 
     def set(self, port: str, value: int) -> None:
+        if self.running:  # a run left early (a divergence): let the harness finish it first
+            self._drain()
         p = self.host[port]
         self.pending.append(f"s {p.index} {value & ((1 << p.width) - 1):x}\n")
 
@@ -349,6 +366,8 @@ class VerilatorBus(Bus):
         return value - (1 << p.width) if p.signed and value >> (p.width - 1) else value
 
     async def tick(self) -> None:
+        if self.running:
+            self._drain()
         self.pending.append("t 1\n")
         self.cycles += 1
 
@@ -369,16 +388,13 @@ class VerilatorBus(Bus):
             return record
         if line[0] not in "ex":
             raise VerilatorError(f"the Verilator harness answered {line.strip()!r}")
-        self.running = False
-        _, cycles, ns, _retired = line.split()
-        self.cycles += int(cycles)
-        self.run_cycles += int(cycles)
-        self.run_ns += int(ns)
+        self._end(line)
         return None
 
     def free_run(self) -> tuple[int, int, float]:
         """Clock the started core until it is idle without streaming the retire port:
         (cycles, retired instructions, the harness's seconds) -- the model's own speed."""
+        self._flush()
         self.pending.append(f"f {self.watchdog}\n")
         self._flush()
         kind, cycles, ns, retired = self._line().split()
@@ -387,6 +403,7 @@ class VerilatorBus(Bus):
 
     def close(self) -> None:
         if self.process.poll() is None:
+            self.pending.clear()
             try:
                 self.process.stdin.write("q\n")
                 self.process.stdin.close()

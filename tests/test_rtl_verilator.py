@@ -168,6 +168,18 @@ def test_a_corrupted_record_is_a_divergence(engine: VerilatorLockstep, field: st
     assert [r.status for r in clean.runs] == ["finished", "finished"]
 
 
+def test_the_next_job_runs_after_a_divergence(engine: VerilatorLockstep) -> None:
+    """A run left early (the harness still streaming) does not disturb the next job."""
+    jobs = [_example_job("examples/fib.pal"), _example_job("examples/apex.pal", grad=True)]
+    bus = _Corrupting(engine.start(), 5, "pc", 1)
+    try:
+        first, second = engine.run(jobs, bus=bus, stop_on_divergence=False)
+    finally:
+        bus.inner.close()
+    assert [run.status for run in first.runs] == ["divergence"]
+    assert [run.status for run in second.runs] == ["finished", "finished"]
+
+
 def test_ports_come_from_the_signature(engine: VerilatorLockstep) -> None:
     ports = core_ports(engine.core)
     names = {p.path for p in ports}
