@@ -7,50 +7,50 @@ request (operation and operands) for a multi-cycle unit -- the fixed-point
 multiply/divide (:mod:`revasm.rtl.muldiv`) or the function unit -- whose
 result comes back on ``res0_0``/``res0_1``.
 
-With the gradient bank (``gradient=True``) and the ``grad`` switch on, the
-entry's gradient-mode step (``isa/adjoint.mode_template``: the adjoint rule
-before the backward template, its inverse after the forward one) is
-evaluated the same way over the gradient registers ``ga``/``gb``/``gc`` and
-the gradient shadow of the memory word.  Steps whose gradient-mode template
-calls the multi-cycle units several times (the multiply, divide and function
-families, which
-need several unit calls in one step) raise ``grad_unsupported``.
+Many entries compute the same expression for an output (``R[a] + res0`` is
+the forward ADDSIN, ADDCOS, ... and the backward SUBSIN, ...), so each output
+is built once per *distinct* expression (compared by its Amaranth form) and
+selected by a small code that ``(index, backward)`` looks up, instead of one
+mux input per entry and direction.  Gradient mode is not here: the gradient
+statements run as micro-programs on :mod:`revasm.rtl.gradient_unit`, the
+value statements on this datapath exactly as without the gradient switch.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Module, Signal, signed
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value, signed
+from amaranth.hdl._ast import SwitchValue
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from revasm.isa.adjoint import mode_template
 from revasm.isa.table import INSTRUCTIONS
 
 from .decoder import field_shape
-from .semantics import (FUNCTION_OPS, MULDIV_OPS, UNIT_OF, Effects, Inputs, TemplateError,
-                        direction_value, evaluate)
+from .semantics import (FUNCTION_OPS, MULDIV_OPS, UNIT_OF, Effects, Inputs, direction_value,
+                        evaluate)
 
 UNIT_NONE, UNIT_MULDIV, UNIT_FUNCTION = 0, 1, 2
 
 
-def max_calls(width: int, br_width: int, gradient: bool) -> int:
-    """The most unit calls one step makes (1 in value mode; up to 9 in gradient mode)."""
-    if not gradient:
-        return 1
+def max_calls(width: int, br_width: int) -> int:
+    """The most unit calls one value template makes (1)."""
     from amaranth.hdl import Const
     dummy = Const(0, width)
     inputs = Inputs(width, {"A": dummy, "B": dummy, "C": dummy},
                     {"IMM": dummy, "AMT": Const(0, 6), "K": Const(0, 2), "OFF": Const(0, 26)},
-                    Const(0, br_width), Const(1, 2), dummy, dummy, ((dummy, dummy),) * 16,
-                    {"A": dummy, "B": dummy, "C": dummy}, dummy)
-    most = 1
-    for ins in INSTRUCTIONS:
-        for direction in (1, -1):
-            try:
-                effects = evaluate(mode_template(ins, direction, gradient=True), inputs)
-            except TemplateError:
-                continue
-            most = max(most, len(effects.calls))
-    return most
+                    Const(0, br_width), Const(1, 2), dummy, dummy, ((dummy, dummy),) * 4)
+    return max(1, max(len(evaluate(t, inputs).calls) for ins in INSTRUCTIONS
+                      for t in (ins.forward, ins.backward)))
+
+
+def _mux_parts(value: Value):
+    """``(test, taken, other)`` when ``value`` is ``Mux(test, taken, other)`` with a one-bit
+    test, else None."""
+    if not isinstance(value, SwitchValue) or len(value.test) != 1 or len(value.cases) != 2:
+        return None
+    (first, other), (default, taken) = value.cases
+    if first != ("0",) or default is not None:
+        return None
+    return value.test, taken, other
 
 
 def unit_op_code(name: str) -> int:
@@ -60,21 +60,17 @@ def unit_op_code(name: str) -> int:
 class Alu(wiring.Component):
     """Template datapath for word width ``width`` and a BR of ``br_width`` bits."""
 
-    def __init__(self, width: int, br_width: int, gradient: bool = False) -> None:
+    def __init__(self, width: int, br_width: int, entries: tuple[int, ...] | None = None) -> None:
         self.width = width
         self.br_width = br_width
-        self.gradient = gradient
-        self.max_calls = max_calls(width, br_width, gradient)
+        #: build only these entries (positions in ``INSTRUCTIONS``; the others decode to
+        #: no effect) -- for proofs about one entry, whose other entries are dead logic
+        self.entries = entries
+        self.max_calls = max_calls(width, br_width)
         w = width
         results = {f"res{k}_{j}": In(w) for k in range(self.max_calls) for j in (0, 1)}
-        grad_ports = {
-            "grad": In(1), "na": In(5), "nb": In(5), "nc": In(5), "ga": In(w), "gb": In(w), "gc": In(w), "gmem_rdata": In(w),
-            "gwa_en": Out(1), "gwa_data": Out(w), "gwb_en": Out(1), "gwb_data": Out(w),
-            "gwc_en": Out(1), "gwc_data": Out(w), "gm_we": Out(1), "gm_wdata": Out(w),
-            "grad_unsupported": Out(1),
-        } if gradient else {}
         super().__init__({
-            **grad_ports, **results,
+            **results,
             "phase": In(range(self.max_calls)), "ncalls": Out(range(self.max_calls + 1)),
             "index": In(range(len(INSTRUCTIONS))),
             "backward": In(1),
@@ -101,75 +97,127 @@ class Alu(wiring.Component):
             br=self.br, direction=direction_value(self.backward),
             mem_rdata=self.mem_rdata, tape_top=self.tape_top,
             unit_results=tuple((getattr(self, f"res{k}_0"), getattr(self, f"res{k}_1"))
-                               for k in range(self.max_calls)),
-            gregs={"A": self.ga, "B": self.gb, "C": self.gc} if self.gradient else None,
-            gmem_rdata=self.gmem_rdata if self.gradient else None,
-            aliases={"AB": self.na == self.nb, "AC": self.na == self.nc,
-                     "BC": self.nb == self.nc} if self.gradient else None)
+                               for k in range(self.max_calls)))
 
     def elaborate(self, platform) -> Module:
         m = Module()
+        comb = m.d.comb
         imm_word = Signal(self.width)
-        m.d.comb += imm_word.eq(self.imm)  # sign-extended: the immediate as a W-bit word
+        comb += imm_word.eq(self.imm)  # sign-extended: the immediate as a W-bit word
         inputs = self.inputs(imm_word)
-        m.d.comb += [self.br_out.eq(self.br), self.backward_out.eq(self.backward)]
-        with m.Switch(self.index):
-            for i, ins in enumerate(INSTRUCTIONS):
-                with m.Case(i):
-                    if self.gradient:
-                        with m.If(self.grad):
-                            self._gradient_step(m, ins, inputs)
-                        with m.Else():
-                            self._value_step(m, ins, inputs)
-                    else:
-                        self._value_step(m, ins, inputs)
+        # one funnel shifter serves every shift and rotate
+        w = self.width
+        shift_result = Signal(w)
+        shift_high, shift_low = Signal(w), Signal(w)
+        shift_amount = Signal((w - 1).bit_length() + 1)
+        comb += shift_result.eq((Cat(shift_low, shift_high) >> shift_amount)[:w])
+        inputs.shifter = shift_result
+        # one adder serves the first word sum or difference of every template: exact,
+        # x + y or x + ~y + 1 in W + 2 bits
+        add_x, add_y, add_sub = Signal(w), Signal(w), Signal()
+        add_result = Signal(signed(w + 2))
+        y_ext = Cat(add_y, Const(0, 2)).as_signed()
+        comb += add_result.eq(Cat(add_x, Const(0, 2)).as_signed() + Mux(add_sub, ~y_ext, y_ext)
+                              + add_sub)
+        inputs.adder = add_result
+        internal = {"shift_high": shift_high, "shift_low": shift_low, "shift_amount": shift_amount,
+                    "add_x": add_x, "add_y": add_y, "add_sub": add_sub}
+        # per (entry, direction): constant flags, and the expression of each output
+        flags: dict[int, list] = {}
+        exprs: dict[str, dict[int, Value]] = {}
+        for i, ins in enumerate(INSTRUCTIONS):
+            if self.entries is not None and i not in self.entries:
+                continue
+            for backward in (0, 1):
+                key = (i << 1) | backward
+                eff = evaluate(ins.backward if backward else ins.forward, inputs)
+                flags[key] = self._flags(eff)
+                for port, value in self._outputs(eff).items():
+                    exprs.setdefault(port, {})[key] = value
+        # an output that some entry sets under a condition (a branch: BR = BR + off if ...)
+        # is split into its condition, taken value and other value, each deduplicated
+        for port in list(exprs):
+            per_case = exprs[port]
+            if not any(_mux_parts(v) for v in per_case.values()):
+                continue
+            target = internal[port] if port in internal else getattr(self, port)
+            test = Signal(name=f"{port}_test")
+            taken, other = Signal.like(target, name=f"{port}_taken"), Signal.like(target, name=f"{port}_other")
+            comb += target.eq(Mux(test, taken, other))
+            internal.update({f"{port}/test": test, f"{port}/taken": taken,
+                             f"{port}/other": other})
+            del exprs[port]
+            for key, value in per_case.items():
+                parts = _mux_parts(value) or (Const(1, 1), value, None)
+                for name, part in zip(("test", "taken", "other"), parts):
+                    if part is not None:
+                        exprs.setdefault(f"{port}/{name}", {})[key] = part
+        # one mux input per distinct expression, chosen by a code looked up per entry
+        selectors = {}
+        for port, per_case in exprs.items():
+            distinct: dict[str, int] = {}
+            values: list[Value] = []
+            codes = {}
+            for key, value in per_case.items():
+                text = repr(value)
+                if text not in distinct:
+                    distinct[text] = len(values)
+                    values.append(value)
+                codes[key] = distinct[text]
+            target = internal[port] if port in internal else getattr(self, port)
+            if len(values) == 1:
+                comb += target.eq(values[0])
+                continue
+            sel = Signal(range(len(values)), name="sel_" + port.replace("/", "_"))
+            selectors[port] = (sel, codes)
+            with m.Switch(sel):
+                for code, value in enumerate(values):
+                    with m.Case(code):
+                        comb += target.eq(value)
+        with m.Switch(Cat(self.backward, self.index)):
+            for key, assignments in flags.items():
+                with m.Case(key):
+                    comb += assignments
+                    comb += [sel.eq(codes[key]) for sel, codes in selectors.values()
+                             if key in codes]
         return m
 
-    def _value_step(self, m: Module, ins, inputs: Inputs) -> None:
-        with m.If(self.backward):
-            self._apply(m, evaluate(ins.backward, inputs))
-        with m.Else():
-            self._apply(m, evaluate(ins.forward, inputs))
-
-    def _gradient_step(self, m: Module, ins, inputs: Inputs) -> None:
-        for backward in (1, 0):
-            with (m.If(self.backward) if backward else m.Else()):
-                template = mode_template(ins, -1 if backward else 1, gradient=True)
-                try:
-                    effects = evaluate(template, inputs)
-                except TemplateError:  # a construct the translator does not know
-                    m.d.comb += self.grad_unsupported.eq(1)
-                    continue
-                self._apply(m, effects)
-                comb = m.d.comb
-                for key, (en, data) in {"A": (self.gwa_en, self.gwa_data),
-                                        "B": (self.gwb_en, self.gwb_data),
-                                        "C": (self.gwc_en, self.gwc_data)}.items():
-                    if key in effects.gwrites:
-                        comb += [en.eq(1), data.eq(effects.gwrites[key])]
-                if effects.gmem_write is not None:
-                    comb += [self.gm_we.eq(1), self.gm_wdata.eq(effects.gmem_write)]
-
-    def _apply(self, m: Module, eff: Effects) -> None:
-        comb = m.d.comb
+    def _outputs(self, eff: Effects) -> dict[str, Value]:
+        """The output expressions an effect drives (ports it leaves alone are absent)."""
+        out: dict[str, Value] = {"br_out": eff.br, "backward_out": eff.direction < 0}
         if "A" in eff.writes:
-            comb += [self.wa_en.eq(1), self.wa_data.eq(eff.writes["A"])]
+            out["wa_data"] = eff.writes["A"]
         if "B" in eff.writes:
-            comb += [self.wb_en.eq(1), self.wb_data.eq(eff.writes["B"])]
+            out["wb_data"] = eff.writes["B"]
         if eff.mem_addr is not None:
-            comb += [self.mem_use.eq(1), self.mem_addr.eq(eff.mem_addr)]
+            out["mem_addr"] = eff.mem_addr
         if eff.mem_write is not None:
-            comb += [self.mem_we.eq(1), self.mem_wdata.eq(eff.mem_write)]
-        comb += [self.br_out.eq(eff.br), self.backward_out.eq(eff.direction < 0)]
-        if eff.show is not None:
-            comb += [self.show.eq(1), self.out_data.eq(eff.show)]
-        if eff.emit is not None:
-            comb += [self.push.eq(1), self.out_data.eq(eff.emit)]
+            out["mem_wdata"] = eff.mem_write
         if eff.unemit:
-            comb += [self.pop.eq(1), self.out_data.eq(self.tape_top)]
-        comb += self.ncalls.eq(len(eff.calls))
-        for k, (name, args) in enumerate(eff.calls):
-            with m.If(self.phase == k):
-                comb += [self.unit.eq(UNIT_OF[name]), self.unit_op.eq(unit_op_code(name))]
-                for port, arg in zip((self.unit_x, self.unit_y, self.unit_z), args):
-                    comb += port.eq(arg)
+            out["out_data"] = self.tape_top
+        elif eff.emit is not None:
+            out["out_data"] = eff.emit
+        elif eff.show is not None:
+            out["out_data"] = eff.show
+        if eff.shift is not None:
+            out["shift_high"], out["shift_low"], out["shift_amount"] = eff.shift
+        if eff.add is not None:
+            out["add_x"], out["add_y"], subtract = eff.add
+            out["add_sub"] = Const(int(subtract), 1)
+        if eff.calls:
+            (_, args), = eff.calls
+            for port, arg in zip(("unit_x", "unit_y", "unit_z"), args):
+                out[port] = arg
+        return out
+
+    def _flags(self, eff: Effects) -> list:
+        """The constant outputs of an effect (enables, unit and operation)."""
+        flags = [self.wa_en.eq("A" in eff.writes), self.wb_en.eq("B" in eff.writes),
+                 self.mem_use.eq(eff.mem_addr is not None),
+                 self.mem_we.eq(eff.mem_write is not None),
+                 self.show.eq(eff.show is not None), self.push.eq(eff.emit is not None),
+                 self.pop.eq(bool(eff.unemit)), self.ncalls.eq(len(eff.calls))]
+        if eff.calls:
+            (name, _), = eff.calls
+            flags += [self.unit.eq(UNIT_OF[name]), self.unit_op.eq(unit_op_code(name))]
+        return flags

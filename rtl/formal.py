@@ -33,12 +33,13 @@ from pathlib import Path
 
 from amaranth.asserts import AnyConst
 from amaranth.back import rtlil
-from amaranth.hdl import Assert, Assume, Cat, Elaboratable, Module, Mux, signed
+from amaranth.hdl import Assert, Assume, Cat, Elaboratable, Module, Mux, Signal, signed
 
 from revasm.isa.instruction import Instruction
 from revasm.isa.table import INSTRUCTIONS
 
 from .alu import Alu, UNIT_NONE
+from .gradient_unit import GradientUnit, MicroRom
 from .decoder import field_shape
 from .params import CoreParams
 
@@ -143,70 +144,152 @@ ADJOINT_SPEC = {
 
 
 class GradientSpec(Elaboratable):
-    """Gradient mode for one entry of the add/sub/neg/swap/xor/exch family.
+    """Gradient mode for one entry of the add/sub/neg/swap/xor/exch family, on the RTL
+    the core runs: the gradient unit (its micro-program ROM and shared datapath,
+    :mod:`revasm.rtl.gradient_unit`) and the value-mode ALU, in the order the core uses.
 
-    On a free state (values, gradients of a, b, c and of the memory word, all
-    distinct registers), the backward step with the gradient switch on must
-    (1) change the gradient bank exactly as ``ADJOINT_SPEC`` says and leave
-    the rest of it alone, (2) change the values exactly as the value-mode
-    backward step does, and (3) be undone, values and gradients, by the
-    forward step with the switch on (the gradient pass is itself reversible).
+    A bounded multi-cycle check: registers a, b, c are 1, 2, 3 (modelled, like the
+    core's block RAMs, with synchronous reads and a write at the clock edge), the values,
+    gradients, the memory word at address R[b] and its gradient start free.  The
+    backward step with the gradient switch on must (1) change the gradient bank exactly
+    as ``ADJOINT_SPEC`` says and leave the rest alone, (2) change the values exactly as
+    the value-mode backward step does, and (3) be undone, values and gradients, by the
+    forward step with the switch on; and both steps must end within ``depth`` cycles.
     """
 
     def __init__(self, ins: Instruction, params: CoreParams) -> None:
         self.ins = ins
         self.params = params
+        rom = MicroRom()
+        index = INSTRUCTIONS.index(ins)
+        # the exact length of the run: LOAD, and per direction STEP, the micro-program
+        # (READ and EXEC per micro-operation, plus CHECK for an address, WAIT for a unit:
+        # here the unit answers at once), the value step, then MID and END
+        program = sum(2 + (op.op in ("ADDR", "CALL")) for backward in (True, False)
+                      for op in rom.steps[(index, backward)].ops)
+        self.depth = 7 + program
 
     def elaborate(self, platform) -> Module:
         m = Module()
         p = self.params
         w = p.width
+        abits = p.address_bits
         index = INSTRUCTIONS.index(self.ins)
-        m.submodules.bwd = bwd = Alu(w, p.br_width, gradient=True)
-        m.submodules.fwd = fwd = Alu(w, p.br_width, gradient=True)
-        m.submodules.plain = plain = Alu(w, p.br_width)
-        ra, rb, rc, mem, ga, gb, gc, gm = (AnyConst(w) for _ in range(8))
+        m.submodules.gu = gu = GradientUnit(w, p.memory_words)
+        # the value-mode ALU generated for this entry only (the index is fixed; the value
+        # templates of every entry are proved by ReversibilitySpec on the whole ALU)
+        m.submodules.alu = alu = Alu(w, p.br_width, entries=(index,))
+        m.submodules.plain = plain = Alu(w, p.br_width, entries=(index,))
+        init = {name: AnyConst(w) for name in ("ra", "rb", "rc", "mem", "ga", "gb", "gc", "gm")}
+        junk = AnyConst(w)  # what a port reads at a register other than 1, 2, 3
         imm = AnyConst(field_shape("imm"))
-        for alu in (bwd, fwd, plain):
-            m.d.comb += [alu.index.eq(index), alu.imm.eq(imm), alu.br.eq(0), alu.phase.eq(0)]
-        for alu in (bwd, fwd):
-            m.d.comb += [alu.grad.eq(1), alu.na.eq(1), alu.nb.eq(2), alu.nc.eq(3)]
-        m.d.comb += [bwd.backward.eq(1), bwd.ra.eq(ra), bwd.rb.eq(rb), bwd.rc.eq(rc),
-                     bwd.mem_rdata.eq(mem), bwd.ga.eq(ga), bwd.gb.eq(gb), bwd.gc.eq(gc),
-                     bwd.gmem_rdata.eq(gm)]
-        m.d.comb += [plain.backward.eq(1), plain.ra.eq(ra), plain.rb.eq(rb), plain.rc.eq(rc),
-                     plain.mem_rdata.eq(mem)]
-        after = {
-            "ra": Mux(bwd.wa_en, bwd.wa_data, ra), "rb": Mux(bwd.wb_en, bwd.wb_data, rb),
-            "mem": Mux(bwd.mem_we, bwd.mem_wdata, mem),
-            "ga": Mux(bwd.gwa_en, bwd.gwa_data, ga), "gb": Mux(bwd.gwb_en, bwd.gwb_data, gb),
-            "gc": Mux(bwd.gwc_en, bwd.gwc_data, gc), "gm": Mux(bwd.gm_we, bwd.gm_wdata, gm),
-        }
-        expected = {"ga": ga, "gb": gb, "gc": gc, "gm": gm}
+        # EXCH: R[b] addresses a data word inside memory
+        m.d.comb += Assume(init["rb"] < p.memory_words)
+        state = {name: Signal(w, name=f"s_{name}") for name in init}
+        backward = Signal()
+        m.d.comb += [gu.index.eq(index), gu.backward.eq(backward), gu.na.eq(1), gu.nb.eq(2),
+                     gu.nc.eq(3), gu.mem_code.eq(0), gu.unit_done.eq(1), gu.unit_fault.eq(0)]
+
+        def bank(prefix: str, number):
+            return Mux(number == 1, state[prefix + "a"], Mux(number == 2, state[prefix + "b"],
+                                                             Mux(number == 3, state[prefix + "c"],
+                                                                 junk)))
+
+        # register-file ports: synchronous reads, like the block RAMs
+        for port, addr in (("x", gu.raddr_x), ("y", gu.raddr_y), ("z", gu.raddr_z)):
+            m.d.sync += [getattr(gu, f"r_{port}").eq(bank("r", addr)),
+                         getattr(gu, f"g_{port}").eq(bank("g", addr))]
+        address = state["rb"][:abits]
+        m.d.sync += gu.gm_rdata.eq(Mux(gu.mem_raddr == address, state["gm"], junk))
+        # the value step: the value-mode ALU on the modelled state
+        for unit in (alu, plain):
+            m.d.comb += [unit.index.eq(index), unit.imm.eq(imm), unit.br.eq(0), unit.phase.eq(0)]
+        m.d.comb += [alu.backward.eq(backward), alu.ra.eq(state["ra"]), alu.rb.eq(state["rb"]),
+                     alu.rc.eq(state["rc"]), alu.mem_rdata.eq(state["mem"])]
+        m.d.comb += [plain.backward.eq(1), plain.ra.eq(init["ra"]), plain.rb.eq(init["rb"]),
+                     plain.rc.eq(init["rc"]), plain.mem_rdata.eq(init["mem"])]
+
+        def value_step() -> None:
+            with m.If(alu.wa_en):
+                m.d.sync += state["ra"].eq(alu.wa_data)
+            with m.If(alu.wb_en):
+                m.d.sync += state["rb"].eq(alu.wb_data)
+            with m.If(alu.mem_we):
+                m.d.sync += state["mem"].eq(alu.mem_wdata)
+
+        # the gradient unit writes G (registers 1-3 only) and GM (at R[b] only)
+        # every property is recorded in a flag and asserted once, at the last step (the
+        # solver then answers one query instead of one per step)
+        checks: dict[str, Signal] = {}
+
+        def check(condition, text: str, sticky: bool = True) -> None:
+            flag = Signal(init=1, name="ok_" + "".join(c if c.isalnum() else "_" for c in text))
+            checks[text] = flag
+            m.d.sync += flag.eq((flag if sticky else 1) & condition)
+
+        check(~gu.g_we | ((gu.g_waddr >= 1) & (gu.g_waddr <= 3)), "G written at a, b or c")
+        with m.If(gu.g_we):
+            for number, name in ((1, "ga"), (2, "gb"), (3, "gc")):
+                with m.If(gu.g_waddr == number):
+                    m.d.sync += state[name].eq(gu.g_wdata)
+        with m.If(gu.gm_we):
+            m.d.sync += state["gm"].eq(gu.gm_wdata)
+        check(~gu.gm_we | (gu.gm_waddr == address), "GM written at the word's address")
+        check(~gu.done | ~gu.fault, "no fault")
+        check(~gu.unsupported, "the step is implemented")
+
+        expected = {"ga": init["ga"], "gb": init["gb"], "gc": init["gc"], "gm": init["gm"]}
         expected.update(ADJOINT_SPEC[self.ins.mnemonic](dict(expected)))
-        for name, value in expected.items():
-            m.d.comb += Assert(after[name] == value[:w], f"adjoint: {name}")
-        m.d.comb += [
-            Assert(~bwd.grad_unsupported, "the step is implemented"),
-            Assert(after["ra"] == Mux(plain.wa_en, plain.wa_data, ra), "value a as in value mode"),
-            Assert(after["rb"] == Mux(plain.wb_en, plain.wb_data, rb), "value b as in value mode"),
-            Assert(after["mem"] == Mux(plain.mem_we, plain.mem_wdata, mem), "memory as in value mode"),
-        ]
-        m.d.comb += [fwd.backward.eq(0), fwd.ra.eq(after["ra"]), fwd.rb.eq(after["rb"]),
-                     fwd.rc.eq(rc), fwd.mem_rdata.eq(after["mem"]), fwd.ga.eq(after["ga"]),
-                     fwd.gb.eq(after["gb"]), fwd.gc.eq(after["gc"]), fwd.gmem_rdata.eq(after["gm"])]
-        final = {
-            "ra": Mux(fwd.wa_en, fwd.wa_data, after["ra"]),
-            "rb": Mux(fwd.wb_en, fwd.wb_data, after["rb"]),
-            "mem": Mux(fwd.mem_we, fwd.mem_wdata, after["mem"]),
-            "ga": Mux(fwd.gwa_en, fwd.gwa_data, after["ga"]),
-            "gb": Mux(fwd.gwb_en, fwd.gwb_data, after["gb"]),
-            "gc": Mux(fwd.gwc_en, fwd.gwc_data, after["gc"]),
-            "gm": Mux(fwd.gm_we, fwd.gm_wdata, after["gm"]),
-        }
-        for name, value in {"ra": ra, "rb": rb, "mem": mem, "ga": ga, "gb": gb, "gc": gc,
-                            "gm": gm}.items():
-            m.d.comb += Assert(final[name] == value, f"forward undoes backward: {name}")
+        after_plain = {"ra": Mux(plain.wa_en, plain.wa_data, init["ra"]),
+                       "rb": Mux(plain.wb_en, plain.wb_data, init["rb"]),
+                       "mem": Mux(plain.mem_we, plain.mem_wdata, init["mem"])}
+        for name in expected:  # set in MID (not sticky: MID comes once)
+            checks[f"adjoint: {name}"] = Signal(name=f"ok_adjoint_{name}")
+        for name in after_plain:
+            checks[f"value {name} as in value mode"] = Signal(name=f"ok_value_{name}")
+        cycle = Signal(range(self.depth + 2))
+        m.d.sync += cycle.eq(cycle + 1)
+        with m.FSM() as fsm:
+            with m.State("LOAD"):
+                m.d.sync += [state[name].eq(value) for name, value in init.items()]
+                m.d.sync += backward.eq(1)
+                m.next = "STEP"
+            for direction in ("B", "F"):
+                following = "MID" if direction == "B" else "END"
+                with m.State("STEP" if direction == "B" else "STEP_F"):
+                    with m.If(gu.has_program & ~gu.value_first):
+                        m.d.comb += gu.start.eq(1)
+                        m.next = f"PROGRAM_{direction}"
+                    with m.Else():
+                        m.next = f"VALUE_{direction}"
+                with m.State(f"PROGRAM_{direction}"):  # the adjoint before the value step
+                    with m.If(gu.done):
+                        m.next = f"VALUE_{direction}"
+                with m.State(f"VALUE_{direction}"):
+                    value_step()
+                    with m.If(gu.has_program & gu.value_first):
+                        m.d.comb += gu.start.eq(1)
+                        m.next = f"AFTER_{direction}"
+                    with m.Else():
+                        m.next = following
+                with m.State(f"AFTER_{direction}"):  # the adjoint's inverse after it
+                    with m.If(gu.done):
+                        m.next = following
+            with m.State("MID"):
+                for name, value in expected.items():
+                    m.d.sync += checks[f"adjoint: {name}"].eq(state[name] == value[:w])
+                for name, value in after_plain.items():
+                    m.d.sync += checks[f"value {name} as in value mode"].eq(state[name] == value)
+                m.d.sync += backward.eq(0)
+                m.next = "STEP_F"
+            with m.State("END"):
+                for name, value in init.items():
+                    m.d.comb += Assert((cycle < self.depth - 1) | (state[name] == value),
+                                       f"forward undoes backward: {name}")
+        m.d.comb += Assert((cycle < self.depth - 1) | fsm.ongoing("END"),
+                           "both steps end within the bound")
+        for text, flag in checks.items():
+            m.d.comb += Assert((cycle < self.depth - 1) | flag, text)
         return m
 
 
@@ -231,7 +314,8 @@ def tool(name: str) -> str:
 
 SBY_TEMPLATE = """[options]
 mode bmc
-depth 1
+depth {depth}
+skip {skip}
 
 [engines]
 smtbmc z3
@@ -267,7 +351,8 @@ def prove(ins: Instruction | tuple[Instruction, ...], params: CoreParams,
         spec = GradientSpec(ins, params) if gradient else ReversibilitySpec(ins, params)
         il = rtlil.convert(spec, name="top", ports=[], platform="formal")
         Path(tmp, "spec.il").write_text(il)
-        Path(tmp, "spec.sby").write_text(SBY_TEMPLATE)
+        Path(tmp, "spec.sby").write_text(SBY_TEMPLATE.format(depth=getattr(spec, "depth", 1),
+                                                                   skip=getattr(spec, "depth", 1) - 1))
         env = dict(os.environ)
         env.pop("PYTHONWARNINGS", None)  # the tools' own Python must not turn warnings fatal
         env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")

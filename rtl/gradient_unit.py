@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
+from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from revasm.isa.table import INSTRUCTIONS
@@ -29,66 +30,65 @@ from .semantics import FUNCTION_OPS, MULDIV_OPS, UNIT_OF
 _SLOTS = ("x", "y", "z")
 
 
-def _name(o: Operand) -> str:
-    return f"T{o.reg}" if o.source == "T" else o.source
+def _key(o: Operand) -> tuple[str, str]:
+    """An operand or destination as the ROM knows it (the register only where it counts)."""
+    return (o.source, o.reg if o.source in ("R", "G", "T") else "")
 
 
 class MicroRom:
-    """All programs, their start words and the field layout of a ROM word."""
+    """All programs (identical ones stored once), where each starts and ends, and the
+    layout of a ROM word: the operation (a unit call names its unit and operation),
+    the operand of each slot and the destination, each a code into the list of the
+    choices some program uses -- so the word is as narrow as the table allows."""
 
     def __init__(self) -> None:
         self.steps: dict[tuple[int, bool], Step | None] = {}
-        for index in range(len(INSTRUCTIONS)):
+        for index, ins in enumerate(INSTRUCTIONS):
             for backward in (False, True):
                 try:
-                    self.steps[(index, backward)] = step(index, backward)
+                    s = step(index, backward)
                 except TemplateError:
-                    self.steps[(index, backward)] = None  # faults as unimplemented
+                    s = None  # faults as unimplemented
+                if s is not None and s.ops and ins.kind != "data":
+                    s = None  # the core commits BR/DIR of a data entry after the program
+                self.steps[(index, backward)] = s
         programs: list[tuple[MicroOp, ...]] = []
-        self.start: dict[tuple[int, bool], int] = {}
+        self.start: dict[tuple[MicroOp, ...], int] = {}
         words: list[MicroOp] = []
-        lasts: list[bool] = []
-        for key, s in self.steps.items():
-            if s is None or not s.ops:
-                continue
-            if s.ops not in programs:
+        for s in self.steps.values():
+            if s is not None and s.ops and s.ops not in self.start:
                 programs.append(s.ops)
                 self.start[s.ops] = len(words)
                 words.extend(s.ops)
-                lasts.extend([False] * (len(s.ops) - 1) + [True])
-        self.words, self.lasts = words, lasts
+        self.words = words
         self.temps = max((temporaries(p) for p in programs), default=0)
-        # per slot, the sources some program uses (the operand mux has only those)
-        self.sources = {slot: sorted({_name(getattr(op, slot)) for op in words if
-                                      getattr(op, slot) in op.reads()} | {"ZERO"})
-                        for slot in _SLOTS}
-        self.dests = ["NONE"] + sorted({_name(op.dst) for op in words if op.dst is not None})
-        self.units = sorted({op.unit for op in words if op.unit}, key=_unit_key)
-        self.fields = [("op", len(OPS)), ("xsrc", len(self.sources["x"])), ("xreg", 3),
-                       ("ysrc", len(self.sources["y"])), ("yreg", 3),
-                       ("zsrc", len(self.sources["z"])), ("zreg", 3),
-                       ("dst", len(self.dests)), ("dreg", 3), ("call", len(self.units) + 1),
-                       ("last", 2)]
+        self.kinds = sorted({op.op if op.op != "CALL" else f"CALL {op.unit}" for op in words},
+                            key=_kind_key)
+        self.slots = {slot: sorted({_key(getattr(op, slot)) for op in words
+                                    if op.used(slot)}) or [("ZERO", "")]
+                      for slot in _SLOTS}
+        self.dests = sorted({_key(op.dst) for op in words if op.dst is not None}) or [("T", "0")]
+        self.fields = [("kind", len(self.kinds)), ("x", len(self.slots["x"])),
+                       ("y", len(self.slots["y"])), ("z", len(self.slots["z"])),
+                       ("dst", len(self.dests))]
 
-    def program_start(self, key: tuple[int, bool]) -> int | None:
+    def span(self, key: tuple[int, bool]) -> tuple[int, int] | None:
+        """The first and last ROM word of the program of ``(index, backward)``."""
         s = self.steps[key]
-        return None if s is None or not s.ops else self.start[s.ops]
+        if s is None or not s.ops:
+            return None
+        return self.start[s.ops], self.start[s.ops] + len(s.ops) - 1
 
     def bits(self, name: str) -> int:
-        return max(1, (dict(self.fields)[name] - 1).bit_length())
+        return (dict(self.fields)[name] - 1).bit_length()
 
     def encode(self, k: int) -> int:
         op = self.words[k]
-        values = {"op": OPS.index(op.op), "last": int(self.lasts[k]),
-                  "dst": self.dests.index(_name(op.dst)) if op.dst is not None else 0,
-                  "dreg": REGS.index(op.dst.reg) if op.dst is not None
-                  and op.dst.source == "G" else 0,
-                  "call": self.units.index(op.unit) + 1 if op.unit else 0}
+        values = {"kind": self.kinds.index(op.op if op.op != "CALL" else f"CALL {op.unit}"),
+                  "dst": self.dests.index(_key(op.dst)) if op.dst is not None else 0}
         for slot in _SLOTS:
             o = getattr(op, slot)
-            values[f"{slot}src"] = self.sources[slot].index(_name(o)) if o in op.reads() \
-                else self.sources[slot].index("ZERO")
-            values[f"{slot}reg"] = REGS.index(o.reg) if o.source in ("R", "G") else 0
+            values[slot] = self.slots[slot].index(_key(o)) if op.used(slot) else 0
         word, pos = 0, 0
         for name, _ in self.fields:
             word |= values[name] << pos
@@ -96,7 +96,13 @@ class MicroRom:
         return word
 
     def width(self) -> int:
-        return sum(self.bits(name) for name, _ in self.fields)
+        return max(1, sum(self.bits(name) for name, _ in self.fields))
+
+
+def _kind_key(kind: str) -> tuple[int, int]:
+    if kind.startswith("CALL "):
+        return _unit_key(kind[5:])
+    return (0, OPS.index(kind))
 
 
 def _unit_key(name: str) -> tuple[int, int]:
@@ -144,34 +150,37 @@ class GradientUnit(wiring.Component):
         rom = self.rom
         abits = (self.memory_words - 1).bit_length()
 
-        # which program: (index, backward) -> first ROM word
-        first = Signal(range(max(1, len(rom.words))))
+        # which program: (index, backward) -> its first and last ROM word
+        depth = max(2, len(rom.words))
+        first, last = Signal(range(depth)), Signal(range(depth))
         with m.Switch(Cat(self.backward, self.index)):
             for (index, backward), s in rom.steps.items():
                 with m.Case((index << 1) | int(backward)):
                     if s is None:
                         m.d.comb += self.unsupported.eq(1)
                     elif s.ops:
+                        start, end = rom.span((index, backward))
                         m.d.comb += [self.has_program.eq(1), self.value_first.eq(s.value_first),
-                                     first.eq(rom.program_start((index, backward)))]
+                                     first.eq(start), last.eq(end)]
 
-        # the ROM word at upc
-        upc = Signal(range(max(1, len(rom.words))))
-        uop = Signal(rom.width())
-        with m.Switch(upc):
-            for k in range(len(rom.words)):
-                with m.Case(k):
-                    m.d.comb += uop.eq(rom.encode(k))
+        # the ROM word at upc: a synchronous ROM (block RAM on an iCE40) addressed by
+        # the next upc, so that its word is there in the cycle upc holds its address
+        upc, end = Signal(range(depth)), Signal(range(depth))
+        upc_next = Signal.like(upc)
+        m.d.comb += upc_next.eq(upc)
+        m.d.sync += upc.eq(upc_next)
+        m.submodules.rom = rom_mem = Memory(shape=rom.width(), depth=depth,
+                                           init=[rom.encode(k) for k in range(len(rom.words))])
+        rom_read = rom_mem.read_port()
+        m.d.comb += rom_read.addr.eq(upc_next)
         f, pos = {}, 0
         for name, _ in rom.fields:
-            f[name] = uop[pos:pos + rom.bits(name)]
-            pos += rom.bits(name)
+            n = rom.bits(name)
+            f[name] = rom_read.data[pos:pos + n] if n else Const(0, 1)
+            pos += n
 
         def reg_number(sel):
             return Mux(sel == 0, self.na, Mux(sel == 1, self.nb, self.nc))
-
-        m.d.comb += [self.raddr_x.eq(reg_number(f["xreg"])), self.raddr_y.eq(reg_number(f["yreg"])),
-                     self.raddr_z.eq(reg_number(f["zreg"]))]
 
         temps = [Signal(w, name=f"t{k}") for k in range(rom.temps)]
         u0, u1 = Signal(w), Signal(w)
@@ -179,78 +188,89 @@ class GradientUnit(wiring.Component):
         mbad = Signal()
         ports = {"x": (self.r_x, self.g_x), "y": (self.r_y, self.g_y), "z": (self.r_z, self.g_z)}
         operands = {}
-        for slot in _SLOTS:
+        for slot, raddr in zip(_SLOTS, (self.raddr_x, self.raddr_y, self.raddr_z)):
             r, g = ports[slot]
-            table = {"ZERO": Const(0, w), "ONE": Const(1 << (w // 2), w), "R": r, "G": g,
-                     "GM": self.gm_rdata, "U0": u0, "U1": u1,
-                     **{f"T{k}": t for k, t in enumerate(temps)}}
+            data = {"ZERO": Const(0, w), "ONE": Const(1 << (w // 2), w), "R": r, "G": g,
+                    "GM": self.gm_rdata, "U0": u0, "U1": u1}
             value = Signal(w, name=f"opnd_{slot}")
-            with m.Switch(f[f"{slot}src"]):
-                for code, name in enumerate(rom.sources[slot]):
+            reg = Signal(2, name=f"reg_{slot}")
+            with m.Switch(f[slot]):
+                for code, (source, which) in enumerate(rom.slots[slot]):
                     with m.Case(code):
-                        m.d.comb += value.eq(table[name])
+                        m.d.comb += value.eq(temps[int(which)] if source == "T" else data[source])
+                        if source in ("R", "G"):
+                            m.d.comb += reg.eq(REGS.index(which))
+            m.d.comb += raddr.eq(reg_number(reg))
             operands[slot] = value
         x, y, z = operands["x"], operands["y"], operands["z"]
 
-        # the ALU: x + y, x - y, fsign(x)
+        # the operation: x + y, x - y, fsign(x), a unit call, an address
+        kind = {name: Signal(name=f"is_{name.lower()}") for name in OPS}
+        with m.Switch(f["kind"]):
+            for code, name in enumerate(rom.kinds):
+                with m.Case(code):
+                    if name.startswith("CALL "):
+                        unit = name[5:]
+                        ops = MULDIV_OPS if UNIT_OF[unit] == 1 else FUNCTION_OPS
+                        m.d.comb += [kind["CALL"].eq(1), self.unit.eq(UNIT_OF[unit]),
+                                     self.unit_op.eq(ops.index(unit))]
+                    else:
+                        m.d.comb += kind[name].eq(1)
         result = Signal(w)
         one = 1 << (w // 2)
-        with m.Switch(f["op"]):
-            with m.Case(OPS.index("ADD")):
-                m.d.comb += result.eq(x + y)
-            with m.Case(OPS.index("SUB")):
-                m.d.comb += result.eq(x - y)
-            with m.Case(OPS.index("SIGN")):
-                m.d.comb += result.eq(Mux(x == 0, 0, Mux(x[w - 1], (-one) & ((1 << w) - 1), one)))
-
-        # unit requests
-        with m.Switch(f["call"]):
-            for code, name in enumerate(rom.units, start=1):
+        sum_ = Signal(w)
+        m.d.comb += sum_.eq(x + Mux(kind["SUB"], ~y, y) + kind["SUB"])
+        m.d.comb += result.eq(Mux(kind["SIGN"],
+                                  Mux(x == 0, 0, Mux(x[w - 1], (-one) & ((1 << w) - 1), one)),
+                                  sum_))
+        dst_reg = Signal(2)
+        with m.Switch(f["dst"]):
+            for code, (source, which) in enumerate(rom.dests):
                 with m.Case(code):
-                    ops = MULDIV_OPS if UNIT_OF[name] == 1 else FUNCTION_OPS
-                    m.d.comb += [self.unit.eq(UNIT_OF[name]), self.unit_op.eq(ops.index(name))]
+                    if source == "G":
+                        m.d.comb += dst_reg.eq(REGS.index(which))
         m.d.comb += [self.unit_x.eq(x), self.unit_y.eq(y), self.unit_z.eq(z),
-                     self.g_waddr.eq(reg_number(f["dreg"])), self.g_wdata.eq(result),
+                     self.g_waddr.eq(reg_number(dst_reg)), self.g_wdata.eq(result),
                      self.gm_waddr.eq(maddr), self.gm_wdata.eq(result),
                      self.mem_raddr.eq(maddr)]
 
         def advance() -> None:
-            with m.If(f["last"]):
+            with m.If(upc == end):
                 m.d.comb += self.done.eq(1)
                 m.next = "IDLE"
             with m.Else():
-                m.d.sync += upc.eq(upc + 1)
+                m.d.comb += upc_next.eq(upc + 1)
                 m.next = "READ"
 
         with m.FSM():
             with m.State("IDLE"):
                 with m.If(self.start):
-                    m.d.sync += upc.eq(first)
+                    m.d.comb += upc_next.eq(first)
+                    m.d.sync += end.eq(last)
                     m.next = "READ"
             with m.State("READ"):
                 m.d.comb += self.busy.eq(1)
                 m.next = "EXEC"
             with m.State("EXEC"):
                 m.d.comb += self.busy.eq(1)
-                with m.Switch(f["op"]):
-                    with m.Case(OPS.index("CALL")):
-                        m.d.comb += self.unit_start.eq(1)
-                        m.next = "WAIT"
-                    with m.Case(OPS.index("ADDR")):
-                        m.d.sync += [maddr.eq(x[:abits]), mbad.eq(x >= self.memory_words)]
-                        m.d.comb += self.mem_raddr.eq(x[:abits])
-                        m.next = "CHECK"
-                    with m.Default():
-                        with m.Switch(f["dst"]):
-                            for code, name in enumerate(rom.dests):
-                                with m.Case(code):
-                                    if name == "G":
-                                        m.d.comb += self.g_we.eq(1)
-                                    elif name == "GM":
-                                        m.d.comb += self.gm_we.eq(1)
-                                    elif name.startswith("T"):
-                                        m.d.sync += temps[int(name[1:])].eq(result)
-                        advance()
+                with m.If(kind["CALL"]):
+                    m.d.comb += self.unit_start.eq(1)
+                    m.next = "WAIT"
+                with m.Elif(kind["ADDR"]):
+                    m.d.sync += [maddr.eq(x[:abits]), mbad.eq(x >= self.memory_words)]
+                    m.d.comb += self.mem_raddr.eq(x[:abits])
+                    m.next = "CHECK"
+                with m.Else():
+                    with m.Switch(f["dst"]):
+                        for code, (source, which) in enumerate(rom.dests):
+                            with m.Case(code):
+                                if source == "G":
+                                    m.d.comb += self.g_we.eq(1)
+                                elif source == "GM":
+                                    m.d.comb += self.gm_we.eq(1)
+                                else:
+                                    m.d.sync += temps[int(which)].eq(result)
+                    advance()
             with m.State("WAIT"):
                 m.d.comb += self.busy.eq(1)
                 with m.If(self.unit_done):

@@ -68,10 +68,15 @@ class MicroOp:
     z: Operand = ZERO
     dst: Operand | None = None  # Operand("G", reg), Operand("GM"), Operand("T", n) or None
     unit: str | None = None  # the vocabulary name of a CALL
+    arity: int = 0  # the operands a CALL passes (the unit ignores the others)
+
+    def used(self, slot: str) -> bool:
+        """Whether the operation reads its operand ``slot`` ("x", "y" or "z")."""
+        return "xyz".index(slot) < len(self.reads())
 
     def reads(self) -> tuple[Operand, ...]:
         if self.op == "CALL":
-            return (self.x, self.y, self.z)
+            return (self.x, self.y, self.z)[:self.arity]
         if self.op in ("SIGN", "ADDR"):
             return (self.x,)
         return (self.x, self.y)
@@ -138,9 +143,12 @@ class _Compiler:
                 values = self.expr(stmt.value)
                 if not isinstance(values, tuple) or len(values) != len(target.elts):
                     raise TemplateError("tuple assignment of mismatched length")
-                # Python evaluates the whole right side first: keep bank reads in temporaries
+                # Python evaluates the whole right side first: a bank word that an earlier
+                # target of the tuple may overwrite is kept in a temporary
+                banks = [t.value.id if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)
+                         else None for t in target.elts]
                 kept = [self.realize(v, self.temp()) if isinstance(v, Operand) and v.reads_bank()
-                        else v for v in values]
+                        and v.source in banks[:i] else v for i, v in enumerate(values)]
                 for t, v in zip(target.elts, kept):
                     self.assign(t, v)
                 return
@@ -226,7 +234,7 @@ class _Compiler:
     def call(self, name: str, nodes: list[ast.expr]):
         if name in UNIT_OF:
             args = self.args(nodes) + [ZERO] * (3 - len(nodes))
-            self.emit(MicroOp("CALL", *args, unit=name))
+            self.emit(MicroOp("CALL", *args, unit=name, arity=len(nodes)))
             return (Operand("U0"), Operand("U1")) if name in ("rot", "irot") else Operand("U0")
         if name in ("fadd", "fsub") and len(nodes) == 2:
             x, y = self.args(nodes)

@@ -20,7 +20,7 @@ import gc
 import operator
 from dataclasses import dataclass, field
 
-from amaranth.hdl import Const, Mux, Value, signed, unsigned
+from amaranth.hdl import Cat, Const, Mux, Value, signed, unsigned
 
 from revasm.isa.table import BINARY_FUNCTIONS, UNARY_FUNCTIONS
 
@@ -52,6 +52,9 @@ FUNCTION_OPS: tuple[str, ...] = (tuple(f"fn_{n}" for n in UNARY_FUNCTIONS)
 #: Which unit serves a call: 1 = multiply/divide, 2 = function unit.
 UNIT_OF: dict[str, int] = {**{n: 1 for n in MULDIV_OPS}, **{n: 2 for n in FUNCTION_OPS}}
 
+#: The shifts and rotates a shared funnel shifter serves.
+SHIFTS = ("shl", "srl", "sra", "rotl", "rotr")
+
 #: Placeholders of the templates and the names they become in the parsed source.
 PLACEHOLDERS = {"a": "A", "b": "B", "c": "C", "imm": "IMM", "amt": "AMT", "k": "K", "off": "OFF"}
 
@@ -73,6 +76,13 @@ class Inputs:
     #: for the gradient bank: "AB", "AC", "BC" -> 1 when the two operands name one register
     #: (ADDMUL $4 $3 $3 reads and updates G[3] twice)
     aliases: dict[str, Value] | None = None
+    #: the result of a shared funnel shifter: when given, the template's shift or rotate
+    #: (``shl``, ``srl``, ``sra``, ``rotl``, ``rotr``) is a request for it (``Effects.shift``)
+    #: instead of a barrel shifter of its own
+    shifter: Value | None = None
+    #: the result of a shared adder (signed, W + 2 bits): when given, the template's first
+    #: sum or difference of two words of at most W bits is a request for it (``Effects.add``)
+    adder: Value | None = None
 
 
 @dataclass
@@ -90,6 +100,11 @@ class Effects:
     calls: list[tuple[str, tuple[Value, ...]]] = field(default_factory=list)
     gwrites: dict[str, Value] = field(default_factory=dict)  # gradient bank: "A"/"B"/"C"
     gmem_write: Value | None = None
+    #: a request for the shared shifter: (high word, low word, amount); its result is the
+    #: low W bits of ``Cat(low, high) >> amount``
+    shift: tuple[Value, Value, Value] | None = None
+    #: a request for the shared adder: (x, y, subtract); its result is x + y or x - y, exactly
+    add: tuple[Value, Value, bool] | None = None
 
 
 class TemplateError(ValueError):
@@ -269,9 +284,16 @@ class _Evaluator:
         if isinstance(node, ast.UnaryOp):
             operand = self.expr(node.operand)
             if isinstance(node.op, ast.USub):
-                return -operand if isinstance(operand, int) else -self.value(operand)
-            if isinstance(node.op, ast.Invert):  # Python's ~x == -x - 1
-                return ~operand if isinstance(operand, int) else -self.value(operand) - 1
+                if isinstance(operand, int):
+                    return -operand
+                if self.shareable(operand):
+                    return self.add_request(Const(0, 1), operand, True)
+                return -self.value(operand)
+            if isinstance(node.op, ast.Invert):  # Python's ~x == -x - 1: complement, signed
+                if isinstance(operand, int):
+                    return ~operand
+                v = self.value(operand)
+                return ~v if v.shape().signed else ~Cat(v, Const(0, 1)).as_signed()
             if isinstance(node.op, ast.Not):
                 return ~self.truth(operand)
             raise TemplateError(f"unary {ast.dump(node.op)}")
@@ -290,10 +312,21 @@ class _Evaluator:
             return self.call(node.func.id, [self.expr(a) for a in node.args])
         raise TemplateError(f"expression {ast.dump(node)}")
 
+    def shareable(self, v) -> bool:
+        """A word the shared adder can take (unsigned, at most W bits), while it is free."""
+        return (self.inp.adder is not None and self.effects.add is None and isinstance(v, Value)
+                and not v.shape().signed and len(v) <= self.width)
+
+    def add_request(self, x: Value, y: Value, subtract: bool) -> Value:
+        self.effects.add = (x, y, subtract)
+        return self.inp.adder
+
     def binop(self, op: ast.operator, left, right):
         if isinstance(left, int) and isinstance(right, int):
             return _FOLD[type(op)](left, right)
         lv, rv = self.value(left), self.value(right)
+        if isinstance(op, (ast.Add, ast.Sub)) and self.shareable(left) and self.shareable(right):
+            return self.add_request(lv, rv, isinstance(op, ast.Sub))
         ops = {ast.Add: lambda: lv + rv, ast.Sub: lambda: lv - rv, ast.Mult: lambda: lv * rv,
                ast.BitAnd: lambda: lv & rv, ast.BitOr: lambda: lv | rv,
                ast.BitXor: lambda: lv ^ rv, ast.LShift: lambda: lv << rv,
@@ -309,10 +342,27 @@ class _Evaluator:
     def amount(self, v) -> Value:
         return self.value(v)[:self.amount_bits]
 
+    def shift_request(self, name: str, x: Value, n: Value) -> Value:
+        """A shift or rotate as one funnel shift: the low W bits of (high:low) >> s."""
+        w = self.width
+        zero = Const(0, w)
+        up = (Const(w, unsigned(self.amount_bits + 1)) - n).as_unsigned()[:self.amount_bits + 1]
+        high, low, amount = {
+            "srl": (zero, x, n),
+            "sra": (Mux(x[w - 1], Const((1 << w) - 1, w), zero), x, n),
+            "rotr": (x, x, n),
+            "shl": (x, zero, up),  # x << n is (x:0) >> (W - n); n = 0 gives x
+            "rotl": (x, x, up),
+        }[name]
+        self.effects.shift = (high, low, amount)
+        return self.inp.shifter
+
     def call(self, name: str, args: list):
         w = self.width
         if name == "S":
             return self.word(args[0]).as_signed()
+        if name in SHIFTS and self.inp.shifter is not None and self.effects.shift is None:
+            return self.shift_request(name, self.word(args[0]), self.amount(args[1]))
         if name == "shl":
             return (self.word(args[0]) << self.amount(args[1]))[:w]
         if name == "srl":

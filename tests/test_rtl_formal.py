@@ -35,12 +35,34 @@ def test_every_instruction_is_reversible_on_the_rtl() -> None:
 
 @pytest.mark.slow
 def test_gradient_mode_applies_the_adjoint() -> None:
-    """The add/sub/neg/swap/xor/exch family: adjoint as specified, values as in value
-    mode, and the forward gradient step undoes the backward one."""
-    for name in ("ADD", "EXCH"):
+    """A bounded multi-cycle proof over the gradient unit's micro-program and the value
+    step: adjoint as specified, values as in value mode, the forward gradient step undoes
+    the backward one (EXCH: the memory word's gradient; SWAP: the tuple's temporary)."""
+    for name in ("ADD", "EXCH", "SWAP"):
         result = formal.prove(lookup(name), CoreParams(width=32), gradient=True)
         assert result.status == "proved", result.log[-3000:]
     assert set(formal.ADJOINT_SPEC) == {"ADD", "SUB", "NEG", "SWAP", "XOR", "EXCH"}
+
+
+def test_a_broken_micro_program_fails_the_gradient_proof(monkeypatch) -> None:
+    """ADD's backward micro-program with its addition turned into a subtraction."""
+    from revasm.rtl import gradient_unit
+    from revasm.rtl.microcode import step
+
+    add = INSTRUCTIONS.index(lookup("ADD"))
+
+    def broken(index: int, backward: bool):
+        s = step(index, backward)
+        if index == add and backward:
+            ops = tuple(dataclasses.replace(op, op="SUB") if op.op == "ADD" else op
+                        for op in s.ops)
+            return dataclasses.replace(s, ops=ops)
+        return s
+
+    monkeypatch.setattr(gradient_unit, "step", broken)
+    result = formal.prove(lookup("ADD"), CoreParams(width=32), gradient=True)
+    assert result.status == "failed"
+    assert "Assert failed" in result.log
 
 
 def test_a_broken_inverse_fails_the_proof(monkeypatch) -> None:
