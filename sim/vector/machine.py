@@ -22,6 +22,8 @@ other lanes run on.
 """
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
 import numpy
@@ -56,6 +58,9 @@ TILE_LANES = 1 << 14
 #: the values, then the gradient-mode banks of ``isa/adjoint.py`` (names ending in
 #: ``M`` are memory-like).
 BANKS = ("R", "MEM", *GRADIENT_BANKS)
+
+#: Threads for the tiles of a fused block: the machine's cores, up to four.
+THREADS = max(1, min(4, os.cpu_count() or 1))
 
 Progress = Callable[[int], object]
 
@@ -127,6 +132,9 @@ class VectorMachine:
         self._fused: dict[tuple, Any] = {}
         #: Lanes per tile of a fused block on a large batch (0: never tile).
         self.tile = TILE_LANES
+        #: Threads that run the tiles of a fused block (1: the calling thread only).
+        self.threads = THREADS
+        self._pool_of_threads: ThreadPoolExecutor | None = None
 
     # --- the namespace templates run in --------------------------------------
 
@@ -504,21 +512,22 @@ class VectorMachine:
                 block = self._fused_block(pc, direction)
                 if block is not None and executed + block[1] <= room:
                     function, count, cycles = block
-                    stop = self._run_fused(function, n)
-                    if stop is not None:
-                        # A guarded template faulted on some lane of one tile: the
-                        # tiles before it finished the block, the tiles after it have
-                        # not started it, and this tile's lanes run on from that
-                        # template one instruction at a time (they fault there).
-                        first, last, index = stop
-                        done = slice(0, first)
-                        self.pc[done] = pc + count * direction
-                        self.steps[done] += executed + count
-                        self.cycles[done] += spent + cycles[-1]
-                        waiting = slice(last, self.lanes)
-                        self.pc[waiting] = pc
-                        self.steps[waiting] += executed
-                        self.cycles[waiting] += spent
+                    stopped = self._run_fused(function, n)
+                    if stopped:
+                        # A guarded template faulted on some lane of these tiles: the
+                        # other tiles finished the block; a stopped tile's lanes stand
+                        # before the template that faulted, and the first such tile runs
+                        # on from there one instruction at a time (its lanes fault there).
+                        self.pc[:] = pc + count * direction
+                        self.steps += executed + count
+                        self.cycles += spent + cycles[-1]
+                        for first, last, index in stopped[1:]:
+                            self.pc[first:last] = pc + index * direction
+                            self.steps[first:last] -= count - index
+                            self.cycles[first:last] -= cycles[-1] - cycles[index]
+                        first, last, index = stopped[0]
+                        self.steps[first:last] -= executed + count
+                        self.cycles[first:last] -= spent + cycles[-1]
                         lanes = xp.arange(first, last)
                         n, full = last - first, False
                         group = Group(lanes, False, n)
@@ -593,31 +602,34 @@ class VectorMachine:
                           dir_out, executed, spent)
             return
 
-    def _run_fused(self, function: Callable, n: int) -> tuple[int, int, int] | None:
+    def _run_fused(self, function: Callable, n: int) -> list[tuple[int, int, int]]:
         """Run a fused block over every lane, in tiles of ``self.tile`` lanes when the
         batch is larger: a tile's rows stay in cache through the whole block, where
         whole rows of a large batch would stream from memory once per instruction.
+        Tiles are independent (each reads and writes only its own lanes), so with
+        ``self.threads`` > 1 they run on a thread pool: numpy lets go of the GIL inside
+        its loops, and the rows of different tiles never overlap.
 
-        Returns None, or ``(first, last, i)`` when a guarded template ``i`` faulted on a
-        lane of tiles ``first:last``: that tile is left as it was before template ``i``,
-        the tiles before it have run the whole block and the tiles after it none."""
-        ctx, xp = self._ctx, self.xp
+        Returns the tiles ``(first, last, i)`` where a guarded template ``i`` faulted on
+        some lane (empty when none did): such a tile is left as it was before template
+        ``i``; every other tile has run the whole block."""
+        xp = self.xp
         banks = [None if self._banks[name] is None else self._banks[name].rows
                  for name in REGISTER_BANKS]
         tile = self.tile
         if not tile or n < 2 * tile:
-            ctx.reset(n)
-            if self._guarded(function, banks):
-                return None
-            return 0, n, self._unguard()
-        for start in range(0, n, tile):
-            stop = min(start + tile, n)
+            self._ctx.reset(n)
+            index = self._guarded(function, banks)
+            return [] if index < 0 else [(0, n, index)]
+        spans = [(start, min(start + tile, n)) for start in range(0, n, tile)]
+
+        def run(span: tuple[int, int]) -> int:
+            start, stop = span
             views = [None if rows is None else [row[start:stop] for row in rows]
                      for rows in banks]
             tiles = [None if rows is None else list(rows) for rows in views]
-            ctx.reset(stop - start)
-            tripped = not self._guarded(function, tiles)
-            index = self._unguard() if tripped else -1
+            self._ctx.reset(stop - start)
+            index = self._guarded(function, tiles)
             # Rows replaced rather than updated in place go back into the tile.  A
             # replacement may itself be another row's view (SWAP moves views), so every
             # view is copied before any tile is overwritten.
@@ -629,31 +641,38 @@ class VectorMachine:
                        else xp.asarray(value, copy=True)) for row, value in writes]
             for row, value in writes:
                 row[start:stop] = value
-            if tripped:
-                ctx.reset(n)
-                return start, stop, index
-        ctx.reset(n)
-        return None
+            return index
 
-    def _guarded(self, function: Callable, banks: list) -> bool:
-        """Run a fused block with faults raised (``LaneContext.strict``); False if one was."""
+        if self.threads > 1:
+            indexes = list(self._thread_pool().map(run, spans))
+        else:
+            indexes = [run(span) for span in spans]
+        self._ctx.reset(n)
+        return [(start, stop, index) for (start, stop), index in zip(spans, indexes)
+                if index >= 0]
+
+    def _thread_pool(self) -> ThreadPoolExecutor:
+        if self._pool_of_threads is None:
+            self._pool_of_threads = ThreadPoolExecutor(self.threads,
+                                                       thread_name_prefix="revasm-tile")
+        return self._pool_of_threads
+
+    def _guarded(self, function: Callable, banks: list) -> int:
+        """Run a fused block with faults raised (``LaneContext.strict``): -1 when it ran
+        through, else the index of the template that tripped its guard, with the rows
+        that template replaced put back."""
         ctx = self._ctx
         ctx.strict, ctx.guard = True, None
         try:
             function(*banks)
-            return True
+            return -1
         except GuardTripped:
-            return False
+            index, kept = ctx.guard
+            for rows, register, row in kept:
+                rows[register] = row
+            return index
         finally:
-            ctx.strict = False
-
-    def _unguard(self) -> int:
-        """Put back the rows the tripped template replaced; its index in the block."""
-        index, kept = self._ctx.guard
-        for rows, register, row in kept:
-            rows[register] = row
-        self._ctx.guard = None
-        return index
+            ctx.strict, ctx.guard = False, None
 
     def _keep_done_statements(self, group: Group, banks: list) -> None:
         """A lane that faults in a template's k-th statement keeps statements 0..k-1,
