@@ -249,3 +249,37 @@ def test_a_fault_inside_a_fused_block_stops_only_its_lanes_in_any_tile():
             assert_lanes_agree(references, vector, lambda m: lambda: m.run(1), "forward")
             assert [vector.fault(i) is not None for i in range(len(xs))] == \
                 [x == 0 or i == 1 for i, x in enumerate(xs)]
+
+
+MEMORY_IN_A_BLOCK = """;; pendulum pal file
+        start
+        addi   $2 5
+        add    $3 $2
+        exch   $4 $1        ; R4 <-> MEM[R1]: uniform, mixed, code or outside memory
+        add    $5 $4
+        exch   $5 $6        ; and back out through another pointer
+        addi   $7 3
+        finish
+"""
+
+
+def test_memory_exchanges_inside_a_fused_block_match_the_reference_on_every_lane():
+    """EXCH runs inside a fused block when its tile shares one legal address; a tile with
+    mixed addresses, or with a lane pointing at code or outside memory, stops there and
+    runs it alone (the faulting lanes fault as in the reference)."""
+    from revasm.assembler import assemble
+
+    for width in (32, 64):
+        image = assemble(MEMORY_IN_A_BLOCK, width=width)
+        pointers = [100, 100, 100, 101, 100, 100, 1, 100, 100, 5000, 120, 120]
+        registers = [{1: p, 4: 7 * i + 1, 6: 130 + (i % 2)} for i, p in enumerate(pointers)]
+        memory = [{100: 11 * i, 101: 13 * i, 120: 17 * i, 130: 0, 131: 0}
+                  for i, _ in enumerate(pointers)]
+        case = ProgramCase(image, registers=dict(registers[0]), memory=dict(memory[0]))
+        for tile in (0, 1, 2, 4):
+            check_case(case, registers, memory, tile)
+            vector = vector_machine(case, registers, memory, tile)
+            vector.run(1)
+            assert max(block[1] for block in vector._fused.values() if block) == 6
+            assert [vector.fault(i) is not None for i in range(len(pointers))] == \
+                [p in (1, 5000) for p in pointers]

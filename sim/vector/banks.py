@@ -103,6 +103,39 @@ class RegisterBank:
                 self.rows[register][target] = value if ok is None else value[ok]
 
 
+class _Rows(dict):
+    """A memory bank's rows by address; an address read for the first time gets its
+    row made (the image's word in every lane), as fused blocks index rows directly."""
+
+    def __init__(self, bank: "MemoryBank") -> None:
+        super().__init__()
+        self.bank = bank
+
+    def __missing__(self, address: int) -> Any:
+        return self.bank.row(address)
+
+
+class TileRows(dict):
+    """A memory bank's rows seen through the lanes ``start:stop`` of one tile: a fused
+    block reads views and stores whole tile rows, which ``written`` lists for the copy
+    back into the bank's rows."""
+
+    def __init__(self, rows: dict, start: int, stop: int) -> None:
+        super().__init__()
+        self.rows, self.start, self.stop = rows, start, stop
+        self.viewed: dict[int, Any] = {}
+
+    def __missing__(self, address: int) -> Any:
+        view = self.viewed[address] = self.rows[address][self.start:self.stop]
+        self[address] = view
+        return view
+
+    def written(self) -> list[tuple[Any, Any]]:
+        """(full row, tile value) for every address whose tile row was replaced."""
+        return [(self.rows[address], value) for address, value in self.items()
+                if value is not self.viewed.get(address)]
+
+
 class MemoryBank:
     """A memory-like bank (``MEM``): one row per address, made when first touched.
 
@@ -114,7 +147,7 @@ class MemoryBank:
         self.initial = initial
         self.lanes = lanes
         self.xp = xp
-        self.rows: dict[int, Any] = {}
+        self.rows: dict[int, Any] = _Rows(self)
         self.group: Group | None = None
         self.writes: list[tuple[Any, Any]] = []
         self.indices: list[int] = []

@@ -35,7 +35,7 @@ from revasm.sim.reference import DEFAULT_MEMORY_WORDS, MachineFault, Program, Sn
 from revasm.sim.reference.faults import Trap
 from revasm.sim.reference.predecode import Decoded
 
-from .banks import Group, MemoryBank, RegisterBank, as_row
+from .banks import Group, MemoryBank, RegisterBank, TileRows, as_row
 from .templates import compile_template, fusable, fused_code
 from .vocabulary import GuardTripped, LaneContext, vector_vocabulary
 from .words import Arithmetic, RowPool
@@ -43,8 +43,11 @@ from .words import Arithmetic, RowPool
 REGISTER_COUNT = 32
 RUNNING, HALTED, FAULTED, IDLE = 0, 1, 2, 3
 
-#: Register-like banks (indexed by register number), the only ones fused blocks touch.
+#: Register-like banks (indexed by register number) and memory-like banks (by address):
+#: the banks fused blocks touch, in the order their functions take them.
 REGISTER_BANKS = ("R", "G", "T", "TG")
+MEMORY_BANKS = ("MEM", "GM", "TM", "TGM")
+FUSED_BANKS = REGISTER_BANKS + MEMORY_BANKS
 
 #: Fused straight-line blocks shorter than this run instruction by instruction.
 MIN_FUSED = 2
@@ -156,6 +159,12 @@ class VectorMachine:
 
         def addr(word: Any) -> Any:
             words = as_row(word, ctx.n, xp)
+            if ctx.strict:  # a fused block: one legal address for the whole tile, or stop
+                first = int(words[0])
+                if (first < size and not (first < code_length and code_cells[first])
+                        and bool(xp.all(words == first))):
+                    return first
+                raise GuardTripped("memory-address")
             clipped = xp.where(words < code_length, words, xp.uint64(code_length))
             bad = (words >= size) | code_cells[xp.astype(clipped, xp.int64)]
             if bool(xp.any(bad)):
@@ -200,17 +209,20 @@ class VectorMachine:
             n = ctx.n
             if not (type(value) is ndarray and value.dtype == u64 and value.shape == (n,)):
                 value = as_row(value, n, xp)
-            for row in rows:
+            for row in (rows.values() if isinstance(rows, dict) else rows):
                 if row is value:
                     value = xp.asarray(value, copy=True)
                     break
+            guard = ctx.guard
+            if guard is not None:  # a template that may fault: keep what it replaces
+                guard[1].append((rows, register, rows[register]))
             if n == self.lanes:
                 pool.replace(rows, register, value)
             else:
                 rows[register] = value
 
         namespace.update(addr=addr, show=show, emit=emit, unemit=unemit, _at=ctx.at,
-                         _store=store, _snap=ctx.snap)
+                         _store=store, _snap=ctx.snap, _unsnap=ctx.unsnap)
         return namespace
 
     # --- gradient mode ------------------------------------------------------------
@@ -287,14 +299,14 @@ class VectorMachine:
         statements, cycles, at = [], [0], pc
         while 0 <= at < len(self.cells) and self.cells[at].is_data:
             text = self.cells[at].statement(direction, self._gradient, self._tangent)
-            if not fusable(text, REGISTER_BANKS):
+            if not fusable(text, FUSED_BANKS):
                 break
             statements.append(text)
             cycles.append(cycles[-1] + self.cells[at].cycles)
             at += direction
         block = None
         if len(statements) >= MIN_FUSED:
-            exec(fused_code(tuple(statements), REGISTER_BANKS), self._namespace)  # noqa: S102
+            exec(fused_code(tuple(statements), FUSED_BANKS), self._namespace)  # noqa: S102
             block = (self._namespace.pop("_block"), len(statements), cycles)
         self._fused[key] = block
         return block
@@ -615,7 +627,8 @@ class VectorMachine:
         ``i``; every other tile has run the whole block."""
         xp = self.xp
         banks = [None if self._banks[name] is None else self._banks[name].rows
-                 for name in REGISTER_BANKS]
+                 for name in FUSED_BANKS]
+        registers = len(REGISTER_BANKS)
         tile = self.tile
         if not tile or n < 2 * tile:
             self._ctx.reset(n)
@@ -626,17 +639,21 @@ class VectorMachine:
         def run(span: tuple[int, int]) -> int:
             start, stop = span
             views = [None if rows is None else [row[start:stop] for row in rows]
-                     for rows in banks]
-            tiles = [None if rows is None else list(rows) for rows in views]
+                     for rows in banks[:registers]]
+            memories = [None if rows is None else TileRows(rows, start, stop)
+                        for rows in banks[registers:]]
+            tiles = [None if rows is None else list(rows) for rows in views] + memories
             self._ctx.reset(stop - start)
             index = self._guarded(function, tiles)
             # Rows replaced rather than updated in place go back into the tile.  A
-            # replacement may itself be another row's view (SWAP moves views), so every
-            # view is copied before any tile is overwritten.
+            # replacement may itself be another row's view (SWAP, EXCH move views), so
+            # every view is copied before any tile is overwritten.
             writes = [(rows[register], value) for rows, viewed, written in
                       zip(banks, views, tiles) if rows is not None
                       for register, (view, value) in enumerate(zip(viewed, written))
                       if value is not view]
+            writes += [write for memory in memories if memory is not None
+                       for write in memory.written()]
             writes = [(row, value if getattr(value, "base", True) is None
                        else xp.asarray(value, copy=True)) for row, value in writes]
             for row, value in writes:
@@ -668,7 +685,7 @@ class VectorMachine:
             return -1
         except GuardTripped:
             index, kept = ctx.guard
-            for rows, register, row in kept:
+            for rows, register, row in reversed(kept):
                 rows[register] = row
             return index
         finally:

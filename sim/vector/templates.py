@@ -231,7 +231,9 @@ FUSABLE_NAMES = frozenset({"S", "shl", "srl", "sra", "rotl", "rotr", "slt", "fmu
 #: register words that may fault on some lanes.  A fused block may hold them behind a
 #: guard (``_snap``): the rows the template writes are kept before it runs, and a fault
 #: puts them back and stops the block there (``VectorMachine._run_fused``).
-GUARDED_NAMES = frozenset(scalar_vocabulary(WordFormat(32))) - FUSABLE_NAMES
+GUARDED_NAMES = (frozenset(scalar_vocabulary(WordFormat(32))) - FUSABLE_NAMES) | {"addr"}
+#: (``addr``: a memory address, which in a fused block must be the same legal address
+#: on every lane of the tile; any other tile stops there and runs the template alone.)
 
 
 _FUSABLE: dict[tuple[str, tuple[str, ...]], bool] = {}
@@ -275,8 +277,10 @@ def _fusable(statement: str, register_banks: tuple[str, ...]) -> bool:
     for node in ast.walk(tree):
         if isinstance(node, (ast.If, ast.IfExp)):
             return False
-        if isinstance(node, ast.Subscript) and _slot(node) is None:
-            return False
+        if isinstance(node, ast.Subscript) and _slot(node) is None and not (
+                isinstance(node.value, ast.Name) and node.value.id.endswith("M")
+                and isinstance(node.slice, ast.Name)):
+            return False  # a register at a computed index; memory is MEM[_i]
         if isinstance(node, ast.Name) and not node.id.startswith("_"):
             if (node.id not in FUSABLE_NAMES and node.id not in GUARDED_NAMES
                     and node.id not in register_banks):
@@ -284,31 +288,20 @@ def _fusable(statement: str, register_banks: tuple[str, ...]) -> bool:
     return True
 
 
-def _written_slots(statement: str) -> list[tuple[str, int]]:
-    """The bank slots a template assigns (``R[3] = ...``, ``R[1], R[2] = ...``)."""
-    slots: list[tuple[str, int]] = []
-    for node in ast.parse(statement).body:
-        targets = node.targets if isinstance(node, ast.Assign) else (
-            [node.target] if isinstance(node, ast.AugAssign) else [])
-        for target in targets:
-            for element in (target.elts if isinstance(target, ast.Tuple) else [target]):
-                slot = _slot(element)
-                if slot is not None and slot not in slots:
-                    slots.append(slot)
-    return slots
+def _snap(index: int) -> ast.stmt:
+    """``_snap(i)``: from here the block's stores keep the rows they replace."""
+    return ast.Expr(value=_call("_snap", ast.Constant(index)))
 
 
-def _snap(index: int, statement: str) -> ast.stmt:
-    """``_snap(i, B, k, ...)``: keep the rows template ``i`` writes before it runs."""
-    args: list[ast.expr] = [ast.Constant(index)]
-    for bank, register in _written_slots(statement):
-        args += [ast.Name(id=bank, ctx=ast.Load()), ast.Constant(register)]
-    return ast.Expr(value=_call("_snap", *args))
+def _unsnap() -> ast.stmt:
+    """``_unsnap()``: the guarded template is done; stores stop keeping rows."""
+    return ast.Expr(value=_call("_unsnap"))
 
 
 def _is_snap(node: ast.stmt) -> bool:
     return (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
-            and isinstance(node.value.func, ast.Name) and node.value.func.id == "_snap")
+            and isinstance(node.value.func, ast.Name)
+            and node.value.func.id in ("_snap", "_unsnap"))
 
 
 class _Store(ast.NodeTransformer):
@@ -426,9 +419,10 @@ def _share_calls(nodes: list[ast.stmt], index: int) -> list[ast.stmt]:
 def fused_source(statements: list[str], banks: tuple[str, ...]) -> str:
     """One function for a straight-line run of fusable templates on whole rows.
 
-    A template that may fault (``guarded``) is preceded by ``_snap(i, ...)`` and writes
-    fresh rows only (no in-place update), so the rows kept by the snap are intact if it
-    faults and the block can stop there as if it had been split before template ``i``."""
+    A template that may fault (``guarded``) runs between ``_snap(i)`` and ``_unsnap()``
+    and writes fresh rows only (no in-place update); its stores keep the rows they
+    replace, so if it faults they are put back and the block stops as if it had been
+    split before template ``i``."""
     parts: list[tuple[int, bool, list[ast.stmt]]] = []
     for index, statement in enumerate(statements):
         transformer = _Vectorize()
@@ -447,10 +441,12 @@ def fused_source(statements: list[str], banks: tuple[str, ...]) -> str:
     stored: list[ast.stmt] = []
     for index, is_guarded, nodes in parts:
         if is_guarded:
-            stored.append(_snap(index, statements[index]))
+            stored.append(_snap(index))
         for node in nodes:
             result = (fresh_only if is_guarded else store).visit(node)
             stored += result if isinstance(result, list) else [result]
+        if is_guarded:
+            stored.append(_unsnap())
     if not holds_row:
         stored = _defer_masks(stored)
     module = ast.fix_missing_locations(ast.Module(body=stored, type_ignores=[]))

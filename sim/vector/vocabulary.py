@@ -69,10 +69,12 @@ class LaneContext(threading.local):
         self.strict = False
         self.guard: tuple[int, list[tuple[list, int, Any]]] | None = None
 
-    def snap(self, index: int, *slots: Any) -> None:
-        """Keep the rows template ``index`` of a fused block writes (pairs rows, k)."""
-        self.guard = (index, [(slots[j], slots[j + 1], slots[j][slots[j + 1]])
-                              for j in range(0, len(slots), 2)])
+    def snap(self, index: int) -> None:
+        """Template ``index`` of a fused block may fault: its stores keep what they replace."""
+        self.guard = (index, [])
+
+    def unsnap(self) -> None:
+        self.guard = None
 
     def reset(self, n: int) -> None:
         self.n = n
