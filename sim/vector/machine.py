@@ -209,10 +209,11 @@ class VectorMachine:
             n = ctx.n
             if not (type(value) is ndarray and value.dtype == u64 and value.shape == (n,)):
                 value = as_row(value, n, xp)
-            for row in (rows.values() if isinstance(rows, dict) else rows):
-                if row is value:
-                    value = xp.asarray(value, copy=True)
-                    break
+            if not isinstance(rows, dict):  # memory is stored by exchanges only
+                for row in rows:
+                    if row is value:
+                        value = xp.asarray(value, copy=True)
+                        break
             guard = ctx.guard
             if guard is not None:  # a template that may fault: keep what it replaces
                 guard[1].append((rows, register, rows[register]))

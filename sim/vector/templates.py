@@ -281,11 +281,27 @@ def _fusable(statement: str, register_banks: tuple[str, ...]) -> bool:
                 isinstance(node.value, ast.Name) and node.value.id.endswith("M")
                 and isinstance(node.slice, ast.Name)):
             return False  # a register at a computed index; memory is MEM[_i]
+        if isinstance(node, ast.Assign) and not _exchange_or_register(node):
+            return False
         if isinstance(node, ast.Name) and not node.id.startswith("_"):
             if (node.id not in FUSABLE_NAMES and node.id not in GUARDED_NAMES
                     and node.id not in register_banks):
                 return False
     return True
+
+
+def _exchange_or_register(node: ast.Assign) -> bool:
+    """A store into memory only as an exchange (``R[a], MEM[_i] = MEM[_i], R[a]``): rows
+    then move between slots and are never shared, so a fused block's store need not
+    look through the memory's rows for a second holder (``VectorMachine`` ``_store``)."""
+    targets = [e for t in node.targets for e in (t.elts if isinstance(t, ast.Tuple) else [t])]
+    if not any(isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)
+               and t.value.id.endswith("M") for t in targets):
+        return True
+    if len(node.targets) != 1 or not isinstance(node.value, ast.Tuple):
+        return False
+    written = sorted(ast.unparse(t) for t in targets)
+    return written == sorted(ast.unparse(e) for e in node.value.elts)
 
 
 def _snap(index: int) -> ast.stmt:
