@@ -21,6 +21,7 @@ function for names it does not vectorize).
 from __future__ import annotations
 
 import ast
+from functools import lru_cache
 from types import CodeType
 
 from revasm.isa.fixed_point import WordFormat
@@ -261,10 +262,17 @@ def fused_code(statements: tuple[str, ...], banks: tuple[str, ...]) -> CodeType:
     return code
 
 
+@lru_cache(maxsize=4096)
 def guarded(statement: str) -> bool:
     """Whether a fusable template calls a name that may fault (``GUARDED_NAMES``)."""
     return any(isinstance(node, ast.Name) and node.id in GUARDED_NAMES
                for node in ast.walk(ast.parse(statement)))
+
+
+@lru_cache(maxsize=4096)
+def _may_repeat_a_call(statement: str) -> bool:
+    """A cheap test before ``_share_calls``: some costly name is called twice."""
+    return any(statement.count(name + "(") > 1 for name in _SHARED_CALLS)
 
 
 def _fusable(statement: str, register_banks: tuple[str, ...]) -> bool:
@@ -446,7 +454,9 @@ def fused_source(statements: list[str], banks: tuple[str, ...]) -> str:
         for node in ast.parse(statement).body:
             result = transformer.visit(node)
             nodes += result if isinstance(result, list) else [result]
-        parts.append((index, guarded(statement), _share_calls(nodes, index)))
+        if _may_repeat_a_call(statement):
+            nodes = _share_calls(nodes, index)
+        parts.append((index, guarded(statement), nodes))
     body = [node for _, _, nodes in parts for node in nodes]
     # A local bound to a bare row (``_x = R[3]``) would see an in-place update.
     holds_row = any(isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
