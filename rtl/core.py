@@ -7,6 +7,11 @@ the multiply/divide or function unit; read memory for EXCH), WAIT (until the
 unit is done; check the memory cell; commit: write register A, memory, tape,
 BR/DIR/PC; report on the retire port), WRITEB (second register write of SWAP
 and ROT), NEXT.  Faults stop the core with the PC of the instruction.
+
+In gradient mode a step with gradient statements also runs its micro-program
+on the gradient unit (GRAD): backward before the value step (then REGS reads
+the registers again), forward after it (BR/DIR/PC and the retire report wait
+for the program's end).
 """
 from __future__ import annotations
 

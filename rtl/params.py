@@ -20,10 +20,8 @@ class CoreParams:
     unified program/data memory (the image at the bottom).  ``tape_words``: the
     depth of the EMIT tape.  ``gradient``: the gradient bank -- a shadow register
     file G and a shadow memory GM, and the gradient-mode steps of the table
-    (``isa/adjoint.py``) for every entry whose step needs no multi-cycle unit:
-    the add/sub/neg/swap/xor/exch family, shifts, rotates, branches and the
-    rest.  The multiply, divide and function families fault as
-    ``unimplemented`` in gradient mode (their steps need several unit calls).
+    (``isa/adjoint.py``) for every entry, run as micro-programs by the gradient
+    unit (``rtl/gradient_unit.py``).
     """
 
     width: int = 32

@@ -3,7 +3,7 @@
 Synchronous reads map to iCE40 block RAM (one copy per read port) instead of
 a thousand flip-flops.  ``$0`` is never written (the decoder refuses such
 instructions and the host interface ignores writes to it), so it reads zero.
-The gradient bank (a shadow file for gradient mode) is not implemented yet.
+The gradient bank G is a second instance.
 """
 from __future__ import annotations
 

@@ -10,8 +10,11 @@ expression means the same integer as the Python template, and the final
 assignment to a W-bit register is the template's ``& M``.  Calls of the
 multi-cycle units (``fmul``, ``fdiv``, ``fn_*``, ``rot``, ``irot``) are not
 computed here: the evaluation records each call and its operands, in order,
-and reads that call's result port (a gradient-mode step makes up to nine
-calls, which the core issues one after the other).  Nothing in this module knows a mnemonic.
+and reads that call's result port.  With a shared shifter or adder in
+:class:`Inputs`, the first shift/rotate and the first word sum or difference
+of a template become requests for them too (:mod:`revasm.rtl.alu` then needs
+one of each).  Gradient statements are compiled by :mod:`revasm.rtl.microcode`.
+Nothing in this module knows a mnemonic.
 """
 from __future__ import annotations
 
@@ -71,11 +74,6 @@ class Inputs:
     mem_rdata: Value
     tape_top: Value
     unit_results: tuple[tuple[Value, Value], ...]  # per unit call, in template order
-    gregs: dict[str, Value] | None = None  # gradient bank G: "A", "B", "C"
-    gmem_rdata: Value | None = None  # gradient shadow GM of the addressed memory word
-    #: for the gradient bank: "AB", "AC", "BC" -> 1 when the two operands name one register
-    #: (ADDMUL $4 $3 $3 reads and updates G[3] twice)
-    aliases: dict[str, Value] | None = None
     #: the result of a shared funnel shifter: when given, the template's shift or rotate
     #: (``shl``, ``srl``, ``sra``, ``rotl``, ``rotr``) is a request for it (``Effects.shift``)
     #: instead of a barrel shifter of its own
@@ -98,8 +96,6 @@ class Effects:
     emit: Value | None = None
     unemit: bool = False
     calls: list[tuple[str, tuple[Value, ...]]] = field(default_factory=list)
-    gwrites: dict[str, Value] = field(default_factory=dict)  # gradient bank: "A"/"B"/"C"
-    gmem_write: Value | None = None
     #: a request for the shared shifter: (high word, low word, amount); its result is the
     #: low W bits of ``Cat(low, high) >> amount``
     shift: tuple[Value, Value, Value] | None = None
@@ -122,12 +118,9 @@ class _Evaluator:
         self.effects = Effects()
         # current values of the state a template can assign
         self.state: dict[str, Value] = {"BR": inputs.br, "DIR": inputs.direction,
-                                        **{f"R{k}": v for k, v in inputs.regs.items()},
-                                        **{f"G{k}": v for k, v in (inputs.gregs or {}).items()}}
+                                        **{f"R{k}": v for k, v in inputs.regs.items()}}
         self.locals: dict[str, object] = {}
         self.mem_value: Value | None = None
-        self.gmem_value: Value | None = None
-        self._gmem_assigned = False
         self._assigned: set[str] = set()
         self._mem_assigned = False
 
@@ -144,11 +137,6 @@ class _Evaluator:
                 eff.writes[key] = self.state[f"R{key}"]
         if self._mem_assigned:
             eff.mem_write = self.mem_value
-        for key in self.inp.gregs or {}:
-            if f"G{key}" in self._assigned:
-                eff.gwrites[key] = self.state[f"G{key}"]
-        if self._gmem_assigned:
-            eff.gmem_write = self.gmem_value
         return eff
 
     def statement(self, stmt: ast.stmt) -> None:
@@ -197,28 +185,15 @@ class _Evaluator:
             return
         if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
             bank = target.value.id
-            if bank in ("R", "G") and (bank == "R" or self.inp.gregs is not None):
+            if bank == "R":
                 key = self.register_key(target.slice)
-                new = self.value(value)
-                self.state[f"{bank}{key}"] = new
-                self._assigned.add(f"{bank}{key}")
-                if bank == "G" and self.inp.aliases:
-                    for other in self.inp.gregs:
-                        pair = "".join(sorted(key + other))
-                        if other != key and pair in self.inp.aliases:
-                            # the same register under another name sees the new value
-                            self.state[f"G{other}"] = Mux(self.inp.aliases[pair], new,
-                                                          self.state[f"G{other}"])
+                self.state[f"R{key}"] = self.value(value)
+                self._assigned.add(f"R{key}")
                 return
             if bank == "MEM":
                 self.memory_index(target.slice)
                 self.mem_value = self.value(value)
                 self._mem_assigned = True
-                return
-            if bank == "GM" and self.inp.gmem_rdata is not None:
-                self.memory_index(target.slice)
-                self.gmem_value = self.value(value)
-                self._gmem_assigned = True
                 return
         raise TemplateError(f"assignment to {ast.dump(target)}")
 
@@ -269,14 +244,11 @@ class _Evaluator:
             raise TemplateError(f"unknown name {name}")
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
             bank = node.value.id
-            if bank == "R" or (bank == "G" and self.inp.gregs is not None):
-                return self.state[f"{bank}{self.register_key(node.slice)}"]
+            if bank == "R":
+                return self.state[f"R{self.register_key(node.slice)}"]
             if bank == "MEM":
                 self.memory_index(node.slice)
                 return self.mem_value
-            if bank == "GM" and self.inp.gmem_rdata is not None:
-                self.memory_index(node.slice)
-                return self.gmem_value
         if isinstance(node, ast.Tuple):
             return tuple(self.expr(e) for e in node.elts)
         if isinstance(node, ast.BinOp):
@@ -396,11 +368,9 @@ class _Evaluator:
             one = 1 << (w // 2)
             return Mux(x == 0, 0, Mux(x[w - 1], Const((-one) & ((1 << w) - 1), w), Const(one, w)))
         if name == "addr":
-            # gradient-mode templates address the same word twice (MEM, then GM)
             if self.effects.mem_addr is None:
                 self.effects.mem_addr = self.word(args[0])
                 self.mem_value = self.inp.mem_rdata
-                self.gmem_value = self.inp.gmem_rdata
             return _MEM_TOKEN
         if name == "show":
             self.effects.show = self.word(args[0])
