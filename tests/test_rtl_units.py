@@ -7,6 +7,11 @@ import pytest
 
 pytest.importorskip("amaranth", reason="the RTL needs the 'rtl' extra (amaranth)")
 
+#: DESIGN §6: the RTL tests run with every warning an error (Amaranth deprecations, and
+#: elaboratables created but never used, must not slip in)
+WARNINGS_ARE_ERRORS = pytest.mark.filterwarnings("error")
+pytestmark = WARNINGS_ARE_ERRORS
+
 from amaranth.sim import Simulator  # noqa: E402
 
 from revasm.isa.codec import IllegalInstruction, decode, encode  # noqa: E402
