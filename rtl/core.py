@@ -218,10 +218,6 @@ class Core(wiring.Component):
                 start_unit()
                 m.d.sync += mem_bad.eq(alu.mem_use & (alu.mem_addr >= p.memory_words))
                 m.next = "WAIT"
-            with m.State("ISSUE"):  # the next unit call of a multi-call step
-                m.d.comb += [host.busy.eq(1), mem.raddr.eq(alu.mem_addr)]
-                start_unit()
-                m.next = "WAIT"
             with m.State("WAIT"):
                 m.d.comb += [host.busy.eq(1), mem.raddr.eq(alu.mem_addr)]
                 with m.If(alu.mem_use & (mem_bad | mem.rdata[w])):
@@ -238,8 +234,6 @@ class Core(wiring.Component):
                                 with m.Case(k):
                                     m.d.sync += [r0.eq(unit_r0), r1.eq(unit_r1)]
                         m.d.sync += phase.eq(phase + 1)
-                        with m.If(phase + 1 < alu.ncalls):
-                            m.next = "ISSUE"
                 with m.Elif(alu.pop & tape.empty):
                     fault("tape-empty")
                 with m.Elif(alu.push & tape.full):
