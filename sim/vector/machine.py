@@ -22,8 +22,6 @@ other lanes run on.
 """
 from __future__ import annotations
 
-import os
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
 import numpy
@@ -61,9 +59,6 @@ TILE_LANES = 1 << 14
 #: the values, then the gradient-mode banks of ``isa/adjoint.py`` (names ending in
 #: ``M`` are memory-like).
 BANKS = ("R", "MEM", *GRADIENT_BANKS)
-
-#: Threads for the tiles of a fused block: the machine's cores, up to four.
-THREADS = max(1, min(4, os.cpu_count() or 1))
 
 Progress = Callable[[int], object]
 
@@ -135,9 +130,6 @@ class VectorMachine:
         self._fused: dict[tuple, Any] = {}
         #: Lanes per tile of a fused block on a large batch (0: never tile).
         self.tile = TILE_LANES
-        #: Threads that run the tiles of a fused block (1: the calling thread only).
-        self.threads = THREADS
-        self._pool_of_threads: ThreadPoolExecutor | None = None
 
     # --- the namespace templates run in --------------------------------------
 
@@ -619,9 +611,6 @@ class VectorMachine:
         """Run a fused block over every lane, in tiles of ``self.tile`` lanes when the
         batch is larger: a tile's rows stay in cache through the whole block, where
         whole rows of a large batch would stream from memory once per instruction.
-        Tiles are independent (each reads and writes only its own lanes), so with
-        ``self.threads`` > 1 they run on a thread pool: numpy lets go of the GIL inside
-        its loops, and the rows of different tiles never overlap.
 
         Returns the tiles ``(first, last, i)`` where a guarded template ``i`` faulted on
         some lane (empty when none did): such a tile is left as it was before template
@@ -661,19 +650,10 @@ class VectorMachine:
                 row[start:stop] = value
             return index
 
-        if self.threads > 1:
-            indexes = list(self._thread_pool().map(run, spans))
-        else:
-            indexes = [run(span) for span in spans]
+        indexes = [run(span) for span in spans]
         self._ctx.reset(n)
         return [(start, stop, index) for (start, stop), index in zip(spans, indexes)
                 if index >= 0]
-
-    def _thread_pool(self) -> ThreadPoolExecutor:
-        if self._pool_of_threads is None:
-            self._pool_of_threads = ThreadPoolExecutor(self.threads,
-                                                       thread_name_prefix="revasm-tile")
-        return self._pool_of_threads
 
     def _guarded(self, function: Callable, banks: list) -> int:
         """Run a fused block with faults raised (``LaneContext.strict``): -1 when it ran

@@ -18,7 +18,6 @@ for it (the engine discards that lane's effects).
 """
 from __future__ import annotations
 
-import threading
 from contextlib import nullcontext
 from typing import Any, Callable
 
@@ -52,13 +51,12 @@ class GuardTripped(Exception):
     the guarded template and its lanes run it again one instruction at a time."""
 
 
-class LaneContext(threading.local):
+class LaneContext:
     """Per-instruction scratch: the group size and the lanes that faulted, in order.
 
     In a fused block (``strict``) a fault is not recorded but raised as
     :class:`GuardTripped`; ``guard`` then holds the template index and the rows it
-    would have written (``snap``).  The attributes are per thread (tiles of a fused
-    block run on a thread pool, each with its own group size and guard)."""
+    would have written (``snap``)."""
 
     def __init__(self, xp: Any) -> None:
         self.xp = xp
