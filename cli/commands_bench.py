@@ -70,7 +70,14 @@ def _print(name: str, result: dict, results_dir: Path) -> None:
                    f"jax: {result['jax']['status']}, pytorch: {result['pytorch']['status']}")
     elif name == "nilang_workloads":
         for workload, data in result.get("workloads", {}).items():
-            if data.get("status") == "measured":
+            if data.get("status") == "measured" and "vector" in data:  # a gradient workload
+                vector, jax = data["vector"], data.get("jax", {})
+                jax_text = (f"{jax['per_gradient_s']:.3g} s" if jax.get("status") == "measured"
+                            else jax.get("status", "absent"))
+                click.echo(f"  {workload}: {vector['per_gradient_s']:.3g} s per gradient at "
+                           f"batch {vector['batch']} (reference {data['reference_gradient_s']:.3g}"
+                           f" s; jax {jax_text})")
+            elif data.get("status") == "measured":
                 click.echo(f"  {workload}: {data['vector_lane_instructions_per_s']:.3g} "
                            f"lane-instructions/s at batch {data['batch']} (reference "
                            f"{data['reference_instructions_per_s']:.3g} instructions/s)")

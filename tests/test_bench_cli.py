@@ -41,3 +41,23 @@ def test_quick_suite_writes_every_result(tmp_path):
 def test_unknown_benchmark_is_a_usage_error(tmp_path):
     result = CliRunner().invoke(cli, ["bench", "nope", "--results", str(tmp_path)])
     assert result.exit_code == 2 and "unknown benchmark" in result.output
+
+
+def test_the_summary_of_a_full_run_prints_every_kind_of_workload(tmp_path, capsys):
+    """The full suite's gradient workloads (not run by --quick) have their own shape."""
+    from revasm.commands_bench import _print
+
+    gradient = {"status": "measured", "reference_gradient_s": 0.65,
+                "vector": {"batch": 1000, "per_gradient_s": 0.006},
+                "jax": {"status": "measured", "per_gradient_s": 0.0017}}
+    throughput = {"status": "measured", "batch": 10_000, "reference_instructions_per_s": 7e6,
+                  "vector_lane_instructions_per_s": 3e8}
+    result = {"seconds": 1.0, "plot": "x.png",
+              "workloads": {"givens_network_n100": gradient, "sparse_frobenius_dot": throughput,
+                            "adbench_gmm": {"status": "skipped", "reason": "quick"}}}
+    _print("nilang_workloads", result, tmp_path)
+    out = capsys.readouterr().out
+    assert "givens_network_n100: 0.006 s per gradient at batch 1000 (reference 0.65 s; " \
+           "jax 0.0017 s)" in out
+    assert "sparse_frobenius_dot: 3e+08 lane-instructions/s at batch 10000" in out
+    assert "adbench_gmm: skipped: quick" in out
