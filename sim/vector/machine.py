@@ -285,7 +285,8 @@ class VectorMachine:
     def _fused_block(self, pc: int, direction: int) -> Any:
         """(function, length, cycles before each template and after all) of the fused
         straight-line run starting at ``pc``, or None: consecutive data cells whose
-        templates touch registers, and memory only through exchanges (``templates.fusable``)."""
+        templates touch registers, and memory only through exchanges
+        (``templates.fusable``)."""
         key = (pc, direction, self._gradient, self._tangent)
         if key in self._fused:
             return self._fused[key]
