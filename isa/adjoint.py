@@ -57,6 +57,19 @@ BANKS = {
 }
 
 
+
+def banks_needed(gradient: bool, tangent: bool) -> tuple[str, ...]:
+    """The banks the gradient and tangent switches use (TG/TGM need both)."""
+    wanted: tuple[str, ...] = ()
+    if gradient:
+        wanted += ("G", "GM")
+    if tangent:
+        wanted += ("T", "TM")
+    if gradient and tangent:
+        wanted += ("TG", "TGM")
+    return wanted
+
+
 @dataclass(frozen=True)
 class Derivative:
     """phi's first and second partial derivatives, as vocabulary expressions.

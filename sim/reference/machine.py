@@ -18,6 +18,7 @@ from revasm.isa.adjoint import BANKS
 from revasm.isa.elementary import DivideByZero
 from revasm.isa.fixed_point import WordFormat
 from revasm.isa.vocabulary import vocabulary
+from revasm.sim.switches import ModeSwitches
 
 from .blocks import BlockPlace, CompiledBlocks, compile_blocks
 from .faults import ComeFromViolation, MachineFault, Trap
@@ -72,7 +73,7 @@ class Program:
         return compiled
 
 
-class Machine:
+class Machine(ModeSwitches):
     """A reversible machine loaded with one program image.
 
     State: ``registers`` (32 unsigned W-bit words, ``registers[0]`` always 0),
@@ -131,42 +132,6 @@ class Machine:
         self.tangent = tangent
 
     # --- gradient mode -------------------------------------------------------
-
-    @property
-    def gradient(self) -> bool:
-        """The gradient switch: steps also apply the adjoint rules to G/GM."""
-        return self._gradient
-
-    @gradient.setter
-    def gradient(self, on: bool) -> None:
-        self._gradient = bool(on)
-        self._allocate_banks()
-
-    @property
-    def tangent(self) -> bool:
-        """The tangent bank switch: steps also apply the tangent rules to T/TM."""
-        return self._tangent
-
-    @tangent.setter
-    def tangent(self, on: bool) -> None:
-        self._tangent = bool(on)
-        self._allocate_banks()
-
-    def _allocate_banks(self) -> None:
-        """Create (zeroed) the banks the switches need, once; never replaced afterwards,
-        because compiled blocks bind the lists themselves."""
-        wanted = []
-        if self._gradient:
-            wanted += ["G", "GM"]
-        if self._tangent:
-            wanted += ["T", "TM"]
-        if self._gradient and self._tangent:
-            wanted += ["TG", "TGM"]
-        for name in wanted:
-            if self._namespace[name] is None:
-                size = self.memory_words if name.endswith("M") else REGISTER_COUNT
-                bank = [0] * size
-                self._namespace[name] = self._step_namespace[name] = bank
 
     def bank(self, name: str) -> list[int]:
         """A gradient-mode bank by its template name (``G``, ``GM``, ``T``, ...).

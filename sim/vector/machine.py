@@ -32,6 +32,7 @@ from revasm.isa.fixed_point import WordFormat
 from revasm.sim.reference import DEFAULT_MEMORY_WORDS, MachineFault, Program, Snapshot
 from revasm.sim.reference.faults import Trap
 from revasm.sim.reference.predecode import Decoded
+from revasm.sim.switches import ModeSwitches
 
 from .banks import Group, MemoryBank, RegisterBank, TileRows, as_row
 from .templates import compile_template, fusable, fused_code
@@ -73,7 +74,7 @@ class _Fault:
         self.describe = describe
 
 
-class VectorMachine:
+class VectorMachine(ModeSwitches):
     """A reversible machine with a lane axis: ``lanes`` copies of one program.
 
     ``xp`` is the array namespace (default numpy); the engine uses numpy's
@@ -219,37 +220,6 @@ class VectorMachine:
         return namespace
 
     # --- gradient mode ------------------------------------------------------------
-
-    @property
-    def gradient(self) -> bool:
-        """The gradient switch: steps also apply the table's adjoint rules to G/GM."""
-        return self._gradient
-
-    @gradient.setter
-    def gradient(self, on: bool) -> None:
-        self._gradient = bool(on)
-        self._allocate_banks()
-
-    @property
-    def tangent(self) -> bool:
-        """The tangent switch: steps also apply the tangent rules to T/TM."""
-        return self._tangent
-
-    @tangent.setter
-    def tangent(self, on: bool) -> None:
-        self._tangent = bool(on)
-        self._allocate_banks()
-
-    def _allocate_banks(self) -> None:
-        wanted = []
-        if self._gradient:
-            wanted += ["G", "GM"]
-        if self._tangent:
-            wanted += ["T", "TM"]
-        if self._gradient and self._tangent:
-            wanted += ["TG", "TGM"]
-        for name in wanted:
-            self.bank(name)
 
     def bank(self, name: str) -> Any:
         """A bank by its template name (``R``, ``MEM``, ``G``, ``GM``, ...), made zeroed
