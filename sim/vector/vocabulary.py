@@ -378,44 +378,32 @@ def vector_vocabulary(fmt: WordFormat, xp: Any, ctx: LaneContext) -> dict[str, A
     scalar_sqrt = scalar["fn_sqrt"]
     sqrt_bits = (width - 1 + frac + 1) // 2
 
-    def sqrt32(x: Any) -> Any:
-        a = signed_array(x)
-        negative = a < 0
-        if bool(xp.any(negative)):
-            xs = ctx.column(x)
-            ctx.fault(negative, "domain-error", lambda j: _message(scalar_sqrt, xs[j]))
-        n = xp.where(negative, i64(0), a) << frac
-        rem = xp.zeros_like(n)
-        root = xp.zeros_like(n)
-        for i in range(2 * sqrt_bits - 2, -1, -2):
-            rem = (rem << 2) | ((n >> i) & 3)
-            trial = (root << 2) | 1
-            root = root << 1
-            fits = rem >= trial
-            rem = xp.where(fits, rem - trial, rem)
-            root = root | xp.astype(fits, i64)
-        root = root + xp.astype(rem > root, i64)
-        return xp.astype(root, u64) & u64(mask)
-
-    def sqrt64(x: Any) -> Any:
-        """fx_sqrt at W = 64: the same digit-by-digit root of x 2**32 (95 bits, read
-        two bits at a time from two words); remainder and root fit int64."""
+    def fn_sqrt(x: Any) -> Any:
+        """fx_sqrt: the digit-by-digit root of x 2**F, two bits of the radicand at a time.
+        At W = 32 the radicand fits int64; at W = 64 it has 95 bits, read from two words.
+        Remainder and root fit int64 at both widths."""
         a = signed_array(x)
         negative = a < 0
         if bool(xp.any(negative)):
             xs = ctx.column(x)
             ctx.fault(negative, "domain-error", lambda j: _message(scalar_sqrt, xs[j]))
         a = xp.where(negative, i64(0), a)
-        high = a >> 32
-        low = xp.astype(a, u64) << u64(32)
+        if width == 32:
+            radicand = a << frac
+
+            def pair(i: int) -> Any:
+                return (radicand >> i) & 3
+        else:
+            high, low = a >> 32, xp.astype(a, u64) << u64(32)
+
+            def pair(i: int) -> Any:
+                if i >= 64:
+                    return (high >> (i - 64)) & 3
+                return xp.astype((low >> u64(i)) & u64(3), i64)
         rem = xp.zeros_like(a)
         root = xp.zeros_like(a)
         for i in range(2 * sqrt_bits - 2, -1, -2):
-            if i >= 64:
-                pair = (high >> (i - 64)) & 3
-            else:
-                pair = xp.astype((low >> u64(i)) & u64(3), i64)
-            rem = (rem << 2) | pair
+            rem = (rem << 2) | pair(i)
             trial = (root << 2) | 1
             root = root << 1
             fits = rem >= trial
@@ -461,11 +449,10 @@ def vector_vocabulary(fmt: WordFormat, xp: Any, ctx: LaneContext) -> dict[str, A
     names: dict[str, Any] = {
         "M": mask, "W": width, "F": frac, "S": S, "shl": shl, "srl": srl, "sra": sra,
         "rotl": rotl, "rotr": rotr, "slt": slt, "fmul": fmul, "rot": rot, "irot": irot,
-        "fn_abs": fn_abs, "one": one, "fneg": fneg, "fadd": fadd, "fsub": fsub,
+        "fn_abs": fn_abs, "fn_sqrt": fn_sqrt, "one": one, "fneg": fneg, "fadd": fadd, "fsub": fsub,
         "fsign": fsign,
     }
     names["fdiv"] = fdiv32 if width == 32 else fdiv64
-    names["fn_sqrt"] = sqrt32 if width == 32 else sqrt64
     if width == 32:
         for name in ("sin", "cos", "tan", "atan"):
             names[f"fn_{name}"] = _circular(getattr(circular, f"fx_{name}"), signed_array,
