@@ -14,6 +14,8 @@ from revasm.sim.vector import VectorMachine
 from revasm.sim.vector.batch_io import to_reals, to_words
 from revasm.sim.vector.gradient import batch_gradient
 
+from .common import best_seconds
+
 TERMS = 16  # the program's k = 1..16 after the k = 0 term
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "bessel_j2.pal"
 
@@ -38,15 +40,6 @@ def series_derivative(x: np.ndarray) -> np.ndarray:
     return (j(1) - j(3)) / 2
 
 
-def _best(function, repeats: int) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        started = time.perf_counter()
-        function()
-        best = min(best, time.perf_counter() - started)
-    return best
-
-
 def _framework(name: str, xs: np.ndarray) -> dict:
     try:
         if name == "jax":
@@ -57,7 +50,7 @@ def _framework(name: str, xs: np.ndarray) -> dict:
             grad = jax.jit(jax.vmap(jax.grad(lambda x: _series_generic(x, jnp))))
             values = jnp.asarray(xs)
             grad(values).block_until_ready()
-            seconds = _best(lambda: grad(values).block_until_ready(), 3)
+            seconds = best_seconds(lambda: grad(values).block_until_ready(), 3)
         else:
             import torch
 
@@ -66,7 +59,7 @@ def _framework(name: str, xs: np.ndarray) -> dict:
             def step():
                 values.grad = None
                 _series_generic(values, torch).sum().backward()
-            seconds = _best(step, 3)
+            seconds = best_seconds(step, 3)
     except ImportError:
         return {"status": "absent", "reason": f"{name} is not installed"}
     return {"status": "measured", "seconds": seconds, "per_gradient_s": seconds / len(xs)}
@@ -121,7 +114,7 @@ def one_op_floor(lanes: int, steps: int, repeats: int = 20) -> dict:
     def adds() -> None:
         for _ in range(50):
             a.__iadd__(b)
-    seconds = _best(adds, repeats) / 50  # one addition over one tile
+    seconds = best_seconds(adds, repeats) / 50  # one addition over one tile
     per_lane = seconds / tile
     return {"add_seconds_per_lane": per_lane, "steps_per_gradient": steps,
             "per_gradient_s": per_lane * steps}
@@ -136,7 +129,7 @@ def run(quick: bool) -> dict:
     repeats = 1 if quick else 3
     wide = _gradients(xs, 64, repeats)
     narrow = _gradients(xs, 32, repeats)
-    forward = _best(lambda: series(xs), 5)
+    forward = best_seconds(lambda: series(xs), 5)
     per_gradient = wide["per_gradient_s"]
     per_forward = forward / batch
     skipped = {"status": "skipped", "reason": "not measured with --quick"}

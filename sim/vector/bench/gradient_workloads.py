@@ -9,53 +9,30 @@ hand-written reverse pass over a batch; GMM: the forward objective) and JAX
 """
 from __future__ import annotations
 
-import importlib.util
-import sys
 import time
 from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
 
+from .common import best_seconds, example_module, lanes_like
+
 GIVENS_LANES = 1_000
 GMM_LANES = 1_000
 
 
 def _workloads(examples: Path):
-    spec = importlib.util.spec_from_file_location("nilang_workloads", examples / "workloads.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("nilang_workloads", module)
-    spec.loader.exec_module(module)
-    return module
-
-
-def _best(function, repeats: int) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        started = time.perf_counter()
-        function()
-        best = min(best, time.perf_counter() - started)
-    return best
+    return example_module(examples / "workloads.py", "nilang_workloads")
 
 
 def _vector(program, inputs: dict, lanes: int, max_steps: int | None):
     """A vector machine loaded with ``inputs`` in every lane (through a reference load)."""
     from revasm.compiler.api import load_inputs
     from revasm.sim.reference import Machine
-    from revasm.sim.vector import VectorMachine
 
-    image = program.image
-    loaded = Machine(image)
+    loaded = Machine(program.image)
     load_inputs(program, loaded, inputs)
-    machine = VectorMachine(image, lanes, max_steps=max_steps)
-    for register, word in enumerate(loaded.registers):
-        if register and word:
-            machine.set_register(register, word)
-    for address, word in enumerate(loaded.memory):
-        if word and (address >= len(image) or not image.is_code[address]) and (
-                address >= len(image) or word != image.words[address]):
-            machine.set_memory(address, word)
-    return machine
+    return lanes_like(loaded, lanes, max_steps)
 
 
 def _jax(name: str, w, inputs: dict, lanes: int) -> dict:
@@ -96,7 +73,7 @@ def _jax(name: str, w, inputs: dict, lanes: int) -> dict:
         lanes = 1
         function = jax.jit(jax.grad(loss, argnums=(0, 1, 2)))
     jax.block_until_ready(function(*args))
-    seconds = _best(lambda: jax.block_until_ready(function(*args)), 3)
+    seconds = best_seconds(lambda: jax.block_until_ready(function(*args)), 3)
     return {"status": "measured", "seconds": seconds, "batch": lanes,
             "per_gradient_s": seconds / lanes}
 
@@ -140,12 +117,12 @@ def measure(name: str, examples: Path) -> dict:
     if name == "givens_network_n100":
         batch = {k: np.tile(np.asarray(inputs[k], dtype=float)[:, None], (1, lanes))
                  for k in ("x", "theta", "w")}
-        numpy_s = _best(lambda: w.givens_loss(batch["x"], batch["theta"], batch["w"]), 2)
+        numpy_s = best_seconds(lambda: w.givens_loss(batch["x"], batch["theta"], batch["w"]), 2)
         out["numpy_float64"] = {"what": "forward and hand-written reverse pass, batched",
                                 "batch": lanes, "seconds": numpy_s,
                                 "per_gradient_s": numpy_s / lanes}
     else:
-        numpy_s = _best(lambda: w.gmm_objective(inputs["alphas"], inputs["means"],
+        numpy_s = best_seconds(lambda: w.gmm_objective(inputs["alphas"], inputs["means"],
                                                 inputs["icf"], inputs["x"]), 5)
         out["numpy_float64"] = {"what": "forward objective only", "seconds": numpy_s}
     out["jax"] = _jax(name, w, inputs, lanes)

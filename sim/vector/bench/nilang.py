@@ -14,15 +14,14 @@ records them as skipped).
 """
 from __future__ import annotations
 
-import importlib.util
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
 from revasm.sim.reference import Machine
-from revasm.sim.vector import VectorMachine
+
+from .common import example_module, lanes_like
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "nilang"
 MEASURED = {"sparse_frobenius_dot": "sparse_dot", "petersen_embedding": "petersen"}
@@ -31,10 +30,7 @@ WIDTH = 32
 
 
 def _cases() -> dict:
-    spec = importlib.util.spec_from_file_location("nilang_cases", EXAMPLES / "cases.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("nilang_cases", module)
-    spec.loader.exec_module(module)
+    module = example_module(EXAMPLES / "cases.py", "nilang_cases")
     return {case.name: case for case in module.CASES}
 
 
@@ -54,14 +50,7 @@ def _measure(case, lanes: int) -> dict:
     started = time.perf_counter()
     reference.run(1)
     reference_seconds = time.perf_counter() - started
-    machine = VectorMachine(image, lanes)
-    for register, word in enumerate(loaded.registers):
-        if register and word:
-            machine.set_register(register, word)
-    for address, word in enumerate(loaded.memory):
-        if word and (address >= len(image) or not image.is_code[address]) and (
-                address >= len(image) or word != image.words[address]):
-            machine.set_memory(address, word)
+    machine = lanes_like(loaded, lanes)
     started = time.perf_counter()
     machine.run(1)
     seconds = time.perf_counter() - started

@@ -1,0 +1,44 @@
+"""Helpers the benchmarks share: best-of timing, example modules, batches of one input."""
+from __future__ import annotations
+
+import importlib.util
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+
+def best_seconds(function: Callable[[], Any], repeats: int) -> float:
+    """The fastest of ``repeats`` wall-clock runs of ``function``."""
+    best = float("inf")
+    for _ in range(repeats):
+        started = time.perf_counter()
+        function()
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+def example_module(path: Path, name: str) -> Any:
+    """A Python file of ``examples/`` (inputs, float64 references) imported as ``name``."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault(name, module)
+    spec.loader.exec_module(module)
+    return module
+
+
+def lanes_like(loaded: Any, lanes: int, max_steps: int | None = None) -> Any:
+    """A vector machine whose every lane holds the state of the reference machine
+    ``loaded`` (registers, and the memory words that differ from the image)."""
+    from revasm.sim.vector import VectorMachine
+
+    image = loaded.image
+    machine = VectorMachine(image, lanes, max_steps=max_steps)
+    for register, word in enumerate(loaded.registers):
+        if register and word:
+            machine.set_register(register, word)
+    for address, word in enumerate(loaded.memory):
+        if word and (address >= len(image) or not image.is_code[address]) and (
+                address >= len(image) or word != image.words[address]):
+            machine.set_memory(address, word)
+    return machine
