@@ -14,6 +14,17 @@ from revasm.sim.vector import TemplateError, VectorMachine, vector_source
 from revasm.sim.vector.words import mul_round
 
 
+def lane_call(name: str, fmt: WordFormat, *columns) -> tuple[list, object]:
+    """A vocabulary name applied to one lane per value of the columns (signed ints):
+    the result words and the lane context (which lanes faulted)."""
+    from revasm.sim.vector.vocabulary import LaneContext, vector_vocabulary
+
+    ctx = LaneContext(np)
+    ctx.reset(len(columns[0]))
+    words = [np.array([v & fmt.mask for v in column], dtype=np.uint64) for column in columns]
+    return vector_vocabulary(fmt, np, ctx)[name](*words).tolist(), ctx
+
+
 def divide_program(width: int = 32):
     b = ProgramBuilder(width)
     b.op("START").op("ADDDIV", 3, 1, 2).op("ADDI", 4, 7).op("FINISH")
@@ -111,7 +122,6 @@ def test_backward_run_restores_every_lane():
 
 def test_vector_division_equals_the_scalar_division_at_both_widths():
     from revasm.isa.elementary import fx_div
-    from revasm.sim.vector.vocabulary import LaneContext, vector_vocabulary
     rng = random.Random(9)
     for width in (32, 64):
         fmt = WordFormat(width)
@@ -121,12 +131,7 @@ def test_vector_division_equals_the_scalar_division_at_both_widths():
                    rng.randint(fmt.min_signed, fmt.max_signed) >> rng.randrange(width))
                   for _ in range(400)]
         pairs = [(x, y) for x, y in pairs if y != 0] + [(5, 0)]
-        ctx = LaneContext(np)
-        ctx.reset(len(pairs))
-        fdiv = vector_vocabulary(fmt, np, ctx)["fdiv"]
-        words = [np.array([v & fmt.mask for v in column], dtype=np.uint64)
-                 for column in zip(*pairs)]
-        got = fdiv(*words).tolist()
+        got, ctx = lane_call("fdiv", fmt, *zip(*pairs))
         for (x, y), value in zip(pairs[:-1], got):
             assert value == fx_div(x, y, fmt) & fmt.mask, (width, x, y)
         assert ctx.failed.tolist() == [False] * (len(pairs) - 1) + [True]
@@ -168,17 +173,13 @@ def test_vectorized_hyperbolic_functions_and_log_equal_the_scalar_ones():
 
 def test_vector_square_root_equals_the_scalar_one_at_both_widths():
     from revasm.isa.elementary import fx_sqrt
-    from revasm.sim.vector.vocabulary import LaneContext, vector_vocabulary
     rng = random.Random(6)
     for width in (32, 64):
         fmt = WordFormat(width)
         xs = [0, 1, 2, 3, fmt.max_signed, 1 << (width // 2)]
         xs += [rng.randint(0, fmt.max_signed) >> rng.randrange(width) for _ in range(800)]
         xs += [-5]
-        ctx = LaneContext(np)
-        ctx.reset(len(xs))
-        sqrt = vector_vocabulary(fmt, np, ctx)["fn_sqrt"]
-        got = sqrt(np.array([x & fmt.mask for x in xs], dtype=np.uint64)).tolist()
+        got, ctx = lane_call("fn_sqrt", fmt, xs)
         assert got[:-1] == [fx_sqrt(x, fmt) for x in xs[:-1]], width
         assert ctx.failed.tolist() == [False] * (len(xs) - 1) + [True]
 
@@ -210,7 +211,6 @@ def test_the_w64_division_fast_path_equals_the_scalar_division():
     """Batches with quotients below 2**50 and divisors below 2**58 (float64 estimate
     plus exact corrections) and just outside those bounds (long division)."""
     from revasm.isa.elementary import fx_div
-    from revasm.sim.vector.vocabulary import LaneContext, vector_vocabulary
     rng = random.Random(12)
     fmt = WordFormat(64)
     for bits_n, bits_d in ((34, 41), (50, 57), (60, 58), (17, 3), (63, 63), (45, 20)):
@@ -232,11 +232,6 @@ def test_the_w64_division_fast_path_equals_the_scalar_division():
                 q = rng.randrange(1 << 36, 1 << 38) if t == 0 else (t << 32) - rng.randrange(6)
                 if q > 0:
                     pairs.append(((2 * q - 1) * m + t, (m << 33) + 1))
-        ctx = LaneContext(np)
-        ctx.reset(len(pairs))
-        fdiv = vector_vocabulary(fmt, np, ctx)["fdiv"]
-        words = [np.array([v & fmt.mask for v in column], dtype=np.uint64)
-                 for column in zip(*pairs)]
-        got = fdiv(*words).tolist()
+        got, ctx = lane_call("fdiv", fmt, *zip(*pairs))
         for (x, y), value in zip(pairs, got):
             assert value == fx_div(x, y, fmt) & fmt.mask, (bits_n, bits_d, x, y)
