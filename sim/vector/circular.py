@@ -17,15 +17,26 @@ from revasm.isa import elementary
 _T = elementary._TABLES[32]  # noqa: SLF001 - the one definition of the constants
 
 
-def _circular_rotate(z: Any, xp: Any) -> tuple[Any, Any]:
-    x = xp.full(z.shape, _T.circular_x0, dtype=xp.int64)
-    y = xp.zeros(z.shape, dtype=xp.int64)
-    for i, h, a in _T.circular:
-        up = z >= 0
+def cordic(x: Any, y: Any, z: Any, steps: tuple, xp: Any, *, hyperbolic: bool = False,
+           vectoring: bool = False) -> tuple[Any, Any, Any]:
+    """``elementary``'s CORDIC iterations on int64 lanes (round-to-nearest shifts).
+
+    Each step turns by d = +1 or -1: rotation mode takes d = sign z (drives z to 0),
+    vectoring mode d = -sign y (drives y to 0); then x -= m d (y >> i), y += d (x >> i),
+    z -= d a_i, with m = 1 (circular) or -1 (hyperbolic)."""
+    for i, h, a in steps:
+        turn = (y < 0) if vectoring else (z >= 0)  # d = +1
         dx = (y + h) >> i
         dy = (x + h) >> i
-        x, y, z = (xp.where(up, x - dx, x + dx), xp.where(up, y + dy, y - dy),
-                   xp.where(up, z - a, z + a))
+        x_less, x_more = (x + dx, x - dx) if hyperbolic else (x - dx, x + dx)
+        x, y, z = (xp.where(turn, x_less, x_more), xp.where(turn, y + dy, y - dy),
+                   xp.where(turn, z - a, z + a))
+    return x, y, z
+
+
+def _circular_rotate(z: Any, xp: Any) -> tuple[Any, Any]:
+    x = xp.full(z.shape, _T.circular_x0, dtype=xp.int64)
+    x, y, _ = cordic(x, xp.zeros(z.shape, dtype=xp.int64), z, _T.circular, xp)
     return x, y
 
 
@@ -89,14 +100,7 @@ def bit_length(v: Any, xp: Any) -> Any:
 
 
 def _circular_vector(x: Any, y: Any, xp: Any) -> Any:
-    z = xp.zeros(x.shape, dtype=xp.int64)
-    for i, h, a in _T.circular:
-        up = y >= 0
-        dx = (y + h) >> i
-        dy = (x + h) >> i
-        x, y, z = (xp.where(up, x + dx, x - dx), xp.where(up, y - dy, y + dy),
-                   xp.where(up, z + a, z - a))
-    return z
+    return cordic(x, y, xp.zeros(x.shape, dtype=xp.int64), _T.circular, xp, vectoring=True)[2]
 
 
 def fx_atan2(y: Any, x: Any, xp: Any) -> Any:

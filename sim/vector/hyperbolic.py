@@ -11,32 +11,21 @@ from typing import Any
 
 from revasm.isa import elementary
 
-from .circular import bit_length
+from .circular import bit_length, cordic
 
 _T = elementary._TABLES[32]  # noqa: SLF001 - the one definition of the constants
 
 
 def _hyperbolic_rotate(z: Any, xp: Any) -> tuple[Any, Any]:
     x = xp.full(z.shape, _T.hyperbolic_x0, dtype=xp.int64)
-    y = xp.zeros(z.shape, dtype=xp.int64)
-    for i, h, a in _T.hyperbolic:
-        up = z >= 0
-        dx = (y + h) >> i
-        dy = (x + h) >> i
-        x, y, z = (xp.where(up, x + dx, x - dx), xp.where(up, y + dy, y - dy),
-                   xp.where(up, z - a, z + a))
+    x, y, _ = cordic(x, xp.zeros(z.shape, dtype=xp.int64), z, _T.hyperbolic, xp,
+                     hyperbolic=True)
     return x, y
 
 
 def _hyperbolic_vector(x: Any, y: Any, xp: Any) -> Any:
-    z = xp.zeros(x.shape, dtype=xp.int64)
-    for i, h, a in _T.hyperbolic:
-        up = y >= 0
-        dx = (y + h) >> i
-        dy = (x + h) >> i
-        x, y, z = (xp.where(up, x - dx, x + dx), xp.where(up, y - dy, y + dy),
-                   xp.where(up, z + a, z - a))
-    return z
+    return cordic(x, y, xp.zeros(x.shape, dtype=xp.int64), _T.hyperbolic, xp,
+                  hyperbolic=True, vectoring=True)[2]
 
 
 def _exp_parts(z: Any, xp: Any) -> tuple[Any, Any, Any]:
