@@ -502,13 +502,20 @@ class _FunctionLowering:
 
     # --- control flow ---------------------------------------------------------------------------
 
+    def paired_conditions(self, pre: ir.Expr, post: ir.Expr) -> tuple[tuple, tuple]:
+        """The entry condition's and the exit assertion's (setup, branch, teardown), both
+        built on the same scratch registers (each is uncomputed before the other runs)."""
+        mark = self.scratch_top
+        entry = self.branch(pre, False)
+        self.scratch_top = mark
+        exit_ = self.branch(post, True)
+        self.scratch_top = mark
+        return entry, exit_
+
     def stmt_if(self, s: ir.If) -> list[Instr]:
         pos = s.pos
-        mark = self.scratch_top
-        pre_setup, pre_branch, pre_teardown = self.branch(s.pre, False)
-        self.scratch_top = mark
-        post_setup, post_branch, post_teardown = self.branch(s.post, True)
-        self.scratch_top = mark
+        (pre_setup, pre_branch, pre_teardown), (post_setup, post_branch, post_teardown) = \
+            self.paired_conditions(s.pre, s.post)
         test, out, else_, join = (self.label(k) for k in ("if", "out", "else", "join"))
         guard, bguard = self.label("guard"), self.label("bguard")
         line = pos.line
@@ -521,7 +528,7 @@ class _FunctionLowering:
         back_fault = (f"precondition {pre_text} of the if at line {line} does not match the "
                       "branch taken (running backward)")
         code = self.roled(pre_setup, "control")
-        code.append(pre_branch(test, else_, pos, "check" if False else "control"))
+        code.append(pre_branch(test, else_, pos, "control"))
         code += self.roled(pre_teardown, "control")
         code += self.block(s.then)
         code += self.roled(post_setup, "check")
@@ -542,11 +549,8 @@ class _FunctionLowering:
 
     def stmt_while(self, s: ir.While) -> list[Instr]:
         pos = s.pos
-        mark = self.scratch_top
-        pre_setup, pre_branch, pre_teardown = self.branch(s.pre, False)
-        self.scratch_top = mark
-        post_setup, post_branch, post_teardown = self.branch(s.post, True)
-        self.scratch_top = mark
+        (pre_setup, pre_branch, pre_teardown), (post_setup, post_branch, post_teardown) = \
+            self.paired_conditions(s.pre, s.post)
         top, test, bottom, exit_ = (self.label(k) for k in ("loop", "test", "back", "exit"))
         guard, bguard = self.label("guard"), self.label("bguard")
         line = pos.line
