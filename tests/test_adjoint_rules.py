@@ -50,17 +50,23 @@ def _copy(state):
     return {name: list(words) for name, words in state.items()}
 
 
+def _case(ins, fmt: WordFormat, rng: random.Random) -> tuple[dict, dict, dict]:
+    """Random operands and machine state for one entry (EXCH's address kept in memory),
+    and a copy of the state."""
+    values = _operands(ins, rng)
+    state = _state(fmt, rng)
+    if ins.mnemonic == "EXCH":
+        state["R"][values["b"]] = 3
+    return values, state, _copy(state)
+
+
 @pytest.mark.parametrize("width", [32, 64])
 @pytest.mark.parametrize("ins", GRADIENT_ENTRIES, ids=lambda i: i.mnemonic)
 def test_every_gradient_template_is_undone_by_its_derived_inverse(ins, width):
     fmt = WordFormat(width)
     rng = random.Random(ins.mnemonic + str(width))
     for _ in range(5):
-        values = _operands(ins, rng)
-        state = _state(fmt, rng)
-        if ins.mnemonic == "EXCH":
-            state["R"][values["b"]] = 3
-        before = _copy(state)
+        values, state, before = _case(ins, fmt, rng)
         for template in (ins.adjoint, ins.tangent, ins.adjoint_tangent):
             if not template:
                 continue
@@ -75,11 +81,7 @@ def test_gradient_mode_step_backward_then_forward_is_the_identity(ins, gradient,
     fmt = WordFormat(64)
     rng = random.Random(ins.mnemonic)
     for _ in range(5):
-        values = _operands(ins, rng)
-        state = _state(fmt, rng)
-        if ins.mnemonic == "EXCH":
-            state["R"][values["b"]] = 3
-        before = _copy(state)
+        values, state, before = _case(ins, fmt, rng)
         _execute(mode_template(ins, -1, gradient, tangent).format(**values), state, fmt)
         assert state != before or not ins.adjoint
         _execute(mode_template(ins, 1, gradient, tangent).format(**values), state, fmt)
