@@ -33,6 +33,20 @@ from hypothesis import strategies as st
 from revasm.assembler.image import Image, SourceLocation
 from revasm.isa import INSTRUCTIONS, decode, encode, lookup, word_format
 from revasm.isa.instruction import Instruction
+from revasm.sim.reference import MachineFault
+
+#: The faults a generated program may raise: data-dependent arithmetic only.
+ARITHMETIC_FAULTS = ("divide-by-zero", "domain-error")
+
+
+def run_or_fault(machine, direction: int, allowed: tuple[str, ...] = ARITHMETIC_FAULTS):
+    """Run ``machine`` in ``direction``; the fault it raised (of an allowed kind), or None."""
+    try:
+        machine.run(direction)
+    except MachineFault as fault:
+        assert fault.kind in allowed, str(fault)
+        return fault
+    return None
 
 GENERAL = tuple(range(1, 15))
 CONDITION_REGISTERS = tuple(range(1, 9))
