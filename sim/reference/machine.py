@@ -73,6 +73,20 @@ class Program:
         return compiled
 
 
+def run_start(image: Image, direction: int, registers: tuple[int, ...] = ()) -> int:
+    """Where a run in ``direction`` starts: START forward, FINISH backward (a program
+    without FINISH cannot run backward: a ``no-finish`` fault)."""
+    if direction not in (1, -1):
+        raise ValueError(f"direction must be +1 or -1, not {direction}")
+    if direction > 0:
+        return image.entry
+    if image.finish is None:
+        raise MachineFault("no-finish", "the program has no FINISH instruction to start a "
+                                        "backward run from",
+                           br=0, direction=-1, registers=registers, width=image.width)
+    return image.finish
+
+
 class Machine(ModeSwitches):
     """A reversible machine loaded with one program image.
 
@@ -234,17 +248,7 @@ class Machine(ModeSwitches):
         ``cycles`` start afresh.  ``trace`` is called with a
         :class:`TraceRecord` after every instruction (single-step path).
         """
-        if direction not in (1, -1):
-            raise ValueError(f"direction must be +1 or -1, not {direction}")
-        if direction > 0:
-            start = self.image.entry
-        else:
-            if self.image.finish is None:
-                raise MachineFault("no-finish", "the program has no FINISH instruction to "
-                                                "start a backward run from",
-                                   br=0, direction=-1, registers=tuple(self.registers),
-                                   width=self.width)
-            start = self.image.finish
+        start = run_start(self.image, direction, registers=tuple(self.registers))
         self.pc = start
         self.br = 0
         self.direction = direction

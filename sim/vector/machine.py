@@ -31,6 +31,7 @@ from revasm.isa.adjoint import BANKS as GRADIENT_BANKS
 from revasm.isa.fixed_point import WordFormat
 from revasm.sim.reference import DEFAULT_MEMORY_WORDS, MachineFault, Program, Snapshot
 from revasm.sim.reference.faults import Trap
+from revasm.sim.reference.machine import run_start
 from revasm.sim.reference.predecode import Decoded
 from revasm.sim.switches import ModeSwitches
 
@@ -340,16 +341,7 @@ class VectorMachine(ModeSwitches):
 
     def run(self, direction: int = 1, *, progress: Progress | None = None) -> None:
         """Run every lane forward from START (or backward from FINISH) until each halts or faults."""
-        if direction not in (1, -1):
-            raise ValueError(f"direction must be +1 or -1, not {direction}")
-        if direction > 0:
-            start = self.image.entry
-        else:
-            if self.image.finish is None:
-                raise MachineFault("no-finish", "the program has no FINISH instruction to "
-                                                "start a backward run from",
-                                   br=0, direction=-1, width=self.width)
-            start = self.image.finish
+        start = run_start(self.image, direction)
         xp = self.xp
         self.pc = xp.full(self.lanes, start, dtype=xp.int64)
         self.br = xp.zeros(self.lanes, dtype=xp.int64)
