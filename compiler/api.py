@@ -6,9 +6,13 @@
 
 A machine fault inside compiled code is re-raised as :class:`ProgramFault`,
 which names the Python file and line the faulting instruction came from.
+``@reversible`` (re-exported by ``compiler/edsl.py``) returns a
+:class:`ReversibleFunction`, a handle whose ``compile()`` and ``run()`` are
+these calls.
 """
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -20,13 +24,40 @@ from revasm.isa.fixed_point import WordFormat
 from revasm.sim.reference import Machine, MachineFault
 
 from .backend.lowering import Lowered, SourceEntry, lower_module
-from .edsl import ReversibleFunction
 from .errors import CompileError, SourcePos
 from .frontend.checks import check_module
 from .ir.inline import inline_calls
 from .frontend.parse import parse_file, parse_source
 from .ir import nodes as ir
 from .ir.printer import function_text, module_text
+
+
+class ReversibleFunction:
+    """What ``@reversible`` returns: the function's file and name, for the compiler."""
+
+    def __init__(self, function: Any) -> None:
+        self.function = function
+        self.__name__ = function.__name__
+        self.__doc__ = function.__doc__
+        self.source_file = inspect.getsourcefile(function) or "<unknown>"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(f"{self.__name__} is a reversible program, not a Python function: "
+                        f"run it with revasm.compiler.run({self.__name__}, ...)")
+
+    def __invert__(self) -> Any:  # ``~f(...)`` only means something to the compiler
+        return self
+
+    def compile(self, **options: Any):
+        return compile_function(self, **options)
+
+    def run(self, inputs: dict | None = None, **options: Any):
+        return run(self, inputs or {}, **options)
+
+
+def reversible(function: Any) -> ReversibleFunction:
+    """Mark a function as a reversible program for ``revasm compile``."""
+    return ReversibleFunction(function)
 
 
 @dataclass
@@ -243,5 +274,6 @@ def _reshape(flat: list, shape: tuple[int, ...]):
     return [_reshape(flat[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
 
 
-__all__ = ["CompileError", "CompiledProgram", "ProgramFault", "RunResult", "compile_file",
-           "compile_function", "compile_source", "function_text", "run"]
+__all__ = ["CompileError", "CompiledProgram", "ProgramFault", "ReversibleFunction",
+           "RunResult", "compile_file", "compile_function", "compile_source", "function_text",
+           "reversible", "run"]

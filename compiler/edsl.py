@@ -3,41 +3,17 @@
 The compiler reads the function's source with :mod:`ast`; these objects only
 make the file importable and let Python tools resolve the names.  Calling a
 reversible function directly is an error that says how to run it instead.
+
+``reversible`` and the handle it returns (``ReversibleFunction``, which
+compiles and runs itself) live in ``compiler/api.py`` next to the calls they
+make, and are re-exported here: the API reads no marker, so the import goes
+one way (edsl -> api).
 """
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
-
-class ReversibleFunction:
-    """What ``@reversible`` returns: the function's file and name, for the compiler."""
-
-    def __init__(self, function: Any) -> None:
-        self.function = function
-        self.__name__ = function.__name__
-        self.__doc__ = function.__doc__
-        self.source_file = inspect.getsourcefile(function) or "<unknown>"
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        raise TypeError(f"{self.__name__} is a reversible program, not a Python function: "
-                        f"run it with revasm.compiler.run({self.__name__}, ...)")
-
-    def __invert__(self) -> Any:  # ``~f(...)`` only means something to the compiler
-        return self
-
-    def compile(self, **options: Any):
-        from .api import compile_function
-        return compile_function(self, **options)
-
-    def run(self, inputs: dict | None = None, **options: Any):
-        from .api import run
-        return run(self, inputs or {}, **options)
-
-
-def reversible(function: Any) -> ReversibleFunction:
-    """Mark a function as a reversible program for ``revasm compile``."""
-    return ReversibleFunction(function)
+from .api import ReversibleFunction, reversible
 
 
 class _Type:

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import sys
 
-from .adjoint import BANKS, BINARY_DERIVATIVES, UNARY_DERIVATIVES
+from .adjoint import BANKS
+from .derivatives import BINARY_DERIVATIVES, UNARY_DERIVATIVES
 from .encoding import FORMATS, FUNCT, FUNCT_FORMATS, OPCODE
 from .instruction import Instruction
 from .table import BINARY_FUNCTIONS, INSTRUCTIONS, UNARY_FUNCTIONS

@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from .encoding import FORMATS, Field
+from .inverse_rules import invert
 
 #: Operand kinds and what the assembler accepts for each.
 OPERAND_KINDS = {
@@ -78,19 +79,16 @@ class Instruction:
     @cached_property
     def adjoint_inverse(self) -> str:
         """Undoes ``adjoint`` (the gradient-mode step when running forward)."""
-        from .adjoint import invert
         return invert(self.adjoint)
 
     @cached_property
     def tangent_inverse(self) -> str:
         """Undoes ``tangent`` (run before ``backward`` when the tangent bank is on)."""
-        from .adjoint import invert
         return invert(self.tangent)
 
     @cached_property
     def adjoint_tangent_inverse(self) -> str:
         """Undoes ``adjoint_tangent``."""
-        from .adjoint import invert
         return invert(self.adjoint_tangent)
 
     def syntax(self) -> str:
