@@ -1,0 +1,296 @@
+"""The project's import graph: no module imports itself back, and the folders are layered.
+
+The graph is read from the code with :mod:`ast`, not by importing it: every
+``.py`` file under the root folders that ``setup.py`` installs (its ``ROOTS``
+dict: ``cli/`` or ``api/`` is ``revasm``, ``isa/`` is ``revasm.isa``, ...)
+is a module, and every ``import x`` / ``from x import y`` in it -- relative
+ones resolved, deferred ones inside functions and ``TYPE_CHECKING`` blocks
+included, a package ``__init__`` importing its submodules included -- is an
+edge.  ``from pkg import name`` is an edge to ``pkg.name`` when that is a
+module, else to ``pkg``.  Strings given to ``importlib.import_module`` are not
+seen.
+
+Layering: ``LAYERS`` says which other top-level packages each top-level
+package may import; ``KNOWN_VIOLATIONS`` lists the imports that break it
+today, each with the reason, to be emptied.
+"""
+from __future__ import annotations
+
+import ast
+import warnings
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: Every top-level package that may be imported by anything above the simulators.
+_EVERYTHING = frozenset({"revasm", "revasm.cli", "revasm.isa", "revasm.assembler",
+                         "revasm.sim", "revasm.compiler", "revasm.rtl", "revasm.report",
+                         "revasm.bench"})
+
+#: Which other top-level packages each top-level package may import (the pipeline:
+#: isa <- assembler <- sim <- rtl / report <- bench <- cli / the Python API).
+#: A root in setup.py that is missing here fails the test: say where it sits.
+LAYERS: dict[str, frozenset[str]] = {
+    "revasm.isa": frozenset(),
+    "revasm.assembler": frozenset({"revasm.isa"}),
+    "revasm.sim": frozenset({"revasm.isa", "revasm.assembler"}),
+    # The compiler produces assembly; it does not run it (but see KNOWN_VIOLATIONS).
+    "revasm.compiler": frozenset({"revasm.isa", "revasm.assembler"}),
+    # The RTL is checked against the reference simulator (cosim) and shares its fault kinds.
+    "revasm.rtl": frozenset({"revasm.isa", "revasm.assembler", "revasm.sim"}),
+    "revasm.report": frozenset({"revasm.isa", "revasm.assembler", "revasm.sim"}),
+    "revasm.bench": frozenset({"revasm.isa", "revasm.assembler", "revasm.sim",
+                               "revasm.compiler", "revasm.rtl"}),
+    "revasm.cli": _EVERYTHING,
+    "revasm": _EVERYTHING,
+}
+
+#: Imports that break LAYERS today: (importing module or package, imported module or
+#: package) -> why.  A pair covers everything below both names.  Empty this; an entry
+#: that no import needs any more is reported as a warning.
+KNOWN_VIOLATIONS: dict[tuple[str, str], str] = {
+    # run(), grad() and the instruction counts execute compiled programs on the
+    # reference machine (compiler/api.py, compiler/gradients.py, compiler/counts.py);
+    # they belong in the Python API above both (api/, ``revasm``).
+    ("revasm.compiler", "revasm.sim"): "compiler runs what it compiled",
+    # The benchmarks still live inside the vector simulator (moving to bench/,
+    # ``revasm.bench``, where compiling workloads is allowed).
+    ("revasm.sim.vector.bench", "revasm.compiler"): "benchmarks inside sim compile workloads",
+    # bench/rtl_speed.py reads machine states with the command line's helpers.
+    ("revasm.bench", "revasm.cli"): "bench uses cli.machine_io",
+}
+
+
+# --- the graph -------------------------------------------------------------------
+
+def setup_roots(root: Path = ROOT) -> dict[str, str]:
+    """setup.py's ``ROOTS``: top-level package -> folder."""
+    tree = ast.parse((root / "setup.py").read_text())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+                isinstance(target, ast.Name) and target.id == "ROOTS" for target in node.targets):
+            return ast.literal_eval(node.value)
+    raise AssertionError("setup.py has no ROOTS = {...} dict")
+
+
+def module_files(roots: dict[str, str], root: Path = ROOT) -> dict[str, tuple[Path, bool]]:
+    """Module name -> (file, is a package ``__init__``), mapped as setup.py maps folders."""
+    modules: dict[str, tuple[Path, bool]] = {}
+    for package, folder in roots.items():
+        for path in sorted((root / folder).rglob("*.py")):
+            if "__pycache__" in path.parts:
+                continue
+            parts = path.relative_to(root / folder).with_suffix("").parts
+            is_package = parts[-1] == "__init__"
+            if is_package:
+                parts = parts[:-1]
+            modules[".".join((package, *parts))] = (path, is_package)
+    return modules
+
+
+def _imported_names(node: ast.AST, package: str) -> list[str]:
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if isinstance(node, ast.ImportFrom):
+        if node.level:
+            base = package.split(".")[:len(package.split(".")) - (node.level - 1)]
+            source = ".".join(base + ([node.module] if node.module else []))
+        else:
+            source = node.module or ""
+        return [source] + [f"{source}.{alias.name}" for alias in node.names]
+    return []
+
+
+def import_graph(modules: dict[str, tuple[Path, bool]]) -> dict[str, dict[str, int]]:
+    """Module -> {imported project module: line of the first such import}."""
+    graph: dict[str, dict[str, int]] = {}
+    for name, (path, is_package) in modules.items():
+        package = name if is_package else name.rpartition(".")[0]
+        edges: dict[str, int] = {}
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names = _imported_names(node, package)
+            if not names:
+                continue
+            source, members = names[0], names[1:]
+            # ``from pkg import sub`` depends on pkg.sub when it is a module, else on pkg.
+            targets = [m if m in modules else source for m in members] or [source]
+            for target in targets:
+                while target and target not in modules:  # a name inside a module
+                    target = target.rpartition(".")[0]
+                if target and target != name:
+                    edges[target] = min(edges.get(target, node.lineno), node.lineno)
+        graph[name] = edges
+    return graph
+
+
+def cycles(graph: dict[str, dict[str, int]] | dict[str, set[str]]) -> list[list[str]]:
+    """One closed path (first module repeated at the end) per strongly connected
+    component with more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[list[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, successors = work[-1]
+            for successor in successors:
+                if successor not in graph:
+                    continue
+                if successor not in index:
+                    index[successor] = low[successor] = len(index)
+                    stack.append(successor)
+                    on_stack.add(successor)
+                    work.append((successor, iter(sorted(graph[successor]))))
+                    break
+                if successor in on_stack:
+                    low[node] = min(low[node], index[successor])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        components.append(sorted(component))
+    return [_closed_path(graph, component) for component in components]
+
+
+def _closed_path(graph, component: list[str]) -> list[str]:
+    """A shortest path from the component's first module back to itself, inside it."""
+    members = set(component)
+    start = component[0]
+    came_from: dict[str, str] = {}
+    frontier = [start]
+    while frontier:
+        following = []
+        for node in frontier:
+            for successor in sorted(graph[node]):
+                if successor == start:
+                    path = [node]
+                    while path[-1] != start:
+                        path.append(came_from[path[-1]])
+                    return [*reversed(path), start]
+                if successor in members and successor not in came_from:
+                    came_from[successor] = node
+                    following.append(successor)
+        frontier = following
+    raise AssertionError(f"{component} is not strongly connected")
+
+
+def _within(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix + ".")
+
+
+def top_level(name: str, roots: dict[str, str]) -> str:
+    return max((package for package in roots if _within(name, package)), key=len)
+
+
+def layering_violations(graph: dict[str, dict[str, int]], roots: dict[str, str],
+                        layers: dict[str, frozenset[str]],
+                        known: dict[tuple[str, str], str]) -> tuple[list[str], set]:
+    """Imports LAYERS forbids and no KNOWN_VIOLATIONS entry covers; and the entries used."""
+    violations: list[str] = []
+    used: set[tuple[str, str]] = set()
+    for name in sorted(graph):
+        importer = top_level(name, roots)
+        for target, line in sorted(graph[name].items()):
+            imported = top_level(target, roots)
+            if imported == importer or imported in layers.get(importer, frozenset()):
+                continue
+            covering = [pair for pair in known
+                        if _within(name, pair[0]) and _within(target, pair[1])]
+            if covering:
+                used.update(covering)
+                continue
+            violations.append(f"{name} (line {line}) imports {target}: {importer} may import "
+                              f"only {sorted(layers.get(importer, ())) or 'nothing else'}")
+    return violations, used
+
+
+# --- the tests ---------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def project():
+    roots = setup_roots()
+    modules = module_files(roots)
+    return roots, modules, import_graph(modules)
+
+
+def _describe(cycle: list[str], graph, modules) -> str:
+    steps = []
+    for source, target in zip(cycle, cycle[1:]):
+        path = modules[source][0].relative_to(ROOT) if modules else source
+        steps.append(f"  {source} -> {target}  ({path}:{graph[source][target]})")
+    return "import cycle " + " -> ".join(cycle) + ":\n" + "\n".join(steps)
+
+
+def test_no_module_imports_itself_back(project):
+    _, modules, graph = project
+    found = cycles(graph)
+    assert not found, "\n".join(_describe(cycle, graph, modules) for cycle in found)
+
+
+def test_every_setup_root_has_a_layer(project):
+    roots, _, _ = project
+    missing = sorted(set(roots) - set(LAYERS))
+    assert not missing, f"add {missing} to LAYERS in {Path(__file__).name}: what may they import?"
+
+
+def test_each_top_level_package_imports_only_the_layers_below_it(project):
+    roots, _, graph = project
+    violations, used = layering_violations(graph, roots, LAYERS, KNOWN_VIOLATIONS)
+    assert not violations, "\n".join(violations)
+    stale = sorted(set(KNOWN_VIOLATIONS) - used)
+    if stale:
+        warnings.warn(f"KNOWN_VIOLATIONS entries no import needs any more: {stale}")
+
+
+def test_the_graph_sees_every_kind_of_import(tmp_path):
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("from .a import A\n")  # a package importing its own
+    (package / "a.py").write_text("A = 1\ndef f():\n    from .sub import b\n")  # deferred
+    (package / "sub" / "__init__.py").write_text("")
+    (package / "sub" / "b.py").write_text("from .. import a\nimport pkg.sub.c as c\n")
+    (package / "sub" / "c.py").write_text("from pkg import A\n")  # a name, not a module
+    graph = import_graph(module_files({"pkg": "pkg"}, tmp_path))
+    assert {name: set(edges) for name, edges in graph.items()} == {
+        "pkg": {"pkg.a"}, "pkg.a": {"pkg.sub.b"}, "pkg.sub": set(),
+        "pkg.sub.b": {"pkg.a", "pkg.sub.c"}, "pkg.sub.c": {"pkg"}}
+    assert graph["pkg.a"]["pkg.sub.b"] == 3
+    assert cycles(graph) == [["pkg", "pkg.a", "pkg.sub.b", "pkg.sub.c", "pkg"]]
+
+
+def test_a_cycle_fails_and_is_named():
+    graph = {"x.a": {"x.b": 1}, "x.b": {"x.c": 2}, "x.c": {"x.a": 3, "x.d": 4},
+             "x.d": {}, "x.e": {"x.e": 5}}
+    found = cycles(graph)
+    assert found == [["x.a", "x.b", "x.c", "x.a"]]
+    assert "import cycle x.a -> x.b -> x.c -> x.a" in _describe(found[0], graph, {})
+    assert cycles({"x.a": {"x.b": 1}, "x.b": {}}) == []
+
+
+def test_a_forbidden_import_fails_unless_listed():
+    roots = {"p.low": "low", "p.high": "high"}
+    layers = {"p.low": frozenset(), "p.high": frozenset({"p.low"})}
+    graph = {"p.low.m": {"p.high.n": 7}, "p.high.n": {"p.low.m": 1}}
+    violations, _ = layering_violations(graph, roots, layers, {})
+    assert violations == ["p.low.m (line 7) imports p.high.n: p.low may import only nothing else"]
+    violations, used = layering_violations(graph, roots, layers,
+                                           {("p.low", "p.high.n"): "why"})
+    assert violations == [] and used == {("p.low", "p.high.n")}
