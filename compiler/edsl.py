@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .api import ReversibleFunction, reversible
+from .api import ReversibleFunction, reversible  # noqa: F401 - re-exported
 
 
 class _Type:
