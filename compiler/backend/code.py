@@ -9,6 +9,7 @@ branches and the guards that make failed postconditions fault) and ``call``
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from fractions import Fraction
 
 from revasm.isa.table import INSTRUCTIONS
 
@@ -58,3 +59,8 @@ def _negate(value: str) -> str:
     if value.startswith("+"):
         return "-" + value[1:]
     return "-" + value
+
+
+def _fixed_literal(value: Fraction) -> str:
+    text = repr(float(value))
+    return text if ("." in text or "e" in text) else text + ".0"

@@ -1,0 +1,171 @@
+"""Lowering accumulation, ``d += e`` and ``d -= e``: sums, products, quotients, powers, functions.
+
+Each term becomes one accumulate instruction (ADD, ADDMUL, ADDDIV, ADDSIN, ...)
+on operands set up in scratch registers; small integer factors become repeated
+exact additions.  A mixin of the function lowering (``compiler/backend/function_lowering.py``).
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+
+from ..errors import CompileError
+from ..ir import nodes as ir
+from ..ir.printer import expr_text
+from .code import Instr, _fixed_literal, inverse_code
+from .ir_queries import _same
+
+
+_UNARY = ("sin", "cos", "tan", "tanh", "exp", "log", "sqrt", "abs", "atan", "sinh", "cosh")
+_SMALL_MULTIPLIER = 4
+
+
+class ArithmeticLowering:
+    """d += e and d -= e."""
+
+    def accumulate(self, d: int, sign: int, e: ir.Expr, ctx: ir.ScalarType) -> list[Instr]:
+        pos = e.pos
+        add, sub = ("ADD", "SUB") if sign > 0 else ("SUB", "ADD")
+        if isinstance(e, ir.Const):
+            if e.value == 0:
+                return []
+            if ctx == ir.INT:
+                if e.value.denominator != 1:
+                    raise CompileError(pos, f"{expr_text(e)} is not an integer",
+                                       "Int variables hold whole numbers")
+                v = int(e.value) * sign
+                if -32768 <= v <= 32767:
+                    return [self.i("ADDI", d, str(v), pos=pos)]
+                return [self.i("LI", d, str(v), pos=pos)]
+            return [self.i("LI", d, _fixed_literal(e.value * sign), pos=pos)]
+        etype = self.type_of(e)
+        if isinstance(e, (ir.Var, ir.Index)):
+            if etype == ir.FIXED and ctx == ir.INT:
+                raise CompileError(pos, f"{expr_text(e)} is Fixed; it cannot be added to an "
+                                        "Int", "keep Int variables for counts and indices")
+            if etype == ir.INT and ctx == ir.FIXED:
+                r, setup, teardown = self.place(e)
+                t = self.fresh(pos)
+                conv = [self.i("SLLX", t, r, str(self.fmt_frac), pos=pos, note="Int to Fixed")]
+                return setup + conv + [self.i(add, d, t, pos=pos)] + conv + teardown
+            r, setup, teardown = self.place(e)
+            if r == d:
+                raise CompileError(pos, f"{expr_text(e)} is both read and written by this "
+                                        "statement", "copy it into an ancilla first")
+            return setup + [self.i(add, d, r, pos=pos)] + teardown
+        if isinstance(e, ir.Unary) and e.op == "-":
+            return self.accumulate(d, -sign, e.operand, ctx)
+        if isinstance(e, ir.BinOp) and e.op in "+-":
+            right_sign = sign if e.op == "+" else -sign
+            return self.complete(lambda: self.accumulate(d, sign, e.left, ctx)) + \
+                self.complete(lambda: self.accumulate(d, right_sign, e.right, ctx))
+        if isinstance(e, ir.BinOp) and e.op == "*":
+            return self.multiply(d, sign, e, ctx)
+        if isinstance(e, ir.BinOp) and e.op == "/":
+            if ctx == ir.INT:
+                raise CompileError(pos, "integer division is not supported",
+                                   "divide Fixed values")
+            return self.binary_instruction(d, sign, "DIV", e.left, e.right, pos)
+        if isinstance(e, ir.BinOp) and e.op == "**":
+            return self.power(d, sign, e, ctx)
+        if isinstance(e, ir.FuncCall):
+            if ctx == ir.INT:
+                raise CompileError(pos, f"{e.name} gives a Fixed value; it cannot be added to "
+                                        "an Int")
+            return self.function(d, sign, e)
+        if isinstance(e, (ir.Compare, ir.BoolOp)) or (isinstance(e, ir.Unary)
+                                                      and e.op == "not") or \
+                (isinstance(e, ir.BinOp) and e.op in ("&", "|", "<<", ">>")):
+            t = self.fresh(pos)
+            setup = self.xor_into(t, e)
+            r = t
+            conv: list[Instr] = []
+            if ctx == ir.FIXED:
+                r = self.fresh(pos)
+                conv = [self.i("SLLX", r, t, str(self.fmt_frac), pos=pos, note="Int to Fixed")]
+            return setup + conv + [self.i(add, d, r, pos=pos)] + conv + inverse_code(setup)
+        raise CompileError(pos, f"cannot compute {expr_text(e)}")
+
+    @property
+    def fmt_frac(self) -> int:
+        return self.p.fmt.frac_bits
+
+    def multiply(self, d: int, sign: int, e: ir.BinOp, ctx: ir.ScalarType) -> list[Instr]:
+        pos = e.pos
+        left, right = e.left, e.right
+        if isinstance(left, ir.Const) and not isinstance(right, ir.Const):
+            left, right = right, left
+        if isinstance(right, ir.Const) and right.value.denominator == 1 and \
+                abs(right.value) <= _SMALL_MULTIPLIER:
+            # x * n for a small integer n: n exact additions (no rounding)
+            n = int(right.value)
+            code: list[Instr] = []
+            for _ in range(abs(n)):
+                code += self.complete(lambda: self.accumulate(d, sign if n > 0 else -sign,
+                                                              left, ctx))
+            return code
+        if ctx == ir.INT:
+            if not (isinstance(right, ir.Const) and right.value.denominator == 1):
+                raise CompileError(pos, "an Int product needs a constant factor",
+                                   "multiply Fixed values, or scale by a constant: i * 3")
+            # i * c exactly: fmul(i, c << F) == i * c
+            a, sa, ta = self.operand(left, ir.INT)
+            c = self.fresh(pos)
+            raw = int(right.value) << self.fmt_frac
+            load = [self.i("LI", c, str(raw), pos=pos)]
+            op = "ADDMUL" if sign > 0 else "SUBMUL"
+            return sa + load + [self.i(op, d, a, c, pos=pos)] + inverse_code(load) + ta
+        if self.p.for_gradient and _same(left, right):
+            raise CompileError(pos, f"{expr_text(left)} is read twice by one product; its "
+                                    "gradient would be taken once", "write sq(x) for x * x")
+        return self.binary_instruction(d, sign, "MUL", left, right, pos)
+
+    def binary_instruction(self, d, sign, family, left, right, pos) -> list[Instr]:
+        a, sa, ta = self.operand(left, ir.FIXED)
+        if _same(left, right):
+            b, sb, tb = a, [], []
+        else:
+            b, sb, tb = self.operand(right, ir.FIXED)
+        if d in (a, b):
+            raise CompileError(pos, "the target is read by its own update",
+                               "copy it into an ancilla first")
+        op = ("ADD" if sign > 0 else "SUB") + family
+        return sa + sb + [self.i(op, d, a, b, pos=pos)] + tb + ta
+
+    def power(self, d: int, sign: int, e: ir.BinOp, ctx: ir.ScalarType) -> list[Instr]:
+        pos = e.pos
+        if isinstance(e.right, ir.Const):
+            if e.right.value == 2:
+                return self.function(d, sign, ir.FuncCall(pos, name="sq", args=(e.left,)))
+            if e.right.value == Fraction(1, 2):
+                return self.function(d, sign, ir.FuncCall(pos, name="sqrt", args=(e.left,)))
+            if e.right.value == 1:
+                return self.accumulate(d, sign, e.left, ctx)
+        return self.function(d, sign, ir.FuncCall(pos, name="pow", args=(e.left, e.right)))
+
+    def function(self, d: int, sign: int, e: ir.FuncCall) -> list[Instr]:
+        pos = e.pos
+        prefix = "ADD" if sign > 0 else "SUB"
+        if e.name == "sq":
+            x = e.args[0]
+            a, sa, ta = self.operand(x, ir.FIXED)
+            if a == d:
+                raise CompileError(pos, "the target is read by its own update")
+            if self.p.for_gradient:
+                # a copy keeps the product's two operands in distinct registers
+                t = self.fresh(pos)
+                copy = [self.i("ADD", t, a, pos=pos, note="copy for sq")]
+                return sa + copy + [self.i(prefix + "MUL", d, a, t, pos=pos)] + \
+                    inverse_code(copy) + ta
+            return sa + [self.i(prefix + "MUL", d, a, a, pos=pos)] + ta
+        if e.name in _UNARY:
+            a, sa, ta = self.operand(e.args[0], ir.FIXED)
+            if a == d:
+                raise CompileError(pos, "the target is read by its own update")
+            return sa + [self.i(prefix + e.name.upper(), d, a, pos=pos)] + ta
+        if e.name in ("pow", "atan2"):
+            a, sa, ta = self.operand(e.args[0], ir.FIXED)
+            b, sb, tb = self.operand(e.args[1], ir.FIXED)
+            if d in (a, b):
+                raise CompileError(pos, "the target is read by its own update")
+            return sa + sb + [self.i(prefix + e.name.upper(), d, a, b, pos=pos)] + tb + ta
+        raise CompileError(pos, f"unknown function {e.name!r}")

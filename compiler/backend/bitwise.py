@@ -1,0 +1,84 @@
+"""Lowering ``d ^= e``: constants, bits (and, or, shifts), booleans and comparisons as 0/1.
+
+A mixin of the function lowering (``compiler/backend/function_lowering.py``).
+"""
+from __future__ import annotations
+
+from ..errors import CompileError
+from ..ir import nodes as ir
+from ..ir.printer import expr_text
+from .code import Instr, inverse_code
+
+
+class BitwiseLowering:
+    """d ^= e."""
+
+    def xor_into(self, d: int, e: ir.Expr) -> list[Instr]:
+        pos = e.pos
+        if isinstance(e, ir.Const):
+            v = int(e.value) if e.is_int else self.p.fmt.from_real(e.value)
+            if v == 0:
+                return []
+            if -32768 <= v <= 32767:
+                return [self.i("XORI", d, str(v), pos=pos)]
+            t = self.fresh(pos)
+            load = [self.i("LI", t, str(v), pos=pos)]
+            return load + [self.i("XOR", d, t, pos=pos)] + inverse_code(load)
+        if isinstance(e, (ir.Var, ir.Index)):
+            r, setup, teardown = self.place(e)
+            if r == d:
+                raise CompileError(pos, f"{expr_text(e)} is both read and written")
+            return setup + [self.i("XOR", d, r, pos=pos)] + teardown
+        if isinstance(e, ir.Unary) and e.op == "not":
+            return self.xor_into(d, e.operand) + [self.i("XORI", d, "1", pos=pos)]
+        if isinstance(e, ir.BinOp) and e.op in ("&", "|"):
+            ctx = self._compare_type(e.left, e.right)
+            a, sa, ta = self.operand(e.left, ctx)
+            b, sb, tb = self.operand(e.right, ctx)
+            op = "ANDX" if e.op == "&" else "ORX"
+            return sa + sb + [self.i(op, d, a, b, pos=pos)] + tb + ta
+        if isinstance(e, ir.BinOp) and e.op in ("<<", ">>"):
+            a, sa, ta = self.operand(e.left, self.type_of(e.left))
+            amount = int(e.right.value)
+            op = "SLLX" if e.op == "<<" else "SRAX"
+            return sa + [self.i(op, d, a, str(amount), pos=pos)] + ta
+        if isinstance(e, ir.BoolOp):
+            regs = [self.fresh(pos) for _ in e.values]
+            setups = [self.complete(lambda t=t, v=v: self.xor_into(t, v))
+                      for t, v in zip(regs, e.values)]
+            op = "ANDX" if e.op == "and" else "ORX"
+            code: list[Instr] = [x for s in setups for x in s]
+            acc = regs[0]
+            chain: list[Instr] = []
+            for r in regs[1:-1]:
+                t = self.fresh(pos)
+                chain.append(self.i(op, t, acc, r, pos=pos))
+                acc = t
+            final = [self.i(op, d, acc, regs[-1], pos=pos)]
+            undo = inverse_code(chain) + [x for s in reversed(setups) for x in inverse_code(s)]
+            return code + chain + final + undo
+        if isinstance(e, ir.Compare):
+            ctx = self._compare_type(e.left, e.right)
+            op = e.op
+            if op in ("<", ">", "<=", ">="):
+                a, sa, ta = self.operand(e.left, ctx)
+                b, sb, tb = self.operand(e.right, ctx)
+                first, second = (a, b) if op in ("<", ">=") else (b, a)
+                code = sa + sb
+                if op in ("<=", ">="):
+                    code.append(self.i("XORI", d, "1", pos=pos))
+                return code + [self.i("SLTX", d, first, second, pos=pos)] + tb + ta
+            # a == b: t = a - b, u = (t < 0) | (t > 0), d ^= u (^ 1 for ==)
+            t = self.fresh(pos)
+            diff = self.accumulate(t, 1, e.left, ctx) + self.accumulate(t, -1, e.right, ctx)
+            u = self.fresh(pos)
+            sign_bits = [self.i("SLTX", u, t, 0, pos=pos), self.i("SLTX", u, 0, t, pos=pos)]
+            core = [self.i("XOR", d, u, pos=pos)]
+            if op == "==":
+                core.append(self.i("XORI", d, "1", pos=pos))
+            return diff + sign_bits + core + inverse_code(sign_bits) + inverse_code(diff)
+        if isinstance(e, (ir.BinOp, ir.FuncCall, ir.Unary)):
+            t = self.fresh(pos)
+            setup = self.accumulate(t, 1, e, self.type_of(e))
+            return setup + [self.i("XOR", d, t, pos=pos)] + inverse_code(setup)
+        raise CompileError(pos, f"cannot compute {expr_text(e)} with ^=")

@@ -1,0 +1,228 @@
+"""Lowering control flow: if, while and for as PISA paired branches, and their conditions.
+
+Each construct tests its entry condition and asserts its exit condition with a
+pair of branches (docs/abi.md); guards make a violated postcondition, or a
+precondition that does not match the branch taken when running backward, fault
+at a known PC.  A for loop is a while loop over a counter.  A mixin of the function lowering (``compiler/backend/function_lowering.py``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from fractions import Fraction
+
+from ..errors import CompileError, SourcePos
+from ..ir import nodes as ir
+from ..ir.printer import expr_text
+from .code import Instr, inverse_code, with_role
+from .ir_queries import _is_zero
+
+
+_NEGATE_BRANCH = {"BEQ": "BNE", "BNE": "BEQ", "BLTZ": "BGEZ", "BGEZ": "BLTZ",
+                  "BGTZ": "BLEZ", "BLEZ": "BGTZ"}
+_ZERO_BRANCH = {"<": "BLTZ", "<=": "BLEZ", ">": "BGTZ", ">=": "BGEZ"}
+_MIRROR = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
+
+
+class ControlFlowLowering:
+    """if, while, for and the branches that test conditions."""
+
+    def paired_conditions(self, pre: ir.Expr, post: ir.Expr) -> tuple[tuple, tuple]:
+        """The entry condition's and the exit assertion's (setup, branch, teardown), both
+        built on the same scratch registers (each is uncomputed before the other runs)."""
+        mark = self.scratch_top
+        entry = self.branch(pre, False)
+        self.scratch_top = mark
+        exit_ = self.branch(post, True)
+        self.scratch_top = mark
+        return entry, exit_
+
+    def stmt_if(self, s: ir.If) -> list[Instr]:
+        pos = s.pos
+        (pre_setup, pre_branch, pre_teardown), (post_setup, post_branch, post_teardown) = \
+            self.paired_conditions(s.pre, s.post)
+        test, out, else_, join = (self.label(k) for k in ("if", "out", "else", "join"))
+        guard, bguard = self.label("guard"), self.label("bguard")
+        line = pos.line
+        post_text = expr_text(s.post)
+        pre_text = expr_text(s.pre)
+        then_fault = (f"postcondition {post_text} of the if at line {line} is false after "
+                      "the then branch")
+        else_fault = (f"postcondition {post_text} of the if at line {line} is true after "
+                      "the else branch")
+        back_fault = (f"precondition {pre_text} of the if at line {line} does not match the "
+                      "branch taken (running backward)")
+        code = self.roled(pre_setup, "control")
+        code.append(pre_branch(test, else_, pos, "control"))
+        code += self.roled(pre_teardown, "control")
+        code += self.block(s.then)
+        code += self.roled(post_setup, "check")
+        code.append(self.i("BRA", join, pos=pos, role="control", label=out))
+        if self.p.checks:
+            code.append(self.i("BRA", self.p.trap(bguard, pos, back_fault), pos=pos,
+                               role="check", label=bguard,
+                               note="reached only running backward with a wrong precondition"))
+        code.append(pre_branch(else_, test, pos, "check"))
+        code += self.roled(pre_teardown, "check")
+        code += self.block(s.orelse)
+        code += self.roled(post_setup, "check")
+        if self.p.checks:
+            code.append(post_branch(guard, self.p.trap(guard, pos, else_fault), pos, "check"))
+        code.append(replace(post_branch(join, out, pos, "check"), note=then_fault))
+        code += self.roled(post_teardown, "check")
+        return code
+
+    def stmt_while(self, s: ir.While) -> list[Instr]:
+        pos = s.pos
+        (pre_setup, pre_branch, pre_teardown), (post_setup, post_branch, post_teardown) = \
+            self.paired_conditions(s.pre, s.post)
+        top, test, bottom, exit_ = (self.label(k) for k in ("loop", "test", "back", "exit"))
+        guard, bguard = self.label("guard"), self.label("bguard")
+        line = pos.line
+        post_fault = (f"postcondition {expr_text(s.post)} of the loop at line {line} must be "
+                      "false on entry and true after every iteration")
+        pre_fault = (f"condition {expr_text(s.pre)} of the loop at line {line} is true where "
+                     "the loop exits (running backward)")
+        code = self.roled(post_setup, "check")
+        code.append(post_branch(top, bottom, pos, "check"))
+        code += self.roled(post_teardown, "check")
+        code += self.roled(pre_setup, "control")
+        code.append(pre_branch(test, exit_, pos, "control"))
+        code += self.roled(pre_teardown, "control")
+        code += self.block(s.body)
+        code += self.roled(post_setup, "control")
+        code.append(post_branch(bottom, top, pos, "control"))
+        if self.p.checks:
+            code.append(self.i("BRA", self.p.trap(guard, pos, post_fault), pos=pos,
+                               role="check", label=guard, note=post_fault))
+            code.append(self.i("BRA", self.p.trap(bguard, pos, pre_fault), pos=pos,
+                               role="check", label=bguard, note="reached only running backward"))
+        code.append(pre_branch(exit_, test, pos, "check"))
+        code += self.roled(pre_teardown, "check")
+        return code
+
+    def stmt_for(self, s: ir.For) -> list[Instr]:
+        pos = s.pos
+        i = ir.Var(pos, name=s.var)
+        step = ir.Const(pos, value=Fraction(s.step), is_int=True)
+        loop = ir.While(pos, pre=ir.Compare(pos, op="!=", left=i, right=s.stop),
+                        post=ir.Compare(pos, op="!=", left=i, right=s.start),
+                        body=[*s.body, _Counter(pos, target=i, op="+", expr=step)])
+        code: list[Instr] = []
+        if self.p.checks and not (isinstance(s.start, ir.Const) and
+                                  isinstance(s.stop, ir.Const)):
+            code += self.empty_range_guard(s)
+        code += self.roled(self.stmt(_Counter(pos, target=i, op="+", expr=s.start)), "control")
+        code += self.stmt_while(loop)
+        code += self.roled(self.stmt(_Counter(pos, target=i, op="-", expr=s.stop)), "control")
+        return code
+
+    def empty_range_guard(self, s: ir.For) -> list[Instr]:
+        """Variable bounds: the loop counts until it meets the bound, so the range must
+        not run the wrong way (stop < start with step 1); a guard faults instead of
+        counting through 2^W values."""
+        mark = self.scratch_top
+        t = self.fresh(s.pos)
+        setup = self.accumulate(t, 1, s.stop, ir.INT) + self.accumulate(t, -1, s.start, ir.INT)
+        self.scratch_top = mark
+        guard = self.label("guard")
+        direction = "below" if s.step > 0 else "above"
+        note = (f"the range of the loop at line {s.pos.line} runs the wrong way: its end "
+                f"{expr_text(s.stop)} is {direction} its start {expr_text(s.start)}")
+        branch = self.i("BLTZ" if s.step > 0 else "BGTZ", t, self.p.trap(guard, s.pos, note),
+                        pos=s.pos, role="check", label=guard, note=note)
+        return with_role(setup, "check") + [branch] + with_role(inverse_code(setup), "check")
+
+    def stmt__counter(self, s: ir.Update) -> list[Instr]:
+        return self.roled(self.stmt_update(s), "control")
+
+    def roled(self, code: list[Instr], role: str) -> list[Instr]:
+        if self.role == "uncompute" and role in ("compute", "control"):
+            role = "uncompute"
+        return with_role(code, role)
+
+    def branch(self, cond: ir.Expr, when: bool):
+        """(setup, make_branch(label, target, pos, role), teardown): jump iff cond == when."""
+        mnemonic, regs, setup, teardown = self.test(cond)
+        if not when:
+            mnemonic = _NEGATE_BRANCH[mnemonic]
+
+        def make(label: str, target: str, pos: SourcePos, role: str) -> Instr:
+            return self.i(mnemonic, *regs, target, pos=pos, role=role, label=label)
+        return setup, make, teardown
+
+    def test(self, cond: ir.Expr):
+        """A branch mnemonic and registers that test ``cond`` (true -> taken)."""
+        if isinstance(cond, ir.Compare):
+            left, right, op = cond.left, cond.right, cond.op
+            if _is_zero(left) and not _is_zero(right):
+                left, right, op = right, left, _MIRROR[op]
+            ctx = self._compare_type(left, right)
+            if op in ("==", "!="):
+                a, sa, ta = self.operand(left, ctx)
+                b, sb, tb = self.operand(right, ctx)
+                return ("BEQ" if op == "==" else "BNE"), (a, b), sa + sb, tb + ta
+            if _is_zero(right):
+                a, sa, ta = self.operand(left, ctx)
+                return _ZERO_BRANCH[op], (a,), sa, ta
+        if isinstance(cond, ir.Unary) and cond.op == "not":
+            mnemonic, regs, setup, teardown = self.test(cond.operand)
+            return _NEGATE_BRANCH[mnemonic], regs, setup, teardown
+        if isinstance(cond, (ir.Var, ir.Index)):
+            a, sa, ta = self.operand(cond, self.type_of(cond))
+            return "BNE", (a, 0), sa, ta
+        mark = self.scratch_top
+        try:
+            if not self.p.optimize:
+                raise CompileError(cond.pos, "plain lowering")
+            t, setup = self.condition_bit(cond)
+        except CompileError:  # out of scratch registers: clear each part as it goes
+            self.scratch_top = mark
+            t = self.fresh(cond.pos)
+            setup = self.xor_into(t, cond)
+        return "BNE", (t, 0), setup, inverse_code(setup)
+
+    def condition_bit(self, e: ir.Expr) -> tuple[int, list[Instr]]:
+        """A scratch register holding ``e``'s truth (0 or 1), for a branch.
+
+        Unlike ``xor_into`` the setup leaves its temporaries (operands, the parts of an
+        ``and``/``or``) in place: the branch's teardown, the setup's inverse, clears
+        them, so each is computed once per test instead of three times.
+        """
+        pos = e.pos
+        if isinstance(e, ir.BoolOp):
+            regs: list[int] = []
+            code: list[Instr] = []
+            for v in e.values:
+                r, c = self.condition_bit(v)
+                regs.append(r)
+                code += c
+            acc = regs[0]
+            op = "ANDX" if e.op == "and" else "ORX"
+            for r in regs[1:]:
+                t = self.fresh(pos)
+                code.append(self.i(op, t, acc, r, pos=pos))
+                acc = t
+            return acc, code
+        if isinstance(e, ir.Unary) and e.op == "not":
+            r, code = self.condition_bit(e.operand)
+            return r, code + [self.i("XORI", r, "1", pos=pos)]
+        if isinstance(e, ir.Compare) and e.op in ("<", ">", "<=", ">="):
+            ctx = self._compare_type(e.left, e.right)
+            a, sa, _ = self.operand(e.left, ctx)
+            b, sb, _ = self.operand(e.right, ctx)
+            d = self.fresh(pos)
+            first, second = (a, b) if e.op in ("<", ">=") else (b, a)
+            code = sa + sb
+            if e.op in ("<=", ">="):
+                code.append(self.i("XORI", d, "1", pos=pos))
+            return d, code + [self.i("SLTX", d, first, second, pos=pos)]
+        t = self.fresh(pos)
+        return t, self.xor_into(t, e)
+
+    def _compare_type(self, a: ir.Expr, b: ir.Expr) -> ir.ScalarType:
+        return ir.INT if self.type_of(a) == self.type_of(b) == ir.INT else ir.FIXED
+
+
+@dataclass
+class _Counter(ir.Update):
+    """A loop counter update (role: control), lowered like any update."""

@@ -1,0 +1,174 @@
+"""Lowering one function: its portal, the scratch registers, the constant pool, dispatch.
+
+Every statement becomes straight-line code built from *setup / operation /
+teardown*; ``stmt`` sends each IR statement to its ``stmt_<kind>`` method in
+one of the mixins (``statements``, ``calls``, ``control_flow``) and resets the
+scratch registers after it.  Operands come from ``places``, accumulation from
+``arithmetic``, ``d ^= e`` from ``bitwise``.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from ..errors import CompileError, SourcePos
+from ..ir import nodes as ir
+from .arithmetic import _SMALL_MULTIPLIER, ArithmeticLowering
+from .bitwise import BitwiseLowering
+from .calls import CallLowering
+from .code import Instr, _fixed_literal, inverse_code, with_role
+from .control_flow import ControlFlowLowering
+from .ir_queries import _callees
+from .layout import LINK, SCRATCH, VARIABLE_REGISTERS
+from .places import OperandLowering
+from .statements import StatementLowering
+
+
+class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, OperandLowering,
+                        ArithmeticLowering, BitwiseLowering):
+    """One function: its portal, scratch registers, constant pool and statement dispatch."""
+
+    # ``parent`` is lowering.py's _ModuleLowering (not imported: that module imports this one).
+    def __init__(self, parent: Any, f: ir.Function) -> None:
+        self.p = parent
+        self.f = f
+        self.lay = parent.layouts[f.name]
+        self.types = self.lay.types()
+        self.scratch_top = 0
+        self.role = "compute"
+        self.pool: dict[tuple[int, str], int] = {}  # constant (word, kind) -> register
+
+    def fresh(self, pos: SourcePos) -> int:
+        if self.scratch_top >= len(SCRATCH):
+            raise CompileError(pos, f"this statement needs more than {len(SCRATCH)} temporary "
+                                    "registers", "split the expression with an ancilla")
+        reg = SCRATCH[self.scratch_top]
+        self.scratch_top += 1
+        return reg
+
+    def i(self, mnemonic: str, *operands, pos: SourcePos | None = None, note: str = "",
+          role: str | None = None, label: str = "") -> Instr:
+        ops = tuple(f"${o}" if isinstance(o, int) else str(o) for o in operands)
+        return Instr(mnemonic, ops, pos, role or self.role, note, label)
+
+    def run(self) -> list[Instr]:
+        f = self.f
+        name = f"f_{f.name}"
+        code = [self.i("BRA", f"{name}_bot", pos=f.pos, role="control", label=f"{name}_top",
+                       note=f"return path of {f.name}"),
+                self.i("SWAPBR", LINK, pos=f.pos, role="control", label=name,
+                       note=f"portal of {f.name}"),
+                self.i("NEG", LINK, pos=f.pos, role="control")]
+        load = self.constant_pool()
+        code += load + self.block(f.body) + with_role(inverse_code(load), "uncompute")
+        code.append(self.i("BRA", f"{name}_top", pos=f.pos, role="control",
+                           label=f"{name}_bot"))
+        return code
+
+    def constant_pool(self) -> list[Instr]:
+        """Keep the constants that loops read as operands in spare variable registers.
+
+        A constant operand costs a ``li`` and its inverse each time it is read; in a
+        loop condition that is every iteration, twice.  A function that makes no calls
+        (a call would save these registers too) loads the most used ones once, at its
+        entry, into variable registers nothing else uses, and clears them at its exit.
+        """
+        if not self.p.optimize or any(True for _ in _callees(self.f.body)):
+            return []
+        limit = self.p.max_registers
+        available = list(VARIABLE_REGISTERS[:limit] if limit else VARIABLE_REGISTERS)
+        spare = [r for r in available if r not in self.lay.registers]
+        if not spare or self.lay.frame_size:
+            return []
+        uses: dict[tuple[int, str], int] = {}
+        literals: dict[tuple[int, str], Fraction] = {}
+        for e, ctx in self._loop_constant_operands(self.f.body, False):
+            word = self._word(e, ctx)
+            if word is not None:
+                uses[(word, ctx.kind)] = uses.get((word, ctx.kind), 0) + 1
+                literals[(word, ctx.kind)] = e.value
+        chosen = sorted(uses, key=lambda k: -uses[k])[:len(spare)]
+        load: list[Instr] = []
+        for key, reg in zip(chosen, spare):
+            self.pool[key] = reg
+            word, kind = key
+            text = str(word) if kind == ir.INT.kind else _fixed_literal(literals[key])
+            load.append(self.i("LI", reg, text, pos=self.f.pos, role="compute",
+                               note="constant kept in a register"))
+        return load
+
+    def _word(self, e: ir.Const, ctx: ir.ScalarType) -> int | None:
+        if ctx == ir.INT:
+            return int(e.value) if e.value.denominator == 1 else None
+        return self.p.fmt.from_real(e.value)
+
+    def _loop_constant_operands(self, body: list[ir.Stmt], in_loop: bool):
+        """(constant, context) of every constant a loop reads through ``operand``."""
+        for s in body:
+            looped = in_loop or isinstance(s, (ir.While, ir.For))
+            if looped:
+                exprs = [getattr(s, a, None) for a in ("expr", "pre", "post", "theta", "a", "b")]
+                for e in exprs:
+                    if isinstance(e, ir.Expr):
+                        yield from self._constant_operands(e)
+            for attr in ("body", "then", "orelse"):
+                inner = getattr(s, attr, None)
+                if isinstance(inner, list):
+                    yield from self._loop_constant_operands(inner, looped)
+
+    def _constant_operands(self, e: ir.Expr):
+        pairs: list[tuple[ir.Expr, ir.ScalarType]] = []
+        if isinstance(e, ir.Compare):
+            ctx = self._compare_type(e.left, e.right)
+            pairs = [(e.left, ctx), (e.right, ctx)]
+        elif isinstance(e, ir.BinOp) and e.op in ("/", "**") or (
+                isinstance(e, ir.BinOp) and e.op == "*" and not any(
+                    isinstance(x, ir.Const) and x.value.denominator == 1 and
+                    abs(x.value) <= _SMALL_MULTIPLIER for x in (e.left, e.right))):
+            pairs = [(e.left, ir.FIXED), (e.right, ir.FIXED)]
+        elif isinstance(e, ir.FuncCall):
+            pairs = [(a, ir.FIXED) for a in e.args]
+        for x, ctx in pairs:
+            if isinstance(x, ir.Const) and x.value != 0:
+                yield x, ctx
+        for attr in ("left", "right", "operand"):
+            sub = getattr(e, attr, None)
+            if isinstance(sub, ir.Expr):
+                yield from self._constant_operands(sub)
+        for attr in ("values", "args"):
+            for sub in getattr(e, attr, ()) or ():
+                if isinstance(sub, ir.Expr):
+                    yield from self._constant_operands(sub)
+
+    def block(self, body: list[ir.Stmt]) -> list[Instr]:
+        out: list[Instr] = []
+        for s in body:
+            out += self.stmt(s)
+        return out
+
+    def stmt(self, s: ir.Stmt) -> list[Instr]:
+        mark = self.scratch_top
+        try:
+            method = getattr(self, "stmt_" + type(s).__name__.lower())
+            code = method(s)
+        finally:
+            self.scratch_top = mark
+        return code
+
+    def uncomputing(self, body: list[ir.Stmt]) -> list[Instr]:
+        saved, self.role = self.role, "uncompute"
+        try:
+            return self.block(body)
+        finally:
+            self.role = saved
+
+    def label(self, kind: str) -> str:
+        return self.p.label(kind)
+
+    def complete(self, build) -> list[Instr]:
+        """Code that clears its own temporaries: their registers are free again after it."""
+        mark = self.scratch_top
+        try:
+            return build()
+        finally:
+            self.scratch_top = mark

@@ -1,0 +1,31 @@
+"""Questions the lowering asks of the IR: element indices of a shape, callees, zero, sameness."""
+from __future__ import annotations
+
+from ..ir import nodes as ir
+
+
+def _indices(shape: tuple[int, ...]):
+    if not shape:
+        yield ()
+        return
+    for i in range(shape[0]):
+        for rest in _indices(shape[1:]):
+            yield (i, *rest)
+
+
+def _callees(body: list[ir.Stmt]):
+    for s in body:
+        if isinstance(s, ir.Call):
+            yield s.func
+        for attr in ("body", "then", "orelse"):
+            inner = getattr(s, attr, None)
+            if isinstance(inner, list):
+                yield from _callees(inner)
+
+
+def _is_zero(e: ir.Expr) -> bool:
+    return isinstance(e, ir.Const) and e.value == 0
+
+
+def _same(a: ir.Expr, b: ir.Expr) -> bool:
+    return a == b

@@ -1,0 +1,112 @@
+"""Places and operands: the register that holds a variable, an array element or a value.
+
+A register variable is its own place; a spilled scalar or an array element is
+swapped (EXCH) into a zero scratch register by a setup and back by the
+teardown, its address computed from the stack pointer or the array's base
+register and constant strides.  A mixin of the function lowering (``compiler/backend/function_lowering.py``).
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+
+from ..errors import CompileError
+from ..frontend.expressions import expr_type
+from ..ir import nodes as ir
+from ..ir.printer import expr_text
+from .code import Instr, inverse_code
+from .ir_queries import _is_zero
+from .layout import SP
+
+
+class OperandLowering:
+    """Where a value lives, and how it is brought into a register."""
+
+    def type_of(self, e: ir.Expr) -> ir.ScalarType:
+        return expr_type(e, self.types, self.p.module.tables)
+
+    def place(self, e: ir.Expr):
+        """A register holding the variable/element ``e``, with setup/teardown moving it there."""
+        if isinstance(e, ir.Var):
+            slot = self.lay.scalars.get(e.name)
+            if slot is None:
+                raise CompileError(e.pos, f"{e.name!r} is not a scalar variable")
+            if slot.register is not None:
+                return slot.register, [], []
+            # the address register is zero again after the setup (and the teardown), so
+            # it is free for the code in between: release it at once
+            reg = self.fresh(e.pos)
+            mark = self.scratch_top
+            addr = self.fresh(e.pos)
+            calc = [self.i("ADD", addr, SP, pos=e.pos)]
+            if slot.frame_offset:
+                calc.append(self.i("ADDI", addr, str(slot.frame_offset), pos=e.pos))
+            setup = calc + [self.i("EXCH", reg, addr, pos=e.pos, note=f"load {e.name}")] \
+                + inverse_code(calc)
+            self.scratch_top = mark
+            return reg, setup, inverse_code(setup)
+        if isinstance(e, ir.Index):
+            reg = self.fresh(e.pos)
+            mark = self.scratch_top
+            addr = self.fresh(e.pos)
+            calc = self.address(addr, e)
+            setup = calc + [self.i("EXCH", reg, addr, pos=e.pos,
+                                   note=f"load {expr_text(e)}")] + inverse_code(calc)
+            self.scratch_top = mark
+            return reg, setup, inverse_code(setup)
+        raise CompileError(e.pos, f"{expr_text(e)} is not a variable or array element")
+
+    def address(self, addr: int, e: ir.Index) -> list[Instr]:
+        pos = e.pos
+        if e.name in self.p.module.tables:
+            type_ = self.p.module.tables[e.name].type
+            code = [self.i("LI", addr, f"t_{e.name}.0", pos=pos)]
+        else:
+            home = self.lay.arrays[e.name]
+            type_ = home.type
+            if home.register is not None:
+                code = [self.i("ADD", addr, home.register, pos=pos)]
+            else:
+                code = [self.i("ADD", addr, SP, pos=pos)]
+                if home.frame_offset:
+                    code.append(self.i("ADDI", addr, str(home.frame_offset), pos=pos))
+        stride = 1
+        strides = []
+        for extent in reversed(type_.shape):
+            strides.append(stride)
+            stride *= extent
+        strides.reverse()
+        constant = 0
+        for index, stride in zip(e.indices, strides):
+            if isinstance(index, ir.Const):
+                constant += int(index.value) * stride
+                continue
+            term = index if stride == 1 else ir.BinOp(
+                pos, op="*", left=index, right=ir.Const(pos, value=Fraction(stride), is_int=True))
+            code += self.accumulate(addr, 1, term, ir.INT)
+        if constant:
+            code.append(self.i("ADDI", addr, str(constant), pos=pos))
+        return code
+
+    def operand(self, e: ir.Expr, ctx: ir.ScalarType):
+        """A register holding the value of ``e`` in type ``ctx``, with setup and teardown."""
+        if _is_zero(e):
+            return 0, [], []
+        if isinstance(e, ir.Const) and self.pool:
+            word = self._word(e, ctx)
+            if (word, ctx.kind) in self.pool:
+                return self.pool[(word, ctx.kind)], [], []
+        etype = self.type_of(e)
+        if isinstance(e, (ir.Var, ir.Index)) and (etype == ctx or ctx == ir.INT):
+            if etype != ctx:
+                raise CompileError(e.pos, f"{expr_text(e)} is Fixed where an Int is needed")
+            return self.place(e)
+        if isinstance(e, (ir.Var, ir.Index)) and etype == ir.INT and ctx == ir.FIXED:
+            # one shift into a zero scratch register converts it (SLLX is an XOR)
+            r, sr, tr = self.place(e)
+            t = self.fresh(e.pos)
+            setup = sr + [self.i("SLLX", t, r, str(self.fmt_frac), pos=e.pos,
+                                 note="Int to Fixed")] + tr
+            return t, setup, inverse_code(setup)
+        t = self.fresh(e.pos)
+        setup = self.accumulate(t, 1, e, ctx)
+        return t, setup, inverse_code(setup)
