@@ -1,8 +1,9 @@
 """Lowering accumulation, ``d += e`` and ``d -= e``: sums, products, quotients, powers, functions.
 
-Each term becomes one accumulate instruction (ADD, ADDMUL, ADDDIV, ADDSIN, ...)
-on operands set up in scratch registers; small integer factors become repeated
-exact additions.  A mixin of the function lowering (``compiler/backend/function_lowering.py``).
+Each term becomes one accumulate instruction (ADD, ADDMUL, ADDDIV, ADDSIN, ...) on
+operands set up in scratch registers; small integer factors become repeated exact
+additions.  A mixin of the function lowering
+(``compiler/backend/function_lowering.py``).
 """
 from __future__ import annotations
 

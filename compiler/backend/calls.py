@@ -1,9 +1,9 @@
 """Lowering calls: a portal call (BRA/RBRA) with the caller's registers pushed on the stack.
 
-Arguments that are not in registers (spilled scalars, array elements,
-constants) are loaded first; each argument is moved into the callee's
-parameter register through its stack slot, and everything is undone after the
-call returns (docs/abi.md).  A mixin of the function lowering (``compiler/backend/function_lowering.py``).
+Arguments that are not in registers (spilled scalars, array elements, constants) are
+loaded first; each argument is moved into the callee's parameter register through
+its stack slot, and everything is undone after the call returns (docs/abi.md).  A
+mixin of the function lowering (``compiler/backend/function_lowering.py``).
 """
 from __future__ import annotations
 

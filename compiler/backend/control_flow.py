@@ -1,9 +1,10 @@
 """Lowering control flow: if, while and for as PISA paired branches, and their conditions.
 
-Each construct tests its entry condition and asserts its exit condition with a
-pair of branches (docs/abi.md); guards make a violated postcondition, or a
-precondition that does not match the branch taken when running backward, fault
-at a known PC.  A for loop is a while loop over a counter.  A mixin of the function lowering (``compiler/backend/function_lowering.py``).
+Each construct tests its entry condition and asserts its exit condition with a pair
+of branches (docs/abi.md); guards make a violated postcondition, or a precondition
+that does not match the branch taken when running backward, fault at a known PC.  A
+for loop is a while loop over a counter.  A mixin of the function lowering
+(``compiler/backend/function_lowering.py``).
 """
 from __future__ import annotations
 

@@ -1,9 +1,10 @@
 """Places and operands: the register that holds a variable, an array element or a value.
 
 A register variable is its own place; a spilled scalar or an array element is
-swapped (EXCH) into a zero scratch register by a setup and back by the
-teardown, its address computed from the stack pointer or the array's base
-register and constant strides.  A mixin of the function lowering (``compiler/backend/function_lowering.py``).
+swapped (EXCH) into a zero scratch register by a setup and back by the teardown, its
+address computed from the stack pointer or the array's base register and constant
+strides.  A mixin of the function lowering
+(``compiler/backend/function_lowering.py``).
 """
 from __future__ import annotations
 

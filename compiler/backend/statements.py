@@ -1,8 +1,9 @@
 """Lowering straight-line statements: updates, SWAP, ROT, ancilla allocation and release, blocks.
 
-An ancilla's allocation and release carry guards (unless the static checks
-proved them) that fault when it does not hold the stated value; a checked
-free of an array checks every element.  A mixin of the function lowering (``compiler/backend/function_lowering.py``).
+An ancilla's allocation and release carry guards (unless the static checks proved
+them) that fault when it does not hold the stated value; a checked free of an array
+checks every element.  A mixin of the function lowering
+(``compiler/backend/function_lowering.py``).
 """
 from __future__ import annotations
 
