@@ -1,6 +1,7 @@
 """Package layout: the root folders install as subpackages of one import package.
 
-`revasm` itself is the folder `cli/`; `revasm.isa` is `isa/`, and so on.  Every
+`revasm` itself (the Python API) is the folder `api/`; `revasm.cli` is `cli/`,
+`revasm.isa` is `isa/`, and so on.  Every
 folder below them with an `__init__.py` becomes a subpackage, so adding one
 needs no change here.
 """
@@ -9,12 +10,15 @@ from pathlib import Path
 from setuptools import setup
 
 ROOTS = {
-    "revasm": "cli",
+    "revasm": "api",
+    "revasm.cli": "cli",
     "revasm.isa": "isa",
     "revasm.assembler": "assembler",
     "revasm.sim": "sim",
     "revasm.rtl": "rtl",
     "revasm.compiler": "compiler",
+    "revasm.report": "report",
+    "revasm.bench": "bench",
 }
 
 packages: list[str] = []
@@ -29,5 +33,5 @@ for package, folder in ROOTS.items():
         package_dir[name] = init.parent.as_posix()
 
 setup(packages=packages, package_dir=package_dir,
-      package_data={"revasm.isa": ["*.md"], "revasm.sim.report": ["models/*.json"],
+      package_data={"revasm.isa": ["*.md"], "revasm.report": ["models/*.json"],
                     "revasm.rtl": ["harness/*.cpp"]})

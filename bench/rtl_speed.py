@@ -24,28 +24,26 @@ import time
 from pathlib import Path
 
 from revasm.assembler import assemble_file
-from revasm.machine_io import load_inputs
 from revasm.rtl.cosim import Job, Lockstep
 from revasm.rtl.params import CoreParams
 from revasm.rtl.verilator import VerilatorLockstep, find_verilator
-from revasm.sim.reference import Machine
-from revasm.sim.reference.gradient import resolve
+from revasm.sim.host import initial_words, resolve
+
+from .common import EXAMPLES as REPOSITORY_EXAMPLES
 
 RESULTS = Path(__file__).resolve().parent / "results" / "rtl_speed.json"
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = REPOSITORY_EXAMPLES
 PARAMS = CoreParams(width=32, memory_words=1024, gradient=True)
 
 
-def _job(name: str, sets: tuple[str, ...] = (), grad: bool = False) -> Job:
+def _job(name: str, inputs: dict[str, object] | None = None, grad: bool = False) -> Job:
     path = EXAMPLES / name
     image = assemble_file(str(path))
-    staging = Machine(image, memory_words=PARAMS.memory_words)
-    load_inputs(staging, image, sets, ())
+    registers, memory = initial_words(image, inputs, memory_words=PARAMS.memory_words)
     loss = None
     if grad:
         loss = resolve(image, next(n for n, d in image.names.items() if d.role == "loss"))
-    return Job(image, dict(enumerate(staging.registers)),
-               {a: v for a, v in enumerate(staging.memory) if v}, name=name, loss=loss)
+    return Job(image, registers, memory, name=name, loss=loss)
 
 
 def _lockstep(engine, job: Job) -> dict:
@@ -73,7 +71,7 @@ def main() -> None:
     workloads = [
         ("bessel_j2 forward+backward", _job("bessel_j2.pal")),
         ("bessel_j2 --grad", _job("bessel_j2.pal", grad=True)),
-        (f"nested_loops n=m={loop}", _job("nested_loops.pal", (f"n={loop}", f"m={loop}"))),
+        (f"nested_loops n=m={loop}", _job("nested_loops.pal", {"n": loop, "m": loop})),
     ]
     started = time.perf_counter()
     Lockstep(PARAMS).run([])  # Amaranth's fixed cost per run: elaboration, simulator set-up
@@ -92,7 +90,7 @@ def main() -> None:
                   f"{row['cycles']:>9} cycles {row['seconds']:>8.3f} s "
                   f"{row['cycles_per_second']:>10,} cycles/s "
                   f"{row['instructions_per_second']:>9,} instr/s", flush=True)
-    job = _job("nested_loops.pal", (f"n={alone}", f"m={alone}"))
+    job = _job("nested_loops.pal", {"n": alone, "m": alone})
     cycles, retired, seconds = engine.free_run(job)
     name = f"nested_loops n=m={alone}"
     rows.append({"workload": name, "backend": "verilator", "mode": "model alone",

@@ -1,2 +1,5 @@
-"""revasm: a toolchain for a reversible, differentiable processor."""
-__version__ = "0.1.0"
+"""The ``revasm`` command line (click): a thin layer over the Python API (``revasm``).
+
+Each ``commands_*`` module holds the subcommands of one job; they parse arguments, call the
+library and print.  ``main.main`` is the console entry point.
+"""

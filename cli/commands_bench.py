@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from revasm.sim.vector.bench import BENCHMARKS, run_benchmark
+from revasm.bench import BENCHMARKS, run_benchmark
 
 from .errors import ToolError
 

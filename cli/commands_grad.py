@@ -1,6 +1,6 @@
 """`revasm grad` and `revasm hessian`: gradients and Hessians by the host protocol.
 
-Both run the reference simulator in gradient mode (docs/gradient.md): forward
+Both run a simulator engine in gradient mode (docs/gradient.md): forward
 to FINISH, grad[loss] = 1, gradient switch on, backward to START; `hessian`
 repeats it once per input with the tangent bank on (forward-over-reverse).
 Without --width, a file that declares no `.width` runs at W = 64 (Q32.32):
@@ -14,9 +14,10 @@ import click
 
 from revasm.assembler.image import Image
 from revasm.sim.reference import MachineFault
-from revasm.sim.reference.gradient import GradientError, gradient, hessian
+from revasm.sim.engines import EngineError
+from revasm.sim.host import GradientError, gradient, hessian
 
-from .commands_run import MAX_STEPS, MEMS, SETS, fault_dict
+from .commands_run import ENGINE, MAX_STEPS, MEMS, SETS, fault_dict
 from .errors import EXIT_FAILURE
 from .loading import load_gradient_program
 from .machine_io import load_inputs
@@ -33,12 +34,14 @@ JSON = click.option("--json", "as_json", is_flag=True, help="Print exactly one J
 
 
 def _run_protocol(protocol, image: Image, sets: tuple[str, ...], mems: tuple[str, ...],
-                  loss: str | None, wrt: str | None, max_steps: int, as_json: bool):
+                  loss: str | None, wrt: str | None, max_steps: int, engine_name: str,
+                  as_json: bool):
     """Run the host protocol (``gradient`` or ``hessian``); None after a reported fault."""
     try:
         return protocol(image, loss=loss, wrt=parse_name_list(wrt), max_steps=max_steps,
-                        prepare=lambda machine: load_inputs(machine, image, sets, mems))
-    except GradientError as exc:
+                        prepare=lambda machine: load_inputs(machine, image, sets, mems),
+                        engine=engine_name)
+    except (GradientError, EngineError) as exc:
         raise click.UsageError(str(exc))
     except MachineFault as fault:
         _fault_exit(fault, image, as_json)
@@ -70,7 +73,7 @@ def _fault_exit(fault: MachineFault, image: Image, as_json: bool) -> None:
 
 def _protocol_options(command):
     """The arguments grad and hessian share: FILE, inputs, loss, wrt, width, limits, JSON."""
-    for option in (JSON, MAX_STEPS, WIDTH, WRT, LOSS, MEMS, SETS,
+    for option in (JSON, ENGINE, MAX_STEPS, WIDTH, WRT, LOSS, MEMS, SETS,
                    click.argument("file", type=click.Path(dir_okay=False))):
         command = option(command)
     return command
@@ -83,7 +86,8 @@ def _real(value) -> float:
 @click.command()
 @_protocol_options
 def grad(file: str, sets: tuple[str, ...], mems: tuple[str, ...], loss: str | None,
-         wrt: str | None, width: str | None, max_steps: int, as_json: bool) -> None:
+         wrt: str | None, width: str | None, max_steps: int, engine_name: str,
+         as_json: bool) -> None:
     """Gradient of a program's loss by reverse mode on the machine itself.
 
     Host protocol: inputs in, forward to FINISH, loss out, grad[loss] = 1,
@@ -99,7 +103,8 @@ def grad(file: str, sets: tuple[str, ...], mems: tuple[str, ...], loss: str | No
     Exit code 1 and a report naming the pass on a machine fault.
     """
     image = load_gradient_program(file, width)
-    result = _run_protocol(gradient, image, sets, mems, loss, wrt, max_steps, as_json)
+    result = _run_protocol(gradient, image, sets, mems, loss, wrt, max_steps, engine_name,
+                           as_json)
     if result is None:
         return
     out = _summary(result)
@@ -116,7 +121,8 @@ def grad(file: str, sets: tuple[str, ...], mems: tuple[str, ...], loss: str | No
 @click.command("hessian")
 @_protocol_options
 def hessian_command(file: str, sets: tuple[str, ...], mems: tuple[str, ...], loss: str | None,
-                    wrt: str | None, width: str | None, max_steps: int, as_json: bool) -> None:
+                    wrt: str | None, width: str | None, max_steps: int, engine_name: str,
+                    as_json: bool) -> None:
     """Hessian of a program's loss by forward-over-reverse on the machine.
 
     For each input x_j: tangent bank on with dx_j = 1, forward pass, grad[loss]
@@ -131,7 +137,8 @@ def hessian_command(file: str, sets: tuple[str, ...], mems: tuple[str, ...], los
     of one forward and one backward pass, and the number of passes.
     """
     image = load_gradient_program(file, width)
-    result = _run_protocol(hessian, image, sets, mems, loss, wrt, max_steps, as_json)
+    result = _run_protocol(hessian, image, sets, mems, loss, wrt, max_steps, engine_name,
+                           as_json)
     if result is None:
         return
     out = _summary(result)

@@ -7,15 +7,15 @@ from typing import Callable
 
 import click
 
-from revasm.sim.report import (REPORT_SCHEMA, EnergyModel, ModelError, ReportError,
+from revasm.report import (REPORT_SCHEMA, EnergyModel, ModelError, ReportError,
                                build_report, bundled_models, load_model)
 from revasm.assembler.image import Image
 from revasm.isa.fixed_point import WordFormat
-from revasm.sim.reference import Machine
-from revasm.sim.report.batch import build_batch_report
-from revasm.sim.report.batch_format import format_batch_report, render_batch_html
-from revasm.sim.report.html_report import render_html
-from revasm.sim.report.terminal import format_report
+from revasm.sim.engine import Lanes
+from revasm.report.batch import build_batch_report
+from revasm.report.batch_format import format_batch_report, render_batch_html
+from revasm.report.html_report import render_html
+from revasm.report.terminal import format_report
 
 from .loading import load_gradient_program
 from .commands_run import MAX_STEPS, MEMS, SETS, WIDTH
@@ -50,10 +50,10 @@ def _select_models(names: tuple[str, ...], files: tuple[str, ...]
 
 
 def _lane_loaders(path: str, image: Image, sets: tuple[str, ...], mems: tuple[str, ...]
-                  ) -> list[Callable[[Machine], None]]:
+                  ) -> list[Callable[[Lanes], None]]:
     """One loader per lane: defaults and --set/--mem, then the lane's row of the inputs,
     read exactly as `revasm batch --inputs` reads them (``sim/vector/batch_io.py``)."""
-    from revasm.sim.vector.batch_io import (BatchInputError, read_columns, resolve_column,
+    from revasm.sim.batch_io import (BatchInputError, read_columns, resolve_column,
                                             to_words)
 
     fmt = WordFormat(image.width)
@@ -68,8 +68,8 @@ def _lane_loaders(path: str, image: Image, sets: tuple[str, ...], mems: tuple[st
         raise ToolError(f"{path}: error: no lanes (expected a header of names and one row "
                         "per lane)")
 
-    def loader(lane: int) -> Callable[[Machine], None]:
-        def load(machine: Machine) -> None:
+    def loader(lane: int) -> Callable[[Lanes], None]:
+        def load(machine: Lanes) -> None:
             load_inputs(machine, image, sets, mems)
             for place, column in zip(places, words):
                 store(machine, Location(place.register, place.address), int(column[lane]))

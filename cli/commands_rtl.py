@@ -111,14 +111,11 @@ def sim(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
         raise ToolError(f"{file}: error: the image has {len(image)} words, more than the "
                         f"core's {params.memory_words}; use --memory-words")
     from revasm.rtl.cosim import Job, Lockstep
-    from revasm.sim.reference import Machine
-
-    from .machine_io import load_inputs
-    staging = Machine(image, memory_words=params.memory_words)
-    load_inputs(staging, image, sets, mems)
+    from .machine_io import initial_words
+    registers, memory = initial_words(image, sets, mems, memory_words=params.memory_words)
     place = None
     if grad:
-        from revasm.sim.reference.gradient import GradientError, resolve
+        from revasm.sim.host import GradientError, resolve
         if forward_only:
             raise ToolError("revasm rtl sim: error: --grad runs backward; drop --forward-only")
         if loss is None:
@@ -131,8 +128,7 @@ def sim(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
             place = resolve(image, loss)
         except GradientError as exc:
             raise ToolError(f"{file}: error: {exc}") from None
-    job = Job(image, registers=dict(enumerate(staging.registers)),
-              memory={a: v for a, v in enumerate(staging.memory) if v},
+    job = Job(image, registers=registers, memory=memory,
               directions=(1,) if forward_only else (1, -1), name=file, loss=place)
     if verilator:
         from revasm.rtl.verilator import VerilatorError, VerilatorLockstep

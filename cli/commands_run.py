@@ -1,18 +1,20 @@
-"""`revasm run` and `revasm check`: execute a program on the reference simulator."""
+"""`revasm run` and `revasm check`: execute a program on a simulator engine."""
 from __future__ import annotations
 
 import json
-import random
 
 import click
 
+import revasm as api
+from revasm.running import fault_json
 from revasm.assembler.image import Image
-from revasm.isa.fixed_point import WordFormat
-from revasm.sim.reference import Machine, MachineFault
+from revasm.sim.engine import Lanes
+from revasm.sim.engines import CHOICES, EngineError, choose
+from revasm.sim.reference import MachineFault
 
 from .errors import EXIT_FAILURE, ToolError
 from .loading import load_program
-from .machine_io import Location, load_inputs, state_dict, store
+from .machine_io import load_inputs
 
 DEFAULT_MAX_STEPS = 10_000_000
 
@@ -23,28 +25,37 @@ SETS = click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
                          "A VALUE with a decimal point is a fixed-point real.")
 MEMS = click.option("--mem", "mems", multiple=True, metavar="ADDR=VALUE",
                     help="Set a memory word (address or label) before the run.")
+ENGINE = click.option("--engine", "engine_name", type=click.Choice(CHOICES), default="auto",
+                      show_default=True,
+                      help="The simulator engine: reference (the scalar oracle, traces), vector "
+                           "(numpy lanes), compiled (native code), or auto (the fastest that "
+                           "pays for this job). Every engine gives the same bits.")
 MAX_STEPS = click.option("--max-steps", type=click.IntRange(min=1), default=DEFAULT_MAX_STEPS,
                          show_default=True, help="Stop with a fault after this many steps.")
 
 
 def fault_dict(fault: MachineFault, image: Image) -> dict:
-    location = image.location(fault.pc) if fault.pc is not None else None
-    return {
-        "kind": fault.kind,
-        "pc": fault.pc,
-        "line": location.line if location else None,
-        "source": location.text.strip() if location else None,
-        "message": fault.message,
-    }
+    """A fault as the JSON of every command (kind, pc, line, source, message)."""
+    return fault_json(fault)
 
 
-def _start(machine: Machine, image: Image, reverse: bool) -> None:
-    if reverse:
-        if image.finish is None:
-            raise ToolError(f"{image.source_file}: error: --reverse needs a FINISH instruction "
-                            "to start from")
-        machine.pc = image.finish
-        machine.direction = -1
+def engine_for(engine_name: str, *, lanes: int = 1, trace: bool = False) -> str:
+    """Check the user's ``--engine`` choice here (a usage error if it cannot run)."""
+    try:
+        choose(engine_name, lanes=lanes, trace=trace)
+    except EngineError as exc:
+        raise click.UsageError(str(exc))
+    return engine_name
+
+
+def load_engine(image: Image, *, engine_name: str, lanes: int = 1, trace: bool = False,
+                max_steps: int | None = None) -> Lanes:
+    """``image`` loaded on the engine the user chose (a usage error if it cannot run)."""
+    try:
+        chosen = choose(engine_name, lanes=lanes, trace=trace)
+    except EngineError as exc:
+        raise click.UsageError(str(exc))
+    return chosen.load(image, lanes, max_steps=max_steps)
 
 
 @click.command()
@@ -57,10 +68,11 @@ def _start(machine: Machine, image: Image, reverse: bool) -> None:
 @MAX_STEPS
 @click.option("--trace", is_flag=True,
               help="Print a line per executed instruction: step, PC, instruction, changes.")
+@ENGINE
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
 def run(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | None,
-        reverse: bool, max_steps: int, trace: bool, as_json: bool) -> None:
-    """Run a program (PAL source or image) on the reference simulator.
+        reverse: bool, max_steps: int, trace: bool, engine_name: str, as_json: bool) -> None:
+    """Run a program (PAL source or image) from START to FINISH.
 
     \b
     Examples:
@@ -70,26 +82,20 @@ def run(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
     Exit code 1 and a report (PC, source line, BR, DIR, registers) on a fault.
     """
     image = load_program(file, int(width) if width else None)
-    machine = Machine(image, max_steps=max_steps)
-    load_inputs(machine, image, sets, mems)
-    _start(machine, image, reverse)
-    fault: MachineFault | None = None
-    trace_sink = (lambda line: click.echo(line, err=as_json)) if trace else None
-    try:
-        machine.run(direction=-1 if reverse else 1, trace=trace_sink)
-    except MachineFault as exc:
-        fault = exc
-    result = {"status": "fault" if fault else "finished", "steps": machine.steps,
-              "cycles": machine.cycles, **state_dict(machine, image)}
-    if fault:
-        result["fault"] = fault_dict(fault, image)
+    if reverse and image.finish is None:
+        raise ToolError(f"{image.source_file}: error: --reverse needs a FINISH instruction "
+                        "to start from")
+    sink = (lambda line: click.echo(line, err=as_json)) if trace else None
+    result = api.run(image, prepare=lambda machine: load_inputs(machine, image, sets, mems),
+                     reverse=reverse, engine=engine_for(engine_name, trace=trace),
+                     max_steps=max_steps, trace=sink)
     if as_json:
-        click.echo(json.dumps(result))
+        click.echo(json.dumps(result.to_json()))
     else:
-        _print_summary(result, image)
-        if fault:
-            click.echo(str(fault), err=True)
-    if fault:
+        _print_summary(result.to_json(), image)
+        if result.fault:
+            click.echo(str(result.fault), err=True)
+    if result.fault:
         raise SystemExit(EXIT_FAILURE)
 
 
@@ -119,10 +125,11 @@ def _print_summary(result: dict, image: Image) -> None:
 @MEMS
 @WIDTH
 @MAX_STEPS
+@ENGINE
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
 def check(file: str, trials: int, seed: int, int_range: str, real_range: str,
           sets: tuple[str, ...], mems: tuple[str, ...], width: str | None, max_steps: int,
-          as_json: bool) -> None:
+          engine_name: str, as_json: bool) -> None:
     """Check reversibility: run forward to FINISH, then backward to START, and
     compare every register, memory word, BR, DIR and the output tape with the
     initial state.  The first state is the declared defaults plus --set/--mem;
@@ -134,28 +141,18 @@ def check(file: str, trials: int, seed: int, int_range: str, real_range: str,
     Exit code 1 if any state is not restored exactly or a run faults.
     """
     image = load_program(file, int(width) if width else None)
-    fmt = WordFormat(image.width)
-    int_lo, int_hi = _range(int_range, int, "--int-range")
-    real_lo, real_hi = _range(real_range, float, "--real-range")
-    rng = random.Random(seed)
-    inputs = [d for d in image.names.values() if d.role == "input"]
-    if trials and not inputs:
+    try:
+        result = api.check(image, prepare=lambda machine: load_inputs(machine, image, sets, mems),
+                           random=trials, seed=seed,
+                           int_range=_range(int_range, int, "--int-range"),
+                           real_range=_range(real_range, float, "--real-range"),
+                           engine=engine_for(engine_name, lanes=trials + 1),
+                           max_steps=max_steps)
+    except ValueError as exc:
         raise ToolError(f"{file}: error: --random needs inputs declared with .input "
-                        "(nothing to randomize)")
-    results = []
-    for trial in range(trials + 1):
-        machine = Machine(image, max_steps=max_steps)
-        load_inputs(machine, image, sets, mems)
-        if trial:
-            for declared in inputs:
-                if declared.fixed:
-                    word = fmt.from_real(round(rng.uniform(real_lo, real_hi), 6))
-                else:
-                    word = rng.randint(int_lo, int_hi)
-                store(machine, Location(declared.register, declared.address), word & fmt.mask)
-        results.append(_round_trip(machine, image, trial))
-    failures = [r for r in results if r["status"] != "restored"]
-    summary = {"file": file, "states": len(results), "restored": len(results) - len(failures),
+                        f"({exc})") from None
+    failures = [state.to_json() for state in result.failures]
+    summary = {"file": file, "states": len(result.states), "restored": result.restored,
                "failures": failures}
     if as_json:
         click.echo(json.dumps(summary))
@@ -167,36 +164,6 @@ def check(file: str, trials: int, seed: int, int_range: str, real_range: str,
                    "restored exactly by forward then backward execution")
     if failures:
         raise SystemExit(EXIT_FAILURE)
-
-
-def _round_trip(machine: Machine, image: Image, trial: int) -> dict:
-    before = machine.snapshot()
-    try:
-        machine.run(direction=1)
-        forward_steps = machine.steps
-        machine.direction = -1
-        machine.run(direction=-1)
-    except MachineFault as exc:
-        return {"state": trial, "status": "fault", "detail": exc.message,
-                "fault": fault_dict(exc, image)}
-    machine.direction = 1
-    after = machine.snapshot()
-    if after != before:
-        return {"state": trial, "status": "not restored", "detail": _difference(before, after)}
-    return {"state": trial, "status": "restored", "detail": f"{forward_steps} steps each way"}
-
-
-def _difference(before, after) -> str:
-    parts = []
-    for name in ("registers", "memory", "br", "direction", "emitted"):
-        b, a = getattr(before, name, None), getattr(after, name, None)
-        if b != a:
-            if isinstance(b, (list, tuple)) and isinstance(a, (list, tuple)):
-                idx = [i for i, (x, y) in enumerate(zip(b, a)) if x != y][:5]
-                parts.append(f"{name} differ at {idx}")
-            else:
-                parts.append(f"{name}: {b} -> {a}")
-    return "; ".join(parts) or "state differs"
 
 
 def _range(text: str, kind, option: str):

@@ -21,7 +21,9 @@ from typing import Any
 from revasm.assembler import assemble
 from revasm.assembler.image import Image
 from revasm.isa.fixed_point import WordFormat
-from revasm.sim.reference import Machine, MachineFault
+from revasm.sim.engine import Lanes, read_place, write_place
+from revasm.sim.engines import load
+from revasm.sim.reference import MachineFault
 
 from .backend.lowering import Lowered, SourceEntry, lower_module
 from .errors import CompileError, SourcePos
@@ -108,7 +110,7 @@ class RunResult:
     values: dict[str, Any]
     steps: int
     cycles: int
-    machine: Machine = field(repr=False)
+    machine: Lanes = field(repr=False)
     program: CompiledProgram = field(repr=False)
 
 
@@ -169,7 +171,7 @@ def _program(target: Any, **options: Any) -> CompiledProgram:
     raise TypeError("run() takes a CompiledProgram or a @reversible function")
 
 
-def load_inputs(program: CompiledProgram, machine: Machine, inputs: dict[str, Any]) -> None:
+def load_inputs(program: CompiledProgram, machine: Lanes, inputs: dict[str, Any]) -> None:
     """Set parameters: scalars by name, arrays from (nested) sequences of numbers."""
     f = program.function
     fmt = WordFormat(program.image.width)
@@ -183,53 +185,62 @@ def load_inputs(program: CompiledProgram, machine: Machine, inputs: dict[str, An
             if len(flat) != p.type.size:
                 raise ValueError(f"{name} has {p.type.size} elements; {len(flat)} given")
             for label, v in zip(program.lowered.array_labels[name], flat):
-                machine.memory[program.image.symbols[label]] = \
-                    _word(fmt, v, p.type.element) & fmt.mask
+                write_place(machine, None, program.image.symbols[label],
+                            _word(fmt, v, p.type.element) & fmt.mask)
         else:
             reg = program.lowered.layouts[f.name].scalars[name].register
-            machine.registers[reg] = _word(fmt, value, p.type) & fmt.mask
+            write_place(machine, reg, None, _word(fmt, value, p.type) & fmt.mask)
 
 
-def read_values(program: CompiledProgram, machine: Machine, exact: bool = False) -> dict:
+def read_values(program: CompiledProgram, machine: Lanes, exact: bool = False,
+                lane: int = 0) -> dict:
+    """Every parameter's value on one lane: scalars, arrays as nested lists."""
     f = program.function
     fmt = WordFormat(program.image.width)
     out: dict[str, Any] = {}
     for p in f.params:
         if isinstance(p.type, ir.ArrayType):
-            words = [machine.memory[program.image.symbols[label]]
+            words = [int(read_place(machine, None, program.image.symbols[label])[lane])
                      for label in program.lowered.array_labels[p.name]]
             flat = [_value(fmt, w, p.type.element, exact) for w in words]
             out[p.name] = _reshape(flat, p.type.shape)
         else:
             reg = program.lowered.layouts[f.name].scalars[p.name].register
-            out[p.name] = _value(fmt, machine.registers[reg], p.type, exact)
+            out[p.name] = _value(fmt, int(read_place(machine, reg, None)[lane]), p.type, exact)
     return out
 
 
 def run(target: Any, inputs: dict[str, Any] | None = None, *, width: int = 32,
-        max_steps: int | None = 50_000_000, reverse_check: bool = False) -> RunResult:
+        max_steps: int | None = 50_000_000, reverse_check: bool = False,
+        engine: str = "auto") -> RunResult:
     """Compile (if needed) and run forward; values of every parameter afterwards.
 
     ``reverse_check`` also runs backward and raises if the initial state is not
-    restored exactly.
+    restored exactly.  ``engine`` names the simulator engine (``revasm.sim.engines``).
     """
     program = _program(target, width=width)
-    machine = Machine(program.image, max_steps=max_steps)
+    machine = load(program.image, 1, engine_name=engine, max_steps=max_steps)
     load_inputs(program, machine, inputs or {})
-    before = machine.snapshot()
-    try:
+    before = machine.snapshot(0)
+    machine.run(1)
+    _raise_fault(program, machine)
+    values = read_values(program, machine)
+    steps, cycles = int(machine.steps[0]), int(machine.cycles[0])
+    if reverse_check:
+        machine.run(-1)
+        _raise_fault(program, machine)
+        after = machine.snapshot(0)
+        if (after.registers, after.memory) != (before.registers, before.memory):
+            raise AssertionError("running backward did not restore the initial state")
         machine.run(1)
-        values = read_values(program, machine)
-        steps, cycles = machine.steps, machine.cycles
-        if reverse_check:
-            machine.run(-1)
-            after = machine.snapshot()
-            if (after.registers, after.memory) != (before.registers, before.memory):
-                raise AssertionError("running backward did not restore the initial state")
-            machine.run(1)
-    except MachineFault as fault:
-        raise program_fault(program, fault) from None
+        _raise_fault(program, machine)
     return RunResult(values, steps, cycles, machine, program)
+
+
+def _raise_fault(program: CompiledProgram, machine: Lanes) -> None:
+    fault = machine.fault(0)
+    if fault is not None:
+        raise program_fault(program, fault)
 
 
 def program_fault(program: CompiledProgram, fault: MachineFault) -> ProgramFault:

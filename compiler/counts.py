@@ -16,7 +16,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from revasm.sim.reference import Machine, MachineFault
+from revasm.sim.engines import choose
 
 from .api import CompiledProgram, load_inputs, program_fault
 
@@ -45,16 +45,16 @@ class Counts:
 def count(program: CompiledProgram, inputs: dict[str, Any],
           max_steps: int | None = 50_000_000) -> Counts:
     """Run forward once, counting executed instructions by role and direction."""
-    machine = Machine(program.image, max_steps=max_steps)
+    machine = choose("auto", trace=True).load(program.image, 1, max_steps=max_steps)
     load_inputs(program, machine, inputs)
     per_pc: Counter = Counter()
 
     def trace(record) -> None:
         per_pc[(record.pc, record.direction)] += 1
 
-    try:
-        machine.run(1, trace=trace)
-    except MachineFault as fault:
+    machine.run(1, trace=trace)  # type: ignore[call-arg]
+    fault = machine.fault(0)
+    if fault is not None:
         raise program_fault(program, fault) from None
     by_role: Counter = Counter()
     backward = irreversible = 0
@@ -67,5 +67,5 @@ def count(program: CompiledProgram, inputs: dict[str, Any],
         by_role[role] += n
         if role in IRREVERSIBLE_ROLES:
             irreversible += n
-    return Counts(machine.steps, dict(sorted(by_role.items())), backward, irreversible,
+    return Counts(int(machine.steps[0]), dict(sorted(by_role.items())), backward, irreversible,
                   sum(program.image.is_code))

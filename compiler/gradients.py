@@ -16,7 +16,7 @@ from fractions import Fraction
 from typing import Any
 
 from revasm.sim.reference import MachineFault
-from revasm.sim.reference.gradient import GradientResult, gradient
+from revasm.sim.host import GradientResult, gradient
 
 from .api import (CompiledProgram, _reshape, compile_file, compile_function, load_inputs,
                   program_fault)

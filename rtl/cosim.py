@@ -45,7 +45,7 @@ class Job:
     directions: tuple[int, ...] = (1, -1)
     name: str = ""
     #: gradient mode: before the backward run, G[loss] = 1 and the gradient switch on
-    #: (a ``revasm.sim.reference.gradient.Place``); needs a core with the gradient bank
+    #: (a ``revasm.sim.host.Place``); needs a core with the gradient bank
     loss: object | None = None
 
 
@@ -315,7 +315,10 @@ class Lockstep:
                 if not p.gradient:
                     raise ValueError("gradient mode needs a core built with the gradient bank")
                 machine.gradient = True
-                job.loss.write(machine.gradients, machine.memory_gradients, machine.fmt.one)
+                if job.loss.register is not None:
+                    machine.gradients[job.loss.register] = machine.fmt.one
+                else:
+                    machine.memory_gradients[job.loss.address] = machine.fmt.one
                 await self._write_gradient(bus, job.loss, machine.fmt.one)
             run = await self._run(bus, machine, direction, grad)
             result.runs.append(run)

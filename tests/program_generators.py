@@ -166,17 +166,24 @@ class ProgramCase:
     prologue: dict[int, int] = field(default_factory=dict)
 
     def load(self, machine, *, at_finish: bool = False) -> None:
-        """Put the initial values into any engine with ``registers``/``memory`` lists.
+        """Put the initial values into a reference ``Machine`` (``registers``/``memory``
+        lists) or any engine's lanes (``revasm.sim.engine.Lanes``: every lane alike).
 
         ``at_finish``: also the reserved registers' values, for a run that
         starts backward from FINISH.
         """
         mask = (1 << self.image.width) - 1
-        for register, value in self.registers.items():
-            machine.registers[register] = value & mask
+        registers = dict(self.registers)
         if at_finish:
-            for register, value in self.prologue.items():
-                machine.registers[register] = value & mask
+            registers.update(self.prologue)
+        if hasattr(machine, "set_bank_word"):
+            for register, value in registers.items():
+                machine.set_bank_word("R", register, value & mask)
+            for address, value in self.memory.items():
+                machine.set_bank_word("MEM", address, value & mask)
+            return
+        for register, value in registers.items():
+            machine.registers[register] = value & mask
         for address, value in self.memory.items():
             machine.memory[address] = value & mask
 

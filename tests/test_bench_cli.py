@@ -5,8 +5,8 @@ import json
 
 from click.testing import CliRunner
 
-from revasm.main import cli
-from revasm.sim.vector.bench import BENCHMARKS
+from revasm.cli.main import cli
+from revasm.bench import BENCHMARKS
 
 
 def test_quick_suite_writes_every_result(tmp_path):
@@ -45,7 +45,7 @@ def test_unknown_benchmark_is_a_usage_error(tmp_path):
 
 def test_the_summary_of_a_full_run_prints_every_kind_of_workload(tmp_path, capsys):
     """The full suite's gradient workloads (not run by --quick) have their own shape."""
-    from revasm.commands_bench import _print
+    from revasm.cli.commands_bench import _print
 
     gradient = {"status": "measured", "reference_gradient_s": 0.65,
                 "vector": {"batch": 1000, "per_gradient_s": 0.006},

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from revasm.main import cli
+from revasm.cli.main import cli
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 ALL_EXAMPLES = sorted(EXAMPLES.glob("*.pal"))

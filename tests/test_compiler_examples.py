@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from nilang_examples import program_files
-from revasm.main import cli
+from revasm.cli.main import cli
 from revasm.compiler import compile_file, compile_source, run
 from revasm.compiler.counts import count
 from revasm.compiler.gradients import grad

@@ -203,7 +203,7 @@ def test_without_checks_a_wrong_free_surfaces_as_unrestored_state():
     assert "trap" not in program.pal
     result = run(program, {"x": 2.0})  # no fault at the free ...
     t = program.lowered.layouts["f"].scalars["t"].register
-    assert result.machine.registers[t] != 0  # ... the ancilla is left holding 1.0
+    assert int(result.machine.bank_word("R", t)[0]) != 0  # ... the ancilla is left holding 1.0
 
 
 def _i(text: str, label: str = "") -> Instr:

@@ -14,7 +14,7 @@ import math
 import pytest
 from click.testing import CliRunner
 
-from revasm.main import cli
+from revasm.cli.main import cli
 
 sin, cos, tan, exp, log, sqrt = math.sin, math.cos, math.tan, math.exp, math.log, math.sqrt
 sinh, cosh, tanh = math.sinh, math.cosh, math.tanh

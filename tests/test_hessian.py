@@ -13,7 +13,7 @@ import pytest
 
 from revasm.assembler import assemble, assemble_file
 from revasm.sim.reference import Machine
-from revasm.sim.reference.gradient import gradient, hessian
+from revasm.sim.host import gradient, hessian
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 U32 = 2.0 ** -16

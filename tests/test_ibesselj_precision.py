@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from revasm.main import cli
+from revasm.cli.main import cli
 
 SOURCE = Path(__file__).resolve().parent.parent / "examples" / "nilang" / "ibesselj.py"
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from nilang_examples import program_files
 from revasm.compiler import CompileError, ProgramFault, compile_file, compile_source, run
 from revasm.compiler.ir.inverse import invert_block
-from revasm.main import cli
+from revasm.cli.main import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 NILANG = ROOT / "examples/nilang"

@@ -1,4 +1,4 @@
-"""Reports (sim/report): counts checked by hand, totals against the simulator, models, schema."""
+"""Reports (report): counts checked by hand, totals against the simulator, models, schema."""
 from __future__ import annotations
 
 import json
@@ -12,13 +12,15 @@ from program_generators import ProgramCase, straight_line_programs, structured_p
 
 from revasm.assembler import assemble
 from revasm.isa.table import INSTRUCTIONS
+from revasm.sim.engine import Lanes
+from revasm.sim.host import load_inputs
 from revasm.sim.reference import Machine, MachineFault
-from revasm.sim.report import (REPORT_CLASSES, ModelError, ReportError, access_of,
+from revasm.report import (REPORT_CLASSES, ModelError, ReportError, access_of,
                                build_report, build_value_report, bundled_models,
                                gradient_mode_available, load_model, report_class,
                                validate_report)
-from revasm.sim.report.energy_models import adiabatic_factor, landauer_joules_per_bit
-from revasm.sim.report.schema import REPORT_SCHEMA
+from revasm.report.energy_models import adiabatic_factor, landauer_joules_per_bit
+from revasm.report.schema import REPORT_SCHEMA
 
 EXAMPLES = sorted(Path(__file__).parent.parent.joinpath("examples").glob("*.pal"))
 MODELS = bundled_models()
@@ -30,12 +32,8 @@ NO_GRADIENT_TRAFFIC = {"gradient_reads": 0, "gradient_writes": 0, "memory_gradie
 def report_of(source: str, *, width: int = 32, models=None, **registers: int) -> dict:
     image = assemble(HEADER + source, "t.pal", width=width)
 
-    def prepare(machine: Machine) -> None:
-        for declared in image.names.values():
-            if declared.default is not None:
-                machine.registers[declared.register] = declared.default
-        for name, value in registers.items():
-            machine.set(name, value)
+    def prepare(machine: Lanes) -> None:
+        load_inputs(machine, image, dict(registers))
 
     chosen = list(MODELS.values()) if models is None else [MODELS[m] for m in models]
     return build_value_report(image, prepare=prepare, models=chosen, all_models=MODELS)
@@ -354,7 +352,7 @@ SQUARE = """\
 
 def test_gradient_mode_report_counts_the_adjoint_pass_by_hand():
     image = assemble(HEADER + SQUARE, "t.pal")
-    options = dict(prepare=lambda m: m.set("x", "0.5"), models=[MODELS["cmos45"]],
+    options = dict(prepare=lambda m: load_inputs(m, image, {"x": "0.5"}), models=[MODELS["cmos45"]],
                    all_models=MODELS)
     if not gradient_mode_available():  # before sim/reference has the gradient switch
         with pytest.raises(ReportError, match="gradient mode is not available"):
@@ -383,7 +381,7 @@ def test_gradient_mode_report_counts_the_adjoint_pass_by_hand():
 def test_gradient_mode_report_agrees_with_the_gradient_protocol():
     if not gradient_mode_available():
         return  # the test above checks the message until gradient mode exists
-    from revasm.sim.reference.gradient import gradient
+    from revasm.sim.host import gradient
 
     # A loop with a product and a function: sum_k x * sin(x), k = 1..5.
     image = assemble(HEADER + """\
@@ -401,7 +399,7 @@ bottom: bne    $4 $5 top
         addi   $5 -5
         finish
 """, "t.pal")
-    report = build_report(image, grad=True, prepare=lambda m: m.set("x", "0.75"),
+    report = build_report(image, grad=True, prepare=lambda m: load_inputs(m, image, {"x": "0.75"}),
                           models=[], all_models=MODELS)
     expected = gradient(image, inputs={"x": "0.75"})
     assert report["gradient"] == {"x": float(expected.gradient["x"])}
@@ -415,7 +413,7 @@ bottom: bne    $4 $5 top
 def test_gradient_report_counts_equal_the_simulator_for_every_program(case: ProgramCase):
     if not gradient_mode_available():
         return  # covered by the gradient tests above
-    from revasm.sim.reference.gradient import gradient
+    from revasm.sim.host import gradient
 
     try:
         expected = gradient(case.image, loss="$1", wrt=["$2"], prepare=case.load,
@@ -451,7 +449,7 @@ over:   bra    from
 def test_the_backward_run_starts_at_the_finish_the_forward_run_reached(grad):
     image = assemble(HEADER + TWO_FINISHES, "t.pal", width=64)
     assert image.finish == 2  # the image's first FINISH is not the one reached
-    report = build_report(image, grad=grad, prepare=lambda m: m.set("x", "1.5"),
+    report = build_report(image, grad=grad, prepare=lambda m: load_inputs(m, image, {"x": "1.5"}),
                           models=[], all_models=MODELS, max_steps=1000)
     assert report["status"] == "finished"
     forward, backward = report["runs"]

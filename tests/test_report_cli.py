@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from revasm.main import cli
-from revasm.sim.report import (REPORT_SCHEMA, bundled_models, gradient_mode_available,
+from revasm.cli.main import cli
+from revasm.report import (REPORT_SCHEMA, bundled_models, gradient_mode_available,
                                validate_report)
-from revasm.sim.report import html_report
+from revasm.report import html_report
 
 ROOT = Path(__file__).parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("*.pal"))

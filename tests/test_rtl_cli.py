@@ -13,7 +13,7 @@ pytest.importorskip("amaranth", reason="the RTL needs the 'rtl' extra (amaranth)
 WARNINGS_ARE_ERRORS = pytest.mark.filterwarnings("error")
 pytestmark = WARNINGS_ARE_ERRORS
 
-from revasm.main import cli  # noqa: E402
+from revasm.cli.main import cli  # noqa: E402
 
 
 def _run(*args: str):

@@ -118,13 +118,9 @@ def test_examples_in_lockstep() -> None:
     images = [assemble_file(path) for path in EXAMPLES]
     jobs = []
     for path, image in zip(EXAMPLES, images):
-        from revasm.sim.reference import Machine
-
-        from revasm.machine_io import load_inputs
-        staging = Machine(image, memory_words=1024)
-        load_inputs(staging, image, (), ())
-        jobs.append(Job(image, dict(enumerate(staging.registers)),
-                        {a: v for a, v in enumerate(staging.memory) if v}, name=path))
+        from revasm.sim.host import initial_words
+        registers, memory = initial_words(image, memory_words=1024)
+        jobs.append(Job(image, registers, memory, name=path))
     by_width: dict[int, list[Job]] = {}
     for job in jobs:
         by_width.setdefault(job.image.width, []).append(job)
@@ -195,7 +191,7 @@ def _gradient_jobs(width: int) -> list[Job]:
     from program_generators import ProgramBuilder
 
     from revasm.isa.fixed_point import WordFormat
-    from revasm.sim.reference.gradient import Place
+    from revasm.sim.host import Place
     fmt = WordFormat(width)
     rng = random.Random(width)
     jobs = []
@@ -230,10 +226,8 @@ def _gradient_jobs(width: int) -> list[Job]:
 
 @pytest.mark.parametrize("width", [32, 64])
 def test_gradient_mode_in_lockstep(width: int) -> None:
-    from revasm.sim.reference import Machine
-    from revasm.sim.reference.gradient import resolve
-
-    from revasm.machine_io import load_inputs
+    from revasm.sim.host import initial_words
+    from revasm.sim.host import resolve
     jobs = _gradient_jobs(width)
     if width == 64:  # the families with unit calls and the aliasing case (time budget)
         jobs = [j for j in jobs if j.name.startswith(("ADDMUL", "SUBDIV", "ROT", "IROT",
@@ -245,10 +239,8 @@ def test_gradient_mode_in_lockstep(width: int) -> None:
             losses = [n for n, d in image.names.items() if d.role == "loss"]
             if not losses or image.width != width:
                 continue
-            staging = Machine(image, memory_words=TEST_MEMORY_WORDS)
-            load_inputs(staging, image, (), ())
-            jobs.append(Job(image, dict(enumerate(staging.registers)),
-                            {a: v for a, v in enumerate(staging.memory) if v}, name=path,
+            registers, memory = initial_words(image, memory_words=TEST_MEMORY_WORDS)
+            jobs.append(Job(image, registers, memory, name=path,
                             loss=resolve(image, losses[0])))
     results = Lockstep(CoreParams(width=width, memory_words=TEST_MEMORY_WORDS,
                                   gradient=True)).run(jobs, stop_on_divergence=False)

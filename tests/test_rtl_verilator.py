@@ -25,9 +25,9 @@ from revasm.rtl.params import CoreParams  # noqa: E402
 from revasm.rtl.verilator import (  # noqa: E402
     VerilatorError, VerilatorLockstep, core_ports, missing_tools)
 from revasm.sim.reference import Machine, MachineFault  # noqa: E402
-from revasm.sim.reference.gradient import resolve  # noqa: E402
+from revasm.sim.host import resolve  # noqa: E402
 
-from revasm.machine_io import load_inputs  # noqa: E402
+from revasm.sim.host import initial_words  # noqa: E402
 
 EXAMPLES = sorted(glob.glob("examples/*.pal"))
 PARAMS = CoreParams(width=32, memory_words=1024, gradient=True)
@@ -52,14 +52,12 @@ def engine() -> VerilatorLockstep:
 
 def _example_job(path: str, *, grad: bool = False) -> Job:
     image = assemble_file(path)
-    staging = Machine(image, memory_words=PARAMS.memory_words)
-    load_inputs(staging, image, (), ())
+    registers, memory = initial_words(image, memory_words=PARAMS.memory_words)
     loss = None
     if grad:
         losses = [n for n, d in image.names.items() if d.role == "loss"]
         loss = resolve(image, losses[0])
-    return Job(image, dict(enumerate(staging.registers)),
-               {a: v for a, v in enumerate(staging.memory) if v}, name=path, loss=loss)
+    return Job(image, registers, memory, name=path, loss=loss)
 
 
 def _problems(results) -> list[str]:
@@ -232,7 +230,7 @@ def test_random_programs_in_lockstep_w64(engine64: VerilatorLockstep, case) -> N
 def _cli(*args: str):
     from click.testing import CliRunner
 
-    from revasm.main import cli
+    from revasm.cli.main import cli
     return CliRunner().invoke(cli, list(args))
 
 

@@ -68,26 +68,24 @@ def test_gmm_constant_is_the_programs_constant():
 def test_vector_gradient_of_the_givens_network_equals_the_reference_bit_for_bit():
     from revasm.compiler import compile_file
     from revasm.compiler.api import load_inputs
-    from revasm.sim.reference import Machine
-    from revasm.sim.reference.gradient import gradient
-    from revasm.sim.vector import VectorMachine
-    from revasm.sim.vector.gradient import batch_gradient
+    from revasm.sim.engines import load
+    from revasm.sim.host import batch_gradient, gradient
 
     program = compile_file(EXAMPLES / "givens100.py", "givens_loss", width=64)
     lanes = [W.givens_inputs(seed) for seed in (1, 2)]
     loaded = []
     for inputs in lanes:
-        machine = Machine(program.image)
+        machine = load(program.image, 1, engine_name="reference")
         load_inputs(program, machine, dict(inputs, out=0.0))
-        loaded.append(machine)
-    vector = VectorMachine(program.image, len(lanes))
+        loaded.append(machine.snapshot(0))
+    vector = load(program.image, len(lanes), engine_name="vector")
     for register in range(1, 32):
-        vector.set_register(register, [m.registers[register] for m in loaded])
+        vector.set_bank_word("R", register, [m.registers[register] for m in loaded])
     touched = [a for a in range(len(loaded[0].memory))
                if any(m.memory[a] for m in loaded)
                and (a >= len(program.image) or not program.image.is_code[a])]
     for address in touched:
-        vector.set_memory(address, [m.memory[address] for m in loaded])
+        vector.set_bank_word("MEM", address, [m.memory[address] for m in loaded])
     result = batch_gradient(vector)
     fmt = vector.fmt
 

@@ -135,7 +135,7 @@ def load_model(path: str | Path) -> EnergyModel:
 
 
 def bundled_models() -> dict[str, EnergyModel]:
-    """The models shipped in the package (``revasm/sim/report/models/*.json``), by name."""
+    """The models shipped in the package (``revasm/report/models/*.json``), by name."""
     folder = resources.files(__package__).joinpath("models")
     models: dict[str, EnergyModel] = {}
     for entry in sorted(folder.iterdir(), key=lambda e: e.name):

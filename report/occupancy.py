@@ -9,19 +9,21 @@ are recorded, so the cost is proportional to how often words become (non)zero.
 """
 from __future__ import annotations
 
-from revasm.sim.reference import Machine, TraceRecord
+from revasm.sim.engine import Lanes
+from revasm.sim.reference import TraceRecord
 
 
 class Occupancy:
-    """Observes trace records of one run of ``machine`` (from its current state)."""
+    """Observes trace records of one run of a one-lane ``machine`` (from its current state)."""
 
-    def __init__(self, machine: Machine) -> None:
+    def __init__(self, machine: Lanes) -> None:
         self.machine = machine
         code = machine.image.is_code
         self._code_length = len(code)
         self._is_code = code
-        self.initial_registers = {i for i, word in enumerate(machine.registers) if word}
-        self.initial_memory = {a for a, word in enumerate(machine.memory)
+        initial = machine.snapshot(0)
+        self.initial_registers = {i for i, word in enumerate(initial.registers) if word}
+        self.initial_memory = {a for a, word in enumerate(initial.memory)
                                if word and not self._code(a)}
         self.live_registers = len(self.initial_registers)
         self.live_memory = len(self.initial_memory)
@@ -51,12 +53,12 @@ class Occupancy:
 
     def summary(self) -> dict:
         """Peaks, and the ancillae: words zero at both ends of the run, live in between."""
-        machine = self.machine
+        final = self.machine.snapshot(0)
         touched = {word for word, _ in self.events}
         ancillae = set()
         for kind, where in touched:
             initially = where in (self.initial_registers if kind == "r" else self.initial_memory)
-            finally_ = (machine.registers if kind == "r" else machine.memory)[where]
+            finally_ = (final.registers if kind == "r" else final.memory)[where]
             if not initially and not finally_:
                 ancillae.add((kind, where))
         live = peak = 0

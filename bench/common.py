@@ -7,6 +7,9 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+#: The repository's examples (benchmarks run from a source checkout).
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
 
 def best_seconds(function: Callable[[], Any], repeats: int) -> float:
     """The fastest of ``repeats`` wall-clock runs of ``function``."""
@@ -27,18 +30,27 @@ def example_module(path: Path, name: str) -> Any:
     return module
 
 
-def lanes_like(loaded: Any, lanes: int, max_steps: int | None = None) -> Any:
-    """A vector machine whose every lane holds the state of the reference machine
+def lanes_like(loaded: Any, lanes: int, max_steps: int | None = None,
+               engine: str = "vector") -> Any:
+    """``lanes`` lanes of ``engine`` whose every lane holds the state of lane 0 of
     ``loaded`` (registers, and the memory words that differ from the image)."""
-    from revasm.sim.vector import VectorMachine
+    from revasm.sim.engines import load
 
     image = loaded.image
-    machine = VectorMachine(image, lanes, max_steps=max_steps)
-    for register, word in enumerate(loaded.registers):
+    state = loaded.snapshot(0)
+    machine = load(image, lanes, engine_name=engine, max_steps=max_steps)
+    for register, word in enumerate(state.registers):
         if register and word:
-            machine.set_register(register, word)
-    for address, word in enumerate(loaded.memory):
+            machine.set_bank_word("R", register, word)
+    for address, word in enumerate(state.memory):
         if word and (address >= len(image) or not image.is_code[address]) and (
                 address >= len(image) or word != image.words[address]):
-            machine.set_memory(address, word)
+            machine.set_bank_word("MEM", address, word)
     return machine
+
+
+def reference_lane(image: Any) -> Any:
+    """One lane of the reference engine on ``image`` (to load inputs through)."""
+    from revasm.sim.engines import load
+
+    return load(image, 1, engine_name="reference")

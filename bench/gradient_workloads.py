@@ -15,7 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .common import best_seconds, example_module, lanes_like
+from revasm.isa.fixed_point import WordFormat
+
+from .common import best_seconds, example_module, lanes_like, reference_lane
 
 GIVENS_LANES = 1_000
 GMM_LANES = 1_000
@@ -28,9 +30,8 @@ def _workloads(examples: Path):
 def _vector(program, inputs: dict, lanes: int, max_steps: int | None):
     """A vector machine loaded with ``inputs`` in every lane (through a reference load)."""
     from revasm.compiler.api import load_inputs
-    from revasm.sim.reference import Machine
 
-    loaded = Machine(program.image)
+    loaded = reference_lane(program.image)
     load_inputs(program, loaded, inputs)
     return lanes_like(loaded, lanes, max_steps)
 
@@ -81,8 +82,8 @@ def _jax(name: str, w, inputs: dict, lanes: int) -> dict:
 def measure(name: str, examples: Path) -> dict:
     from revasm.compiler import compile_file
     from revasm.compiler.api import load_inputs
-    from revasm.sim.reference.gradient import gradient
-    from revasm.sim.vector.gradient import batch_gradient
+    from revasm.sim.host import gradient
+    from revasm.sim.host import batch_gradient
 
     w = _workloads(examples)
     if name == "givens_network_n100":
@@ -104,7 +105,7 @@ def measure(name: str, examples: Path) -> dict:
     started = time.perf_counter()
     result = batch_gradient(machine)
     seconds = time.perf_counter() - started
-    fmt = machine.fmt
+    fmt = WordFormat(program.image.width)
     names = list(exact.gradient)
     checked = names[:3] + names[-3:]
     same = all(Fraction(fmt.signed(int(result.gradient[k][lane])), 1 << fmt.frac_bits)

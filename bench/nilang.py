@@ -19,11 +19,11 @@ from pathlib import Path
 
 import numpy as np
 
-from revasm.sim.reference import Machine
 
-from .common import example_module, lanes_like
+from .common import EXAMPLES as REPOSITORY_EXAMPLES
+from .common import example_module, lanes_like, reference_lane
 
-EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "nilang"
+EXAMPLES = REPOSITORY_EXAMPLES / "nilang"
 MEASURED = {"sparse_frobenius_dot": "sparse_dot", "petersen_embedding": "petersen"}
 GRADIENT_WORKLOADS = ("givens_network_n100", "adbench_gmm")
 WIDTH = 32
@@ -40,12 +40,12 @@ def _measure(case, lanes: int) -> dict:
 
     program = compile_file(case.path, case.entry, width=WIDTH)
     image = program.image
-    loaded = Machine(image)
+    loaded = reference_lane(image)
     load_inputs(program, loaded, case.inputs)
-    warm = Machine(image)  # compile the reference's blocks outside the timing
+    warm = reference_lane(image)  # compile the reference's blocks outside the timing
     load_inputs(program, warm, case.inputs)
     warm.run(1)
-    reference = Machine(image)
+    reference = reference_lane(image)
     load_inputs(program, reference, case.inputs)
     started = time.perf_counter()
     reference.run(1)
@@ -54,11 +54,12 @@ def _measure(case, lanes: int) -> dict:
     started = time.perf_counter()
     machine.run(1)
     seconds = time.perf_counter() - started
-    same = all(machine.snapshot(lane) == reference.snapshot() for lane in (0, lanes - 1))
+    same = all(machine.snapshot(lane) == reference.snapshot(0) for lane in (0, lanes - 1))
+    steps = int(reference.steps[0])
     return {
         "status": "measured", "width": WIDTH, "batch": lanes,
-        "instructions_per_run": reference.steps,
-        "reference_instructions_per_s": reference.steps / reference_seconds,
+        "instructions_per_run": steps,
+        "reference_instructions_per_s": steps / reference_seconds,
         "vector_lane_instructions_per_s": float(np.sum(machine.steps)) / seconds,
         "vector_seconds": seconds,
         "lanes_faulted": int(np.sum(machine.faulted)),

@@ -10,14 +10,15 @@ from pathlib import Path
 import numpy as np
 
 from revasm.assembler import assemble_file
-from revasm.sim.vector import VectorMachine
-from revasm.sim.vector.batch_io import to_reals, to_words
-from revasm.sim.vector.gradient import batch_gradient
+from revasm.isa.fixed_point import WordFormat as fmt_of
+from revasm.sim.engines import load
+from revasm.sim.batch_io import to_reals, to_words
+from revasm.sim.host import batch_gradient
 
-from .common import best_seconds
+from .common import EXAMPLES, best_seconds
 
 TERMS = 16  # the program's k = 1..16 after the k = 0 term
-EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "bessel_j2.pal"
+EXAMPLE = EXAMPLES / "bessel_j2.pal"
 
 
 def series(x: np.ndarray) -> np.ndarray:
@@ -86,12 +87,12 @@ def _gradients(xs: np.ndarray, width: int, repeats: int) -> dict:
     best, result, fmt = float("inf"), None, None
     for _ in range(repeats):
         result = machine = None  # free the last run's rows before the next one
-        machine = VectorMachine(image, len(xs))
-        machine.set_register(image.names["x"].register, to_words(xs, machine.fmt))
+        machine = load(image, len(xs), engine_name="vector")
+        machine.set_bank_word("R", image.names["x"].register, to_words(xs, fmt_of(image.width)))
         started = time.perf_counter()
         result = batch_gradient(machine)
         best = min(best, time.perf_counter() - started)
-        fmt = machine.fmt
+        fmt = fmt_of(image.width)
     grads = to_reals(result.gradient["x"], fmt)
     loss = to_reals(result.loss, fmt)
     return {"width": width, "vector_gradient_s": best, "per_gradient_s": best / len(xs),

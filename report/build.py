@@ -2,8 +2,8 @@
 
 The reversible protocol a report describes: load the inputs, run forward from
 START to FINISH, copy the results out, run backward from FINISH to START (which
-restores the initial state).  Both runs are observed through the reference
-machine's trace callback; the report is one JSON-ready dict whose schema is in
+restores the initial state).  Both runs are observed through the trace callback of
+an engine that traces (``revasm.sim.engines``: the reference); the report is one JSON-ready dict whose schema is in
 ``schema.py`` and docs/energy.md.
 """
 from __future__ import annotations
@@ -13,7 +13,9 @@ from typing import Callable
 
 from revasm.assembler.image import Image
 from revasm.isa.fixed_point import WordFormat
-from revasm.sim.reference import DEFAULT_MEMORY_WORDS, Machine, MachineFault
+from revasm.sim.engine import Lanes, read_place, write_place
+from revasm.sim.engines import choose
+from revasm.sim.reference import DEFAULT_MEMORY_WORDS, MachineFault
 
 from .counting import RunCounter
 from .energy_models import EnergyModel, evaluate
@@ -29,37 +31,32 @@ def _fault_dict(fault: MachineFault, image: Image) -> dict:
             "line": location.line if location else None, "message": fault.message}
 
 
-def _named(machine: Machine, image: Image, roles: tuple[str, ...]) -> dict:
+def _named(machine: Lanes, image: Image, roles: tuple[str, ...]) -> dict:
     fmt = WordFormat(image.width)
     values = {}
     for name, declared in image.names.items():
         if declared.role in roles:
-            word = (machine.registers[declared.register] if declared.register is not None
-                    else machine.memory[declared.address])
+            word = int(read_place(machine, declared.register, declared.address)[0])
             values[name] = fmt.to_real(word) if declared.fixed else fmt.signed(word)
     return values
 
 
-def _state(machine: Machine) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    return tuple(machine.registers), tuple(machine.memory)
+def _state(machine: Lanes) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    snapshot = machine.snapshot(0)
+    return snapshot.registers, snapshot.memory
 
 
-def _observe(machine: Machine, direction: int, mode: str) -> tuple[dict, MachineFault | None]:
+def _observe(machine: Lanes, direction: int, mode: str) -> tuple[dict, MachineFault | None]:
     counter = RunCounter(machine, direction=direction, mode=mode)
-    fault = None
-    try:
-        if direction > 0:
-            machine.run(1, trace=counter)
-        else:
-            # Back from the FINISH the forward run halted on (a program may have several).
-            machine.br, machine.direction, machine.steps, machine.cycles = 0, -1, 0, 0
-            machine.halted = False
-            machine.resume(trace=counter)
-    except MachineFault as exc:
-        fault = exc
+    if direction > 0:
+        machine.run(1, trace=counter)  # type: ignore[call-arg]
+    else:
+        # Back from the FINISH the forward run halted on (a program may have several).
+        machine.run_back(trace=counter)  # type: ignore[call-arg]
+    fault = machine.fault(0)
     counts = counter.finish().to_dict()
-    counts["machine_steps"] = machine.steps
-    counts["machine_cycles"] = machine.cycles
+    counts["machine_steps"] = int(machine.steps[0])
+    counts["machine_cycles"] = int(machine.cycles[0])
     counts["status"] = "fault" if fault else "finished"
     return counts, fault
 
@@ -79,12 +76,12 @@ def totals(runs: list[dict]) -> dict:
 
 
 def gradient_mode_available() -> bool:
-    """Whether the reference simulator has gradient mode (``sim/reference/gradient.py``)."""
+    """Whether the tracing engine has gradient mode (the host protocol of ``sim/host.py``)."""
     try:
-        from revasm.sim.reference import gradient  # noqa: F401
+        from revasm.sim import host  # noqa: F401
     except ImportError:
         return False
-    return hasattr(Machine, "gradient")
+    return True
 
 
 class ReportError(ValueError):
@@ -92,7 +89,7 @@ class ReportError(ValueError):
 
 
 def _gradient_places(image: Image, loss: str | None, wrt: list[str] | None):
-    from revasm.sim.reference.gradient import GradientError, default_loss, default_wrt, resolve
+    from revasm.sim.host import GradientError, default_loss, default_wrt, resolve
     try:
         loss_place = resolve(image, loss if loss is not None else default_loss(image))
         names = list(wrt) if wrt else default_wrt(image)
@@ -101,11 +98,11 @@ def _gradient_places(image: Image, loss: str | None, wrt: list[str] | None):
         raise ReportError(str(exc)) from None
 
 
-def build_report(image: Image, *, prepare: Callable[[Machine], None],
+def build_report(image: Image, *, prepare: Callable[[Lanes], None],
                  models: list[EnergyModel], all_models: dict[str, EnergyModel],
                  grad: bool = False, loss: str | None = None, wrt: list[str] | None = None,
                  max_steps: int | None = None, file: str | None = None,
-                 memory_words: int = DEFAULT_MEMORY_WORDS) -> dict:
+                 memory_words: int = DEFAULT_MEMORY_WORDS, engine: str = "auto") -> dict:
     """Run ``image`` forward then backward (after ``prepare`` loads inputs) and report.
 
     Value mode: forward, copy the results out, backward.  Gradient mode
@@ -119,35 +116,38 @@ def build_report(image: Image, *, prepare: Callable[[Machine], None],
         raise ReportError("gradient mode is not available: the reference simulator has no "
                           "gradient switch in this build")
     places = _gradient_places(image, loss, wrt) if grad else None
-    machine = Machine(image, max_steps=max_steps, memory_words=memory_words)
+    fmt = WordFormat(image.width)
+    machine = choose(engine, trace=True).load(image, 1, max_steps=max_steps,
+                                              memory_words=memory_words)
     prepare(machine)
     initial = _state(machine)
     inputs = _named(machine, image, ("input",))
-    emitted_before = len(machine.emitted)
+    emitted_before = len(machine.snapshot(0).emitted)
     runs: list[dict] = []
     forward, fault = _observe(machine, 1, "value")
     runs.append(forward)
     outputs = _named(machine, image, OUTPUT_ROLES)
     result_words = {("r", d.register) if d.register is not None else ("m", d.address)
                     for d in image.names.values() if d.role in OUTPUT_ROLES}
-    changed_at_finish = changed_words(initial, (machine.registers, machine.memory))
-    emitted = len(machine.emitted) - emitted_before
+    changed_at_finish = changed_words(initial, _state(machine))
+    emitted = len(machine.snapshot(0).emitted) - emitted_before
     restored = None
     gradient: dict[str, float] = {}
     if fault is None:
         if places is not None:
             loss_place, wrt_places = places
             machine.gradient = True
-            loss_place.write(machine.gradients, machine.memory_gradients, machine.fmt.one)
+            write_place(machine, loss_place.register, loss_place.address, fmt.one, "G")
         backward, fault = _observe(machine, -1, "gradient" if grad else "value")
         runs.append(backward)
         if fault is None:
-            restored = _state(machine) == initial and len(machine.emitted) == emitted_before
+            restored = (_state(machine) == initial
+                        and len(machine.snapshot(0).emitted) == emitted_before)
             if places is not None:
-                gradient = {p.name: machine.fmt.to_real(p.read(machine.gradients,
-                                                               machine.memory_gradients))
+                gradient = {p.name: fmt.to_real(int(read_place(machine, p.register, p.address,
+                                                               "G")[0]))
                             for p in wrt_places}
-    fault_words = len(changed_words(initial, (machine.registers, machine.memory))) if fault else 0
+    fault_words = len(changed_words(initial, _state(machine))) if fault else 0
     # Without declared outputs, whatever the forward run changed is its result.
     results = result_words or changed_at_finish
     erasure = erasure_report(width=image.width, forward=forward, results_words=len(results),

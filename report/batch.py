@@ -14,7 +14,9 @@ from typing import Callable, Sequence
 import numpy
 
 from revasm.assembler.image import Image
-from revasm.sim.reference import DEFAULT_MEMORY_WORDS, Machine
+from revasm.sim.engine import Lanes
+from revasm.sim.engines import EngineError, load
+from revasm.sim.reference import DEFAULT_MEMORY_WORDS
 
 from .build import build_report
 from .energy_models import EnergyModel
@@ -53,7 +55,7 @@ def lane_summary(lane: int, report: dict) -> dict:
     }
 
 
-def build_batch_report(image: Image, lanes: Sequence[Callable[[Machine], None]], *,
+def build_batch_report(image: Image, lanes: Sequence[Callable[[Lanes], None]], *,
                        models: list[EnergyModel], all_models: dict[str, EnergyModel],
                        grad: bool = False, loss: str | None = None,
                        wrt: list[str] | None = None, max_steps: int | None = None,
@@ -125,19 +127,20 @@ def build_batch_report(image: Image, lanes: Sequence[Callable[[Machine], None]],
     }
 
 
-def _lane_state(image: Image, prepare: Callable[[Machine], None],
+def _lane_state(image: Image, prepare: Callable[[Lanes], None],
                 memory_words: int) -> tuple[list[int], dict[int, int]]:
     """Registers and the memory words that differ from the image, after ``prepare``."""
-    machine = Machine(image, memory_words=memory_words)
+    machine = load(image, 1, engine_name="reference", memory_words=memory_words)
     prepare(machine)
-    mask = machine.fmt.mask
+    snapshot = machine.snapshot(0)
+    mask = (1 << image.width) - 1
     image_words = [w & mask for w in image.words]
-    memory = {address: word for address, word in enumerate(machine.memory)
+    memory = {address: word for address, word in enumerate(snapshot.memory)
               if word != (image_words[address] if address < len(image_words) else 0)}
-    return list(machine.registers), memory
+    return list(snapshot.registers), memory
 
 
-def vector_steps(image: Image, lanes: Sequence[Callable[[Machine], None]], *,
+def vector_steps(image: Image, lanes: Sequence[Callable[[Lanes], None]], *,
                  max_steps: int | None = None,
                  memory_words: int = DEFAULT_MEMORY_WORDS) -> dict | None:
     """Forward steps and cycles of every lane on the batched simulator (``sim/vector``).
@@ -145,23 +148,23 @@ def vector_steps(image: Image, lanes: Sequence[Callable[[Machine], None]], *,
     None when this build has no vector simulator.  A batch report compares
     them with its per-lane counts: the two engines must agree on every lane.
     """
-    try:
-        from revasm.sim.vector import VectorMachine
-    except ImportError:
-        return None
     states = [_lane_state(image, prepare, memory_words) for prepare in lanes]
-    machine = VectorMachine(image, len(states), memory_words=memory_words, max_steps=max_steps)
+    try:
+        machine = load(image, len(states), engine_name="vector", memory_words=memory_words,
+                       max_steps=max_steps)
+    except EngineError:
+        return None
     for register in range(1, 32):
         values = numpy.array([registers[register] for registers, _ in states], dtype=numpy.uint64)
         if values.any():
-            machine.set_register(register, values)
+            machine.set_bank_word("R", register, values)
     addresses = sorted({address for _, memory in states for address in memory})
     mask = (1 << image.width) - 1
     for address in addresses:
         default = image.words[address] & mask if address < len(image.words) else 0
         values = numpy.array([memory.get(address, default) for _, memory in states],
                              dtype=numpy.uint64)
-        machine.set_memory(address, values)
+        machine.set_bank_word("MEM", address, values)
     machine.run(1)
     return {"steps": [int(s) for s in machine.steps], "cycles": [int(c) for c in machine.cycles],
             "faulted": [bool(f) for f in machine.faulted]}

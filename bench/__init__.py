@@ -3,7 +3,7 @@
 Each benchmark is a function ``run(quick) -> dict`` registered in
 :data:`BENCHMARKS`; :func:`run_benchmark` times it, writes
 ``RESULTS_DIR/NAME.json`` and, when matplotlib is installed, ``NAME.png``.
-The code lives in the installed package (``revasm.sim.vector.bench``) so that
+The code lives in the installed package (``revasm.bench``) so that
 ``revasm bench`` works from any install; ``bench/suite.py`` in the repository
 is the same registry as a script.
 """

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from revasm.sim.reference import Machine, TraceRecord
+from revasm.sim.engine import Lanes
+from revasm.sim.reference import Program, TraceRecord
 
 from .access import access_of, adjoint_access, adjoint_updates
 from .classes import report_class
@@ -100,10 +101,10 @@ class RunCounts:
 class RunCounter:
     """Trace callback that counts a run of ``machine``; call ``finish()`` after it."""
 
-    def __init__(self, machine: Machine, *, direction: int, mode: str = "value") -> None:
+    def __init__(self, machine: Lanes, *, direction: int, mode: str = "value") -> None:
         self.machine = machine
         self.counts = RunCounts("forward" if direction > 0 else "backward", mode)
-        self._cells = machine.program.cells
+        self._cells = Program.of(machine.image).cells
         # In gradient mode a backward step also runs the instruction's adjoint rule.
         self._adjoint = mode == "gradient" and direction < 0
         self._profiles: dict[tuple[int, int], _Profile] = {}

@@ -1,0 +1,39 @@
+"""revasm: a toolchain for a reversible, differentiable processor -- the Python API.
+
+Every instruction of the machine runs backward as well as forward; a program's gradient
+comes from running it forward, seeding the loss gradient and running it backward with the
+gradient switch on.  The whole toolchain on one screen::
+
+    import revasm
+
+    image = revasm.assemble_file("examples/fib.pal")          # PAL text -> program image
+    result = revasm.run(image, {"n": 10})                      # .status .steps .named ...
+    assert revasm.check(image, random=20).failures == []       # forward then backward
+    j2 = revasm.assemble_file("examples/bessel_j2.pal", width=64)
+    g = revasm.grad(j2, inputs={"x": 1.0})                     # .loss .gradient["x"]
+    h = revasm.hessian(j2, inputs={"x": 1.0})                  # .hessian["x"]["x"]
+    b = revasm.batch(j2, {"x": [0.5, 1.0, 2.0]}, grad=True)    # one lane per row
+    program = revasm.compile_file("examples/nilang/rfib.py", "rfib")   # @reversible Python
+
+Each call takes ``engine=`` (``revasm.engines()`` lists them: ``reference``, the readable
+oracle; ``vector``, numpy lanes; ``compiled``, native code; ``auto`` picks); all give the
+same bits.  The command line (``revasm --help``) is a thin layer over these calls.
+"""
+from revasm.assembler import assemble, assemble_file, disassemble
+from revasm.assembler.image import Image
+from revasm.compiler import compile_file, compile_function, compile_source, reversible
+from revasm.sim.engines import available as engines
+from revasm.sim.engines import load
+from revasm.sim.host import gradient as grad
+from revasm.sim.host import hessian
+from revasm.sim.reference import MachineFault
+
+from .batching import BatchResult, batch
+from .running import CheckResult, RunResult, check, run
+
+__version__ = "0.1.0"
+
+__all__ = ["BatchResult", "CheckResult", "Image", "MachineFault", "RunResult", "assemble",
+           "assemble_file", "batch", "check", "compile_file", "compile_function",
+           "compile_source", "disassemble", "engines", "grad", "hessian", "load", "reversible",
+           "run"]

@@ -1,0 +1,192 @@
+"""Running a program image and checking that it runs backward: what ``revasm run`` and
+``revasm check`` do, as Python calls on any engine.
+
+Inputs are a mapping of names (``$5`` or a declared name) to values -- reals for fixed-point
+names, integers otherwise, as the host protocol reads them (``revasm.sim.host``) -- or a
+``prepare(machine)`` callback that writes words itself.
+"""
+from __future__ import annotations
+
+import random as random_module
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from revasm.assembler.image import Image
+from revasm.isa.fixed_point import WordFormat
+from revasm.sim.engine import Lanes, read_place, write_place
+from revasm.sim.engines import choose
+from revasm.sim.host import Prepare, load_inputs
+from revasm.sim.reference import MachineFault, Snapshot
+from revasm.sim.reference.trace import TraceRecord
+
+
+@dataclass
+class RunResult:
+    """One lane's run: how it ended, its counts and its state as the user reads it.
+
+    ``registers`` holds every register (``$0`` .. ``$31``) as a signed integer, ``memory``
+    the non-zero data words (address -> signed integer), ``output`` what SHOW/EMIT
+    displayed, ``named`` the declared names (reals for fixed-point names), ``fault`` the
+    machine fault that stopped the run, if any."""
+
+    status: str
+    steps: int
+    cycles: int
+    registers: dict[str, int]
+    memory: dict[str, int]
+    output: list[int]
+    named: dict[str, float | int]
+    fault: MachineFault | None = None
+    machine: Lanes | None = field(default=None, repr=False)
+
+    def to_json(self) -> dict:
+        """The ``revasm run --json`` object."""
+        out: dict[str, Any] = {"status": self.status, "steps": self.steps,
+                               "cycles": self.cycles, "registers": self.registers,
+                               "memory": self.memory, "output": self.output,
+                               "named": self.named}
+        if self.fault is not None:
+            out["fault"] = fault_json(self.fault)
+        return out
+
+
+def fault_json(fault: MachineFault) -> dict:
+    """A machine fault as JSON: kind, pc, source line and text, message."""
+    location = fault.location
+    return {"kind": fault.kind, "pc": fault.pc,
+            "line": location.line if location else None,
+            "source": location.text.strip() if location else None,
+            "message": fault.message}
+
+
+def lane_result(machine: Lanes, lane: int = 0) -> RunResult:
+    """What one lane of a loaded engine holds after a run."""
+    image = machine.image
+    fmt = WordFormat(image.width)
+    snapshot = machine.snapshot(lane)
+    named: dict[str, float | int] = {}
+    for name, declared in image.names.items():
+        word = int(read_place(machine, declared.register, declared.address)[lane])
+        named[name] = fmt.to_real(word) if declared.fixed else fmt.signed(word)
+    fault = machine.fault(lane)
+    return RunResult(
+        status="fault" if fault else "finished", steps=int(machine.steps[lane]),
+        cycles=int(machine.cycles[lane]),
+        registers={f"${i}": fmt.signed(word) for i, word in enumerate(snapshot.registers)},
+        memory={str(address): fmt.signed(word) for address, word in enumerate(snapshot.memory)
+                if word and not (address < len(image) and image.is_code[address])},
+        output=[fmt.signed(word) for word in machine.output(lane)], named=named, fault=fault,
+        machine=machine)
+
+
+def run(image: Image, inputs: dict[str, object] | None = None, *,
+        prepare: Prepare | None = None, reverse: bool = False, engine: str = "auto",
+        max_steps: int | None = None,
+        trace: Callable[[TraceRecord], object] | None = None) -> RunResult:
+    """Run ``image`` forward from START (``reverse``: backward from FINISH) on one lane.
+
+    The declared defaults are loaded first, then ``inputs``, then ``prepare``.  A machine
+    fault does not raise: the result has ``status == "fault"`` and the fault.  ``trace``
+    (an engine that traces: the reference) is called after every instruction.
+    """
+    machine = choose(engine, trace=trace is not None).load(image, 1, max_steps=max_steps)
+    load_inputs(machine, image, inputs, prepare)
+    direction = -1 if reverse else 1
+    if trace is not None:
+        machine.run(direction, trace=trace)  # type: ignore[call-arg]
+    else:
+        machine.run(direction)
+    return lane_result(machine)
+
+
+@dataclass
+class RoundTrip:
+    """One initial state of :func:`check`: ``restored``, ``not restored`` or ``fault``."""
+
+    state: int
+    status: str
+    detail: str
+    fault: MachineFault | None = None
+
+    def to_json(self) -> dict:
+        out: dict[str, Any] = {"state": self.state, "status": self.status,
+                               "detail": self.detail}
+        if self.fault is not None:
+            out["fault"] = fault_json(self.fault)
+        return out
+
+
+@dataclass
+class CheckResult:
+    """Every initial state :func:`check` tried and whether forward then backward restored it."""
+
+    states: list[RoundTrip]
+
+    @property
+    def restored(self) -> int:
+        return sum(state.status == "restored" for state in self.states)
+
+    @property
+    def failures(self) -> list[RoundTrip]:
+        return [state for state in self.states if state.status != "restored"]
+
+
+def check(image: Image, inputs: dict[str, object] | None = None, *,
+          prepare: Prepare | None = None, random: int = 0, seed: int = 0,
+          int_range: tuple[int, int] = (1, 24), real_range: tuple[float, float] = (-2.0, 2.0),
+          engine: str = "auto", max_steps: int | None = None) -> CheckResult:
+    """Run forward to FINISH, then backward to START, and compare every register, memory
+    word, BR, DIR and the EMIT tape with the initial state.
+
+    State 0 is the declared defaults plus ``inputs``/``prepare``; ``random`` more states draw
+    the declared inputs uniformly (integers from ``int_range``, reals from ``real_range``),
+    all of them run as lanes of one engine.
+    """
+    fmt = WordFormat(image.width)
+    declared_inputs = [d for d in image.names.values() if d.role == "input"]
+    if random and not declared_inputs:
+        raise ValueError("random states need inputs declared with .input (nothing to randomize)")
+    machine = choose(engine, lanes=random + 1).load(image, random + 1, max_steps=max_steps)
+    load_inputs(machine, image, inputs, prepare)
+    rng = random_module.Random(seed)
+    columns = [[int(read_place(machine, d.register, d.address)[0])] for d in declared_inputs]
+    for _state in range(random):
+        for declared, column in zip(declared_inputs, columns):
+            if declared.fixed:
+                column.append(fmt.from_real(round(rng.uniform(*real_range), 6)))
+            else:
+                column.append(rng.randint(*int_range) & fmt.mask)
+    if random:
+        for declared, column in zip(declared_inputs, columns):
+            write_place(machine, declared.register, declared.address, column)
+    return CheckResult(round_trips(machine))
+
+
+def round_trips(machine: Lanes) -> list[RoundTrip]:
+    """Forward from START, then backward from FINISH, on every lane; each lane's verdict."""
+    image = machine.image
+    before = [machine.snapshot(lane) for lane in range(machine.lanes)]
+    machine.run(1)
+    forward_steps = machine.steps.tolist()
+    forward_faults = [machine.fault(lane) for lane in range(machine.lanes)]
+    if image.finish is not None:
+        machine.run(-1)
+    results = []
+    for lane in range(machine.lanes):
+        fault = forward_faults[lane] or machine.fault(lane)
+        if fault is None and image.finish is None:
+            fault = MachineFault("no-finish", "the program has no FINISH instruction to start "
+                                              "a backward run from", br=0, direction=-1)
+        if fault is not None:
+            results.append(RoundTrip(lane, "fault", fault.message, fault))
+            continue
+        after = machine.snapshot(lane).turned()
+        if after != before[lane]:
+            results.append(RoundTrip(lane, "not restored", _difference(before[lane], after)))
+        else:
+            results.append(RoundTrip(lane, "restored", f"{forward_steps[lane]} steps each way"))
+    return results
+
+
+def _difference(before: Snapshot, after: Snapshot) -> str:
+    return "; ".join(before.differences(after)[:6]) or "state differs"

@@ -1,0 +1,126 @@
+"""The one engine interface: every simulator engine loads an image onto lanes the same way.
+
+An *engine* turns an assembled image into :class:`Lanes`: ``lanes`` independent copies of the
+machine (one program, many inputs; a scalar run is one lane).  The host writes words into the
+value and gradient-mode banks, runs the lanes forward from START or backward from FINISH (or
+back from where they halted: the host protocol's second pass), and reads words, faults, step
+and cycle counts, the output log and snapshots back -- per lane.  A machine fault never raises
+out of :meth:`Lanes.run`: the lane stops with it and :meth:`Lanes.fault` reports it exactly
+as the reference machine raises it (kind, PC, BR, DIR, step, message).
+
+The engines (``revasm.sim.engines`` names them):
+
+- ``reference`` -- the scalar oracle, one :class:`~revasm.sim.reference.Machine` per lane;
+  the only engine that can trace every step;
+- ``vector``    -- numpy lanes in SIMT groups (portable to array libraries with numpy's API);
+- ``compiled``  -- the image translated to native code (numba), lanes over the cores.
+
+Every user of engines -- the Python API (``revasm.api``), the command line, reports,
+benchmarks and the RTL co-simulation -- goes through this interface and the registry, so
+adding an engine is one module and one registry line.  Bank names are the templates' names
+(``isa/adjoint.py``): ``R``/``MEM`` values, ``G``/``GM`` gradients, ``T``/``TM`` tangents,
+``TG``/``TGM`` gradient tangents; a name ending in ``M`` is indexed by address.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Protocol, runtime_checkable
+
+from revasm.assembler.image import Image
+
+from .reference.faults import MachineFault
+from .reference.state import Snapshot
+
+#: The value banks and the gradient-mode banks, by their template names.
+BANK_NAMES = ("R", "MEM", "G", "GM", "T", "TM", "TG", "TGM")
+
+
+@runtime_checkable
+class Lanes(Protocol):
+    """A program loaded on an engine: ``lanes`` copies of the machine state.
+
+    Arrays are numpy arrays with one entry per lane (words as ``uint64``, counts as
+    ``int64``).  ``gradient`` and ``tangent`` are the mode switches of DESIGN §3.5:
+    flipping one on allocates the banks its rules need, zeroed, so the host can seed
+    them before a pass.
+    """
+
+    image: Image
+    lanes: int
+    width: int
+    max_steps: int | None
+    gradient: bool
+    tangent: bool
+
+    def set_bank_word(self, name: str, index: int, values: Any) -> None:
+        """Store one word (every lane the same) or one word per lane at a register
+        number or address of a bank; values wrap mod 2^W."""
+
+    def bank_word(self, name: str, index: int) -> Any:
+        """Every lane's word of a bank at a register number or address (a copy)."""
+
+    def run(self, direction: int = 1, *, progress: Callable[[int], object] | None = None) -> None:
+        """Run every lane from START (``+1``) or FINISH (``-1``) until it halts or faults;
+        ``progress(lanes done)`` is called now and then on long runs."""
+
+    def run_back(self, *, progress: Callable[[int], object] | None = None) -> None:
+        """Turn the lanes that halted around (BR = 0, DIR reversed, counts reset) and run
+        them on; lanes that faulted stay stopped.  The host protocol's second pass."""
+
+    @property
+    def steps(self) -> Any:
+        """Instructions each lane executed in its current run."""
+
+    @property
+    def cycles(self) -> Any:
+        """Cycles (the table's cost model) each lane spent in its current run."""
+
+    @property
+    def halted(self) -> Any:
+        """Lanes that stopped at FINISH (forward) or START (backward)."""
+
+    @property
+    def faulted(self) -> Any:
+        """Lanes that stopped with a machine fault."""
+
+    def fault(self, lane: int) -> MachineFault | None:
+        """The fault that stopped ``lane``, as the reference machine reports it."""
+
+    def output(self, lane: int) -> list[int]:
+        """Every word SHOW or EMIT displayed on ``lane``, in order, either direction."""
+
+    def snapshot(self, lane: int) -> Snapshot:
+        """One lane's architectural state, comparable across engines."""
+
+
+def read_place(machine: Lanes, register: int | None, address: int | None,
+               bank: str = "") -> Any:
+    """Every lane's word at a register or memory word, of the values (``bank=""``) or
+    of a gradient-mode bank (``"G"``, ``"T"``, ``"TG"``)."""
+    if register is not None:
+        return machine.bank_word(bank or "R", register)
+    return machine.bank_word(bank + "M" if bank else "MEM", address)  # type: ignore[arg-type]
+
+
+def write_place(machine: Lanes, register: int | None, address: int | None, values: Any,
+                bank: str = "") -> None:
+    """Store words at a register or memory word of the values or of a gradient-mode bank."""
+    if register is not None:
+        machine.set_bank_word(bank or "R", register, values)
+    else:
+        machine.set_bank_word(bank + "M" if bank else "MEM", address, values)  # type: ignore[arg-type]
+
+
+Loader = Callable[..., Lanes]
+
+
+@dataclass(frozen=True)
+class Engine:
+    """An engine: its name, a one-line summary, whether it can trace every step, and how
+    to load an image onto lanes (``load(image, lanes, *, max_steps, memory_words)``)."""
+
+    name: str
+    summary: str
+    load: Loader
+    traces: bool = False
+    available: Callable[[], str | None] = lambda: None  # None, or why it cannot run here

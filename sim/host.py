@@ -1,0 +1,284 @@
+"""The host's side of the machine, over any engine: inputs in, passes, gradients out.
+
+The host protocol of gradient mode (DESIGN §3.5)::
+
+    inputs in -> forward to FINISH -> loss out -> grad[loss] = 1
+      -> gradient switch on -> backward to START -> gradients out
+
+:func:`gradient` runs it on one lane; :func:`hessian` once per direction ``e_j`` with the
+tangent bank on (T[wrt_j] = 1 before the forward pass), so that the gradient tangents TG
+hold the column H e_j after the backward pass (forward-over-reverse); :func:`batch_gradient`
+runs it on every lane of a loaded batch at once.  Everything is fixed-point arithmetic on
+the machine (``isa/adjoint.py``); results are read out as exact fractions of the format.
+A fault in either pass of a scalar protocol is raised with ``fault.run_pass`` naming the
+pass.  Every function here works on any engine of ``revasm.sim.engines``: they speak only
+the :class:`~revasm.sim.engine.Lanes` interface.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Callable, Iterable
+
+from revasm.assembler.image import Image, UnknownName
+from revasm.isa.fixed_point import WordFormat
+
+from .engine import Lanes, read_place, write_place
+from .engines import load
+from .reference.faults import MachineFault
+from .reference.machine import DEFAULT_MEMORY_WORDS
+
+
+class GradientError(ValueError):
+    """A request the protocol cannot serve (unknown name, no loss declared, ...)."""
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a name lives: a register or a memory word."""
+
+    name: str
+    register: int | None = None
+    address: int | None = None
+    fixed: bool = True
+
+    def read(self, machine: Lanes, bank: str = "") -> Any:
+        """Every lane's word here, of the values (``bank=""``) or of ``G``/``T``/``TG``."""
+        return read_place(machine, self.register, self.address, bank)
+
+    def write(self, machine: Lanes, values: Any, bank: str = "") -> None:
+        """Store words (one for all lanes or one per lane) here."""
+        write_place(machine, self.register, self.address, values, bank)
+
+
+def resolve(image: Image, name: str) -> Place:
+    """``$n`` or a name the source declares; raises :class:`GradientError`."""
+    try:
+        place = image.resolve_name(name)
+    except UnknownName as exc:
+        raise GradientError(str(exc)) from None
+    if place.role == "register":
+        if place.register == 0:
+            raise GradientError(f"{name} is not a register $1..$31 ($0 is the constant 0)")
+        return Place(name, register=place.register)  # a register reads as fixed point here
+    return Place(name, place.register, place.address, place.fixed)
+
+
+def default_loss(image: Image) -> str:
+    """The one name declared with ``.loss``."""
+    losses = [d.name for d in image.names.values() if d.role == "loss"]
+    if len(losses) != 1:
+        found = "none" if not losses else ", ".join(losses)
+        raise GradientError(f"say which value is the loss (--loss NAME): the program declares "
+                            f"{'no .loss' if not losses else 'several: ' + found}")
+    return losses[0]
+
+
+def default_wrt(image: Image) -> list[str]:
+    """The declared fixed-point inputs, in declaration order."""
+    names = [d.name for d in image.names.values() if d.role == "input" and d.fixed]
+    if not names:
+        raise GradientError("say which inputs to differentiate by (--wrt NAME,...): the program "
+                            "declares no fixed-point .input")
+    return names
+
+
+@dataclass(frozen=True)
+class PassCount:
+    """Instructions executed and cycles spent by one pass."""
+
+    steps: int
+    cycles: int
+
+
+@dataclass
+class GradientResult:
+    """Loss, gradient (name -> exact fixed-point value) and the cost of both passes.
+
+    ``machine`` is the loaded engine after both passes (back at START, values restored,
+    the gradient bank holding d loss / d every word)."""
+
+    width: int
+    loss_name: str
+    loss: Fraction
+    gradient: dict[str, Fraction]
+    forward: PassCount
+    backward: PassCount
+    machine: Lanes = field(repr=False)
+
+
+@dataclass
+class HessianResult:
+    """Loss, gradient and Hessian (``hessian[i][j]`` = d2 loss / d wrt_i d wrt_j)."""
+
+    width: int
+    loss_name: str
+    loss: Fraction
+    wrt: list[str]
+    gradient: dict[str, Fraction]
+    hessian: dict[str, dict[str, Fraction]]
+    forward: PassCount
+    backward: PassCount
+    passes: int
+
+
+Prepare = Callable[[Lanes], None]
+
+
+def load_inputs(machine: Lanes, image: Image, inputs: dict[str, object] | None = None,
+                prepare: Prepare | None = None) -> None:
+    """Declared defaults, then ``inputs`` (names or ``$n`` -> value), then ``prepare``."""
+    fmt = WordFormat(image.width)
+    for declared in image.names.values():
+        if declared.default is not None:
+            Place(declared.name, declared.register, declared.address).write(
+                machine, declared.default & fmt.mask)
+    for name, value in (inputs or {}).items():
+        place = resolve(image, name)
+        if name.startswith("$"):  # a register: integers are raw words, others reals
+            word = value if isinstance(value, int) else fmt.from_real(value)  # type: ignore[arg-type]
+        else:  # a declared name, read as its declaration says
+            word = fmt.from_real(value) if place.fixed else int(value)  # type: ignore[arg-type,call-overload]
+        place.write(machine, word & fmt.mask)
+    if prepare is not None:
+        prepare(machine)
+
+
+def initial_words(image: Image, inputs: dict[str, object] | None = None,
+                  prepare: Prepare | None = None, *, memory_words: int = DEFAULT_MEMORY_WORDS
+                  ) -> tuple[dict[int, int], dict[int, int]]:
+    """The registers and non-zero memory words a run starts from: the image, the declared
+    defaults, ``inputs`` and ``prepare`` (for jobs handed to the RTL co-simulation)."""
+    staging = load(image, 1, engine_name="reference", memory_words=memory_words)
+    load_inputs(staging, image, inputs, prepare)
+    snapshot = staging.snapshot(0)
+    return (dict(enumerate(snapshot.registers)),
+            {address: word for address, word in enumerate(snapshot.memory) if word})
+
+
+def run_pass(machine: Lanes, direction: int, name: str) -> PassCount:
+    """One pass of a one-lane protocol; a fault is raised with ``run_pass`` = ``name``.
+
+    The backward pass starts at the FINISH where the forward pass halted (a program may
+    have several), not at the image's first one."""
+    if direction > 0:
+        machine.run(1)
+    else:
+        machine.run_back()
+    fault = machine.fault(0)
+    if fault is not None:
+        fault.run_pass = name
+        raise fault
+    return PassCount(int(machine.steps[0]), int(machine.cycles[0]))
+
+
+def _places(image: Image, loss: str | None, wrt: Iterable[str] | None) -> tuple[Place, list[Place]]:
+    loss_place = resolve(image, loss if loss is not None else default_loss(image))
+    names = list(wrt) if wrt is not None else default_wrt(image)
+    if not names:
+        raise GradientError("--wrt names no value")
+    return loss_place, [resolve(image, name) for name in names]
+
+
+def gradient(image: Image, *, loss: str | None = None, wrt: Iterable[str] | None = None,
+             inputs: dict[str, object] | None = None, prepare: Prepare | None = None,
+             max_steps: int | None = None, memory_words: int = DEFAULT_MEMORY_WORDS,
+             engine: str = "auto") -> GradientResult:
+    """d loss / d wrt by the host protocol: forward, seed grad[loss] = 1, backward.
+
+    ``loss`` defaults to the declared ``.loss``, ``wrt`` to the declared fixed-point
+    inputs; ``engine`` names the engine (``revasm.sim.engines``).
+    """
+    loss_place, places = _places(image, loss, wrt)
+    machine = load(image, 1, engine_name=engine, max_steps=max_steps, memory_words=memory_words)
+    load_inputs(machine, image, inputs, prepare)
+    fmt = WordFormat(image.width)
+    forward = run_pass(machine, 1, "forward")
+    loss_word = int(loss_place.read(machine)[0])
+    machine.gradient = True
+    loss_place.write(machine, fmt.one, "G")
+    backward = run_pass(machine, -1, "backward (gradient)")
+    grads = {p.name: fmt.to_fraction(int(p.read(machine, "G")[0])) for p in places}
+    return GradientResult(image.width, loss_place.name, _value(fmt, loss_word, loss_place),
+                          grads, forward, backward, machine)
+
+
+def hessian(image: Image, *, loss: str | None = None, wrt: Iterable[str] | None = None,
+            inputs: dict[str, object] | None = None, prepare: Prepare | None = None,
+            max_steps: int | None = None, memory_words: int = DEFAULT_MEMORY_WORDS,
+            engine: str = "auto") -> HessianResult:
+    """The Hessian of the loss in the ``wrt`` values, one forward-over-reverse pass per column.
+
+    Column j: tangent bank on with T[wrt_j] = 1, forward pass (values and
+    tangents), grad[loss] = 1, gradient switch on, backward pass; then
+    TG[wrt_i] = d2 loss / d wrt_i d wrt_j.  Not symmetrized: the two
+    triangles agree up to the rounding of the fixed-point rules.
+    """
+    loss_place, places = _places(image, loss, wrt)
+    names = [p.name for p in places]
+    fmt = WordFormat(image.width)
+    matrix: dict[str, dict[str, Fraction]] = {name: {} for name in names}
+    grads: dict[str, Fraction] = {}
+    loss_value = Fraction(0)
+    forward = backward = PassCount(0, 0)
+    for column in places:
+        machine = load(image, 1, engine_name=engine, max_steps=max_steps,
+                       memory_words=memory_words)
+        machine.tangent = True
+        load_inputs(machine, image, inputs, prepare)
+        column.write(machine, fmt.one, "T")
+        forward = run_pass(machine, 1, f"forward (tangent d/d{column.name})")
+        loss_value = _value(fmt, int(loss_place.read(machine)[0]), loss_place)
+        machine.gradient = True
+        loss_place.write(machine, fmt.one, "G")
+        backward = run_pass(machine, -1, f"backward (gradient, tangent d/d{column.name})")
+        for row in places:
+            matrix[row.name][column.name] = fmt.to_fraction(int(row.read(machine, "TG")[0]))
+            grads[row.name] = fmt.to_fraction(int(row.read(machine, "G")[0]))
+    return HessianResult(image.width, loss_place.name, loss_value, names, grads, matrix, forward,
+                         backward, 2 * len(places))
+
+
+@dataclass
+class BatchGradient:
+    """Loss and gradient words per lane (``uint64`` arrays) and the machine after both passes.
+
+    A lane that faulted in either pass keeps its fault (``machine.fault(lane)``) and its
+    gradient words are not meaningful (``ok`` is False there)."""
+
+    loss_name: str
+    loss: Any
+    gradient: dict[str, Any]
+    ok: Any
+    forward_steps: Any
+    backward_steps: Any
+    machine: Lanes
+
+
+def batch_gradient(machine: Lanes, *, loss: str | None = None,
+                   wrt: Iterable[str] | None = None, progress: Any = None,
+                   after_forward: Any = None) -> BatchGradient:
+    """Run the protocol on every lane of a loaded machine (inputs already stored).
+
+    Each lane's loss and gradient words equal those of :func:`gradient` for its inputs.
+    ``after_forward(machine)`` is called between the passes (to read values before the
+    backward pass uncomputes them)."""
+    image: Image = machine.image
+    loss_place, places = _places(image, loss, wrt)
+    machine.run(1, progress=progress)
+    if after_forward is not None:
+        after_forward(machine)
+    forward_steps = machine.steps.copy()
+    loss_words = loss_place.read(machine)
+    ok = machine.halted
+    machine.gradient = True
+    loss_place.write(machine, WordFormat(image.width).one, "G")
+    machine.run_back(progress=progress)
+    ok = ok & machine.halted
+    grads = {p.name: p.read(machine, "G") for p in places}
+    return BatchGradient(loss_place.name, loss_words, grads, ok, forward_steps,
+                         machine.steps.copy(), machine)
+
+
+def _value(fmt: WordFormat, word: int, place: Place) -> Fraction:
+    return fmt.to_fraction(word) if place.fixed else Fraction(fmt.signed(word))
