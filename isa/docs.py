@@ -24,20 +24,25 @@ def _layout(ins: Instruction) -> str:
     return " ".join(parts)
 
 
+def _cell(text: str) -> str:
+    """A table cell: a `|` inside it (even in a code span) would start a new cell."""
+    return text.replace("\n", "; ").replace("|", "\\|")
+
+
 def _row(ins: Instruction) -> str:
-    names = ", ".join((ins.mnemonic, *ins.aliases))
+    syntax = f"`{_cell(ins.syntax())}`"
+    if ins.aliases:
+        syntax += " (also " + ", ".join(f"`{_cell(a)}`" for a in ins.aliases) + ")"
     if ins.forward == ins.backward:
         inverse = "self-inverse"
     elif ins.self_inverse:
         inverse = "its backward form"
     else:
-        inverse = f"`{ins.inverse}`"
+        inverse = f"`{_cell(ins.inverse)}`"
     gradient = ("adjoint" if ins.adjoint or ins.rules_from else "unchanged"
                 if ins.differentiable else "none")
-    doc = ins.doc.replace("|", "\\|")
-    return (f"| `{ins.syntax()}` | {doc} | {inverse} | {gradient} | {ins.cycles} | "
-            f"{ins.energy_class} | `{_layout(ins)}` |"
-            + ("" if names == ins.mnemonic else f" aliases: {names}"))
+    return (f"| {syntax} | {_cell(ins.doc)} | {inverse} | {gradient} | {ins.cycles} | "
+            f"{_cell(str(ins.energy_class))} | `{_cell(_layout(ins))}` |")
 
 
 def render() -> str:
