@@ -14,6 +14,8 @@ gradient switch on.  The whole toolchain on one screen::
     h = revasm.hessian(j2, inputs={"x": 1.0})                  # .hessian["x"]["x"]
     b = revasm.batch(j2, {"x": [0.5, 1.0, 2.0]}, grad=True)    # one lane per row
     program = revasm.compile_file("examples/nilang/rfib.py", "rfib")   # @reversible Python
+    revasm.run_program(program, {"n": 10}).values["out"]      # 55, by parameter name
+    revasm.grad_program("examples/nilang/dot.py", {...})      # gradients by parameter
 
 Each call takes ``engine=`` (``revasm.engines()`` lists them: ``reference``, the readable
 oracle; ``vector``, numpy lanes; ``compiled``, native code; ``auto`` picks); all give the
@@ -29,11 +31,14 @@ from revasm.sim.host import hessian
 from revasm.sim.reference import MachineFault
 
 from .batching import BatchResult, batch
+from .program_counts import count_program
+from .programs import ProgramFault, ProgramResult, grad_program, run_program
 from .running import CheckResult, RunResult, check, run
 
 __version__ = "0.1.0"
 
-__all__ = ["BatchResult", "CheckResult", "Image", "MachineFault", "RunResult", "assemble",
-           "assemble_file", "batch", "check", "compile_file", "compile_function",
-           "compile_source", "disassemble", "engines", "grad", "hessian", "load", "reversible",
-           "run"]
+__all__ = ["BatchResult", "CheckResult", "Image", "MachineFault", "ProgramFault",
+           "ProgramResult", "RunResult", "assemble", "assemble_file", "batch", "check",
+           "compile_file", "compile_function", "compile_source", "count_program", "disassemble",
+           "engines", "grad", "grad_program", "hessian", "load", "reversible", "run",
+           "run_program"]

@@ -29,7 +29,7 @@ def _workloads(examples: Path):
 
 def _vector(program, inputs: dict, lanes: int, max_steps: int | None):
     """A vector machine loaded with ``inputs`` in every lane (through a reference load)."""
-    from revasm.compiler.api import load_inputs
+    from revasm.programs import load_inputs
 
     loaded = reference_lane(program.image)
     load_inputs(program, loaded, inputs)
@@ -81,7 +81,7 @@ def _jax(name: str, w, inputs: dict, lanes: int) -> dict:
 
 def measure(name: str, examples: Path) -> dict:
     from revasm.compiler import compile_file
-    from revasm.compiler.api import load_inputs
+    from revasm.programs import load_inputs
     from revasm.sim.host import gradient
     from revasm.sim.host import batch_gradient
 

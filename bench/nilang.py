@@ -36,7 +36,7 @@ def _cases() -> dict:
 
 def _measure(case, lanes: int) -> dict:
     from revasm.compiler import compile_file
-    from revasm.compiler.api import load_inputs
+    from revasm.programs import load_inputs
 
     program = compile_file(case.path, case.entry, width=WIDTH)
     image = program.image

@@ -118,8 +118,9 @@ def grad_expr(expression: str, at: str, width: str, show_program: bool, as_json:
     Example:
       revasm grad-expr "sq(x / y) * sin(x)" --at x=0.3,y=0.5 --json
     """
-    from revasm.compiler import CompileError, ProgramFault
-    from revasm.compiler.expression import grad_expression
+    from revasm.compiler import CompileError
+    from revasm.programs import ProgramFault
+    from revasm.expressions import grad_expression
 
     point = _parse_at(at)
     try:

@@ -3,37 +3,21 @@
 The expression is parsed with :mod:`ast`, then written as an eDSL program in
 compute - copy - uncompute form (NiLang's pattern): a routine computes every
 sub-expression into its own ancilla (``t3 += t1 * t2``), the loss receives a
-copy of the root, ``~routine`` uncomputes the ancillas.  That program is
-compiled and differentiated on the reference machine in gradient mode.
+copy of the root, ``~routine`` uncomputes the ancillas.  The Python API
+(``revasm.expressions``) compiles that program and differentiates it on the machine.
 """
 from __future__ import annotations
 
 import ast
 import math
-from dataclasses import dataclass
-from typing import Any
 
 from .errors import CompileError, SourcePos
-from .gradients import Gradient, grad
-from .api import ProgramFault, compile_source
 
 FUNCTIONS = {"sq": 1, "sqrt": 1, "exp": 1, "log": 1, "sin": 1, "cos": 1, "tan": 1, "sinh": 1,
              "cosh": 1, "tanh": 1, "pow": 2, "abs": 1, "atan": 1}
 _OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
 FILENAME = "<expression>"
 LOSS = "value"
-
-
-@dataclass
-class ExpressionGradient:
-    expression: str
-    variables: list[str]
-    value: float
-    gradient: dict[str, float]
-    reference_value: float | None
-    reference_gradient: dict[str, float | None]
-    source: str
-    result: Gradient
 
 
 def expression_program(expression: str, variables: list[str] | None = None) -> tuple[str, list[str]]:
@@ -117,63 +101,10 @@ def expression_program(expression: str, variables: list[str] | None = None) -> t
         "    ~routine",
         "",
     ])
-    _COLUMNS[source] = columns
+    ANCILLA_COLUMNS[source] = columns
     return source, found
 
 
 #: generated source -> expression column of each ancilla (line 7 + 2k holds ancilla k)
-_COLUMNS: dict[str, list[int]] = {}
-_FIRST_NODE_LINE = 7
-
-
-def grad_expression(expression: str, at: dict[str, float], *, width: int = 64) -> ExpressionGradient:
-    """Value and gradient of ``expression`` at the point ``at`` (every variable needed)."""
-    source, variables = expression_program(expression, list(at))
-    missing = [v for v in variables if v not in at]
-    if missing:
-        raise CompileError(SourcePos(FILENAME, 1, expression.find(missing[0]) + 1),
-                           f"no value for {missing[0]!r}", f"add {missing[0]}=VALUE to --at",
-                           expression)
-    program = compile_source(source, "expression", "<grad-expr program>", width=width,
-                             for_gradient=True)
-    try:
-        result = grad(program, dict(at), wrt=variables, width=width)
-    except ProgramFault as fault:
-        columns = _COLUMNS.get(source, [])
-        node = ((fault.pos.line - _FIRST_NODE_LINE) // 2) if fault.pos else -1
-        column = columns[node] if 0 <= node < len(columns) else 1
-        detail = fault.fault.message.split(": ", 1)[-1]
-        fault.pos = SourcePos(FILENAME, 1, column)
-        fault.args = (f"{FILENAME}:1:{column}: runtime error: {detail}\n  {expression}\n  "
-                      f"{' ' * (column - 1)}^",)
-        raise
-    finally:
-        _COLUMNS.pop(source, None)
-    ref_value, ref_grad = _reference(expression, at, variables)
-    return ExpressionGradient(expression, variables, result.loss, result.gradient, ref_value,
-                              ref_grad, source, result)
-
-
-def _reference(expression: str, at: dict[str, float], variables: list[str]):
-    """float64 value and central-difference gradient, for comparison (None if undefined)."""
-    env: dict[str, Any] = {name: getattr(math, name) for name in
-                           ("sqrt", "exp", "log", "sin", "cos", "tan", "sinh", "cosh", "tanh",
-                            "atan", "pi", "e")}
-    env.update(sq=lambda v: v * v, pow=math.pow, abs=abs)
-    code = compile(expression.strip(), FILENAME, "eval")
-
-    def f(point: dict[str, float]) -> float:
-        return float(eval(code, {"__builtins__": {}}, {**env, **point}))  # noqa: S307
-
-    try:
-        value = f(dict(at))
-    except (ArithmeticError, ValueError):
-        return None, {v: None for v in variables}
-    gradient: dict[str, float | None] = {}
-    for v in variables:
-        h = 1e-6 * max(1.0, abs(at[v]))
-        try:
-            gradient[v] = (f({**at, v: at[v] + h}) - f({**at, v: at[v] - h})) / (2 * h)
-        except (ArithmeticError, ValueError):
-            gradient[v] = None
-    return value, gradient
+ANCILLA_COLUMNS: dict[str, list[int]] = {}
+FIRST_NODE_LINE = 7

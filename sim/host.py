@@ -25,7 +25,6 @@ from revasm.isa.fixed_point import WordFormat
 
 from .engine import Lanes, read_place, write_place
 from .engines import load
-from .reference.faults import MachineFault
 from .reference.machine import DEFAULT_MEMORY_WORDS
 
 

@@ -17,9 +17,10 @@ from click.testing import CliRunner
 
 from nilang_examples import program_files
 from revasm.cli.main import cli
-from revasm.compiler import compile_file, compile_source, run
-from revasm.compiler.counts import count
-from revasm.compiler.gradients import grad
+from revasm.compiler import compile_file, compile_source
+from revasm.program_counts import count_program as count
+from revasm.programs import grad_program as grad
+from revasm.programs import run_program as run
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -173,6 +174,7 @@ def test_gradient_of_the_sparse_dot_product_is_the_other_matrix():
 def test_a_decorated_function_compiles_and_runs_from_python(monkeypatch):
     monkeypatch.syspath_prepend(str(ROOT / "examples/nilang"))
     module = importlib.import_module("rfib")
-    assert module.rfib.run({"n": 10}).values["out"] == 55
-    with pytest.raises(TypeError, match="is a reversible program"):
+    assert run(module.rfib, {"n": 10}).values["out"] == 55
+    assert module.rfib.compile().image == run(module.rfib, {"n": 3}).program.image
+    with pytest.raises(TypeError, match="is a reversible program.*revasm.run_program"):
         module.rfib(0, 10)

@@ -11,7 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from revasm.assembler import assemble_file
-from revasm.compiler import CompileError, ProgramFault, compile_file, compile_source, run
+from revasm.compiler import CompileError, compile_file, compile_source
+from revasm.programs import ProgramFault
+from revasm.programs import run_program as run
 from revasm.compiler.backend.code import Instr
 from revasm.compiler.backend.peephole import cancel_inverse_pairs
 from revasm.isa.fixed_point import WordFormat

@@ -11,7 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nilang_examples import program_files
-from revasm.compiler import CompileError, ProgramFault, compile_file, compile_source, run
+from revasm.compiler import CompileError, compile_file, compile_source
+from revasm.programs import ProgramFault
+from revasm.programs import run_program as run
 from revasm.compiler.ir.inverse import invert_block
 from revasm.cli.main import cli
 

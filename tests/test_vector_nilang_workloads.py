@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from revasm.compiler.gradients import grad
+from revasm.programs import grad_program as grad
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "nilang"
 
@@ -67,7 +67,7 @@ def test_gmm_constant_is_the_programs_constant():
 @pytest.mark.slow
 def test_vector_gradient_of_the_givens_network_equals_the_reference_bit_for_bit():
     from revasm.compiler import compile_file
-    from revasm.compiler.api import load_inputs
+    from revasm.programs import load_inputs
     from revasm.sim.engines import load
     from revasm.sim.host import batch_gradient, gradient
 

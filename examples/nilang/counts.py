@@ -4,7 +4,7 @@
 
 For each example: static instructions, executed instructions (the reversible
 run), the irreversible estimate (forward compute and control only; see
-compiler/counts.py) and NiLang's uncomputing level log2(reversible /
+api/program_counts.py) and NiLang's uncomputing level log2(reversible /
 irreversible); then compiled ibesselj against the hand-written
 examples/bessel_j2.pal (W = 64, the default compile options).
 """
@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cases import CASES  # noqa: E402
 
 from revasm.compiler import compile_file  # noqa: E402
-from revasm.compiler.counts import count  # noqa: E402
+from revasm.program_counts import count_program as count  # noqa: E402
 
 
 def main() -> None:
@@ -52,7 +52,7 @@ def bessel_comparison(points=(0.5, 1.0, 3.0)):
     """Static instructions (compiled, hand-written) and, per x, (x, executed steps of
     compiled ibesselj, of examples/bessel_j2.pal), at W = 64."""
     from revasm.assembler import assemble_file
-    from revasm.compiler import run
+    from revasm.programs import run_program as run
     from revasm.isa.fixed_point import WordFormat
     from revasm.sim.reference import Machine
 

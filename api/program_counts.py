@@ -1,4 +1,4 @@
-"""Instruction counts of a compiled run: reversible total against an irreversible estimate.
+"""Instruction counts of a compiled program's run: reversible total against an irreversible estimate.
 
 Every emitted instruction carries a role (``backend/code.py``).  The
 *irreversible count* is what a conventional machine would still execute: the
@@ -16,9 +16,11 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from revasm.compiler.api import CompiledProgram
 from revasm.sim.engines import choose
 
-from .api import CompiledProgram, load_inputs, program_fault
+from .programs import load_inputs, program_fault
+
 
 IRREVERSIBLE_ROLES = ("compute", "control")
 
@@ -42,7 +44,7 @@ class Counts:
                 "executed_backward": self.backward_steps}
 
 
-def count(program: CompiledProgram, inputs: dict[str, Any],
+def count_program(program: CompiledProgram, inputs: dict[str, Any],
           max_steps: int | None = 50_000_000) -> Counts:
     """Run forward once, counting executed instructions by role and direction."""
     machine = choose("auto", trace=True).load(program.image, 1, max_steps=max_steps)
