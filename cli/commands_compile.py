@@ -19,6 +19,32 @@ def _split_target(target: str) -> tuple[str, str | None]:
     return path, (func or None)
 
 
+#: Suffixes of the machine's own program files (PAL source and images), which
+#: `revasm compile` does not take: it compiles Python.
+PROGRAM_SUFFIXES = (".pal", ".bin", ".hex")
+
+
+def _refuse_program_file(path: str) -> None:
+    """A PAL source or an image given to compile: a usage error (exit 2) saying what to run."""
+    file = Path(path)
+    is_pal = file.suffix.lower() in PROGRAM_SUFFIXES
+    if not is_pal and file.suffix.lower() != ".py":
+        try:
+            with file.open(errors="replace") as stream:
+                is_pal = stream.readline().strip().lower().startswith(";; pendulum pal file")
+        except OSError:
+            return
+    if is_pal:
+        image = file.suffix.lower() in (".bin", ".hex")
+        kind, other = (("an assembled image", f"to take it apart: revasm disasm {path}")
+                       if image else ("PAL assembly", f"to assemble it: revasm asm {path}"))
+        raise click.BadParameter(
+            f"{path} is {kind}, not Python: compile takes a Python source with a "
+            f"@reversible function (SRC.py[:FUNC], e.g. examples/nilang/rfib.py:rfib). "
+            f"To run the program: revasm run {path}; {other}",
+            param_hint="SRC.py[:FUNC]")
+
+
 @click.command("compile")
 @click.argument("target", metavar="SRC.py[:FUNC]")
 @click.option("-o", "--output", "out", type=click.Path(dir_okay=False),
@@ -54,6 +80,7 @@ def compile_command(target: str, out: str | None, emit: str, inverse: bool, widt
     path, func = _split_target(target)
     if not Path(path).is_file():
         raise ToolError(f"{path}: error: no such file")
+    _refuse_program_file(path)
     try:
         program = compile_file(path, func, width=int(width), for_gradient=gradient,
                                checks=not no_checks, inline=not no_inline)
@@ -97,7 +124,19 @@ def _parse_at(text: str) -> dict[str, float]:
     return point
 
 
-@click.command("grad-expr")
+class _GradExprCommand(click.Command):
+    """grad-expr's --help lists the functions from the table the expression reader uses."""
+
+    def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        template = self.help or ""
+        self.help = template.replace("{accepted}", expression_syntax_help())
+        try:
+            super().format_help_text(ctx, formatter)
+        finally:
+            self.help = template
+
+
+@click.command("grad-expr", cls=_GradExprCommand)
 @click.argument("expression")
 @click.option("--at", "at", required=True, metavar="NAME=VALUE,...",
               help="The point: a value for every variable of the expression.")
@@ -112,7 +151,8 @@ def grad_expr(expression: str, at: str, width: str, show_program: bool, as_json:
     The expression becomes a compute-copy-uncompute program (each sub-expression
     in its own ancilla), compiled, run forward, and run backward in gradient
     mode.  A float64 value and central-difference gradient are shown beside it.
-    Functions: + - * / ** unary -, sq sqrt exp log sin cos tan sinh cosh tanh pow.
+
+    {accepted}
 
     \b
     Example:
@@ -149,6 +189,16 @@ def grad_expr(expression: str, at: str, width: str, show_program: bool, as_json:
                    f"{_fmt(result.reference_gradient.get(name))})")
     click.echo(f"  {result.result.exact.forward.steps} steps forward, "
                f"{result.result.exact.backward.steps} backward at W = {width}")
+
+
+def expression_syntax_help() -> str:
+    """What grad-expr accepts, from the table the expression reader uses."""
+    from revasm.compiler.expression import FUNCTIONS as EXPRESSION_FUNCTIONS
+
+    calls = ", ".join(f"{name}({', '.join('xyz'[:arity])})"
+                      for name, arity in EXPRESSION_FUNCTIONS.items())
+    return ("Accepted: numbers, variables, the constants pi and e, the operators "
+            f"+ - * / ** and unary -, and the functions {calls}.")
 
 
 def _fmt(value) -> str:

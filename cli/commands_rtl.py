@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import click
 
@@ -277,12 +278,26 @@ def synth(width: str, grad: bool, target: str, part: tuple[str, ...], no_place: 
     """
     params = _params(int(width), 1024, grad)
     from revasm.rtl.synth import synthesize
+    parts = part or ("core", "function-unit")
+    steps = "synthesis" if no_place else "synthesis and place and route"
+    click.echo(f"revasm rtl synth: {steps} of {len(parts)} part(s) ({', '.join(parts)}) "
+               f"for {target} at W = {width} takes minutes (the first run also compiles the "
+               "WebAssembly tools); progress follows", err=True)
     results = []
-    for name in part or ("core", "function-unit"):
+    for index, name in enumerate(parts, 1):
+        began = time.perf_counter()
+
+        def progress(stage: str, detail: str, name: str = name, index: int = index,
+                     began: float = began) -> None:
+            click.echo(f"  [{index}/{len(parts)}] {name}: {stage} ({detail}) at "
+                       f"{time.perf_counter() - began:.0f} s", err=True)
+
         try:
-            results.append(synthesize(name, params, target, place=not no_place))
+            result = synthesize(name, params, target, place=not no_place, progress=progress)
         except (RuntimeError, FileNotFoundError) as exc:
             raise ToolError(f"revasm rtl synth: error: {exc}") from None
+        click.echo(f"  [{index}/{len(parts)}] {name}: done in {result.seconds:.0f} s", err=True)
+        results.append(result)
     if as_json:
         click.echo(json.dumps({"target": target, "width": int(width), "gradient": grad,
                                "results": [r.as_dict() for r in results]}))

