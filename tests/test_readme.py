@@ -396,3 +396,56 @@ def test_rtl_synth_warns_and_shows_progress_on_stderr(monkeypatch):
         assert any(f"core: {stage}" in line for line in lines), stage
         assert any(f"function-unit: {stage}" in line for line in lines), stage
     assert any("[2/2] function-unit: done" in line for line in lines)
+
+
+# -- README's Python examples --------------------------------------------------------------
+#
+# Each ```python block runs as a script (a .py file: the compiler reads the source of a
+# @reversible function) in a directory holding a copy of examples/.  Its standard output
+# must be exactly the comment lines ("# " + text) that directly follow a line calling
+# print(), in order; the other comments are prose.
+
+def python_blocks(text: str) -> list[tuple[int, str, list[str]]]:
+    found = []
+    for start, info, lines in fenced_blocks(text):
+        if info != "python":
+            continue
+        expected, after_print = [], False
+        for line in lines:
+            if after_print and line.startswith("# "):
+                expected.append(line[2:])
+                continue
+            after_print = line.lstrip().startswith("print(")
+        found.append((start, "\n".join(lines) + "\n", expected))
+    return found
+
+
+@pytest.mark.parametrize("block", python_blocks(README.read_text()),
+                         ids=lambda b: f"README.md:{b[0]}")
+def test_readme_python_block_prints_what_readme_shows(block, tmp_path):
+    import subprocess
+    import sys
+
+    _, source, expected = block
+    assert expected, "a Python example shows what it prints"
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    (tmp_path / "example.py").write_text(source)
+    proc = subprocess.run([sys.executable, "example.py"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.splitlines() == expected, proc.stdout
+
+
+def test_the_console_entry_point_never_prints_a_traceback(tmp_path):
+    import subprocess
+    import sys
+
+    revasm = Path(sys.executable).with_name("revasm")
+    if not revasm.exists():
+        pytest.skip("the revasm console script is not installed next to this Python")
+    for args, code in ((["run", "missing.pal"], 1),
+                       (["compile", str(ROOT / "examples/fib.pal")], 2),
+                       (["run", str(ROOT / "examples/errors/broken.pal")], 1)):
+        proc = subprocess.run([str(revasm), *args], cwd=tmp_path, capture_output=True, text=True)
+        assert proc.returncode == code, (args, proc.stderr)
+        assert "Traceback" not in proc.stdout + proc.stderr
