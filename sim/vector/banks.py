@@ -17,7 +17,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from revasm.isa.adjoint import BANKS as GRADIENT_BANKS
+
 from .words import MASK64
+
+#: The banks a template may index, in the order the compiled functions take them:
+#: the values, then the gradient-mode banks of ``isa/adjoint.py`` (names ending in
+#: ``M`` are memory-like).
+BANKS = ("R", "MEM", *GRADIENT_BANKS)
 
 
 class Group:

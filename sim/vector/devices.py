@@ -1,0 +1,108 @@
+"""The namespace templates run in: the lane vocabulary and the machine's devices.
+
+Every instruction's template and every fused block is compiled into one
+namespace per machine: the lane vocabulary (``vocabulary.py``), the word
+arithmetic (``words.py``) and the devices the templates call -- ``addr`` (a
+memory address per lane, checked; a fused block stops on a bad one), ``show``,
+``emit`` and ``unemit`` (output queued until the commit, ``groups.py``) and
+``_store`` (a fused block's write of a whole row).  A mixin of
+:class:`~revasm.sim.vector.machine.VectorMachine` (``machine.py``).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from revasm.sim.reference.faults import Trap
+
+from .banks import as_row
+from .vocabulary import GuardTripped, vector_vocabulary
+from .words import Arithmetic
+
+
+class DeviceNamespace:
+    """The namespace every template and fused block is compiled in."""
+
+    def _make_namespace(self) -> dict[str, Any]:
+        xp, ctx, fmt = self.xp, self._ctx, self.fmt
+        size = self.memory_words
+        code_cells = self._code_cells
+        code_length = len(self.image)
+        namespace: dict[str, Any] = {}
+        namespace.update(vector_vocabulary(fmt, xp, ctx))
+        namespace.update(Arithmetic(xp, self._pool).namespace())
+
+        def address_problem(word: int) -> str:
+            if word >= size:
+                signed = fmt.signed(word & fmt.mask)
+                shown = f"{signed} (word {word:#x})" if signed < 0 else str(word)
+                return f"address {shown} is outside memory (0..{size - 1})"
+            return f"address {word} holds an instruction ({self._where(word)}), not data"
+
+        def addr(word: Any) -> Any:
+            words = as_row(word, ctx.n, xp)
+            if ctx.strict:  # a fused block: one legal address for the whole tile, or stop
+                first = int(words[0])
+                if (first < size and not (first < code_length and code_cells[first])
+                        and bool(xp.all(words == first))):
+                    return first
+                raise GuardTripped("memory-address")
+            clipped = xp.where(words < code_length, words, xp.uint64(code_length))
+            bad = (words >= size) | code_cells[xp.astype(clipped, xp.int64)]
+            if bool(xp.any(bad)):
+                listed = words.tolist()
+                ctx.fault(bad, "memory-address", lambda j: address_problem(listed[j]))
+                words = xp.where(bad, xp.uint64(code_length if code_length < size else 0),
+                                 words)
+            return words
+
+        def show(word: Any) -> None:
+            self._pending.append(("show", xp.asarray(as_row(word, ctx.n, xp), copy=True)))
+
+        def emit(word: Any) -> None:
+            self._pending.append(("emit", xp.asarray(as_row(word, ctx.n, xp), copy=True)))
+
+        def unemit() -> Any:
+            group = self._group
+            depth = group.take(self._tape_length) - (self._pops + 1)
+            empty = depth < 0
+            if bool(xp.any(empty)):
+                ctx.fault(empty, "tape-empty", lambda j: Trap(
+                    "tape-empty", "the output tape is empty, so there is nothing to take "
+                                  "back").message)
+            depth = xp.where(empty, 0, depth)
+            if self._tape.shape[0] == 0:
+                value = xp.zeros(ctx.n, dtype=xp.uint64)
+            else:
+                lanes = xp.arange(self.lanes) if group.full else group.lanes
+                value = self._tape[depth, lanes]
+            self._pops += 1
+            self._pending.append(("unemit", value))
+            return value
+
+        pool, lanes_shape, u64 = self._pool, (self.lanes,), xp.uint64
+        ndarray = type(xp.zeros(1))
+
+        def store(rows: list, register: int, value: Any) -> None:
+            """A fused block's write: a whole row (or a tile of one: ``ctx.n`` lanes),
+            never shared with another slot."""
+            if rows[register] is value:  # updated in place
+                return
+            n = ctx.n
+            if not (type(value) is ndarray and value.dtype == u64 and value.shape == (n,)):
+                value = as_row(value, n, xp)
+            if not isinstance(rows, dict):  # memory is stored by exchanges only
+                for row in rows:
+                    if row is value:
+                        value = xp.asarray(value, copy=True)
+                        break
+            guard = ctx.guard
+            if guard is not None:  # a template that may fault: keep what it replaces
+                guard[1].append((rows, register, rows[register]))
+            if n == self.lanes:
+                pool.replace(rows, register, value)
+            else:
+                rows[register] = value
+
+        namespace.update(addr=addr, show=show, emit=emit, unemit=unemit, _at=ctx.at,
+                         _store=store, _snap=ctx.snap, _unsnap=ctx.unsnap)
+        return namespace

@@ -1,0 +1,272 @@
+"""Running one group of lanes: an instruction and the straight-line run after it.
+
+A group is the lanes at one (PC, DIR) (``banks.Group``: every lane, or an index
+array).  ``_run_group`` runs them through the instruction there and on through
+the following data instructions -- as fused blocks (``fused.py``) while every
+lane is in the group and none landed by a jump, else one template at a time,
+committing each instruction's writes for the lanes that did not fault.  A
+lane that faults inside a multi-statement template keeps the statements before
+the faulting one, as the reference's ``exec`` does.  A control instruction ends
+the group's round: ``_control`` sets BR, DIR, halts, checks the come-from rule
+and moves the PC.  A mixin of
+:class:`~revasm.sim.vector.machine.VectorMachine` (``machine.py``).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from revasm.sim.reference.predecode import Decoded
+
+from .banks import BANKS, Group
+from .lane_status import HALTED
+from .templates import compile_template
+
+
+class GroupRunner:
+    """One group's round: templates run, writes committed, control applied."""
+
+    def _function(self, cell: Decoded, direction: int) -> Callable:
+        text = cell.statement(direction, self._gradient, self._tangent)
+        function = self._functions.get(text)
+        if function is None:
+            exec(compile_template(text, BANKS), self._namespace)  # noqa: S102 - table text
+            function = self._functions[text] = self._namespace.pop("_cell")
+        return function
+
+    def _run_group(self, lanes: Any, pc: int, direction: int) -> None:
+        """Run the lanes at (pc, direction) through one instruction and the data run after it."""
+        xp = self.xp
+        full = isinstance(lanes, slice)
+        n = self.lanes if full else len(lanes)
+        group = Group(lanes, full, n)
+        br_in = self.br if full else self.br[lanes]
+        landed = bool(xp.any(br_in != 0))
+        if landed and full:
+            br_in = xp.asarray(br_in, copy=True)
+        BR: Any = xp.asarray(br_in, copy=True) if landed else 0  # noqa: N806
+        room = float("inf")
+        if self.max_steps is not None:
+            room = self.max_steps - int(xp.max(group.take(self.steps)))
+        cells, length = self.cells, len(self.cells)
+        executed = spent = 0
+        ctx = self._ctx
+        while True:
+            if full and type(BR) is int and cells[pc].is_data:  # no lane landed by a jump
+                block = self._fused_block(pc, direction)
+                if block is not None and executed + block[1] <= room:
+                    function, count, cycles = block
+                    stopped = self._run_fused(function, n)
+                    if stopped:
+                        # A guarded template faulted on some lane of these tiles: the
+                        # other tiles finished the block; a stopped tile's lanes stand
+                        # before the template that faulted, and the first such tile runs
+                        # on from there one instruction at a time (its lanes fault there).
+                        self.pc[:] = pc + count * direction
+                        self.steps += executed + count
+                        self.cycles += spent + cycles[-1]
+                        for first, last, index in stopped[1:]:
+                            self.pc[first:last] = pc + index * direction
+                            self.steps[first:last] -= count - index
+                            self.cycles[first:last] -= cycles[-1] - cycles[index]
+                        first, last, index = stopped[0]
+                        self.steps[first:last] -= executed + count
+                        self.cycles[first:last] -= spent + cycles[-1]
+                        lanes = xp.arange(first, last)
+                        n, full = last - first, False
+                        group = Group(lanes, False, n)
+                        br_in = br_in[lanes]
+                        executed += index
+                        spent += cycles[index]
+                        pc += index * direction
+                        continue
+                    executed += count
+                    spent += cycles[-1]
+                    following = pc + count * direction
+                    if executed < room and 0 <= following < length and cells[following].is_data:
+                        pc = following
+                        continue
+                    self._advance(group, executed, spent)
+                    self.pc = xp.full(self.lanes, following, dtype=xp.int64)
+                    self._uniform = (following, direction)
+                    return
+            cell = cells[pc]
+            if cell.illegal:
+                self._lane_faults(self._absolute(group, None), "illegal-instruction",
+                                  self._illegal_message)
+                return
+            function = self._function(cell, direction)
+            ctx.reset(n)
+            group.reads.clear()
+            self._group = group
+            banks = [bank for bank in self._banks.values() if bank is not None]
+            for bank in banks:
+                bank.bind(group)
+            self._pending = []
+            self._pops = 0
+            br_out, dir_out = function(*self._banks.values(), BR, direction)
+            failed = ctx.failed
+            ok = None
+            if failed is not None:
+                ok = ~failed
+                self._keep_done_statements(group, banks)
+                self._execution_faults(group, cell, direction, executed, spent)
+                if not bool(xp.any(ok)):
+                    return
+            self._commit(group, ok, banks)
+            if ok is not None:
+                lanes = xp.nonzero(ok)[0] if full else lanes[ok]
+                full = False
+                n = len(lanes)
+                group = Group(lanes, False, n)
+                br_in = br_in[ok]
+                if hasattr(BR, "dtype"):
+                    BR = BR[ok]  # noqa: N806
+                if hasattr(br_out, "shape") and br_out.shape:
+                    br_out = br_out[ok]
+                if hasattr(dir_out, "shape") and dir_out.shape:
+                    dir_out = dir_out[ok]
+            executed += 1
+            spent += cell.cycles
+            if (cell.kind == "data" and type(br_out) is int and br_out == 0
+                    and type(dir_out) is int and dir_out == direction):
+                following = pc + direction
+                if executed < room and 0 <= following < length and cells[following].is_data:
+                    pc = following
+                    landed = False
+                    continue
+                self._advance(group, executed, spent)
+                if full:
+                    self.pc = xp.full(self.lanes, following, dtype=xp.int64)
+                    self._uniform = (following, direction)
+                else:
+                    self.pc[lanes] = following
+                return
+            self._control(group, cell, direction, br_in if landed else None, br_out,
+                          dir_out, executed, spent)
+            return
+
+    def _keep_done_statements(self, group: Group, banks: list) -> None:
+        """A lane that faults in a template's k-th statement keeps statements 0..k-1,
+        as the reference's ``exec`` of the whole template does (gradient mode)."""
+        for mask, _kind, _describe, statement in self._ctx.events:
+            if statement == 0:
+                continue
+            target = mask if group.full else group.lanes[mask]
+            for bank in banks:
+                bank.commit_before(mask, statement, target)
+
+    def _advance(self, group: Group, executed: int, spent: int) -> None:
+        if group.full:
+            self.steps += executed
+            self.cycles += spent
+        else:
+            self.steps[group.lanes] += executed
+            self.cycles[group.lanes] += spent
+
+    def _commit(self, group: Group, ok: Any, banks: list) -> None:
+        xp = self.xp
+        if ok is None:
+            target = group.lanes
+            seen = set(group.reads) if group.full else None
+        else:
+            target = ok if group.full else group.lanes[ok]
+            seen = None
+        for bank in banks:
+            bank.commit(ok, target, seen)
+        if not self._pending:
+            return
+        lanes = xp.arange(self.lanes) if group.full else group.lanes
+        if ok is not None:
+            lanes = lanes[ok]
+        for what, value in self._pending:
+            if ok is not None:
+                value = value[ok]
+            if what == "unemit":
+                self._tape_length[lanes] -= 1
+            elif what == "emit":
+                depth = self._tape_length[lanes]
+                if len(depth) and int(xp.max(depth)) >= self._tape.shape[0]:
+                    grown = xp.zeros((max(4, 2 * self._tape.shape[0]), self.lanes),
+                                     dtype=xp.uint64)
+                    grown[: self._tape.shape[0]] = self._tape
+                    self._tape = grown
+                self._tape[depth, lanes] = value
+                self._tape_length[lanes] += 1
+            self._outputs.append((lanes, value))
+
+    def _control(self, group: Group, cell: Decoded, direction: int, br_in: Any, br_out: Any,
+                 dir_out: Any, executed: int, spent: int) -> None:
+        """After a control instruction (or a landing): BR, DIR, halts, come-from, next PC."""
+        xp = self.xp
+        n = group.n
+        if br_in is not None and type(br_out) is int and br_out == 0:
+            br_in = None  # every landed lane was caught
+        if type(dir_out) is int and hasattr(br_out, "shape") and br_out.shape == (n,) and n:
+            low = int(xp.min(br_out))  # a condition that came out the same on every lane
+            if low == int(xp.max(br_out)) and (br_in is None or low == 0):
+                br_in, br_out = None, low
+        if br_in is None and type(br_out) is int and type(dir_out) is int:
+            # Every lane leaves with the same BR and DIR (START, FINISH, BRA, RBRA, a
+            # branch whose condition is uniform): no per-lane arrays needed.
+            lanes = group.lanes
+            self._advance(group, executed, spent)
+            self.br[lanes] = br_out
+            self.direction[lanes] = dir_out
+            if ((cell.kind == "finish" and dir_out > 0)
+                    or (cell.kind == "start" and dir_out < 0)):
+                self.status[lanes] = HALTED
+                return
+            target = cell.pc + (br_out * dir_out if br_out else dir_out)
+            self.pc[lanes] = target
+            if group.full and br_out == 0:
+                self._uniform = (target, dir_out)
+            return
+        if hasattr(br_out, "dtype") and br_out.shape == (n,):
+            br_new = br_out if br_out.dtype == xp.int64 else xp.astype(br_out, xp.int64)
+        else:
+            br_new = xp.full(n, int(br_out), dtype=xp.int64)
+        # DIR is usually one Python int for the whole group (only RBRA changes it).
+        dir_new = dir_out if type(dir_out) is int else xp.astype(
+            xp.broadcast_to(xp.asarray(dir_out, dtype=xp.int64), (n,)), xp.int64)
+        lanes = group.lanes
+        full = group.full
+
+        def some(mask: Any) -> Any:
+            return mask if full else lanes[mask]
+
+        self._advance(group, executed, spent)
+        self.br[lanes] = br_new
+        self.direction[lanes] = dir_new
+        pc = cell.pc
+        stopped = None
+        if br_in is not None:
+            uncaught = (br_in != 0) & (br_new != 0)
+            if bool(xp.any(uncaught)):
+                stopped = uncaught
+                sources = br_in[uncaught].tolist()
+                self._lane_faults(self._absolute(group, uncaught), "uncaught-jump",
+                                  lambda lane, j, s=sources: self._uncaught_message(
+                                      lane, pc, s[j], direction))
+        if cell.kind in ("finish", "start") and type(dir_new) is int:
+            dir_new = xp.full(n, dir_new, dtype=xp.int64)
+        if cell.kind in ("finish", "start"):
+            halt = (dir_new > 0) if cell.kind == "finish" else (dir_new < 0)
+            if stopped is not None:
+                halt = halt & ~stopped
+            self.status[some(halt)] = HALTED
+            stopped = halt if stopped is None else (stopped | halt)
+        if type(dir_new) is int:
+            step = br_new * dir_new if dir_new != 1 else br_new
+            step = xp.where(br_new != 0, step, dir_new)
+        else:
+            step = xp.where(br_new != 0, br_new * dir_new, dir_new)
+        if stopped is None:
+            self.pc[lanes] = pc + step
+        else:
+            moving = ~stopped
+            self.pc[some(moving)] = pc + step[moving]
+
+    def _absolute(self, group: Group, mask: Any) -> Any:
+        xp = self.xp
+        lanes = xp.arange(self.lanes) if group.full else group.lanes
+        return lanes if mask is None else lanes[mask]

@@ -1,0 +1,122 @@
+"""Per-lane faults: the events that stopped lanes, and the reference's messages.
+
+A fault stops only its lanes: they get the fault's kind, PC, BR, DIR and step
+count, and the other lanes run on.  Messages are made lazily, per lane, when
+``fault(lane)`` asks for one, so a batch where a million lanes fault pays only
+for the ones read; ``fault(lane)`` builds the same :class:`MachineFault` as the
+reference machine.  A mixin of
+:class:`~revasm.sim.vector.machine.VectorMachine` (``machine.py``).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from revasm.sim.reference import MachineFault
+from revasm.sim.reference.predecode import Decoded
+
+from .banks import Group
+from .lane_status import FAULTED
+
+
+class _Fault:
+    """One fault event: a kind and a message maker for the lanes it stopped."""
+
+    __slots__ = ("kind", "describe")
+
+    def __init__(self, kind: str, describe: Callable[[int], tuple[str, dict]]) -> None:
+        self.kind = kind
+        self.describe = describe
+
+
+class LaneFaults:
+    """Fault events per lane, and the messages the reference would give."""
+
+    def _lane_faults(self, lanes: Any, kind: str,
+                     describe: Callable[[int, int], tuple[str, dict]]) -> None:
+        """Stop ``lanes`` with a fault; ``describe(lane, position)`` makes its message."""
+        xp = self.xp
+        lanes = xp.asarray(lanes)
+        listed = lanes.tolist()
+        event = len(self._fault_events)
+        self._fault_events.append(_Fault(kind, lambda j: describe(listed[j], j)))
+        self.status[lanes] = FAULTED
+        self._fault_event[lanes] = event
+        self._fault_position[lanes] = xp.arange(len(listed))
+
+    def _execution_faults(self, group: Group, cell: Decoded, direction: int,
+                          executed: int, spent: int) -> None:
+        xp = self.xp
+        going = "" if direction > 0 else " running backward"
+        if self._gradient or self._tangent:
+            going += " in gradient mode"
+        where = self._where(cell.pc)
+        for mask, kind, detail, _statement in self._ctx.events:
+            lanes = self._absolute(group, mask)
+            positions = xp.nonzero(mask)[0].tolist()
+            self._lane_faults(lanes, kind, lambda lane, j, p=positions, d=detail: (
+                f"{cell.text}{going} at {where}: {d(p[j])}", {}))
+            if group.full:
+                self.steps[mask] += executed
+                self.cycles[mask] += spent
+            else:
+                self.steps[lanes] += executed
+                self.cycles[lanes] += spent
+            if group.full:
+                self.pc[mask] = cell.pc
+            else:
+                self.pc[lanes] = cell.pc
+
+    def _where(self, pc: int) -> str:
+        location = self.image.location(pc)
+        return f"line {location.line} (pc {pc})" if location else f"pc {pc}"
+
+    def _step_limit_message(self, lane: int, j: int) -> tuple[str, dict]:
+        pc = int(self.pc[lane])
+        return (f"the run did not halt within {self.max_steps} steps; it was at "
+                f"{self._where(pc)}", {})
+
+    def _illegal_message(self, lane: int, j: int) -> tuple[str, dict]:
+        pc, br, direction = int(self.pc[lane]), int(self.br[lane]), int(self.direction[lane])
+        cell = self.cells[pc] if 0 <= pc < len(self.cells) else None
+        if cell is None:
+            what = f"pc {pc} is outside the program (0..{len(self.image) - 1})"
+        else:
+            what = f"{self._where(pc)} {cell.illegal}"
+        extra: dict = {}
+        if br:
+            source = pc - br * direction
+            what += f" (reached by the jump from {self._where(source)})"
+            extra = dict(landing_pc=pc, jump_source_pc=source,
+                         jump_source_location=self.image.location(source))
+        elif cell is None:
+            what += " (the program ran off its end: no FINISH/START stopped it)"
+        return what, extra
+
+    def _uncaught_message(self, lane: int, landing: int, br_in: int,
+                          direction: int) -> tuple[str, dict]:
+        source = landing - br_in * direction
+        br = int(self.br[lane])
+        message = (f"jump from {self._where(source)} landed on {self._where(landing)}, "
+                   f"which does not catch it: BR is still {br} after the landing instruction")
+        return message, dict(landing_pc=landing, jump_source_pc=source,
+                             jump_source_location=self.image.location(source))
+
+    def fault_kinds(self) -> list[str]:
+        """Each lane's fault kind, or ``""`` for a lane that did not fault."""
+        events = self._fault_events
+        return [events[e].kind if e >= 0 else "" for e in self._fault_event.tolist()]
+
+    def fault(self, lane: int) -> MachineFault | None:
+        """The fault that stopped ``lane``, exactly as the reference machine reports it."""
+        event = int(self._fault_event[lane])
+        if event < 0 or int(self.status[lane]) != FAULTED:
+            return None
+        record = self._fault_events[event]
+        message, extra = record.describe(int(self._fault_position[lane]))
+        pc = int(self.pc[lane])
+        cell = self.cells[pc] if 0 <= pc < len(self.cells) else None
+        return MachineFault(record.kind, message, pc=pc, location=self.image.location(pc),
+                            br=int(self.br[lane]), direction=int(self.direction[lane]),
+                            registers=tuple(int(r[lane]) for r in self._rows),
+                            step=int(self.steps[lane]), width=self.width,
+                            instruction_text=cell.text if cell else "", **extra)
