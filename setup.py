@@ -32,6 +32,16 @@ for package, folder in ROOTS.items():
         packages.append(name)
         package_dir[name] = init.parent.as_posix()
 
+#: Folders of data files (no Python) shipped inside a package, each a data-only package
+#: (setuptools wants them named: a folder that is not a package is not installed).
+DATA = {
+    "revasm.report.models": ("report/models", ["*.json"]),
+    "revasm.rtl.harness": ("rtl/harness", ["*.cpp"]),
+}
+for name, (folder, patterns) in DATA.items():
+    packages.append(name)
+    package_dir[name] = folder
+
 setup(packages=packages, package_dir=package_dir,
-      package_data={"revasm.isa": ["*.md"], "revasm.report": ["models/*.json"],
-                    "revasm.rtl": ["harness/*.cpp"]})
+      package_data={"revasm.isa": ["*.md"],
+                    **{name: patterns for name, (_, patterns) in DATA.items()}})

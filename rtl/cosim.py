@@ -26,7 +26,9 @@ from amaranth.sim import Simulator
 
 from revasm.assembler.image import Image
 from revasm.isa.codec import IllegalInstruction, decode
-from revasm.sim.reference import Machine, MachineFault
+from revasm.sim.engine import Lanes
+from revasm.sim.engines import choose
+from revasm.sim.reference import MachineFault
 from revasm.sim.reference.trace import TraceRecord
 
 from .core import Core
@@ -182,13 +184,22 @@ def _compare(rtl: _Shadow, ref: _Shadow, width: int, initial: list[int]) -> list
     return out
 
 
-def _reference_run(machine: Machine, direction: int) -> tuple[list[TraceRecord], MachineFault | None]:
+def reference_lane(job: Job, memory_words: int, max_steps: int | None = None) -> Lanes:
+    """One lane of an engine that traces (the reference), loaded with ``job``'s words."""
+    machine = choose("auto", trace=True).load(job.image, 1, memory_words=memory_words,
+                                              max_steps=max_steps)
+    for register, value in job.registers.items():
+        if register:
+            machine.set_bank_word("R", register, value)
+    for address, value in job.memory.items():
+        machine.set_bank_word("MEM", address, value)
+    return machine
+
+
+def _reference_run(machine: Lanes, direction: int) -> tuple[list[TraceRecord], MachineFault | None]:
     records: list[TraceRecord] = []
-    try:
-        machine.run(direction, trace=records.append)
-    except MachineFault as fault:
-        return records, fault
-    return records, None
+    machine.run(direction, trace=records.append)  # type: ignore[call-arg]
+    return records, machine.fault(0)
 
 
 class Lockstep:
@@ -260,9 +271,10 @@ class Lockstep:
         await bus.tick()
         return bus.get("mem_rdata") & ((1 << self.params.width) - 1)
 
-    async def _load(self, bus: Bus, job: Job, machine: Machine) -> None:
+    async def _load(self, bus: Bus, job: Job, machine: Lanes) -> None:
         mask = (1 << self.params.width) - 1
         image = job.image
+        state = machine.snapshot(0)
         if self.params.gradient:  # the gradient bank starts at zero
             bus.set("mem_wdata", 0)
             bus.set("reg_wdata", 0)
@@ -278,9 +290,9 @@ class Lockstep:
             bus.set("greg_we", 0)
         for address in range(self.params.memory_words):
             code = address < len(image) and image.is_code[address]
-            await self._write_memory(bus, address, machine.memory[address], code)
+            await self._write_memory(bus, address, state.memory[address], code)
         for register in range(1, 32):
-            await self._write_register(bus, register, machine.registers[register] & mask)
+            await self._write_register(bus, register, state.registers[register] & mask)
 
     async def _write_gradient(self, bus: Bus, place, word: int) -> None:
         """G[register] or GM[address] = word (the host seeds the loss's gradient)."""
@@ -301,11 +313,8 @@ class Lockstep:
     async def _job(self, bus: Bus, job: Job, result: JobResult) -> None:
         p = self.params
         image = job.image
-        machine = Machine(image, memory_words=p.memory_words, max_steps=self.max_steps)
-        for register, value in job.registers.items():
-            machine.registers[register] = value & machine.fmt.mask
-        for address, value in job.memory.items():
-            machine.memory[address] = value & machine.fmt.mask
+        machine = reference_lane(job, p.memory_words, self.max_steps)
+        one = 1 << (32 if image.width == 64 else 16)  # 1.0 in Q32.32 / Q16.16
         await self._load(bus, job, machine)
         for direction in job.directions:
             if direction < 0 and image.finish is None:
@@ -315,25 +324,24 @@ class Lockstep:
                 if not p.gradient:
                     raise ValueError("gradient mode needs a core built with the gradient bank")
                 machine.gradient = True
-                if job.loss.register is not None:
-                    machine.gradients[job.loss.register] = machine.fmt.one
-                else:
-                    machine.memory_gradients[job.loss.address] = machine.fmt.one
-                await self._write_gradient(bus, job.loss, machine.fmt.one)
+                job.loss.write(machine, one, "G")
+                await self._write_gradient(bus, job.loss, one)
             run = await self._run(bus, machine, direction, grad)
             result.runs.append(run)
             if not run.ok or run.status == "fault":
                 return
 
-    async def _run(self, bus: Bus, machine: Machine, direction: int,
+    async def _run(self, bus: Bus, machine: Lanes, direction: int,
                    grad: bool = False) -> RunResult:
         p = self.params
         w = p.width
         image = machine.image
-        ref = _Shadow(machine.registers, 0, direction)
-        rtl = _Shadow(machine.registers, 0, direction)
-        initial_memory = list(machine.memory)
+        initial = machine.snapshot(0)
+        ref = _Shadow(list(initial.registers), 0, direction)
+        rtl = _Shadow(list(initial.registers), 0, direction)
+        initial_memory = list(initial.memory)
         records, ref_fault = _reference_run(machine, direction)
+        final = machine.snapshot(0)
         start = image.entry if direction > 0 else image.finish
         bus.set("start_pc", start)
         bus.set("backward", int(direction < 0))
@@ -388,33 +396,34 @@ class Lockstep:
         # the whole state, read back through the host interface
         for register in range(32):
             word = await self._read_register(bus, register)
-            if word != machine.registers[register]:
+            if word != final.registers[register]:
                 return stop("divergence", f"after the run ${register} reads "
-                            f"{_signed(word, w)} on the RTL, {machine.get_register(register)} "
-                            "on the reference")
+                            f"{_signed(word, w)} on the RTL, "
+                            f"{_signed(final.registers[register], w)} on the reference")
         for address in range(len(image)):
             word = await self._read_memory(bus, address)
-            if word != machine.memory[address]:
+            if word != final.memory[address]:
                 return stop("divergence", f"after the run memory [{address}] reads {word} on "
-                            f"the RTL, {machine.memory[address]} on the reference")
+                            f"the RTL, {final.memory[address]} on the reference")
         if grad:  # the gradient bank, read back
             for register in range(32):
                 bus.set("reg_addr", register)
                 await bus.tick()
                 word = bus.get("greg_rdata")
-                if word != machine.gradients[register]:
+                expected = int(machine.bank_word("G", register)[0])
+                if word != expected:
                     return stop("divergence", f"after the gradient run G[${register}] reads "
                                 f"{_signed(word, w)} on the RTL, "
-                                f"{_signed(machine.gradients[register], w)} on the reference")
+                                f"{_signed(expected, w)} on the reference")
             for address in range(p.memory_words):
                 bus.set("mem_addr", address)
                 await bus.tick()
                 word = bus.get("gmem_rdata")
-                if word != machine.memory_gradients[address]:
+                expected = int(machine.bank_word("GM", address)[0])
+                if word != expected:
                     return stop("divergence", f"after the gradient run GM[{address}] reads "
                                 f"{_signed(word, w)} on the RTL, "
-                                f"{_signed(machine.memory_gradients[address], w)} on the "
-                                "reference")
+                                f"{_signed(expected, w)} on the reference")
         if ref_fault is not None:
             return stop("fault", None, kind, fault_pc)
         return stop("finished")

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from amaranth.hdl import Shape
 
-from .cosim import Bus, Job, JobResult, Lockstep, Retired
+from .cosim import Bus, Job, JobResult, Lockstep, Retired, reference_lane
 from .params import CoreParams
 
 HARNESS = Path(__file__).with_name("harness") / "harness.cpp"
@@ -472,15 +472,9 @@ class VerilatorLockstep(Lockstep):
     def free_run(self, job: Job, direction: int = 1) -> tuple[int, int, float]:
         """Load ``job`` and run its program one way on the model alone (no reference, no
         records): (cycles, retired instructions, seconds) -- the model's own speed."""
-        from revasm.sim.reference import Machine
-
         bus = self.start()
         try:
-            machine = Machine(job.image, memory_words=self.params.memory_words)
-            for register, value in job.registers.items():
-                machine.registers[register] = value & machine.fmt.mask
-            for address, value in job.memory.items():
-                machine.memory[address] = value & machine.fmt.mask
+            machine = reference_lane(job, self.params.memory_words)
             _run_to_end(self._load(bus, job, machine))
             bus.set("start_pc", job.image.entry if direction > 0 else job.image.finish)
             bus.set("backward", int(direction < 0))
