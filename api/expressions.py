@@ -12,8 +12,12 @@ from typing import Any
 
 from revasm.compiler.api import compile_source
 from revasm.compiler.errors import CompileError, SourcePos
-from revasm.compiler.expression import (ANCILLA_COLUMNS, FILENAME, FIRST_NODE_LINE,
-                                        expression_program)
+from revasm.compiler.expression import (
+    ANCILLA_COLUMNS,
+    FILENAME,
+    FIRST_NODE_LINE,
+    expression_program,
+)
 
 from .programs import Gradient, ProgramFault, grad_program
 
@@ -31,7 +35,8 @@ class ExpressionGradient:
 
 
 
-def grad_expression(expression: str, at: dict[str, float], *, width: int = 64) -> ExpressionGradient:
+def grad_expression(expression: str, at: dict[str, float], *,
+                    width: int = 64) -> ExpressionGradient:
     """Value and gradient of ``expression`` at the point ``at`` (every variable needed)."""
     source, variables = expression_program(expression, list(at))
     missing = [v for v in variables if v not in at]

@@ -1,4 +1,4 @@
-"""Instruction counts of a compiled program's run: reversible total against an irreversible estimate.
+"""Instruction counts of a compiled program's run: reversible total against irreversible estimate.
 
 Every emitted instruction carries a role (``backend/code.py``).  The
 *irreversible count* is what a conventional machine would still execute: the
@@ -20,7 +20,6 @@ from revasm.compiler.api import CompiledProgram
 from revasm.sim.engines import choose
 
 from .programs import load_inputs, program_fault
-
 
 IRREVERSIBLE_ROLES = ("compute", "control")
 

@@ -16,8 +16,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from revasm.compiler.api import (CompiledProgram, ReversibleFunction, compile_file,
-                                 compile_function)
+from revasm.compiler.api import CompiledProgram, ReversibleFunction, compile_file, compile_function
 from revasm.compiler.errors import CompileError, SourcePos
 from revasm.compiler.ir import nodes as ir
 from revasm.isa.fixed_point import WordFormat

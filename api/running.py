@@ -8,8 +8,9 @@ names, integers otherwise, as the host protocol reads them (``revasm.sim.host``)
 from __future__ import annotations
 
 import random as random_module
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from revasm.assembler.image import Image
 from revasm.isa.fixed_point import WordFormat

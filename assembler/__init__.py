@@ -8,9 +8,22 @@ from .assemble import assemble, assemble_file
 from .diagnostics import AssemblyError, Diagnostic
 from .disassemble import disassemble, disassemble_word
 from .image import DeclaredName, Image, SourceLocation
-from .image_io import (ImageFormatError, apply_sidecar, bin_bytes, hex_text, image_from_bin_bytes,
-                       image_from_hex_text, read_bin, read_hex, read_sidecar, sidecar_dict,
-                       sidecar_path, write_bin, write_hex, write_sidecar)
+from .image_io import (
+    ImageFormatError,
+    apply_sidecar,
+    bin_bytes,
+    hex_text,
+    image_from_bin_bytes,
+    image_from_hex_text,
+    read_bin,
+    read_hex,
+    read_sidecar,
+    sidecar_dict,
+    sidecar_path,
+    write_bin,
+    write_hex,
+    write_sidecar,
+)
 from .listing import listing_text, write_listing
 
 __all__ = [

@@ -56,7 +56,8 @@ def assemble_file(path: str | Path, width: int | None = None) -> Image:
         source = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise AssemblyError([Diagnostic(str(path), line, 1, "the file is not UTF-8 text", "")])
+        raise AssemblyError([Diagnostic(str(path), line, 1, "the file is not UTF-8 text",
+                                        "")]) from exc
     return assemble(source, str(path), width)
 
 

@@ -8,8 +8,8 @@ so that an error points at the right column.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from revasm.isa.codec import BY_MNEMONIC
 from revasm.isa.encoding import IMM16

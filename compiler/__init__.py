@@ -8,9 +8,33 @@ language; docs/abi.md the calling convention.  Running and differentiating what 
 compiles is the Python API's job (``revasm.run_program``, ``revasm.grad_program``).
 """
 from .api import CompiledProgram, compile_file, compile_function, compile_source
-from .edsl import (IROT, ROT, SWAP, Array, Fixed, Int, Loss, Out, ancilla, atan, atan2, cos,
-                   cosh, exp, free, inverse, log, reversible, routine, sin, sinh, sq, sqrt, tan,
-                   tanh)
+from .edsl import (
+    IROT,
+    ROT,
+    SWAP,
+    Array,
+    Fixed,
+    Int,
+    Loss,
+    Out,
+    ancilla,
+    atan,
+    atan2,
+    cos,
+    cosh,
+    exp,
+    free,
+    inverse,
+    log,
+    reversible,
+    routine,
+    sin,
+    sinh,
+    sq,
+    sqrt,
+    tan,
+    tanh,
+)
 from .errors import CompileError, SourcePos
 
 __all__ = ["Array", "CompileError", "CompiledProgram", "Fixed", "IROT", "Int", "Loss", "Out",

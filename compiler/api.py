@@ -23,9 +23,9 @@ from revasm.assembler.image import Image
 from .backend.lowering import Lowered, SourceEntry, lower_module
 from .errors import CompileError, SourcePos
 from .frontend.checks import check_module
-from .ir.inline import inline_calls
 from .frontend.parse import parse_file, parse_source
 from .ir import nodes as ir
+from .ir.inline import inline_calls
 from .ir.printer import function_text, module_text
 
 

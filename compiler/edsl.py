@@ -20,7 +20,7 @@ class _Type:
     def __init__(self, name: str) -> None:
         self.name = name
 
-    def __getitem__(self, item: Any) -> "_Type":
+    def __getitem__(self, item: Any) -> _Type:
         return self
 
     def __repr__(self) -> str:

@@ -20,7 +20,8 @@ FILENAME = "<expression>"
 LOSS = "value"
 
 
-def expression_program(expression: str, variables: list[str] | None = None) -> tuple[str, list[str]]:
+def expression_program(expression: str,
+                       variables: list[str] | None = None) -> tuple[str, list[str]]:
     """The eDSL source (compute-copy-uncompute) for ``expression``, and its variables."""
     try:
         tree = ast.parse(expression.strip(), FILENAME, mode="eval")
@@ -84,7 +85,6 @@ def expression_program(expression: str, variables: list[str] | None = None) -> t
 
     root = visit(tree.body)
     if variables:
-        missing = [v for v in found if v not in variables]
         found = list(variables) + [v for v in found if v not in variables]
     if not lines:  # a bare variable or constant
         root = new(root)

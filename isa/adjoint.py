@@ -40,9 +40,16 @@ to import the gradient-mode rules from.  It reads the table (through
 from __future__ import annotations
 
 from .codec import lookup
-from .derivatives import (BINARY_DERIVATIVES, COPY_DERIVATIVE, PRODUCT_DERIVATIVE,
-                          QUOTIENT_DERIVATIVE, UNARY_DERIVATIVES, Derivative, GradientRules,
-                          accumulate_rules)
+from .derivatives import (
+    BINARY_DERIVATIVES,
+    COPY_DERIVATIVE,
+    PRODUCT_DERIVATIVE,
+    QUOTIENT_DERIVATIVE,
+    UNARY_DERIVATIVES,
+    Derivative,
+    GradientRules,
+    accumulate_rules,
+)
 from .inverse_rules import invert
 
 #: The bank names a gradient template may use, with what they hold.

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+
 @dataclass(frozen=True)
 class Derivative:
     """phi's first and second partial derivatives, as vocabulary expressions.

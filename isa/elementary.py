@@ -30,13 +30,14 @@ result by about N/2 units of 2**-P, which showed up as 30-ulp errors of tan
 next to its poles.
 
 Final results are rounded once, half-up (``floor(v + 1/2)``); odd functions are
-computed on ``|x|`` and negated, so they are exactly odd (except at saturation).  Results that do not fit the format saturate to
-``fmt.max_signed`` / ``fmt.min_signed``.  No floats are used at run time; the
-constant tables are computed once at import with :mod:`decimal` at 100 digits.
+computed on ``|x|`` and negated, so they are exactly odd (except at saturation).
+Results that do not fit the format saturate to ``fmt.max_signed`` /
+``fmt.min_signed``.  No floats are used at run time; the constant tables are
+computed once at import with :mod:`decimal` at 100 digits.
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from .fixed_point import WordFormat
 from .functions.arithmetic import fx_abs, fx_div, fx_mul
@@ -46,7 +47,6 @@ from .functions.errors import DivideByZero, DomainError
 from .functions.exp_log import _ln_p, fx_exp, fx_log, fx_pow  # noqa: F401
 from .functions.hyperbolic import fx_cosh, fx_sinh, fx_tanh
 from .functions.square_root import fx_sqrt
-
 
 FUNCTIONS: dict[str, Callable[[int, WordFormat], int]] = {
     "sin": fx_sin,

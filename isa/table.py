@@ -22,9 +22,16 @@ BR * DIR in its register instead; SWAPBR shows both as the same value).
 """
 from __future__ import annotations
 
-from .derivatives import (BINARY_DERIVATIVES, COPY_DERIVATIVE, PRODUCT_DERIVATIVE,
-                          QUOTIENT_DERIVATIVE, UNARY_DERIVATIVES, Derivative, GradientRules,
-                          accumulate_rules)
+from .derivatives import (
+    BINARY_DERIVATIVES,
+    COPY_DERIVATIVE,
+    PRODUCT_DERIVATIVE,
+    QUOTIENT_DERIVATIVE,
+    UNARY_DERIVATIVES,
+    Derivative,
+    GradientRules,
+    accumulate_rules,
+)
 from .instruction import Instruction, make
 
 #: Function-accumulate families; the position is the funct code (2i adds, 2i+1

@@ -4,13 +4,14 @@ A semantics template is a Python statement over ``R`` (registers), ``MEM``
 (memory), ``BR``, ``DIR`` and the names below, all acting on W-bit words held
 as unsigned integers.  Gradient-mode templates (``isa/adjoint.py``) also use
 the banks ``G``, ``GM``, ``T``, ``TM``, ``TG``, ``TGM`` and the fixed-point
-helpers ``one`` (1.0), ``fneg``, ``fadd``, ``fsub`` (mod 2^W) and ``fsign``.  Engines execute the templates in a namespace built by
-:func:`vocabulary`, adding their own ``addr`` (memory address check), ``show``,
-``emit`` and ``unemit`` (output devices).
+helpers ``one`` (1.0), ``fneg``, ``fadd``, ``fsub`` (mod 2^W) and ``fsign``.
+Engines execute the templates in a namespace built by :func:`vocabulary`, adding
+their own ``addr`` (memory address check), ``show``, ``emit`` and ``unemit``
+(output devices).
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from . import elementary
 from .fixed_point import WordFormat

@@ -10,7 +10,6 @@ from __future__ import annotations
 import csv
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 

@@ -23,8 +23,9 @@ adding an engine is one module and one registry line.  Bank names are the templa
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from revasm.assembler.image import Image
 

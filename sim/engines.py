@@ -8,6 +8,7 @@ one module and one line in :data:`MODULES`.
 from __future__ import annotations
 
 import importlib
+
 from revasm.assembler.image import Image
 
 from .engine import Engine, Lanes

@@ -16,9 +16,10 @@ the :class:`~revasm.sim.engine.Lanes` interface.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from revasm.assembler.image import Image, UnknownName
 from revasm.isa.fixed_point import WordFormat

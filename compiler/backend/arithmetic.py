@@ -15,7 +15,6 @@ from ..ir.printer import expr_text
 from .code import Instr, _fixed_literal, inverse_code
 from .ir_queries import _same
 
-
 _UNARY = ("sin", "cos", "tan", "tanh", "exp", "log", "sqrt", "abs", "atan", "sinh", "cosh")
 _SMALL_MULTIPLIER = 4
 

@@ -17,7 +17,6 @@ from ..ir.printer import expr_text
 from .code import Instr, inverse_code, with_role
 from .ir_queries import _is_zero
 
-
 _NEGATE_BRANCH = {"BEQ": "BNE", "BNE": "BEQ", "BLTZ": "BGEZ", "BGEZ": "BLTZ",
                   "BGTZ": "BLEZ", "BLEZ": "BGTZ"}
 _ZERO_BRANCH = {"<": "BLTZ", "<=": "BLEZ", ">": "BGTZ", ">=": "BGEZ"}

@@ -106,7 +106,7 @@ class _ModuleLowering:
         out = _Writer()
         f = self.module.functions[self.entry]
         lay = self.layouts[self.entry]
-        out.comment(f";; pendulum pal file")
+        out.comment(";; pendulum pal file")
         out.comment(f";; compiled by revasm compile from {self.module.file}:{self.entry}")
         out.raw(f".width {self.width}")
         array_labels: dict[str, list[str]] = {}
@@ -117,7 +117,7 @@ class _ModuleLowering:
             directive = {"input": ".input", "output": ".output", "loss": ".loss"}[p.role]
             if isinstance(p.type, ir.ArrayType):
                 labels = []
-                for flat, idx in enumerate(_indices(p.type.shape)):
+                for idx in _indices(p.type.shape):
                     suffix = ".".join(map(str, idx))
                     label = f"v_{p.name}.{suffix}"
                     labels.append(label)

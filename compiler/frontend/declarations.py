@@ -37,7 +37,7 @@ class DeclarationParser:
             self.scope[arg.arg] = (type_, "param", self.pos(arg))
             params.append(ir.Param(arg.arg, type_, role, self.pos(arg)))
         body = self.block(node.body, top=True)
-        for name, (type_, kind, pos) in self.scope.items():
+        for name, (_type, kind, pos) in self.scope.items():
             if kind == "ancilla":
                 raise CompileError(pos, f"ancilla {name!r} is never freed",
                                    f"free it before the function ends: free({name}, 0)",

@@ -40,7 +40,7 @@ class ExpressionParser:
             hint = _closest(name, list(self.scope) + list(self.m.constants))
             raise self.error(node, f"undefined variable {name!r}",
                              f"did you mean {hint!r}?" if hint else
-                             f"parameters and ancillas (x = ancilla(0.0)) are the variables")
+                             "parameters and ancillas (x = ancilla(0.0)) are the variables")
         if scalar and isinstance(entry[0], ir.ArrayType):
             raise self.error(node, f"{name!r} is an array ({entry[0]}); index it: {name}[i]")
         return entry

@@ -29,7 +29,8 @@ def parse_file(path: str | Path) -> ir.Module:
     try:
         text = path.read_text()
     except OSError as exc:
-        raise CompileError(SourcePos(str(path), 1, 1), f"cannot read: {exc.strerror or exc}")
+        raise CompileError(SourcePos(str(path), 1, 1),
+                           f"cannot read: {exc.strerror or exc}") from exc
     return parse_source(text, str(path))
 
 

@@ -31,7 +31,6 @@ class StatementParser:
         return out
 
     def statement(self, s: ast.stmt) -> ir.Stmt | None:
-        pos = self.pos(s)
         if isinstance(s, ast.Pass):
             return None
         if isinstance(s, ast.AugAssign):
@@ -53,7 +52,7 @@ class StatementParser:
                              "results are written into parameters: out += ...")
         if isinstance(s, ast.AnnAssign):
             raise self.error(s, "annotated assignment is not reversible",
-                             f"allocate an ancilla: x = ancilla(0.0)")
+                             "allocate an ancilla: x = ancilla(0.0)")
         if isinstance(s, ast.Delete):
             raise self.error(s, "del discards a value, which is not reversible",
                              "release an ancilla with free(x, value)")
@@ -268,7 +267,7 @@ class StatementParser:
         before = dict(self.scope)
         routines = len(self.routines)
         out = self.block(body)
-        for name, (type_, kind, pos) in self.scope.items():
+        for name, (_type, kind, pos) in self.scope.items():
             if name not in before and kind == "ancilla":
                 raise CompileError(pos, f"ancilla {name!r} is not freed in the block that "
                                         "allocates it", f"free({name}, ...) before the block "

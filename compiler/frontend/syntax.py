@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import ast
 
-
 #: Elementary functions and their arity: the table's function families plus sq.
 ELEMENTARY = {"sin": 1, "cos": 1, "tan": 1, "tanh": 1, "exp": 1, "log": 1, "sqrt": 1,
               "abs": 1, "atan": 1, "sinh": 1, "cosh": 1, "sq": 1, "atan2": 2, "pow": 2}

@@ -54,7 +54,8 @@ def stmt_lines(s: ir.Stmt, indent: str = "    ") -> list[str]:
         name = "IROT" if s.inverse else "ROT"
         return [f"{pad}{name}({expr_text(s.a)}, {expr_text(s.b)}, {expr_text(s.theta)})"]
     if isinstance(s, ir.Call):
-        return [f"{pad}{'~' if s.uncall else ''}{s.func}({', '.join(expr_text(a) for a in s.args)})"]
+        args = ", ".join(expr_text(a) for a in s.args)
+        return [f"{pad}{'~' if s.uncall else ''}{s.func}({args})"]
     if isinstance(s, ir.If):
         head = (f"({expr_text(s.pre)}, {expr_text(s.post)})" if s.post_given
                 else expr_text(s.pre))

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from ..fixed_point import WordFormat
-
 from .errors import DivideByZero
 
 

@@ -8,9 +8,7 @@ on ``|x|`` and negated, so they are exactly odd (except at saturation).
 from __future__ import annotations
 
 from ..fixed_point import WordFormat
-
-from .cordic import (_circular_rotate, _circular_vector, _round_p, _saturate, _Tables,
-                     _tables)
+from .cordic import _circular_rotate, _circular_vector, _round_p, _saturate, _Tables, _tables
 
 
 def _sincos_abs(ax: int, t: _Tables) -> tuple[int, int, int]:

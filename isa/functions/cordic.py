@@ -18,7 +18,6 @@ from decimal import ROUND_HALF_EVEN, Decimal, localcontext
 
 from ..fixed_point import WordFormat
 
-
 # --------------------------------------------------------------------------
 # Constants, computed exactly at import time with decimal arithmetic.
 # --------------------------------------------------------------------------
@@ -80,9 +79,11 @@ class _Tables:
     max_signed: int
     min_signed: int
     one: int  # 2**F
-    circular: tuple[tuple[int, int, int], ...]  # (i, 2**(i-1) or 0, round(atan(2**-i) * 2**P)), i = 0..P
+    #: (i, 2**(i-1) or 0, round(atan(2**-i) * 2**P)), i = 0..P
+    circular: tuple[tuple[int, int, int], ...]
     circular_x0: int  # round(2**P / K), K = prod sqrt(1 + 4**-i)
-    hyperbolic: tuple[tuple[int, int, int], ...]  # (i, 2**(i-1), round(atanh(2**-i) * 2**P)), with repeats
+    #: (i, 2**(i-1), round(atanh(2**-i) * 2**P)), with repeats
+    hyperbolic: tuple[tuple[int, int, int], ...]
     hyperbolic_x0: int  # round(2**P / K_h), K_h = prod sqrt(1 - 4**-i)
     reduce_extra: int  # E: extra bits of the pi/2 constant for argument reduction
     half_pi_wide: int  # round(pi/2 * 2**(P+E))
@@ -105,7 +106,8 @@ def _make_tables(width: int) -> _Tables:
         one = Decimal(1)
 
         circ_idx = list(range(prec + 1))
-        circ_angles = [pi / 4 if i == 0 else _atan_series(one / (Decimal(2) ** i)) for i in circ_idx]
+        circ_angles = [pi / 4 if i == 0 else _atan_series(one / (Decimal(2) ** i))
+                       for i in circ_idx]
         gain = Decimal(1)
         for i in circ_idx:
             gain *= (one + (Decimal(4) ** -i)).sqrt()

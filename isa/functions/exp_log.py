@@ -9,9 +9,7 @@ position, then hyperbolic vectoring, ``ln m = 2 atanh((m-1)/(m+1))``; pow:
 from __future__ import annotations
 
 from ..fixed_point import WordFormat
-
-from .cordic import (_hyperbolic_rotate, _hyperbolic_vector, _round_p, _scale_round, _Tables,
-                     _tables)
+from .cordic import _hyperbolic_rotate, _hyperbolic_vector, _round_p, _scale_round, _Tables, _tables
 from .errors import DivideByZero, DomainError
 
 

@@ -7,7 +7,6 @@ so sinh and cosh are one subtraction or addition and tanh one division.
 from __future__ import annotations
 
 from ..fixed_point import WordFormat
-
 from .cordic import _saturate, _scale_round, _Tables, _tables
 from .exp_log import _exp_parts
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from ..fixed_point import WordFormat
-
 from .cordic import _tables
 from .errors import DomainError
 

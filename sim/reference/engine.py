@@ -6,7 +6,8 @@ only engine that traces (``trace=`` on :meth:`ReferenceLanes.run` gets a
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy
 

@@ -10,8 +10,8 @@ halts after FINISH executes with DIR = +1 or START executes with DIR = -1.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Callable
 
 from revasm.assembler.image import Image, SourceLocation
 from revasm.isa.adjoint import BANKS

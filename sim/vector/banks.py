@@ -114,7 +114,7 @@ class _Rows(dict):
     """A memory bank's rows by address; an address read for the first time gets its
     row made (the image's word in every lane), as fused blocks index rows directly."""
 
-    def __init__(self, bank: "MemoryBank") -> None:
+    def __init__(self, bank: MemoryBank) -> None:
         super().__init__()
         self.bank = bank
 

@@ -79,7 +79,7 @@ class DeviceNamespace:
             self._pending.append(("unemit", value))
             return value
 
-        pool, lanes_shape, u64 = self._pool, (self.lanes,), xp.uint64
+        pool, u64 = self._pool, xp.uint64
         ndarray = type(xp.zeros(1))
 
         def store(rows: list, register: int, value: Any) -> None:

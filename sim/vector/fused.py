@@ -11,7 +11,8 @@ one instruction at a time.  A mixin of
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .banks import TileRows
 from .templates import fusable, fused_code

@@ -13,7 +13,8 @@ and moves the PC.  A mixin of
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from revasm.sim.reference.predecode import Decoded
 

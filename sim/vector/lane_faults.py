@@ -9,7 +9,8 @@ reference machine.  A mixin of
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from revasm.sim.reference import MachineFault
 from revasm.sim.reference.predecode import Decoded

@@ -30,7 +30,8 @@ other lanes run on.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy
 
@@ -207,7 +208,7 @@ class VectorMachine(DeviceNamespace, Scheduler, GroupRunner, FusedBlocks, LaneFa
     # --- running --------------------------------------------------------------
 
     def run(self, direction: int = 1, *, progress: Progress | None = None) -> None:
-        """Run every lane forward from START (or backward from FINISH) until each halts or faults."""
+        """Run every lane forward from START (or backward from FINISH) until it halts or faults."""
         start = run_start(self.image, direction)
         xp = self.xp
         self.pc = xp.full(self.lanes, start, dtype=xp.int64)

@@ -9,7 +9,8 @@ their steps, fault here.  A mixin of
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .lane_status import RUNNING
 

@@ -18,8 +18,9 @@ for it (the engine discards that lane's effects).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import nullcontext
-from typing import Any, Callable
+from typing import Any
 
 from revasm.isa import elementary
 from revasm.isa.fixed_point import WordFormat

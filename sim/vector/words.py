@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import operator
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 MASK64 = (1 << 64) - 1
 _LOW32 = 0xFFFFFFFF
@@ -41,7 +42,7 @@ def accepts_out(xp: Any) -> bool:
 class Arithmetic:
     """The operators templates use, for one array namespace ``xp``."""
 
-    def __init__(self, xp: Any, pool: "RowPool | None" = None) -> None:
+    def __init__(self, xp: Any, pool: RowPool | None = None) -> None:
         self.xp = xp
         self.u64 = xp.uint64
         self.i64 = xp.int64
@@ -73,7 +74,8 @@ class Arithmetic:
             return self._fit(x, y.dtype), y
         return x, y
 
-    def ring(self, op: Callable[[Any, Any], Any], ufunc_name: str = "") -> Callable[[Any, Any], Any]:
+    def ring(self, op: Callable[[Any, Any], Any],
+             ufunc_name: str = "") -> Callable[[Any, Any], Any]:
         """A wrapping operation (+ - * & | ^): exact modulo 2**64.
 
         A full-length ``uint64`` result goes into a recycled row from the pool
