@@ -38,7 +38,7 @@ DATA = {
     "revasm.report.models": ("report/models", ["*.json"]),
     "revasm.rtl.harness": ("rtl/harness", ["*.cpp"]),
 }
-for name, (folder, patterns) in DATA.items():
+for name, (folder, _patterns) in DATA.items():
     packages.append(name)
     package_dir[name] = folder
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 import platform
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy
 

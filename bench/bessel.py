@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import math
 import time
-from pathlib import Path
 
 import numpy as np
 
 from revasm.assembler import assemble_file
 from revasm.isa.fixed_point import WordFormat as fmt_of
-from revasm.sim.engines import load
 from revasm.sim.batch_io import to_reals, to_words
+from revasm.sim.engines import load
 from revasm.sim.host import batch_gradient
 
 from .common import EXAMPLES, best_seconds

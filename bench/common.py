@@ -4,8 +4,9 @@ from __future__ import annotations
 import importlib.util
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 #: The repository's examples (benchmarks run from a source checkout).
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"

@@ -82,8 +82,7 @@ def _jax(name: str, w, inputs: dict, lanes: int) -> dict:
 def measure(name: str, examples: Path) -> dict:
     from revasm.compiler import compile_file
     from revasm.programs import load_inputs
-    from revasm.sim.host import gradient
-    from revasm.sim.host import batch_gradient
+    from revasm.sim.host import batch_gradient, gradient
 
     w = _workloads(examples)
     if name == "givens_network_n100":

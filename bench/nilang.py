@@ -15,10 +15,8 @@ records them as skipped).
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import numpy as np
-
 
 from .common import EXAMPLES as REPOSITORY_EXAMPLES
 from .common import example_module, lanes_like, reference_lane

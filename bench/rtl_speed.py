@@ -84,7 +84,8 @@ def main() -> None:
     for name, job in workloads:
         for backend in ("verilator", "amaranth"):
             runner = engine if backend == "verilator" else Lockstep(PARAMS)
-            row = {"workload": name, "backend": backend, "mode": "lockstep", **_lockstep(runner, job)}
+            row = {"workload": name, "backend": backend, "mode": "lockstep",
+                   **_lockstep(runner, job)}
             rows.append(row)
             print(f"{name:<30} {backend:<10} lockstep  {row['instructions']:>8} instr "
                   f"{row['cycles']:>9} cycles {row['seconds']:>8.3f} s "
@@ -117,7 +118,8 @@ def main() -> None:
         "amaranth_setup_seconds": round(amaranth_setup, 2),
         "python": sys.version.split()[0], "machine": platform.machine(), "results": rows,
     }, indent=2) + "\n")
-    print(f"wrote {RESULTS.relative_to(Path.cwd()) if RESULTS.is_relative_to(Path.cwd()) else RESULTS.name}")
+    shown = RESULTS.relative_to(Path.cwd()) if RESULTS.is_relative_to(Path.cwd()) else RESULTS.name
+    print(f"wrote {shown}")
 
 
 if __name__ == "__main__":

@@ -5,8 +5,7 @@ from pathlib import Path
 
 import click
 
-from revasm.assembler import (disassemble, listing_text, write_bin, write_hex,
-                              write_sidecar)
+from revasm.assembler import disassemble, listing_text, write_bin, write_hex, write_sidecar
 
 from .errors import ToolError
 from .loading import load_program
@@ -41,7 +40,7 @@ def asm(file: str, out: str | None, fmt: str, listing: bool, width: str | None) 
         sidecar = target.with_name(target.name + ".json")
         write_sidecar(image, sidecar)
     except OSError as exc:
-        raise ToolError(f"{target}: error: cannot write: {exc.strerror or exc}")
+        raise ToolError(f"{target}: error: cannot write: {exc.strerror or exc}") from None
     if listing:
         click.echo(listing_text(image), nl=False)
     code = sum(image.is_code)

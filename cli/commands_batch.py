@@ -72,7 +72,7 @@ def batch(file: str, inputs_path: str, with_grad: bool, loss: str | None, wrt: s
             resolve_column(name, image)
     except BatchInputError as exc:
         raise ToolError(f"{inputs_path}: error: {exc}" if not str(exc).startswith(inputs_path)
-                        else f"error: {exc}")
+                        else f"error: {exc}") from None
     lanes = len(next(iter(columns.values())))
     with _progress(lanes, as_json) as report:
         try:
@@ -81,9 +81,9 @@ def batch(file: str, inputs_path: str, with_grad: bool, loss: str | None, wrt: s
                                engine=engine_for(engine_name, lanes=lanes),
                                max_steps=max_steps, progress=report)
         except BatchInputError as exc:
-            raise ToolError(f"{inputs_path}: error: {exc}")
+            raise ToolError(f"{inputs_path}: error: {exc}") from None
         except (GradientError, ValueError) as exc:
-            raise ToolError(f"{file}: error: {exc}")
+            raise ToolError(f"{file}: error: {exc}") from None
     faulted = result.faulted
     if out_path:
         _write_npz(out_path, result.columns())
@@ -127,7 +127,7 @@ def _write_npz(path: str, arrays: dict) -> None:
     try:
         np.savez(path, **arrays)
     except OSError as exc:
-        raise ToolError(f"{path}: error: cannot write: {exc}")
+        raise ToolError(f"{path}: error: cannot write: {exc}") from None
 
 
 def _summary(result: api.BatchResult, lanes: int, faulted: int) -> None:

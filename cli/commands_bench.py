@@ -44,7 +44,7 @@ def bench(names: tuple[str, ...], quick: bool, results_dir: str, as_json: bool) 
         try:
             results[name] = run_benchmark(name, quick, Path(results_dir))
         except OSError as exc:
-            raise ToolError(f"{results_dir}: error: cannot write results: {exc}")
+            raise ToolError(f"{results_dir}: error: cannot write results: {exc}") from None
         if not as_json:
             _print(name, results[name], Path(results_dir))
     if as_json:

@@ -85,10 +85,10 @@ def compile_command(target: str, out: str | None, emit: str, inverse: bool, widt
         program = compile_file(path, func, width=int(width), for_gradient=gradient,
                                checks=not no_checks, inline=not no_inline)
     except CompileError as exc:
-        raise ToolError(exc.format())
+        raise ToolError(exc.format()) from None
     except AssemblyError as exc:  # a compiler bug: the output did not assemble
         raise ToolError("internal error: the compiled program does not assemble:\n" +
-                        "\n".join(d.format() for d in exc.diagnostics))
+                        "\n".join(d.format() for d in exc.diagnostics)) from None
     if emit == "ir":
         text = program.ir_text(inverse=inverse)
     else:
@@ -107,7 +107,7 @@ def compile_command(target: str, out: str | None, emit: str, inverse: bool, widt
                           for line, e in program.lowered.lines.items() if e.pos}
             Path(out + ".map.json").write_text(json.dumps(source_map, indent=1))
     except OSError as exc:
-        raise ToolError(f"{out}: error: cannot write: {exc.strerror or exc}")
+        raise ToolError(f"{out}: error: cannot write: {exc.strerror or exc}") from None
     click.echo(f"{target}: {sum(program.image.is_code)} instructions -> {out}", err=True)
 
 
@@ -120,7 +120,7 @@ def _parse_at(text: str) -> dict[str, float]:
         try:
             point[name.strip()] = float(value)
         except ValueError:
-            raise click.BadParameter(f"{value!r} is not a number", param_hint="--at")
+            raise click.BadParameter(f"{value!r} is not a number", param_hint="--at") from None
     return point
 
 
@@ -159,16 +159,17 @@ def grad_expr(expression: str, at: str, width: str, show_program: bool, as_json:
       revasm grad-expr "sq(x / y) * sin(x)" --at x=0.3,y=0.5 --json
     """
     from revasm.compiler import CompileError
-    from revasm.programs import ProgramFault
     from revasm.expressions import grad_expression
+    from revasm.programs import ProgramFault
 
     point = _parse_at(at)
     try:
         result = grad_expression(expression, point, width=int(width))
     except CompileError as exc:
-        raise ToolError(exc.format())
+        raise ToolError(exc.format()) from None
     except ProgramFault as exc:
-        raise ToolError(f"{exc}\n(not defined at this point on the machine: {exc.fault.kind})")
+        raise ToolError(f"{exc}\n(not defined at this point on the machine: "
+                        f"{exc.fault.kind})") from None
     if as_json:
         payload = {"expression": expression, "at": point, "width": int(width),
                    "value": result.value, "gradient": result.gradient,

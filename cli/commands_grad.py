@@ -13,9 +13,9 @@ import json
 import click
 
 from revasm.assembler.image import Image
-from revasm.sim.reference import MachineFault
 from revasm.sim.engines import EngineError
 from revasm.sim.host import GradientError, gradient, hessian
+from revasm.sim.reference import MachineFault
 
 from .commands_run import ENGINE, MAX_STEPS, MEMS, SETS, fault_dict
 from .errors import EXIT_FAILURE
@@ -42,7 +42,7 @@ def _run_protocol(protocol, image: Image, sets: tuple[str, ...], mems: tuple[str
                         prepare=lambda machine: load_inputs(machine, image, sets, mems),
                         engine=engine_name)
     except (GradientError, EngineError) as exc:
-        raise click.UsageError(str(exc))
+        raise click.UsageError(str(exc)) from None
     except MachineFault as fault:
         _fault_exit(fault, image, as_json)
         return None

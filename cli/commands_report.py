@@ -2,25 +2,31 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import click
 
-from revasm.report import (REPORT_SCHEMA, EnergyModel, ModelError, ReportError,
-                               build_report, bundled_models, load_model)
 from revasm.assembler.image import Image
 from revasm.isa.fixed_point import WordFormat
-from revasm.sim.engine import Lanes
+from revasm.report import (
+    REPORT_SCHEMA,
+    EnergyModel,
+    ModelError,
+    ReportError,
+    build_report,
+    bundled_models,
+    load_model,
+)
 from revasm.report.batch import build_batch_report
 from revasm.report.batch_format import format_batch_report, render_batch_html
 from revasm.report.html_report import render_html
 from revasm.report.terminal import format_report
+from revasm.sim.engine import Lanes
 
-from .loading import load_gradient_program
 from .commands_run import MAX_STEPS, MEMS, SETS, WIDTH
 from .errors import EXIT_FAILURE, ToolError
-from .loading import load_program
+from .loading import load_gradient_program, load_program
 from .machine_io import load_inputs, store
 from .values import Location
 
@@ -34,7 +40,7 @@ def _select_models(names: tuple[str, ...], files: tuple[str, ...]
         try:
             model = load_model(file)
         except ModelError as exc:
-            raise ToolError(f"error: {exc}")
+            raise ToolError(f"error: {exc}") from None
         known[model.name] = model
         from_files.append(model)
     if not names and not files:
@@ -53,8 +59,7 @@ def _lane_loaders(path: str, image: Image, sets: tuple[str, ...], mems: tuple[st
                   ) -> list[Callable[[Lanes], None]]:
     """One loader per lane: defaults and --set/--mem, then the lane's row of the inputs,
     read exactly as `revasm batch --inputs` reads them (``sim/vector/batch_io.py``)."""
-    from revasm.sim.batch_io import (BatchInputError, read_columns, resolve_column,
-                                            to_words)
+    from revasm.sim.batch_io import BatchInputError, read_columns, resolve_column, to_words
 
     fmt = WordFormat(image.width)
     try:
@@ -63,7 +68,7 @@ def _lane_loaders(path: str, image: Image, sets: tuple[str, ...], mems: tuple[st
         words = [to_words(values, fmt) for values in columns.values()]
     except BatchInputError as exc:
         raise ToolError(f"{path}: error: {exc}" if not str(exc).startswith(path)
-                        else f"error: {exc}")
+                        else f"error: {exc}") from None
     if not words or len(words[0]) == 0:
         raise ToolError(f"{path}: error: no lanes (expected a header of names and one row "
                         "per lane)")
@@ -107,7 +112,8 @@ def _lane_loaders(path: str, image: Image, sets: tuple[str, ...], mems: tuple[st
 @click.option("--schema", "show_schema", is_flag=True,
               help="Print the JSON schema of --json output and exit.")
 def report(file: str | None, sets: tuple[str, ...], mems: tuple[str, ...], width: str | None,
-           max_steps: int, grad: bool, loss: str | None, wrt: str | None, model_names: tuple[str, ...],
+           max_steps: int, grad: bool, loss: str | None, wrt: str | None,
+           model_names: tuple[str, ...],
            model_files: tuple[str, ...], inputs_file: str | None, as_json: bool,
            html_out: str | None,
            show_schema: bool) -> None:
@@ -149,9 +155,9 @@ def report(file: str | None, sets: tuple[str, ...], mems: tuple[str, ...], width
             batch = build_batch_report(image, lanes, models=models, all_models=known, grad=grad,
                                        loss=loss, wrt=wrt_names, max_steps=max_steps, file=file)
         except ModelError as exc:
-            raise ToolError(f"error: {exc}")
+            raise ToolError(f"error: {exc}") from None
         except ReportError as exc:
-            raise ToolError(f"{file}: error: {exc}")
+            raise ToolError(f"{file}: error: {exc}") from None
         _emit(batch, as_json, html_out, format_batch_report, render_batch_html)
         if batch["finished"] != batch["lanes"]:
             raise SystemExit(EXIT_FAILURE)
@@ -163,9 +169,9 @@ def report(file: str | None, sets: tuple[str, ...], mems: tuple[str, ...], width
             wrt=wrt_names,
             max_steps=max_steps, file=file)
     except ModelError as exc:
-        raise ToolError(f"error: {exc}")
+        raise ToolError(f"error: {exc}") from None
     except ReportError as exc:
-        raise ToolError(f"{file}: error: {exc}")
+        raise ToolError(f"{file}: error: {exc}") from None
     _emit(result, as_json, html_out, format_report, render_html)
     if result["status"] == "fault":
         raise SystemExit(EXIT_FAILURE)
@@ -179,7 +185,8 @@ def _emit(result: dict, as_json: bool, html_out: str | None, text, page) -> None
         try:
             Path(html_out).write_text(page(result), encoding="utf-8")
         except OSError as exc:
-            raise ToolError(f"{html_out}: error: cannot write the HTML report: {exc.strerror}")
+            raise ToolError(f"{html_out}: error: cannot write the HTML report: "
+                            f"{exc.strerror}") from None
         click.echo(f"wrote {html_out}")
     else:
         click.echo(text(result))

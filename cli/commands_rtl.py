@@ -112,6 +112,7 @@ def sim(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
         raise ToolError(f"{file}: error: the image has {len(image)} words, more than the "
                         f"core's {params.memory_words}; use --memory-words")
     from revasm.rtl.cosim import Job, Lockstep
+
     from .machine_io import initial_words
     registers, memory = initial_words(image, sets, mems, memory_words=params.memory_words)
     place = None

@@ -6,8 +6,8 @@ import json
 import click
 
 import revasm as api
-from revasm.running import fault_json
 from revasm.assembler.image import Image
+from revasm.running import fault_json
 from revasm.sim.engine import Lanes
 from revasm.sim.engines import CHOICES, EngineError, choose
 from revasm.sim.reference import MachineFault
@@ -44,7 +44,7 @@ def engine_for(engine_name: str, *, lanes: int = 1, trace: bool = False) -> str:
     try:
         choose(engine_name, lanes=lanes, trace=trace)
     except EngineError as exc:
-        raise click.UsageError(str(exc))
+        raise click.UsageError(str(exc)) from None
     return engine_name
 
 
@@ -54,7 +54,7 @@ def load_engine(image: Image, *, engine_name: str, lanes: int = 1, trace: bool =
     try:
         chosen = choose(engine_name, lanes=lanes, trace=trace)
     except EngineError as exc:
-        raise click.UsageError(str(exc))
+        raise click.UsageError(str(exc)) from None
     return chosen.load(image, lanes, max_steps=max_steps)
 
 
@@ -170,7 +170,7 @@ def _range(text: str, kind, option: str):
     try:
         lo, hi = (kind(part) for part in text.split(":"))
     except ValueError:
-        raise click.BadParameter(f"{text!r}: expected LO:HI", param_hint=option)
+        raise click.BadParameter(f"{text!r}: expected LO:HI", param_hint=option) from None
     if lo > hi:
         raise click.BadParameter(f"{text!r}: LO is above HI", param_hint=option)
     return lo, hi

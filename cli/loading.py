@@ -29,7 +29,7 @@ def load_program(path: str, width: int | None = None) -> Image:
         try:
             image = read_bin(file)
         except (OSError, ValueError) as exc:
-            raise ToolError(f"{path}: error: not a revasm image: {exc}")
+            raise ToolError(f"{path}: error: not a revasm image: {exc}") from None
         if width is not None and width != image.width:
             raise ToolError(f"{path}: error: the image was assembled for W = {image.width}, "
                             f"not {width}")
@@ -38,9 +38,10 @@ def load_program(path: str, width: int | None = None) -> Image:
         return assemble_file(file, width=width)
     except AssemblyError as exc:
         raise ToolError("\n".join(d.format() for d in exc.diagnostics)
-                        + f"\n{len(exc.diagnostics)} error(s) in {path}")
+                        + f"\n{len(exc.diagnostics)} error(s) in {path}") from None
     except UnicodeDecodeError:
-        raise ToolError(f"{path}: error: not a text file (is it a binary image? name it .bin)")
+        raise ToolError(f"{path}: error: not a text file "
+                        "(is it a binary image? name it .bin)") from None
 
 
 def load_gradient_program(file: str, width: str | None) -> Image:

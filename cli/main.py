@@ -5,13 +5,16 @@ import sys
 
 import click
 
-from . import commands_asm, commands_run
-from . import commands_report
-from . import commands_compile
-from . import commands_grad
-from . import commands_rtl
-from . import commands_batch
-from . import commands_bench
+from . import (
+    commands_asm,
+    commands_batch,
+    commands_bench,
+    commands_compile,
+    commands_grad,
+    commands_report,
+    commands_rtl,
+    commands_run,
+)
 from .errors import EXIT_FAILURE
 
 

@@ -34,7 +34,7 @@ def parse_value(text: str, fmt: WordFormat) -> int:
         else:
             word = int(raw, 0)
     except (ValueError, ZeroDivisionError):
-        raise click.BadParameter(f"{text!r} is not a number (write 3, -7, 0x1f or 1.25)")
+        raise click.BadParameter(f"{text!r} is not a number (write 3, -7, 0x1f or 1.25)") from None
     if not fmt.min_signed <= word <= fmt.mask:
         raise click.BadParameter(f"{text} does not fit a {fmt.width}-bit word")
     return word & fmt.mask
@@ -45,7 +45,7 @@ def resolve_name(name: str, image: Image) -> Location:
     try:
         place = image.resolve_name(name)
     except UnknownName as exc:
-        raise click.BadParameter(str(exc))
+        raise click.BadParameter(str(exc)) from None
     return Location(register=place.register, address=place.address, fixed=place.fixed,
                     label=name)
 
@@ -86,7 +86,7 @@ def parse_memory_assignment(text: str, image: Image) -> tuple[int, int]:
         try:
             address = int(addr_text, 0)
         except ValueError:
-            raise click.BadParameter(f"{addr_text!r} is neither an address nor a label")
+            raise click.BadParameter(f"{addr_text!r} is neither an address nor a label") from None
     return address, parse_value(value, WordFormat(image.width))
 
 

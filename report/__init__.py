@@ -8,11 +8,10 @@ joules.  ``build_value_report`` is the entry point; docs/energy.md explains
 every count and model.
 """
 from .access import TemplateAccess, access_of, adjoint_updates
+from .build import ReportError, build_report, build_value_report, gradient_mode_available
 from .classes import REPORT_CLASSES, report_class
 from .counting import RunCounter, RunCounts
 from .energy_models import EnergyModel, ModelError, bundled_models, load_model
-from .build import (ReportError, build_report, build_value_report,
-                    gradient_mode_available)
 from .schema import REPORT_SCHEMA, validate_report  # noqa: E402
 
 __all__ = ["EnergyModel", "ModelError", "REPORT_CLASSES", "REPORT_SCHEMA", "RunCounter",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 from revasm.isa.instruction import Instruction
 
@@ -93,7 +93,7 @@ def _accumulated(statement: ast.stmt) -> str | None:
     return target
 
 
-@lru_cache(maxsize=None)
+@cache
 def analyse_template(template: str) -> TemplateAccess:
     """The accesses of one semantics template (cached per template text)."""
     tree = ast.parse(template)
@@ -169,7 +169,7 @@ def _gradient_word(node: ast.AST) -> str | None:
     return None
 
 
-@lru_cache(maxsize=None)
+@cache
 def gradient_writes(rule: str) -> int:
     """Distinct gradient words an adjoint template updates (a pure exchange counts 0)."""
     if not rule.strip():
@@ -212,7 +212,7 @@ class AdjointAccess:
     operations: tuple[tuple[str, int], ...]
 
 
-@lru_cache(maxsize=None)
+@cache
 def analyse_adjoint(rule: str) -> AdjointAccess:
     """The accesses and operations of one adjoint template."""
     reads: set[str] = set()

@@ -9,7 +9,7 @@ under each model and bits erased in each scenario, and one line per lane.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy
 

@@ -3,13 +3,13 @@
 The reversible protocol a report describes: load the inputs, run forward from
 START to FINISH, copy the results out, run backward from FINISH to START (which
 restores the initial state).  Both runs are observed through the trace callback of
-an engine that traces (``revasm.sim.engines``: the reference); the report is one JSON-ready dict whose schema is in
-``schema.py`` and docs/energy.md.
+an engine that traces (``revasm.sim.engines``: the reference); the report is one
+JSON-ready dict whose schema is in ``schema.py`` and docs/energy.md.
 """
 from __future__ import annotations
 
 from collections import Counter
-from typing import Callable
+from collections.abc import Callable
 
 from revasm.assembler.image import Image
 from revasm.isa.fixed_point import WordFormat

@@ -14,7 +14,8 @@ SCENARIO_LABELS = {
 TRAFFIC_LABELS = {"register_reads": "register-file reads",
                   "register_writes": "register-file writes", "memory_reads": "memory reads",
                   "memory_writes": "memory writes", "instruction_fetches": "instruction fetches",
-                  "gradient_reads": "gradient-bank reads", "gradient_writes": "gradient-bank writes",
+                  "gradient_reads": "gradient-bank reads",
+                  "gradient_writes": "gradient-bank writes",
                   "memory_gradient_reads": "memory-gradient reads",
                   "memory_gradient_writes": "memory-gradient writes"}
 GRADIENT_TRAFFIC = ("gradient_reads", "gradient_writes", "memory_gradient_reads",

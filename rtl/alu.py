@@ -25,8 +25,7 @@ from amaranth.lib.wiring import In, Out
 from revasm.isa.table import INSTRUCTIONS
 
 from .decoder import field_shape
-from .semantics import (FUNCTION_OPS, MULDIV_OPS, UNIT_OF, Effects, Inputs, direction_value,
-                        evaluate)
+from .semantics import FUNCTION_OPS, MULDIV_OPS, UNIT_OF, Effects, Inputs, direction_value, evaluate
 
 UNIT_NONE, UNIT_MULDIV, UNIT_FUNCTION = 0, 1, 2
 
@@ -142,7 +141,8 @@ class Alu(wiring.Component):
                 continue
             target = internal[port] if port in internal else getattr(self, port)
             test = Signal(name=f"{port}_test")
-            taken, other = Signal.like(target, name=f"{port}_taken"), Signal.like(target, name=f"{port}_other")
+            taken = Signal.like(target, name=f"{port}_taken")
+            other = Signal.like(target, name=f"{port}_other")
             comb += target.eq(Mux(test, taken, other))
             internal.update({f"{port}/test": test, f"{port}/taken": taken,
                              f"{port}/other": other})

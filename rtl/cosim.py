@@ -32,7 +32,7 @@ from revasm.sim.reference import MachineFault
 from revasm.sim.reference.trace import TraceRecord
 
 from .core import Core
-from .params import FAULT_CODE, FAULT_NAMES, CoreParams
+from .params import FAULT_NAMES, CoreParams
 
 TEST_MEMORY_WORDS = 256
 

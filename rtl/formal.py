@@ -38,9 +38,9 @@ from amaranth.hdl import Assert, Assume, Cat, Elaboratable, Module, Mux, Signal,
 from revasm.isa.instruction import Instruction
 from revasm.isa.table import INSTRUCTIONS
 
-from .alu import Alu, UNIT_NONE
-from .gradient_unit import GradientUnit, MicroRom
+from .alu import UNIT_NONE, Alu
 from .decoder import field_shape
+from .gradient_unit import GradientUnit, MicroRom
 from .params import CoreParams
 
 SIMULATION_ONLY = frozenset({"ROT", "IROT"})
@@ -351,8 +351,8 @@ def prove(ins: Instruction | tuple[Instruction, ...], params: CoreParams,
         spec = GradientSpec(ins, params) if gradient else ReversibilitySpec(ins, params)
         il = rtlil.convert(spec, name="top", ports=[], platform="formal")
         Path(tmp, "spec.il").write_text(il)
-        Path(tmp, "spec.sby").write_text(SBY_TEMPLATE.format(depth=getattr(spec, "depth", 1),
-                                                                   skip=getattr(spec, "depth", 1) - 1))
+        depth = getattr(spec, "depth", 1)
+        Path(tmp, "spec.sby").write_text(SBY_TEMPLATE.format(depth=depth, skip=depth - 1))
         env = dict(os.environ)
         env.pop("PYTHONWARNINGS", None)  # the tools' own Python must not turn warnings fatal
         env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")

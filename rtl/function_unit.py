@@ -327,7 +327,7 @@ class FunctionUnit(wiring.Component):
                         m.d.sync += [srem.eq(shifted), root.eq(root << 1)]
                     m.d.sync += [radicand.eq(radicand << 2), count.eq(count - 1)]
 
-            # --- sin / cos / tan (fx_sin, fx_cos, fx_tan) ------------------------------------------
+            # --- sin / cos / tan (fx_sin, fx_cos, fx_tan) -----------------------------------------
             with m.State("SC_START"):
                 magnitude = _abs(arg).as_unsigned()[:w + 1]
                 m.d.sync += [arg_neg.eq(arg < 0), ax.eq(magnitude)]
@@ -386,7 +386,7 @@ class FunctionUnit(wiring.Component):
                         m.d.sync += [coef_s.eq(value), rstep.eq(0)]
                         m.next = "ROT_SHEAR"
 
-            # --- atan2 (fx_atan2; atan(x) = atan2(x, 1)) ---------------------------------------------
+            # --- atan2 (fx_atan2; atan(x) = atan2(x, 1)) ------------------------------------------
             with m.State("ATAN"):
                 yv, xv = ox.as_signed(), oy.as_signed()  # ox = y, oy = x
                 ay_v, ax_v = _abs(yv).as_unsigned()[:w], _abs(xv).as_unsigned()[:w]
@@ -418,7 +418,7 @@ class FunctionUnit(wiring.Component):
                 v = round_p(a2)
                 finish(Mux(ay_neg, -v, v))
 
-            # --- rot / irot (isa/rotation.py) ------------------------------------------------------------
+            # --- rot / irot (isa/rotation.py) -----------------------------------------------------
             with m.State("ROT"):
                 with m.If(theta > half_pi):
                     start_div(theta - half_pi + pi - 1, pi, "ROT_TURNS")
@@ -527,7 +527,7 @@ class FunctionUnit(wiring.Component):
                 v = Mux(tan_neg, -quot, quot)
                 finish(Mux(h_neg, -v, v))
 
-            # --- log and pow (_ln_p, fx_pow) ------------------------------------------------------------
+            # --- log and pow (_ln_p, fx_pow) ------------------------------------------------------
             with m.State("LOG"):
                 length = Signal(range(w + 1))
                 for bit in range(w):

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from functools import cache
 
 from revasm.isa.adjoint import mode_template
 from revasm.isa.table import INSTRUCTIONS
@@ -145,7 +145,8 @@ class _Compiler:
                     raise TemplateError("tuple assignment of mismatched length")
                 # Python evaluates the whole right side first: a bank word that an earlier
                 # target of the tuple may overwrite is kept in a temporary
-                banks = [t.value.id if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)
+                banks = [t.value.id
+                         if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)
                          else None for t in target.elts]
                 kept = [self.realize(v, self.temp()) if isinstance(v, Operand) and v.reads_bank()
                         and v.source in banks[:i] else v for i, v in enumerate(values)]
@@ -178,7 +179,8 @@ class _Compiler:
             if bank == "G":
                 return Operand("G", self.register(node.slice))
             if bank == "GM":
-                if not (isinstance(node.slice, ast.Name) and self.locals.get(node.slice.id) is _ADDR):
+                if not (isinstance(node.slice, ast.Name)
+                        and self.locals.get(node.slice.id) is _ADDR):
                     raise TemplateError("GM indexed by something other than addr(...)")
                 return Operand("GM")
             if bank == "R":
@@ -313,7 +315,8 @@ def _allocate(ops: list[MicroOp]) -> tuple[MicroOp, ...]:
     used = 0
     out = []
     for i, op in enumerate(ops):
-        reads = [replace(r, reg=mapping[r.reg]) if r.source == "T" else r for r in (op.x, op.y, op.z)]
+        reads = [replace(r, reg=mapping[r.reg]) if r.source == "T" else r
+                 for r in (op.x, op.y, op.z)]
         for name in {r.reg for r in op.reads() if r.source == "T" and last_read[r.reg] == i}:
             free.append(int(mapping[name]))  # read for the last time: free for the dst
         dst = op.dst
@@ -330,7 +333,7 @@ def _allocate(ops: list[MicroOp]) -> tuple[MicroOp, ...]:
     return tuple(out)
 
 
-@lru_cache(maxsize=None)
+@cache
 def step(index: int, backward: bool) -> Step:
     """The micro-program of entry ``INSTRUCTIONS[index]`` in gradient mode.
 

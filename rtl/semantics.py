@@ -272,7 +272,8 @@ class _Evaluator:
         if isinstance(node, ast.Compare):
             if len(node.ops) != 1:
                 raise TemplateError("chained comparison")
-            left, right = self.value(self.expr(node.left)), self.value(self.expr(node.comparators[0]))
+            left = self.value(self.expr(node.left))
+            right = self.value(self.expr(node.comparators[0]))
             op = node.ops[0]
             table = {ast.Eq: left == right, ast.NotEq: left != right, ast.Lt: left < right,
                      ast.LtE: left <= right, ast.Gt: left > right, ast.GtE: left >= right}
@@ -343,7 +344,8 @@ class _Evaluator:
             return (self.word(args[0]).as_signed() >> self.amount(args[1]))[:w]
         if name in ("rotl", "rotr"):
             x, n = self.word(args[0]), self.amount(args[1])
-            rest = (Const(w, unsigned(self.amount_bits + 1)) - n).as_unsigned()[:self.amount_bits + 1]
+            bits = self.amount_bits + 1
+            rest = (Const(w, unsigned(bits)) - n).as_unsigned()[:bits]
             left, right = (x << n), (x >> rest)
             if name == "rotr":
                 left, right = (x >> n), (x << rest)

@@ -12,20 +12,19 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable
 
 from amaranth.back import rtlil
 from amaranth.hdl import Cat, Elaboratable, Module, Signal
 from amaranth.lib import wiring
 
 from .core import Core
-from .function_unit import FunctionUnit
 from .formal import tool
+from .function_unit import FunctionUnit
 from .params import CoreParams
 
 TARGETS = {
@@ -48,7 +47,7 @@ class PinWrapper(Elaboratable):
         m = Module()
         m.submodules.unit = unit = self.unit
         inputs, outputs = [], []
-        for path, member, value in unit.signature.flatten(unit):
+        for _path, member, value in unit.signature.flatten(unit):
             (inputs if member.flow == wiring.In else outputs).append(value)
         width_in = sum(len(v) for v in inputs)
         chain = Signal(width_in)
@@ -162,7 +161,8 @@ def synthesize(part: str, params: CoreParams, target: str = "ice40-hx8k",
                 lines = [ln for ln in proc.stderr.splitlines() if "ERROR" in ln]
                 place_error = lines[0] if lines else proc.stderr[-300:]
     lut = cells.get("SB_LUT4", cells.get("$lut", 0))
-    ff = sum(n for name, n in cells.items() if name.startswith("SB_DFF") or name in ("$dff", "$_DFF_P_", "$adff", "$dffe", "$sdff"))
+    flip_flops = ("$dff", "$_DFF_P_", "$adff", "$dffe", "$sdff")
+    ff = sum(n for name, n in cells.items() if name.startswith("SB_DFF") or name in flip_flops)
     bram = sum(n for name, n in cells.items() if name.startswith("SB_RAM"))
     dsps = cells.get("SB_MAC16", 0)
     carry = cells.get("SB_CARRY", 0)

@@ -173,7 +173,8 @@ def _ports_header(ports: list[Port]) -> str:
         f"static const int PORT_VALID = {by_path[('retire', 'valid')].index};",
         f"static const int PORT_BUSY = {by_path[('host', 'busy')].index};",
         f"static const int N_RETIRE = {len(retire)};",
-        f"static const int RETIRE_FIELDS[N_RETIRE] = {{{', '.join(str(p.index) for p in retire)}}};",
+        "static const int RETIRE_FIELDS[N_RETIRE] = "
+        f"{{{', '.join(str(p.index) for p in retire)}}};",
         f"static_assert({max(p.words for p in ports)} <= 8, \"ports wider than 256 bits\");",
         "static void port_set(VTOP* t, int id, const uint32_t* w) {",
         "    switch (id) {",
