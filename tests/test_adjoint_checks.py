@@ -294,19 +294,23 @@ def test_structural_adjoints_match_central_differences_and_the_analytic_derivati
             got = float(fmt.to_fraction(grads[name]))
             assert abs(got - expected.get(name, w[name])) <= 40 * u * weight + 1e-12, name
 
+            # loss and real_loss are called only in the iteration that defines them, so
+            # reading the loop variables (B023) is intended: no late binding.
             def loss(delta: int) -> Fraction:
-                after, _ = run(words | {name: words[name] + delta})
-                return sum(Fraction(w[r]) * fmt.to_fraction(after[r]) for r in names)
+                after, _ = run(words | {name: words[name] + delta})  # noqa: B023
+                return sum(Fraction(w[r]) * fmt.to_fraction(after[r])  # noqa: B023
+                           for r in names)
             hf = 2.0 ** -h_bits
             difference = float((loss(h_word) - loss(-h_word)) / (2 * Fraction(hf)))
             truncation = 0.0
             if ins.mnemonic in ("ROT", "IROT"):
                 def real_loss(x: float) -> float:
                     sign = 1 if ins.mnemonic == "ROT" else -1
-                    p = v | {name: x}
+                    p = v | {name: x}  # noqa: B023
                     c, s = math.cos(p["c"]), sign * math.sin(p["c"])
-                    return (w["a"] * (c * p["a"] - s * p["b"]) + w["b"] * (s * p["a"] + c * p["b"])
-                            + w["c"] * p["c"])
+                    return (w["a"] * (c * p["a"] - s * p["b"])  # noqa: B023
+                            + w["b"] * (s * p["a"] + c * p["b"])  # noqa: B023
+                            + w["c"] * p["c"])  # noqa: B023
                 truncation = abs((real_loss(v[name] + hf) - real_loss(v[name] - hf)) / (2 * hf)
                                  - expected[name])
             assert abs(got - difference) <= (40 * u * weight + 30 * u * weight / hf

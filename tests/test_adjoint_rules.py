@@ -6,8 +6,7 @@ import random
 import pytest
 
 from revasm.isa import INSTRUCTIONS, WordFormat, lookup
-from revasm.isa.adjoint import (BINARY_DERIVATIVES, UNARY_DERIVATIVES, invert,
-                                mode_template)
+from revasm.isa.adjoint import BINARY_DERIVATIVES, UNARY_DERIVATIVES, invert, mode_template
 from revasm.isa.table import BINARY_FUNCTIONS, UNARY_FUNCTIONS
 from revasm.isa.vocabulary import vocabulary
 

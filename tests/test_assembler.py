@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings, strategies as st
-
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pal_sources import FIB_PISA
+
 from revasm.assembler import AssemblyError, DeclaredName, assemble, assemble_file
 from revasm.isa import Q16_16, Q32_32, decode, encode, lookup
 
@@ -140,7 +141,8 @@ def test_immediate_literals(text, expected):
         with pytest.raises(AssemblyError):
             pal(f"start\naddi $1 {text}\nfinish\n")
         return
-    assert listing(pal(f"start\naddi $1 {text}\nfinish\n"))[1] == ("ADDI", {"a": 1, "imm": expected})
+    assert listing(pal(f"start\naddi $1 {text}\nfinish\n"))[1] == ("ADDI",
+                                                                 {"a": 1, "imm": expected})
 
 
 def test_a_label_as_an_immediate_is_its_address_and_minus_label_its_negation():
@@ -164,7 +166,8 @@ def test_fixed_point_literals_follow_the_word_format():
 
 
 def test_data_cells_in_any_case_hold_the_w_bit_word():
-    image = pal("start\nfinish\nDATA -1\ndata 0xffffffff\nData 2147483647\ndata lbl\nlbl: data -lbl\n")
+    image = pal("start\nfinish\nDATA -1\ndata 0xffffffff\nData 2147483647\ndata lbl\n"
+                "lbl: data -lbl\n")
     assert image.words[2:] == [0xFFFFFFFF, 0xFFFFFFFF, 0x7FFFFFFF, 6, (-6) & 0xFFFFFFFF]
     assert image.is_code == [True, True] + [False] * 5
 

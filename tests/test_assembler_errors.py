@@ -425,7 +425,8 @@ def test_a_file_that_is_not_utf8_is_an_assembly_error(tmp_path):
     path.write_bytes(b";; pendulum pal file\nstart\n\xff\xfe\n")
     with pytest.raises(AssemblyError) as info:
         assemble_file(path)
-    assert info.value.diagnostics[0].format().startswith(f"{path}:3:1: error: the file is not UTF-8")
+    assert info.value.diagnostics[0].format().startswith(
+        f"{path}:3:1: error: the file is not UTF-8")
 
 
 def test_an_empty_file_lacks_the_header_and_an_entry():

@@ -5,8 +5,8 @@ import json
 
 from click.testing import CliRunner
 
-from revasm.cli.main import cli
 from revasm.bench import BENCHMARKS
+from revasm.cli.main import cli
 
 
 def test_quick_suite_writes_every_result(tmp_path):

@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-
 from nilang_examples import program_files
+
 from revasm.cli.main import cli
 from revasm.compiler import compile_file, compile_source
 from revasm.program_counts import count_program as count

@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 
 from revasm.assembler import assemble_file
 from revasm.compiler import CompileError, compile_file, compile_source
-from revasm.programs import ProgramFault
-from revasm.programs import run_program as run
 from revasm.compiler.backend.code import Instr
 from revasm.compiler.backend.peephole import cancel_inverse_pairs
 from revasm.isa.fixed_point import WordFormat
+from revasm.programs import ProgramFault
+from revasm.programs import run_program as run
 from revasm.sim.reference import Machine, MachineFault
 
 ROOT = Path(__file__).resolve().parents[1]

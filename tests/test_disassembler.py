@@ -4,7 +4,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from revasm.assembler import DeclaredName, Image, assemble, disassemble, disassemble_word
 from revasm.isa import INSTRUCTIONS, decode, encode, lookup
@@ -71,7 +72,8 @@ def program_around(draw, ins, width):
             body = f"start\ndst: bra src\n{filler}src: {text}\nfinish\n"
     elif ins.kind == "rbra":
         portal = draw(st.integers(1, 31))
-        body = f"start\nsrc: {spelled(ins, ops, 'dst', draw)}\n{filler}dst: swapbr ${portal}\nfinish\n"
+        body = (f"start\nsrc: {spelled(ins, ops, 'dst', draw)}\n{filler}"
+                f"dst: swapbr ${portal}\nfinish\n")
     elif ins.kind == "start":
         body = f"src: {spelled(ins, ops, '', draw)}\n{filler}finish\n"
     elif ins.kind == "finish":

@@ -14,8 +14,12 @@ import random
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from program_generators import (ProgramCase, run_or_fault, straight_line_programs,
-                                structured_programs)
+from program_generators import (
+    ProgramCase,
+    run_or_fault,
+    straight_line_programs,
+    structured_programs,
+)
 
 from revasm.sim.reference import Machine, MachineFault
 

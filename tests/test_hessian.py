@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from revasm.assembler import assemble, assemble_file
-from revasm.sim.reference import Machine
 from revasm.sim.host import gradient, hessian
+from revasm.sim.reference import Machine
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 U32 = 2.0 ** -16

@@ -5,12 +5,29 @@ import json
 import struct
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from revasm.assembler import (DeclaredName, Image, ImageFormatError, SourceLocation, assemble,
-                              bin_bytes, hex_text, image_from_bin_bytes, image_from_hex_text,
-                              listing_text, read_bin, read_hex, read_sidecar, sidecar_dict,
-                              sidecar_path, write_bin, write_hex, write_sidecar)
+from revasm.assembler import (
+    DeclaredName,
+    Image,
+    ImageFormatError,
+    SourceLocation,
+    assemble,
+    bin_bytes,
+    hex_text,
+    image_from_bin_bytes,
+    image_from_hex_text,
+    listing_text,
+    read_bin,
+    read_hex,
+    read_sidecar,
+    sidecar_dict,
+    sidecar_path,
+    write_bin,
+    write_hex,
+    write_sidecar,
+)
 
 PROGRAM = """\
 ;; pendulum pal file

@@ -254,7 +254,8 @@ def test_each_top_level_package_imports_only_the_layers_below_it(project):
     assert not violations, "\n".join(violations)
     stale = sorted(set(KNOWN_VIOLATIONS) - used)
     if stale:
-        warnings.warn(f"KNOWN_VIOLATIONS entries no import needs any more: {stale}")
+        warnings.warn(f"KNOWN_VIOLATIONS entries no import needs any more: {stale}",
+                      stacklevel=2)
 
 
 def test_the_graph_sees_every_kind_of_import(tmp_path):

@@ -72,7 +72,8 @@ def _operand_values(ins):
 
 
 @settings(max_examples=400)
-@given(st.sampled_from(INSTRUCTIONS).flatmap(lambda ins: st.tuples(st.just(ins), _operand_values(ins))))
+@given(st.sampled_from(INSTRUCTIONS).flatmap(
+    lambda ins: st.tuples(st.just(ins), _operand_values(ins))))
 def test_decode_inverts_encode_for_every_entry(case):
     ins, operands = case
     word = encode(ins, operands)

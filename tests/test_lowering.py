@@ -9,13 +9,13 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from nilang_examples import program_files
+
+from revasm.cli.main import cli
 from revasm.compiler import CompileError, compile_file, compile_source
+from revasm.compiler.ir.inverse import invert_block
 from revasm.programs import ProgramFault
 from revasm.programs import run_program as run
-from revasm.compiler.ir.inverse import invert_block
-from revasm.cli.main import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 NILANG = ROOT / "examples/nilang"
@@ -185,7 +185,7 @@ _FUNCS = ["sin", "cos", "tanh", "atan", "exp"]
 @st.composite
 def _programs(draw):
     names = ["a", "b", "c", "d"]
-    lines, python = [], []
+    lines = []
     for _ in range(draw(st.integers(1, 6))):
         target = draw(st.sampled_from(names))
         others = [n for n in names if n != target]

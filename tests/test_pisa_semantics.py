@@ -7,8 +7,8 @@ with an immediate), the expected value follows Frank.
 from __future__ import annotations
 
 import pytest
-
 from pal_sources import FIB_PISA
+
 from revasm.assembler import assemble
 from revasm.isa.fixed_point import WordFormat
 from revasm.sim.reference import Machine

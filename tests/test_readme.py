@@ -37,7 +37,7 @@ import json
 import re
 import shlex
 import shutil
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -152,7 +152,7 @@ def line_matches(expected: str, actual: str) -> bool:
 def output_matches(expected: list[str], actual: list[str]) -> bool:
     """README's lines against the program's, with ``...`` lines matching any run of lines."""
 
-    @lru_cache(maxsize=None)
+    @cache
     def match(i: int, j: int) -> bool:
         if i == len(expected):
             return j == len(actual)

@@ -3,8 +3,13 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from program_generators import (ARITHMETIC_FAULTS, ProgramCase, run_or_fault,
-                                straight_line_programs, structured_programs)
+from program_generators import (
+    ARITHMETIC_FAULTS,
+    ProgramCase,
+    run_or_fault,
+    straight_line_programs,
+    structured_programs,
+)
 
 from revasm.sim.reference import Machine, MachineFault
 

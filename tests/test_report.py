@@ -12,15 +12,24 @@ from program_generators import ProgramCase, straight_line_programs, structured_p
 
 from revasm.assembler import assemble
 from revasm.isa.table import INSTRUCTIONS
+from revasm.report import (
+    REPORT_CLASSES,
+    ModelError,
+    ReportError,
+    access_of,
+    build_report,
+    build_value_report,
+    bundled_models,
+    gradient_mode_available,
+    load_model,
+    report_class,
+    validate_report,
+)
+from revasm.report.energy_models import adiabatic_factor, landauer_joules_per_bit
+from revasm.report.schema import REPORT_SCHEMA
 from revasm.sim.engine import Lanes
 from revasm.sim.host import load_inputs
 from revasm.sim.reference import Machine, MachineFault
-from revasm.report import (REPORT_CLASSES, ModelError, ReportError, access_of,
-                               build_report, build_value_report, bundled_models,
-                               gradient_mode_available, load_model, report_class,
-                               validate_report)
-from revasm.report.energy_models import adiabatic_factor, landauer_joules_per_bit
-from revasm.report.schema import REPORT_SCHEMA
 
 EXAMPLES = sorted(Path(__file__).parent.parent.joinpath("examples").glob("*.pal"))
 MODELS = bundled_models()

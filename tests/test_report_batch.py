@@ -8,12 +8,12 @@ import numpy
 import pytest
 from click.testing import CliRunner
 
-from revasm.sim.host import load_inputs
 from revasm.assembler import assemble_file
 from revasm.cli.main import cli
 from revasm.report import bundled_models
 from revasm.report.batch import build_batch_report, distribution
 from revasm.report.schema import BATCH_SCHEMA, validate_batch_report
+from revasm.sim.host import load_inputs
 
 ROOT = Path(__file__).parent.parent
 FIB = str(ROOT / "examples" / "fib.pal")
@@ -111,7 +111,8 @@ def test_bad_inputs_files_are_named_with_the_problem(tmp_path, content, message)
 
 def test_build_batch_report_api_takes_one_loader_per_lane():
     image = assemble_file(FIB)
-    report = build_batch_report(image, [lambda m, n=n: load_inputs(m, image, {"n": n}) for n in (5, 6)],
+    loaders = [lambda m, n=n: load_inputs(m, image, {"n": n}) for n in (5, 6)]
+    report = build_batch_report(image, loaders,
                                 models=[MODELS["cmos45"]], all_models=MODELS)
     assert [lane["outputs"]["fib"] for lane in report["per_lane"]] == [5, 8]
     assert report["distribution"]["steps"]["max"] - report["distribution"]["steps"]["min"] == 14

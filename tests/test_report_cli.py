@@ -9,9 +9,13 @@ import pytest
 from click.testing import CliRunner
 
 from revasm.cli.main import cli
-from revasm.report import (REPORT_SCHEMA, bundled_models, gradient_mode_available,
-                               validate_report)
-from revasm.report import html_report
+from revasm.report import (
+    REPORT_SCHEMA,
+    bundled_models,
+    gradient_mode_available,
+    html_report,
+    validate_report,
+)
 
 ROOT = Path(__file__).parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("*.pal"))

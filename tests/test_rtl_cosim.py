@@ -19,8 +19,19 @@ pytestmark = WARNINGS_ARE_ERRORS
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from program_generators import (  # noqa: E402
-    DATA_INSTRUCTIONS, GENERAL, LINK_REGISTERS, PROCEDURE_INSTRUCTIONS, PROCEDURE_WRITES,
-    ProgramBuilder, ProgramCase, _Context, _finish, _initial_registers, _prologue, _Structure)
+    DATA_INSTRUCTIONS,
+    GENERAL,
+    LINK_REGISTERS,
+    PROCEDURE_INSTRUCTIONS,
+    PROCEDURE_WRITES,
+    ProgramBuilder,
+    ProgramCase,
+    _Context,
+    _finish,
+    _initial_registers,
+    _prologue,
+    _Structure,
+)
 
 from revasm.assembler import assemble_file  # noqa: E402
 from revasm.isa.table import INSTRUCTIONS  # noqa: E402
@@ -226,8 +237,7 @@ def _gradient_jobs(width: int) -> list[Job]:
 
 @pytest.mark.parametrize("width", [32, 64])
 def test_gradient_mode_in_lockstep(width: int) -> None:
-    from revasm.sim.host import initial_words
-    from revasm.sim.host import resolve
+    from revasm.sim.host import initial_words, resolve
     jobs = _gradient_jobs(width)
     if width == 64:  # the families with unit calls and the aliasing case (time budget)
         jobs = [j for j in jobs if j.name.startswith(("ADDMUL", "SUBDIV", "ROT", "IROT",

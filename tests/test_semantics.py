@@ -4,8 +4,14 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from program_generators import (DATA_CELLS, DATA_INSTRUCTIONS, POINTERS, ProgramBuilder,
-                                draw_data_instruction, run_or_fault)
+from program_generators import (
+    DATA_CELLS,
+    DATA_INSTRUCTIONS,
+    POINTERS,
+    ProgramBuilder,
+    draw_data_instruction,
+    run_or_fault,
+)
 
 from revasm.isa import word_format
 from revasm.sim.reference import Machine

@@ -149,7 +149,8 @@ def test_vectorized_circular_functions_equal_the_scalar_ones():
     for name in ("sin", "cos", "tan", "atan"):
         got = getattr(circular, f"fx_{name}")(values, np).tolist()
         assert got == [elementary.FUNCTIONS[name](x, fmt) for x in xs], name
-    ys = [rng.choice(xs[:9]) if rng.random() < 0.1 else x >> rng.randrange(32) for x in reversed(xs)]
+    ys = [rng.choice(xs[:9]) if rng.random() < 0.1 else x >> rng.randrange(32)
+          for x in reversed(xs)]
     got = circular.fx_atan2(np.array(ys, dtype=np.int64), values, np).tolist()
     assert got == [elementary.fx_atan2(y, x, fmt) for y, x in zip(ys, xs)]
 

@@ -52,8 +52,8 @@ def bessel_comparison(points=(0.5, 1.0, 3.0)):
     """Static instructions (compiled, hand-written) and, per x, (x, executed steps of
     compiled ibesselj, of examples/bessel_j2.pal), at W = 64."""
     from revasm.assembler import assemble_file
-    from revasm.programs import run_program as run
     from revasm.isa.fixed_point import WordFormat
+    from revasm.programs import run_program as run
     from revasm.sim.reference import Machine
 
     here = Path(__file__).resolve().parent

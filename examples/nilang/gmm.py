@@ -16,8 +16,7 @@ Reference (float64) and inputs: ``examples/nilang/workloads.py``.
 
     revasm compile examples/nilang/gmm.py:gmm --width 64 -o gmm.pal
 """
-from revasm.compiler import (Array, Fixed, Int, Loss, ancilla, exp, free, log, reversible,
-                             routine, sq)
+from revasm.compiler import Array, Fixed, Int, Loss, ancilla, exp, log, reversible, routine, sq
 
 D = 2
 K = 5

@@ -9,8 +9,19 @@ distance between the two vertices of a pair, the loss is
 (sample variances), small when all edges have one length and all non-edges
 another, longer one.  Every intermediate is uncomputed by ~routine.
 """
-from revasm.compiler import (Array, Fixed, Int, Loss, ancilla, exp, free, reversible, routine,
-                             sq, sqrt)
+from revasm.compiler import (
+    Array,
+    Fixed,
+    Int,
+    Loss,
+    ancilla,
+    exp,
+    free,
+    reversible,
+    routine,
+    sq,
+    sqrt,
+)
 
 V = 10
 K = 5

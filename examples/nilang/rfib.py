@@ -5,7 +5,7 @@
 The recursion computes n1 = n - 1 and n2 = n - 2 in a routine, recurses on
 them, and uncomputes them (compute - copy - uncompute).  rfib(10) = 55.
 """
-from revasm.compiler import Int, Out, ancilla, free, reversible, routine
+from revasm.compiler import Int, Out, ancilla, reversible, routine
 
 
 @reversible

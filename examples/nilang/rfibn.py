@@ -33,4 +33,5 @@ def rfibn(n: Out[Int], z: Int):
         n += 1
         rfib(out, n)
     ~rfib(out, n)
-    free(out, 0, checked=True)  # out == fib(n) was uncomputed by ~rfib: a relation, checked at run time
+    # out == fib(n) was uncomputed by ~rfib: a relation, checked at run time
+    free(out, 0, checked=True)
