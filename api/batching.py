@@ -118,7 +118,7 @@ def batch(image: Image, inputs: Mapping[str, Any], *, grad: bool = False,
 def _results(machine: Lanes, fmt: WordFormat) -> BatchResult:
     image = machine.image
     kinds = [""] * machine.lanes
-    faults = []
+    faults: list[dict[str, Any]] = []
     for lane in np.nonzero(machine.faulted)[0].tolist():
         fault = machine.fault(lane)
         assert fault is not None

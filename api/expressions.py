@@ -64,7 +64,8 @@ def grad_expression(expression: str, at: dict[str, float], *,
                               ref_grad, source, result)
 
 
-def _reference(expression: str, at: dict[str, float], variables: list[str]):
+def _reference(expression: str, at: dict[str, float],
+               variables: list[str]) -> tuple[float | None, dict[str, float | None]]:
     """float64 value and central-difference gradient, for comparison (None if undefined)."""
     env: dict[str, Any] = {name: getattr(math, name) for name in
                            ("sqrt", "exp", "log", "sin", "cos", "tan", "sinh", "cosh", "tanh",

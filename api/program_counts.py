@@ -18,6 +18,7 @@ from typing import Any
 
 from revasm.compiler.api import CompiledProgram
 from revasm.sim.engines import choose
+from revasm.sim.reference.trace import TraceRecord
 
 from .programs import load_inputs, program_fault
 
@@ -50,7 +51,7 @@ def count_program(program: CompiledProgram, inputs: dict[str, Any],
     load_inputs(program, machine, inputs)
     per_pc: Counter = Counter()
 
-    def trace(record) -> None:
+    def trace(record: TraceRecord) -> None:
         per_pc[(record.pc, record.direction)] += 1
 
     machine.run(1, trace=trace)  # type: ignore[call-arg]

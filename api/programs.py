@@ -146,7 +146,8 @@ def _word(fmt: WordFormat, value: Any, type_: ir.ScalarType) -> int:
     return fmt.from_real(Fraction(value) if not isinstance(value, str) else value)
 
 
-def _value(fmt: WordFormat, word: int, type_: ir.ScalarType, exact: bool):
+def _value(fmt: WordFormat, word: int, type_: ir.ScalarType,
+           exact: bool) -> int | Fraction | float:
     if type_ == ir.INT:
         return fmt.signed(word)
     return fmt.to_fraction(word) if exact else fmt.to_real(word)
@@ -163,7 +164,7 @@ def _flatten(value):
         yield value
 
 
-def _reshape(flat: list, shape: tuple[int, ...]):
+def _reshape(flat: list[Any], shape: tuple[int, ...]) -> list[Any]:
     if len(shape) == 1:
         return flat
     step = len(flat) // shape[0]
@@ -215,7 +216,7 @@ def grad_program(target: Any, inputs: dict[str, Any] | None = None, *, loss: str
         unknown = [n for n in wrt if f.param(n) is None]
         if unknown:
             raise KeyError(f"{unknown[0]!r} is not a parameter of {f.name}")
-        params = [f.param(n) for n in wrt]
+        params = [p for p in map(f.param, wrt) if p is not None]  # all are: checked above
     names: list[str] = []
     for p in params:
         if isinstance(p.type, ir.ArrayType):
@@ -239,6 +240,6 @@ def grad_program(target: Any, inputs: dict[str, Any] | None = None, *, loss: str
     return Gradient(float(result.loss), out, result, program)
 
 
-def _fixed(type_) -> bool:
+def _fixed(type_: ir.ScalarType | ir.ArrayType) -> bool:
     element = type_.element if isinstance(type_, ir.ArrayType) else type_
     return element == ir.FIXED

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from revasm.isa.codec import BY_MNEMONIC, encode, lookup
+from revasm.isa.encoding import Field
 from revasm.isa.fixed_point import WordFormat
 from revasm.isa.instruction import Instruction
 
@@ -134,7 +135,8 @@ class _Assembly(Context):
     def _width(self, statements: list[Statement]) -> int:
         declared: tuple[int, Statement] | None = None
         for statement in statements:
-            if not (statement.is_directive and statement.head.text.lower() == ".width"):
+            head = statement.head
+            if not (statement.is_directive and head is not None and head.text.lower() == ".width"):
                 continue
             if statement.labels:
                 continue  # reported with the other directives
@@ -189,6 +191,7 @@ class _Assembly(Context):
 
     def _directive(self, statement: Statement) -> None:
         head = statement.head
+        assert head is not None  # a directive is a statement with a head
         directive = lookup_directive(head.text)
         if directive is None:
             close = difflib.get_close_matches(head.text.lower(), list(DIRECTIVES), n=1)
@@ -245,6 +248,7 @@ class _Assembly(Context):
 
     def _item(self, statement: Statement) -> _Item:
         head = statement.head
+        assert head is not None  # only a statement with a head becomes an item
         mnemonic = head.text.upper()
         if mnemonic == DATA_MNEMONIC:
             item = _Item(statement, data=True)
@@ -299,11 +303,13 @@ class _Assembly(Context):
             operands = self._pseudo_operands(item, report=False)
         except OperandError:
             return 1
+        assert item.pseudo is not None  # called for pseudo-instructions only
         return len(item.pseudo.expand(operands, self.fmt))
 
     # --- pass 3: encoding ------------------------------------------------------
 
-    def _encode(self):
+    def _encode(self) -> tuple[list[int], list[bool], dict[int, SourceLocation],
+                               dict[int, Placed], dict[int, int], list[_Jump]]:
         words: list[int] = []
         is_code: list[bool] = []
         locations: dict[int, SourceLocation] = {}
@@ -311,9 +317,9 @@ class _Assembly(Context):
         data: dict[int, int] = {}
         jumps: list[_Jump] = []
         for item in self.items:
-            statement = item.statement
-            location = SourceLocation(self.filename, statement.line, statement.head.column,
-                                      statement.text)
+            statement, head = item.statement, item.statement.head
+            assert head is not None  # every item has a head
+            location = SourceLocation(self.filename, statement.line, head.column, statement.text)
             if item.data:
                 words.append(self._data_word(item) if item.valid else 0)
                 is_code.append(False)
@@ -372,7 +378,7 @@ class _Assembly(Context):
         return operands if self._registers_ok(ins, operands, statement, dict(
             zip(ins.operand_names, statement.operands))) else None
 
-    def _ranged(self, mnemonic: str, kind: str, fld, token: Token) -> int:
+    def _ranged(self, mnemonic: str, kind: str, fld: Field, token: Token) -> int:
         number = value(token, self.scope, reals=(kind == "imm"))
         low, high = field_range(kind, fld, self.fmt.width)
         if low <= number <= high:
@@ -398,21 +404,23 @@ class _Assembly(Context):
 
     def _pseudo_operands(self, item: _Item, report: bool = True) -> dict[str, int]:
         """The operand values of a pseudo-instruction; raises OperandError (reported)."""
-        statement = item.statement
+        statement, pseudo = item.statement, item.pseudo
+        assert pseudo is not None  # called for pseudo-instructions only
         operands: dict[str, int] = {}
         failed: OperandError | None = None
-        for spec, token in zip(item.pseudo.operands, statement.operands):
+        for spec, token in zip(pseudo.operands, statement.operands):
             try:
                 if spec.kind == "reg":
                     operands[spec.name] = register(token)
                     continue
                 number = value(token, self.scope)
+                assert spec.bounds is not None  # every operand but a register has bounds
                 low, high = spec.bounds(self.fmt.width)
                 if not low <= number <= high:
                     hint = "" if spec.kind == "word" else \
                         "; load larger constants with the LI pseudo-instruction"
                     raise OperandError(
-                        f"{item.pseudo.mnemonic} value {self.shown(token, number)} is out of "
+                        f"{pseudo.mnemonic} value {self.shown(token, number)} is out of "
                         f"range "
                         f"{range_text(low, high)} at word width {self.fmt.width}{hint}")
                 operands[spec.name] = number
@@ -425,23 +433,23 @@ class _Assembly(Context):
         return operands
 
     def _expand(self, item: _Item) -> list[tuple[Instruction, dict[str, int]]]:
-        statement = item.statement
+        statement, pseudo = item.statement, item.pseudo
+        assert pseudo is not None  # called for pseudo-instructions only
         try:
             operands = self._pseudo_operands(item)
         except OperandError:
             return []
-        steps = item.pseudo.expand(operands, self.fmt)
+        steps = pseudo.expand(operands, self.fmt)
         # Only reachable when a label-dependent LI shrank after layout:
         # pad with ADDI $a 0, a no-op, to keep every later address.
         steps += [("ADDI", {"a": operands["a"], "imm": 0})] * (item.size - len(steps))
-        tokens = {spec.name: token for spec, token in zip(item.pseudo.operands,
-                                                         statement.operands)}
+        tokens = {spec.name: token for spec, token in zip(pseudo.operands, statement.operands)}
         encoded = []
         ok = True
         for mnemonic, fields in steps:
             ins = BY_MNEMONIC[mnemonic]
-            columns = {name: tokens[item.pseudo.sources[name]] for name in fields}
-            ok &= self._registers_ok(ins, fields, statement, columns, item.pseudo.mnemonic)
+            columns = {name: tokens[pseudo.sources[name]] for name in fields}
+            ok &= self._registers_ok(ins, fields, statement, columns, pseudo.mnemonic)
             encoded.append((ins, fields))
         return encoded if ok else []
 
@@ -485,7 +493,9 @@ class _Assembly(Context):
     def _head_column(self, line: int) -> int:
         for item in self.items:
             if item.statement.line == line:
-                return item.statement.head.column
+                head = item.statement.head
+                assert head is not None  # every item has a head
+                return head.column
         return 1
 
 

@@ -208,7 +208,7 @@ def apply_sidecar(image: Image, data: dict[str, Any], has_header: bool = True) -
     if data.get("version") != SIDECAR_VERSION:
         raise ImageFormatError(f"sidecar version {data.get('version')}; this revasm reads "
                                f"version {SIDECAR_VERSION}")
-    checked = [("width", image.width), ("length", len(image.words))]
+    checked: list[tuple[str, int | None]] = [("width", image.width), ("length", len(image.words))]
     if has_header:
         checked += [("entry", image.entry), ("finish", image.finish)]
     for key, mine in checked:

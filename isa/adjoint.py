@@ -50,6 +50,7 @@ from .derivatives import (
     GradientRules,
     accumulate_rules,
 )
+from .instruction import Instruction
 from .inverse_rules import invert
 
 #: The bank names a gradient template may use, with what they hold.
@@ -75,7 +76,8 @@ def banks_needed(gradient: bool, tangent: bool) -> tuple[str, ...]:
     return wanted
 
 
-def mode_statements(instruction, direction: int, gradient: bool, tangent: bool) -> list[str]:
+def mode_statements(instruction: Instruction, direction: int, gradient: bool,
+                    tangent: bool) -> list[str]:
     """The templates one step executes, in order, for a direction and bank switches.
 
     Backward with both banks: ``adjoint_tangent``, ``adjoint``, inverse
@@ -89,7 +91,9 @@ def mode_statements(instruction, direction: int, gradient: bool, tangent: bool) 
     """
     ins = instruction
     if ins.rules_from and (gradient or tangent):
-        return mode_statements(lookup(ins.rules_from), -direction, gradient, tangent)
+        partner = lookup(ins.rules_from)
+        assert partner is not None  # rules_from names an entry of the table (IROT: ROT)
+        return mode_statements(partner, -direction, gradient, tangent)
     if direction > 0:
         parts = [ins.forward]
         if tangent:
@@ -110,7 +114,7 @@ def mode_statements(instruction, direction: int, gradient: bool, tangent: bool) 
     return [part for part in parts if part]
 
 
-def mode_template(instruction, direction: int, gradient: bool = False,
+def mode_template(instruction: Instruction, direction: int, gradient: bool = False,
                   tangent: bool = False) -> str:
     """:func:`mode_statements` joined into one template."""
     return "\n".join(mode_statements(instruction, direction, gradient, tangent))

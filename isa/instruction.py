@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 from .encoding import FORMATS, Field
 from .inverse_rules import invert
@@ -99,7 +100,7 @@ class Instruction:
         return " ".join(parts)
 
 
-def make(mnemonic: str, fmt: str, opcode: int, **kwargs) -> Instruction:
+def make(mnemonic: str, fmt: str, opcode: int, **kwargs: Any) -> Instruction:
     """Build an entry, deriving its fields and operand kinds from the format."""
     fields = FORMATS[fmt]
     kinds = []

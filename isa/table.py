@@ -22,6 +22,8 @@ BR * DIR in its register instead; SWAPBR shows both as the same value).
 """
 from __future__ import annotations
 
+from typing import Any
+
 from .derivatives import (
     BINARY_DERIVATIVES,
     COPY_DERIVATIVE,
@@ -114,7 +116,7 @@ def _xor_into(name: str, fmt: str, opcode: int, term: str, doc_term: str, energy
 
 
 def _branch(name: str, fmt: str, opcode: int, condition: str, doc_condition: str,
-            **kwargs) -> Instruction:
+            **kwargs: Any) -> Instruction:
     return make(name, fmt, opcode, kind="branch", condition=condition,
                 forward=f"if {condition}: BR = BR + {{off}}",
                 backward=f"if {condition}: BR = BR - {{off}}",
