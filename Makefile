@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test install clean docs
+.PHONY: demo test lint typecheck install clean docs
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,8 +17,27 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/python examples/demo.py
 
-test: $(STAMP)
+# ruff and mypy run first; either failing fails `make test`.
+test: lint typecheck
 	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+# mypy cannot follow the editable install's import hook, so it reads a tree of symlinks
+# with the installed layout (pyproject.toml [tool.mypy] says why): api/'s modules are
+# `revasm`, and each other root folder of setup.py's ROOTS is linked by name.  A new root
+# folder goes in TYPECHECK_ROOTS too (mypy reports its modules missing until it does).
+TYPECHECK := build/typecheck/revasm
+TYPECHECK_ROOTS := cli isa assembler sim compiler rtl report bench
+
+$(TYPECHECK): setup.py Makefile $(wildcard api/*.py)
+	rm -rf $@ && mkdir -p $@
+	for f in api/*.py; do ln -s ../../../$$f $@/; done
+	for d in $(TYPECHECK_ROOTS); do ln -s ../../../$$d $@/$$d; done
+
+typecheck: $(STAMP) $(TYPECHECK)
+	$(BIN)/mypy
 
 docs: $(STAMP)
 	$(BIN)/python -m revasm.isa.docs > docs/isa.md
