@@ -436,4 +436,3 @@ def structured_programs(draw, width: int | None = None):
     return ProgramCase(image, _initial_registers(draw, width), memory,
                        f"structured program with {procedures} procedures, W={width}",
                        _prologue_values(image))
-

@@ -515,4 +515,3 @@ def _place_in_block(exc: BaseException, compiled: CompiledBlocks) -> BlockPlace 
             place = compiled.line_map.get(tb.tb_lineno, place)
         tb = tb.tb_next
     return place
-
