@@ -69,7 +69,7 @@ def _reference(expression: str, at: dict[str, float],
     """float64 value and central-difference gradient, for comparison (None if undefined)."""
     env: dict[str, Any] = {name: getattr(math, name) for name in
                            ("sqrt", "exp", "log", "sin", "cos", "tan", "sinh", "cosh", "tanh",
-                            "atan", "pi", "e")}
+                            "atan", "atan2", "pi", "e")}
     env.update(sq=lambda v: v * v, pow=math.pow, abs=abs)
     code = compile(expression.strip(), FILENAME, "eval")
 

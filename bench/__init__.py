@@ -1,11 +1,10 @@
-"""The benchmark suite of the vector simulator (``revasm bench``; docs/bench.md).
+"""Every benchmark of revasm (``revasm bench``, ``python -m revasm.bench``; docs/bench.md).
 
-Each benchmark is a function ``run(quick) -> dict`` registered in
-:data:`BENCHMARKS`; :func:`run_benchmark` times it, writes
-``RESULTS_DIR/NAME.json`` and, when matplotlib is installed, ``NAME.png``.
-The code lives in the installed package (``revasm.bench``) so that
-``revasm bench`` works from any install; ``bench/suite.py`` in the repository
-is the same registry as a script.
+Each benchmark is a function ``run(quick) -> dict`` registered in :data:`BENCHMARKS`;
+:func:`run_benchmark` times it and writes ``RESULTS_DIR/NAME.json`` (and, when matplotlib is
+installed, ``NAME.png``).  A ``--quick`` run writes ``NAME.quick.json`` instead, so it never
+overwrites the committed results of a full run.  The code lives in the installed package
+(``revasm.bench``) so that ``revasm bench`` works from any install.
 """
 from __future__ import annotations
 
@@ -17,14 +16,21 @@ from pathlib import Path
 
 import numpy
 
-from . import bessel, nilang, throughput
+from . import bessel, nilang, rtl_speed, sim_speed, throughput
 from .plots import plot
 
 BENCHMARKS: dict[str, Callable[[bool], dict]] = {
+    "sim_speed": sim_speed.run,
     "vector_throughput": throughput.run,
     "bessel_gradients": bessel.run,
     "nilang_workloads": nilang.run,
+    "rtl_speed": rtl_speed.run,
 }
+
+
+def result_path(results_dir: Path, name: str, quick: bool, suffix: str = ".json") -> Path:
+    """Where a benchmark's result goes: ``NAME.json``, or ``NAME.quick.json`` for --quick."""
+    return results_dir / f"{name}{'.quick' if quick else ''}{suffix}"
 
 
 def run_benchmark(name: str, quick: bool, results_dir: Path) -> dict:
@@ -40,6 +46,9 @@ def run_benchmark(name: str, quick: bool, results_dir: Path) -> dict:
         **result,
     }
     results_dir.mkdir(parents=True, exist_ok=True)
-    result["plot"] = plot(name, result, results_dir / f"{name}.png")
-    (results_dir / f"{name}.json").write_text(json.dumps(result, indent=2) + "\n")
+    result["plot"] = plot(name, result, result_path(results_dir, name, quick, ".png"))
+    target = result_path(results_dir, name, quick)
+    partial = target.with_name(target.name + ".tmp")
+    partial.write_text(json.dumps(result, indent=2) + "\n")
+    partial.replace(target)  # atomically: a reader never sees half a file
     return result

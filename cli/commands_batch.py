@@ -51,8 +51,8 @@ def batch(file: str, inputs_path: str, with_grad: bool, loss: str | None, wrt: s
 
     \b
     Examples:
-      revasm batch examples/multiply.pal --inputs ab.csv --json
-      revasm batch examples/bessel_j2.pal --inputs xs.npz --grad -o out.npz
+      revasm batch examples/multiply.pal --inputs examples/ab.csv --json
+      revasm batch examples/bessel_j2.pal --inputs examples/xs.npz --grad -o out.npz
     The inputs' header names the columns (x, $3, ...). Results: the declared
     names, every register, steps, cycles and each lane's fault; with --grad
     also the loss and d loss / d each --wrt (values as the forward pass left
@@ -91,9 +91,9 @@ def batch(file: str, inputs_path: str, with_grad: bool, loss: str | None, wrt: s
         click.echo(json.dumps(result.to_json()))
     elif not out_path:
         _summary(result, lanes, faulted)
-    elif faulted:
-        click.echo(f"{faulted} of {lanes} lanes faulted (see 'fault_kind' in {out_path})",
-                   err=True)
+    else:
+        click.echo(f"wrote {out_path}: {lanes} lanes, {lanes - faulted} finished, {faulted} "
+                   "faulted" + (" (see its 'fault_kind')" if faulted else ""), err=True)
     if faulted:
         sys.exit(EXIT_FAILURE)
 

@@ -1,4 +1,4 @@
-"""`revasm bench`: the vector simulator's benchmark suite (docs/bench.md)."""
+"""`revasm bench`: every benchmark of revasm (docs/bench.md)."""
 from __future__ import annotations
 
 import json
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from revasm.bench import BENCHMARKS, run_benchmark
+from revasm.bench import BENCHMARKS, result_path, run_benchmark
 
 from .errors import ToolError
 
@@ -14,7 +14,8 @@ from .errors import ToolError
 @click.command()
 @click.argument("names", nargs=-1, metavar="[NAME]...")
 @click.option("--quick", is_flag=True,
-              help="Small batches and few repeats (well under two minutes).")
+              help="Small batches and few repeats (well under two minutes); results go to "
+                   "NAME.quick.json, never over a full run's NAME.json.")
 @click.option("--results", "results_dir", default="bench/results", show_default=True,
               type=click.Path(file_okay=False), help="Where NAME.json and NAME.png go.")
 @click.option("--json", "as_json", is_flag=True,
@@ -23,11 +24,13 @@ def bench(names: tuple[str, ...], quick: bool, results_dir: str, as_json: bool) 
     """Run benchmarks and save bench/results/NAME.json (and a PNG plot).
 
     \b
-    Benchmarks: vector_throughput (reference vs vector simulator, with the
+    Benchmarks: sim_speed (instructions/s of every engine on one lane, long
+    loops), vector_throughput (reference vs vector simulator, with the
     memory-bandwidth limit), bessel_gradients (J2 gradients over a batch, W = 64
     and 32; JAX when installed), nilang_workloads (NiLang paper programs from the
     compiler: sparse Frobenius dot, Petersen embedding; full runs also the
-    Givens network N = 100 and ADBench GMM gradients).
+    Givens network N = 100 and ADBench GMM gradients), rtl_speed (the RTL
+    co-simulation on Verilator and Amaranth; full runs only).
     Examples:
       revasm bench --quick
       revasm bench vector_throughput
@@ -53,7 +56,7 @@ def bench(names: tuple[str, ...], quick: bool, results_dir: str, as_json: bool) 
 
 def _print(name: str, result: dict, results_dir: Path) -> None:
     click.echo(f"{name}: {result.get('status', 'measured')} in {result['seconds']} s "
-               f"-> {results_dir / (name + '.json')}")
+               f"-> {result_path(results_dir, name, bool(result.get('quick')))}")
     if name == "vector_throughput":
         for program, data in result["programs"].items():
             click.echo(f"  {program}: reference {data['reference_instructions_per_s']:.3g} "
@@ -83,6 +86,11 @@ def _print(name: str, result: dict, results_dir: Path) -> None:
                            f"{data['reference_instructions_per_s']:.3g} instructions/s)")
             else:
                 click.echo(f"  {workload}: {data.get('status')}: {data.get('reason', '')}")
+    elif name == "sim_speed":
+        for row in result["results"]:
+            if row["direction"] == "forward" and row["name"] == "pal_loop":
+                click.echo(f"  {row['engine']:<10} {row['path']:<21} W = {row['width']}: "
+                           f"{row['instructions_per_second']:.3g} instructions/s")
     elif result.get("reason"):
         click.echo(f"  {result['reason']}")
     if not str(result.get("plot", "")).endswith(".png"):

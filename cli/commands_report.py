@@ -128,9 +128,9 @@ def report(file: str | None, sets: tuple[str, ...], mems: tuple[str, ...], width
       revasm report examples/fib.pal
       revasm report examples/multiply.pal --set a=3 --set b=5 --json
       revasm report examples/fixed_point.pal --model cmos45 --html report.html
-      revasm report examples/fib.pal --model-file my_process.json
+      revasm report examples/fib.pal --model-file examples/my_process.json
       revasm report examples/bessel_j2.pal --set x=1.0 --grad
-      revasm report examples/fib.pal --inputs lanes.csv      # header "n", a row per lane
+      revasm report examples/fib.pal --inputs examples/lanes.csv  # header "n"
     Models and every count are explained in docs/energy.md.  Exit code 1 on a
     machine fault (the report up to the fault is still printed).
     """

@@ -92,19 +92,20 @@ def run(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
     if as_json:
         click.echo(json.dumps(result.to_json()))
     else:
-        _print_summary(result.to_json(), image)
+        # A fault's report (stderr) lists the registers itself.
+        _print_summary(result.to_json(), image, registers=result.fault is None)
         if result.fault:
             click.echo(str(result.fault), err=True)
     if result.fault:
         raise SystemExit(EXIT_FAILURE)
 
 
-def _print_summary(result: dict, image: Image) -> None:
+def _print_summary(result: dict, image: Image, *, registers: bool = True) -> None:
     click.echo(f"{result['status']} after {result['steps']} steps, {result['cycles']} cycles")
     for name, value in result["named"].items():
         click.echo(f"  {name} = {value}")
     nonzero = {k: v for k, v in result["registers"].items() if v}
-    if nonzero:
+    if nonzero and registers:
         click.echo("  registers: " + ", ".join(f"{k}={v}" for k, v in nonzero.items()))
     if result["memory"]:
         click.echo("  memory: " + ", ".join(f"[{k}]={v}" for k, v in result["memory"].items()))

@@ -16,8 +16,18 @@ def test_quick_suite_writes_every_result(tmp_path):
     printed = json.loads(result.stdout)
     assert set(printed) == set(BENCHMARKS)
     for name in BENCHMARKS:
-        saved = json.loads((tmp_path / f"{name}.json").read_text())
+        saved = json.loads((tmp_path / f"{name}.quick.json").read_text())
         assert saved["benchmark"] == name and saved["quick"] is True
+        assert not (tmp_path / f"{name}.json").exists()  # a full run's results stay
+    speed = printed["sim_speed"]
+    assert speed["status"] == "measured" and "reference" in speed["engines"]
+    assert {row["engine"] for row in speed["results"]} == set(speed["engines"])
+    steps = {(r["name"], r["width"], r["direction"]): r["steps"] for r in speed["results"]
+             if r["engine"] == "reference" and r["path"] == "untraced"}
+    for row in speed["results"]:  # every engine counts what the reference counts
+        if row["engine"] != "reference" and row["engine"] != "vector":
+            assert row["steps"] == steps[(row["name"], row["width"], row["direction"])]
+    assert printed["rtl_speed"]["status"] == "skipped"
     throughput = printed["vector_throughput"]["programs"]
     for program in ("straight_line", "branchy"):
         rows = throughput[program]["vector"]

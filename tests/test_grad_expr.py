@@ -38,6 +38,8 @@ CASES = [
     ("sinh(x)", dict(x=0.8), dict(x=lambda x: cosh(x))),
     ("cosh(x)", dict(x=-0.9), dict(x=lambda x: sinh(x))),
     ("tanh(x)", dict(x=0.35), dict(x=lambda x: 1 - tanh(x) ** 2)),
+    ("atan2(y, x)", dict(x=0.3, y=0.5),
+     dict(x=lambda x, y: -y / (x * x + y * y), y=lambda x, y: x / (x * x + y * y))),
     ("pow(x, y)", dict(x=1.7, y=0.6),
      dict(x=lambda x, y: y * x ** (y - 1), y=lambda x, y: x**y * log(x))),
     ("x ** 3", dict(x=0.9), dict(x=lambda x: 3 * x**2)),

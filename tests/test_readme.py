@@ -280,23 +280,9 @@ def test_the_docs_read_only_files_that_ship():
                         "(ship them under examples/ and name them so):\n" + "\n".join(missing)
 
 
-#: --help examples outside this change's files that still name a data file without its
-#: examples/ path (the files ship under examples/; the help texts are their owners' to fix).
-KNOWN_HELP_GAPS = {
-    "cli/commands_batch.py:batch: ab.csv",
-    "cli/commands_batch.py:batch: xs.npz",
-    "cli/commands_report.py:report: my_process.json",
-    "cli/commands_report.py:report: lanes.csv",
-}
-
-
 def test_the_help_examples_read_only_files_that_ship():
     missing = [f"{where}: {path}" for where, command in _help_examples()
                for path in files_read([command]) if not (ROOT / path).exists()]
-    for gap in set(missing) & KNOWN_HELP_GAPS:
-        where, _, name = gap.rpartition(": ")
-        assert (ROOT / "examples" / name).exists(), gap
-    missing = [gap for gap in missing if gap not in KNOWN_HELP_GAPS]
     assert not missing, "--help examples use files that are not in the repository:\n" \
                         + "\n".join(missing)
 
