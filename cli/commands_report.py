@@ -24,7 +24,7 @@ from revasm.report.html_report import render_html
 from revasm.report.terminal import format_report
 from revasm.sim.engine import Lanes
 
-from .commands_run import MAX_STEPS, MEMS, SETS, WIDTH
+from .commands_run import ENGINE, MAX_STEPS, MEMS, SETS, WIDTH, engine_for
 from .errors import EXIT_FAILURE, ToolError
 from .loading import load_gradient_program, load_program
 from .machine_io import load_inputs, store
@@ -106,6 +106,7 @@ def _lane_loaders(path: str, image: Image, sets: tuple[str, ...], mems: tuple[st
               help="A batch, read as `revasm batch --inputs` reads it: one lane per CSV row "
                    "(header: names) or per .npz array element; reports aggregates and the "
                    "per-lane distribution.")
+@ENGINE
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
 @click.option("--html", "html_out", type=click.Path(dir_okay=False), metavar="OUT",
               help="Write an HTML report with tables and plots (plots need revasm[plots]).")
@@ -114,7 +115,8 @@ def _lane_loaders(path: str, image: Image, sets: tuple[str, ...], mems: tuple[st
 def report(file: str | None, sets: tuple[str, ...], mems: tuple[str, ...], width: str | None,
            max_steps: int, grad: bool, loss: str | None, wrt: str | None,
            model_names: tuple[str, ...],
-           model_files: tuple[str, ...], inputs_file: str | None, as_json: bool,
+           model_files: tuple[str, ...], inputs_file: str | None, engine_name: str,
+           as_json: bool,
            html_out: str | None,
            show_schema: bool) -> None:
     """Op counts by instruction and class, cycles, register/memory traffic, peak
@@ -143,6 +145,7 @@ def report(file: str | None, sets: tuple[str, ...], mems: tuple[str, ...], width
         raise click.UsageError("--json and --html are exclusive: choose one output")
     if (loss or wrt) and not grad:
         raise click.UsageError("--loss and --wrt need --grad")
+    engine = engine_for(engine_name, trace=True)  # counts come from every step's trace
     models, known = _select_models(model_names, model_files)
     if grad:  # the same width as `revasm grad`: W = 64 unless the flag or the file says
         image = load_gradient_program(file, width)
@@ -153,7 +156,8 @@ def report(file: str | None, sets: tuple[str, ...], mems: tuple[str, ...], width
         lanes = _lane_loaders(inputs_file, image, sets, mems)
         try:
             batch = build_batch_report(image, lanes, models=models, all_models=known, grad=grad,
-                                       loss=loss, wrt=wrt_names, max_steps=max_steps, file=file)
+                                       loss=loss, wrt=wrt_names, max_steps=max_steps, file=file,
+                                       engine=engine)
         except ModelError as exc:
             raise ToolError(f"error: {exc}") from None
         except ReportError as exc:
@@ -167,7 +171,7 @@ def report(file: str | None, sets: tuple[str, ...], mems: tuple[str, ...], width
             image, prepare=lambda machine: load_inputs(machine, image, sets, mems),
             models=models, all_models=known, grad=grad, loss=loss,
             wrt=wrt_names,
-            max_steps=max_steps, file=file)
+            max_steps=max_steps, file=file, engine=engine)
     except ModelError as exc:
         raise ToolError(f"error: {exc}") from None
     except ReportError as exc:

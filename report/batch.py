@@ -60,7 +60,7 @@ def build_batch_report(image: Image, lanes: Sequence[Callable[[Lanes], None]], *
                        grad: bool = False, loss: str | None = None,
                        wrt: list[str] | None = None, max_steps: int | None = None,
                        file: str | None = None,
-                       memory_words: int = DEFAULT_MEMORY_WORDS) -> dict:
+                       memory_words: int = DEFAULT_MEMORY_WORDS, engine: str = "auto") -> dict:
     """Report every lane (``lanes[i]`` loads lane i's inputs) and aggregate."""
     by_instruction: Counter = Counter()
     by_class: Counter = Counter()
@@ -73,7 +73,7 @@ def build_batch_report(image: Image, lanes: Sequence[Callable[[Lanes], None]], *
     for index, prepare in enumerate(lanes):
         report = build_report(image, prepare=prepare, models=models, all_models=all_models,
                               grad=grad, loss=loss, wrt=wrt, max_steps=max_steps, file=file,
-                              memory_words=memory_words)
+                              memory_words=memory_words, engine=engine)
         per_lane.append(lane_summary(index, report))
         by_instruction.update(report["totals"]["by_instruction"])
         by_class.update(report["totals"]["by_class"])
