@@ -6,8 +6,8 @@ and compares with a float64 evaluation and central differences.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 from revasm.compiler.api import compile_source
@@ -18,6 +18,7 @@ from revasm.compiler.expression import (
     FIRST_NODE_LINE,
     expression_program,
 )
+from revasm.isa.fixed_point import WordFormat
 
 from .programs import Gradient, ProgramFault, grad_program
 
@@ -59,32 +60,51 @@ def grad_expression(expression: str, at: dict[str, float], *,
         raise
     finally:
         ANCILLA_COLUMNS.pop(source, None)
-    ref_value, ref_grad = _reference(expression, at, variables)
+    fmt = WordFormat(width)  # the reference sees the point the machine received
+    received = {v: fmt.to_fraction(fmt.from_real(at[v])) for v in variables}
+    ref_value, ref_grad = _reference(expression, received, variables)
     return ExpressionGradient(expression, variables, result.loss, result.gradient, ref_value,
                               ref_grad, source, result)
 
 
-def _reference(expression: str, at: dict[str, float],
+#: Working precision of the reference, in decimal digits: far beyond Q32.32's 2.3e-10.
+REFERENCE_DIGITS = 40
+
+
+def _reference(expression: str, at: dict[str, Fraction],
                variables: list[str]) -> tuple[float | None, dict[str, float | None]]:
-    """float64 value and central-difference gradient, for comparison (None if undefined)."""
-    env: dict[str, Any] = {name: getattr(math, name) for name in
+    """The value and gradient in 40-digit arithmetic (mpmath), for comparison, at the point
+    ``at`` taken exactly (the fixed-point words the machine received, so that the difference
+    is the machine's arithmetic alone); each partial derivative is mpmath's adaptive
+    high-precision finite difference, accurate far beyond the machine's resolution.
+    None where the expression is undefined at the point."""
+    import mpmath
+
+    context = mpmath.mp.clone()
+    context.dps = REFERENCE_DIGITS
+    env: dict[str, Any] = {name: getattr(context, name) for name in
                            ("sqrt", "exp", "log", "sin", "cos", "tan", "sinh", "cosh", "tanh",
                             "atan", "atan2", "pi", "e")}
-    env.update(sq=lambda v: v * v, pow=math.pow, abs=abs)
+    env.update(sq=lambda v: v * v, pow=context.power, abs=context.fabs)
     code = compile(expression.strip(), FILENAME, "eval")
 
-    def f(point: dict[str, float]) -> float:
-        return float(eval(code, {"__builtins__": {}}, {**env, **point}))  # noqa: S307
+    def f(*values: Any) -> Any:
+        point = dict(zip(variables, values))
+        result = eval(code, {"__builtins__": {}}, {**env, **point})  # noqa: S307
+        if not isinstance(result, context.mpf):  # a complex result: undefined on the reals
+            raise ValueError("not real")
+        return result
 
+    point = [context.mpf(at[v].numerator) / at[v].denominator for v in variables]
     try:
-        value = f(dict(at))
+        value = float(f(*point))
     except (ArithmeticError, ValueError):
         return None, {v: None for v in variables}
     gradient: dict[str, float | None] = {}
-    for v in variables:
-        h = 1e-6 * max(1.0, abs(at[v]))
+    for index, v in enumerate(variables):
+        order = tuple(1 if j == index else 0 for j in range(len(variables)))
         try:
-            gradient[v] = (f({**at, v: at[v] + h}) - f({**at, v: at[v] - h})) / (2 * h)
+            gradient[v] = float(context.diff(f, point, order))
         except (ArithmeticError, ValueError):
             gradient[v] = None
     return value, gradient

@@ -150,7 +150,7 @@ def grad_expr(expression: str, at: str, width: str, show_program: bool, as_json:
 
     The expression becomes a compute-copy-uncompute program (each sub-expression
     in its own ancilla), compiled, run forward, and run backward in gradient
-    mode.  A float64 value and central-difference gradient are shown beside it.
+    mode.  The value and gradient in 40-digit arithmetic (mpmath) are shown beside it.
 
     {accepted}
 
@@ -183,10 +183,10 @@ def grad_expr(expression: str, at: str, width: str, show_program: bool, as_json:
         return
     if show_program:
         click.echo(result.source)
-    click.echo(f"{expression} = {result.value:.12g}   (float64: "
+    click.echo(f"{expression} = {result.value:.12g}   (40 digits: "
                f"{_fmt(result.reference_value)})")
     for name in result.variables:
-        click.echo(f"  d/d{name} = {result.gradient[name]:.12g}   (central difference: "
+        click.echo(f"  d/d{name} = {result.gradient[name]:.12g}   (40 digits: "
                    f"{_fmt(result.reference_gradient.get(name))})")
     click.echo(f"  {result.result.exact.forward.steps} steps forward, "
                f"{result.result.exact.backward.steps} backward at W = {width}")
