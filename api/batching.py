@@ -14,7 +14,14 @@ import numpy as np
 
 from revasm.assembler.image import Image
 from revasm.isa.fixed_point import WordFormat
-from revasm.sim.batch_io import resolve_column, signed, to_reals, to_words
+from revasm.sim.batch_io import (
+    BatchInputError,
+    check_inputs_given,
+    column_words,
+    resolve_column,
+    signed,
+    to_reals,
+)
 from revasm.sim.engine import Lanes, read_place, write_place
 from revasm.sim.engines import choose
 from revasm.sim.host import batch_gradient
@@ -29,7 +36,12 @@ class BatchResult:
     ``steps``, ``cycles``, ``named`` (declared name -> reals or signed integers),
     ``registers`` ($i -> signed integers); with ``grad``: ``loss_name``, ``loss``,
     ``gradient`` (name -> reals), ``forward_steps``.  ``faults`` describes the first
-    :data:`FAULTS_DESCRIBED` faulted lanes (lane, kind, pc, line, message)."""
+    :data:`FAULTS_DESCRIBED` faulted lanes (lane, kind, pc, line, message).
+
+    A faulted lane has no result: its reals (fixed-point names, loss, gradient) are NaN
+    (``null`` in :meth:`to_json`), never a number a finished lane could have given; its
+    integers (integer names, registers, steps) are what the lane held when it stopped,
+    and ``status`` says to ignore them."""
 
     lanes: int
     status: np.ndarray
@@ -64,12 +76,12 @@ class BatchResult:
             "lanes": self.lanes, "status": self.status.tolist(),
             "fault_kind": self.fault_kind.tolist(), "faults": self.faults,
             "steps": self.steps.tolist(), "cycles": self.cycles.tolist(),
-            "named": {k: v.tolist() for k, v in self.named.items()},
+            "named": {k: _json_list(v) for k, v in self.named.items()},
             "registers": {k: v.tolist() for k, v in self.registers.items()}}
         if self.loss is not None:
             out["loss_name"] = self.loss_name
-            out["loss"] = self.loss.tolist()
-            out["gradient"] = {k: v.tolist() for k, v in self.gradient.items()}
+            out["loss"] = _json_list(self.loss)
+            out["gradient"] = {k: _json_list(v) for k, v in self.gradient.items()}
             out["forward_steps"] = self.forward_steps.tolist()  # type: ignore[union-attr]
         return out
 
@@ -80,17 +92,27 @@ def batch(image: Image, inputs: Mapping[str, Any], *, grad: bool = False,
           progress: Callable[[int], object] | None = None) -> BatchResult:
     """Run ``image`` once per row of ``inputs`` (name -> one value per lane), all at once.
 
-    Float columns are fixed-point reals, integer columns raw words (``revasm batch``'s
-    rule); names are registers (``$3``) or declared names.  Raises
-    :class:`~revasm.sim.batch_io.BatchInputError` for unusable columns and
-    :class:`~revasm.sim.host.GradientError` for an unusable loss/wrt.
+    Names are registers (``$3``) or declared names.  ``revasm batch``'s rule
+    (``sim/batch_io.py``): a column feeding a fixed-point name is read as reals (3 is
+    3.0), one feeding an integer name as integers; a register's float column is reals,
+    its integer column raw words.  Every declared input without a default needs a
+    column.  Raises :class:`~revasm.sim.batch_io.BatchInputError` for unusable columns
+    (naming the column and row) and :class:`~revasm.sim.host.GradientError` for an
+    unusable loss/wrt.  A faulted lane's reals are NaN (see :class:`BatchResult`).
     """
     fmt = WordFormat(image.width)
     places = {name: resolve_column(name, image) for name in inputs}
-    words = {name: to_words(np.asarray(values), fmt) for name, values in inputs.items()}
+    check_inputs_given(image, places.values())
+    words = {name: column_words(places[name], np.asarray(values), fmt)
+             for name, values in inputs.items()}
     lengths = {len(column) for column in words.values()}
-    if len(lengths) != 1 or 0 in lengths:
-        raise ValueError("every input column needs the same, non-zero number of lanes")
+    if len(lengths) > 1 or 0 in lengths:
+        shown = ", ".join(f"{name}: {len(column)}" for name, column in words.items())
+        raise BatchInputError(f"every input column needs the same, non-zero number of lanes "
+                              f"({shown})")
+    if not lengths:
+        raise BatchInputError("no input columns: the number of lanes is the length of a "
+                              "column")
     (lanes,) = lengths
     machine = choose(engine, lanes=lanes).load(image, lanes, max_steps=max_steps)
     for declared in image.names.values():
@@ -109,10 +131,27 @@ def batch(image: Image, inputs: Mapping[str, Any], *, grad: bool = False,
     # status, faults, steps and cycles cover both passes.
     result.named, result.registers = forward[0].named, forward[0].registers
     result.loss_name = grads.loss_name
-    result.loss = to_reals(grads.loss, fmt)
-    result.gradient = {name: to_reals(g, fmt) for name, g in grads.gradient.items()}
+    result.loss = _unless_faulted(to_reals(grads.loss, fmt), result.status)
+    result.gradient = {name: _unless_faulted(to_reals(g, fmt), result.status)
+                       for name, g in grads.gradient.items()}
     result.forward_steps = grads.forward_steps
+    # A lane that faulted in the backward pass has no result either.
+    fixed = {name for name, d in image.names.items() if d.fixed}
+    result.named = {name: _unless_faulted(v, result.status) if name in fixed else v
+                    for name, v in result.named.items()}
     return result
+
+
+def _unless_faulted(reals: np.ndarray, status: np.ndarray) -> np.ndarray:
+    """The reals, NaN in every faulted lane."""
+    return np.where(status == "fault", np.nan, reals)
+
+
+def _json_list(values: np.ndarray) -> list:
+    """A column for JSON: NaN (a faulted lane's real) is null, so the JSON stays valid."""
+    if values.dtype.kind != "f":
+        return values.tolist()
+    return [None if v != v else v for v in values.tolist()]
 
 
 def _results(machine: Lanes, fmt: WordFormat) -> BatchResult:
@@ -128,12 +167,14 @@ def _results(machine: Lanes, fmt: WordFormat) -> BatchResult:
             faults.append({"lane": lane, "kind": fault.kind, "pc": fault.pc,
                            "line": location.line if location else None,
                            "message": fault.message})
+    status = np.where(machine.faulted, "fault", "finished")
     named = {}
     for name, declared in image.names.items():
         column = read_place(machine, declared.register, declared.address)
-        named[name] = to_reals(column, fmt) if declared.fixed else signed(column, fmt)
+        named[name] = (_unless_faulted(to_reals(column, fmt), status) if declared.fixed
+                       else signed(column, fmt))
     return BatchResult(
-        lanes=machine.lanes, status=np.where(machine.faulted, "fault", "finished"),
+        lanes=machine.lanes, status=status,
         fault_kind=np.array(kinds), faults=faults, steps=np.asarray(machine.steps),
         cycles=np.asarray(machine.cycles), named=named,
         registers={f"${i}": signed(read_place(machine, i, None), fmt) for i in range(32)},

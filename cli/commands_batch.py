@@ -30,8 +30,9 @@ PROGRESS_MIN_LANES = 2_000
 @click.option("--inputs", "inputs_path", required=True, type=click.Path(dir_okay=False),
               metavar="FILE.npz|FILE.csv",
               help="One column per input, named by a declared name (x) or register ($3); "
-                   "one lane per row. Float columns are fixed-point reals, integer "
-                   "columns raw words.")
+                   "one lane per row. Values for a fixed-point name are reals (3 is 3.0), "
+                   "for an int name integers; a register's float column is reals, its "
+                   "integer column raw words. Every .input without a default needs a column.")
 @click.option("--grad", "with_grad", is_flag=True,
               help="Also run the gradient protocol (forward, G[loss] = 1, backward).")
 @LOSS

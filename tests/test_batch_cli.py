@@ -75,7 +75,7 @@ def test_a_faulting_lane_is_reported_and_the_others_finish(tmp_path):
     assert out["status"] == ["finished", "fault", "finished"]
     assert out["fault_kind"] == ["", "divide-by-zero", ""]
     assert out["faults"][0]["lane"] == 1 and out["faults"][0]["line"] == 6
-    assert out["named"]["q"] == [0.5, 0.0, 0.75]
+    assert out["named"]["q"] == [0.5, None, 0.75]  # a faulted lane has no value: null
 
 
 def test_bad_inputs_get_a_message_and_an_exit_code(tmp_path):
