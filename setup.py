@@ -37,6 +37,7 @@ for package, folder in ROOTS.items():
 DATA = {
     "revasm.report.models": ("report/models", ["*.json"]),
     "revasm.rtl.harness": ("rtl/harness", ["*.cpp"]),
+    "revasm.cli.schemas": ("cli/schemas", ["*.json"]),
 }
 for name, (folder, _patterns) in DATA.items():
     packages.append(name)

@@ -18,6 +18,7 @@ from pathlib import Path
 from revasm.isa.fixed_point import word_format
 
 from .disassemble import disassemble_word
+from .files import write_atomic
 from .image import Image
 
 
@@ -55,4 +56,5 @@ def listing_text(image: Image) -> str:
 
 
 def write_listing(image: Image, path: str | Path) -> None:
-    Path(path).write_text(listing_text(image))
+    """Write the listing atomically."""
+    write_atomic(path, listing_text(image))

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy
 
+from revasm.assembler.files import atomic_path, write_atomic
+
 from . import bessel, nilang, rtl_speed, sim_speed, throughput
 from .plots import plot
 
@@ -46,9 +48,23 @@ def run_benchmark(name: str, quick: bool, results_dir: Path) -> dict:
         **result,
     }
     results_dir.mkdir(parents=True, exist_ok=True)
-    result["plot"] = plot(name, result, result_path(results_dir, name, quick, ".png"))
-    target = result_path(results_dir, name, quick)
-    partial = target.with_name(target.name + ".tmp")
-    partial.write_text(json.dumps(result, indent=2) + "\n")
-    partial.replace(target)  # atomically: a reader never sees half a file
+    result["plot"] = _plot(name, result, result_path(results_dir, name, quick, ".png"))
+    # atomically: a reader never sees half a file, a failure leaves the old results
+    write_atomic(result_path(results_dir, name, quick), json.dumps(result, indent=2) + "\n")
     return result
+
+
+class _NoPlot(Exception):
+    """plot() drew nothing; the reason it gave, and the old PNG stays."""
+
+
+def _plot(name: str, result: dict, path: Path) -> str:
+    """plot() into a temporary file that replaces ``path`` whole; its path or the reason."""
+    try:
+        with atomic_path(path) as temporary:
+            drawn = plot(name, result, temporary)
+            if drawn != str(temporary):
+                raise _NoPlot(drawn)
+    except _NoPlot as skipped:
+        return str(skipped)
+    return str(path)

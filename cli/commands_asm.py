@@ -1,14 +1,16 @@
 """`revasm asm` and `revasm disasm`: source to image and back."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
 
 from revasm.assembler import disassemble, listing_text, write_bin, write_hex, write_sidecar
 
-from .errors import ToolError
+from .errors import output_error
 from .loading import load_program
+from .outputs import image_inputs, refuse_overwrite
 
 WIDTH = click.option("--width", type=click.Choice(["32", "64"]), default=None,
                      help="Word width W (Q16.16 or Q32.32). Default: the file's .width, else 32.")
@@ -22,7 +24,10 @@ WIDTH = click.option("--width", type=click.Choice(["32", "64"]), default=None,
               show_default=True, help="Raw binary image, or hex for the RTL memory init.")
 @click.option("--listing", is_flag=True, help="Also print a listing: address, word, source.")
 @WIDTH
-def asm(file: str, out: str | None, fmt: str, listing: bool, width: str | None) -> None:
+@click.option("--json", "as_json", is_flag=True,
+              help="Print exactly one JSON object (what was written; the listing).")
+def asm(file: str, out: str | None, fmt: str, listing: bool, width: str | None,
+        as_json: bool) -> None:
     """Assemble a PAL file into an image, with a JSON sidecar (symbols, PC -> line).
 
     \b
@@ -32,25 +37,40 @@ def asm(file: str, out: str | None, fmt: str, listing: bool, width: str | None) 
     """
     image = load_program(file, int(width) if width else None)
     target = Path(out) if out else Path(file).with_suffix("." + fmt)
-    try:
+    sidecar = target.with_name(target.name + ".json")
+    # Never over the source (nor an image's sidecar): `asm x.bin` would otherwise replace x.bin.
+    refuse_overwrite([target, sidecar], image_inputs(file), "-o" if out else "FILE",
+                     "choose another output file" if out else "name the output with -o")
+    try:  # each file whole or not at all (written to a temporary file, then renamed)
         if fmt == "bin":
             write_bin(image, target)
         else:
             write_hex(image, target)
-        sidecar = target.with_name(target.name + ".json")
+    except OSError as exc:
+        raise output_error(target, exc) from None
+    try:
         write_sidecar(image, sidecar)
     except OSError as exc:
-        raise ToolError(f"{target}: error: cannot write: {exc.strerror or exc}") from None
-    if listing:
-        click.echo(listing_text(image), nl=False)
+        raise output_error(sidecar, exc) from None
     code = sum(image.is_code)
+    if as_json:
+        payload = {"status": "ok", "file": file, "output": str(target), "sidecar": str(sidecar),
+                   "format": fmt, "width": image.width, "instructions": code,
+                   "data_words": len(image) - code}
+        if listing:
+            payload["listing"] = listing_text(image)
+        click.echo(json.dumps(payload))
+    elif listing:
+        click.echo(listing_text(image), nl=False)
     click.echo(f"{file}: {code} instructions, {len(image) - code} data words, W = "
                f"{image.width} -> {target} (+ {sidecar.name})", err=True)
 
 
 @click.command()
 @click.argument("image", type=click.Path(dir_okay=False))
-def disasm(image: str) -> None:
+@click.option("--json", "as_json", is_flag=True,
+              help="Print exactly one JSON object (the PAL text as \"source\").")
+def disasm(image: str, as_json: bool) -> None:
     """Print an image (or a PAL file, once assembled) as PAL source that
     re-assembles to the same words.
 
@@ -58,4 +78,10 @@ def disasm(image: str) -> None:
     Example:
       revasm asm examples/fib.pal -o fib.bin && revasm disasm fib.bin
     """
-    click.echo(disassemble(load_program(image)), nl=False)
+    program = load_program(image)
+    text = disassemble(program)
+    if as_json:
+        click.echo(json.dumps({"status": "ok", "file": image, "width": program.width,
+                               "source": text}))
+    else:
+        click.echo(text, nl=False)

@@ -18,8 +18,9 @@ from revasm.sim.host import GradientError
 
 from .commands_grad import LOSS, WRT
 from .commands_run import DEFAULT_MAX_STEPS, ENGINE, engine_for
-from .errors import EXIT_FAILURE, ToolError
+from .errors import EXIT_FAILURE, ToolError, output_error
 from .loading import load_gradient_program, load_program
+from .outputs import atomic_open, image_inputs, refuse_overwrite
 from .values import parse_name_list
 
 PROGRESS_MIN_LANES = 2_000
@@ -61,6 +62,8 @@ def batch(file: str, inputs_path: str, with_grad: bool, loss: str | None, wrt: s
     """
     if as_json and out_path:
         raise click.UsageError("choose one of --json and -o")
+    if out_path:  # never over the program or the inputs
+        refuse_overwrite([out_path], [*image_inputs(file), inputs_path], "-o")
     if with_grad:
         image = load_gradient_program(file, width)
     else:
@@ -125,10 +128,12 @@ class _progress:
 
 
 def _write_npz(path: str, arrays: dict) -> None:
+    """Every result column to ``path``, whole or not at all (a temporary file, renamed)."""
     try:
-        np.savez(path, **arrays)
+        with atomic_open(path, "wb") as stream:
+            np.savez(stream, **arrays)
     except OSError as exc:
-        raise ToolError(f"{path}: error: cannot write: {exc}") from None
+        raise output_error(path, exc) from None
 
 
 def _summary(result: api.BatchResult, lanes: int, faulted: int) -> None:

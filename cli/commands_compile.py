@@ -2,14 +2,19 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import click
 
 from revasm.assembler import AssemblyError
 from revasm.compiler import CompileError, compile_file
+from revasm.isa.fixed_point import WordFormat
 
-from .errors import ToolError
+from .errors import EXIT_FAILURE, ToolError, output_error
+from .loading import assembly_error, compile_error
+from .outputs import refuse_overwrite, write_atomic
+from .values import real_range_text
 
 
 def _split_target(target: str) -> tuple[str, str | None]:
@@ -64,8 +69,12 @@ def _refuse_program_file(path: str) -> None:
 @click.option("--no-inline", "no_inline", is_flag=True,
               help="Keep every call a portal call (small straight-line functions are "
                    "inlined by default).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print exactly one JSON object (the program as \"text\", or what was "
+                   "written).")
 def compile_command(target: str, out: str | None, emit: str, inverse: bool, width: str,
-                    gradient: bool, no_checks: bool = False, no_inline: bool = False) -> None:
+                    gradient: bool, no_checks: bool = False, no_inline: bool = False,
+                    as_json: bool = False) -> None:
     """Compile a @reversible Python function to PAL for the reversible machine.
 
     FUNC defaults to the last @reversible function of the file; the functions
@@ -79,16 +88,18 @@ def compile_command(target: str, out: str | None, emit: str, inverse: bool, widt
     """
     path, func = _split_target(target)
     if not Path(path).is_file():
-        raise ToolError(f"{path}: error: no such file")
+        raise ToolError(f"{path}: error: no such file", file=path)
     _refuse_program_file(path)
+    if out is not None:  # never over the Python source: `-o f.py` would replace it
+        refuse_overwrite([out, out + ".map.json"], [path], "-o")
     try:
         program = compile_file(path, func, width=int(width), for_gradient=gradient,
                                checks=not no_checks, inline=not no_inline)
     except CompileError as exc:
-        raise ToolError(exc.format()) from None
+        raise compile_error(exc) from None
     except AssemblyError as exc:  # a compiler bug: the output did not assemble
-        raise ToolError("internal error: the compiled program does not assemble:\n" +
-                        "\n".join(d.format() for d in exc.diagnostics)) from None
+        raise assembly_error(exc, path, "internal error: the compiled program does not "
+                             "assemble:\n") from None
     if emit == "ir":
         text = program.ir_text(inverse=inverse)
     else:
@@ -96,31 +107,53 @@ def compile_command(target: str, out: str | None, emit: str, inverse: bool, widt
             raise click.UsageError("--inverse goes with --emit ir (the assembly of a program "
                                    "already runs backward)")
         text = program.pal
+    instructions = sum(program.image.is_code)
     if out is None:
-        click.echo(text, nl=False)
+        if as_json:
+            click.echo(json.dumps({"status": "ok", "target": target, "emit": emit,
+                                   "width": int(width), "instructions": instructions,
+                                   "output": None, "text": text}))
+        else:
+            click.echo(text, nl=False)
         return
-    try:
-        Path(out).write_text(text)
-        if emit == "asm":
-            source_map = {str(line): {"file": e.pos.file, "line": e.pos.line,
-                                      "column": e.pos.column, "role": e.role, "note": e.note}
-                          for line, e in program.lowered.lines.items() if e.pos}
-            Path(out + ".map.json").write_text(json.dumps(source_map, indent=1))
+    source_map_path = out + ".map.json" if emit == "asm" else None
+    try:  # each file whole or not at all (a temporary file, then renamed)
+        write_atomic(out, text)
     except OSError as exc:
-        raise ToolError(f"{out}: error: cannot write: {exc.strerror or exc}") from None
-    click.echo(f"{target}: {sum(program.image.is_code)} instructions -> {out}", err=True)
+        raise output_error(out, exc) from None
+    if source_map_path is not None:
+        source_map = {str(line): {"file": e.pos.file, "line": e.pos.line,
+                                  "column": e.pos.column, "role": e.role, "note": e.note}
+                      for line, e in program.lowered.lines.items() if e.pos}
+        try:
+            write_atomic(source_map_path, json.dumps(source_map, indent=1))
+        except OSError as exc:
+            raise output_error(source_map_path, exc) from None
+    if as_json:
+        click.echo(json.dumps({"status": "ok", "target": target, "emit": emit,
+                               "width": int(width), "instructions": instructions,
+                               "output": out, "map": source_map_path}))
+    click.echo(f"{target}: {instructions} instructions -> {out}", err=True)
 
 
-def _parse_at(text: str) -> dict[str, float]:
+def _parse_at(text: str, width: int) -> dict[str, float]:
+    """``--at x=0.3,y=0.5``; every value a finite real that fits the machine's word."""
+    fmt = WordFormat(width)
     point: dict[str, float] = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
         name, sep, value = item.partition("=")
         if not sep or not name.strip():
             raise click.BadParameter(f"{item!r}: expected NAME=VALUE", param_hint="--at")
         try:
-            point[name.strip()] = float(value)
+            number = float(value)
         except ValueError:
             raise click.BadParameter(f"{value!r} is not a number", param_hint="--at") from None
+        if not math.isfinite(number):
+            raise click.BadParameter(f"{item}: not a finite number", param_hint="--at")
+        if not fmt.min_signed <= fmt.from_real(number) <= fmt.max_signed:
+            raise click.BadParameter(f"{item}: {value.strip()} {real_range_text(fmt)}",
+                                     param_hint="--at")
+        point[name.strip()] = number
     return point
 
 
@@ -162,14 +195,22 @@ def grad_expr(expression: str, at: str, width: str, show_program: bool, as_json:
     from revasm.expressions import grad_expression
     from revasm.programs import ProgramFault
 
-    point = _parse_at(at)
+    point = _parse_at(at, int(width))
     try:
         result = grad_expression(expression, point, width=int(width))
     except CompileError as exc:
-        raise ToolError(exc.format()) from None
+        raise compile_error(exc) from None
     except ProgramFault as exc:
-        raise ToolError(f"{exc}\n(not defined at this point on the machine: "
-                        f"{exc.fault.kind})") from None
+        message = f"{exc}\n(not defined at this point on the machine: {exc.fault.kind})"
+        if not as_json:
+            raise ToolError(message) from None
+        from revasm.running import fault_json
+        click.echo(message, err=True)
+        fault = fault_json(exc.fault)
+        fault["note"] = exc.note
+        click.echo(json.dumps({"status": "fault", "expression": expression, "at": point,
+                               "width": int(width), "fault": fault}))
+        raise SystemExit(EXIT_FAILURE) from None
     if as_json:
         payload = {"expression": expression, "at": point, "width": int(width),
                    "value": result.value, "gradient": result.gradient,

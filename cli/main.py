@@ -16,9 +16,11 @@ from . import (
     commands_run,
 )
 from .errors import EXIT_FAILURE
+from .json_mode import JsonGroup
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(cls=JsonGroup,
+             context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(package_name="revasm")
 def cli() -> None:
     """revasm: assemble, run, check and differentiate programs for a reversible,
@@ -47,7 +49,11 @@ cli.add_command(commands_bench.bench)
 
 
 def main() -> None:
-    """Console entry point: click's own errors exit 2; nothing ever prints a traceback."""
+    """Console entry point: click's own errors exit 2; nothing ever prints a traceback.
+
+    With ``--json`` the group itself turns every failure into one JSON object on stdout
+    (cli/json_mode.py); this catches what is left without it.
+    """
     try:
         cli.main(prog_name="revasm")
     except SystemExit:

@@ -28,16 +28,26 @@ class Location:
 def parse_value(text: str, fmt: WordFormat) -> int:
     """The W-bit word a VALUE denotes; raises click.BadParameter."""
     raw = text.strip()
+    real = _is_real_literal(raw)
     try:
-        if _is_real_literal(raw):
-            word = fmt.from_real(Fraction(raw))
-        else:
-            word = int(raw, 0)
-    except (ValueError, ZeroDivisionError):
+        word = fmt.from_real(Fraction(raw)) if real else int(raw, 0)
+    except (ValueError, ZeroDivisionError, OverflowError):
         raise click.BadParameter(f"{text!r} is not a number (write 3, -7, 0x1f or 1.25)") from None
-    if not fmt.min_signed <= word <= fmt.mask:
+    if real:
+        # A real is a signed fixed-point number: it must fit, never wrap (40000.0 at W = 32
+        # would read back as -25536.0).
+        if not fmt.min_signed <= word <= fmt.max_signed:
+            raise click.BadParameter(f"{raw} {real_range_text(fmt)}")
+    elif not fmt.min_signed <= word <= fmt.mask:  # a raw word: signed, or unsigned bits
         raise click.BadParameter(f"{text} does not fit a {fmt.width}-bit word")
     return word & fmt.mask
+
+
+def real_range_text(fmt: WordFormat) -> str:
+    """"does not fit Q16.16 (...)": the message of a real out of the word's range."""
+    wider = "; use --width 64 for a wider range" if fmt.width == 32 else ""
+    return (f"does not fit {fmt.name} (from {fmt.to_real(fmt.min_signed):.10g} to "
+            f"{fmt.to_real(fmt.max_signed):.10g}){wider}")
 
 
 def resolve_name(name: str, image: Image) -> Location:
@@ -52,6 +62,14 @@ def resolve_name(name: str, image: Image) -> Location:
 
 def parse_assignment(text: str, image: Image) -> tuple[Location, int]:
     """``NAME=VALUE`` -> (location, word)."""
+    try:
+        return _parse_assignment(text, image)
+    except click.BadParameter as exc:
+        exc.param_hint = exc.param_hint or "--set"
+        raise
+
+
+def _parse_assignment(text: str, image: Image) -> tuple[Location, int]:
     if "=" not in text:
         raise click.BadParameter(f"{text!r}: expected NAME=VALUE, e.g. $3=5 or x=0.5")
     name, value = text.split("=", 1)
@@ -76,6 +94,14 @@ def _is_real_literal(text: str) -> bool:
 
 def parse_memory_assignment(text: str, image: Image) -> tuple[int, int]:
     """``ADDR=VALUE`` (ADDR an integer or a label) -> (address, word)."""
+    try:
+        return _parse_memory_assignment(text, image)
+    except click.BadParameter as exc:
+        exc.param_hint = exc.param_hint or "--mem"
+        raise
+
+
+def _parse_memory_assignment(text: str, image: Image) -> tuple[int, int]:
     if "=" not in text:
         raise click.BadParameter(f"{text!r}: expected ADDR=VALUE, e.g. 100=7 or cell=0.5")
     addr_text, value = text.split("=", 1)

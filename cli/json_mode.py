@@ -1,0 +1,162 @@
+"""``--json``: exactly one JSON object on stdout, whatever happens (DESIGN §8, docs/cli.md).
+
+:class:`JsonGroup` is the ``revasm`` group.  When the command line holds ``--json``
+it runs the command with stdout captured, and then prints either what the command
+printed (its result, or the ``"status": "fault"`` object of a machine fault) or, if
+the command failed in any other way -- an assembly or compile error, a usage error
+(click's, raised before the command's body runs), a file it cannot read or write,
+an internal error -- one error object instead::
+
+    {"status": "error", "exit_code": 1,
+     "error": {"kind": "assembly", "file": "bad.pal", "line": 3, "col": 9,
+               "message": "bad.pal:3:9: error: ...", "diagnostics": [...]}}
+
+Its JSON Schema ships in the package: ``schemas/error.schema.json`` (:func:`error_schema`).
+Exit codes and the human text on stderr are the same with or without ``--json``.
+"""
+from __future__ import annotations
+
+import io
+import json
+import sys
+from importlib import resources
+from typing import Any
+
+import click
+
+from .errors import EXIT_FAILURE, EXIT_USAGE, ToolError
+
+EXIT_INTERRUPTED = 130
+SCHEMA_FILE = "error.schema.json"
+
+
+def error_schema() -> dict[str, Any]:
+    """The JSON Schema of the error object (package data: revasm/cli/schemas/)."""
+    text = resources.files(__package__).joinpath("schemas", SCHEMA_FILE).read_text("utf-8")
+    return json.loads(text)
+
+
+def wants_json(argv: list[str]) -> bool:
+    """Whether the command line asks for JSON: ``--json`` before any ``--``."""
+    for token in argv:
+        if token == "--":
+            return False
+        if token == "--json":
+            return True
+    return False
+
+
+def error_object(kind: str, message: str, exit_code: int, *, file: str | None = None,
+                 line: int | None = None, col: int | None = None,
+                 **extra: Any) -> dict[str, Any]:
+    """The JSON error object (``{"status": "error", "exit_code", "error": {...}}``)."""
+    error: dict[str, Any] = {"kind": kind, "file": file, "line": line, "col": col,
+                             "message": message or kind}
+    error.update({key: value for key, value in extra.items() if value is not None})
+    return {"status": "error", "exit_code": exit_code, "error": error}
+
+
+def _usage_object(exc: click.UsageError) -> dict[str, Any]:
+    option = None
+    if isinstance(exc, click.BadParameter):
+        if exc.param_hint is not None:
+            hint = exc.param_hint
+            option = " / ".join(hint) if isinstance(hint, (list, tuple)) else str(hint)
+        elif exc.param is not None:
+            option = " / ".join(exc.param.opts) or exc.param.name
+    message = exc.format_message()
+    if exc.ctx is not None:
+        message = f"{exc.ctx.command_path}: {message}"
+    return error_object("usage", message, exc.exit_code, option=option)
+
+
+class _Captured(io.StringIO):
+    """Captured stdout; click writes text to it as to a terminal's stdout."""
+
+    encoding = "utf-8"
+
+
+class JsonGroup(click.Group):
+    """The top-level group: with ``--json``, every outcome is one JSON object on stdout."""
+
+    def main(self, args=None, prog_name=None, complete_var=None,  # type: ignore[override]
+             standalone_mode: bool = True, **extra: Any):
+        argv = list(sys.argv[1:] if args is None else args)
+        if not standalone_mode or not wants_json(argv):
+            return super().main(args=argv, prog_name=prog_name, complete_var=complete_var,
+                                standalone_mode=standalone_mode, **extra)
+        stdout = sys.stdout
+        captured = _Captured()
+        sys.stdout = captured
+        outcome: dict[str, Any] | None = None
+        code = 0
+        try:
+            value = super().main(args=argv, prog_name=prog_name, complete_var=complete_var,
+                                 standalone_mode=False, **extra)
+            code = value if isinstance(value, int) else 0
+        except ToolError as exc:
+            exc.show()
+            code = exc.exit_code
+            outcome = {"status": "error", "exit_code": code, "error": exc.error_json()}
+        except click.UsageError as exc:
+            exc.show()
+            code = exc.exit_code
+            outcome = _usage_object(exc)
+        except click.ClickException as exc:
+            exc.show()
+            code = exc.exit_code
+            outcome = error_object("input", exc.format_message(), code)
+        except click.Abort:
+            click.echo("revasm: interrupted", err=True)
+            code = EXIT_INTERRUPTED
+            outcome = error_object("interrupted", "interrupted", code)
+        except KeyboardInterrupt:
+            click.echo("revasm: interrupted", err=True)
+            code = EXIT_INTERRUPTED
+            outcome = error_object("interrupted", "interrupted", code)
+        except SystemExit as exc:
+            code = _exit_code(exc)
+        except Exception as exc:  # a bug in revasm, reported without a traceback
+            message = (f"revasm: internal error: {type(exc).__name__}: {exc}\n"
+                       "Please report this with the command line that caused it.")
+            click.echo(message, err=True)
+            code = EXIT_FAILURE
+            outcome = error_object("internal", message, code, exception=type(exc).__name__)
+        finally:
+            sys.stdout = stdout
+        printed = captured.getvalue()
+        if outcome is None and _is_one_object(printed):
+            # The command's own object: its result, or a machine fault ("status": "fault").
+            stdout.write(printed if printed.endswith("\n") else printed + "\n")
+        else:
+            if outcome is None and code == 0:  # --help, --version: text, wrapped
+                outcome = {"status": "ok", "text": printed}
+            else:
+                if outcome is None:  # a failure without its object (a command never should)
+                    outcome = error_object("failure", f"revasm: exited with code {code} "
+                                           "without a JSON object", code)
+                if printed.strip():  # nothing is lost: what the command printed, on stderr
+                    click.echo(printed, err=True, nl=False)
+            stdout.write(json.dumps(outcome) + "\n")
+        stdout.flush()
+        sys.exit(code)
+
+
+def _exit_code(exc: SystemExit) -> int:
+    if exc.code is None:
+        return 0
+    if isinstance(exc.code, int):
+        return exc.code
+    click.echo(str(exc.code), err=True)
+    return EXIT_FAILURE
+
+
+def _is_one_object(text: str) -> bool:
+    try:
+        return isinstance(json.loads(text), dict)
+    except ValueError:
+        return False
+
+
+__all__ = ["EXIT_INTERRUPTED", "EXIT_USAGE", "JsonGroup", "error_object", "error_schema",
+           "wants_json"]
