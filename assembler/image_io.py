@@ -19,6 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from .files import write_atomic
 from .image import DeclaredName, Image, SourceLocation
 
 MAGIC = b"RVIM"
@@ -80,7 +81,8 @@ def image_from_bin_bytes(data: bytes, source_file: str = "<image>") -> Image:
 
 
 def write_bin(image: Image, path: str | Path) -> None:
-    Path(path).write_bytes(bin_bytes(image))
+    """Write the raw binary image atomically (the old file stays whole on a failure)."""
+    write_atomic(path, bin_bytes(image))
 
 
 def read_bin(path: str | Path, sidecar: str | Path | dict | None = AUTO) -> Image:
@@ -115,7 +117,8 @@ def hex_text(image: Image) -> str:
 
 
 def write_hex(image: Image, path: str | Path) -> None:
-    Path(path).write_text(hex_text(image))
+    """Write the hex image atomically."""
+    write_atomic(path, hex_text(image))
 
 
 def image_from_hex_text(text: str, entry: int = 0, source_file: str = "<hex>") -> Image:
@@ -184,7 +187,8 @@ def sidecar_dict(image: Image) -> dict[str, Any]:
 
 
 def write_sidecar(image: Image, path: str | Path) -> None:
-    Path(path).write_text(json.dumps(sidecar_dict(image), indent=1) + "\n")
+    """Write the JSON sidecar atomically."""
+    write_atomic(path, json.dumps(sidecar_dict(image), indent=1) + "\n")
 
 
 def read_sidecar(path: str | Path) -> dict[str, Any]:
