@@ -234,3 +234,12 @@ def test_rtl_sim_refuses_a_vcd_over_its_program(tmp_path):
     result = invoke("rtl", "sim", source, "--vcd", source)
     assert result.exit_code == 2 and "would overwrite the input" in result.stderr
     assert source.read_bytes() == FIB.read_bytes()
+
+
+def test_rtl_sim_keeps_the_old_vcd(tmp_path, failing_replace):
+    vcd = tmp_path / "fib.vcd"
+    _old_outputs(vcd)
+    result = invoke("rtl", "sim", FIB, "--vcd", vcd, "--json")
+    assert result.exit_code == 1
+    assert json.loads(result.stdout)["error"]["kind"] == "output"
+    assert contents(tmp_path) == {"fib.vcd": OLD}
