@@ -56,7 +56,7 @@ def assemble_file(path: str | Path, width: int | None = None) -> Image:
     try:
         source = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
+        line = len(source_lines(data[: exc.start].decode("utf-8") + "x"))  # \n, \r\n or \r
         raise AssemblyError([Diagnostic(str(path), line, 1, "the file is not UTF-8 text",
                                         "")]) from exc
     return assemble(source, str(path), width)

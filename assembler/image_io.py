@@ -152,8 +152,20 @@ def image_from_hex_text(text: str, entry: int = 0, source_file: str = "<hex>") -
 def read_hex(path: str | Path, sidecar: str | Path | dict | None = AUTO) -> Image:
     """Load a hex image; the sidecar (``<path>.json``) supplies entry, finish and symbols."""
     path = Path(path)
-    image = image_from_hex_text(path.read_text(), source_file=str(path))
+    image = image_from_hex_text(_text(path, "hex image"), source_file=str(path))
     return _with_sidecar(image, path, sidecar, has_header=False)
+
+
+def _text(path: Path, what: str) -> str:
+    """A text file's contents; an :class:`ImageFormatError` at the line of a byte that is
+    not UTF-8."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise ImageFormatError(f"{path}:{line}: not a {what}: byte {data[exc.start]:#04x} is "
+                               "not UTF-8 text") from None
 
 
 # --- sidecar ----------------------------------------------------------------------
@@ -193,9 +205,11 @@ def write_sidecar(image: Image, path: str | Path) -> None:
 
 def read_sidecar(path: str | Path) -> dict[str, Any]:
     try:
-        data = json.loads(Path(path).read_text())
+        data = json.loads(_text(Path(path), "JSON sidecar"))
     except json.JSONDecodeError as exc:
-        raise ImageFormatError(f"{path}: not JSON: {exc}") from None
+        raise ImageFormatError(f"{path}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}") from None
+    except RecursionError:
+        raise ImageFormatError(f"{path}: not a revasm sidecar (nested too deeply)") from None
     if not isinstance(data, dict) or data.get("format") != SIDECAR_FORMAT:
         raise ImageFormatError(f"{path}: not a revasm sidecar (no \"format\": "
                                f"\"{SIDECAR_FORMAT}\")")
@@ -221,17 +235,80 @@ def apply_sidecar(image: Image, data: dict[str, Any], has_header: bool = True) -
                                    f"{data.get(key)}, the image has {mine}")
     try:
         names = {
-            name: DeclaredName(name, d["role"], d.get("register"), d.get("address"),
-                               d.get("type", "fixed") == "fixed", d.get("default"))
-            for name, d in data.get("names", {}).items()}
+            _str(name, "a name"): _declared(_str(name, "a name"), d, image.width)
+            for name, d in _dict(data.get("names", {}), "names").items()}
         locations = {
-            int(pc): SourceLocation(loc["file"], int(loc["line"]), int(loc.get("column", 1)),
-                                    loc.get("text", ""))
-            for pc, loc in data.get("lines", {}).items()}
-        symbols = {str(name): int(address) for name, address in data.get("symbols", {}).items()}
+            _int(pc, "a pc", 0): SourceLocation(
+                _str(_dict(loc, "a line")["file"], "file"),
+                _int(loc["line"], "line", 1), _int(loc.get("column", 1), "column", 1),
+                _str(loc.get("text", ""), "text"))
+            for pc, loc in _dict(data.get("lines", {}), "lines").items()}
+        symbols = {_str(name, "a symbol"): _int(address, "a symbol's address", 0)
+                   for name, address in _dict(data.get("symbols", {}), "symbols").items()}
+        entry = _int(data.get("entry", image.entry), "entry", 0)
+        finish = data.get("finish", image.finish)
+        finish = None if finish is None else _int(finish, "finish", 0)
+        source_file = _str(data.get("source_file", image.source_file), "source_file")
     except (KeyError, TypeError, ValueError) as exc:
+        if isinstance(exc, ImageFormatError):
+            raise
         raise ImageFormatError(f"malformed sidecar: {exc!r}") from None
-    return replace(image, entry=int(data.get("entry", image.entry)),
-                   finish=data.get("finish", image.finish), symbols=symbols,
-                   locations=locations, names=names,
-                   source_file=data.get("source_file", image.source_file))
+    return replace(image, entry=entry, finish=finish, symbols=symbols,
+                   locations=locations, names=names, source_file=source_file)
+
+
+_ROLES = ("input", "output", "loss", "name")
+
+
+def _declared(name: str, d: Any, width: int) -> DeclaredName:
+    """One entry of the sidecar's ``names``, checked: where it lives, its type and default."""
+    d = _dict(d, f"name {name!r}")
+    role = d["role"]
+    if role not in _ROLES:
+        raise ImageFormatError(f"malformed sidecar: name {name!r} has role {role!r} (one of "
+                               f"{', '.join(_ROLES)})")
+    register = d.get("register")
+    address = d.get("address")
+    if (register is None) == (address is None):
+        raise ImageFormatError(f"malformed sidecar: name {name!r} needs a register or an "
+                               "address (one of them)")
+    if register is not None:
+        register = _int(register, f"{name!r}'s register", 0, 31)
+    if address is not None:
+        address = _int(address, f"{name!r}'s address", 0)
+    kind = d.get("type", "fixed")
+    if kind not in ("fixed", "int"):
+        raise ImageFormatError(f"malformed sidecar: name {name!r} has type {kind!r} (fixed "
+                               "or int)")
+    default = d.get("default")
+    if default is not None:
+        default = _int(default, f"{name!r}'s default", -(1 << (width - 1)),
+                       (1 << width) - 1) & ((1 << width) - 1)
+    return DeclaredName(name, role, register, address, kind == "fixed", default)
+
+
+def _dict(value: Any, what: str) -> dict:
+    if not isinstance(value, dict):
+        raise ImageFormatError(f"malformed sidecar: {what} must be a JSON object, not "
+                               f"{json.dumps(value)[:40]}")
+    return value
+
+
+def _str(value: Any, what: str) -> str:
+    if not isinstance(value, str):
+        raise ImageFormatError(f"malformed sidecar: {what} must be a string, not "
+                               f"{json.dumps(value)[:40]}")
+    return value
+
+
+def _int(value: Any, what: str, low: int, high: int | None = None) -> int:
+    """A whole number in low..high (JSON keys are strings: "12" is 12)."""
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < low or (
+            high is not None and value > high):
+        where = f"{low}..{high}" if high is not None else f">= {low}"
+        raise ImageFormatError(f"malformed sidecar: {what} must be a whole number {where}, "
+                               f"not {json.dumps(value)[:40]}")
+    return value
+

@@ -16,6 +16,7 @@ COMMENT = ";"
 # A label definition ``name:`` or any run of characters other than white
 # space and commas.
 _TOKEN = re.compile(r"[^\s,:;]+:|[^\s,;]+")
+_LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass(frozen=True)
@@ -37,10 +38,15 @@ def tokenize(line: str) -> list[Token]:
 
 
 def source_lines(source: str) -> list[str]:
-    """The lines of a source text, without line ends (and without a UTF-8 BOM)."""
+    """The lines of a source text, without line ends (and without a UTF-8 BOM).
+
+    A line ends at ``\\n``, ``\\r\\n`` or a lone ``\\r`` (classic Mac OS files), never at
+    the other characters ``str.splitlines`` takes (form feed, ``\\x1c``, ``\\u2028``, ...),
+    so line numbers are an editor's.
+    """
     if source.startswith("\ufeff"):
         source = source[1:]
-    lines = [line[:-1] if line.endswith("\r") else line for line in source.split("\n")]
+    lines = _LINE_END.split(source)
     if lines and lines[-1] == "":
         lines.pop()  # the text ends with a line end
     return lines

@@ -18,7 +18,7 @@ import numpy
 
 from revasm.assembler.files import atomic_path, write_atomic
 
-from . import bessel, nilang, rtl_speed, sim_speed, throughput
+from . import bessel, checks_cost, fuzz, nilang, rtl_speed, sim_speed, throughput
 from .plots import plot
 
 BENCHMARKS: dict[str, Callable[[bool], dict]] = {
@@ -27,6 +27,8 @@ BENCHMARKS: dict[str, Callable[[bool], dict]] = {
     "bessel_gradients": bessel.run,
     "nilang_workloads": nilang.run,
     "rtl_speed": rtl_speed.run,
+    "fuzz": fuzz.run,
+    "checks_cost": checks_cost.run,
 }
 
 

@@ -7,6 +7,7 @@ A mixin of the function parser (``compiler/frontend/parse.py``): it uses
 from __future__ import annotations
 
 import ast
+import math
 from fractions import Fraction
 
 from ..ir import nodes as ir
@@ -85,6 +86,8 @@ class ExpressionParser:
             v = node.value
             if isinstance(v, bool):
                 return ir.Const(pos, Fraction(int(v)), True)
+            if isinstance(v, float) and not math.isfinite(v):
+                raise self.error(node, f"{v} is not a finite number")
             if isinstance(v, (int, float)):
                 return ir.Const(pos, Fraction(v), isinstance(v, int))
             raise self.error(node, f"{v!r} is not a number")
@@ -93,13 +96,11 @@ class ExpressionParser:
                 c = self.m.constants[node.id]
                 return ir.Const(pos, c.value, c.is_int)
             if node.id in ("pi", "e") and node.id not in self.scope:
-                import math
                 return ir.Const(pos, Fraction(getattr(math, node.id)), False)
             self.require_var(node, node.id, scalar=True)
             return ir.Var(pos, name=node.id)
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
                 and node.value.id in _MARKER_MODULES and node.attr in ("pi", "e"):
-            import math
             return ir.Const(pos, Fraction(getattr(math, node.attr)), False)
         if isinstance(node, ast.Subscript):
             return self.subscript(node)

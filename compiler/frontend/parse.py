@@ -12,6 +12,8 @@ name tables are in ``syntax.py``.
 from __future__ import annotations
 
 import ast
+import math
+import warnings
 from fractions import Fraction
 from pathlib import Path
 
@@ -26,17 +28,33 @@ from .syntax import ELEMENTARY  # noqa: F401 - re-exported
 def parse_file(path: str | Path) -> ir.Module:
     """Parse every ``@reversible`` function of a Python file."""
     path = Path(path)
+    if path.is_dir():
+        raise CompileError(SourcePos(str(path), 1, 1), "is a directory: the compiler reads a "
+                           "Python source file (SRC.py)")
     try:
-        text = path.read_text()
+        data = path.read_bytes()
     except OSError as exc:
         raise CompileError(SourcePos(str(path), 1, 1),
                            f"cannot read: {exc.strerror or exc}") from exc
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + data[:exc.start].count(b"\r") \
+            - data[:exc.start].count(b"\r\n") + 1
+        column = exc.start - max(data.rfind(b"\n", 0, exc.start),
+                                 data.rfind(b"\r", 0, exc.start))
+        raise CompileError(SourcePos(str(path), line, column),
+                           f"the file is not UTF-8 text (byte {data[exc.start]:#04x})") from None
     return parse_source(text, str(path))
 
 
 def parse_source(text: str, filename: str = "<source>") -> ir.Module:
+    """Every ``@reversible`` function of a Python source text (line ends \\n, \\r\\n or \\r)."""
+    text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
     try:
-        tree = ast.parse(text, filename=filename)
+        with warnings.catch_warnings():  # "invalid escape sequence" and the like: not ours
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text, filename=filename)
     except SyntaxError as exc:
         pos = SourcePos(filename, exc.lineno or 1, exc.offset or 1)
         raise CompileError(pos, f"Python syntax error: {exc.msg}",
@@ -46,7 +64,7 @@ def parse_source(text: str, filename: str = "<source>") -> ir.Module:
 
 class _ModuleParser:
     def __init__(self, text: str, filename: str) -> None:
-        self.lines = text.splitlines()
+        self.lines = text.split("\n")  # as Python counts lines (not at \\f, \\x1c, ...)
         self.file = filename
         self.constants: dict[str, ir.Const] = {}
         self.tables: dict[str, ir.ConstTable] = {}
@@ -97,6 +115,8 @@ class _ModuleParser:
             literal = ast.literal_eval(value)
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             return  # not a constant the compiler uses; ignore
+        if isinstance(literal, float) and not math.isfinite(literal):
+            raise self.error(node, f"constant {name!r} is {literal}, not a finite number")
         if isinstance(literal, bool):
             self.constants[name] = ir.Const(self.pos(node), Fraction(int(literal)), True)
         elif isinstance(literal, (int, float)):
@@ -106,6 +126,9 @@ class _ModuleParser:
             shape, flat = _table_shape(literal)
             if shape is None:
                 raise self.error(node, f"table {name!r} must be a rectangular tuple of numbers")
+            if any(isinstance(v, float) and not math.isfinite(v) for v in flat):
+                raise self.error(node, f"table {name!r} holds a number that is not finite "
+                                 "(inf or nan)")
             is_int = all(isinstance(v, int) for v in flat)
             element = ir.INT if is_int else ir.FIXED
             self.tables[name] = ir.ConstTable(name, ir.ArrayType(element, shape),

@@ -1,0 +1,179 @@
+"""Fuzzing the readers (DESIGN §9): mutated examples into the assembler, the image readers,
+the batch input readers, the eDSL front end and the command line.  Only each reader's
+documented error is allowed; never a traceback or "internal error".
+
+The targets and mutators are ``bench/fuzz.py``'s (``revasm bench fuzz`` is the long run,
+10⁵ inputs per target); here hypothesis drives the mutations, a bounded number of times.
+"""
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from revasm.bench import fuzz
+
+EDITS = st.lists(st.tuples(st.integers(0, 7), st.integers(0, 1 << 20), st.integers(0, 1 << 20)),
+                 min_size=1, max_size=6)
+FUZZ = settings(max_examples=400, deadline=None, derandomize=True,
+                suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                       HealthCheck.too_slow])
+
+PAL = fuzz.pal_corpus()
+PAL_VOCAB = fuzz.vocabulary(PAL)
+PYTHON = fuzz.python_corpus()
+PYTHON_VOCAB = fuzz.vocabulary(PYTHON)
+IMAGES = fuzz.image_seeds()
+BATCH = fuzz.batch_seeds()
+CSV_VOCAB = fuzz.vocabulary([b.decode() for b in BATCH[".csv"]])
+
+
+@FUZZ
+@given(st.sampled_from(range(len(PAL))), EDITS)
+def test_assembler_takes_mutated_examples(which, edits):
+    fuzz.check_assembler(fuzz.mutate_text(PAL[which], edits, PAL_VOCAB))
+
+
+@FUZZ
+@given(st.text(max_size=300))
+def test_assembler_takes_any_text(text):
+    fuzz.check_assembler(text)
+    fuzz.check_assembler(";; pendulum pal file\n" + text)
+
+
+@FUZZ
+@given(st.sampled_from(("bin", "hex", "sidecar")), EDITS, st.booleans())
+def test_image_readers_take_mutated_images(tmp_path, kind, edits, as_text):
+    seed = IMAGES[kind]
+    data = (fuzz.mutate_text(seed.decode(), edits, fuzz.SPECIALS).encode("utf-8", "replace")
+            if as_text and kind != "bin" else fuzz.mutate_bytes(seed, edits))
+    fuzz.check_image(data, kind, tmp_path)
+
+
+@FUZZ
+@given(st.sampled_from(("bin", "hex", "sidecar")), st.binary(max_size=200))
+def test_image_readers_take_any_bytes(tmp_path, kind, data):
+    fuzz.check_image(data, kind, tmp_path)
+
+
+@FUZZ
+@given(st.sampled_from((".csv", ".npz")), st.integers(0, 10), EDITS, st.booleans())
+def test_batch_readers_take_mutated_inputs(tmp_path, suffix, which, edits, as_text):
+    seeds = BATCH[suffix]
+    seed = seeds[which % len(seeds)]
+    data = (fuzz.mutate_text(seed.decode(), edits, CSV_VOCAB).encode("utf-8", "replace")
+            if as_text and suffix == ".csv" else fuzz.mutate_bytes(seed, edits))
+    fuzz.check_batch_inputs(data, suffix, tmp_path)
+
+
+@FUZZ
+@given(st.sampled_from((".csv", ".npz")), st.binary(max_size=200))
+def test_batch_readers_take_any_bytes(tmp_path, suffix, data):
+    fuzz.check_batch_inputs(data, suffix, tmp_path)
+
+
+@settings(FUZZ, max_examples=300)
+@given(st.sampled_from(range(len(PYTHON))), EDITS)
+def test_frontend_takes_mutated_examples(which, edits):
+    fuzz.check_frontend(fuzz.mutate_text(PYTHON[which], edits[:4], PYTHON_VOCAB))
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory) -> Path:
+    directory = tmp_path_factory.mktemp("cli")
+    fuzz.cli_workspace(directory)
+    return directory
+
+
+@settings(FUZZ, max_examples=300)
+@given(st.randoms(use_true_random=False))
+def test_cli_takes_random_command_lines(workspace, monkeypatch, rng):
+    monkeypatch.chdir(workspace)
+    fuzz.check_cli(fuzz.random_arguments(rng))
+
+
+# --- regressions: what the fuzzer found, each fixed at its source ---------------------------
+
+@pytest.mark.parametrize("kind, data, message", [
+    ("hex", b"188000000\n1c06\xef0000\n", "fuzz.hex:2: not a hex image: byte 0xef"),
+    ("sidecar", b'{"format": "revasm-image-sidecar", "x": "\xe9"}', "not a JSON sidecar"),
+])
+def test_image_files_that_are_not_utf8(tmp_path, kind, data, message):
+    from revasm.assembler import ImageFormatError, read_bin, read_hex
+
+    path = tmp_path / ("fuzz.hex" if kind == "hex" else "fuzz.bin")
+    if kind == "sidecar":
+        path.write_bytes(IMAGES["bin"])
+        (tmp_path / "fuzz.bin.json").write_bytes(data)
+    else:
+        path.write_bytes(data)
+    with pytest.raises(ImageFormatError, match=message):
+        read_hex(path) if kind == "hex" else read_bin(path)
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d: d["names"]["x"].update(register=99), "register must be a whole number 0..31"),
+    (lambda d: d.update(names=[1]), "names must be a JSON object"),
+    (lambda d: d["names"].update(x=5), "name 'x' must be a JSON object"),
+    (lambda d: d["names"]["x"].update(role="boss"), "role 'boss'"),
+    (lambda d: d["names"]["x"].update(type="float"), "type 'float'"),
+    (lambda d: d.update(symbols={"a": "b"}), "address must be a whole number"),
+    (lambda d: d["lines"].update({"0": {"file": 3, "line": 1}}), "file must be a string"),
+    (lambda d: d.update(source_file=None), "source_file must be a string"),
+])
+def test_malformed_sidecars_are_image_format_errors(change, message):
+    import json
+
+    from revasm.assembler import ImageFormatError, apply_sidecar, image_from_bin_bytes
+
+    data = json.loads(IMAGES["sidecar"])
+    change(data)
+    with pytest.raises(ImageFormatError, match=message):
+        apply_sidecar(image_from_bin_bytes(IMAGES["bin"]), data)
+
+
+def test_frontend_constants_that_are_not_finite_and_files_that_are_not_utf8(tmp_path):
+    from revasm.compiler import CompileError, compile_file, compile_source
+
+    source = (Path(fuzz.EXAMPLES) / "nilang" / "rfib.py").read_text()
+    for text, where in ((source.replace("n - 2", "n - 1e999"), "not a finite number"),
+                        ("BIG = 1e999\n" + source, "constant 'BIG' is inf"),
+                        ("T = (1.0, float('nan'))\n" + source, None)):
+        if where is None:
+            compile_source(text)  # not a literal: not a constant the compiler reads
+            continue
+        with pytest.raises(CompileError, match=where):
+            compile_source(text, filename="f.py")
+    latin = tmp_path / "latin.py"
+    latin.write_bytes(b"# caf\xe9\nx = 1\n")
+    with pytest.raises(CompileError, match="not UTF-8") as caught:
+        compile_file(latin)
+    assert (caught.value.pos.line, caught.value.pos.column) == (1, 6)
+    with pytest.raises(CompileError, match="is a directory"):
+        compile_file(tmp_path)
+
+
+def test_cr_only_line_ends_in_pal_and_python(tmp_path):
+    from revasm.assembler import AssemblyError, assemble, assemble_file
+    from revasm.compiler import compile_file
+
+    pal = (Path(fuzz.EXAMPLES) / "fib.pal").read_text()
+    assert assemble(pal.replace("\n", "\r")).words == assemble(pal).words
+    bad = tmp_path / "bad.pal"
+    bad.write_text(";; pendulum pal file\r\r  nosuch $1\r", newline="")
+    with pytest.raises(AssemblyError) as caught:
+        assemble_file(bad)
+    assert any(d.line == 3 and "nosuch" in d.message for d in caught.value.diagnostics)
+    python = (Path(fuzz.EXAMPLES) / "nilang" / "rfib.py").read_text()
+    cr = tmp_path / "cr.py"
+    cr.write_bytes(python.replace("\n", "\r").encode())
+    assert compile_file(cr).image.words == \
+        compile_file(Path(fuzz.EXAMPLES) / "nilang" / "rfib.py").image.words
+
+
+def test_the_long_run_counts_inputs_and_failures():
+    outcome = fuzz.fuzz_target("batch_inputs", 20, seed=random.randrange(1 << 30))
+    assert outcome["inputs"] == 20 and outcome["failures"] == 0, outcome["first_failures"]
