@@ -1,0 +1,30 @@
+"""The compiled engine behind the engine interface: the image translated to native code.
+
+``load`` returns :class:`~revasm.sim.compiled.machine.CompiledLanes`; the engine needs
+numba (which brings LLVM), and says so through ``available()`` when it is missing.
+"""
+from __future__ import annotations
+
+from revasm.assembler.image import Image
+from revasm.sim.engine import Engine
+from revasm.sim.reference import DEFAULT_MEMORY_WORDS
+
+
+def _available() -> str | None:
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return "numba is not installed (pip install numba)"
+    return None
+
+
+def _load(image: Image, lanes: int = 1, *, max_steps: int | None = None,
+          memory_words: int = DEFAULT_MEMORY_WORDS):
+    from .machine import CompiledLanes
+
+    return CompiledLanes(image, lanes, max_steps=max_steps, memory_words=memory_words)
+
+
+ENGINE = Engine("compiled", "the image translated to native code (numba/LLVM): each lane "
+                            "runs the whole program in machine registers, lanes over the "
+                            "cores; kernels cached on disk", _load, available=_available)

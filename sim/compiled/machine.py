@@ -1,0 +1,490 @@
+"""The compiled engine's lanes: per-lane state in numpy arrays, runs in generated kernels.
+
+State (one row per lane): ``R`` and, when switched on, ``G``/``T``/``TG`` as
+``(lanes, 32)`` uint64; memory banks ``MEM``/``GM``/``TM``/``TGM`` as
+``(lanes, data + capacity)``: the image's DATA cells dense, every other address a lane
+touches in a per-lane open-addressing table (``KEYS``, shared by the memory banks) --
+so 10**6 lanes never hold 65536 words each; ``CTL`` (PC, BR, DIR, steps, cycles, status,
+fault code and values), the SHOW/EMIT log and the EMIT tape.
+
+Capacity: the tables start small and double whenever a lane fills one.  A full table
+pauses the lane *before* the instruction that needs room (status ``NEEDS_ROOM``, nothing
+of that instruction done); :meth:`CompiledLanes._go` grows the table and resumes the
+paused lanes, until every lane has halted or faulted.  No lane is ever cut short or
+silently wrong; the only limit is host memory.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy
+
+from revasm.assembler.image import Image
+from revasm.isa.adjoint import BANKS as GRADIENT_BANKS
+from revasm.isa.fixed_point import WordFormat
+from revasm.sim.reference import DEFAULT_MEMORY_WORDS, MachineFault, Program, Snapshot
+from revasm.sim.reference.machine import run_start
+from revasm.sim.switches import ModeSwitches
+
+from . import translate as tr
+from .cache import load_module
+from .generate import (BR, CONTROL_COLUMNS, CYCLES, DIR, FAULTED, FAUX, FAUX2, FCODE, HALTED,
+                       HANDOFF, IDLE, NEEDS_ROOM, PC, RUNNING, STATUS, STEPS, kernel_source)
+
+REGISTER_COUNT = 32
+REGISTER_BANKS = ("R", "G", "T", "TG")
+MEMORY_BANKS = ("MEM", "GM", "TM", "TGM")
+BANKS = ("R", "MEM", *GRADIENT_BANKS)
+EMPTY = numpy.uint64(0xFFFFFFFFFFFFFFFF)
+#: Fewer active lanes than this run on one thread (no pool start-up).
+PARALLEL_LANES = 64
+FIRST_CAPACITY = 16
+
+_EXECUTION_KINDS = {tr.F_MEMORY: "memory-address", tr.F_DIVIDE: "divide-by-zero",
+                    tr.F_LOG: "domain-error", tr.F_SQRT: "domain-error",
+                    tr.F_POW_NEG: "domain-error", tr.F_POW_ZERO: "divide-by-zero",
+                    tr.F_TAPE: "tape-empty"}
+
+
+class CompiledLanes(ModeSwitches):
+    """``lanes`` copies of the machine on one image, run by compiled kernels
+    (:class:`revasm.sim.engine.Lanes`)."""
+
+    def __init__(self, image: Image, lanes: int = 1, *, max_steps: int | None = None,
+                 memory_words: int = DEFAULT_MEMORY_WORDS) -> None:
+        if lanes < 1:
+            raise ValueError(f"an engine needs at least one lane, not {lanes}")
+        if len(image) > memory_words:
+            raise ValueError(f"the image has {len(image)} words but memory only "
+                             f"{memory_words}")
+        self.image = image
+        self.lanes = lanes
+        self.width = image.width
+        self.fmt = WordFormat(image.width)
+        self.max_steps = max_steps
+        self.memory_words = memory_words
+        self.cells = Program.of(image).cells
+        mask = self.fmt.mask
+        self._code = [bool(flag) for flag in image.is_code]
+        self._dense_index: dict[int, int] = {}
+        data_words = []
+        for address, (word, code) in enumerate(zip(image.words, self._code)):
+            if not code:
+                self._dense_index[address] = len(data_words)
+                data_words.append(word & mask)
+        self._data_words = numpy.array(data_words, dtype=numpy.uint64)
+        self.dense = len(data_words)
+        # A program that addresses memory starts with a table (no first pause).
+        uses_memory = any("addr(" in cell.forward for cell in self.cells if not cell.illegal)
+        self.capacity = FIRST_CAPACITY if uses_memory else 0
+        self.KEYS = numpy.full((lanes, self.capacity), EMPTY, dtype=numpy.uint64)
+        self._banks: dict[str, Any] = dict.fromkeys(BANKS)
+        self._banks["R"] = numpy.zeros((lanes, REGISTER_COUNT), dtype=numpy.uint64)
+        memory = numpy.zeros((lanes, self.dense + self.capacity), dtype=numpy.uint64)
+        memory[:, :self.dense] = self._data_words
+        self._banks["MEM"] = memory
+        self.CTL = numpy.zeros((lanes, CONTROL_COLUMNS), dtype=numpy.int64)
+        self.CTL[:, PC] = image.entry
+        self.CTL[:, DIR] = 1
+        self.CTL[:, STATUS] = IDLE
+        self.OUT = numpy.zeros((lanes, 0), dtype=numpy.uint64)
+        self.OUTLEN = numpy.zeros(lanes, dtype=numpy.int64)
+        self.TAPE = numpy.zeros((lanes, 0), dtype=numpy.uint64)
+        self.TAPELEN = numpy.zeros(lanes, dtype=numpy.int64)
+        self._dummy_registers = numpy.zeros((1, REGISTER_COUNT), dtype=numpy.uint64)
+        self._dummy_memory = numpy.zeros((1, 1), dtype=numpy.uint64)
+        self._kernels: dict[tuple[bool, bool], Any] = {}
+        self._run_mode = (False, False)
+        self._no_finish: MachineFault | None = None
+        self._faults: dict[int, MachineFault] = {}
+        #: Whether each lane's last run had a gradient-mode switch on (its fault says so).
+        self._lane_mode = numpy.zeros(lanes, dtype=bool)
+        #: Seconds spent inside kernels (compile time of a first call included).
+        self.kernel_seconds = 0.0
+        self._gradient = False
+        self._tangent = False
+
+    # --- banks --------------------------------------------------------------------------
+
+    def bank(self, name: str) -> Any:
+        """A bank's array, made zeroed on first use (``R``/``G``/... by register,
+        memory banks by slot)."""
+        if name not in self._banks:
+            raise KeyError(f"no bank {name!r} (banks: {', '.join(BANKS)})")
+        bank = self._banks[name]
+        if bank is None:
+            if name.endswith("M"):
+                bank = numpy.zeros((self.lanes, self.dense + self.capacity), dtype=numpy.uint64)
+            else:
+                bank = numpy.zeros((self.lanes, REGISTER_COUNT), dtype=numpy.uint64)
+            self._banks[name] = bank
+        return bank
+
+    def _lane_values(self, values: Any) -> Any:
+        mask = self.fmt.mask
+        if numpy.ndim(values) == 0:
+            return numpy.full(self.lanes, int(values) & mask, dtype=numpy.uint64)
+        array = numpy.asarray(values)
+        if array.shape != (self.lanes,):
+            raise ValueError(f"expected {self.lanes} lane values, got shape {array.shape}")
+        if array.dtype == numpy.uint64:
+            words = array.copy()
+        elif array.dtype.kind in "iub":
+            words = array.astype(numpy.int64).astype(numpy.uint64)
+        else:
+            words = numpy.array([int(v) & mask for v in array.tolist()], dtype=numpy.uint64)
+        return words & numpy.uint64(mask)
+
+    def _slots(self, address: int, insert: bool) -> Any:
+        """Every lane's slot of a memory address (-1 where absent and not inserted)."""
+        if not 0 <= address < self.memory_words:
+            raise ValueError(f"address {address} is outside memory (0..{self.memory_words - 1})")
+        if address < len(self._code):
+            if self._code[address]:
+                raise ValueError(f"address {address} holds an instruction; the compiled "
+                                 "engine keeps code cells out of its memory banks")
+            return numpy.full(self.lanes, self._dense_index[address], dtype=numpy.int64)
+        from .vocab import slots_of
+        while True:
+            slots = slots_of(self.KEYS, numpy.uint64(address), self.dense, insert)
+            if not insert or bool(numpy.all(slots >= 0)):
+                return slots
+            self._grow_memory()
+
+    def set_bank_word(self, name: str, index: int, values: Any) -> None:
+        words = self._lane_values(values)
+        bank = self.bank(name)
+        if name in REGISTER_BANKS:
+            if name == "R" and index == 0 and bool(numpy.any(words)):
+                raise ValueError("$0 always reads zero and cannot be set")
+            bank[:, index] = words
+            return
+        slots = self._slots(index, insert=True)
+        bank = self.bank(name)  # (the table may have grown)
+        bank[numpy.arange(self.lanes), slots] = words
+
+    def bank_word(self, name: str, index: int) -> Any:
+        bank = self.bank(name)
+        if name in REGISTER_BANKS:
+            return bank[:, index].copy()
+        slots = self._slots(index, insert=False)
+        found = slots >= 0
+        out = numpy.zeros(self.lanes, dtype=numpy.uint64)
+        lanes = numpy.arange(self.lanes)
+        out[found] = bank[lanes[found], slots[found]]
+        return out
+
+    def set_register(self, register: int, values: Any) -> None:
+        self.set_bank_word("R", register, values)
+
+    def register(self, register: int) -> Any:
+        return self.bank_word("R", register)
+
+    # --- growing the per-lane tables -------------------------------------------------------
+
+    def _grow_memory(self) -> None:
+        from .vocab import rehash
+        capacity = max(FIRST_CAPACITY, 2 * self.capacity)
+        keys = numpy.full((self.lanes, capacity), EMPTY, dtype=numpy.uint64)
+        grown = {}
+        for name in MEMORY_BANKS:
+            old = self._banks[name]
+            if old is not None:
+                new = numpy.zeros((self.lanes, self.dense + capacity), dtype=numpy.uint64)
+                new[:, :self.dense] = old[:, :self.dense]
+                grown[name] = (old, new)
+        for old, new in grown.values():  # every bank finds or inserts the same keys
+            rehash(self.KEYS, keys, old, new, self.dense)
+        self.KEYS = keys
+        self.capacity = capacity
+        for name, (_old, new) in grown.items():
+            self._banks[name] = new
+
+    def _grow(self, attribute: str) -> None:
+        old = getattr(self, attribute)
+        size = max(FIRST_CAPACITY, 2 * old.shape[1])
+        new = numpy.zeros((self.lanes, size), dtype=numpy.uint64)
+        new[:, :old.shape[1]] = old
+        setattr(self, attribute, new)
+
+    # --- running ---------------------------------------------------------------------------
+
+    def _kernel(self) -> Any:
+        mode = (self._gradient, self._tangent)
+        module = self._kernels.get(mode)
+        if module is None:
+            source = kernel_source(self.image, *mode, memory_words=self.memory_words)
+            module = self._kernels[mode] = load_module(source)
+        return module
+
+    def kernel_source(self) -> str:
+        """The generated module this machine runs in its current mode."""
+        return kernel_source(self.image, self._gradient, self._tangent,
+                             memory_words=self.memory_words)
+
+    def run(self, direction: int = 1) -> None:
+        self._no_finish = None
+        try:
+            start = run_start(self.image, direction)
+        except MachineFault as fault:
+            self._no_finish = fault
+            self.CTL[:, STATUS] = FAULTED
+            self.CTL[:, FCODE] = 0
+            return
+        ctl = self.CTL
+        ctl[:, PC] = start
+        ctl[:, BR] = 0
+        ctl[:, DIR] = direction
+        ctl[:, STEPS] = 0
+        ctl[:, CYCLES] = 0
+        ctl[:, STATUS] = RUNNING
+        ctl[:, FCODE] = 0
+        self._go()
+
+    def run_back(self) -> None:
+        ctl = self.CTL
+        halted = ctl[:, STATUS] == HALTED
+        ctl[halted, BR] = 0
+        ctl[halted, DIR] = -ctl[halted, DIR]
+        ctl[halted, STEPS] = 0
+        ctl[halted, CYCLES] = 0
+        ctl[halted, STATUS] = RUNNING
+        ctl[halted, FCODE] = 0
+        self._go()
+
+    def _go(self) -> None:
+        running = self.CTL[:, STATUS] == RUNNING
+        for lane in numpy.nonzero(running)[0].tolist():
+            self._faults.pop(lane, None)
+        module = self._kernel()
+        self._run_mode = (self._gradient, self._tangent)
+        self._lane_mode[running] = self._gradient or self._tangent
+        limit = numpy.int64(self.max_steps if self.max_steps is not None else 1 << 62)
+        active = numpy.nonzero(self.CTL[:, STATUS] == RUNNING)[0].astype(numpy.int64)
+        while len(active):
+            banks = [self._banks[name] for name in ("G", "T", "TG")]
+            memories = [self._banks[name] for name in MEMORY_BANKS]
+            args = (self._banks["R"],
+                    *[b if b is not None else self._dummy_registers for b in banks],
+                    *[m if m is not None else self._dummy_memory for m in memories],
+                    self.KEYS, self.CTL, self.OUT, self.OUTLEN, self.TAPE, self.TAPELEN, limit)
+            runner = module.run_parallel if len(active) >= PARALLEL_LANES else module.run_serial
+            started = time.perf_counter()
+            runner(active, *args)
+            self.kernel_seconds += time.perf_counter() - started
+            handed = active[self.CTL[active, STATUS] == HANDOFF]
+            for lane in handed.tolist():
+                self._hand_off(lane)
+            paused = self.CTL[active, STATUS] == NEEDS_ROOM
+            if not bool(numpy.any(paused)):
+                break
+            active = active[paused]
+            needs = {code - 100 for code in self.CTL[active, FCODE].tolist()}
+            if tr.ROOM_MEMORY in needs:
+                self._grow_memory()
+            if tr.ROOM_OUTPUT in needs:
+                self._grow("OUT")
+            if tr.ROOM_TAPE in needs:
+                self._grow("TAPE")
+            self.CTL[active, STATUS] = RUNNING
+            self.CTL[active, FCODE] = 0
+
+    # --- the oracle finishes a lane's run --------------------------------------------------
+
+    def _hand_off(self, lane: int) -> None:
+        """Finish ``lane``'s run on the reference machine (the kernel stopped it where
+        only single steps apply: a landing on a data cell, the last steps before
+        ``max_steps``), then take its state back."""
+        from revasm.sim.reference import Machine
+
+        machine = Machine(self.image, memory_words=self.memory_words, max_steps=self.max_steps)
+        machine.gradient, machine.tangent = self._run_mode
+        machine.registers[:] = [int(w) for w in self._banks["R"][lane].tolist()]
+        for address, word in self.memory_of(lane).items():
+            machine.memory[address] = word
+        for name in ("G", "T", "TG"):
+            if self._banks[name] is not None:
+                machine.bank(name)[:] = [int(w) for w in self._banks[name][lane].tolist()]
+        for name in ("GM", "TM", "TGM"):
+            if self._banks[name] is not None:
+                bank = machine.bank(name)
+                for address, word in self.memory_of(lane, name).items():
+                    bank[address] = word
+        ctl = self.CTL[lane]
+        machine.pc, machine.br, machine.direction = int(ctl[PC]), int(ctl[BR]), int(ctl[DIR])
+        machine.steps, machine.cycles = int(ctl[STEPS]), int(ctl[CYCLES])
+        machine.emitted = list(self.emitted(lane))
+        try:
+            machine.resume()
+            ctl[STATUS] = HALTED
+        except MachineFault as fault:
+            self._faults[lane] = fault
+            ctl[STATUS] = FAULTED
+        ctl[PC], ctl[BR], ctl[DIR] = machine.pc, machine.br, machine.direction
+        ctl[STEPS], ctl[CYCLES] = machine.steps, machine.cycles
+        self._banks["R"][lane] = numpy.array(machine.registers, dtype=numpy.uint64)
+        for name in ("G", "T", "TG"):
+            if self._banks[name] is not None:
+                self._banks[name][lane] = numpy.array(machine.bank(name), dtype=numpy.uint64)
+        image_words = [w & self.fmt.mask for w in self.image.words]
+        for name, memory in (("MEM", machine.memory), ("GM", machine._namespace["GM"]),
+                             ("TM", machine._namespace["TM"]),
+                             ("TGM", machine._namespace["TGM"])):
+            if memory is None or self._banks[name] is None:
+                continue
+            known = self.memory_of(lane, name)
+            for address, word in enumerate(memory):
+                if address < len(image_words) and self._code[address]:
+                    continue
+                if word != known.get(address, 0) or address in known:
+                    self._store(lane, name, address, word)
+        for word in machine.output:
+            self._append(lane, "OUT", "OUTLEN", word)
+        self.TAPELEN[lane] = 0
+        for word in machine.emitted:
+            self._append(lane, "TAPE", "TAPELEN", word)
+
+    def _store(self, lane: int, name: str, address: int, word: int) -> None:
+        if address in self._dense_index:
+            self._banks[name][lane, self._dense_index[address]] = word
+            return
+        from .vocab import find_slot
+        while True:
+            slot = find_slot(self.KEYS, lane, numpy.uint64(address), self.dense)
+            if slot >= 0:
+                break
+            self._grow_memory()
+        self._banks[name][lane, slot] = word
+
+    def _append(self, lane: int, attribute: str, length: str, word: int) -> None:
+        lengths = getattr(self, length)
+        if lengths[lane] >= getattr(self, attribute).shape[1]:
+            self._grow(attribute)
+        getattr(self, attribute)[lane, lengths[lane]] = word
+        lengths[lane] += 1
+
+    # --- results ------------------------------------------------------------------------------
+
+    @property
+    def steps(self) -> Any:
+        return self.CTL[:, STEPS].copy()
+
+    @property
+    def cycles(self) -> Any:
+        return self.CTL[:, CYCLES].copy()
+
+    @property
+    def halted(self) -> Any:
+        return self.CTL[:, STATUS] == HALTED
+
+    @property
+    def faulted(self) -> Any:
+        return self.CTL[:, STATUS] == FAULTED
+
+    def output(self, lane: int) -> list[int]:
+        return [int(w) for w in self.OUT[lane, :int(self.OUTLEN[lane])].tolist()]
+
+    def emitted(self, lane: int) -> tuple[int, ...]:
+        return tuple(int(w) for w in self.TAPE[lane, :int(self.TAPELEN[lane])].tolist())
+
+    def memory_of(self, lane: int, name: str = "MEM") -> dict[int, int]:
+        """``lane``'s words of a memory bank that it holds (DATA cells and touched
+        addresses), by address."""
+        words = {}
+        memory = self._banks[name]
+        for address, index in self._dense_index.items():
+            words[address] = int(memory[lane, index])
+        for j, key in enumerate(self.KEYS[lane].tolist()):
+            if key != int(EMPTY):
+                words[key] = int(memory[lane, self.dense + j])
+        return words
+
+    def snapshot(self, lane: int) -> Snapshot:
+        mask = self.fmt.mask
+        memory = [word & mask for word in self.image.words]
+        memory.extend([0] * (self.memory_words - len(memory)))
+        for address, word in self.memory_of(lane).items():
+            memory[address] = word
+        ctl = self.CTL[lane]
+        return Snapshot(tuple(int(r) for r in self._banks["R"][lane].tolist()), tuple(memory),
+                        int(ctl[BR]), int(ctl[DIR]), int(ctl[PC]), self.emitted(lane))
+
+    # --- faults ---------------------------------------------------------------------------------
+
+    def _where(self, pc: int) -> str:
+        location = self.image.location(pc)
+        return f"line {location.line} (pc {pc})" if location else f"pc {pc}"
+
+    def fault(self, lane: int) -> MachineFault | None:
+        ctl = self.CTL[lane]
+        if int(ctl[STATUS]) != FAULTED:
+            return None
+        if lane in self._faults:
+            return self._faults[lane]
+        registers = tuple(int(r) for r in self._banks["R"][lane].tolist())
+        if self._no_finish is not None:
+            f = self._no_finish
+            return MachineFault(f.kind, f.message, br=0, direction=-1, registers=registers,
+                                width=self.width)
+        pc, br, direction = int(ctl[PC]), int(ctl[BR]), int(ctl[DIR])
+        code, aux, aux2 = int(ctl[FCODE]), int(ctl[FAUX]), int(ctl[FAUX2])
+        cell = self.cells[pc] if 0 <= pc < len(self.cells) else None
+        extra: dict = {}
+        if code == tr.F_STEPS:
+            kind = "step-limit"
+            message = (f"the run did not halt within {self.max_steps} steps; it was at "
+                       f"{self._where(pc)}")
+        elif code == tr.F_ILLEGAL:
+            kind = "illegal-instruction"
+            if cell is None:
+                message = f"pc {pc} is outside the program (0..{len(self.image) - 1})"
+            else:
+                message = f"{self._where(pc)} {cell.illegal}"
+            if br:
+                source = pc - br * direction
+                message += f" (reached by the jump from {self._where(source)})"
+                extra = dict(landing_pc=pc, jump_source_pc=source,
+                             jump_source_location=self.image.location(source))
+            elif cell is None:
+                message += " (the program ran off its end: no FINISH/START stopped it)"
+        elif code == tr.F_JUMP:
+            kind = "uncaught-jump"
+            source = pc - aux * aux2
+            message = (f"jump from {self._where(source)} landed on {self._where(pc)}, "
+                       f"which does not catch it: BR is still {br} after the landing "
+                       "instruction")
+            extra = dict(landing_pc=pc, jump_source_pc=source,
+                         jump_source_location=self.image.location(source))
+        else:
+            kind = _EXECUTION_KINDS[code]
+            detail = self._detail(code, aux)
+            going = "" if direction > 0 else " running backward"
+            if self._lane_mode[lane]:
+                going += " in gradient mode"
+            message = f"{cell.text}{going} at {self._where(pc)}: {detail}"
+        return MachineFault(kind, message, pc=pc, location=self.image.location(pc), br=br,
+                            direction=direction, registers=registers,
+                            step=int(ctl[STEPS]), width=self.width,
+                            instruction_text=cell.text if cell else "", **extra)
+
+    def _detail(self, code: int, aux: int) -> str:
+        if code == tr.F_DIVIDE:
+            return f"division by zero (raw dividend {aux})"
+        if code == tr.F_LOG:
+            return f"log of non-positive value (raw {aux})"
+        if code == tr.F_SQRT:
+            return f"sqrt of negative value (raw {aux})"
+        if code == tr.F_POW_NEG:
+            return f"pow of negative base (raw {aux})"
+        if code == tr.F_POW_ZERO:
+            return "0 ** negative exponent"
+        if code == tr.F_TAPE:
+            return "the output tape is empty, so there is nothing to take back"
+        word = aux & ((1 << 64) - 1)
+        size = self.memory_words
+        if word >= size:
+            signed = self.fmt.signed(word & self.fmt.mask)
+            shown = f"{signed} (word {word:#x})" if signed < 0 else str(word)
+            return f"address {shown} is outside memory (0..{size - 1})"
+        return f"address {word} holds an instruction ({self._where(word)}), not data"

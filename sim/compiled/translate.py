@@ -1,0 +1,450 @@
+"""Table templates -> numba statements: the one definition of the semantics, translated.
+
+A template (``isa/table.py``, ``isa/adjoint.py``; operands already substituted by the
+reference's pre-decoder) is a Python statement over ``R``, ``MEM``, ``BR``, ``DIR``, the
+gradient-mode banks and the vocabulary.  :class:`Translator` parses it with :mod:`ast`
+and writes the same statement for a numba kernel in which
+
+* register ``n`` of bank ``R``/``G``/``T``/``TG`` is the local ``r{n}``/``g{n}``/... (a
+  machine register; ``R[0]`` reads as the constant 0), a memory bank word is
+  ``MEM[lane, slot]`` (``slot`` from ``addr``, see ``generate.py``);
+* every word is ``uint64``, BR/DIR and ``S(...)`` are ``int64``; constants are folded
+  exactly in Python and typed when they meet a word (reduced mod 2**64, which commutes
+  with + - * & | ^ << and every template masks its result to W bits);
+* the calls that can fault (``fdiv``, ``fn_log``, ``fn_sqrt``, ``fn_pow``, ``addr``,
+  ``unemit``) are hoisted into temporaries in Python's evaluation order, each preceded by
+  its domain check, which leaves the kernel through the caller's ``exit`` with the
+  reference's fault kind and the value its message names.  Nothing else can fault, so
+  the first failing check is the reference's exception.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Callable
+
+MASK64 = (1 << 64) - 1
+
+#: Fault and pause codes the kernels report (``CTL[lane, FCODE]``).
+F_MEMORY, F_DIVIDE, F_LOG, F_SQRT, F_POW_NEG, F_POW_ZERO, F_TAPE, F_ILLEGAL, F_STEPS, \
+    F_JUMP = range(1, 11)
+#: Pauses (status NEEDS_ROOM): a per-lane table is full; the host grows it and resumes.
+ROOM_MEMORY, ROOM_OUTPUT, ROOM_TAPE = 1, 2, 3
+
+REGISTER_BANKS = {"R": "r", "G": "g", "T": "t", "TG": "tg"}
+MEMORY_BANKS = ("MEM", "GM", "TM", "TGM")
+
+#: Vocabulary names whose result is a word, by argument count (``S`` gives an int64).
+WORD_FUNCTIONS = {"shl", "srl", "sra", "rotl", "rotr", "slt", "fmul", "fdiv", "fneg", "fadd",
+                  "fsub", "fsign"}
+PAIR_FUNCTIONS = {"rot", "irot"}
+FAULTING = {"fdiv", "fn_log", "fn_sqrt", "fn_pow", "addr", "unemit"}
+
+
+@dataclass
+class Value:
+    """A translated expression: its code, and its kind: ``w`` (uint64 word), ``i`` (int64),
+    ``b`` (bool), ``c`` (a Python integer constant, ``const``), ``s`` (a memory slot)."""
+
+    code: str
+    kind: str
+    const: int = 0
+
+
+class TranslationError(ValueError):
+    pass
+
+
+class Translator:
+    """Translates the statements of one kernel (temporaries are unique per kernel).
+
+    ``exit(code, aux)`` returns the lines that leave the kernel with a fault (``aux``: an
+    int64 expression the message needs); ``room(code)`` the lines that pause the lane
+    before the instruction because a table is full.
+    """
+
+    def __init__(self, width: int, constants: dict[str, int]) -> None:
+        self.width = width
+        self.mask = (1 << width) - 1
+        self.constants = constants  # M, W, F, one
+        self.counter = 0
+        self.used: dict[str, set[int]] = {prefix: set() for prefix in REGISTER_BANKS.values()}
+        self.memory_banks: set[str] = set()
+        self.uses_output = False
+        self.uses_tape = False
+
+    # --- entry point ----------------------------------------------------------------
+
+    def statement(self, text: str, exit: Callable[[int, str], list[str]],
+                  room: Callable[[int], list[str]]) -> list[str]:
+        """The kernel lines of one instruction's template (one or more statements)."""
+        self.exit, self.room = exit, room
+        self.locals: dict[str, Value] = {}
+        self.lines: list[str] = []
+        self.indent = ""
+        for node in ast.parse(text).body:
+            self._statement(node)
+        return self.lines
+
+    # --- helpers --------------------------------------------------------------------
+
+    def fresh(self, stem: str = "_t") -> str:
+        self.counter += 1
+        return f"{stem}{self.counter}"
+
+    def emit(self, line: str) -> None:
+        self.lines.append(self.indent + line)
+
+    def emit_all(self, lines: list[str]) -> None:
+        for line in lines:
+            self.emit(line)
+
+    def word(self, v: Value) -> str:
+        if v.kind == "w":
+            return v.code
+        if v.kind == "c":
+            return f"U({v.const & MASK64})"
+        if v.kind == "i":
+            return f"U({v.code})"
+        if v.kind == "b":
+            return f"(U(1) if {v.code} else U(0))"
+        raise TranslationError(f"not a word: {v}")
+
+    def integer(self, v: Value) -> str:
+        if v.kind == "i":
+            return v.code
+        if v.kind == "c":
+            if not -(1 << 63) <= v.const < (1 << 63):
+                raise TranslationError(f"constant {v.const} does not fit int64")
+            return f"I({v.const})"
+        if v.kind == "w":
+            return f"I({v.code})"
+        raise TranslationError(f"not an integer: {v}")
+
+    def function(self, name: str) -> str:
+        """The kernel name of a vocabulary function at this width."""
+        return f"{name}{self.width}"
+
+    # --- statements -------------------------------------------------------------------
+
+    def _statement(self, node: ast.stmt) -> None:
+        if isinstance(node, ast.Pass):
+            return
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            self._device(node.value)
+            return
+        if isinstance(node, ast.AugAssign):
+            value = self._binop(node.op, self._expr(_load(node.target)), self._expr(node.value))
+            self._assign([node.target], [value])
+            return
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, ast.Tuple):
+                if isinstance(node.value, ast.Tuple):
+                    values = [self._expr(e) for e in node.value.elts]
+                    # all right-hand sides first (Python's order), into temporaries
+                    held = []
+                    for v in values:
+                        if v.kind in ("w", "i"):
+                            name = self.fresh()
+                            self.emit(f"{name} = {v.code}")
+                            held.append(Value(name, v.kind))
+                        else:
+                            held.append(v)
+                    self._assign(target.elts, held)
+                    return
+                pair = self._expr(node.value)
+                if pair.kind != "pair":
+                    raise TranslationError(f"cannot unpack {ast.unparse(node.value)}")
+                first, second = self.fresh(), self.fresh()
+                self.emit(f"{first}, {second} = {pair.code}")
+                self._assign(target.elts, [Value(first, "w"), Value(second, "w")])
+                return
+            self._assign([target], [self._expr(node.value)])
+            return
+        if isinstance(node, ast.If) and not node.orelse:
+            condition = self._expr(node.test)
+            if condition.kind == "c" and condition.const:
+                for inner in node.body:
+                    self._statement(inner)
+                return
+            body = node.body[0] if len(node.body) == 1 else None
+            if (isinstance(body, ast.Assign) and ast.unparse(body.targets[0]) == "BR"
+                    and isinstance(body.value, ast.BinOp)
+                    and isinstance(body.value.op, (ast.Add, ast.Sub))
+                    and ast.unparse(body.value.left) == "BR"):
+                # a branch: BR moves by the offset times the condition (no control flow)
+                offset = self._expr(body.value.right)
+                sign = "+" if isinstance(body.value.op, ast.Add) else "-"
+                self.emit(f"br = br {sign} {self.integer(offset)} * I({condition.code})")
+                return
+            if condition.kind == "c":
+                code = "True" if condition.const else "False"
+            else:
+                code = condition.code
+            self.emit(f"if {code}:")
+            outer = self.indent
+            self.indent += "    "
+            start = len(self.lines)
+            for inner in node.body:
+                self._statement(inner)
+            if len(self.lines) == start:
+                self.emit("pass")
+            self.indent = outer
+            return
+        raise TranslationError(f"unsupported template statement: {ast.unparse(node)}")
+
+    def _assign(self, targets: list[ast.expr], values: list[Value]) -> None:
+        for target, value in zip(targets, values):
+            if isinstance(target, ast.Name):
+                name = target.id
+                if name == "BR":
+                    self.emit(f"br = {self.integer(value)}")
+                elif name == "DIR":
+                    self.emit(f"d = {self.integer(value)}")
+                elif name.startswith("_"):
+                    local = self.fresh(name + "_")
+                    if value.kind == "s":
+                        self.emit(f"{local} = {value.code}")
+                        self.locals[name] = Value(local, "s")
+                    elif value.kind == "i":
+                        self.emit(f"{local} = {value.code}")
+                        self.locals[name] = Value(local, "i")
+                    else:
+                        self.emit(f"{local} = {self.word(value)}")
+                        self.locals[name] = Value(local, "w")
+                else:
+                    raise TranslationError(f"cannot assign {name}")
+            elif isinstance(target, ast.Subscript):
+                bank = target.value.id  # type: ignore[attr-defined]
+                if bank in REGISTER_BANKS:
+                    index = self._expr(target.slice)
+                    if index.kind != "c":
+                        raise TranslationError("register numbers are constants")
+                    if bank == "R" and index.const == 0:
+                        raise TranslationError("a template writes $0")
+                    self.emit(f"{self._register(bank, index.const)} = {self.word(value)}")
+                elif bank in MEMORY_BANKS:
+                    slot = self._expr(target.slice)
+                    self.memory_banks.add(bank)
+                    self.emit(f"{bank}[lane, {slot.code}] = {self.word(value)}")
+                else:
+                    raise TranslationError(f"unknown bank {bank}")
+            else:
+                raise TranslationError(f"cannot assign to {ast.unparse(target)}")
+
+    def _register(self, bank: str, number: int) -> str:
+        prefix = REGISTER_BANKS[bank]
+        self.used[prefix].add(number)
+        return f"{prefix}{number}"
+
+    # --- devices -----------------------------------------------------------------------
+
+    def _device(self, call: ast.Call) -> None:
+        name = call.func.id  # type: ignore[attr-defined]
+        if name == "show":
+            value = self.word(self._expr(call.args[0]))
+            self.uses_output = True
+            self.emit("if outlen >= OUT.shape[1]:")
+            self._room(ROOM_OUTPUT)
+            self.emit(f"OUT[lane, outlen] = {value}")
+            self.emit("outlen += 1")
+        elif name == "emit":
+            value = self.word(self._expr(call.args[0]))
+            self.uses_output = self.uses_tape = True
+            self.emit("if outlen >= OUT.shape[1]:")
+            self._room(ROOM_OUTPUT)
+            self.emit("if tapelen >= TAPE.shape[1]:")
+            self._room(ROOM_TAPE)
+            self.emit(f"OUT[lane, outlen] = {value}")
+            self.emit("outlen += 1")
+            self.emit(f"TAPE[lane, tapelen] = {value}")
+            self.emit("tapelen += 1")
+        else:
+            self._expr(call)  # a faulting call used as a statement
+
+    def _room(self, code: int) -> None:
+        outer = self.indent
+        self.indent += "    "
+        self.emit_all(self.room(code))
+        self.indent = outer
+
+    def _fault(self, code: int, aux: str) -> None:
+        outer = self.indent
+        self.indent += "    "
+        self.emit_all(self.exit(code, aux))
+        self.indent = outer
+
+    # --- expressions ------------------------------------------------------------------
+
+    def _expr(self, node: ast.expr) -> Value:
+        if isinstance(node, ast.Constant):
+            if node.value is True or node.value is False:
+                return Value("True" if node.value else "False", "c", int(node.value))
+            if isinstance(node.value, int):
+                return Value(str(node.value), "c", node.value)
+            raise TranslationError(f"constant {node.value!r}")
+        if isinstance(node, ast.Name):
+            name = node.id
+            if name == "BR":
+                return Value("br", "i")
+            if name == "DIR":
+                return Value("d", "i")
+            if name in self.constants:
+                return Value(str(self.constants[name]), "c", self.constants[name])
+            if name in self.locals:
+                return self.locals[name]
+            raise TranslationError(f"unknown name {name}")
+        if isinstance(node, ast.Subscript):
+            bank = node.value.id  # type: ignore[attr-defined]
+            if bank in REGISTER_BANKS:
+                index = self._expr(node.slice)
+                if index.kind != "c":
+                    raise TranslationError("register numbers are constants")
+                if bank == "R" and index.const == 0:
+                    return Value("0", "c", 0)
+                return Value(self._register(bank, index.const), "w")
+            if bank in MEMORY_BANKS:
+                slot = self._expr(node.slice)
+                if slot.kind != "s":
+                    raise TranslationError("memory is indexed by addr()")
+                self.memory_banks.add(bank)
+                return Value(f"{bank}[lane, {slot.code}]", "w")
+            raise TranslationError(f"unknown bank {bank}")
+        if isinstance(node, ast.BinOp):
+            return self._binop(node.op, self._expr(node.left), self._expr(node.right))
+        if isinstance(node, ast.UnaryOp):
+            operand = self._expr(node.operand)
+            if isinstance(node.op, ast.USub):
+                if operand.kind == "c":
+                    return Value(str(-operand.const), "c", -operand.const)
+                if operand.kind == "i":
+                    return Value(f"(-{operand.code})", "i")
+                return Value(f"(U(0) - {self.word(operand)})", "w")
+            if isinstance(node.op, ast.Invert):
+                if operand.kind == "c":
+                    return Value(str(~operand.const), "c", ~operand.const)
+                return Value(f"(~{self.word(operand)})", "w")
+            if isinstance(node.op, ast.Not):
+                return Value(f"(not {operand.code})", "b")
+            raise TranslationError(f"unary {ast.dump(node.op)}")
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            left = self._expr(node.left)
+            right = self._expr(node.comparators[0])
+            op = _COMPARE[type(node.ops[0])]
+            if left.kind == "c" and right.kind == "c":
+                value = int(eval(f"{left.const} {op} {right.const}"))  # noqa: S307 - ints
+                return Value(str(bool(value)), "c", value)
+            if "w" in (left.kind, right.kind):
+                return Value(f"({self.word(left)} {op} {self.word(right)})", "b")
+            return Value(f"({self.integer(left)} {op} {self.integer(right)})", "b")
+        if isinstance(node, ast.Call):
+            return self._call(node)
+        raise TranslationError(f"unsupported expression {ast.unparse(node)}")
+
+    def _binop(self, op: ast.operator, left: Value, right: Value) -> Value:
+        symbol = _BINARY[type(op)]
+        if left.kind == "c" and right.kind == "c":
+            value = eval(f"({left.const}) {symbol} ({right.const})")  # noqa: S307 - ints
+            return Value(str(value), "c", value)
+        wide = "w" in (left.kind, right.kind) or any(
+            v.kind == "c" and not -(1 << 63) <= v.const < (1 << 63) for v in (left, right))
+        if wide:
+            if symbol == "&":  # x & (2**64 - 1) keeps every bit of a uint64 word
+                if right.kind == "c" and right.const & MASK64 == MASK64 and right.const >= 0:
+                    return Value(self.word(left), "w")
+                if left.kind == "c" and left.const & MASK64 == MASK64 and left.const >= 0:
+                    return Value(self.word(right), "w")
+            if symbol in ("<<", ">>") and right.kind == "c" and not 0 <= right.const < 64:
+                raise TranslationError(f"shift by {right.const}")
+            return Value(f"({self.word(left)} {symbol} {self.word(right)})", "w")
+        return Value(f"({self.integer(left)} {symbol} {self.integer(right)})", "i")
+
+    def _call(self, node: ast.Call) -> Value:
+        name = node.func.id  # type: ignore[attr-defined]
+        args = [self._expr(a) for a in node.args]
+        if name == "S":
+            return Value(f"{self.function('S')}({self.word(args[0])})", "i")
+        if name == "addr":
+            return self._addr(args[0])
+        if name == "unemit":
+            return self._unemit()
+        words = [self.word(a) for a in args]
+        if name in FAULTING:
+            held = []
+            for code in words:  # evaluated once, in order, before the check
+                if code.isidentifier() or code.startswith("U("):
+                    held.append(code)
+                else:
+                    temp = self.fresh()
+                    self.emit(f"{temp} = {code}")
+                    held.append(temp)
+            self._check(name, held)
+            temp = self.fresh()
+            self.emit(f"{temp} = {self.function(name)}({', '.join(held)})")
+            return Value(temp, "w")
+        call = f"{self.function(name)}({', '.join(words)})"
+        if name in PAIR_FUNCTIONS:
+            return Value(call, "pair")
+        if name in WORD_FUNCTIONS or name.startswith("fn_"):
+            return Value(call, "w")
+        raise TranslationError(f"unknown vocabulary name {name}")
+
+    def _check(self, name: str, args: list[str]) -> None:
+        s = self.function("S")
+        if name == "fdiv":
+            self.emit(f"if {args[1]} == U(0):")
+            self._fault(F_DIVIDE, f"{s}({args[0]})")
+        elif name == "fn_log":
+            self.emit(f"if {s}({args[0]}) <= 0:")
+            self._fault(F_LOG, f"{s}({args[0]})")
+        elif name == "fn_sqrt":
+            self.emit(f"if {s}({args[0]}) < 0:")
+            self._fault(F_SQRT, f"{s}({args[0]})")
+        elif name == "fn_pow":
+            self.emit(f"if {s}({args[0]}) < 0:")
+            self._fault(F_POW_NEG, f"{s}({args[0]})")
+            self.emit(f"if {args[0]} == U(0) and {s}({args[1]}) < 0:")
+            self._fault(F_POW_ZERO, "I(0)")
+
+    def _addr(self, word: Value) -> Value:
+        w = self.fresh("_w")
+        self.emit(f"{w} = {self.word(word)}")
+        self.emit(f"if {w} >= U(MEMORY_WORDS) or ({w} < U(CODE_LENGTH) and CODE[{w}]):")
+        self._fault(F_MEMORY, f"I({w})")
+        slot = self.fresh("_slot")
+        self.emit(f"if {w} < U(DENSE_LENGTH):")
+        self.emit(f"    {slot} = DENSE[{w}]")
+        self.emit("else:")
+        self.emit(f"    {slot} = find_slot(KEYS, lane, {w}, DENSE_WORDS)")
+        self.emit(f"    if {slot} < 0:")
+        outer = self.indent
+        self.indent += "    "
+        self._room(ROOM_MEMORY)
+        self.indent = outer
+        return Value(slot, "s")
+
+    def _unemit(self) -> Value:
+        self.uses_output = self.uses_tape = True
+        self.emit("if tapelen == 0:")
+        self._fault(F_TAPE, "I(0)")
+        self.emit("if outlen >= OUT.shape[1]:")
+        self._room(ROOM_OUTPUT)
+        temp = self.fresh()
+        self.emit("tapelen -= 1")
+        self.emit(f"{temp} = TAPE[lane, tapelen]")
+        self.emit(f"OUT[lane, outlen] = {temp}")
+        self.emit("outlen += 1")
+        return Value(temp, "w")
+
+
+def _load(target: ast.expr) -> ast.expr:
+    """The same target read as a value (for ``x op= y``)."""
+    copy = ast.parse(ast.unparse(target), mode="eval").body
+    return copy
+
+
+_BINARY = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.BitAnd: "&", ast.BitOr: "|",
+           ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>"}
+_COMPARE = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">",
+            ast.GtE: ">="}

@@ -1,0 +1,1167 @@
+"""The template vocabulary (``isa/vocabulary.py``) as scalar numba functions, bit for bit.
+
+Every word is a ``uint64`` (W = 32 words keep their top half zero), every signed view
+and BR an ``int64``; no function ever goes through floats.  The generated kernels
+(``generate.py``) call these names, suffixed by the width where the code differs
+(``fmul64``), or with the width as a constant argument (``fn_sin(x, 64)``) for the
+elementary functions, whose algorithms are ``isa/elementary.py``'s, step for step, with
+the same constants (``elementary._TABLES``): where an intermediate of the Python code
+exceeds 64 bits, it is held here as a signed 128-bit pair ``(hi: int64, lo: uint64)``.
+
+Faults are not raised here: the generated code checks each faulting function's domain
+(``fdiv`` by zero, ``log`` of x <= 0, ...) before it calls it, in the reference's order.
+
+numba typing rules kept throughout: operands of one operator have one type (uint64 with
+int64 gives float64), every literal is typed (``U(1)``, ``I(0)``), shift amounts take the
+type of the shifted word.
+"""
+from __future__ import annotations
+
+import platform
+
+import numpy as np
+from llvmlite import ir
+from numba import njit
+from numba.core import types
+from numba.extending import intrinsic
+
+from revasm.isa import elementary
+from revasm.isa.fixed_point import WordFormat
+from revasm.isa.rotation import _pi_raw
+
+U = np.uint64
+I = np.int64  # noqa: E741 - short names keep the arithmetic readable
+LOW32 = U(0xFFFFFFFF)
+JIT = dict(cache=True, nogil=True)
+#: The function unit and rotations: compiled once, called (never inlined) by the kernels,
+#: whose compile time would otherwise grow with every CORDIC loop copied into them.
+OPAQUE = dict(cache=True, nogil=True, debug=True)
+
+# --- LLVM intrinsics: the 128-bit product and count-leading-zeros ------------------------
+
+
+@intrinsic
+def umul128(typingctx, a, b):
+    """(hi, lo) of the unsigned 128-bit product of two uint64."""
+    sig = types.UniTuple(types.uint64, 2)(types.uint64, types.uint64)
+
+    def codegen(context, builder, signature, args):
+        wide = ir.IntType(128)
+        p = builder.mul(builder.zext(args[0], wide), builder.zext(args[1], wide))
+        lo = builder.trunc(p, ir.IntType(64))
+        hi = builder.trunc(builder.lshr(p, ir.Constant(wide, 64)), ir.IntType(64))
+        return context.make_tuple(builder, signature.return_type, [hi, lo])
+    return sig, codegen
+
+
+@intrinsic
+def smul128(typingctx, a, b):
+    """(hi: int64, lo: uint64) of the signed 128-bit product of two int64."""
+    sig = types.Tuple((types.int64, types.uint64))(types.int64, types.int64)
+
+    def codegen(context, builder, signature, args):
+        wide = ir.IntType(128)
+        p = builder.mul(builder.sext(args[0], wide), builder.sext(args[1], wide))
+        lo = builder.trunc(p, ir.IntType(64))
+        hi = builder.trunc(builder.ashr(p, ir.Constant(wide, 64)), ir.IntType(64))
+        return context.make_tuple(builder, signature.return_type, [hi, lo])
+    return sig, codegen
+
+
+@intrinsic
+def nlz64(typingctx, a):
+    """Leading zeros of a uint64 (64 for zero)."""
+    sig = types.uint64(types.uint64)
+
+    def codegen(context, builder, signature, args):
+        return builder.ctlz(args[0], ir.Constant(ir.IntType(1), 0))
+    return sig, codegen
+
+
+# --- signed 128-bit pairs (hi: int64, lo: uint64) ----------------------------------------
+
+
+@njit(**JIT)
+def w_of(x):
+    """An int64 as a 128-bit pair."""
+    return x >> I(63), U(x)
+
+
+@njit(**JIT)
+def w_add(ah, al, bh, bl):
+    lo = al + bl
+    carry = I(1) if lo < al else I(0)
+    return ah + bh + carry, lo
+
+
+@njit(**JIT)
+def w_sub(ah, al, bh, bl):
+    lo = al - bl
+    borrow = I(1) if al < bl else I(0)
+    return ah - bh - borrow, lo
+
+
+@njit(**JIT)
+def w_neg(h, lo):
+    return w_sub(I(0), U(0), h, lo)
+
+
+@njit(**JIT)
+def w_shl(h, lo, n):
+    """(h, lo) << n for 0 <= n < 128 (mod 2**128)."""
+    if n == 0:
+        return h, lo
+    if n < 64:
+        return (h << I(n)) | I(lo >> U(64 - n)), lo << U(n)
+    return I(lo << U(n - 64)), U(0)
+
+
+@njit(**JIT)
+def w_sar(h, lo, n):
+    """(h, lo) >> n (arithmetic, Python's floor shift) for 0 <= n < 128."""
+    if n == 0:
+        return h, lo
+    if n < 64:
+        return h >> I(n), (lo >> U(n)) | (U(h) << U(64 - n))
+    return h >> I(63), U(h >> I(n - 64))
+
+
+@njit(**JIT)
+def w_lt(ah, al, bh, bl):
+    return ah < bh or (ah == bh and al < bl)
+
+
+@njit(**JIT)
+def w_mul_i(h, lo, k):
+    """(h, lo) * k mod 2**128 for an int64 k."""
+    ph, pl = umul128(lo, U(k))
+    hi = I(ph) + h * k
+    if k < 0:
+        hi -= I(lo)
+    return hi, pl
+
+
+@njit(**JIT)
+def w_fits64(h, lo):
+    """Whether the pair is an int64 value."""
+    return h == (I(lo) >> I(63))
+
+
+@njit(**JIT)
+def divlu(u1, u0, v):
+    """(q, r) of (u1 2**64 + u0) / v for u1 < v (Hacker's Delight, divlu): uint64."""
+    b = U(1) << U(32)
+    s = nlz64(v)
+    v = v << s
+    vn1 = v >> U(32)
+    vn0 = v & LOW32
+    if s > U(0):
+        un32 = (u1 << s) | (u0 >> (U(64) - s))
+    else:
+        un32 = u1
+    un10 = u0 << s
+    un1 = un10 >> U(32)
+    un0 = un10 & LOW32
+    q1 = un32 // vn1
+    rhat = un32 - q1 * vn1
+    while q1 >= b or q1 * vn0 > b * rhat + un1:
+        q1 -= U(1)
+        rhat += vn1
+        if rhat >= b:
+            break
+    un21 = un32 * b + un1 - q1 * v
+    q0 = un21 // vn1
+    rhat = un21 - q0 * vn1
+    while q0 >= b or q0 * vn0 > b * rhat + un0:
+        q0 -= U(1)
+        rhat += vn1
+        if rhat >= b:
+            break
+    r = (un21 * b + un0 - q0 * v) >> s
+    return q1 * b + q0, r
+
+
+@intrinsic
+def _divq(typingctx, hi, lo, d):
+    """x86-64 ``div``: (q, r) of (hi 2**64 + lo) / d for hi < d, one instruction."""
+    sig = types.UniTuple(types.uint64, 2)(types.uint64, types.uint64, types.uint64)
+
+    def codegen(context, builder, signature, args):
+        word = ir.IntType(64)
+        fnty = ir.FunctionType(ir.LiteralStructType([word, word]), [word, word, word])
+        asm = ir.InlineAsm(fnty, "divq $4", "={rax},={rdx},{rax},{rdx},r,~{flags}")
+        pair = builder.call(asm, [args[1], args[0], args[2]])
+        q = builder.extract_value(pair, 0)
+        r = builder.extract_value(pair, 1)
+        return context.make_tuple(builder, signature.return_type, [q, r])
+    return sig, codegen
+
+
+X86_64 = platform.machine().lower() in ("x86_64", "amd64")
+if X86_64:
+    import llvmlite.binding as _llvm
+
+    _llvm.initialize_native_asmparser()  # numba's JIT needs it for the ``div`` above
+
+
+@njit(**JIT)
+def divide_low(u1, u0, v):
+    """(q, r) of (u1 2**64 + u0) / v for u1 < v: the hardware's 128/64 division on
+    x86-64, else :func:`divlu` (two 64-bit divisions)."""
+    if X86_64:
+        return _divq(u1, u0, v)
+    return divlu(u1, u0, v)
+
+
+@njit(**JIT)
+def udiv128(nh, nl, d):
+    """(qh, ql) = floor((nh 2**64 + nl) / d), all unsigned, d > 0."""
+    if nh < d:
+        q, _ = divide_low(nh, nl, d)
+        return U(0), q
+    qh = nh // d
+    q, _ = divide_low(nh - qh * d, nl, d)
+    return qh, q
+
+
+# --- the width tables --------------------------------------------------------------------
+
+
+def _bits(value: int) -> int:
+    """A non-negative integer below 2**64 as the int64 with the same bits."""
+    value &= (1 << 64) - 1
+    return value - (1 << 64) if value >> 63 else value
+
+
+def _table(width: int) -> tuple[int, ...]:
+    t = elementary._TABLES[width]  # noqa: SLF001 - the one definition of the constants
+    return tuple(np.int64(v) for v in (
+        t.frac, t.prec, t.guard, t.half_guard, t.max_signed, t.min_signed, t.one,
+        t.circular_x0, t.hyperbolic_x0, t.reduce_extra, t.half_pi_wide >> 64,
+        _bits(t.half_pi_wide), _bits(t.two_over_pi), _bits(t.pi_p), t.half_pi_p, t.ln2_wide >> 64,
+        _bits(t.ln2_wide), t.inv_ln2_20, t.sqrt2_s, t.sqrt_bits, width,
+        _pi_raw(WordFormat(width))))
+
+
+def _steps(steps: tuple) -> np.ndarray:
+    return np.array(steps, dtype=np.int64).reshape(-1, 3)
+
+
+T32 = _table(32)
+T64 = _table(64)
+CIRC32 = _steps(elementary._TABLES[32].circular)  # noqa: SLF001
+CIRC64 = _steps(elementary._TABLES[64].circular)  # noqa: SLF001
+HYP32 = _steps(elementary._TABLES[32].hyperbolic)  # noqa: SLF001
+HYP64 = _steps(elementary._TABLES[64].hyperbolic)  # noqa: SLF001
+
+# Field positions in T32 / T64.
+FRAC, PREC, GUARD, HALF_GUARD, MAX_S, MIN_S, ONE, CX0, HX0, EXTRA, HPW_HI, HPW_LO, \
+    TWO_OVER_PI, PI_P, HALF_PI_P, LN2_HI, LN2_LO, INV_LN2, SQRT2_S, SQRT_BITS, WIDTH, PI_RAW \
+    = range(22)
+
+
+@njit(**JIT)
+def _t(width):
+    return T32 if width == 32 else T64
+
+
+@njit(**JIT)
+def _circ(width):
+    return CIRC32 if width == 32 else CIRC64
+
+
+@njit(**JIT)
+def _hyp(width):
+    return HYP32 if width == 32 else HYP64
+
+
+@njit(**JIT)
+def half_up(v, i):
+    """(v + 2**(i-1)) >> i (v for i = 0) without the sum overflowing int64."""
+    if i == 0:
+        return v
+    return (v >> i) + ((v >> (i - 1)) & I(1))
+
+
+# --- CORDIC (int64 registers: every value stays in (-2, 2) * 2**P) -------------------------
+
+
+@njit(**JIT)
+def circular_rotate(z, width):
+    t = _t(width)
+    steps = _circ(width)
+    x = t[CX0]
+    y = I(0)
+    for j in range(steps.shape[0]):
+        i = steps[j, 0]
+        h = steps[j, 1]
+        a = steps[j, 2]
+        dx = half_up(y, i)
+        dy = half_up(x, i)
+        if z >= 0:
+            x, y, z = x - dx, y + dy, z - a
+        else:
+            x, y, z = x + dx, y - dy, z + a
+    return x, y
+
+
+@njit(**JIT)
+def circular_vector(x, y, width):
+    steps = _circ(width)
+    z = I(0)
+    for j in range(steps.shape[0]):
+        i = steps[j, 0]
+        h = steps[j, 1]
+        a = steps[j, 2]
+        dx = half_up(y, i)
+        dy = half_up(x, i)
+        if y >= 0:
+            x, y, z = x + dx, y - dy, z + a
+        else:
+            x, y, z = x - dx, y + dy, z - a
+    return z
+
+
+@njit(**JIT)
+def hyperbolic_rotate(z, width):
+    t = _t(width)
+    steps = _hyp(width)
+    x = t[HX0]
+    y = I(0)
+    for j in range(steps.shape[0]):
+        i = steps[j, 0]
+        h = steps[j, 1]
+        a = steps[j, 2]
+        dx = half_up(y, i)
+        dy = half_up(x, i)
+        if z >= 0:
+            x, y, z = x + dx, y + dy, z - a
+        else:
+            x, y, z = x - dx, y - dy, z + a
+    return x, y
+
+
+@njit(**JIT)
+def hyperbolic_vector(x, y, width):
+    steps = _hyp(width)
+    z = I(0)
+    for j in range(steps.shape[0]):
+        i = steps[j, 0]
+        h = steps[j, 1]
+        a = steps[j, 2]
+        dx = half_up(y, i)
+        dy = half_up(x, i)
+        if y >= 0:
+            x, y, z = x - dx, y - dy, z + a
+        else:
+            x, y, z = x + dx, y + dy, z - a
+    return z
+
+
+# --- reductions ------------------------------------------------------------------------------
+
+
+@njit(**JIT)
+def round_p(v, width):
+    t = _t(width)
+    return (v + t[HALF_GUARD]) >> t[GUARD]
+
+
+@njit(**JIT)
+def saturate(v, width):
+    t = _t(width)
+    if v > t[MAX_S]:
+        return t[MAX_S]
+    if v < t[MIN_S]:
+        return t[MIN_S]
+    return v
+
+
+@njit(**JIT)
+def sincos_abs(ax, width):
+    """``elementary._sincos_abs`` for a uint64 ``ax >= 0`` (|min_signed| included)."""
+    t = _t(width)
+    frac = t[FRAC]
+    extra = t[EXTRA]
+    ph, pl = umul128(ax, U(t[TWO_OVER_PI]))
+    rh, rl = w_add(I(ph), pl, *w_shl(I(0), U(1), frac + width - 1))
+    qh, ql = w_sar(rh, rl, frac + width)
+    q = I(ql)
+    # wide = (ax << (G + E)) - q * half_pi_wide, exact mod 2**128 (its value is small)
+    ah, al = w_shl(I(0), ax, t[GUARD] + extra)
+    bh, bl = w_mul_i(t[HPW_HI], U(t[HPW_LO]), q)
+    wh, wl = w_sub(ah, al, bh, bl)
+    wh, wl = w_add(wh, wl, *w_shl(I(0), U(1), extra - 1))
+    rh, rl = w_sar(wh, wl, extra)
+    c, s = circular_rotate(I(rl), width)
+    return c, s, q & I(3)
+
+
+@njit(**JIT)
+def exp_parts(zh, zl, width):
+    """``elementary._exp_parts`` for a 128-bit z with |z| < 2**(P+7): (k, cosh r, sinh r)."""
+    t = _t(width)
+    sh, sl = w_sar(zh, zl, t[PREC] - 20)
+    k = (I(sl) * t[INV_LN2] + (I(1) << I(39))) >> I(40)
+    mh, ml = w_mul_i(t[LN2_HI], U(t[LN2_LO]), k)
+    mh, ml = w_add(mh, ml, I(0), U(128))
+    mh, ml = w_sar(mh, ml, 8)
+    rh, rl = w_sub(zh, zl, mh, ml)
+    c, s = hyperbolic_rotate(I(rl), width)
+    return k, c, s
+
+
+@njit(**JIT)
+def scale_round(vh, vl, shift):
+    """round(v / 2**shift) half-up for shift > 0, else v << -shift (128-bit)."""
+    if shift > 0:
+        hh, hl = w_shl(I(0), U(1), shift - 1)
+        sh, sl = w_add(vh, vl, hh, hl)
+        return w_sar(sh, sl, shift)
+    return w_shl(vh, vl, -shift)
+
+
+@njit(**JIT)
+def exp_from_p(zh, zl, width):
+    """``elementary._exp_from_p``: round(exp(z 2**-P) 2**F), saturating; z a 128-bit pair."""
+    t = _t(width)
+    lh, ll = w_shl(I(0), U(width + 2), t[PREC])
+    if not w_lt(zh, zl, lh, ll):
+        return t[MAX_S]
+    nh, nl = w_neg(lh, ll)
+    if not w_lt(nh, nl, zh, zl):
+        return I(0)
+    k, c, s = exp_parts(zh, zl, width)
+    if k >= width - t[FRAC]:
+        return t[MAX_S]
+    if k <= -t[FRAC] - 2:
+        return I(0)
+    vh, vl = w_of(c + s)
+    vh, vl = scale_round(vh, vl, t[GUARD] - k)
+    if vh != 0 or vl > U(t[MAX_S]):
+        return t[MAX_S]
+    return I(vl)
+
+
+@njit(**JIT)
+def ln_p(x, width):
+    """``elementary._ln_p`` for an int64 x > 0: ln(x 2**-F) 2**P as a 128-bit pair."""
+    t = _t(width)
+    n = I(64) - I(nlz64(U(x)))
+    e = n - 1 - t[FRAC]
+    s = t[PREC] - 1
+    shift = s - (n - 1)
+    a = x << shift if shift >= 0 else x >> -shift
+    if a >= t[SQRT2_S]:
+        e += 1
+        u = a + (I(2) << s)
+        v = a - (I(2) << s)
+    else:
+        u = a + (I(1) << s)
+        v = a - (I(1) << s)
+    z = hyperbolic_vector(u, v, width) if v != 0 else I(0)
+    mh, ml = w_mul_i(t[LN2_HI], U(t[LN2_LO]), e)
+    mh, ml = w_add(mh, ml, I(0), U(128))
+    mh, ml = w_sar(mh, ml, 8)
+    return w_add(mh, ml, *w_of(2 * z))
+
+
+@njit(**JIT)
+def div_round_mag(n, d, scale):
+    """round(n 2**scale / d) for uint64 n >= 0, d > 0, ties up: (hi, lo) unsigned.
+
+    floor((n 2**(scale+1) + d) / (2d)) == floor((n 2**scale + floor(d/2)) / d), so the
+    divisor stays a uint64."""
+    nh, nl = w_shl(I(0), n, scale)
+    nh, nl = w_add(nh, nl, I(0), d >> U(1))
+    return udiv128(U(nh), nl, d)
+
+
+@njit(**JIT)
+def hyperbolic_abs(ax, width):
+    """``elementary._hyperbolic_abs`` for 0 <= ax < 2**40: (k, e**r 2**P, e**-r 4**-k 2**P)."""
+    t = _t(width)
+    zh, zl = w_shl(I(0), U(ax), t[GUARD])
+    k, c, s = exp_parts(zh, zl, width)
+    em = c - s
+    sh = 2 * k
+    if sh > 0:
+        if sh >= 64:
+            em = I(0)
+        else:
+            em = I((U(em) + (U(1) << U(sh - 1))) >> U(sh))
+    return k, c + s, em
+
+
+# --- the elementary functions on signed raw words (int64), returning int64 ----------------
+
+
+@njit(**JIT)
+def fx_sin(x, width):
+    ax = U(0) - U(x) if x < 0 else U(x)
+    c, s, q = sincos_abs(ax, width)
+    if q == 0:
+        r = s
+    elif q == 1:
+        r = c
+    elif q == 2:
+        r = -s
+    else:
+        r = -c
+    v = round_p(r, width)
+    return -v if x < 0 else v
+
+
+@njit(**JIT)
+def fx_cos(x, width):
+    ax = U(0) - U(x) if x < 0 else U(x)
+    c, s, q = sincos_abs(ax, width)
+    if q == 0:
+        r = c
+    elif q == 1:
+        r = -s
+    elif q == 2:
+        r = -c
+    else:
+        r = s
+    return round_p(r, width)
+
+
+@njit(**JIT)
+def fx_tan(x, width):
+    t = _t(width)
+    ax = U(0) - U(x) if x < 0 else U(x)
+    c, s, q = sincos_abs(ax, width)
+    if q & I(1):
+        num, den = c, -s
+    else:
+        num, den = s, c
+    negative = (num < 0) != (den < 0)
+    if x < 0:
+        negative = not negative
+    n = U(-num) if num < 0 else U(num)
+    d = U(-den) if den < 0 else U(den)
+    if d == U(0):
+        big = True
+        v = I(0)
+    else:
+        qh, ql = div_round_mag(n, d, t[FRAC])
+        big = qh != U(0) or ql > U(t[MAX_S])
+        v = I(ql)
+    if big:
+        return t[MIN_S] if negative else t[MAX_S]
+    return saturate(-v if negative else v, width)
+
+
+@njit(**JIT)
+def fx_atan2(y, x, width):
+    t = _t(width)
+    ax = U(0) - U(x) if x < 0 else U(x)
+    ay = U(0) - U(y) if y < 0 else U(y)
+    swap = ay > ax
+    big, small = (ay, ax) if swap else (ax, ay)
+    if big == U(0):
+        return I(0)
+    shift = t[PREC] - 1 - (I(64) - I(nlz64(big)))
+    if shift >= 0:
+        big, small = big << U(shift), small << U(shift)
+    else:
+        big, small = big >> U(-shift), small >> U(-shift)
+    a = circular_vector(I(big), I(small), width)
+    if swap:
+        a = t[HALF_PI_P] - a
+    if x < 0:  # pi - a reaches pi 2**P, beyond int64 at W = 64: unsigned
+        v = I((U(t[PI_P]) - U(a) + U(t[HALF_GUARD])) >> U(t[GUARD]))
+    else:
+        v = round_p(a, width)
+    return -v if y < 0 else v
+
+
+@njit(**JIT)
+def fx_atan(x, width):
+    return fx_atan2(x, _t(width)[ONE], width)
+
+
+@njit(**JIT)
+def fx_exp(x, width):
+    zh, zl = w_shl(*w_of(x), _t(width)[GUARD])
+    return exp_from_p(zh, zl, width)
+
+
+@njit(**JIT)
+def fx_log(x, width):
+    """For x > 0 (the caller faults the others)."""
+    t = _t(width)
+    h, lo = ln_p(x, width)
+    h, lo = w_add(h, lo, I(0), U(t[HALF_GUARD]))
+    h, lo = w_sar(h, lo, t[GUARD])
+    return I(lo)
+
+
+@njit(**JIT)
+def fx_pow(x, y, width):
+    """For x >= 0 and not (x == 0 and y < 0) (the caller faults those)."""
+    t = _t(width)
+    if x == 0:
+        return t[ONE] if y == 0 else I(0)
+    lh, ll = ln_p(x, width)
+    # y * ln x, a 192-bit product at W = 64: clamped to +-2**110 when larger (exp
+    # saturates or vanishes long before), then (p + 2**(F-1)) >> F.
+    negative = (y < 0) != (lh < 0)
+    ay = U(0) - U(y) if y < 0 else U(y)
+    if lh < 0:
+        mh, ml = w_neg(lh, ll)
+    else:
+        mh, ml = lh, ll
+    ph, pl = umul128(ay, ml)
+    top_h, top_l = umul128(ay, U(mh))
+    big = top_h != U(0) or top_l >= (U(1) << U(46))
+    ph2 = ph + top_l
+    if ph2 < ph:
+        big = True
+    if ph2 >= (U(1) << U(46)):
+        big = True
+    if big:
+        ph2, pl = U(1) << U(46), U(0)
+    zh, zl = I(ph2), pl
+    if negative:
+        zh, zl = w_neg(zh, zl)
+    zh, zl = w_add(zh, zl, *w_shl(I(0), U(1), t[FRAC] - 1))
+    zh, zl = w_sar(zh, zl, t[FRAC])
+    return exp_from_p(zh, zl, width)
+
+
+@njit(**JIT)
+def fx_sinh(x, width):
+    t = _t(width)
+    frac = t[FRAC]
+    ax = U(0) - U(x) if x < 0 else U(x)
+    if ax >= U((width + 2) << frac):
+        big = True
+        vh, vl = I(0), U(0)
+    else:
+        k, ep, em = hyperbolic_abs(I(ax), width)
+        if k > width - frac:
+            big = True
+            vh, vl = I(0), U(0)
+        else:
+            vh, vl = scale_round(*w_of(ep - em), t[GUARD] + 1 - k)
+            big = not w_fits64(vh, vl) or I(vl) > t[MAX_S]
+    if big:  # v > max_signed: saturates with x's sign
+        return t[MIN_S] if x < 0 else t[MAX_S]
+    v = I(vl)
+    return saturate(-v if x < 0 else v, width)
+
+
+@njit(**JIT)
+def fx_cosh(x, width):
+    t = _t(width)
+    frac = t[FRAC]
+    ax = U(0) - U(x) if x < 0 else U(x)
+    if ax >= U((width + 2) << frac):
+        return t[MAX_S]
+    k, ep, em = hyperbolic_abs(I(ax), width)
+    if k > width - frac:
+        return t[MAX_S]
+    sh, sl = w_add(*w_of(ep), *w_of(em))
+    vh, vl = scale_round(sh, sl, t[GUARD] + 1 - k)
+    if not w_fits64(vh, vl) or I(vl) > t[MAX_S]:
+        return t[MAX_S]
+    return I(vl)
+
+
+@njit(**JIT)
+def fx_tanh(x, width):
+    t = _t(width)
+    frac = t[FRAC]
+    ax = U(0) - U(x) if x < 0 else U(x)
+    if ax >= U((frac + 4) << frac):
+        v = t[ONE]
+    else:
+        k, ep, em = hyperbolic_abs(I(ax), width)
+        if k >= frac // 2 + 2:
+            v = t[ONE]
+        else:
+            num = ep - em
+            den = U(ep) + U(em)
+            if num >= 0:
+                qh, ql = div_round_mag(U(num), den, frac)
+                v = I(ql)
+            else:  # floor((num 2**(F+1) + den) / (2 den)) for a (tiny) negative num
+                nh, nl = w_shl(I(0), U(-num), frac)
+                nh, nl = w_add(nh, nl, I(0), (den - U(1)) >> U(1))
+                qh, ql = udiv128(U(nh), nl, den)
+                v = -I(ql)
+    return -v if x < 0 else v
+
+
+@njit(**JIT)
+def fx_sqrt(x, width):
+    """For x >= 0: the digit-by-digit root of x 2**F, rounded from its remainder."""
+    t = _t(width)
+    nh, nl = w_shl(I(0), U(x), t[FRAC])
+    rem = I(0)
+    root = I(0)
+    i = 2 * t[SQRT_BITS] - 2
+    while i >= 0:
+        dh, dl = w_sar(nh, nl, i)
+        rem = (rem << I(2)) | I(dl & U(3))
+        trial = (root << I(2)) | I(1)
+        root <<= I(1)
+        if rem >= trial:
+            rem -= trial
+            root |= I(1)
+        i -= 2
+    return root + 1 if rem > root else root
+
+
+@njit(**JIT)
+def fx_abs(x, width):
+    t = _t(width)
+    if x >= 0:
+        return x
+    return -x if x > t[MIN_S] else t[MAX_S]
+
+
+# --- the vocabulary on words ------------------------------------------------------------------
+
+
+@njit(**JIT)
+def S32(w):  # noqa: N802 - the vocabulary's name
+    return I(w) - I((w & U(0x80000000)) << U(1))
+
+
+@njit(**JIT)
+def S64(w):  # noqa: N802
+    return I(w)
+
+
+@njit(**JIT)
+def word32(v):
+    """An int64 as a W = 32 word."""
+    return U(v) & LOW32
+
+
+@njit(**JIT)
+def shl32(w, n):
+    return (w << (n & U(31))) & LOW32
+
+
+@njit(**JIT)
+def shl64(w, n):
+    return w << (n & U(63))
+
+
+@njit(**JIT)
+def srl32(w, n):
+    return w >> (n & U(31))
+
+
+@njit(**JIT)
+def srl64(w, n):
+    return w >> (n & U(63))
+
+
+@njit(**JIT)
+def sra32(w, n):
+    return U(S32(w) >> I(n & U(31))) & LOW32
+
+
+@njit(**JIT)
+def sra64(w, n):
+    return U(I(w) >> I(n & U(63)))
+
+
+@njit(**JIT)
+def rotl32(w, n):
+    k = n & U(31)
+    if k == U(0):
+        return w
+    return ((w << k) | (w >> (U(32) - k))) & LOW32
+
+
+@njit(**JIT)
+def rotl64(w, n):
+    k = n & U(63)
+    if k == U(0):
+        return w
+    return (w << k) | (w >> (U(64) - k))
+
+
+@njit(**JIT)
+def rotr32(w, n):
+    k = n & U(31)
+    if k == U(0):
+        return w
+    return ((w >> k) | (w << (U(32) - k))) & LOW32
+
+
+@njit(**JIT)
+def rotr64(w, n):
+    k = n & U(63)
+    if k == U(0):
+        return w
+    return (w >> k) | (w << (U(64) - k))
+
+
+@njit(**JIT)
+def slt32(x, y):
+    return U(1) if S32(x) < S32(y) else U(0)
+
+
+@njit(**JIT)
+def slt64(x, y):
+    return U(1) if I(x) < I(y) else U(0)
+
+
+@njit(**JIT)
+def mul_round32(a, b):
+    """elementary.fx_mul at W = 32 on signed int64 views: the product fits int64."""
+    return (a * b + I(1 << 15)) >> I(16)
+
+
+@njit(**JIT)
+def mul_round64(a, b):
+    """Low 64 bits of floor((a b + 2**31) / 2**32): one 128-bit product."""
+    h, lo = smul128(a, b)
+    h, lo = w_add(h, lo, I(0), U(1 << 31))
+    return U(h) << U(32) | lo >> U(32)
+
+
+@njit(**JIT)
+def fmul32(x, y):
+    return U(mul_round32(S32(x), S32(y))) & LOW32
+
+
+@njit(**JIT)
+def fmul64(x, y):
+    return mul_round64(I(x), I(y))
+
+
+@njit(**JIT)
+def fdiv32(x, y):
+    """y != 0 (checked by the caller)."""
+    a = S32(x)
+    b = S32(y)
+    n = U(-a) if a < 0 else U(a)
+    d = U(-b) if b < 0 else U(b)
+    q = ((n << U(17)) + d) // (d << U(1))
+    if (a < 0) != (b < 0):
+        q = U(0) - q
+    return q & LOW32
+
+
+@njit(**JIT)
+def fdiv64(x, y):
+    """y != 0 (checked by the caller); the low 64 bits of the rounded quotient."""
+    a = I(x)
+    b = I(y)
+    n = U(0) - x if a < 0 else x
+    d = U(0) - y if b < 0 else y
+    qh, q = div_round_mag(n, d, 32)
+    if (a < 0) != (b < 0):
+        q = U(0) - q
+    return q
+
+
+@njit(**JIT)
+def fsign32(x):
+    if x == U(0):
+        return U(0)
+    return U(0xFFFF0000) if x & U(0x80000000) else U(0x10000)
+
+
+@njit(**JIT)
+def fsign64(x):
+    if x == U(0):
+        return U(0)
+    return U(0xFFFFFFFF00000000) if x & U(0x8000000000000000) else U(0x100000000)
+
+
+@njit(**JIT)
+def rotation_plan(theta, width):
+    """``rotation.rotation_plan`` for a signed angle: (negate, tan(theta'/2), sin(theta'))."""
+    t = _t(width)
+    pi = t[PI_RAW]
+    half_pi = pi >> I(1)
+    negate = False
+    reduced = theta
+    if reduced > half_pi:
+        turns = (U(reduced) - U(half_pi) + U(pi) - U(1)) // U(pi)
+        reduced = I(U(reduced) - turns * U(pi))
+        negate = (turns & U(1)) == U(1)
+    elif reduced < -half_pi:
+        turns = (U(-half_pi) - U(reduced) + U(pi) - U(1)) // U(pi)
+        reduced = I(U(reduced) + turns * U(pi))
+        negate = (turns & U(1)) == U(1)
+    return negate, fx_tan(reduced >> I(1), width), fx_sin(reduced, width)
+
+
+@njit(**OPAQUE)
+def rot32(x, y, theta):
+    negate, t, sn = rotation_plan(S32(theta), 32)
+    if negate:
+        x, y = (U(0) - x) & LOW32, (U(0) - y) & LOW32
+    x = (x - U(mul_round32(t, S32(y)))) & LOW32
+    y = (y + U(mul_round32(sn, S32(x)))) & LOW32
+    x = (x - U(mul_round32(t, S32(y)))) & LOW32
+    return x, y
+
+
+@njit(**OPAQUE)
+def irot32(x, y, theta):
+    negate, t, sn = rotation_plan(S32(theta), 32)
+    x = (x + U(mul_round32(t, S32(y)))) & LOW32
+    y = (y - U(mul_round32(sn, S32(x)))) & LOW32
+    x = (x + U(mul_round32(t, S32(y)))) & LOW32
+    if negate:
+        x, y = (U(0) - x) & LOW32, (U(0) - y) & LOW32
+    return x, y
+
+
+@njit(**OPAQUE)
+def rot64(x, y, theta):
+    negate, t, sn = rotation_plan(I(theta), 64)
+    if negate:
+        x, y = U(0) - x, U(0) - y
+    x = x - mul_round64(t, I(y))
+    y = y + mul_round64(sn, I(x))
+    x = x - mul_round64(t, I(y))
+    return x, y
+
+
+@njit(**OPAQUE)
+def irot64(x, y, theta):
+    negate, t, sn = rotation_plan(I(theta), 64)
+    x = x + mul_round64(t, I(y))
+    y = y - mul_round64(sn, I(x))
+    x = x + mul_round64(t, I(y))
+    if negate:
+        x, y = U(0) - x, U(0) - y
+    return x, y
+
+
+# The elementary functions on words, per width (the template names ``fn_*``).
+
+@njit(**OPAQUE)
+def fn_sin32(w):
+    return word32(fx_sin(S32(w), 32))
+
+
+@njit(**OPAQUE)
+def fn_sin64(w):
+    return U(fx_sin(I(w), 64))
+
+
+@njit(**OPAQUE)
+def fn_cos32(w):
+    return word32(fx_cos(S32(w), 32))
+
+
+@njit(**OPAQUE)
+def fn_cos64(w):
+    return U(fx_cos(I(w), 64))
+
+
+@njit(**OPAQUE)
+def fn_tan32(w):
+    return word32(fx_tan(S32(w), 32))
+
+
+@njit(**OPAQUE)
+def fn_tan64(w):
+    return U(fx_tan(I(w), 64))
+
+
+@njit(**OPAQUE)
+def fn_tanh32(w):
+    return word32(fx_tanh(S32(w), 32))
+
+
+@njit(**OPAQUE)
+def fn_tanh64(w):
+    return U(fx_tanh(I(w), 64))
+
+
+@njit(**OPAQUE)
+def fn_exp32(w):
+    return word32(fx_exp(S32(w), 32))
+
+
+@njit(**OPAQUE)
+def fn_exp64(w):
+    return U(fx_exp(I(w), 64))
+
+
+@njit(**OPAQUE)
+def fn_log32(w):
+    return word32(fx_log(S32(w), 32))
+
+
+@njit(**OPAQUE)
+def fn_log64(w):
+    return U(fx_log(I(w), 64))
+
+
+@njit(**OPAQUE)
+def fn_sqrt32(w):
+    return word32(fx_sqrt(S32(w), 32))
+
+
+@njit(**OPAQUE)
+def fn_sqrt64(w):
+    return U(fx_sqrt(I(w), 64))
+
+
+@njit(**OPAQUE)
+def fn_abs32(w):
+    return word32(fx_abs(S32(w), 32))
+
+
+@njit(**OPAQUE)
+def fn_abs64(w):
+    return U(fx_abs(I(w), 64))
+
+
+@njit(**OPAQUE)
+def fn_atan32(w):
+    return word32(fx_atan(S32(w), 32))
+
+
+@njit(**OPAQUE)
+def fn_atan64(w):
+    return U(fx_atan(I(w), 64))
+
+
+@njit(**OPAQUE)
+def fn_sinh32(w):
+    return word32(fx_sinh(S32(w), 32))
+
+
+@njit(**OPAQUE)
+def fn_sinh64(w):
+    return U(fx_sinh(I(w), 64))
+
+
+@njit(**OPAQUE)
+def fn_cosh32(w):
+    return word32(fx_cosh(S32(w), 32))
+
+
+@njit(**OPAQUE)
+def fn_cosh64(w):
+    return U(fx_cosh(I(w), 64))
+
+
+@njit(**OPAQUE)
+def fn_atan232(w, v):
+    return word32(fx_atan2(S32(w), S32(v), 32))
+
+
+@njit(**OPAQUE)
+def fn_atan264(w, v):
+    return U(fx_atan2(I(w), I(v), 64))
+
+
+@njit(**OPAQUE)
+def fn_pow32(w, v):
+    return word32(fx_pow(S32(w), S32(v), 32))
+
+
+@njit(**OPAQUE)
+def fn_pow64(w, v):
+    return U(fx_pow(I(w), I(v), 64))
+
+
+# The gradient helpers.
+
+@njit(**JIT)
+def fneg32(x):
+    return (U(0) - x) & LOW32
+
+
+@njit(**JIT)
+def fneg64(x):
+    return U(0) - x
+
+
+@njit(**JIT)
+def fadd32(x, y):
+    return (x + y) & LOW32
+
+
+@njit(**JIT)
+def fadd64(x, y):
+    return x + y
+
+
+@njit(**JIT)
+def fsub32(x, y):
+    return (x - y) & LOW32
+
+
+@njit(**JIT)
+def fsub64(x, y):
+    return x - y
+
+
+# --- the per-lane memory table -----------------------------------------------------------
+
+EMPTY = U(0xFFFFFFFFFFFFFFFF)  # no address is this large (memory_words < 2**63)
+
+
+@njit(**JIT)
+def find_slot(keys, lane, word, dense):
+    """The slot of ``word`` in the lane's open-addressing table (inserted if new), offset by
+    the dense words; -1 when the table is full (the host grows it and resumes the lane)."""
+    capacity = keys.shape[1]
+    if capacity == 0:
+        return I(-1)
+    mask = U(capacity - 1)
+    j = ((word * U(0x9E3779B97F4A7C15)) >> U(32)) & mask
+    for _ in range(capacity):
+        key = keys[lane, j]
+        if key == word:
+            return I(dense) + I(j)
+        if key == EMPTY:
+            keys[lane, j] = word
+            return I(dense) + I(j)
+        j = (j + U(1)) & mask
+    return I(-1)
+
+
+@njit(**JIT)
+def slots_of(keys, word, dense, insert):
+    """Every lane's slot of ``word`` (inserted when ``insert``; -1 where absent or full)."""
+    lanes = keys.shape[0]
+    out = np.empty(lanes, dtype=np.int64)
+    capacity = keys.shape[1]
+    for lane in range(lanes):
+        if insert:
+            out[lane] = find_slot(keys, lane, word, dense)
+            continue
+        out[lane] = -1
+        if capacity == 0:
+            continue
+        mask = U(capacity - 1)
+        j = ((word * U(0x9E3779B97F4A7C15)) >> U(32)) & mask
+        for _ in range(capacity):
+            key = keys[lane, j]
+            if key == word:
+                out[lane] = I(dense) + I(j)
+                break
+            if key == EMPTY:
+                break
+            j = (j + U(1)) & mask
+    return out
+
+
+@njit(**JIT)
+def rehash(old_keys, new_keys, old_bank, new_bank, dense):
+    """Move every lane's table words of one bank into a larger table."""
+    for lane in range(old_keys.shape[0]):
+        for j in range(old_keys.shape[1]):
+            key = old_keys[lane, j]
+            if key != EMPTY:
+                slot = find_slot(new_keys, lane, key, dense)
+                new_bank[lane, slot] = old_bank[lane, dense + j]
