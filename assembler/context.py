@@ -32,6 +32,8 @@ class Context:
 
     def shown(self, token: Token, number: int) -> str:
         """How a message shows an operand's value: ``70000``, ``0.5 (raw 32768 in Q16.16)``."""
+        if abs(number).bit_length() > 128:  # 1e99999: too long to print (and to read)
+            return f"{token.text} (a number of {abs(number).bit_length()} bits)"
         if is_real(token.text):
             return f"{token.text} (raw {number} in {self.fmt.name})"
         if token.text == str(number):

@@ -26,6 +26,11 @@ def looks_numeric(text: str) -> bool:
     return bool(_NUMERIC_START.match(text))
 
 
+#: A literal longer than this is out of range of every word (W <= 64): read as _HUGE.
+_MOST_DIGITS = 400
+_HUGE = 1 << 200
+
+
 def is_real(text: str) -> bool:
     return bool(_REAL.match(text))
 
@@ -36,6 +41,8 @@ def parse_integer(text: str) -> int | None:
     if not match:
         return None
     sign, digits = match.groups()
+    if len(digits) > _MOST_DIGITS:  # beyond any word (and beyond int()'s digit limit)
+        return -_HUGE if sign == "-" else _HUGE
     lower = digits.lower()
     if lower.startswith(("0x", "0b", "0o")):
         value = int(digits[2:], {"x": 16, "b": 2, "o": 8}[lower[1]])
@@ -50,6 +57,12 @@ def parse_real(text: str) -> Fraction | None:
     """The exact rational value of a fixed-point literal, or None."""
     if not _REAL.match(text):
         return None
+    mantissa, _, exponent = text.lower().partition("e")
+    whole = mantissa.lstrip("+-").partition(".")[0]
+    if len(whole) > _MOST_DIGITS or (exponent and abs(int(exponent[:12])) > _MOST_DIGITS):
+        # 1e999999999 would take minutes to make exact: it is out of range, or 0 when tiny
+        tiny = exponent.lstrip("+").startswith("-")
+        return Fraction(0) if tiny else Fraction(-_HUGE if text.startswith("-") else _HUGE)
     return Fraction(text)
 
 

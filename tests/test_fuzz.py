@@ -174,6 +174,17 @@ def test_cr_only_line_ends_in_pal_and_python(tmp_path):
         compile_file(Path(fuzz.EXAMPLES) / "nilang" / "rfib.py").image.words
 
 
+def test_a_huge_immediate_is_an_assembly_error():
+    from revasm.assembler import AssemblyError, assemble
+
+    for literal in ("-1e99910", "1" * 5000, "1e999999999999", "0x" + "f" * 5000,
+                    "9" * 500 + ".5"):
+        with pytest.raises(AssemblyError, match="does not fit"):
+            assemble(f";; pendulum pal file\n start\n addi $3 {literal}\n finish\n")
+    image = assemble(";; pendulum pal file\n start\n li $3 0." + "5" * 999 + "\n finish\n")
+    assert image.words  # a long fraction is an ordinary real
+
+
 def test_the_long_run_counts_inputs_and_failures():
     outcome = fuzz.fuzz_target("batch_inputs", 20, seed=random.randrange(1 << 30))
     assert outcome["inputs"] == 20 and outcome["failures"] == 0, outcome["first_failures"]
