@@ -12,6 +12,7 @@ instruction came from (the compiler's source map).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -27,14 +28,22 @@ from revasm.sim.reference import MachineFault
 
 
 class ProgramFault(Exception):
-    """A machine fault in compiled code, reported at the Python line it came from."""
+    """A machine fault in compiled code, reported at the Python line it came from.
 
-    def __init__(self, fault: MachineFault, pos: SourcePos | None, note: str) -> None:
+    ``check`` is the kind of run-time check that failed (``bounds``, ``alias``, ...; empty
+    for the machine's own faults and the older guards), ``pal_line`` the line of the
+    compiled PAL the fault is at; the message carries the values the check saw."""
+
+    def __init__(self, fault: MachineFault, pos: SourcePos | None, note: str,
+                 check: str = "", pal_line: int | None = None) -> None:
         self.fault = fault
         self.pos = pos
         self.note = note
+        self.check = check
+        self.pal_line = pal_line
         where = f"{pos}: " if pos else ""
-        super().__init__(f"{where}runtime error: {note or fault.message}")
+        kind = f" ({check} check, PAL line {pal_line})" if check else ""
+        super().__init__(f"{where}runtime error{kind}: {note or fault.message}")
 
 
 @dataclass
@@ -133,9 +142,34 @@ def program_fault(program: CompiledProgram, fault: MachineFault) -> ProgramFault
     for pc in (fault.landing_pc, fault.pc, fault.jump_source_pc):
         entry = program.source_of_pc(pc)
         if entry is not None and entry.note and (entry.role == "check" or pc == fault.pc):
-            return ProgramFault(fault, entry.pos, entry.note)
+            location = program.image.location(pc) if pc is not None else None
+            return ProgramFault(fault, entry.pos, _with_values(entry.note, fault),
+                                entry.check, location.line if location else None)
     entry = program.source_of_pc(fault.pc)
     return ProgramFault(fault, entry.pos if entry else None, fault.message)
+
+
+_MARKER = re.compile(r"\{\$(\d+)([+-]\d+)?(?:@([\d,]+))?\}")
+
+
+def _with_values(note: str, fault: MachineFault) -> str:
+    """A guard's note with its ``{$r}`` markers replaced by the faulting state's values:
+    ``{$r+k}`` adds k, ``{$r@3,4}`` reads a flat index as the indices of a 3 x 4 array."""
+    fmt = WordFormat(fault.width)
+
+    def value(match: re.Match) -> str:
+        register = int(match.group(1))
+        if register >= len(fault.registers):
+            return match.group(0)
+        number = fmt.signed(fault.registers[register]) + int(match.group(2) or 0)
+        if not match.group(3):
+            return str(number)
+        indices = []
+        for extent in reversed([int(x) for x in match.group(3).split(",")]):
+            number, index = divmod(number, extent)
+            indices.append(index)
+        return ", ".join(map(str, reversed(indices)))
+    return _MARKER.sub(value, note)
 
 
 def _word(fmt: WordFormat, value: Any, type_: ir.ScalarType) -> int:

@@ -140,8 +140,9 @@ def check(image: Image, inputs: dict[str, object] | None = None, *,
     word, BR, DIR and the EMIT tape with the initial state.
 
     State 0 is the declared defaults plus ``inputs``/``prepare``; ``random`` more states draw
-    the declared inputs uniformly (integers from ``int_range``, reals from ``real_range``),
-    all of them run as lanes of one engine.
+    the declared inputs uniformly: from the input's declared domain (``.input ... in
+    LO..HI``, every word between the ends), else integers from ``int_range`` and reals from
+    ``real_range``; all of them run as lanes of one engine.
     """
     fmt = WordFormat(image.width)
     declared_inputs = [d for d in image.names.values() if d.role == "input"]
@@ -153,7 +154,9 @@ def check(image: Image, inputs: dict[str, object] | None = None, *,
     columns = [[int(read_place(machine, d.register, d.address)[0])] for d in declared_inputs]
     for _state in range(random):
         for declared, column in zip(declared_inputs, columns):
-            if declared.fixed:
+            if declared.domain is not None:  # ``in LO..HI``: words, both ends included
+                column.append(rng.randint(*declared.domain) & fmt.mask)
+            elif declared.fixed:
                 column.append(fmt.from_real(round(rng.uniform(*real_range), 6)))
             else:
                 column.append(rng.randint(*int_range) & fmt.mask)

@@ -1,11 +1,14 @@
-"""Declared names: ``.input/.output/.loss/.name NAME LOC [fixed|int] [= VALUE]``.
+"""Declared names: ``.input/.output/.loss/.name NAME LOC [fixed|int] [= VALUE] [in LO..HI]``.
 
 They tell the tools where a program's inputs, outputs and loss live (a register
 or a memory word), how to read them (fixed point or integer) and, optionally,
-the value the host loads before a run.  They are resolved after layout, so a
-declaration may name a label defined further down.
+the value the host loads before a run and the domain its values come from
+(``in LO..HI``, both ends included: what ``revasm check --random`` draws).  They are
+resolved after layout, so a declaration may name a label defined further down.
 """
 from __future__ import annotations
+
+from dataclasses import replace
 
 from .checks import Placed
 from .context import Context
@@ -16,6 +19,8 @@ from .operands import OperandError, is_register, register, value
 from .parser import NAME, Statement
 
 Parts = tuple[Token, Token, Token | None, Token | None]
+#: The domain's words: ``in LO..HI`` splits into the two ends (None when absent).
+Domain = tuple[Token, Token] | None
 
 
 def declared_names(ctx: Context, statements: list[Statement],
@@ -23,6 +28,10 @@ def declared_names(ctx: Context, statements: list[Statement],
     names: dict[str, DeclaredName] = {}
     lines: dict[str, int] = {}
     for statement in statements:
+        split = _split_domain(ctx, statement)
+        if split is None:
+            continue
+        statement, domain_tokens = split
         parts = _split(ctx, statement)
         if parts is None:
             continue
@@ -48,13 +57,59 @@ def declared_names(ctx: Context, statements: list[Statement],
         if default_token is not None:
             default = ctx.word_value(statement, default_token, "default value")
             ok &= default is not None
+        domain = None
+        if domain_tokens is not None:
+            domain = _domain(ctx, statement, domain_tokens, default)
+            ok &= domain is not None
         where = _location(ctx, statement, location_token, code)
         if ok and where is not None:
             register_number, address = where
             role = DECLARATION_ROLES[statement.head.text.lower()]
-            names[name] = DeclaredName(name, role, register_number, address, fixed, default)
+            names[name] = DeclaredName(name, role, register_number, address, fixed, default,
+                                       domain)
             lines[name] = statement.line
     return names
+
+
+def _split_domain(ctx: Context,
+                  statement: Statement) -> tuple[Statement, Domain] | None:
+    """The statement without its ``in LO..HI`` tail, and the tail's two ends."""
+    operands = list(statement.operands)
+    at = next((i for i, t in enumerate(operands) if t.text.lower() == "in"), None)
+    if at is None:
+        return statement, None
+    tail = operands[at + 1:]
+    text = "".join(t.text for t in tail)
+    low, dots, high = text.partition("..")
+    if not tail or not dots or not low or not high or ".." in high:
+        column = tail[0].column if tail else statement.end_column()
+        ctx.error(statement.line, column, "expected a domain LO..HI after 'in' "
+                  "(both ends included: in 1..20, in -1.0..1.0)")
+        return None
+    if statement.head.text.lower() != ".input":
+        ctx.error(statement.line, operands[at], "only an .input has a domain (in LO..HI)")
+        return None
+    column = tail[0].column
+    ends = (Token(low, column), Token(high, column + len(low) + 2))
+    return replace(statement, operands=operands[:at]), ends
+
+
+def _domain(ctx: Context, statement: Statement, ends: tuple[Token, Token],
+            default: int | None) -> tuple[int, int] | None:
+    """The domain's ends as signed words, low <= high, the default inside."""
+    words = [ctx.word_value(statement, token, "domain end") for token in ends]
+    if words[0] is None or words[1] is None:
+        return None
+    low, high = (ctx.fmt.signed(w) for w in words)
+    if low > high:
+        ctx.error(statement.line, ends[0], f"the domain {ends[0].text}..{ends[1].text} is "
+                  "empty: its low end is above its high end")
+        return None
+    if default is not None and not low <= ctx.fmt.signed(default) <= high:
+        ctx.error(statement.line, ends[0], f"the default is outside the domain "
+                  f"{ends[0].text}..{ends[1].text}")
+        return None
+    return low, high
 
 
 def _split(ctx: Context, statement: Statement) -> Parts | None:

@@ -35,10 +35,13 @@ DIRECTIVES: dict[str, Directive] = {d.name: d for d in (
     Directive(".const", ".const NAME VALUE",
               "a named constant: a number, fixed-point literal or earlier constant", 2, 2),
     Directive(".equ", ".equ NAME VALUE", "the same as .const", 2, 2),
-    *(Directive(name, f"{name} NAME LOC [fixed|int] [= VALUE]",
+    *(Directive(name, f"{name} NAME LOC [fixed|int] [= VALUE]"
+                + (" [in LO..HI]" if name == ".input" else ""),
                 f"declare NAME as {_ROLE_DOCS[name]}; LOC is a register $n or a memory "
                 "word (label or address); the value is fixed point unless 'int'; VALUE is "
-                "the word the host loads there before a run when the user gives none", 2, 5)
+                "the word the host loads there before a run when the user gives none"
+                + ("; in LO..HI is the domain revasm check --random draws from (ends "
+                   "included)" if name == ".input" else ""), 2, 9 if name == ".input" else 5)
       for name in DECLARATION_ROLES),
 )}
 

@@ -32,7 +32,9 @@ class DeclaredName:
     ``address`` says where the value lives; ``fixed`` says whether it is read
     and written as a fixed-point real (else as an integer); ``default`` is the
     W-bit word an input holds when the user gives no value (``= VALUE`` in the
-    declaration), loaded by the host before the run, not by instructions.
+    declaration), loaded by the host before the run, not by instructions; ``domain``
+    is an input's ``in LO..HI`` (signed words, both ends included), the values
+    ``revasm check --random`` draws from.
     """
 
     name: str
@@ -41,6 +43,7 @@ class DeclaredName:
     address: int | None = None
     fixed: bool = True
     default: int | None = None
+    domain: tuple[int, int] | None = None
 
 
 class UnknownName(ValueError):

@@ -189,7 +189,8 @@ def sidecar_dict(image: Image) -> dict[str, Any]:
         "symbols": dict(image.symbols),
         "names": {
             name: {"role": d.role, "register": d.register, "address": d.address,
-                   "type": "fixed" if d.fixed else "int", "default": d.default}
+                   "type": "fixed" if d.fixed else "int", "default": d.default,
+                   **({"domain": list(d.domain)} if d.domain is not None else {})}
             for name, d in image.names.items()},
         "lines": {
             str(pc): {"file": loc.file, "line": loc.line, "column": loc.column,
@@ -284,7 +285,8 @@ def _declared(name: str, d: Any, width: int) -> DeclaredName:
     if default is not None:
         default = _int(default, f"{name!r}'s default", -(1 << (width - 1)),
                        (1 << width) - 1) & ((1 << width) - 1)
-    return DeclaredName(name, role, register, address, kind == "fixed", default)
+    return DeclaredName(name, role, register, address, kind == "fixed", default,
+                        _domain(d.get("domain")))
 
 
 def _dict(value: Any, what: str) -> dict:
@@ -312,3 +314,10 @@ def _int(value: Any, what: str, low: int, high: int | None = None) -> int:
                                f"not {json.dumps(value)[:40]}")
     return value
 
+
+def _domain(value: Any) -> tuple[int, int] | None:
+    """A sidecar's ``"domain": [low, high]`` (absent: None)."""
+    if value is None:
+        return None
+    low, high = value
+    return int(low), int(high)

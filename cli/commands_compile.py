@@ -50,6 +50,21 @@ def _refuse_program_file(path: str) -> None:
             param_hint="SRC.py[:FUNC]")
 
 
+def _checks(no_checks: str | None) -> bool | set[str]:
+    """``--no-checks`` (all), ``--no-checks bounds,alias`` (those) or nothing (none)."""
+    from revasm.compiler.backend.guards import CHECK_KINDS
+    if no_checks is None:
+        return True
+    if no_checks == "all":
+        return False
+    dropped = {k.strip() for k in no_checks.split(",") if k.strip()}
+    unknown = sorted(dropped - set(CHECK_KINDS))
+    if unknown:
+        raise click.BadParameter(f"unknown check kind {unknown[0]!r} (the kinds: "
+                                 f"{', '.join(CHECK_KINDS)})", param_hint="--no-checks")
+    return set(CHECK_KINDS) - dropped
+
+
 @click.command("compile")
 @click.argument("target", metavar="SRC.py[:FUNC]")
 @click.option("-o", "--output", "out", type=click.Path(dir_okay=False),
@@ -62,10 +77,11 @@ def _refuse_program_file(path: str) -> None:
               help="Word width W of the target machine (Q16.16 or Q32.32).")
 @click.option("--gradient", is_flag=True,
               help="Also apply the checks for differentiation (no x * x, ...).")
-@click.option("--no-checks", "no_checks", is_flag=True,
-              help="Drop the runtime guards (NiLang's @invcheckoff): a failed postcondition "
-                   "or wrong free then surfaces later, as an uncaught jump or unrestored "
-                   "state, as in PISA.")
+@click.option("--no-checks", "no_checks", is_flag=False, flag_value="all", default=None,
+              metavar="[KINDS]",
+              help="Drop the runtime guards (NiLang's @invcheckoff): all of them, or the "
+                   "kinds listed (bounds,alias,ancilla,branch,range); what they caught then "
+                   "surfaces later, as an uncaught jump, unrestored state or a wrong value.")
 @click.option("--no-inline", "no_inline", is_flag=True,
               help="Keep every call a portal call (small straight-line functions are "
                    "inlined by default).")
@@ -73,7 +89,7 @@ def _refuse_program_file(path: str) -> None:
               help="Print exactly one JSON object (the program as \"text\", or what was "
                    "written).")
 def compile_command(target: str, out: str | None, emit: str, inverse: bool, width: str,
-                    gradient: bool, no_checks: bool = False, no_inline: bool = False,
+                    gradient: bool, no_checks: str | None = None, no_inline: bool = False,
                     as_json: bool = False) -> None:
     """Compile a @reversible Python function to PAL for the reversible machine.
 
@@ -94,7 +110,7 @@ def compile_command(target: str, out: str | None, emit: str, inverse: bool, widt
         refuse_overwrite([out, out + ".map.json"], [path], "-o")
     try:
         program = compile_file(path, func, width=int(width), for_gradient=gradient,
-                               checks=not no_checks, inline=not no_inline)
+                               checks=_checks(no_checks), inline=not no_inline)
     except CompileError as exc:
         raise compile_error(exc) from None
     except AssemblyError as exc:  # a compiler bug: the output did not assemble

@@ -22,6 +22,7 @@ from .edsl import (
     atan2,
     cos,
     cosh,
+    exactly,
     exp,
     free,
     inverse,
@@ -39,5 +40,6 @@ from .errors import CompileError, SourcePos
 
 __all__ = ["Array", "CompileError", "CompiledProgram", "Fixed", "IROT", "Int", "Loss", "Out",
            "ROT", "SWAP", "SourcePos", "ancilla", "atan", "atan2", "compile_file",
-           "compile_function", "compile_source", "cos", "cosh", "exp", "free", "inverse", "log",
+           "compile_function", "compile_source", "cos", "cosh", "exactly", "exp", "free",
+           "inverse", "log",
            "reversible", "routine", "sin", "sinh", "sq", "sqrt", "tan", "tanh"]

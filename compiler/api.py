@@ -13,6 +13,7 @@ both the compiler and the simulators.  ``@reversible`` (re-exported by
 from __future__ import annotations
 
 import inspect
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -89,7 +90,7 @@ class CompiledProgram:
 
 def compile_source(text: str, entry: str | None = None, filename: str = "<source>", *,
                    width: int = 32, for_gradient: bool = False,
-                   max_registers: int | None = None, checks: bool = True,
+                   max_registers: int | None = None, checks: bool | Iterable[str] = True,
                    inline: bool = True, optimize: bool = True) -> CompiledProgram:
     return _finish(parse_source(text, filename), entry, width, for_gradient, max_registers,
                    checks, inline, optimize)
@@ -97,7 +98,7 @@ def compile_source(text: str, entry: str | None = None, filename: str = "<source
 
 def compile_file(path: str | Path, entry: str | None = None, *, width: int = 32,
                  for_gradient: bool = False, max_registers: int | None = None,
-                 checks: bool = True, inline: bool = True,
+                 checks: bool | Iterable[str] = True, inline: bool = True,
                  optimize: bool = True) -> CompiledProgram:
     """Compile ``entry`` (default: the file's last @reversible function).
 
@@ -115,7 +116,7 @@ def compile_function(function: ReversibleFunction, **options: Any) -> CompiledPr
 
 
 def _finish(module: ir.Module, entry: str | None, width: int, for_gradient: bool,
-            max_registers: int | None, checks: bool = True,
+            max_registers: int | None, checks: bool | Iterable[str] = True,
             inline: bool = True, optimize: bool = True) -> CompiledProgram:
     if entry is None:
         entry = list(module.functions)[-1]

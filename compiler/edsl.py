@@ -27,7 +27,9 @@ class _Type:
         return self.name
 
 
-#: Scalar types: a fixed-point real (Q16.16 / Q32.32) or a raw integer.
+#: Scalar types: a fixed-point real (Q16.16 / Q32.32) or a raw integer.  ``Int[1, 20]``,
+#: ``Fixed[-1, 1]`` (and ``Array[Fixed[-1, 1], 4]``) give an input a domain, the values
+#: ``revasm check --random`` draws (both ends included).
 Fixed = _Type("Fixed")
 Int = _Type("Int")
 #: ``Array[Fixed, 4]``, ``Array[Fixed, 3, 3]``: a fixed-size array in data memory.
@@ -52,6 +54,12 @@ IROT = _marker("IROT")
 sq = _marker("sq")
 routine = _marker("routine")
 inverse = _marker("inverse")
+
+
+def exactly(value: Any) -> Any:
+    """``x: Array[Int, 5] = exactly(X0)``: the default is the only value of x's domain
+    (evaluated as a Python default when the file is imported: it returns ``value``)."""
+    return value
 
 # Elementary functions (the table's function families, plus sq): markers too.
 sin = _marker("sin")

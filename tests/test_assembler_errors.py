@@ -301,13 +301,13 @@ N: start
     ("nothing after '='",
      '.input x $1 =\nstart\nfinish\n',
      """\
-t.pal:2:14: error: expected one value after '=' (.input NAME LOC [fixed|int] [= VALUE])
+t.pal:2:14: error: expected one value after '=' (.input NAME LOC [fixed|int] [= VALUE] [in LO..HI])
 .input x $1 =
              ^"""),
     ('declaration with an extra operand',
      '.input x $1 int 5\nstart\nfinish\n',
      """\
-t.pal:2:17: error: .input takes NAME LOC, an optional type and an optional '= VALUE' (.input NAME LOC [fixed|int] [= VALUE])
+t.pal:2:17: error: .input takes NAME LOC, an optional type and an optional '= VALUE' (.input NAME LOC [fixed|int] [= VALUE] [in LO..HI])
 .input x $1 int 5
                 ^"""),
     ('default value too wide',

@@ -26,6 +26,7 @@ class Instr:
     role: str = "compute"
     note: str = ""
     label: str = ""
+    check: str = ""  # a trap pad's kind of check (compiler/backend/guards.py CHECK_KINDS)
 
     def text(self) -> str:
         ops = " ".join(self.operands)

@@ -54,24 +54,26 @@ class ControlFlowLowering:
         code = self.roled(pre_setup, "control")
         code.append(pre_branch(test, else_, pos, "control"))
         code += self.roled(pre_teardown, "control")
+        self.conditional += 1
         code += self.block(s.then)
         code += self.roled(post_setup, "check")
         code.append(self.i("BRA", join, pos=pos, role="control", label=out))
-        if self.p.checks:
+        if self.p.check("branch"):
             code.append(self.i("BRA", self.p.trap(bguard, pos, back_fault), pos=pos,
                                role="check", label=bguard,
                                note="reached only running backward with a wrong precondition"))
         code.append(pre_branch(else_, test, pos, "check"))
         code += self.roled(pre_teardown, "check")
         code += self.block(s.orelse)
+        self.conditional -= 1
         code += self.roled(post_setup, "check")
-        if self.p.checks:
+        if self.p.check("branch"):
             code.append(post_branch(guard, self.p.trap(guard, pos, else_fault), pos, "check"))
         code.append(replace(post_branch(join, out, pos, "check"), note=then_fault))
         code += self.roled(post_teardown, "check")
-        return code
+        return code + self.condition_guards([s.post])
 
-    def stmt_while(self, s: ir.While) -> list[Instr]:
+    def stmt_while(self, s: ir.While, counted: bool = False) -> list[Instr]:
         pos = s.pos
         (pre_setup, pre_branch, pre_teardown), (post_setup, post_branch, post_teardown) = \
             self.paired_conditions(s.pre, s.post)
@@ -88,10 +90,13 @@ class ControlFlowLowering:
         code += self.roled(pre_setup, "control")
         code.append(pre_branch(test, exit_, pos, "control"))
         code += self.roled(pre_teardown, "control")
+        self.conditional += 0 if counted else 1
         code += self.block(s.body)
+        self.conditional -= 0 if counted else 1
+        code += self.condition_guards([s.pre, s.post])  # the next test's elements
         code += self.roled(post_setup, "control")
         code.append(post_branch(bottom, top, pos, "control"))
-        if self.p.checks:
+        if self.p.check("branch"):
             code.append(self.i("BRA", self.p.trap(guard, pos, post_fault), pos=pos,
                                role="check", label=guard, note=post_fault))
             code.append(self.i("BRA", self.p.trap(bguard, pos, pre_fault), pos=pos,
@@ -108,11 +113,22 @@ class ControlFlowLowering:
                         post=ir.Compare(pos, op="!=", left=i, right=s.start),
                         body=[*s.body, _Counter(pos, target=i, op="+", expr=step)])
         code: list[Instr] = []
-        if self.p.checks and not (isinstance(s.start, ir.Const) and
+        if self.p.check("range") and not (isinstance(s.start, ir.Const) and
                                   isinstance(s.stop, ir.Const)):
             code += self.empty_range_guard(s)
         code += self.roled(self.stmt(_Counter(pos, target=i, op="+", expr=s.start)), "control")
-        code += self.stmt_while(loop)
+        saved = self.ranges.get(s.var), set(self.exact_ranges), self.conditional
+        self.ranges[s.var] = self.loop_range(s)
+        self.exact_ranges.discard(s.var)
+        if isinstance(s.start, ir.Const) and isinstance(s.stop, ir.Const) and \
+                (s.stop.value - s.start.value) * s.step > 0:
+            self.exact_ranges.add(s.var)
+        else:
+            self.conditional += 1  # the loop may run no iteration
+        try:
+            code += self.stmt_while(loop, counted=True)
+        finally:
+            self.ranges[s.var], self.exact_ranges, self.conditional = saved
         code += self.roled(self.stmt(_Counter(pos, target=i, op="-", expr=s.stop)), "control")
         return code
 

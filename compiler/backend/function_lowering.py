@@ -18,6 +18,7 @@ from .bitwise import BitwiseLowering
 from .calls import CallLowering
 from .code import Instr, _fixed_literal, inverse_code, with_role
 from .control_flow import ControlFlowLowering
+from .guards import GuardLowering
 from .ir_queries import _callees
 from .layout import LINK, SCRATCH, VARIABLE_REGISTERS
 from .places import OperandLowering
@@ -25,7 +26,7 @@ from .statements import StatementLowering
 
 
 class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, OperandLowering,
-                        ArithmeticLowering, BitwiseLowering):
+                        ArithmeticLowering, BitwiseLowering, GuardLowering):
     """One function: its portal, scratch registers, constant pool and statement dispatch."""
 
     # ``parent`` is lowering.py's _ModuleLowering (not imported: that module imports this one).
@@ -37,6 +38,9 @@ class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Op
         self.scratch_top = 0
         self.role = "compute"
         self.pool: dict[tuple[int, str], int] = {}  # constant (word, kind) -> register
+        self.ranges: dict[str, tuple[int, int] | None] = {}  # for variable -> its values
+        self.exact_ranges: set[str] = set()
+        self.conditional = 0
 
     def fresh(self, pos: SourcePos) -> int:
         if self.scratch_top >= len(SCRATCH):
@@ -150,7 +154,9 @@ class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Op
         mark = self.scratch_top
         try:
             method = getattr(self, "stmt_" + type(s).__name__.lower())
-            code = method(s)
+            guards = self.statement_guards(s)
+            self.scratch_top = mark
+            code = guards + method(s)
         finally:
             self.scratch_top = mark
         return code

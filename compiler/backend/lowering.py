@@ -16,6 +16,7 @@ data words, and the PAL text with its source map.  One function is lowered by
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from revasm.isa.fixed_point import WordFormat
@@ -25,6 +26,7 @@ from ..frontend.checks import Proofs
 from ..ir import nodes as ir
 from .code import Instr, _fixed_literal, inverse_code, with_role
 from .function_lowering import _FunctionLowering
+from .guards import check_kinds
 from .ir_queries import _callees, _indices
 from .layout import SP, FunctionLayout, layout_function
 from .peephole import cancel_inverse_pairs
@@ -37,6 +39,7 @@ class SourceEntry:
     pos: SourcePos | None
     role: str
     note: str = ""
+    check: str = ""  # the kind of run-time check a trap pad belongs to
 
 
 @dataclass
@@ -53,10 +56,11 @@ class Lowered:
 
 def lower_module(module: ir.Module, entry: str, width: int = 32,
                  max_registers: int | None = None, for_gradient: bool = False,
-                 proofs: Proofs | None = None, checks: bool = True,
+                 proofs: Proofs | None = None, checks: bool | Iterable[str] = True,
                  optimize: bool = True) -> Lowered:
     """PAL for ``entry`` and what it calls.  ``proofs`` (from the static checks) lets
-    the guards they make redundant go; ``checks=False`` drops every runtime guard;
+    the guards they make redundant go; ``checks=False`` drops every runtime guard, a set
+    of kinds (``guards.CHECK_KINDS``) keeps only those;
     ``optimize=False`` lowers statement by statement (no peephole, no constant pool,
     conditions recomputed in their teardown): the plain shapes, a reference for tests."""
     return _ModuleLowering(module, entry, width, max_registers, for_gradient, proofs,
@@ -66,12 +70,12 @@ def lower_module(module: ir.Module, entry: str, width: int = 32,
 class _ModuleLowering:
     def __init__(self, module: ir.Module, entry: str, width: int,
                  max_registers: int | None, for_gradient: bool,
-                 proofs: Proofs | None = None, checks: bool = True,
+                 proofs: Proofs | None = None, checks: bool | Iterable[str] = True,
                  optimize: bool = True) -> None:
         self.module = module
         self.optimize = optimize
         self.proofs = proofs if proofs is not None else Proofs()
-        self.checks = checks
+        self.checks = check_kinds(checks)
         self.entry = entry
         self.fmt = WordFormat(width)
         self.width = width
@@ -86,10 +90,14 @@ class _ModuleLowering:
         self.label_counter += 1
         return f"L{self.label_counter}_{kind}"
 
-    def trap(self, guard: str, pos: SourcePos, note: str) -> str:
+    def check(self, kind: str) -> bool:
+        """Whether the run-time checks of ``kind`` (``guards.CHECK_KINDS``) are on."""
+        return kind in self.checks
+
+    def trap(self, guard: str, pos: SourcePos, note: str, kind: str = "") -> str:
         """A landing pad that never catches: a jump from ``guard`` to it faults."""
         name = self.label("trap")
-        self.traps.append(Instr("BNE", ("$0", "$0", guard), pos, "check", note, name))
+        self.traps.append(Instr("BNE", ("$0", "$0", guard), pos, "check", note, name, kind))
         return name
 
     # --- the program ---------------------------------------------------------------
@@ -117,15 +125,17 @@ class _ModuleLowering:
             directive = {"input": ".input", "output": ".output", "loss": ".loss"}[p.role]
             if isinstance(p.type, ir.ArrayType):
                 labels = []
-                for idx in _indices(p.type.shape):
+                for flat, idx in enumerate(_indices(p.type.shape)):
                     suffix = ".".join(map(str, idx))
                     label = f"v_{p.name}.{suffix}"
                     labels.append(label)
-                    out.raw(f"{directive} {p.name}.{suffix} {label} {kind}")
+                    out.raw(f"{directive} {p.name}.{suffix} {label} {kind}"
+                            f"{_default_and_domain(p, flat, kind)}")
                     data.append((label, "0"))
                 array_labels[p.name] = labels
             else:
-                out.raw(f"{directive} {p.name} ${lay.scalars[p.name].register} {kind}")
+                out.raw(f"{directive} {p.name} ${lay.scalars[p.name].register} {kind}"
+                        f"{_default_and_domain(p, 0, kind)}")
         for table in self.module.tables.values():
             for flat, value in enumerate(table.values):
                 text = (str(int(value)) if table.type.element == ir.INT
@@ -161,6 +171,20 @@ class _ModuleLowering:
         return seen
 
 
+def _default_and_domain(p: ir.Param, flat: int, kind: str) -> str:
+    """`` = DEFAULT in LO..HI`` for a declaration (element ``flat`` of an array)."""
+    def literal(value) -> str:
+        return str(int(value)) if kind == "int" else _fixed_literal(value)
+    text = ""
+    if p.default is not None:
+        text += f" = {literal(p.default[flat])}"
+    if p.exact and p.default is not None:
+        text += f" in {literal(p.default[flat])}..{literal(p.default[flat])}"
+    elif p.domain is not None:
+        text += f" in {literal(p.domain[0][flat])}..{literal(p.domain[1][flat])}"
+    return text
+
+
 class _Writer:
     def __init__(self) -> None:
         self.lines: list[str] = []
@@ -177,7 +201,7 @@ class _Writer:
         where = f"{i.pos.file.rsplit('/', 1)[-1]}:{i.pos.line}" if i.pos else ""
         comment = "; " + "; ".join(x for x in (where, i.note) if x) if (where or i.note) else ""
         self.lines.append(f"{label:<14}{i.text():<28}{comment}".rstrip())
-        self.map[len(self.lines)] = SourceEntry(i.pos, i.role, i.note)
+        self.map[len(self.lines)] = SourceEntry(i.pos, i.role, i.note, i.check)
 
     def text(self) -> str:
         return "\n".join(self.lines) + "\n"

@@ -45,7 +45,7 @@ class StatementLowering:
             return []  # frame memory is zero on entry and must be zero on exit
         reg, setup, teardown = self.place(ir.Var(s.pos, name=s.name))
         check: list[Instr] = []
-        if self.p.checks and not self.p.proofs.alloc_is_proven(self.f.name, s):
+        if self.p.check("ancilla") and not self.p.proofs.alloc_is_proven(self.f.name, s):
             guard = self.label("guard")
             note = (f"ancilla {s.name} allocated at line {s.pos.line} does not hold "
                     f"{expr_text(s.value)} when it is released (running backward)")
@@ -56,11 +56,11 @@ class StatementLowering:
 
     def stmt_free(self, s: ir.Free) -> list[Instr]:
         if isinstance(s.type, ir.ArrayType):
-            return self.array_zero_check(s) if s.checked and self.p.checks else []
+            return self.array_zero_check(s) if s.checked and self.p.check("ancilla") else []
         reg, setup, teardown = self.place(ir.Var(s.pos, name=s.name))
         body = with_role(self.accumulate(reg, -1, s.value, s.type), "uncompute")
         check: list[Instr] = []
-        if self.p.checks and not self.p.proofs.free_is_proven(self.f.name, s):
+        if self.p.check("ancilla") and not self.p.proofs.free_is_proven(self.f.name, s):
             guard = self.label("guard")
             note = (f"ancilla {s.name} does not hold {expr_text(s.value)} when it is freed "
                     f"at line {s.pos.line}")

@@ -13,7 +13,7 @@ from fractions import Fraction
 
 from ..errors import CompileError
 from ..ir import nodes as ir
-from .syntax import _type_like
+from .syntax import _call_name, _type_like
 
 
 class DeclarationParser:
@@ -22,11 +22,13 @@ class DeclarationParser:
     def parse(self) -> ir.Function:
         node = self.node
         args = node.args
-        if args.vararg or args.kwarg or args.kwonlyargs or args.defaults or args.posonlyargs:
+        if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
             raise self.error(node, f"{node.name}: only plain parameters with type annotations "
                                    "are allowed", "def f(y: Fixed, x: Array[Fixed, 4]): ...")
         params = []
-        for arg in args.args:
+        defaults: list[ast.expr | None] = [None] * (len(args.args) - len(args.defaults))
+        defaults += list(args.defaults)
+        for arg, default in zip(args.args, defaults):
             if arg.annotation is None:
                 raise self.error(arg, f"parameter {arg.arg!r} has no type",
                                  f"annotate it: {arg.arg}: Fixed, {arg.arg}: Int or "
@@ -35,7 +37,9 @@ class DeclarationParser:
             if arg.arg in self.scope:
                 raise self.error(arg, f"parameter {arg.arg!r} appears twice")
             self.scope[arg.arg] = (type_, "param", self.pos(arg))
-            params.append(ir.Param(arg.arg, type_, role, self.pos(arg)))
+            param = ir.Param(arg.arg, type_, role, self.pos(arg))
+            self.parse_default_and_domain(param, arg.annotation, default)
+            params.append(param)
         body = self.block(node.body, top=True)
         for name, (_type, kind, pos) in self.scope.items():
             if kind == "ancilla":
@@ -43,6 +47,107 @@ class DeclarationParser:
                                    f"free it before the function ends: free({name}, 0)",
                                    self.m.lines[pos.line - 1])
         return ir.Function(node.name, params, body, self.pos(node))
+
+    def parse_default_and_domain(self, param: ir.Param, ann: ast.expr,
+                                 default: ast.expr | None) -> None:
+        """``n: Int[1, 20] = 10``: the domain from the annotation (``Int[LO, HI]``,
+        ``Fixed[LO, HI]``, ``Array[Fixed[LO, HI], N]``), the default from the Python
+        default (a number, a nested tuple or a module-level table for an array);
+        ``= exactly(VALUE)`` makes the default the only value of the domain."""
+        domain_node = self._domain_node(ann)
+        if domain_node is not None:
+            if param.role != "input":
+                raise self.error(domain_node, f"{param.name} is an output; only inputs have a "
+                                              "domain (the values random checks draw from)")
+            size = param.type.size if isinstance(param.type, ir.ArrayType) else 1
+            lows, highs = (self._domain_end(x, size) for x in domain_node.slice.elts)
+            element = param.type.element if isinstance(param.type, ir.ArrayType) \
+                else param.type
+            for low, high in zip(lows, highs):
+                if low > high:
+                    raise self.error(domain_node, f"the domain of {param.name} is empty: "
+                                                  f"{low} > {high}")
+                if element == ir.INT and (low.denominator != 1 or high.denominator != 1):
+                    raise self.error(domain_node, "an Int domain has integer ends")
+            param.domain = (lows, highs)
+        if default is None:
+            return
+        if isinstance(default, ast.Call) and _call_name(default) == "exactly":
+            if len(default.args) != 1 or default.keywords:
+                raise self.error(default, "exactly takes one value: the default, the only "
+                                          "value random checks use", "x = exactly(X0)")
+            if param.domain is not None:
+                raise self.error(default, f"{param.name} has a domain and exactly(...): "
+                                          "choose one")
+            param.exact = True
+            default = default.args[0]
+        size = param.type.size if isinstance(param.type, ir.ArrayType) else 1
+        if isinstance(default, ast.Name) and default.id in self.m.tables:
+            values = tuple(self.m.tables[default.id].values)
+        elif isinstance(default, (ast.Tuple, ast.List)):
+            values = tuple(self._static_number(x) for x in _flat_elements(default))
+        else:
+            values = (self._static_number(default),)
+        if len(values) != size:
+            raise self.error(default, f"the default of {param.name} has {len(values)} "
+                                      f"value(s); {param.name} has {size}")
+        element = param.type.element if isinstance(param.type, ir.ArrayType) else param.type
+        for v in values:
+            if element == ir.INT and v.denominator != 1:
+                raise self.error(default, f"the default of {param.name} is not an integer")
+        for v, low, high in zip(values, *(param.domain or ((), ()))):
+            if not low <= v <= high:
+                raise self.error(default, f"the default {v} of {param.name} is outside its "
+                                          f"domain {low}..{high}")
+        param.default = values
+
+    def _domain_end(self, node: ast.expr, size: int) -> tuple[Fraction, ...]:
+        """A domain end: a number (every element), or a module table (one per element)."""
+        if isinstance(node, ast.Name) and node.id in self.m.tables:
+            values = tuple(self.m.tables[node.id].values)
+            if len(values) != size:
+                raise self.error(node, f"{node.id} has {len(values)} values; the array has "
+                                       f"{size}")
+            return values
+        return (self._static_number(node),) * size
+
+    def _domain_node(self, ann: ast.expr) -> ast.Subscript | None:
+        """The ``Int[LO, HI]`` / ``Fixed[LO, HI]`` inside an annotation, if any."""
+        if not isinstance(ann, ast.Subscript):
+            return None
+        base = _call_name(ann.value)
+        items = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
+        if base in ("Fixed", "Int"):
+            if len(items) != 2:
+                raise self.error(ann, f"a domain is {base}[LO, HI] (both ends included)")
+            return ann
+        if base in ("Array", "Out") and items:
+            return self._domain_node(items[0])
+        return None
+
+    def _static_number(self, node: ast.expr) -> Fraction:
+        """A number known at compile time: a literal, a module constant, + - * / of them."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) \
+                and not isinstance(node.value, bool):
+            return Fraction(node.value)
+        if isinstance(node, ast.Name) and node.id in self.m.constants:
+            return self.m.constants[node.id].value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            v = self._static_number(node.operand)
+            return -v if isinstance(node.op, ast.USub) else v
+        if isinstance(node, ast.BinOp) and type(node.op) in (ast.Add, ast.Sub, ast.Mult,
+                                                             ast.Div):
+            a, b = self._static_number(node.left), self._static_number(node.right)
+            if isinstance(node.op, ast.Add):
+                return a + b
+            if isinstance(node.op, ast.Sub):
+                return a - b
+            if isinstance(node.op, ast.Mult):
+                return a * b
+            if b:
+                return a / b
+        raise self.error(node, f"{ast.unparse(node)} is not a number known at compile time",
+                         "defaults and domains are numbers or module constants")
 
     def parse_type(self, ann: ast.expr, allow_role: bool = False):
         if isinstance(ann, ast.Name) or isinstance(ann, ast.Attribute):
@@ -57,6 +162,8 @@ class DeclarationParser:
             base = ann.value.id if isinstance(ann.value, ast.Name) else getattr(ann.value,
                                                                                   "attr", "")
             items = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
+            if base in ("Fixed", "Int") and len(items) == 2:  # a domain: Int[LO, HI]
+                return (ir.FIXED if base == "Fixed" else ir.INT), "input"
             if base == "Array" and len(items) >= 2:
                 element, _ = self.parse_type(items[0])
                 if not isinstance(element, ir.ScalarType):
@@ -156,3 +263,12 @@ class DeclarationParser:
             value = self.expr(call.args[1])
         del self.scope[name]
         return ir.Free(self.pos(s), name=name, type=type_, value=value, checked=checked)
+
+
+def _flat_elements(node: ast.expr):
+    """The leaves of a nested tuple/list literal, row-major."""
+    if isinstance(node, (ast.Tuple, ast.List)):
+        for item in node.elts:
+            yield from _flat_elements(item)
+    else:
+        yield node

@@ -234,10 +234,17 @@ class Block(Stmt):
 
 @dataclass
 class Param:
+    """A parameter; for the entry function, ``default`` (its value, or every element's,
+    row-major) is what the host loads when the user gives none, and ``domain`` the
+    values random checks draw from (both ends included; ``exact``: the default only)."""
+
     name: str
     type: ScalarType | ArrayType
     role: str = "input"  # input | output | loss
     pos: SourcePos = None
+    default: tuple[Fraction, ...] | None = None
+    domain: tuple[tuple[Fraction, ...], tuple[Fraction, ...]] | None = None  # per element
+    exact: bool = False
 
 
 @dataclass

@@ -31,7 +31,7 @@ def imul(out: Fixed, x: Fixed, anc: Fixed):
 
 
 @reversible
-def ibesselj(out: Out, z: Fixed):
+def ibesselj(out: Out, z: Fixed[-2, 2] = 1.0):
     k = ancilla(0)
     kf = ancilla(0.0)
     k_nu = ancilla(0.0)

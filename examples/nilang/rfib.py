@@ -9,7 +9,7 @@ from revasm.compiler import Int, Out, ancilla, reversible, routine
 
 
 @reversible
-def rfib(out: Out[Int], n: Int):
+def rfib(out: Out[Int], n: Int[1, 16] = 10):
     with routine():
         n1 = ancilla(0)
         n2 = ancilla(0)

@@ -25,7 +25,7 @@ def rfib(out: Out[Int], n: Int):
 
 
 @reversible
-def rfibn(n: Out[Int], z: Int):
+def rfibn(n: Out[Int], z: Int[1, 200] = 100):
     out = ancilla(0)
     rfib(out, n)
     while (out < z, n != 0):

@@ -12,13 +12,34 @@ bit: compute (merge + products), uncompute (the merge alone).
 
 Each rowval array has a sentinel slot at the end, so that looking one past
 the last entry stays inside the array; the ``done`` flags ignore it.
+
+The defaults are two 4 x 4 matrices; the sparsity pattern (colptr, rowval) is
+``exactly`` its default -- random checks vary the values only, since a random
+pattern is not a valid compressed column form.
 """
-from revasm.compiler import Array, Fixed, Int, Out, ancilla, free, inverse, reversible, routine
+from revasm.compiler import (
+    Array,
+    Fixed,
+    Int,
+    Out,
+    ancilla,
+    exactly,
+    free,
+    inverse,
+    reversible,
+    routine,
+)
 
 ROWS = 4
 COLS = 4
 NNZ_A = 6
 NNZ_B = 7
+A_COLPTR = (0, 2, 3, 4, 6)
+A_ROWVAL = (0, 2, 1, 3, 0, 2, 4)  # the last slot is the sentinel row, ROWS
+A_NZVAL = (1.5, -0.5, 2.0, 0.25, 1.0, 3.0)
+B_COLPTR = (0, 3, 4, 6, 7)
+B_ROWVAL = (0, 1, 2, 1, 0, 3, 2, 4)
+B_NZVAL = (2.0, 1.0, 4.0, -1.5, 2.0, 8.0, 0.5)
 
 
 @reversible
@@ -42,9 +63,12 @@ def decide(bit: Int, ia: Int, ib: Int, ia2: Int, ib2: Int, a_rowval: Array[Int, 
 
 
 @reversible
-def sparse_dot(r: Out, a_colptr: Array[Int, COLS + 1], a_rowval: Array[Int, NNZ_A + 1],
-               a_nzval: Array[Fixed, NNZ_A], b_colptr: Array[Int, COLS + 1],
-               b_rowval: Array[Int, NNZ_B + 1], b_nzval: Array[Fixed, NNZ_B]):
+def sparse_dot(r: Out, a_colptr: Array[Int, COLS + 1] = exactly(A_COLPTR),  # noqa: B008
+               a_rowval: Array[Int, NNZ_A + 1] = exactly(A_ROWVAL),  # noqa: B008
+               a_nzval: Array[Fixed[-4, 4], NNZ_A] = A_NZVAL,
+               b_colptr: Array[Int, COLS + 1] = exactly(B_COLPTR),  # noqa: B008
+               b_rowval: Array[Int, NNZ_B + 1] = exactly(B_ROWVAL),  # noqa: B008
+               b_nzval: Array[Fixed[-8, 8], NNZ_B] = B_NZVAL):
     keeper = ancilla(Array[Int, ROWS + ROWS])
     for j in range(COLS):
         ia = ancilla(0)
