@@ -1,24 +1,30 @@
 """An image -> the source of one numba kernel module (``print(kernel_source(image))``).
 
-The kernel runs one lane from its saved state until it halts, faults or pauses:
+The kernel (``lane_run``) runs one lane from its saved state until it halts, faults or
+stops for the host:
 
 * the lane's registers (and, in gradient mode, its G/T/TG registers) are locals --
   machine registers -- loaded at entry and stored at exit; memory words are
   ``MEM[lane, slot]`` (the image's DATA cells dense, other addresses in a per-lane
   open-addressing table, ``vocab.find_slot``);
 * the program is a ``while True`` loop over an ``if pc == ...`` chain per direction
-  (LLVM turns it into a jump table): a *block* (the reference's: a control instruction
-  or the first data instruction of a run, through the following data run, up to and
-  including the next control instruction) is straight-line code ending in a jump; every
-  PC also has a *single step* (landings on data cells, START/FINISH, illegal cells,
-  the last steps before ``max_steps``), so ``max_steps`` and faults are exact;
+  (LLVM turns it into a jump table) whose cases are *blocks*: the reference's blocks (a
+  control instruction or the first data instruction of a run, through the following
+  data run, up to and including the next control instruction), straight-line code that
+  ends in a jump; a data cell that may need room in a per-lane table (EXCH, SHOW, EMIT)
+  starts a block of its own, so a lane paused there resumes in compiled code;
+* START and FINISH step in a small generic tail; every other step that is not a block
+  -- a jump landing on a data cell (which faults), the last steps before ``max_steps``
+  -- is *handed off*: the host finishes that lane's run on the reference machine,
+  the oracle (``machine.CompiledLanes._hand_off``), so those rare paths need no code;
 * every instruction's code is its table template for the direction and mode
   (``Decoded.statement``), translated by :mod:`.translate`: there is no opcode list here.
 
-A fault leaves the loop with the reference's PC, step and cycle counts and a code plus
-the value its message needs; the host (``machine.py``) writes the message.  A full
-per-lane table (memory, output log, EMIT tape) pauses the lane *before* the instruction
-(status ``NEEDS_ROOM``): the host grows the table and resumes, so no lane is ever wrong.
+A fault leaves the loop with a code, the value its message needs and an exit *site*
+(``SITES``: the PC, instructions and cycles of the block completed before it), so the
+host (``machine.py``) reports the reference's PC, step and cycle counts and message.  A
+full per-lane table (memory, output log, EMIT tape) pauses the lane *before* the
+instruction (status ``NEEDS_ROOM``, code 100 + the table): the host grows it and resumes.
 """
 from __future__ import annotations
 

@@ -255,8 +255,9 @@ class CompiledLanes(ModeSwitches):
 
     def _go(self) -> None:
         running = self.CTL[:, STATUS] == RUNNING
-        for lane in numpy.nonzero(running)[0].tolist():
-            self._faults.pop(lane, None)
+        if self._faults:
+            for lane in numpy.nonzero(running)[0].tolist():
+                self._faults.pop(lane, None)
         module = self._kernel()
         self._run_mode = (self._gradient, self._tangent)
         self._lane_mode[running] = self._gradient or self._tangent
