@@ -40,6 +40,8 @@ def bench(names: tuple[str, ...], quick: bool, results_dir: str, as_json: bool) 
     if unknown:
         raise click.BadParameter(f"unknown benchmark {', '.join(unknown)} (choose from "
                                  f"{', '.join(BENCHMARKS)})", param_hint="NAME")
+    from revasm.bench import fuzz
+    fuzz.COMMAND_LINE = click.get_current_context().find_root().command  # the cli target
     results = {}
     for name in names or tuple(BENCHMARKS):
         if not as_json:

@@ -15,6 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from revasm.bench import fuzz
+from revasm.cli.main import cli
+
+fuzz.COMMAND_LINE = cli  # the command line hands itself to the harness, as `revasm bench` does
 
 EDITS = st.lists(st.tuples(st.integers(0, 7), st.integers(0, 1 << 20), st.integers(0, 1 << 20)),
                  min_size=1, max_size=6)
