@@ -333,3 +333,25 @@ def test_memory_table_grows_and_no_finish():
     for machine in (compiled, reference):
         machine.run(-1)
     assert_same(compiled, reference)
+
+
+@pytest.mark.parametrize("limit", [7, 150, 283])
+def test_step_limit_in_the_gradient_pass_hands_the_lane_to_the_oracle(limit):
+    """J2's backward gradient pass stopped by max_steps: the last steps before the limit
+    run on the reference machine (a hand-off), memory and gradient banks included."""
+    image = assemble_file(EXAMPLES[0].parent / "bessel_j2.pal", width=64)
+    x = np.array([int(v * 2**32) for v in (1.0, -2.5, 0.3)], dtype=np.int64)
+    compiled = ENGINE.load(image, 3)
+    reference = ReferenceLanes(image, 3)
+    for machine in (compiled, reference):
+        machine.set_bank_word("R", 1, x)
+        machine.run(1)
+        machine.set_bank_word("G", 2, 1 << 32)
+        machine.gradient = True
+    compiled.max_steps = limit
+    for machine in reference.machines:
+        machine.max_steps = limit
+    for machine in (compiled, reference):
+        machine.run_back()
+    assert all(f.kind == "step-limit" for f in map(compiled.fault, range(3)))
+    assert_same(compiled, reference, banks=("G",), addresses=range(1000, 1020))

@@ -47,6 +47,18 @@ _EXECUTION_KINDS = {tr.F_MEMORY: "memory-address", tr.F_DIVIDE: "divide-by-zero"
                     tr.F_TAPE: "tape-empty"}
 
 
+class _Written(list):
+    """A memory bank list that records the addresses written into it."""
+
+    def __init__(self, words: list[int]) -> None:
+        super().__init__(words)
+        self.written: set[int] = set()
+
+    def __setitem__(self, address, word) -> None:  # type: ignore[override]
+        self.written.add(address)
+        super().__setitem__(address, word)
+
+
 class CompiledLanes(ModeSwitches):
     """``lanes`` copies of the machine on one image, run by compiled kernels
     (:class:`revasm.sim.engine.Lanes`)."""
@@ -316,6 +328,13 @@ class CompiledLanes(ModeSwitches):
         machine.pc, machine.br, machine.direction = int(ctl[PC]), int(ctl[BR]), int(ctl[DIR])
         machine.steps, machine.cycles = int(ctl[STEPS]), int(ctl[CYCLES])
         machine.emitted = list(self.emitted(lane))
+        # Memory banks that remember which words the oracle writes (EXCH is the only writer).
+        tracked = {"MEM": _Written(machine.memory)}
+        machine.memory = tracked["MEM"]
+        for name in ("GM", "TM", "TGM"):
+            if machine._namespace[name] is not None:  # noqa: SLF001 - the reference's banks
+                tracked[name] = _Written(machine._namespace[name])  # noqa: SLF001
+                machine._namespace[name] = machine._step_namespace[name] = tracked[name]  # noqa: SLF001
         try:
             machine.resume()
             ctl[STATUS] = HALTED
@@ -328,18 +347,11 @@ class CompiledLanes(ModeSwitches):
         for name in ("G", "T", "TG"):
             if self._banks[name] is not None:
                 self._banks[name][lane] = numpy.array(machine.bank(name), dtype=numpy.uint64)
-        image_words = [w & self.fmt.mask for w in self.image.words]
-        for name, memory in (("MEM", machine.memory), ("GM", machine._namespace["GM"]),
-                             ("TM", machine._namespace["TM"]),
-                             ("TGM", machine._namespace["TGM"])):
-            if memory is None or self._banks[name] is None:
+        for name, memory in tracked.items():
+            if self._banks[name] is None:
                 continue
-            known = self.memory_of(lane, name)
-            for address, word in enumerate(memory):
-                if address < len(image_words) and self._code[address]:
-                    continue
-                if word != known.get(address, 0) or address in known:
-                    self._store(lane, name, address, word)
+            for address in sorted(memory.written):
+                self._store(lane, name, address, memory[address])
         for word in machine.output:
             self._append(lane, "OUT", "OUTLEN", word)
         self.TAPELEN[lane] = 0
