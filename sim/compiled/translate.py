@@ -20,6 +20,7 @@ and writes the same statement for a numba kernel in which
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from typing import Callable
 
@@ -80,6 +81,10 @@ class Translator:
         """The kernel lines of one instruction's template (one or more statements)."""
         self.exit, self.room = exit, room
         self.locals: dict[str, Value] = {}
+        #: Calls already computed in this instruction (text -> temporary): a call whose
+        #: operands have not been written since is the same value (every vocabulary
+        #: function is pure), so ``fn_tan(R[b])`` twice runs one CORDIC.
+        self.memo: dict[str, str] = {}
         self.lines: list[str] = []
         self.indent = ""
         for node in ast.parse(text).body:
@@ -183,6 +188,7 @@ class Translator:
             else:
                 code = condition.code
             self.emit(f"if {code}:")
+            self.memo = {}
             outer = self.indent
             self.indent += "    "
             start = len(self.lines)
@@ -191,6 +197,7 @@ class Translator:
             if len(self.lines) == start:
                 self.emit("pass")
             self.indent = outer
+            self.memo = {}
             return
         raise TranslationError(f"unsupported template statement: {ast.unparse(node)}")
 
@@ -223,15 +230,23 @@ class Translator:
                         raise TranslationError("register numbers are constants")
                     if bank == "R" and index.const == 0:
                         raise TranslationError("a template writes $0")
-                    self.emit(f"{self._register(bank, index.const)} = {self.word(value)}")
+                    local = self._register(bank, index.const)
+                    self.emit(f"{local} = {self.word(value)}")
+                    self._written(local)
                 elif bank in MEMORY_BANKS:
                     slot = self._expr(target.slice)
                     self.memory_banks.add(bank)
                     self.emit(f"{bank}[lane, {slot.code}] = {self.word(value)}")
+                    self._written(bank)
                 else:
                     raise TranslationError(f"unknown bank {bank}")
             else:
                 raise TranslationError(f"cannot assign to {ast.unparse(target)}")
+
+    def _written(self, name: str) -> None:
+        """Forget the remembered calls that read ``name`` (a local or a memory bank)."""
+        pattern = re.compile(rf"\b{re.escape(name)}\b")
+        self.memo = {k: v for k, v in self.memo.items() if not pattern.search(k)}
 
     def _register(self, bank: str, number: int) -> str:
         prefix = REGISTER_BANKS[bank]
@@ -370,6 +385,9 @@ class Translator:
         if name == "unemit":
             return self._unemit()
         words = [self.word(a) for a in args]
+        key = f"{name}({', '.join(words)})"
+        if key in self.memo and name not in PAIR_FUNCTIONS:
+            return Value(self.memo[key], "w")
         if name in FAULTING:
             held = []
             for code in words:  # evaluated once, in order, before the check
@@ -382,12 +400,16 @@ class Translator:
             self._check(name, held)
             temp = self.fresh()
             self.emit(f"{temp} = {self.function(name)}({', '.join(held)})")
+            self.memo[key] = temp
             return Value(temp, "w")
         call = f"{self.function(name)}({', '.join(words)})"
         if name in PAIR_FUNCTIONS:
             return Value(call, "pair")
         if name in WORD_FUNCTIONS or name.startswith("fn_"):
-            return Value(call, "w")
+            temp = self.fresh()
+            self.emit(f"{temp} = {call}")
+            self.memo[key] = temp
+            return Value(temp, "w")
         raise TranslationError(f"unknown vocabulary name {name}")
 
     def _check(self, name: str, args: list[str]) -> None:
