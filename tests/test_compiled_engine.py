@@ -355,3 +355,24 @@ def test_step_limit_in_the_gradient_pass_hands_the_lane_to_the_oracle(limit):
         machine.run_back()
     assert all(f.kind == "step-limit" for f in map(compiled.fault, range(3)))
     assert_same(compiled, reference, banks=("G",), addresses=range(1000, 1020))
+
+
+def test_the_second_run_of_a_program_loads_its_kernel_from_the_cache():
+    """A fresh process finds the kernel module and its machine code on disk: no compile."""
+    import os
+    import subprocess
+    import sys
+    path = EXAMPLES[0].parent / "fib.pal"
+    first = ENGINE.load(assemble_file(path), 1)
+    first.run(1)
+    script = (
+        "from revasm.assembler import assemble_file\n"
+        "from revasm.sim.compiled.engine import ENGINE\n"
+        f"m = ENGINE.load(assemble_file({str(path)!r}), 1)\n"
+        "m.run(1)\n"
+        "k = m._kernel()\n"
+        "s = k.run_serial.stats\n"
+        "print(sum(s.cache_misses.values()), sum(s.cache_hits.values()), int(m.steps[0]))\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         env=dict(os.environ), check=True).stdout.split()
+    assert out == ["0", "1", str(int(first.steps[0]))]  # no miss, one hit, the same run
