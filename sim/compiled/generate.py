@@ -8,11 +8,12 @@ stops for the host:
   ``MEM[lane, slot]`` (the image's DATA cells dense, other addresses in a per-lane
   open-addressing table, ``vocab.find_slot``);
 * the program is a ``while True`` loop over an ``if pc == ...`` chain per direction
-  (LLVM turns it into a jump table) whose cases are *blocks*: the reference's blocks (a
-  control instruction or the first data instruction of a run, through the following
-  data run, up to and including the next control instruction), straight-line code that
-  ends in a jump; a data cell that may need room in a per-lane table (EXCH, SHOW, EMIT)
-  starts a block of its own, so a lane paused there resumes in compiled code;
+  (LLVM turns it into a jump table) whose cases are *blocks*: a control instruction
+  (branch, RBRA, SWAPBR) or the first data instruction of a run, through the following
+  data run -- straight-line code that ends in a jump to the next block, so every
+  instruction is compiled once per direction; a data cell that may need room in a
+  per-lane table (EXCH, SHOW, EMIT) starts a block of its own, so a lane paused there
+  resumes in compiled code;
 * START and FINISH step in a small generic tail; every other step that is not a block
   -- a jump landing on a data cell (which faults), the last steps before ``max_steps``
   -- is *handed off*: the host finishes that lane's run on the reference machine,
@@ -134,9 +135,8 @@ class _Kernel:
                 pcs.append(pc)
                 pc += direction
                 continue
-            if cell.in_blocks:
-                pcs.append(pc)
-                return pcs, None
+            # A control instruction is a block start anyway: the block stops before it
+            # (one dispatch more, no instruction compiled twice).
             return pcs, pc
         return pcs, pc
 

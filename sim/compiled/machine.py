@@ -16,6 +16,7 @@ silently wrong; the only limit is host memory.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy
@@ -235,7 +236,7 @@ class CompiledLanes(ModeSwitches):
         return kernel_source(self.image, self._gradient, self._tangent,
                              memory_words=self.memory_words)
 
-    def run(self, direction: int = 1) -> None:
+    def run(self, direction: int = 1, *, progress: Callable[[int], object] | None = None) -> None:
         self._no_finish = None
         try:
             start = run_start(self.image, direction)
@@ -253,8 +254,10 @@ class CompiledLanes(ModeSwitches):
         ctl[:, STATUS] = RUNNING
         ctl[:, FCODE] = 0
         self._go()
+        if progress is not None:
+            progress(self.lanes)
 
-    def run_back(self) -> None:
+    def run_back(self, *, progress: Callable[[int], object] | None = None) -> None:
         ctl = self.CTL
         halted = ctl[:, STATUS] == HALTED
         ctl[halted, BR] = 0
@@ -264,6 +267,8 @@ class CompiledLanes(ModeSwitches):
         ctl[halted, STATUS] = RUNNING
         ctl[halted, FCODE] = 0
         self._go()
+        if progress is not None:
+            progress(self.lanes)
 
     def _go(self) -> None:
         running = self.CTL[:, STATUS] == RUNNING
