@@ -48,6 +48,10 @@ _EXECUTION_KINDS = {tr.F_MEMORY: "memory-address", tr.F_DIVIDE: "divide-by-zero"
                     tr.F_TAPE: "tape-empty"}
 
 
+#: Loaded kernel modules by (program, mode, memory size), for machines on one program.
+_MODULES: dict[tuple, Any] = {}
+
+
 class _Written(list):
     """A memory bank list that records the addresses written into it."""
 
@@ -227,8 +231,13 @@ class CompiledLanes(ModeSwitches):
         mode = (self._gradient, self._tangent)
         module = self._kernels.get(mode)
         if module is None:
-            source = kernel_source(self.image, *mode, memory_words=self.memory_words)
-            module = self._kernels[mode] = load_module(source)
+            # Machines on one program share its kernels (the source is generated once).
+            key = (Program.of(self.image), mode, self.memory_words)
+            module = _MODULES.get(key)
+            if module is None:
+                source = kernel_source(self.image, *mode, memory_words=self.memory_words)
+                module = _MODULES[key] = load_module(source)
+            self._kernels[mode] = module
         return module
 
     def kernel_source(self) -> str:

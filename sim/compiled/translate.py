@@ -380,8 +380,11 @@ class Translator:
         args = [self._expr(a) for a in node.args]
         if name == "S":
             return Value(f"{self.function('S')}({self.word(args[0])})", "i")
-        if name == "addr":
-            return self._addr(args[0])
+        if name == "addr":  # one slot per address and instruction (the table only grows)
+            key = f"addr({self.word(args[0])})"
+            if key not in self.memo:
+                self.memo[key] = self._addr(args[0]).code
+            return Value(self.memo[key], "s")
         if name == "unemit":
             return self._unemit()
         words = [self.word(a) for a in args]
