@@ -376,3 +376,14 @@ def test_the_second_run_of_a_program_loads_its_kernel_from_the_cache():
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          env=dict(os.environ), check=True).stdout.split()
     assert out == ["0", "1", str(int(first.steps[0]))]  # no miss, one hit, the same run
+
+
+@few(2)
+@given(case=structured_programs(), seed=st.integers(0, 2**32))
+def test_structured_programs_in_gradient_mode(case, seed):
+    """Loops, diamonds and calls with the gradient and tangent banks on (backward)."""
+    compiled, reference = both(case, 2, seed)
+    for machine in (compiled, reference):
+        machine.run(1)
+    gradient_pass(case, compiled, reference, seed, tangent=True)
+    assert_same(compiled, reference, banks=("G", "T", "TG"), addresses=sorted(case.memory))
