@@ -20,6 +20,13 @@ MODULES: dict[str, str] = {
     "reference": "revasm.sim.reference.engine",
 }
 
+#: ``auto`` moves a job off the reference onto the vector engine from this many lanes.
+#: Measured (bench/results/vector_throughput.json): the vector engine passes the reference
+#: at about 20 lanes on straight-line code but only at about 150 on branchy code, and a
+#: 10M-step program (examples/nilang/gmm.py) ran 2 lanes in 3.2 s on the reference and in
+#: 128 s on the vector engine.
+VECTOR_MIN_LANES = 256
+
 #: The names ``--engine`` accepts.
 CHOICES = ("auto", *MODULES)
 
@@ -58,17 +65,17 @@ def available() -> list[str]:
 def choose(name: str = "auto", *, lanes: int = 1, trace: bool = False) -> Engine:
     """The engine for a job: ``name``, or for ``auto`` the fastest one that pays.
 
-    ``auto`` keeps short scalar jobs on the reference (no compile or numpy start-up
-    cost), batches on the vector engine, and takes the compiled engine where it is
-    available and the job is large enough to pay for its first compile; a trace needs
-    the reference.
+    ``auto`` keeps scalar jobs and small batches on the reference (no compile or numpy
+    start-up cost; below :data:`VECTOR_MIN_LANES` lanes it is also the faster one) and
+    large batches on the vector engine; the compiled engine is chosen by name until its
+    first-compile cost is bounded for large programs.  A trace needs the reference.
     """
     if name != "auto":
         chosen = engine(name)
         if trace and not chosen.traces:
             raise EngineError(f"the {name} engine does not trace; use --engine reference")
         return chosen
-    if trace or lanes == 1:
+    if trace or lanes < VECTOR_MIN_LANES:
         return engine("reference")
     return engine("vector")
 
