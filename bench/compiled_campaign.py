@@ -28,11 +28,10 @@ def main() -> None:
     args = parser.parse_args()
     os.environ.setdefault("REVASM_CACHE_DIR", tempfile.mkdtemp(prefix="revasm-campaign-"))
 
+    import test_compiled_engine as t
     from hypothesis import HealthCheck, given, seed, settings
     from hypothesis import strategies as st
     from program_generators import straight_line_programs, structured_programs
-
-    import test_compiled_engine as t
 
     options = settings(max_examples=args.examples, deadline=None, database=None,
                        suppress_health_check=list(HealthCheck))

@@ -22,8 +22,12 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from program_generators import (ProgramBuilder, ProgramCase, straight_line_programs,
-                                structured_programs)
+from program_generators import (
+    ProgramBuilder,
+    ProgramCase,
+    straight_line_programs,
+    structured_programs,
+)
 
 pytest.importorskip("numba")
 
@@ -207,7 +211,7 @@ def test_examples_forward_and_backward(path):
     compiled = ENGINE.load(image, 2, max_steps=1_000_000)
     reference = ReferenceLanes(image, 2, max_steps=1_000_000)
     for machine in (compiled, reference):
-        for name, declared in image.names.items():
+        for declared in image.names.values():
             if declared.default is not None:
                 if declared.register is not None:
                     machine.set_bank_word("R", declared.register, declared.default)

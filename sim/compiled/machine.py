@@ -30,8 +30,25 @@ from revasm.sim.switches import ModeSwitches
 
 from . import translate as tr
 from .cache import load_module
-from .generate import (BR, CONTROL_COLUMNS, CYCLES, DIR, FAULTED, FAUX, FAUX2, FCODE, HALTED,
-                       HANDOFF, IDLE, NEEDS_ROOM, PC, RUNNING, STATUS, STEPS, kernel_source)
+from .generate import (
+    BR,
+    CONTROL_COLUMNS,
+    CYCLES,
+    DIR,
+    FAULTED,
+    FAUX,
+    FAUX2,
+    FCODE,
+    HALTED,
+    HANDOFF,
+    IDLE,
+    NEEDS_ROOM,
+    PC,
+    RUNNING,
+    STATUS,
+    STEPS,
+    kernel_source,
+)
 
 REGISTER_COUNT = 32
 REGISTER_BANKS = ("R", "G", "T", "TG")

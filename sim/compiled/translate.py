@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 MASK64 = (1 << 64) - 1
 

@@ -294,7 +294,6 @@ def circular_rotate(z, width):
     y = I(0)
     for j in range(steps.shape[0]):
         i = steps[j, 0]
-        h = steps[j, 1]
         a = steps[j, 2]
         dx = half_up(y, i)
         dy = half_up(x, i)
@@ -311,7 +310,6 @@ def circular_vector(x, y, width):
     z = I(0)
     for j in range(steps.shape[0]):
         i = steps[j, 0]
-        h = steps[j, 1]
         a = steps[j, 2]
         dx = half_up(y, i)
         dy = half_up(x, i)
@@ -330,7 +328,6 @@ def hyperbolic_rotate(z, width):
     y = I(0)
     for j in range(steps.shape[0]):
         i = steps[j, 0]
-        h = steps[j, 1]
         a = steps[j, 2]
         dx = half_up(y, i)
         dy = half_up(x, i)
@@ -347,7 +344,6 @@ def hyperbolic_vector(x, y, width):
     z = I(0)
     for j in range(steps.shape[0]):
         i = steps[j, 0]
-        h = steps[j, 1]
         a = steps[j, 2]
         dx = half_up(y, i)
         dy = half_up(x, i)
