@@ -2,8 +2,15 @@
 from __future__ import annotations
 
 import gc
+import os
+import tempfile
 
 import pytest
+
+# The compiled engine's kernels go to a cache of this session's own, never the user's
+# (~/.cache/revasm): a test run neither reads stale kernels nor leaves files behind.
+_KERNEL_CACHE = tempfile.TemporaryDirectory(prefix="revasm-test-kernels-")
+os.environ["REVASM_CACHE_DIR"] = _KERNEL_CACHE.name
 
 
 @pytest.fixture(autouse=True)
