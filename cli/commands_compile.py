@@ -103,6 +103,9 @@ def compile_command(target: str, out: str | None, emit: str, inverse: bool, widt
       revasm compile examples/nilang/ibesselj.py:ibesselj --width 64 --no-checks -o ib.pal
     """
     path, func = _split_target(target)
+    if Path(path).is_dir():
+        raise ToolError(f"{path}: error: is a directory: compile takes a Python source file "
+                        "(SRC.py[:FUNC])", file=path)
     if not Path(path).is_file():
         raise ToolError(f"{path}: error: no such file", file=path)
     _refuse_program_file(path)

@@ -171,3 +171,20 @@ def test_an_integer_value_for_a_fixed_point_name_is_raw_and_the_cli_says_so():
     assert json.loads(real.stdout)["registers"]["$1"] == 5 << 16
     assert "note: x is fixed point; 5 is taken as the raw word 5" in raw.stderr
     assert "note:" not in real.stderr
+
+
+@pytest.mark.parametrize("assignment, message", [
+    ("70000=1", "address 70000 is outside memory"),
+    ("-1=1", "address -1 is outside memory"),
+    ("3=1", "address 3 holds an instruction"),
+])
+def test_a_memory_word_outside_data_memory_is_a_usage_error(assignment: str, message: str):
+    result = invoke("run", EXAMPLES / "fib.pal", "--mem", assignment)
+    assert result.exit_code == 2
+    assert message in result.output and "internal error" not in result.output
+
+
+def test_compile_of_a_directory_says_it_needs_a_file():
+    result = invoke("compile", EXAMPLES)
+    assert result.exit_code == 1
+    assert "is a directory: compile takes a Python source file" in result.output
