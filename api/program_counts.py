@@ -18,6 +18,7 @@ from typing import Any
 
 from revasm.compiler.api import CompiledProgram
 from revasm.sim.engines import choose
+from revasm.sim.host import load_inputs as load_defaults
 from revasm.sim.reference.trace import TraceRecord
 
 from .programs import load_inputs, program_fault
@@ -48,6 +49,7 @@ def count_program(program: CompiledProgram, inputs: dict[str, Any],
           max_steps: int | None = 50_000_000) -> Counts:
     """Run forward once, counting executed instructions by role and direction."""
     machine = choose("auto", trace=True).load(program.image, 1, max_steps=max_steps)
+    load_defaults(machine, program.image)  # the parameters' declared defaults, then inputs
     load_inputs(program, machine, inputs)
     per_pc: Counter = Counter()
 

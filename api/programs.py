@@ -24,6 +24,7 @@ from revasm.isa.fixed_point import WordFormat
 from revasm.sim.engine import Lanes, read_place, write_place
 from revasm.sim.engines import load
 from revasm.sim.host import GradientResult, gradient
+from revasm.sim.host import load_inputs as load_defaults
 from revasm.sim.reference import MachineFault
 
 
@@ -114,6 +115,7 @@ def run_program(target: Any, inputs: dict[str, Any] | None = None, *, width: int
     """
     program = _program(target, width=width)
     machine = load(program.image, 1, engine_name=engine, max_steps=max_steps)
+    load_defaults(machine, program.image)  # the parameters' declared defaults, then inputs
     load_inputs(program, machine, inputs or {})
     before = machine.snapshot(0)
     machine.run(1)

@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 from nilang_examples import program_files
 
+import revasm
 from revasm.cli.main import cli
 from revasm.compiler import compile_file, compile_source
 from revasm.program_counts import count_program as count
@@ -178,3 +179,11 @@ def test_a_decorated_function_compiles_and_runs_from_python(monkeypatch):
     assert module.rfib.compile().image == run(module.rfib, {"n": 3}).program.image
     with pytest.raises(TypeError, match="is a reversible program.*revasm.run_program"):
         module.rfib(0, 10)
+
+
+def test_run_program_and_counts_start_from_the_declared_defaults():
+    """rfib declares n: Int[1, 16] = 10: with no inputs the run is fib(10), as `revasm run`."""
+    program = compile_file(ROOT / "examples/nilang/rfib.py", "rfib")
+    assert run(program).values == {"out": 55, "n": 10}
+    assert run(program, {"n": 6}).values["out"] == 8
+    assert count(program, {}).steps == revasm.run(program.image).steps
