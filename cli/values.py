@@ -6,8 +6,10 @@ integer (decimal, or hex with ``0x``).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TypeVar
 
 import click
 
@@ -15,6 +17,7 @@ from revasm.assembler.image import Image, UnknownName
 from revasm.isa.fixed_point import WordFormat
 from revasm.sim.reference.machine import DEFAULT_MEMORY_WORDS
 
+T = TypeVar("T")
 
 @dataclass(frozen=True)
 class Location:
@@ -61,13 +64,18 @@ def resolve_name(name: str, image: Image) -> Location:
                     label=name)
 
 
+def _for_option(option: str, parse: Callable[[str, Image], T], text: str, image: Image) -> T:
+    """``parse(text, image)``, its errors naming ``option`` unless they name one already."""
+    try:
+        return parse(text, image)
+    except click.BadParameter as exc:
+        exc.param_hint = exc.param_hint or option
+        raise
+
+
 def parse_assignment(text: str, image: Image) -> tuple[Location, int]:
     """``NAME=VALUE`` -> (location, word)."""
-    try:
-        return _parse_assignment(text, image)
-    except click.BadParameter as exc:
-        exc.param_hint = exc.param_hint or "--set"
-        raise
+    return _for_option("--set", _parse_assignment, text, image)
 
 
 def _parse_assignment(text: str, image: Image) -> tuple[Location, int]:
@@ -95,11 +103,7 @@ def _is_real_literal(text: str) -> bool:
 
 def parse_memory_assignment(text: str, image: Image) -> tuple[int, int]:
     """``ADDR=VALUE`` (ADDR an integer or a label) -> (address, word)."""
-    try:
-        return _parse_memory_assignment(text, image)
-    except click.BadParameter as exc:
-        exc.param_hint = exc.param_hint or "--mem"
-        raise
+    return _for_option("--mem", _parse_memory_assignment, text, image)
 
 
 def _parse_memory_assignment(text: str, image: Image) -> tuple[int, int]:

@@ -160,8 +160,19 @@ _TYPES = {
 }
 
 
+#: The JSON Schema keywords :func:`validate` checks, and those it may ignore (annotations).
+KEYWORDS = {"type", "const", "enum", "required", "properties", "additionalProperties", "items",
+            "minimum", "minLength"}
+ANNOTATIONS = {"$schema", "$id", "title", "description"}
+
+
 def validate(value: object, schema: dict, path: str = "$") -> list[str]:
-    """Problems of ``value`` against ``schema`` (the subset this module uses)."""
+    """Problems of ``value`` against ``schema``: the subset of JSON Schema in
+    :data:`KEYWORDS`, used by the report schemas here and the command line's error schema
+    (a schema with any other keyword is refused rather than half checked)."""
+    unknown = set(schema) - KEYWORDS - ANNOTATIONS
+    if unknown:
+        raise ValueError(f"{path}: the validator does not know {sorted(unknown)}")
     problems: list[str] = []
     if "const" in schema and value != schema["const"]:
         return [f"{path}: expected {schema['const']!r}, got {value!r}"]
@@ -174,6 +185,8 @@ def validate(value: object, schema: dict, path: str = "$") -> list[str]:
             return [f"{path}: expected {' or '.join(kinds)}, got {type(value).__name__}"]
     if "minimum" in schema and _TYPES["number"](value) and value < schema["minimum"]:
         problems.append(f"{path}: {value} is below {schema['minimum']}")
+    if "minLength" in schema and isinstance(value, str) and len(value) < schema["minLength"]:
+        problems.append(f"{path}: {value!r} is shorter than {schema['minLength']}")
     if isinstance(value, dict):
         for key in schema.get("required", ()):
             if key not in value:

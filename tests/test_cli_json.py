@@ -18,6 +18,7 @@ from click.testing import CliRunner
 
 from revasm.cli.json_mode import error_schema, wants_json
 from revasm.cli.main import cli
+from revasm.report.schema import validate
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -25,56 +26,12 @@ BAD = EXAMPLES / "errors" / "bad.pal"          # two assembly errors, the first 
 BROKEN = EXAMPLES / "errors" / "broken.pal"    # an uncaught jump at run time
 FIB = EXAMPLES / "fib.pal"
 FIXED = EXAMPLES / "fixed_point.pal"           # .input x $1 fixed
+
 SCHEMA = error_schema()
 
 
-# --- a validator for the subset of JSON Schema the error schema uses -----------------
-
-_ANNOTATIONS = {"$schema", "$id", "title", "description"}
-_TYPES = {
-    "object": lambda v: isinstance(v, dict),
-    "array": lambda v: isinstance(v, list),
-    "string": lambda v: isinstance(v, str),
-    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
-    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
-    "boolean": lambda v: isinstance(v, bool),
-    "null": lambda v: v is None,
-}
-
-
-def schema_errors(value, schema: dict, where: str = "$") -> list[str]:
-    """Where ``value`` breaks ``schema`` (empty: it validates)."""
-    unknown = set(schema) - _ANNOTATIONS - {
-        "type", "const", "enum", "required", "properties", "additionalProperties", "items",
-        "minimum", "minLength"}
-    assert not unknown, f"the test's validator does not know {sorted(unknown)}"
-    errors: list[str] = []
-    if "type" in schema:
-        kinds = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
-        if not any(_TYPES[kind](value) for kind in kinds):
-            return [f"{where}: {value!r} is not of type {kinds}"]
-    if "const" in schema and value != schema["const"]:
-        errors.append(f"{where}: {value!r} is not {schema['const']!r}")
-    if "enum" in schema and value not in schema["enum"]:
-        errors.append(f"{where}: {value!r} is not one of {schema['enum']}")
-    if "minimum" in schema and _TYPES["number"](value) and value < schema["minimum"]:
-        errors.append(f"{where}: {value!r} is below {schema['minimum']}")
-    if "minLength" in schema and isinstance(value, str) and len(value) < schema["minLength"]:
-        errors.append(f"{where}: {value!r} is shorter than {schema['minLength']}")
-    if isinstance(value, dict):
-        for key in schema.get("required", []):
-            if key not in value:
-                errors.append(f"{where}: {key!r} is missing")
-        properties = schema.get("properties", {})
-        for key, item in value.items():
-            if key in properties:
-                errors += schema_errors(item, properties[key], f"{where}.{key}")
-            elif schema.get("additionalProperties", True) is False:
-                errors.append(f"{where}: {key!r} is not allowed")
-    if isinstance(value, list) and "items" in schema:
-        for index, item in enumerate(value):
-            errors += schema_errors(item, schema["items"], f"{where}[{index}]")
-    return errors
+# The error schema is checked by the validator the report schemas use (one validator).
+schema_errors = validate
 
 
 def test_the_validator_rejects_what_the_schema_forbids():

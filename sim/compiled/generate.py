@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from revasm.assembler.image import Image
 from revasm.isa.fixed_point import WordFormat
+from revasm.sim.reference.blocks import block_starts as reference_block_starts
 from revasm.sim.reference.machine import Program
 from revasm.sim.reference.predecode import Decoded
 
@@ -46,21 +47,13 @@ KERNEL_ARGS = ("R", "G", "T", "TG", "MEM", "GM", "TM", "TGM", "KEYS", "CTL", "OU
 
 
 def block_starts(cells: list[Decoded], direction: int) -> list[int]:
-    """The reference's block starts: every control instruction blocks may hold, and every
-    data instruction that begins a run (``sim/reference/blocks.py``)."""
-    starts = []
-    for pc, cell in enumerate(cells):
-        if not cell.in_blocks:
-            continue
-        if cell.kind != "data":
-            starts.append(pc)
-            continue
-        before = pc - direction
-        if not (0 <= before < len(cells) and cells[before].is_data):
-            starts.append(pc)
-        elif _may_pause(cell.statement(direction)):
-            starts.append(pc)  # blocks end before such a cell: a paused lane resumes here
-    return starts
+    """The reference's block starts (``sim/reference/blocks.py``), and every data cell a
+    lane may pause before for room in a per-lane table (a paused lane resumes there)."""
+    starts = set(reference_block_starts(cells, direction))
+    starts.update(pc for pc, cell in enumerate(cells)
+                  if cell.in_blocks and cell.kind == "data"
+                  and _may_pause(cell.statement(direction)))
+    return sorted(starts)
 
 
 def _may_pause(statement: str) -> bool:

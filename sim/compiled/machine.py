@@ -25,6 +25,12 @@ from revasm.assembler.image import Image
 from revasm.isa.adjoint import BANKS as GRADIENT_BANKS
 from revasm.isa.fixed_point import WordFormat
 from revasm.sim.reference import DEFAULT_MEMORY_WORDS, MachineFault, Program, Snapshot
+from revasm.sim.reference.faults import (
+    illegal_message,
+    step_limit_message,
+    uncaught_jump_message,
+    where,
+)
 from revasm.sim.reference.machine import run_start
 from revasm.sim.switches import ModeSwitches
 
@@ -457,8 +463,7 @@ class CompiledLanes(ModeSwitches):
     # --- faults ---------------------------------------------------------------------------------
 
     def _where(self, pc: int) -> str:
-        location = self.image.location(pc)
-        return f"line {location.line} (pc {pc})" if location else f"pc {pc}"
+        return where(self.image, pc)
 
     def fault(self, lane: int) -> MachineFault | None:
         ctl = self.CTL[lane]
@@ -477,29 +482,14 @@ class CompiledLanes(ModeSwitches):
         extra: dict = {}
         if code == tr.F_STEPS:
             kind = "step-limit"
-            message = (f"the run did not halt within {self.max_steps} steps; it was at "
-                       f"{self._where(pc)}")
+            message = step_limit_message(self.image, self.max_steps, pc)
         elif code == tr.F_ILLEGAL:
             kind = "illegal-instruction"
-            if cell is None:
-                message = f"pc {pc} is outside the program (0..{len(self.image) - 1})"
-            else:
-                message = f"{self._where(pc)} {cell.illegal}"
-            if br:
-                source = pc - br * direction
-                message += f" (reached by the jump from {self._where(source)})"
-                extra = dict(landing_pc=pc, jump_source_pc=source,
-                             jump_source_location=self.image.location(source))
-            elif cell is None:
-                message += " (the program ran off its end: no FINISH/START stopped it)"
+            message, extra = illegal_message(self.image, cell.illegal if cell else None, pc,
+                                             br, direction)
         elif code == tr.F_JUMP:
-            kind = "uncaught-jump"
-            source = pc - aux * aux2
-            message = (f"jump from {self._where(source)} landed on {self._where(pc)}, "
-                       f"which does not catch it: BR is still {br} after the landing "
-                       "instruction")
-            extra = dict(landing_pc=pc, jump_source_pc=source,
-                         jump_source_location=self.image.location(source))
+            kind = "uncaught-jump"  # the jump's BR and DIR are in FAUX and FAUX2
+            message, extra = uncaught_jump_message(self.image, pc, aux, aux2, br)
         else:
             kind = _EXECUTION_KINDS[code]
             detail = self._detail(code, aux)

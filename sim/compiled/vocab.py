@@ -287,74 +287,44 @@ def half_up(v, i):
 
 
 @njit(**JIT)
-def circular_rotate(z, width):
-    t = _t(width)
-    steps = _circ(width)
-    x = t[CX0]
-    y = I(0)
+def cordic(x, y, z, steps, hyperbolic, vectoring):
+    """One CORDIC loop for both families and both modes (``isa/functions/cordic.py``):
+    each step turns by +-a, towards z = 0 (rotation) or y = 0 (vectoring); the hyperbolic
+    family's x update has the opposite sign."""
     for j in range(steps.shape[0]):
         i = steps[j, 0]
         a = steps[j, 2]
         dx = half_up(y, i)
         dy = half_up(x, i)
-        if z >= 0:
+        if hyperbolic:
+            dx = -dx
+        if (y < 0) if vectoring else (z >= 0):
             x, y, z = x - dx, y + dy, z - a
         else:
             x, y, z = x + dx, y - dy, z + a
+    return x, y, z
+
+
+@njit(**JIT)
+def circular_rotate(z, width):
+    x, y, _ = cordic(_t(width)[CX0], I(0), z, _circ(width), False, False)
     return x, y
 
 
 @njit(**JIT)
 def circular_vector(x, y, width):
-    steps = _circ(width)
-    z = I(0)
-    for j in range(steps.shape[0]):
-        i = steps[j, 0]
-        a = steps[j, 2]
-        dx = half_up(y, i)
-        dy = half_up(x, i)
-        if y >= 0:
-            x, y, z = x + dx, y - dy, z + a
-        else:
-            x, y, z = x - dx, y + dy, z - a
-    return z
+    return cordic(x, y, I(0), _circ(width), False, True)[2]
 
 
 @njit(**JIT)
 def hyperbolic_rotate(z, width):
-    t = _t(width)
-    steps = _hyp(width)
-    x = t[HX0]
-    y = I(0)
-    for j in range(steps.shape[0]):
-        i = steps[j, 0]
-        a = steps[j, 2]
-        dx = half_up(y, i)
-        dy = half_up(x, i)
-        if z >= 0:
-            x, y, z = x + dx, y + dy, z - a
-        else:
-            x, y, z = x - dx, y - dy, z + a
+    x, y, _ = cordic(_t(width)[HX0], I(0), z, _hyp(width), True, False)
     return x, y
 
 
 @njit(**JIT)
 def hyperbolic_vector(x, y, width):
-    steps = _hyp(width)
-    z = I(0)
-    for j in range(steps.shape[0]):
-        i = steps[j, 0]
-        a = steps[j, 2]
-        dx = half_up(y, i)
-        dy = half_up(x, i)
-        if y >= 0:
-            x, y, z = x - dx, y - dy, z + a
-        else:
-            x, y, z = x + dx, y + dy, z - a
-    return z
-
-
-# --- reductions ------------------------------------------------------------------------------
+    return cordic(x, y, I(0), _hyp(width), True, True)[2]
 
 
 @njit(**JIT)

@@ -9,6 +9,8 @@ BR is still 3 after the landing instruction".
 """
 from __future__ import annotations
 
+from typing import Any
+
 from revasm.assembler.image import SourceLocation
 
 #: Every fault kind an engine reports, with what it means.
@@ -127,3 +129,45 @@ class ComeFromViolation(Exception):
         self.landing_pc = landing_pc
         self.br = br
         self.direction = direction
+
+
+# --- the messages every engine gives for its control faults (one wording) --------------
+
+def where(image: Any, pc: int) -> str:
+    """``line L (pc P)``, or ``pc P`` where the image has no source line."""
+    location = image.location(pc)
+    return f"line {location.line} (pc {pc})" if location else f"pc {pc}"
+
+
+def step_limit_message(image: Any, max_steps: int | None, pc: int) -> str:
+    return f"the run did not halt within {max_steps} steps; it was at {where(image, pc)}"
+
+
+def illegal_message(image: Any, illegal: str | None, pc: int, br: int,
+                    direction: int) -> tuple[str, dict]:
+    """An illegal cell (``illegal``: its reason; None for a PC outside the program), reached
+    by a jump when ``br`` is not 0: the message and the fault's jump fields."""
+    if illegal is None:
+        what = f"pc {pc} is outside the program (0..{len(image) - 1})"
+    else:
+        what = f"{where(image, pc)} {illegal}"
+    extra: dict = {}
+    if br:
+        source = pc - br * direction
+        what += f" (reached by the jump from {where(image, source)})"
+        extra = dict(landing_pc=pc, jump_source_pc=source,
+                     jump_source_location=image.location(source))
+    elif illegal is None:
+        what += " (the program ran off its end: no FINISH/START stopped it)"
+    return what, extra
+
+
+def uncaught_jump_message(image: Any, landing: int, br_in: int, direction: int,
+                          br_after: int) -> tuple[str, dict]:
+    """A jump whose landing instruction left BR = ``br_after`` != 0: the message and the
+    fault's jump fields (the jump moved the PC by BR * DIR from its source)."""
+    source = landing - br_in * direction
+    message = (f"jump from {where(image, source)} landed on {where(image, landing)}, which "
+               f"does not catch it: BR is still {br_after} after the landing instruction")
+    return message, dict(landing_pc=landing, jump_source_pc=source,
+                         jump_source_location=image.location(source))

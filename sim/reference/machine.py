@@ -21,7 +21,15 @@ from revasm.isa.vocabulary import vocabulary
 from revasm.sim.switches import ModeSwitches
 
 from .blocks import BlockPlace, CompiledBlocks, compile_blocks
-from .faults import ComeFromViolation, MachineFault, Trap
+from .faults import (
+    ComeFromViolation,
+    MachineFault,
+    Trap,
+    illegal_message,
+    step_limit_message,
+    uncaught_jump_message,
+    where,
+)
 from .predecode import Decoded, decode_image
 from .state import Snapshot
 from .trace import TraceRecord
@@ -278,8 +286,8 @@ class Machine(ModeSwitches):
 
     def _step(self, trace: TraceCallback | None) -> None:
         if self.max_steps is not None and self.steps >= self.max_steps:
-            raise self._fault("step-limit", f"the run did not halt within {self.max_steps} "
-                                            f"steps; it was at {self._where(self.pc)}")
+            raise self._fault("step-limit",
+                              step_limit_message(self.image, self.max_steps, self.pc))
         pc = self.pc
         br_in = self.br
         dir_in = self.direction
@@ -386,8 +394,7 @@ class Machine(ModeSwitches):
     # --- faults ----------------------------------------------------------------------
 
     def _where(self, pc: int) -> str:
-        location = self.image.location(pc)
-        return f"line {location.line} (pc {pc})" if location else f"pc {pc}"
+        return where(self.image, pc)
 
     def _location(self, pc: int | None) -> SourceLocation | None:
         return self.image.location(pc) if pc is not None else None
@@ -400,32 +407,14 @@ class Machine(ModeSwitches):
                             width=self.width, instruction_text=cell.text if cell else "",
                             **extra)
 
-    def _jump_source(self, landing_pc: int, br_in: int, dir_in: int) -> int:
-        # The jump moved the PC by BR·DIR from its source.
-        return landing_pc - br_in * dir_in
-
     def _uncaught_jump(self, landing_pc: int, br_in: int, dir_in: int) -> MachineFault:
-        source = self._jump_source(landing_pc, br_in, dir_in)
-        message = (f"jump from {self._where(source)} landed on {self._where(landing_pc)}, "
-                   f"which does not catch it: BR is still {self.br} after the landing "
-                   "instruction")
-        return self._fault("uncaught-jump", message, landing_pc=landing_pc,
-                           jump_source_pc=source, jump_source_location=self._location(source))
+        message, extra = uncaught_jump_message(self.image, landing_pc, br_in, dir_in, self.br)
+        return self._fault("uncaught-jump", message, **extra)
 
     def _illegal(self, pc: int, cell: Decoded | None, br_in: int, dir_in: int) -> MachineFault:
-        if cell is None:
-            what = f"pc {pc} is outside the program (0..{len(self.image) - 1})"
-        else:
-            what = f"{self._where(pc)} {cell.illegal}"
-        extra = {}
-        if br_in:
-            source = self._jump_source(pc, br_in, dir_in)
-            what += f" (reached by the jump from {self._where(source)})"
-            extra = dict(landing_pc=pc, jump_source_pc=source,
-                         jump_source_location=self._location(source))
-        elif cell is None:
-            what += " (the program ran off its end: no FINISH/START stopped it)"
-        return self._fault("illegal-instruction", what, **extra)
+        message, extra = illegal_message(self.image, cell.illegal if cell else None, pc,
+                                         br_in, dir_in)
+        return self._fault("illegal-instruction", message, **extra)
 
     def _execution_fault(self, exc: BaseException, cell: Decoded) -> MachineFault:
         if isinstance(exc, Trap):

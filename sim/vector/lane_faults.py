@@ -13,6 +13,12 @@ from collections.abc import Callable
 from typing import Any
 
 from revasm.sim.reference import MachineFault
+from revasm.sim.reference.faults import (
+    illegal_message,
+    step_limit_message,
+    uncaught_jump_message,
+    where,
+)
 from revasm.sim.reference.predecode import Decoded
 
 from .banks import Group
@@ -68,39 +74,21 @@ class LaneFaults:
                 self.pc[lanes] = cell.pc
 
     def _where(self, pc: int) -> str:
-        location = self.image.location(pc)
-        return f"line {location.line} (pc {pc})" if location else f"pc {pc}"
+        return where(self.image, pc)
 
     def _step_limit_message(self, lane: int, j: int) -> tuple[str, dict]:
-        pc = int(self.pc[lane])
-        return (f"the run did not halt within {self.max_steps} steps; it was at "
-                f"{self._where(pc)}", {})
+        return step_limit_message(self.image, self.max_steps, int(self.pc[lane])), {}
 
     def _illegal_message(self, lane: int, j: int) -> tuple[str, dict]:
-        pc, br, direction = int(self.pc[lane]), int(self.br[lane]), int(self.direction[lane])
+        pc = int(self.pc[lane])
         cell = self.cells[pc] if 0 <= pc < len(self.cells) else None
-        if cell is None:
-            what = f"pc {pc} is outside the program (0..{len(self.image) - 1})"
-        else:
-            what = f"{self._where(pc)} {cell.illegal}"
-        extra: dict = {}
-        if br:
-            source = pc - br * direction
-            what += f" (reached by the jump from {self._where(source)})"
-            extra = dict(landing_pc=pc, jump_source_pc=source,
-                         jump_source_location=self.image.location(source))
-        elif cell is None:
-            what += " (the program ran off its end: no FINISH/START stopped it)"
-        return what, extra
+        return illegal_message(self.image, cell.illegal if cell else None, pc,
+                               int(self.br[lane]), int(self.direction[lane]))
 
     def _uncaught_message(self, lane: int, landing: int, br_in: int,
                           direction: int) -> tuple[str, dict]:
-        source = landing - br_in * direction
-        br = int(self.br[lane])
-        message = (f"jump from {self._where(source)} landed on {self._where(landing)}, "
-                   f"which does not catch it: BR is still {br} after the landing instruction")
-        return message, dict(landing_pc=landing, jump_source_pc=source,
-                             jump_source_location=self.image.location(source))
+        return uncaught_jump_message(self.image, landing, br_in, direction,
+                                     int(self.br[lane]))
 
     def fault_kinds(self) -> list[str]:
         """Each lane's fault kind, or ``""`` for a lane that did not fault."""
