@@ -50,8 +50,7 @@ def parse_value(text: str, fmt: WordFormat) -> int:
 def real_range_text(fmt: WordFormat) -> str:
     """"does not fit Q16.16 (...)": the message of a real out of the word's range."""
     wider = "; use --width 64 for a wider range" if fmt.width == 32 else ""
-    return (f"does not fit {fmt.name} (from {fmt.to_real(fmt.min_signed):.10g} to "
-            f"{fmt.to_real(fmt.max_signed):.10g}){wider}")
+    return f"does not fit {fmt.name} ({fmt.range_text()}){wider}"
 
 
 def resolve_name(name: str, image: Image) -> Location:

@@ -77,6 +77,17 @@ class WordFormat:
     def to_fraction(self, word: int) -> Fraction:
         return Fraction(self.signed(word & self.mask), 1 << self.frac_bits)
 
+    def range_text(self) -> str:
+        """"from LO to HI": the reals a word holds, as messages show them.  The top is
+        truncated, never rounded up to a value the word cannot hold (Q32.32's is
+        2147483647.9999999997, not 2147483648)."""
+        digits = (self.frac_bits * 3 + 9) // 10  # about F * log10(2) decimals
+        top = Fraction(self.max_signed, 1 << self.frac_bits)
+        whole = int(top)
+        fraction = int((top - whole) * 10 ** digits)
+        low = Fraction(self.min_signed, 1 << self.frac_bits)
+        return f"from {int(low)} to {whole}.{fraction:0{digits}d}"
+
 
 Q16_16 = WordFormat(32)
 Q32_32 = WordFormat(64)

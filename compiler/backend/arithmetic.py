@@ -17,6 +17,8 @@ from .ir_queries import _same
 
 _UNARY = ("sin", "cos", "tan", "tanh", "exp", "log", "sqrt", "abs", "atan", "sinh", "cosh")
 _SMALL_MULTIPLIER = 4
+#: x ** n for a whole |n| up to this is a chain of products (exact, any sign of x).
+_MAX_POWER = 16
 
 
 class ArithmeticLowering:
@@ -32,10 +34,11 @@ class ArithmeticLowering:
                 if e.value.denominator != 1:
                     raise CompileError(pos, f"{expr_text(e)} is not an integer",
                                        "Int variables hold whole numbers")
-                v = int(e.value) * sign
+                v = self.literal_word(e, ctx) * sign
                 if -32768 <= v <= 32767:
                     return [self.i("ADDI", d, str(v), pos=pos)]
                 return [self.i("LI", d, str(v), pos=pos)]
+            self.literal_word(e, ctx)
             return [self.i("LI", d, _fixed_literal(e.value * sign), pos=pos)]
         etype = self.type_of(e)
         if isinstance(e, (ir.Var, ir.Index)):
@@ -85,6 +88,28 @@ class ArithmeticLowering:
             return setup + conv + [self.i(add, d, r, pos=pos)] + conv + inverse_code(setup)
         raise CompileError(pos, f"cannot compute {expr_text(e)}")
 
+    def literal_word(self, e: ir.Const, ctx: ir.ScalarType, *, bits: bool = False) -> int:
+        """The signed raw word of a constant in its context, or a CompileError at the
+        literal when the word cannot hold it (never a silently wrapped constant).
+
+        An Int constant is itself; a Fixed one is rounded to the nearest step of the
+        format; ``bits`` (``^=``) also takes unsigned words up to 2**W - 1.
+        """
+        fmt = self.p.fmt
+        if ctx == ir.INT or bits and e.is_int:
+            word, top = int(e.value), (fmt.mask if bits else fmt.max_signed)
+            if fmt.min_signed <= word <= top:
+                return word
+            raise CompileError(e.pos, f"{expr_text(e)} does not fit a {fmt.width}-bit Int "
+                                      f"(from {fmt.min_signed} to {top})",
+                               "use --width 64 for a wider range" if fmt.width == 32 else "")
+        word = fmt.from_real(e.value)
+        if fmt.min_signed <= word <= fmt.max_signed:
+            return word
+        raise CompileError(e.pos, f"{expr_text(e)} does not fit {fmt.name} "
+                                  f"({fmt.range_text()})",
+                           "use --width 64 for a wider range" if fmt.width == 32 else "")
+
     @property
     def fmt_frac(self) -> int:
         return self.p.fmt.frac_bits
@@ -110,7 +135,7 @@ class ArithmeticLowering:
             # i * c exactly: fmul(i, c << F) == i * c
             a, sa, ta = self.operand(left, ir.INT)
             c = self.fresh(pos)
-            raw = int(right.value) << self.fmt_frac
+            raw = self.literal_word(right, ir.FIXED)
             load = [self.i("LI", c, str(raw), pos=pos)]
             op = "ADDMUL" if sign > 0 else "SUBMUL"
             return sa + load + [self.i(op, d, a, c, pos=pos)] + inverse_code(load) + ta
@@ -133,7 +158,33 @@ class ArithmeticLowering:
 
     def power(self, d: int, sign: int, e: ir.BinOp, ctx: ir.ScalarType) -> list[Instr]:
         pos = e.pos
+        if isinstance(e.left, ir.Const) and isinstance(e.right, ir.Const) and \
+                e.right.value.denominator == 1 and abs(e.right.value) <= 4 * self.p.fmt.width \
+                and (e.left.value != 0 or e.right.value >= 0):
+            # a constant power is folded exactly (and its range checked as a literal)
+            value = e.left.value ** int(e.right.value)
+            folded = ir.Const(pos=pos, value=value, is_int=e.left.is_int and value.denominator == 1)
+            return self.accumulate(d, sign, folded, ctx)
+        if ctx == ir.INT:
+            raise CompileError(pos, f"{expr_text(e)} gives a Fixed value; it cannot be added "
+                                    "to an Int", "keep Int variables for counts and indices")
         if isinstance(e.right, ir.Const):
+            n = e.right.value
+            if n.denominator == 1 and 3 <= abs(n) <= _MAX_POWER:
+                # a whole power is a chain of products, rounded as x * y is, for x of
+                # any sign (pow's exp and log need x > 0); x ** -n is 1 / x ** n
+                if n < 0:
+                    one = ir.Const(pos=pos, value=Fraction(1), is_int=False)
+                    return self.binary_instruction(d, sign, "DIV", one,
+                                                   _power(e.left, -n, pos), pos)
+                product = ir.BinOp(pos=pos, op="*", left=_power(e.left, n - 1, pos),
+                                   right=e.left)
+                return self.multiply(d, sign, product, ctx)
+            if n == 0:
+                return self.accumulate(d, sign, ir.Const(pos=pos, value=Fraction(1)), ctx)
+            if n in (-1, -2):
+                one = ir.Const(pos=pos, value=Fraction(1), is_int=False)
+                return self.binary_instruction(d, sign, "DIV", one, _power(e.left, -n, pos), pos)
             if e.right.value == 2:
                 return self.function(d, sign, ir.FuncCall(pos, name="sq", args=(e.left,)))
             if e.right.value == Fraction(1, 2):
@@ -169,3 +220,17 @@ class ArithmeticLowering:
                 raise CompileError(pos, "the target is read by its own update")
             return sa + sb + [self.i(prefix + e.name.upper(), d, a, b, pos=pos)] + tb + ta
         raise CompileError(pos, f"unknown function {e.name!r}")
+
+
+def loads_exponent(e: ir.BinOp) -> bool:
+    """Whether ``x ** y`` reads its exponent as an operand (pow); whole and half
+    exponents become products, sq, sqrt or a quotient instead."""
+    n = e.right.value if isinstance(e.right, ir.Const) else None
+    return n is None or not (n.denominator == 1 and abs(n) <= _MAX_POWER or n == Fraction(1, 2))
+
+
+def _power(x: ir.Expr, n: Fraction | int, pos) -> ir.Expr:
+    """The expression ``x ** n`` (``x`` itself for n = 1)."""
+    if n == 1:
+        return x
+    return ir.BinOp(pos=pos, op="**", left=x, right=ir.Const(pos=pos, value=Fraction(n)))

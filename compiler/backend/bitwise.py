@@ -16,7 +16,9 @@ class BitwiseLowering:
     def xor_into(self, d: int, e: ir.Expr) -> list[Instr]:
         pos = e.pos
         if isinstance(e, ir.Const):
-            v = int(e.value) if e.is_int else self.p.fmt.from_real(e.value)
+            fmt = self.p.fmt
+            v = fmt.signed(self.literal_word(e, ir.INT if e.is_int else ir.FIXED, bits=True)
+                           & fmt.mask)  # 2**W - 1 is the word -1: LI's inverse negates it
             if v == 0:
                 return []
             if -32768 <= v <= 32767:

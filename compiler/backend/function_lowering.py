@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import CompileError, SourcePos
 from ..ir import nodes as ir
-from .arithmetic import _SMALL_MULTIPLIER, ArithmeticLowering
+from .arithmetic import _SMALL_MULTIPLIER, ArithmeticLowering, loads_exponent
 from .bitwise import BitwiseLowering
 from .calls import CallLowering
 from .code import Instr, _fixed_literal, inverse_code, with_role
@@ -102,9 +102,9 @@ class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Op
         return load
 
     def _word(self, e: ir.Const, ctx: ir.ScalarType) -> int | None:
-        if ctx == ir.INT:
-            return int(e.value) if e.value.denominator == 1 else None
-        return self.p.fmt.from_real(e.value)
+        if ctx == ir.INT and e.value.denominator != 1:
+            return None
+        return self.literal_word(e, ctx)
 
     def _loop_constant_operands(self, body: list[ir.Stmt], in_loop: bool):
         """(constant, context) of every constant a loop reads through ``operand``."""
@@ -125,7 +125,9 @@ class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Op
         if isinstance(e, ir.Compare):
             ctx = self._compare_type(e.left, e.right)
             pairs = [(e.left, ctx), (e.right, ctx)]
-        elif isinstance(e, ir.BinOp) and e.op in ("/", "**") or (
+        elif isinstance(e, ir.BinOp) and e.op == "**":
+            pairs = [(e.left, ir.FIXED)] + ([(e.right, ir.FIXED)] if loads_exponent(e) else [])
+        elif isinstance(e, ir.BinOp) and e.op == "/" or (
                 isinstance(e, ir.BinOp) and e.op == "*" and not any(
                     isinstance(x, ir.Const) and x.value.denominator == 1 and
                     abs(x.value) <= _SMALL_MULTIPLIER for x in (e.left, e.right))):
