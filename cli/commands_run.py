@@ -116,12 +116,14 @@ def _print_summary(result: dict, image: Image, *, registers: bool = True) -> Non
 @click.command()
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--random", "trials", type=click.IntRange(min=0), default=0, show_default=True,
-              help="Also check this many random initial states of the declared inputs.")
+              help="Also check this many random initial states of the declared inputs, "
+                   "each drawn from its declared domain (`.input n $3 int = 5 in 1..20`, "
+                   "`n: Int[1, 20]`), else from --int-range/--real-range.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random states.")
 @click.option("--int-range", default="1:24", show_default=True, metavar="LO:HI",
-              help="Range of random integer inputs.")
+              help="Range of random integer inputs that declare no domain.")
 @click.option("--real-range", default="-2:2", show_default=True, metavar="LO:HI",
-              help="Range of random fixed-point inputs.")
+              help="Range of random fixed-point inputs that declare no domain.")
 @SETS
 @MEMS
 @WIDTH
@@ -134,7 +136,10 @@ def check(file: str, trials: int, seed: int, int_range: str, real_range: str,
     """Check reversibility: run forward to FINISH, then backward to START, and
     compare every register, memory word, BR, DIR and the output tape with the
     initial state.  The first state is the declared defaults plus --set/--mem;
-    --random N adds N states with random values of the declared inputs.
+    --random N adds N states with random values of the declared inputs, each
+    inside its declared domain (an input whose values must stay in a range, an
+    index say, declares it: `.input n $3 int = 5 in 1..20` in PAL, `n: Int[1, 20]`
+    in Python), else inside --int-range / --real-range.
 
     \b
     Example:

@@ -164,6 +164,11 @@ def test_every_subcommand_help_shows_an_example():
         assert "Example" in result.stdout and "revasm " + command in result.stdout
 
 
+def test_check_help_teaches_input_domains():
+    text = " ".join(invoke("check", "--help").stdout.split())
+    assert "declared domain" in text and "in 1..20" in text and "Int[1, 20]" in text
+
+
 def test_an_integer_value_for_a_fixed_point_name_is_raw_and_the_cli_says_so():
     raw = invoke("run", EXAMPLES / "fixed_point.pal", "--set", "x=5", "--json")
     real = invoke("run", EXAMPLES / "fixed_point.pal", "--set", "x=5.0", "--json")
