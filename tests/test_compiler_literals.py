@@ -85,3 +85,14 @@ def test_a_fractional_power_of_a_negative_base_still_faults():
 def test_an_all_ones_mask_flips_every_bit_and_back():
     program = _compile("y ^= 4294967295", "y: Int", 32)
     assert run(program, {"y": 5}, reverse_check=True).values["y"] == ~5
+
+
+@pytest.mark.parametrize("x", [-1.5, -0.75, 0.75, 2.0])
+def test_whole_powers_of_a_negative_base_are_differentiable(x):
+    import revasm
+    program = compile_source(HEADER + "@reversible\ndef f(x: Fixed, y: Loss):\n"
+                             "    y += x ** 3 + x ** -2\n", "f", "g.py", width=64,
+                             for_gradient=True)
+    result = revasm.grad_program(program, {"x": x})
+    assert result.loss == pytest.approx(x ** 3 + x ** -2, abs=1e-8)
+    assert result.gradient["x"] == pytest.approx(3 * x * x - 2 * x ** -3, abs=1e-8)
