@@ -31,6 +31,11 @@ _MOST_DIGITS = 400
 _HUGE = 1 << 200
 
 
+def is_number(text: str) -> bool:
+    """True for an integer or fixed-point literal."""
+    return is_real(text) or parse_integer(text) is not None
+
+
 def is_real(text: str) -> bool:
     return bool(_REAL.match(text))
 

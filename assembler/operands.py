@@ -17,7 +17,7 @@ from revasm.isa.fixed_point import WordFormat
 
 from .lexer import Token
 from .literals import describe_number_error, fixed_point_word, is_real, looks_numeric, parse_integer
-from .parser import NAME
+from .parser import LABEL, NAME
 
 #: Registers are what a register field can name: $0..$31.
 REGISTER_COUNT = 1 << REG_A.width
@@ -74,7 +74,12 @@ def value(token: Token, scope: Scope, *, reals: bool = True, names: bool = True,
     text = token.text
     if is_register(token):
         raise OperandError(f"expected a value, got the register {text}")
-    if looks_numeric(text):
+    negate = text.startswith("-")
+    name = text[1:] if negate else text
+    # Names before numbers, as in PendVM (parse_immed asks the label table first):
+    # a label may be spelled like the start of a number (``1st``).
+    known = name in scope.labels or name in scope.constants
+    if not known and looks_numeric(text):
         if is_real(text):
             if not reals:
                 raise OperandError(f"expected an integer, got the fixed-point literal {text}")
@@ -83,9 +88,7 @@ def value(token: Token, scope: Scope, *, reals: bool = True, names: bool = True,
         if number is None:
             raise OperandError(describe_number_error(text))
         return number
-    negate = text.startswith("-")
-    name = text[1:] if negate else text
-    if not NAME.match(name):
+    if not known and not (NAME.match(name) or LABEL.match(name)):
         raise OperandError(f"{text!r} is neither a number nor a name")
     if not names:
         raise OperandError(f"expected a number, got the name {text!r}")

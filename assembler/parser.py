@@ -16,10 +16,17 @@ from dataclasses import dataclass, field
 
 from .diagnostics import DiagnosticLog
 from .lexer import HEADER, Token, code_part, has_header, tokenize
+from .literals import is_number
 
 #: Labels, constants and declared names: a letter or '_', then letters,
 #: digits, '_' or '.' (ROOPL emits names like ``l_Program_vt``).
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\Z")
+
+#: Labels as PendVM defines them: any word that ends with ':' (its loader tests only
+#: the last character), so ``.L3:``, ``1st:`` and ``loop-top:`` are labels too.  We
+#: refuse three spellings that would read as something else: a leading '$' (a
+#: register), a leading '-' or '+' (a negated name, a sign) and a number (``10:``).
+LABEL = re.compile(r"[^\s,;:$+\-][^\s,;:]*\Z")
 
 
 @dataclass
@@ -51,10 +58,10 @@ def parse_line(number: int, text: str, log: DiagnosticLog) -> Statement | None:
     while rest and rest[0].text.endswith(":"):
         label = rest.pop(0)
         name = label.text[:-1]
-        if not NAME.match(name):
+        if not LABEL.match(name) or is_number(name):
             log.error(number, label.column,
-                      f"invalid label {label.text!r}: a label starts with a letter or '_' "
-                      "and continues with letters, digits, '_' or '.'")
+                      f"invalid label {label.text!r}: a label is a word that is not a "
+                      "number and does not start with '$', '-' or '+'")
             continue
         statement.labels.append(Token(name, label.column))
     if rest:

@@ -123,6 +123,21 @@ def test_a_label_needs_no_space_before_the_instruction():
     assert pal("start\nhere:add $1 $2\nfinish\n").symbols == {"here": 1}
 
 
+def test_labels_are_any_word_ending_in_a_colon_as_in_pendvm():
+    # PendVM's loader takes any word whose last character is ':' as a label.
+    image = pal("start\n.L3: addi $1 1st\n1st: addi $2 -loop-top\nloop-top: "
+                "addi $3 .L3\nfinish\n")
+    assert image.symbols == {".L3": 1, "1st": 2, "loop-top": 3}
+    assert [op[1]["imm"] for op in listing(image)[1:4]] == [2, -3, 1]
+
+
+def test_registers_directives_and_the_header_as_pendvm_reads_them():
+    # `$05` is register 5 (atoi), `.START` any case, text after the 20-character header
+    image = pal(".START go\ngo: start\naddi $05 7\nfinish\n")
+    assert image.entry == 0 and listing(image)[1] == ("ADDI", {"a": 5, "imm": 7})
+    assert assemble(";; pendulum pal file, by hand\nstart\nfinish\n").entry == 0
+
+
 def test_comments_blank_lines_and_commas_take_no_address():
     image = pal("\n; a comment\nstart ; entry\n\n  add $1, $2 ; comma\n  andx $1,$2,$3\nfinish\n")
     assert listing(image)[1:3] == [("ADD", {"a": 1, "b": 2}),

@@ -275,10 +275,10 @@ t.pal:3:12: error: expected an integer, got the fixed-point literal 1.5
 sllx $1 $2 1.5
            ^"""),
     ('invalid label',
-     'start\n1x: add $1 $2\nfinish\n',
+     'start\n10: add $1 $2\nfinish\n',
      """\
-t.pal:3:1: error: invalid label '1x:': a label starts with a letter or '_' and continues with letters, digits, '_' or '.'
-1x: add $1 $2
+t.pal:3:1: error: invalid label '10:': a label is a word that is not a number and does not start with '$', '-' or '+'
+10: add $1 $2
 ^"""),
     ('malformed number',
      'start\naddi $1 12abc\nfinish\n',
