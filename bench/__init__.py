@@ -18,7 +18,17 @@ import numpy
 
 from revasm.assembler.files import atomic_path, write_atomic
 
-from . import bessel, checks_cost, fuzz, nilang, rtl_speed, sim_speed, throughput
+from . import (
+    bessel,
+    checks_cost,
+    compile_time,
+    fuzz,
+    nilang,
+    nilang_compare,
+    rtl_speed,
+    sim_speed,
+    throughput,
+)
 from .plots import plot
 
 BENCHMARKS: dict[str, Callable[[bool], dict]] = {
@@ -29,6 +39,8 @@ BENCHMARKS: dict[str, Callable[[bool], dict]] = {
     "rtl_speed": rtl_speed.run,
     "fuzz": fuzz.run,
     "checks_cost": checks_cost.run,
+    "compile_time": compile_time.run,
+    "nilang_compare": nilang_compare.run,
 }
 
 

@@ -55,3 +55,64 @@ def reference_lane(image: Any) -> Any:
     from revasm.sim.engines import load
 
     return load(image, 1, engine_name="reference")
+
+
+#: A child process of a benchmark (a kernel compile) may use at most this much memory:
+#: compiling a large program's kernels has been seen to take 15 GB (numba's front end).
+CHILD_MEMORY_BYTES = 6 << 30
+
+
+def run_child(arguments: list[str], timeout: float, env: dict | None = None) -> dict:
+    """Run ``arguments`` as a process of its own with a time and a memory budget.
+
+    Returns the wall time from start to exit (``wall_s``), when it started (``time.time()``,
+    ``started_at``: a child can report its own stamps against it), the exit code, the output
+    and whether the budget ran out (``timed_out``: then ``wall_s`` is the budget).
+    Budgets are for compiles that may take far longer than a benchmark should wait."""
+    import os
+    import subprocess
+
+    # The cap is set by a shell that then becomes the command (no preexec_fn: forking a
+    # process that runs threads -- numba's, JAX's -- and running Python in the child
+    # before exec can deadlock).
+    limited = ["/bin/sh", "-c", f'ulimit -v {CHILD_MEMORY_BYTES >> 10} && exec "$@"', "sh",
+               *arguments]
+    started, started_at = time.perf_counter(), time.time()
+    child = subprocess.Popen(limited, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, env=dict(os.environ, **(env or {})))
+    try:
+        out, err = child.communicate(timeout=timeout)
+        timed_out = False
+    except subprocess.TimeoutExpired:
+        child.kill()
+        out, err = child.communicate()
+        timed_out = True
+    return {"wall_s": time.perf_counter() - started, "started_at": started_at,
+            "exit_code": child.returncode,
+            "stdout": out, "stderr": err, "timed_out": timed_out}
+
+
+def child_python(module: str, *arguments: str) -> list[str]:
+    """The command that runs ``revasm.bench.MODULE.child(arguments)`` in a new interpreter."""
+    return [sys.executable, "-c", f"import sys; from revasm.bench.{module} import child; "
+            "child(sys.argv[1:])", *arguments]
+
+
+def child_outcome(done: dict, budget: float, doing: str) -> dict:
+    """A :func:`run_child` result as a row: ``status`` measured (with the last JSON line
+    the child printed), budget exceeded (time or memory, while ``doing``) or failed."""
+    import json
+
+    row = {"wall_s": done["wall_s"]}
+    if done["timed_out"]:
+        return {**row, "status": "budget exceeded",
+                "reason": f"not finished within {budget:.0f} s ({doing})"}
+    if done["exit_code"] != 0:
+        if "MemoryError" in done["stderr"] or "std::bad_alloc" in done["stderr"]:
+            return {**row, "status": "budget exceeded",
+                    "reason": f"needed more than {CHILD_MEMORY_BYTES >> 30} GiB of memory "
+                              f"after {done['wall_s']:.0f} s ({doing})"}
+        tail = (done["stderr"].strip().splitlines() or ["no output"])[-1]
+        return {**row, "status": "failed", "reason": f"exit code {done['exit_code']}: {tail}"}
+    lines = [line for line in done["stdout"].splitlines() if line.startswith("{")]
+    return {**row, "status": "measured", **json.loads(lines[-1])}

@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import json
+import sys
 
 from click.testing import CliRunner
 
-from revasm.bench import BENCHMARKS
+from revasm.bench import BENCHMARKS, nilang_compare
+from revasm.bench.common import child_outcome, run_child
 from revasm.cli.main import cli
 
 
@@ -34,9 +36,35 @@ def test_quick_suite_writes_every_result(tmp_path):
         assert all(row["lane_instructions_per_s"] > 0 for row in rows)
         assert "bandwidth_ratio" in rows[-1]
         assert throughput[program]["reference_instructions_per_s"] > 0
+    process = speed["process"]  # `revasm run` in a fresh process: compiling, then cached
+    assert process["status"] == "measured", process
+    assert process["first"]["steps"] == process["cached"]["steps"] > 10**6
     bessel = printed["bessel_gradients"]
     assert bessel["status"] == "measured" and bessel["lanes_faulted"] == 0
     assert bessel["max_abs_error_gradient"] < 1e-6
+    compiled = bessel["compiled"]  # the compiled engine beside the vector engine
+    assert compiled["status"] == "measured" and compiled["same_gradients_as_vector"]
+    assert [row["lanes"] for row in compiled["rows"]] == [1_000, 10_000]
+    for row in compiled["rows"]:
+        assert row["lanes_faulted"] == 0 and row["max_abs_error_gradient"] < 1e-6
+        assert row["ratio_gradient_to_forward"] == row["gradient_s"] / row["numpy_forward_s"]
+    fib = printed["compile_time"]["programs"]["fib.pal"]
+    assert fib["status"] == "measured", fib
+    assert fib["first"]["steps"] == fib["cached"]["steps"] and fib["cached"]["halted"]
+    assert fib["first_wall_s"] > fib["first"]["startup_s"] > 0
+    compare = printed["nilang_compare"]["workloads"]
+    dot = compare["dot"]
+    assert dot["status"] == "measured", dot
+    assert dot["compiled"]["lanes_faulted"] == 0 and dot["compiled"]["first_and_last_lane_equal"]
+    assert dot["compiled"]["max_abs_error_gradient"] < 1e-8
+    assert dot["numpy_float64"]["status"] == "measured" and "ratio_to_numpy_float64" in dot
+    for library in ("jax", "pytorch"):  # measured when installed, else a note how to
+        assert dot[library]["status"] in ("measured", "absent")
+        assert dot[library]["status"] == "measured" or "revasm[compare]" in \
+            dot[library]["reason"]
+    for name in ("givens_network_n100", "sparse_frobenius_dot", "petersen_embedding",
+                 "adbench_gmm"):
+        assert compare[name]["status"] == "skipped"  # full size only
     assert bessel["width_32"]["lanes_faulted"] == 0
     assert bessel["width_32"]["max_abs_error_gradient"] < 1e-3
     nilang = printed["nilang_workloads"]["workloads"]
@@ -70,3 +98,25 @@ def test_the_summary_of_a_full_run_prints_every_kind_of_workload(tmp_path, capsy
            "jax 0.0017 s)" in out
     assert "sparse_frobenius_dot: 3e+08 lane-instructions/s at batch 10000" in out
     assert "adbench_gmm: skipped: quick" in out
+
+
+def test_comparisons_without_jax_or_torch_say_how_to_install_them(monkeypatch):
+    """jax and torch are optional (the `compare` extra): absent, they are a note."""
+    monkeypatch.setitem(sys.modules, "jax", None)  # `import jax` raises ImportError
+    monkeypatch.setitem(sys.modules, "torch", None)
+    inputs = nilang_compare.inputs_of("dot")
+    for row in (nilang_compare.jax_baseline("dot", inputs, 10),
+                nilang_compare.torch_baseline("dot", inputs, 10)):
+        assert row["status"] == "absent"
+        assert "not installed: pip install revasm[compare]" in row["reason"]
+    assert nilang_compare._version("jax") == "not installed: pip install revasm[compare]"
+
+
+def test_a_child_over_its_budget_is_recorded_not_awaited():
+    done = run_child([sys.executable, "-c", "import time; time.sleep(30)"], 0.5)
+    assert done["timed_out"] and done["wall_s"] < 10
+    row = child_outcome(done, 0.5, "compiling")
+    assert row["status"] == "budget exceeded" and "within 0 s (compiling)" in row["reason"]
+    done = run_child([sys.executable, "-c", "print('{\"x\": 1}')"], 30)
+    assert child_outcome(done, 30, "running") == {"wall_s": done["wall_s"],
+                                                  "status": "measured", "x": 1}

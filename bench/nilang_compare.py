@@ -1,0 +1,437 @@
+"""NiLang's gradient workloads on the compiled engine next to numpy, JAX and PyTorch.
+
+    revasm bench nilang_compare [--quick]
+
+Each workload is a program of ``examples/nilang`` compiled for gradients at W = 64 and
+run through the gradient protocol (forward, G[loss] = 1, backward) on a batch of lanes of
+the compiled engine, every lane holding the same inputs.  In the same run: numpy float64
+over the same batch (the forward pass and, where it is short to write, the hand-written
+reverse pass), JAX ``jit(vmap(grad))`` (``jit(grad)`` for GMM, one gradient) and PyTorch
+reverse mode over the same batch, each timed after a warm-up.  JAX and PyTorch are
+optional (``pip install revasm[compare]``): a missing one is recorded with that note.
+
+The compiled engine runs in a process of its own with a time and memory budget
+(``common.run_child``): the first gradient compiles the program's kernels (or loads them
+from the kernel cache), which for programs of thousands of instructions can take longer
+than a benchmark should wait; that time is recorded apart (``first_gradient_s``) and a
+compile that does not finish within the budget is recorded as such.  ``--quick`` runs
+the NiLang dot product only (``dot``, four elements), the path every workload takes.
+"""
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from .common import EXAMPLES as REPOSITORY_EXAMPLES
+from .common import best_seconds, child_outcome, child_python, example_module, run_child
+
+EXAMPLES = REPOSITORY_EXAMPLES / "nilang"
+COMPARE_NOTE = "pip install revasm[compare]"
+#: Seconds the compiled engine's process may take (its first gradient compiles kernels).
+BUDGET_S = 300
+QUICK_BUDGET_S = 120
+
+
+@dataclass(frozen=True)
+class Workload:
+    file: str
+    entry: str
+    lanes: int
+    #: how much of a gradient numpy's float64 baseline computes
+    numpy_what: str
+
+
+WORKLOADS = {
+    "dot": Workload("dot.py", "dot", 10_000, "forward and hand-written reverse pass, batched"),
+    "givens_network_n100": Workload("givens100.py", "givens_loss", 1_000,
+                                    "forward and hand-written reverse pass, batched"),
+    "sparse_frobenius_dot": Workload("sparse_dot.py", "sparse_dot", 10_000,
+                                     "forward and hand-written reverse pass, batched"),
+    "petersen_embedding": Workload("petersen.py", "embedding_loss", 10_000,
+                                   "forward loss only, batched"),
+    "adbench_gmm": Workload("gmm.py", "gmm", 4, "forward objective only, one evaluation"),
+}
+QUICK = {"dot": 1_000}
+
+
+def _modules():
+    cases = example_module(EXAMPLES / "cases.py", "nilang_cases")
+    return cases, example_module(EXAMPLES / "workloads.py", "nilang_workloads")
+
+
+def inputs_of(name: str) -> dict:
+    """The workload's inputs (every parameter but the loss)."""
+    cases, workloads = _modules()
+    by_name = {case.name: case for case in cases.CASES}
+    if name == "givens_network_n100":
+        return workloads.givens_inputs()
+    if name == "adbench_gmm":
+        return workloads.gmm_inputs()
+    return dict(by_name[{"sparse_frobenius_dot": "sparse_dot", "petersen_embedding": "petersen",
+                         "dot": "dot"}[name]].inputs)
+
+
+# --- the compiled engine, in a process of its own ------------------------------------------
+
+def _gradient_names(program) -> tuple[str, dict[str, list[str]]]:
+    """The loss parameter and, per differentiated parameter, its word names (as
+    ``revasm.programs.grad_program`` chooses them: every Fixed parameter but the loss)."""
+    from revasm.compiler.ir import nodes as ir
+
+    f = program.function
+    losses = [p for p in f.params if p.role == "loss"] or \
+        [p for p in f.params if p.role == "output" and p.type == ir.FIXED]
+    names = {}
+    for p in f.params:
+        element = p.type.element if isinstance(p.type, ir.ArrayType) else p.type
+        if p is losses[0] or element != ir.FIXED:
+            continue
+        names[p.name] = ([label[2:] for label in program.lowered.array_labels[p.name]]
+                         if isinstance(p.type, ir.ArrayType) else [p.name])
+    return losses[0].name, names
+
+
+def child(arguments: list[str]) -> None:
+    """In the child: compile, the first gradient (kernels: compiled, or loaded from the
+    cache), then the timed batch."""
+    from revasm.compiler import compile_file
+    from revasm.isa.fixed_point import WordFormat
+    from revasm.programs import load_inputs
+    from revasm.sim.engines import engine
+    from revasm.sim.host import batch_gradient
+
+    name, lanes = arguments[0], int(arguments[1])
+    workload = WORKLOADS[name]
+    started = time.perf_counter()
+    program = compile_file(EXAMPLES / workload.file, workload.entry, width=64,
+                           for_gradient=True)
+    compile_s = time.perf_counter() - started
+    loss, names = _gradient_names(program)
+    wrt = [word for words in names.values() for word in words]
+    inputs = inputs_of(name)
+
+    def gradient(count: int):
+        machine = engine("compiled").load(program.image, count)
+        load_inputs(program, machine, inputs)
+        started = time.perf_counter()
+        result = batch_gradient(machine, loss=loss, wrt=wrt)
+        return result, time.perf_counter() - started
+
+    started = time.perf_counter()
+    gradient(min(lanes, 64))  # 64 lanes and more run on the engine's threads: their kernel
+    first_s = time.perf_counter() - started
+    print(json.dumps({"compile_program_s": compile_s, "first_gradient_s": first_s}), flush=True)
+    result, seconds = gradient(lanes)
+    if seconds * 2 < 10:  # short enough to repeat: the best of two
+        result, again = gradient(lanes)
+        seconds = min(seconds, again)
+    fmt = WordFormat(program.image.width)
+    lane_0 = {p: [float(fmt.to_fraction(int(result.gradient[word][0]))) for word in words]
+              for p, words in names.items()}
+    same = all(int(result.gradient[word][0]) == int(result.gradient[word][-1]) for word in wrt)
+    steps = int(result.forward_steps[0]) + int(result.machine.steps[0])
+    print(json.dumps({
+        "compile_program_s": compile_s, "first_gradient_s": first_s, "image_words":
+        len(program.image), "lanes": lanes, "gradient_s": seconds, "per_gradient_s":
+        seconds / lanes, "instructions_per_gradient": steps,
+        "lane_instructions_per_s": steps * lanes / seconds,
+        "lanes_faulted": int(np.sum(~result.ok)), "first_and_last_lane_equal": same,
+        "loss": float(fmt.to_fraction(int(result.loss[0]))), "gradient_lane_0": lane_0}),
+        flush=True)
+
+
+def compiled(name: str, lanes: int, budget: float) -> dict:
+    done = run_child(child_python("nilang_compare", name, str(lanes)), budget)
+    row = child_outcome(done, budget, "compiling the kernels, or running the batch")
+    if row["status"] != "measured":  # what the child said before it stopped
+        stages = [json.loads(line) for line in done["stdout"].splitlines()
+                  if line.startswith("{")]
+        if stages:
+            row.update(stages[-1])
+    return row
+
+
+# --- float64 references of the gradients ---------------------------------------------------
+
+def _central_differences(function: Callable[[np.ndarray], float], x: np.ndarray,
+                         h: float = 1e-6) -> np.ndarray:
+    g = np.zeros_like(x)
+    for index in np.ndindex(x.shape):
+        moved = [x.copy(), x.copy()]
+        moved[0][index] += h
+        moved[1][index] -= h
+        g[index] = (function(moved[0]) - function(moved[1])) / (2 * h)
+    return g
+
+
+def reference_gradient(name: str, inputs: dict) -> dict[str, np.ndarray]:
+    """d loss / d parameter in float64 (by hand, or central differences), flat."""
+    cases, workloads = _modules()
+    if name == "dot":
+        return {"x": np.asarray(inputs["y"], float), "y": np.asarray(inputs["x"], float)}
+    if name == "givens_network_n100":
+        _, g = workloads.givens_loss(inputs["x"], inputs["theta"], inputs["w"])
+        return {"x": np.asarray(g["x"]), "theta": np.asarray(g["theta"])}
+    if name == "sparse_frobenius_dot":
+        a_rows, a_cols, b_rows, b_cols = _sparse_positions(inputs)
+        return {"a_nzval": cases.SPARSE_B[a_rows, a_cols],
+                "b_nzval": cases.SPARSE_A[b_rows, b_cols]}
+    if name == "petersen_embedding":
+        x = np.asarray(inputs["x"], float)
+        return {"x": _central_differences(cases.petersen_loss, x).ravel()}
+    g = workloads.gmm_gradient(inputs["alphas"], inputs["means"], inputs["icf"], inputs["x"])
+    return {k: np.asarray(v).ravel() for k, v in g.items()}
+
+
+def _sparse_positions(inputs: dict) -> tuple[list[int], ...]:
+    """(row, column) of every stored entry of A, then of B."""
+    out = []
+    for side in ("a", "b"):
+        colptr, rowval = inputs[f"{side}_colptr"], inputs[f"{side}_rowval"]
+        rows = [rowval[k] for k in range(colptr[-1])]
+        cols = [j for j in range(len(colptr) - 1) for _ in range(colptr[j], colptr[j + 1])]
+        out += [rows, cols]
+    return tuple(out)
+
+
+def _sparse_matches(inputs: dict) -> tuple[np.ndarray, np.ndarray]:
+    """Indices into a_nzval and b_nzval of the entries both matrices store (the merge,
+    done once on the host: the frameworks' programs get the sparsity pattern for free)."""
+    a_rows, a_cols, b_rows, b_cols = _sparse_positions(inputs)
+    b_at = {(r, c): k for k, (r, c) in enumerate(zip(b_rows, b_cols))}
+    pairs = [(k, b_at[(r, c)]) for k, (r, c) in enumerate(zip(a_rows, a_cols)) if (r, c) in b_at]
+    return np.array([a for a, _ in pairs]), np.array([b for _, b in pairs])
+
+
+# --- numpy, JAX, PyTorch --------------------------------------------------------------------
+
+def _batched(inputs: dict, keys: tuple[str, ...], lanes: int) -> list[np.ndarray]:
+    """Each input with a leading batch axis of ``lanes`` copies."""
+    return [np.repeat(np.asarray(inputs[k], float)[None], lanes, axis=0) for k in keys]
+
+
+KEYS = {"dot": ("x", "y"), "givens_network_n100": ("x", "theta", "w"),
+        "sparse_frobenius_dot": ("a_nzval", "b_nzval"), "petersen_embedding": ("x",),
+        "adbench_gmm": ("alphas", "means", "icf")}
+
+
+def numpy_baseline(name: str, inputs: dict, lanes: int) -> dict:
+    _, workloads = _modules()
+    if name == "adbench_gmm":
+        seconds = best_seconds(lambda: workloads.gmm_objective(
+            inputs["alphas"], inputs["means"], inputs["icf"], inputs["x"]), 5)
+        return {"status": "measured", "what": WORKLOADS[name].numpy_what, "batch": 1,
+                "seconds": seconds, "per_gradient_s": seconds}
+    args = _batched(inputs, KEYS[name], lanes)
+    if name == "dot":
+        def step():
+            x, y = args
+            return np.sum(x * y, axis=1), y.copy(), x.copy()
+    elif name == "givens_network_n100":
+        batch = [a.T.copy() for a in args]  # givens_loss takes the batch axis last
+
+        def step():
+            return workloads.givens_loss(*batch)
+    elif name == "sparse_frobenius_dot":
+        ia, ib = _sparse_matches(inputs)
+
+        def step():
+            a, b = args
+            ga, gb = np.zeros_like(a), np.zeros_like(b)
+            ga[:, ia] = b[:, ib]
+            gb[:, ib] = a[:, ia]
+            return np.sum(a[:, ia] * b[:, ib], axis=1), ga, gb
+    else:
+        (x,) = args
+
+        def step():
+            return _petersen(x, np)
+    seconds = best_seconds(step, 3)
+    return {"status": "measured", "what": WORKLOADS[name].numpy_what, "batch": lanes,
+            "seconds": seconds, "per_gradient_s": seconds / lanes}
+
+
+def _petersen(x, lib):
+    """The Petersen embedding loss over a batch (x: batch x 10 x 5), summed over lanes."""
+    cases, _ = _modules()
+    u, v = np.array(cases.PAIR_U), np.array(cases.PAIR_V)
+    d = lib.sqrt(lib.sum((x[:, u] - x[:, v]) ** 2, -1))
+    d1, d2 = d[:, :15], d[:, 15:]
+    m = d1.mean(1) - d2.mean(1) + 0.1
+    var1 = lib.sum((d1 - d1.mean(1)[:, None]) ** 2, 1) / 14
+    var2 = lib.sum((d2 - d2.mean(1)[:, None]) ** 2, 1) / 29
+    return lib.sum(var1 + var2 + lib.where(m > 0, lib.exp(m) - 1, 0 * m))
+
+
+def _absent(library: str) -> dict:
+    return {"status": "absent", "reason": f"{library} not installed: {COMPARE_NOTE}"}
+
+
+def jax_baseline(name: str, inputs: dict, lanes: int) -> dict:
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        return _absent("jax")
+    jax.config.update("jax_enable_x64", True)
+    _, workloads = _modules()
+    if name == "adbench_gmm":
+        x = jnp.asarray(inputs["x"])
+
+        def gmm(alphas, means, icf):
+            qd = jnp.exp(icf[:, :2])
+            centred = x[:, None, :] - means[None, :, :]
+            y0 = qd[:, 0] * centred[:, :, 0]
+            y1 = qd[:, 1] * centred[:, :, 1] + icf[:, 2] * centred[:, :, 0]
+            main = alphas + icf[:, 0] + icf[:, 1] - 0.5 * (y0 ** 2 + y1 ** 2)
+            prior = jnp.sum(0.5 * (jnp.sum(qd ** 2, axis=1) + icf[:, 2] ** 2))
+            return (workloads.gmm_constant() + jnp.sum(jax.scipy.special.logsumexp(main, axis=1))
+                    - len(inputs["x"]) * jax.scipy.special.logsumexp(alphas) + prior)
+
+        args = [jnp.asarray(np.asarray(inputs[k], float)) for k in KEYS[name]]
+        function = jax.jit(jax.grad(gmm, argnums=(0, 1, 2)))
+        lanes, what = 1, "jit(grad), one gradient"
+    else:
+        if name == "dot":
+            def loss(x, y):
+                return jnp.dot(x, y)
+        elif name == "givens_network_n100":
+            pairs = jnp.asarray(workloads._givens_pairs(workloads.GIVENS_N))
+
+            def loss(x, theta, w):
+                def body(k, v):
+                    i = pairs[k]
+                    c, s = jnp.cos(theta[k]), jnp.sin(theta[k])
+                    a, b = v[i], v[i + 1]
+                    return v.at[i].set(a * c - b * s).at[i + 1].set(a * s + b * c)
+                return jnp.dot(w, jax.lax.fori_loop(0, len(pairs), body, x))
+        elif name == "sparse_frobenius_dot":
+            ia, ib = (jnp.asarray(k) for k in _sparse_matches(inputs))
+
+            def loss(a, b):
+                return jnp.sum(a[ia] * b[ib])
+        else:
+            def loss(x):
+                return _petersen(x[None], jnp)
+
+        args = [jnp.asarray(a) for a in _batched(inputs, KEYS[name], lanes)]
+        function = jax.jit(jax.vmap(jax.grad(loss, argnums=tuple(range(len(args))))))
+        what = "jit(vmap(grad)) over the batch"
+    jax.block_until_ready(function(*args))  # compile outside the timing
+    seconds = best_seconds(lambda: jax.block_until_ready(function(*args)), 3)
+    return {"status": "measured", "version": jax.__version__, "what": what, "batch": lanes,
+            "seconds": seconds, "per_gradient_s": seconds / lanes}
+
+
+def torch_baseline(name: str, inputs: dict, lanes: int) -> dict:
+    try:
+        import torch
+    except ImportError:
+        return _absent("torch")
+    _, workloads = _modules()
+    if name == "adbench_gmm":
+        lanes = 1
+        x = torch.tensor(inputs["x"], dtype=torch.float64)
+        n = len(inputs["x"])
+
+        def loss(alphas, means, icf):
+            qd = torch.exp(icf[:, :2])
+            centred = x[:, None, :] - means[None, :, :]
+            y0 = qd[:, 0] * centred[:, :, 0]
+            y1 = qd[:, 1] * centred[:, :, 1] + icf[:, 2] * centred[:, :, 0]
+            main = alphas + icf[:, 0] + icf[:, 1] - 0.5 * (y0 ** 2 + y1 ** 2)
+            prior = torch.sum(0.5 * (torch.sum(qd ** 2, 1) + icf[:, 2] ** 2))
+            return (workloads.gmm_constant() + torch.logsumexp(main, 1).sum()
+                    - n * torch.logsumexp(alphas, 0) + prior)
+
+        args = [torch.tensor(inputs[k], dtype=torch.float64, requires_grad=True)
+                for k in KEYS[name]]
+        what = "autograd, one gradient"
+    else:
+        if name == "dot":
+            def loss(x, y):
+                return torch.sum(x * y)
+        elif name == "givens_network_n100":
+            pairs = workloads._givens_pairs(workloads.GIVENS_N)
+
+            def loss(x, theta, w):
+                columns = list(x.unbind(1))
+                cos, sin = torch.cos(theta), torch.sin(theta)
+                for k, i in enumerate(pairs):
+                    a, b, c, s = columns[i], columns[i + 1], cos[:, k], sin[:, k]
+                    columns[i], columns[i + 1] = a * c - b * s, a * s + b * c
+                return torch.sum(w * torch.stack(columns, 1))
+        elif name == "sparse_frobenius_dot":
+            ia, ib = (torch.from_numpy(k) for k in _sparse_matches(inputs))
+
+            def loss(a, b):
+                return torch.sum(a[:, ia] * b[:, ib])
+        else:
+            def loss(x):
+                return _petersen(x, torch)
+
+        args = [torch.tensor(a, requires_grad=True)
+                for a in _batched(inputs, KEYS[name], lanes)]
+        what = "autograd over the batch (lanes are independent: the sum's gradient)"
+
+    def step():
+        return torch.autograd.grad(loss(*args), args)
+    step()
+    seconds = best_seconds(step, 3)
+    return {"status": "measured", "version": torch.__version__, "what": what, "batch": lanes,
+            "seconds": seconds, "per_gradient_s": seconds / lanes}
+
+
+def measure(name: str, lanes: int, budget: float) -> dict:
+    inputs = inputs_of(name)
+    out: dict = {"program": f"examples/nilang/{WORKLOADS[name].file}:{WORKLOADS[name].entry}",
+                 "width": 64, "compiled": compiled(name, lanes, budget)}
+    revasm = out["compiled"]
+    if revasm["status"] == "measured":
+        reference = reference_gradient(name, inputs)
+        errors = [np.max(np.abs(np.asarray(revasm["gradient_lane_0"][k]) - np.ravel(v)))
+                  for k, v in reference.items()]
+        revasm["max_abs_error_gradient"] = float(max(errors))
+        revasm["checked_against_float64"] = list(reference)
+        del revasm["gradient_lane_0"]
+    out["numpy_float64"] = numpy_baseline(name, inputs, lanes)
+    out["jax"] = jax_baseline(name, inputs, lanes)
+    out["pytorch"] = torch_baseline(name, inputs, lanes)
+    out["status"] = revasm["status"]
+    if revasm["status"] == "measured":
+        for other in ("numpy_float64", "jax", "pytorch"):
+            if out[other]["status"] == "measured":
+                out[f"ratio_to_{other}"] = (revasm["per_gradient_s"]
+                                            / out[other]["per_gradient_s"])
+    return out
+
+
+def run(quick: bool) -> dict:
+    names = QUICK if quick else {name: w.lanes for name, w in WORKLOADS.items()}
+    budget = QUICK_BUDGET_S if quick else BUDGET_S
+    workloads: dict = {}
+    for name in WORKLOADS:
+        if name not in names:
+            workloads[name] = {"status": "skipped", "reason": "full run only (--quick runs "
+                               "dot: large programs take minutes to compile)"}
+            continue
+        try:
+            workloads[name] = measure(name, names[name], budget)
+        except Exception as exc:  # noqa: BLE001 - one workload failing must not hide the others
+            workloads[name] = {"status": "failed", "reason": f"{type(exc).__name__}: {exc}"}
+    measured = [w for w in workloads.values() if w["status"] == "measured"]
+    return {"status": "measured" if len(measured) == len(names) else "partial",
+            "engine": "compiled", "budget_s": budget,
+            "frameworks": {lib: _version(lib) for lib in ("jax", "torch")},
+            "workloads": workloads}
+
+
+def _version(library: str) -> str:
+    try:
+        return __import__(library).__version__
+    except ImportError:
+        return f"not installed: {COMPARE_NOTE}"
