@@ -45,6 +45,10 @@ def grad_expression(expression: str, at: dict[str, float], *,
         raise CompileError(SourcePos(FILENAME, 1, expression.find(missing[0]) + 1),
                            f"no value for {missing[0]!r}", f"add {missing[0]}=VALUE to --at",
                            expression)
+    if not variables:
+        raise CompileError(SourcePos(FILENAME, 1, 1), "nothing to differentiate by: the "
+                           "expression reads no variable and --at names none",
+                           "name one in --at (x=1: its derivative is then 0)", expression)
     program = compile_source(source, "expression", "<grad-expr program>", width=width,
                              for_gradient=True)
     try:
@@ -91,6 +95,8 @@ def _reference(expression: str, at: dict[str, Fraction],
     def f(*values: Any) -> Any:
         point = dict(zip(variables, values))
         result = eval(code, {"__builtins__": {}}, {**env, **point})  # noqa: S307
+        if isinstance(result, (int, float)):  # a constant expression
+            result = context.mpf(result)
         if not isinstance(result, context.mpf):  # a complex result: undefined on the reals
             raise ValueError("not real")
         return result

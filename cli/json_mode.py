@@ -79,6 +79,14 @@ class _Captured(io.StringIO):
 class JsonGroup(click.Group):
     """The top-level group: with ``--json``, every outcome is one JSON object on stdout."""
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """No argument holds a NUL byte (none from a shell can; a file name never does):
+        a usage error here, before click hands one to the operating system."""
+        for arg in args:
+            if "\x00" in arg:
+                raise click.UsageError(f"argument {arg!r} contains a NUL byte", ctx)
+        return super().parse_args(ctx, args)
+
     def main(self, args=None, prog_name=None, complete_var=None,  # type: ignore[override]
              standalone_mode: bool = True, **extra: Any):
         argv = list(sys.argv[1:] if args is None else args)

@@ -191,3 +191,27 @@ def test_a_huge_immediate_is_an_assembly_error():
 def test_the_long_run_counts_inputs_and_failures():
     outcome = fuzz.fuzz_target("batch_inputs", 20, seed=random.randrange(1 << 30))
     assert outcome["inputs"] == 20 and outcome["failures"] == 0, outcome["first_failures"]
+
+
+def test_the_long_runs_findings(tmp_path, workspace, monkeypatch):
+    """What 10^5-input runs found: an .npz whose header does not tokenize (numpy raises
+    tokenize.TokenError), a NUL byte in an argument (os.stat raises ValueError), and
+    grad-expr of a constant with nothing in --at (no variable to differentiate by)."""
+    header = (b"PK\x03\x04-\x00\x00\x00\x00\x00\x00\x00!\x00\x8b\xe7\xcb,\xff\xff\xff\xff"
+              b"\xff\xff\xff\xff\x05\x00\x14\x00x.npy\x01\x00\x10\x00\x88\x00\x00\x00\x00"
+              b"\x00\x00\x00\x88\x00\x00\x00\x00\x00\x00\x00\x93NUMPY\x01\x00v\x00{'descr': "
+              b"'<f8', 'fortran_order': False,('shape': (1, 1), }" + b" " * 33 + b"\xdb"
+              + b" " * 24 + b"\n\x00\x00\x00\x00\x00\x00\xf0?PK\x01\x02-\x03-\x00\x00\x00"
+              b"\x00\x00\x00\x00!\x00\x8b\xe7\xcb,\x88\x00Q\xfaqg\x00\x00\x05\x00\x00\x00"
+              b"\x00\x00\x00\x00\x00\x00\x00\x00\x80\x01\x00\x00\x00\x00x.npyPK\x05\x06\x00"
+              b"\x00\x00\x00\x01\x00\x01\x003\x00\x00\x00\xbf\x00\x00\x00\x00\x00")
+    fuzz.check_batch_inputs(header, ".npz", tmp_path)
+    monkeypatch.chdir(workspace)
+    for arguments in (["check", "\x00"], ["asm", "fib.hex", "--output", "\x00"],
+                      ["grad-expr", "10", "--at", ""]):
+        fuzz.check_cli(arguments)
+    from click.testing import CliRunner
+    result = CliRunner().invoke(cli, ["grad-expr", "10", "--at", "", "--json"])
+    assert result.exit_code == 1 and "nothing to differentiate by" in result.stdout
+    result = CliRunner().invoke(cli, ["run", "fib\x00.pal", "--json"])
+    assert result.exit_code == 2 and "NUL byte" in result.stdout
