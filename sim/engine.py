@@ -60,9 +60,14 @@ class Lanes(Protocol):
     def bank_word(self, name: str, index: int) -> Any:
         """Every lane's word of a bank at a register number or address (a copy)."""
 
-    def run(self, direction: int = 1, *, progress: Callable[[int], object] | None = None) -> None:
+    def run(self, direction: int = 1, *, progress: Callable[[int], object] | None = None,
+            start: Any = None) -> None:
         """Run every lane from START (``+1``) or FINISH (``-1``) until it halts or faults;
-        ``progress(lanes done)`` is called now and then on long runs."""
+        ``progress(lanes done)`` is called now and then on long runs.
+
+        ``start`` (the reference and compiled engines): each lane's first PC instead --
+        one for every lane or one per lane -- so lanes can run different programs laid
+        side by side in one image (each halts at the FINISH or START it reaches)."""
 
     def run_back(self, *, progress: Callable[[int], object] | None = None) -> None:
         """Turn the lanes that halted around (BR = 0, DIR reversed, counts reset) and run

@@ -268,10 +268,14 @@ class CompiledLanes(ModeSwitches):
         return kernel_source(self.image, self._gradient, self._tangent,
                              memory_words=self.memory_words)
 
-    def run(self, direction: int = 1, *, progress: Callable[[int], object] | None = None) -> None:
+    def run(self, direction: int = 1, *, progress: Callable[[int], object] | None = None,
+            start: Any = None) -> None:
         self._no_finish = None
         try:
-            start = run_start(self.image, direction)
+            if start is None:
+                start = run_start(self.image, direction)
+            elif direction not in (1, -1):
+                raise ValueError(f"direction must be +1 or -1, not {direction}")
         except MachineFault as fault:
             self._no_finish = fault
             self.CTL[:, STATUS] = FAULTED

@@ -90,12 +90,26 @@ class ReferenceLanes:
     # --- running ---------------------------------------------------------------------
 
     def run(self, direction: int = 1, *, progress: Progress | None = None,
-            trace: Trace | None = None) -> None:
-        """Run every lane in turn; ``progress(lanes done)`` after each, ``trace`` per step."""
+            trace: Trace | None = None, start: Any = None) -> None:
+        """Run every lane in turn; ``progress(lanes done)`` after each, ``trace`` per step;
+        ``start``: each lane's first PC (one for all or one per lane), else START/FINISH."""
+        starts = None if start is None else self._lane_pcs(start)
         for lane, machine in enumerate(self.machines):
-            self._go(lane, lambda m=machine: m.run(direction, trace=trace))
+            if starts is None:
+                self._go(lane, lambda m=machine: m.run(direction, trace=trace))
+            else:
+                self._go(lane, lambda m=machine, pc=starts[lane]: _run_from(m, pc, direction,
+                                                                             trace))
             if progress is not None:
                 progress(lane + 1)
+
+    def _lane_pcs(self, start: Any) -> list[int]:
+        if numpy.ndim(start) == 0:
+            return [int(start)] * self.lanes
+        pcs = [int(pc) for pc in numpy.asarray(start).tolist()]
+        if len(pcs) != self.lanes:
+            raise ValueError(f"expected {self.lanes} lane start PCs, got {len(pcs)}")
+        return pcs
 
     def run_back(self, *, progress: Progress | None = None, trace: Trace | None = None) -> None:
         for lane, machine in enumerate(self.machines):
@@ -144,6 +158,16 @@ class ReferenceLanes:
 
     def snapshot(self, lane: int) -> Snapshot:
         return self.machines[lane].snapshot()
+
+
+def _run_from(machine: Machine, pc: int, direction: int, trace: Trace | None) -> None:
+    """``Machine.run`` from ``pc`` instead of START/FINISH."""
+    if direction not in (1, -1):
+        raise ValueError(f"direction must be +1 or -1, not {direction}")
+    machine.pc, machine.br, machine.direction = pc, 0, direction
+    machine.steps = machine.cycles = 0
+    machine.halted = False
+    machine.resume(trace=trace)
 
 
 def _load(image: Image, lanes: int = 1, *, max_steps: int | None = None,
