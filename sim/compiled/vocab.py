@@ -17,6 +17,7 @@ type of the shifted word.
 """
 from __future__ import annotations
 
+import os
 import platform
 
 import numpy as np
@@ -28,6 +29,12 @@ from numba.extending import intrinsic
 from revasm.isa import elementary
 from revasm.isa.fixed_point import WordFormat
 from revasm.isa.rotation import _pi_raw
+
+# The kernels' worker threads (numba's OpenMP pool, loaded at the first parallel run)
+# sleep between runs instead of spinning: libgomp's default spins, and on a machine
+# shared with other jobs a spinning pool holds the cores the next run needs -- 10^4 lanes
+# took 2.7x the CPU time (bench/compiled_speed.py).  A policy the user set is kept.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 U = np.uint64
 I = np.int64  # noqa: E741 - short names keep the arithmetic readable
