@@ -59,8 +59,8 @@ def catch_problem(source_pc: int, target: int, code: dict[int, Placed], data: di
     if target in data:
         return f"is a DATA cell (line {data[target]}), not an instruction"
     landing = code[target]
-    if landing.ins.kind == PORTAL_KIND:
-        return None
+    if landing.ins.kind in (PORTAL_KIND, "finish"):
+        return None  # a jump onto FINISH halts there with BR = its offset (PendVM runs these)
     if landing.ins.kind in JUMP_KINDS:
         back = target + landing.operands["off"]
         if back == source_pc:

@@ -85,6 +85,41 @@ def test_every_engine_faults_like_the_reference_lane_by_lane(name: str):
     assert machine.fault(0) is None
 
 
+JUMP_ONTO_FINISH = """;; pendulum pal file
+        start
+        bgtz  $2 done     ; lanes with $2 > 0 jump onto FINISH
+        addi  $1 7
+done:   finish
+"""
+
+
+@pytest.mark.parametrize("name", ENGINES)
+@pytest.mark.parametrize("back", ["run(-1)", "run_back"])
+def test_a_jump_onto_finish_halts_with_its_offset_and_runs_back_on_every_engine(
+        name: str, back: str):
+    image = assemble(JUMP_ONTO_FINISH, "finish.pal")
+    machine = load(image, 4, engine_name=name)
+    machine.set_bank_word("R", 2, [-1, 0, 1, 5])
+    before = [machine.snapshot(lane) for lane in range(4)]
+    machine.run(1)
+    assert machine.halted.all()
+    halted = [machine.snapshot(lane) for lane in range(4)]
+    # the jumping lanes halt on FINISH (pc 3) with BR = the offset 3 - 1
+    assert [(s.pc, s.br, s.registers[1]) for s in halted] == [(3, 0, 7), (3, 0, 7),
+                                                              (3, 2, 0), (3, 2, 0)]
+    reference = load(image, 4, engine_name="reference")
+    reference.set_bank_word("R", 2, [-1, 0, 1, 5])
+    reference.run(1)
+    assert halted == [reference.snapshot(lane) for lane in range(4)]
+    if back == "run_back":
+        machine.run_back()
+    else:
+        machine.run(-1)
+    assert machine.halted.all()
+    assert [machine.snapshot(lane) for lane in range(4)] == [s.turned() for s in before]
+    assert machine.steps.tolist() == [4, 4, 3, 3]  # FINISH, (ADDI,) BGTZ, START
+
+
 @pytest.mark.parametrize("name", ENGINES)
 def test_every_engine_differentiates_like_the_reference(name: str):
     image = assemble_file(EXAMPLES / "bessel_j2.pal", width=64)

@@ -213,11 +213,8 @@ class _Kernel:
         out(2, "dir_in = d")
         out(2, "steps += 1")
         out(2, "cycles += CYCLES_OF[pc]")
-        out(2, "if br_in != 0 and br != 0:")
-        out(3, f"fcode = I({F_JUMP})")
-        out(3, "faux = br_in")
-        out(3, "faux2 = dir_in")
-        out(3, "break")
+        # START and FINISH are not come-from checked: they halt keeping BR (a jump onto
+        # FINISH, docs/simulator.md) or pass it on to the next landing, as the reference.
         out(2, "if (d > 0 and FINISHES[pc]) or (d < 0 and STARTS[pc]):")
         out(3, f"status = I({HALTED})")
         out(3, "break")

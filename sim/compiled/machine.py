@@ -282,8 +282,11 @@ class CompiledLanes(ModeSwitches):
             self.CTL[:, FCODE] = 0
             return
         ctl = self.CTL
+        # Lanes that halted where this run starts keep BR (a jump onto FINISH halts with it).
+        resumed = ((ctl[:, STATUS] == HALTED) & (ctl[:, PC] == start)
+                   & (ctl[:, DIR] == -direction))
         ctl[:, PC] = start
-        ctl[:, BR] = 0
+        ctl[~resumed, BR] = 0
         ctl[:, DIR] = direction
         ctl[:, STEPS] = 0
         ctl[:, CYCLES] = 0
@@ -295,8 +298,7 @@ class CompiledLanes(ModeSwitches):
 
     def run_back(self, *, progress: Callable[[int], object] | None = None) -> None:
         ctl = self.CTL
-        halted = ctl[:, STATUS] == HALTED
-        ctl[halted, BR] = 0
+        halted = ctl[:, STATUS] == HALTED  # BR as it halted (a jump onto FINISH)
         ctl[halted, DIR] = -ctl[halted, DIR]
         ctl[halted, STEPS] = 0
         ctl[halted, CYCLES] = 0

@@ -114,7 +114,7 @@ class ReferenceLanes:
     def run_back(self, *, progress: Progress | None = None, trace: Trace | None = None) -> None:
         for lane, machine in enumerate(self.machines):
             if self._status[lane] == HALTED:
-                machine.br, machine.direction = 0, -machine.direction
+                machine.direction = -machine.direction  # BR as it halted (a jump onto FINISH)
                 machine.steps = machine.cycles = 0
                 machine.halted = False
                 self._go(lane, lambda m=machine: m.resume(trace=trace))

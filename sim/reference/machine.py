@@ -7,6 +7,9 @@ An instruction executed while the BR carried from the previous step is
 non-zero was reached by a jump, and must leave BR = 0 (the come-from rule);
 otherwise the machine faults *after* executing it, its effects kept.  A run
 halts after FINISH executes with DIR = +1 or START executes with DIR = -1.
+START and FINISH are the exception: a jump may land on them (PendVM's programs jump onto
+FINISH); they keep BR, so such a run halts with BR = the jump's offset and the backward
+run, which starts from that state, steps from FINISH straight back to the jump.
 """
 from __future__ import annotations
 
@@ -257,8 +260,11 @@ class Machine(ModeSwitches):
         :class:`TraceRecord` after every instruction (single-step path).
         """
         start = run_start(self.image, direction, registers=tuple(self.registers))
+        # A run that starts where the last one halted starts from that state, BR included:
+        # a jump onto FINISH halts with BR = its offset, and the way back leads through it.
+        resumed = self.halted and self.pc == start and self.direction == -direction
         self.pc = start
-        self.br = 0
+        self.br = self.br if resumed else 0
         self.direction = direction
         self.steps = 0
         self.cycles = 0
@@ -316,9 +322,11 @@ class Machine(ModeSwitches):
         self.direction = direction
         if recording:
             trace(self._record(cell, dir_in, br_in, registers_before, output_before))
-        if br_in and br:
-            raise self._uncaught_jump(pc, br_in, dir_in)
         kind = cell.kind
+        if br_in and br and kind not in ("start", "finish"):
+            # START and FINISH are not checked: they halt keeping BR (a jump onto FINISH,
+            # docs/simulator.md) or pass it on, so the next landing must catch the jump.
+            raise self._uncaught_jump(pc, br_in, dir_in)
         if (kind == "finish" and direction > 0) or (kind == "start" and direction < 0):
             self.halted = True
             return

@@ -200,6 +200,8 @@ class GroupRunner:
         """After a control instruction (or a landing): BR, DIR, halts, come-from, next PC."""
         xp = self.xp
         n = group.n
+        if cell.kind in ("start", "finish"):
+            br_in = None  # not checked: they halt keeping BR (a jump onto FINISH) or pass it on
         if br_in is not None and type(br_out) is int and br_out == 0:
             br_in = None  # every landed lane was caught
         if type(dir_out) is int and hasattr(br_out, "shape") and br_out.shape == (n,) and n:

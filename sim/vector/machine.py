@@ -211,8 +211,11 @@ class VectorMachine(DeviceNamespace, Scheduler, GroupRunner, FusedBlocks, LaneFa
         """Run every lane forward from START (or backward from FINISH) until it halts or faults."""
         start = run_start(self.image, direction)
         xp = self.xp
+        # Lanes that halted where this run starts keep BR (a jump onto FINISH halts with it).
+        resumed = ((self.status == HALTED) & (self.pc == start)
+                   & (self.direction == -direction))
         self.pc = xp.full(self.lanes, start, dtype=xp.int64)
-        self.br = xp.zeros(self.lanes, dtype=xp.int64)
+        self.br = xp.where(resumed, self.br, 0)
         self.direction = xp.full(self.lanes, direction, dtype=xp.int64)
         self.steps = xp.zeros(self.lanes, dtype=xp.int64)
         self.cycles = xp.zeros(self.lanes, dtype=xp.int64)
@@ -224,12 +227,12 @@ class VectorMachine(DeviceNamespace, Scheduler, GroupRunner, FusedBlocks, LaneFa
     def run_back(self, *, progress: Progress | None = None) -> None:
         """Turn the lanes that halted (at their FINISH) around and run them back to START.
 
-        The host protocol's second pass (``sim/reference/gradient.py``): BR = 0,
-        DIR = -1, fresh step counts; lanes that faulted stay stopped.
+        The host protocol's second pass (``sim/reference/gradient.py``): BR as the lane
+        halted (0, or a jump's offset onto FINISH), DIR = -1, fresh step counts; lanes that
+        faulted stay stopped.
         """
         xp = self.xp
         halted = self.status == HALTED
-        self.br = xp.where(halted, 0, self.br)
         self.direction = xp.where(halted, -1, self.direction)
         self.steps = xp.where(halted, 0, self.steps)
         self.cycles = xp.where(halted, 0, self.cycles)
