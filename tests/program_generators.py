@@ -420,14 +420,16 @@ class _Structure:
 
 
 @st.composite
-def structured_programs(draw, width: int | None = None):
-    """Loops, diamonds and calls/uncalls nested at random, with data instructions between."""
+def structured_programs(draw, width: int | None = None, max_procedures: int = len(LINK_REGISTERS),
+                        statements: int = 6):
+    """Loops, diamonds and calls/uncalls nested at random, with data instructions between
+    (at most ``statements`` at the top level, ``max_procedures`` procedures)."""
     width = width if width is not None else draw(widths)
     builder = ProgramBuilder(width)
-    procedures = draw(st.integers(0, len(LINK_REGISTERS)))
+    procedures = draw(st.integers(0, max_procedures))
     structure = _Structure(draw, width, builder, procedures)
     _prologue(builder, width)
-    structure.statements(_Context(GENERAL, 0, 0), 6)
+    structure.statements(_Context(GENERAL, 0, 0), statements)
     builder.op("FINISH")
     for index in range(procedures):
         structure.procedure(index)
@@ -436,3 +438,182 @@ def structured_programs(draw, width: int | None = None):
     return ProgramCase(image, _initial_registers(draw, width), memory,
                        f"structured program with {procedures} procedures, W={width}",
                        _prologue_values(image))
+
+
+# --- many programs in one image -----------------------------------------------------------
+
+#: The prologue's words that hold an absolute address (the EXCH pointers' ADDIs).
+POINTER_PCS = (1, 2)
+
+
+@dataclass
+class ProgramBatch:
+    """Several programs laid one after another in one image (one kernel build for all).
+
+    Every program keeps its own START..FINISH region: branch offsets are relative, so
+    only the prologue's pointer ADDIs and the DATA addresses move.  ``entries`` and
+    ``finishes`` are each program's START and FINISH in the batch image; a run of
+    program ``k`` starts there (``Lanes.run(direction, start=...)``) and halts at its
+    own FINISH (forward) or START (backward), like the program alone.
+    """
+
+    image: Image
+    cases: list[ProgramCase]
+    offsets: list[int]
+    entries: list[int]
+    finishes: list[int | None]
+
+    def relocated(self, k: int) -> ProgramCase:
+        """Program ``k``'s case with its addresses as they are in the batch image."""
+        case, offset = self.cases[k], self.offsets[k]
+        prologue = dict(case.prologue)
+        for pc in POINTER_PCS:
+            _, operands = decode(case.image.words[pc])
+            prologue[operands["a"]] = (prologue[operands["a"]] + offset) & (
+                (1 << case.image.width) - 1)
+        return ProgramCase(self.image, dict(case.registers),
+                           {a + offset: v for a, v in case.memory.items()},
+                           case.description, prologue)
+
+
+def concatenate(cases: list[ProgramCase]) -> ProgramBatch:
+    """One image holding every case's program (all of one width), in order."""
+    width = cases[0].image.width
+    words: list[int] = []
+    is_code: list[bool] = []
+    symbols: dict[str, int] = {}
+    locations: dict[int, SourceLocation] = {}
+    offsets, entries, finishes = [], [], []
+    for k, case in enumerate(cases):
+        image = case.image
+        if image.width != width:
+            raise ValueError(f"program {k} has W = {image.width}, the batch W = {width}")
+        offset = len(words)
+        program_words = list(image.words)
+        for pc in POINTER_PCS:
+            ins, operands = decode(program_words[pc])
+            if ins.mnemonic != "ADDI" or operands["a"] not in POINTERS:
+                raise ValueError(f"program {k}: pc {pc} is not a pointer's ADDI")
+            operands["imm"] += offset
+            if operands["imm"] >= 1 << 15:
+                raise ValueError("the batch is too long for 16-bit DATA addresses")
+            program_words[pc] = encode(ins, operands)
+        words.extend(program_words)
+        is_code.extend(image.is_code)
+        symbols.update({f"p{k}_{name}": address + offset
+                        for name, address in image.symbols.items()})
+        for pc, where in image.locations.items():
+            locations[pc + offset] = SourceLocation(where.file, pc + offset + 1, where.column,
+                                                    f"p{k}: {where.text}")
+        offsets.append(offset)
+        entries.append(image.entry + offset)
+        finishes.append(None if image.finish is None else image.finish + offset)
+    batch = Image(width=width, words=words, is_code=is_code, entry=entries[0],
+                  finish=finishes[-1], symbols=symbols, locations=locations)
+    return ProgramBatch(batch, list(cases), offsets, entries, finishes)
+
+
+def examples(strategy: st.SearchStrategy, count: int, seed: int = 0) -> list:
+    """``count`` examples hypothesis draws from ``strategy`` (reproducibly, by ``seed``),
+    for tests that check many programs together rather than one example at a time."""
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import seed as seeded
+
+    found: list = []
+
+    @seeded(seed)
+    @settings(max_examples=count, database=None, deadline=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @given(strategy)
+    def collect(example) -> None:
+        found.append(example)
+
+    collect()
+    return found
+
+
+# --- programs that fault -----------------------------------------------------------------
+
+#: How :func:`faulting_programs` makes a program fault (on lane 0's inputs at least;
+#: other lanes' random inputs fault or not): an arithmetic domain, an address that is not
+#: data, a jump that lands on an instruction that does not catch it, a data cell on the
+#: path, a jump onto a data cell (the compiled engine hands that step to the oracle), a
+#: loop whose trip count is an input (the step limit).
+FAULT_KINDS = ("divide-by-zero", "domain-error", "memory-address", "uncaught-jump",
+               "illegal-instruction", "data-landing", "step-limit")
+
+
+@st.composite
+def faulting_programs(draw, width: int | None = None, max_length: int = 6):
+    """A straight-line program with one fault planted among random data instructions."""
+    width = width if width is not None else draw(widths)
+    fmt = word_format(width)
+    builder = ProgramBuilder(width)
+    _prologue(builder, width)
+    registers = _initial_registers(draw, width)
+    kind = draw(st.sampled_from(FAULT_KINDS))
+
+    def some(count: int, writable: tuple[int, ...] = GENERAL) -> None:
+        for _ in range(draw(st.integers(0, count))):
+            builder.op(*_flat(draw_data_instruction(draw, width, writable)))
+
+    def registers_from(pool: tuple[int, ...], count: int) -> list[int]:
+        return draw(st.lists(st.sampled_from(pool), min_size=count, max_size=count,
+                             unique=True))
+
+    if kind in ("divide-by-zero", "domain-error"):
+        if kind == "divide-by-zero":
+            mnemonic = draw(st.sampled_from(("ADDDIV", "SUBDIV")))
+        else:
+            mnemonic = draw(st.sampled_from(("ADDLOG", "SUBLOG", "ADDSQRT", "SUBSQRT",
+                                             "ADDPOW", "SUBPOW")))
+        operands = registers_from(GENERAL, len(lookup(mnemonic).operand_names))
+        if kind == "divide-by-zero":
+            registers[operands[2]] = 0
+        else:  # a negative argument (pow: a negative base)
+            registers[operands[1]] = -draw(st.integers(1, 8 * fmt.one))
+        builder.op(mnemonic, *operands)
+        some(max_length)
+    elif kind == "memory-address":
+        value, pointer = registers_from(GENERAL, 2)
+        registers[pointer] = draw(st.sampled_from((0, 1, 3, -1, -5, 1 << 20, fmt.max_signed)))
+        some(max_length // 2, tuple(r for r in GENERAL if r != pointer))
+        builder.op("EXCH", value, pointer)
+        some(max_length // 2)
+    elif kind == "uncaught-jump":
+        first, second = registers_from(CONDITION_REGISTERS, 2)
+        registers[second] = registers[first]
+        builder.op("BEQ", first, second, "nowhere")
+        some(max_length // 2, tuple(r for r in GENERAL if r not in (first, second)))
+        builder.label("nowhere")
+        builder.op(*_flat(draw_data_instruction(draw, width, GENERAL)))
+        some(max_length // 2)
+    elif kind in ("illegal-instruction", "data-landing"):
+        some(max_length // 2)
+        if kind == "data-landing":
+            builder.op("BRA", "cell")
+        builder.label("cell").data(draw(_word(width)))
+        some(max_length // 2)
+    else:  # step-limit: i counts up to an input; a limit of 0 or below wraps around 2^W
+        counter, limit = LOOP_REGISTERS[:2]
+        registers[limit] = draw(st.sampled_from((0, -1, 3, 1 << 40)))
+        builder.label("top").op("BNE", counter, 0, "bottom")
+        some(3, tuple(r for r in GENERAL if r != limit))
+        builder.op("ADDI", counter, 1)
+        builder.label("bottom").op("BNE", counter, limit, "top")
+        builder.op("SUB", counter, limit)
+    memory = _finish(builder, draw, width)
+    image = builder.build()
+    return ProgramCase(image, registers, memory, f"{kind} program, W={width}",
+                       _prologue_values(image))
+
+
+def _flat(instruction: tuple[str, tuple[int, ...]]) -> tuple:
+    mnemonic, operands = instruction
+    return (mnemonic, *operands)
+
+
+def mnemonics(image: Image) -> set[str]:
+    """The instructions an image's code cells hold."""
+    return {decode(word)[0].mnemonic for word, code in zip(image.words, image.is_code)
+            if code}
