@@ -6,21 +6,29 @@ engine's own sources (:func:`engine_version`), so an image seen before loads its
 module -- and numba's ``cache=True`` loads the machine code compiled beside it
 (``__pycache__``) -- without compiling anything.  The directory is ``$REVASM_CACHE_DIR``,
 else ``$XDG_CACHE_HOME/revasm`` (``~/.cache/revasm``), then ``kernels/``.
+
+Beside the kernels, ``run_<image hash>.json`` records the steps per lane of a program's
+last value-mode run on the compiled engine: ``auto`` (``sim/engines.py``) picks the
+compiled engine for a job whose kernel is compiled and whose work pays for its start-up.
 """
 from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import os
 import sys
 from functools import lru_cache
+from importlib import metadata
 from pathlib import Path
 from types import ModuleType
+
+from revasm.assembler.image import Image
 
 #: Bump by hand for a change the hashed sources do not show (none so far).
 ENGINE_VERSION = "1"
 
-_SOURCES = ("vocab.py", "translate.py", "generate.py", "cache.py")
+_SOURCES = ("vocab.py", "overflow.py", "translate.py", "generate.py", "cache.py")
 _LOADED: dict[str, ModuleType] = {}
 
 
@@ -37,19 +45,38 @@ def cache_dir() -> Path:
 
 @lru_cache(maxsize=1)
 def engine_version() -> str:
-    """The engine version and a hash of the sources kernels depend on."""
-    import numba
-
-    digest = hashlib.sha256(f"{ENGINE_VERSION} numba {numba.__version__}".encode())
+    """The engine version and a hash of the sources kernels depend on (numba's version
+    read from its metadata: asking costs no numba import)."""
+    digest = hashlib.sha256(f"{ENGINE_VERSION} numba {metadata.version('numba')}".encode())
     here = Path(__file__).parent
     for name in _SOURCES:
-        digest.update((here / name).read_bytes())
+        path = here / name
+        if path.exists():
+            digest.update(path.read_bytes())
     return f"{ENGINE_VERSION}-{digest.hexdigest()[:12]}"
+
+
+def kernel_key(source: str) -> str:
+    """The name of a kernel source in the cache (its hash and the engine version's)."""
+    return hashlib.sha256(f"{engine_version()}\n{source}".encode()).hexdigest()[:24]
+
+
+def is_compiled(source: str, function: str) -> bool:
+    """Whether numba's cache holds machine code of ``function`` of this kernel source
+    (its index file beside the module), so that running it compiles nothing."""
+    stem = f"kernel_{kernel_key(source)}"
+    return any((cache_dir() / "__pycache__").glob(f"{stem}.{function}-*.nbi"))
+
+
+def module_is_compiled(module: ModuleType, function: str) -> bool:
+    """:func:`is_compiled` for a loaded kernel module."""
+    path = Path(module.__file__ or "")
+    return any((path.parent / "__pycache__").glob(f"{path.stem}.{function}-*.nbi"))
 
 
 def load_module(source: str) -> ModuleType:
     """The module of a kernel source, written to the cache directory once and imported."""
-    key = hashlib.sha256(f"{engine_version()}\n{source}".encode()).hexdigest()[:24]
+    key = kernel_key(source)
     module = _LOADED.get(key)
     if module is not None:
         return module
@@ -67,3 +94,48 @@ def load_module(source: str) -> ModuleType:
     spec.loader.exec_module(module)  # type: ignore[union-attr]
     _LOADED[key] = module
     return module
+
+
+# --- what ``auto`` knows about a program's compiled runs ----------------------------------------
+
+def image_key(image: Image, memory_words: int) -> str:
+    """The name of an image (its words, code cells and width) and memory size in the cache."""
+    digest = hashlib.sha256(f"{engine_version()} W{image.width} M{memory_words}\n".encode())
+    digest.update(bytes(bool(flag) for flag in image.is_code))
+    digest.update(",".join(str(word) for word in image.words).encode())
+    return digest.hexdigest()[:24]
+
+
+def run_record(image: Image, memory_words: int) -> Path:
+    """The file that records ``image``'s last value-mode run on the compiled engine."""
+    return cache_dir() / f"run_{image_key(image, memory_words)}.json"
+
+
+def record_run(image: Image, memory_words: int, module: ModuleType, steps: float) -> None:
+    """Remember a value-mode run of ``image`` on the compiled engine: its kernel module and
+    the steps per lane it took (``auto`` reads them, :func:`recorded_steps`)."""
+    path = run_record(image, memory_words)
+    record = {"module": Path(module.__file__ or "").stem, "steps": float(steps)}
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        temporary.write_text(json.dumps(record))
+        os.replace(temporary, path)
+    except OSError:
+        pass  # a cache that cannot be written only costs ``auto`` its knowledge
+
+
+def recorded_steps(image: Image, memory_words: int, runner: str) -> float | None:
+    """The steps per lane of the last value-mode run of ``image`` on the compiled engine,
+    if its kernel's ``runner`` (``run_serial``/``run_parallel``) is compiled in the cache;
+    else None.  Reads one small file: no numba import, no kernel generated."""
+    path = run_record(image, memory_words)
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    module = record.get("module") if isinstance(record, dict) else None
+    if not isinstance(module, str) or not any(
+            (path.parent / "__pycache__").glob(f"{module}.{runner}-*.nbi")):
+        return None
+    steps = record.get("steps")
+    return float(steps) if isinstance(steps, (int, float)) else None
