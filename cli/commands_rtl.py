@@ -6,6 +6,9 @@ import time
 
 import click
 
+from revasm.sim.engines import CHOICES
+
+from .commands_run import engine_for
 from .errors import EXIT_FAILURE, ToolError, output_error
 from .loading import load_program
 from .outputs import atomic_path, image_inputs, refuse_overwrite, write_atomic
@@ -76,10 +79,16 @@ def rtl() -> None:
               help="With --verilator: where built models are cached "
                    "(default ~/.cache/revasm/verilator).")
 @click.option("--max-steps", type=click.IntRange(min=1), default=1_000_000, show_default=True)
+@click.option("--engine", "engine_name", type=click.Choice(CHOICES), default="auto",
+              show_default=True,
+              help="The simulator on the reference side of the lockstep. It must report "
+                   "every retired instruction, so it is the reference (auto picks it); "
+                   "vector and compiled are refused.")
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
 def sim(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | None,
         memory_words: int, forward_only: bool, grad: bool, loss: str | None, vcd: str | None,
-        verilator: bool, build_dir: str | None, max_steps: int, as_json: bool) -> None:
+        verilator: bool, build_dir: str | None, max_steps: int, engine_name: str,
+        as_json: bool) -> None:
     """Run a program on the RTL in Amaranth's simulator (or, with --verilator, a
     Verilator model of the same core), in lockstep with the reference
     simulator: after every retired instruction PC, the instruction word, every
@@ -95,6 +104,7 @@ def sim(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
     Exit code 1 on a divergence, a machine fault, an RTL limit, or a failed
     Verilator build.
     """
+    engine_for(engine_name, trace=True)  # a usage error for an engine that cannot trace
     if verilator and vcd:
         raise click.UsageError("--vcd needs Amaranth's simulator; drop --verilator")
     if build_dir and not verilator:
