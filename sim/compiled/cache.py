@@ -111,10 +111,10 @@ def run_record(image: Image, memory_words: int) -> Path:
     return cache_dir() / f"run_{image_key(image, memory_words)}.json"
 
 
-def record_run(image: Image, memory_words: int, module: ModuleType, steps: float) -> None:
-    """Remember a value-mode run of ``image`` on the compiled engine: its kernel module and
-    the steps per lane it took (``auto`` reads them, :func:`recorded_steps`)."""
-    path = run_record(image, memory_words)
+def record_run(path: Path, module: ModuleType, steps: float) -> None:
+    """Remember a value-mode run of an image on the compiled engine in its
+    :func:`run_record` file: the kernel module and the steps per lane the run took
+    (``auto`` reads them, :func:`recorded_steps`)."""
     record = {"module": Path(module.__file__ or "").stem, "steps": float(steps)}
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
