@@ -22,7 +22,7 @@ from revasm.sim.batch_io import (
     signed,
     to_reals,
 )
-from revasm.sim.engine import Lanes, read_place, write_place
+from revasm.sim.engine import Lanes, overflow_counts, read_place, write_place
 from revasm.sim.engines import choose
 from revasm.sim.host import batch_gradient
 
@@ -56,6 +56,8 @@ class BatchResult:
     gradient: dict[str, np.ndarray] = field(default_factory=dict)
     forward_steps: np.ndarray | None = None
     machine: Lanes | None = field(default=None, repr=False)
+    #: overflow events per lane (``isa/table.py``: OV; with ``grad``, the forward pass's)
+    overflows: np.ndarray | None = None
 
     @property
     def faulted(self) -> int:
@@ -65,6 +67,8 @@ class BatchResult:
         """Every result column by its output name (``x``, ``$3``, ``loss``, ``grad_x``, ...)."""
         out = {"status": self.status, "fault_kind": self.fault_kind, "steps": self.steps,
                "cycles": self.cycles, **self.named, **self.registers}
+        if self.overflows is not None:
+            out["overflows"] = self.overflows
         if self.loss is not None:
             out["loss"] = self.loss
             out["forward_steps"] = self.forward_steps  # type: ignore[assignment]
@@ -78,6 +82,8 @@ class BatchResult:
             "steps": self.steps.tolist(), "cycles": self.cycles.tolist(),
             "named": {k: _json_list(v) for k, v in self.named.items()},
             "registers": {k: v.tolist() for k, v in self.registers.items()}}
+        if self.overflows is not None:
+            out["overflows"] = self.overflows.tolist()
         if self.loss is not None:
             out["loss_name"] = self.loss_name
             out["loss"] = _json_list(self.loss)
@@ -89,7 +95,8 @@ class BatchResult:
 def batch(image: Image, inputs: Mapping[str, Any], *, grad: bool = False,
           loss: str | None = None, wrt: Iterable[str] | None = None, engine: str = "auto",
           max_steps: int | None = None,
-          progress: Callable[[int], object] | None = None) -> BatchResult:
+          progress: Callable[[int], object] | None = None,
+          strict: bool = False) -> BatchResult:
     """Run ``image`` once per row of ``inputs`` (name -> one value per lane), all at once.
 
     Names are registers (``$3``) or declared names.  ``revasm batch``'s rule
@@ -99,6 +106,8 @@ def batch(image: Image, inputs: Mapping[str, Any], *, grad: bool = False,
     column.  Raises :class:`~revasm.sim.batch_io.BatchInputError` for unusable columns
     (naming the column and row) and :class:`~revasm.sim.host.GradientError` for an
     unusable loss/wrt.  A faulted lane's reals are NaN (see :class:`BatchResult`).
+    Each lane counts its overflow events (``overflows``); ``strict`` makes a lane's first
+    one a fault of that lane.
     """
     fmt = WordFormat(image.width)
     places = {name: resolve_column(name, image) for name in inputs}
@@ -115,6 +124,7 @@ def batch(image: Image, inputs: Mapping[str, Any], *, grad: bool = False,
                               "column")
     (lanes,) = lengths
     machine = choose(engine, lanes=lanes).load(image, lanes, max_steps=max_steps)
+    machine.strict = strict
     for declared in image.names.values():
         if declared.default is not None:
             write_place(machine, declared.register, declared.address, declared.default)
@@ -130,6 +140,7 @@ def batch(image: Image, inputs: Mapping[str, Any], *, grad: bool = False,
     # Values as the forward pass left them (the backward pass uncomputes them);
     # status, faults, steps and cycles cover both passes.
     result.named, result.registers = forward[0].named, forward[0].registers
+    result.overflows = forward[0].overflows
     result.loss_name = grads.loss_name
     result.loss = _unless_faulted(to_reals(grads.loss, fmt), result.status)
     result.gradient = {name: _unless_faulted(to_reals(g, fmt), result.status)
@@ -178,4 +189,4 @@ def _results(machine: Lanes, fmt: WordFormat) -> BatchResult:
         fault_kind=np.array(kinds), faults=faults, steps=np.asarray(machine.steps),
         cycles=np.asarray(machine.cycles), named=named,
         registers={f"${i}": signed(read_place(machine, i, None), fmt) for i in range(32)},
-        machine=machine)
+        machine=machine, overflows=overflow_counts(machine))

@@ -107,14 +107,18 @@ def read_values(program: CompiledProgram, machine: Lanes, exact: bool = False,
 
 def run_program(target: Any, inputs: dict[str, Any] | None = None, *, width: int = 32,
         max_steps: int | None = 50_000_000, reverse_check: bool = False,
-        engine: str = "auto") -> ProgramResult:
+        engine: str = "auto", strict: bool = True) -> ProgramResult:
     """Compile (if needed) and run forward; values of every parameter afterwards.
 
     ``reverse_check`` also runs backward and raises if the initial state is not
     restored exactly.  ``engine`` names the simulator engine (``revasm.sim.engines``).
+    ``strict`` (the default for compiled Python, as ``math.exp(1000)`` raises): an
+    arithmetic result that does not fit the word raises :class:`ProgramFault` at its line;
+    ``strict=False`` lets it wrap and counts it (``result.machine``'s OV).
     """
     program = _program(target, width=width)
     machine = load(program.image, 1, engine_name=engine, max_steps=max_steps)
+    machine.strict = strict
     load_defaults(machine, program.image)  # the parameters' declared defaults, then inputs
     load_inputs(program, machine, inputs or {})
     before = machine.snapshot(0)
@@ -230,10 +234,12 @@ def compile_for_gradient(target: Any, width: int = 64) -> CompiledProgram:
 
 def grad_program(target: Any, inputs: dict[str, Any] | None = None, *, loss: str | None = None,
          wrt: list[str] | None = None, width: int = 64,
-         max_steps: int | None = 50_000_000, engine: str = "auto") -> Gradient:
+         max_steps: int | None = 50_000_000, engine: str = "auto",
+         strict: bool = True) -> Gradient:
     """The loss parameter's value and its gradient in the Fixed inputs (or ``wrt``).
 
     The loss is ``loss``, else the parameter marked ``Loss``, else the only ``Out``.
+    ``strict`` as in :func:`run_program`.
     """
     program = compile_for_gradient(target, width)
     f = program.function
@@ -262,7 +268,7 @@ def grad_program(target: Any, inputs: dict[str, Any] | None = None, *, loss: str
     try:
         result = gradient(program.image, loss=losses[0].name, wrt=names,
                           prepare=lambda machine: load_inputs(program, machine, inputs or {}),
-                          max_steps=max_steps, engine=engine)
+                          max_steps=max_steps, engine=engine, strict=strict)
     except MachineFault as fault:
         raise program_fault(program, fault) from None
     out: dict[str, Any] = {}

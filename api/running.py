@@ -14,7 +14,7 @@ from typing import Any
 
 from revasm.assembler.image import Image
 from revasm.isa.fixed_point import WordFormat
-from revasm.sim.engine import Lanes, read_place, write_place
+from revasm.sim.engine import Lanes, overflow_counts, read_place, write_place
 from revasm.sim.engines import choose
 from revasm.sim.host import Prepare, load_inputs
 from revasm.sim.reference import MachineFault, Snapshot
@@ -39,13 +39,15 @@ class RunResult:
     named: dict[str, float | int]
     fault: MachineFault | None = None
     machine: Lanes | None = field(default=None, repr=False)
+    #: the overflow counter OV after the run: overflow events (``isa/table.py``)
+    overflows: int = 0
 
     def to_json(self) -> dict:
         """The ``revasm run --json`` object."""
         out: dict[str, Any] = {"status": self.status, "steps": self.steps,
-                               "cycles": self.cycles, "registers": self.registers,
-                               "memory": self.memory, "output": self.output,
-                               "named": self.named}
+                               "cycles": self.cycles, "overflows": self.overflows,
+                               "registers": self.registers, "memory": self.memory,
+                               "output": self.output, "named": self.named}
         if self.fault is not None:
             out["fault"] = fault_json(self.fault)
         return out
@@ -77,20 +79,23 @@ def lane_result(machine: Lanes, lane: int = 0) -> RunResult:
         memory={str(address): fmt.signed(word) for address, word in enumerate(snapshot.memory)
                 if word and not (address < len(image) and image.is_code[address])},
         output=[fmt.signed(word) for word in machine.output(lane)], named=named, fault=fault,
-        machine=machine)
+        machine=machine, overflows=snapshot.overflows)
 
 
 def run(image: Image, inputs: dict[str, object] | None = None, *,
         prepare: Prepare | None = None, reverse: bool = False, engine: str = "auto",
         max_steps: int | None = None,
-        trace: Callable[[TraceRecord], object] | None = None) -> RunResult:
+        trace: Callable[[TraceRecord], object] | None = None,
+        strict: bool = False) -> RunResult:
     """Run ``image`` forward from START (``reverse``: backward from FINISH) on one lane.
 
     The declared defaults are loaded first, then ``inputs``, then ``prepare``.  A machine
     fault does not raise: the result has ``status == "fault"`` and the fault.  ``trace``
-    (an engine that traces: the reference) is called after every instruction.
+    (an engine that traces: the reference) is called after every instruction.  The result
+    counts the run's overflow events (``overflows``); ``strict`` makes the first a fault.
     """
     machine = choose(engine, trace=trace is not None).load(image, 1, max_steps=max_steps)
+    machine.strict = strict
     load_inputs(machine, image, inputs, prepare)
     direction = -1 if reverse else 1
     if trace is not None:
@@ -108,10 +113,12 @@ class RoundTrip:
     status: str
     detail: str
     fault: MachineFault | None = None
+    #: overflow events of the forward run (``isa/table.py``: OV)
+    overflows: int = 0
 
     def to_json(self) -> dict:
         out: dict[str, Any] = {"state": self.state, "status": self.status,
-                               "detail": self.detail}
+                               "detail": self.detail, "overflows": self.overflows}
         if self.fault is not None:
             out["fault"] = fault_json(self.fault)
         return out
@@ -131,13 +138,20 @@ class CheckResult:
     def failures(self) -> list[RoundTrip]:
         return [state for state in self.states if state.status != "restored"]
 
+    @property
+    def overflows(self) -> int:
+        """Overflow events of every state's forward run, together."""
+        return sum(state.overflows for state in self.states)
+
 
 def check(image: Image, inputs: dict[str, object] | None = None, *,
           prepare: Prepare | None = None, random: int = 0, seed: int = 0,
           int_range: tuple[int, int] = (1, 24), real_range: tuple[float, float] = (-2.0, 2.0),
-          engine: str = "auto", max_steps: int | None = None) -> CheckResult:
+          engine: str = "auto", max_steps: int | None = None,
+          strict: bool = False) -> CheckResult:
     """Run forward to FINISH, then backward to START, and compare every register, memory
-    word, BR, DIR and the EMIT tape with the initial state.
+    word, BR, DIR, the EMIT tape and the overflow counter with the initial state (each
+    state's forward overflow events are in ``overflows``; ``strict``: the first faults).
 
     State 0 is the declared defaults plus ``inputs``/``prepare``; ``random`` more states draw
     the declared inputs uniformly: from the input's declared domain (``.input ... in
@@ -149,6 +163,7 @@ def check(image: Image, inputs: dict[str, object] | None = None, *,
     if random and not declared_inputs:
         raise ValueError("random states need inputs declared with .input (nothing to randomize)")
     machine = choose(engine, lanes=random + 1).load(image, random + 1, max_steps=max_steps)
+    machine.strict = strict
     load_inputs(machine, image, inputs, prepare)
     rng = random_module.Random(seed)
     columns = [[int(read_place(machine, d.register, d.address)[0])] for d in declared_inputs]
@@ -172,6 +187,7 @@ def round_trips(machine: Lanes) -> list[RoundTrip]:
     before = [machine.snapshot(lane) for lane in range(machine.lanes)]
     machine.run(1)
     forward_steps = machine.steps.tolist()
+    forward_overflows = overflow_counts(machine).tolist()
     forward_faults = [machine.fault(lane) for lane in range(machine.lanes)]
     if image.finish is not None:
         machine.run(-1)
@@ -181,14 +197,17 @@ def round_trips(machine: Lanes) -> list[RoundTrip]:
         if fault is None and image.finish is None:
             fault = MachineFault("no-finish", "the program has no FINISH instruction to start "
                                               "a backward run from", br=0, direction=-1)
+        events = int(forward_overflows[lane])
         if fault is not None:
-            results.append(RoundTrip(lane, "fault", fault.message, fault))
+            results.append(RoundTrip(lane, "fault", fault.message, fault, events))
             continue
         after = machine.snapshot(lane).turned()
         if after != before[lane]:
-            results.append(RoundTrip(lane, "not restored", _difference(before[lane], after)))
+            results.append(RoundTrip(lane, "not restored", _difference(before[lane], after),
+                                     overflows=events))
         else:
-            results.append(RoundTrip(lane, "restored", f"{forward_steps[lane]} steps each way"))
+            results.append(RoundTrip(lane, "restored", f"{forward_steps[lane]} steps each way",
+                                     overflows=events))
     return results
 
 

@@ -17,7 +17,7 @@ from revasm.sim.batch_io import BatchInputError, read_columns, resolve_column
 from revasm.sim.host import GradientError
 
 from .commands_grad import LOSS, WRT
-from .commands_run import DEFAULT_MAX_STEPS, ENGINE, engine_for
+from .commands_run import DEFAULT_MAX_STEPS, ENGINE, STRICT, engine_for
 from .errors import EXIT_FAILURE, ToolError, output_error
 from .loading import load_gradient_program, load_program
 from .outputs import atomic_open, image_inputs, refuse_overwrite
@@ -43,11 +43,12 @@ PROGRESS_MIN_LANES = 2_000
 @click.option("--max-steps", type=click.IntRange(min=1), default=DEFAULT_MAX_STEPS,
               show_default=True, help="A lane that runs longer stops with a step-limit fault.")
 @ENGINE
+@STRICT
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
 @click.option("-o", "--output", "out_path", type=click.Path(dir_okay=False), default=None,
               metavar="OUT.npz", help="Write every result column to an .npz file.")
 def batch(file: str, inputs_path: str, with_grad: bool, loss: str | None, wrt: str | None,
-          width: str | None, max_steps: int, engine_name: str, as_json: bool,
+          width: str | None, max_steps: int, engine_name: str, strict: bool, as_json: bool,
           out_path: str | None) -> None:
     """Run a program once per input row, all rows at once (one lane per row).
 
@@ -56,7 +57,8 @@ def batch(file: str, inputs_path: str, with_grad: bool, loss: str | None, wrt: s
       revasm batch examples/multiply.pal --inputs examples/ab.csv --json
       revasm batch examples/bessel_j2.pal --inputs examples/xs.npz --grad -o out.npz
     The inputs' header names the columns (x, $3, ...). Results: the declared
-    names, every register, steps, cycles and each lane's fault; with --grad
+    names, every register, steps, cycles, each lane's overflow events
+    (`overflows`; --strict: a lane's first one faults it) and fault; with --grad
     also the loss and d loss / d each --wrt (values as the forward pass left
     them; steps of the backward pass). Exit code 1 if any lane faulted.
     """
@@ -83,12 +85,13 @@ def batch(file: str, inputs_path: str, with_grad: bool, loss: str | None, wrt: s
             result = api.batch(image, columns, grad=with_grad, loss=loss,
                                wrt=parse_name_list(wrt),
                                engine=engine_for(engine_name, lanes=lanes),
-                               max_steps=max_steps, progress=report)
+                               max_steps=max_steps, progress=report, strict=strict)
         except BatchInputError as exc:
             raise ToolError(f"{inputs_path}: error: {exc}") from None
         except (GradientError, ValueError) as exc:
             raise ToolError(f"{file}: error: {exc}") from None
     faulted = result.faulted
+    _warn_overflows(result, lanes)
     if out_path:
         _write_npz(out_path, result.columns())
     if as_json:
@@ -100,6 +103,20 @@ def batch(file: str, inputs_path: str, with_grad: bool, loss: str | None, wrt: s
                    "faulted" + (" (see its 'fault_kind')" if faulted else ""), err=True)
     if faulted:
         sys.exit(EXIT_FAILURE)
+
+
+def _warn_overflows(result: api.BatchResult, lanes: int) -> None:
+    """Without --strict: say on stderr how many lanes counted overflow events."""
+    if result.overflows is None:
+        return
+    counted = result.overflows != 0
+    if bool(np.any(counted)):
+        first = int(np.nonzero(counted)[0][0])
+        click.echo(f"warning: {int(np.sum(counted))} of {lanes} lanes counted overflow events "
+                   f"(first: lane {first}, {int(result.overflows[first])}): a fixed-point "
+                   "instruction's exact result did not fit the word, so values wrapped or "
+                   "saturated; see the 'overflows' column; --strict makes each lane stop at "
+                   "its first", err=True)
 
 
 class _progress:

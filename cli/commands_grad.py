@@ -17,7 +17,7 @@ from revasm.sim.engines import EngineError
 from revasm.sim.host import GradientError, gradient, hessian
 from revasm.sim.reference import MachineFault
 
-from .commands_run import ENGINE, MAX_STEPS, MEMS, SETS, fault_dict
+from .commands_run import ENGINE, MAX_STEPS, MEMS, SETS, STRICT, fault_dict, warn_overflows
 from .errors import EXIT_FAILURE
 from .loading import load_gradient_program
 from .machine_io import load_inputs
@@ -35,12 +35,12 @@ JSON = click.option("--json", "as_json", is_flag=True, help="Print exactly one J
 
 def _run_protocol(protocol, image: Image, sets: tuple[str, ...], mems: tuple[str, ...],
                   loss: str | None, wrt: str | None, max_steps: int, engine_name: str,
-                  as_json: bool):
+                  as_json: bool, strict: bool = False):
     """Run the host protocol (``gradient`` or ``hessian``); None after a reported fault."""
     try:
         return protocol(image, loss=loss, wrt=parse_name_list(wrt), max_steps=max_steps,
                         prepare=lambda machine: load_inputs(machine, image, sets, mems),
-                        engine=engine_name)
+                        engine=engine_name, strict=strict)
     except (GradientError, EngineError) as exc:
         raise click.UsageError(str(exc)) from None
     except MachineFault as fault:
@@ -58,6 +58,7 @@ def _summary(result) -> dict:
         "gradient": {name: _real(value) for name, value in result.gradient.items()},
         "steps": {"forward": result.forward.steps, "backward": result.backward.steps},
         "cycles": {"forward": result.forward.cycles, "backward": result.backward.cycles},
+        "overflows": result.overflows,
     }
 
 
@@ -73,7 +74,7 @@ def _fault_exit(fault: MachineFault, image: Image, as_json: bool) -> None:
 
 def _protocol_options(command):
     """The arguments grad and hessian share: FILE, inputs, loss, wrt, width, limits, JSON."""
-    for option in (JSON, ENGINE, MAX_STEPS, WIDTH, WRT, LOSS, MEMS, SETS,
+    for option in (JSON, STRICT, ENGINE, MAX_STEPS, WIDTH, WRT, LOSS, MEMS, SETS,
                    click.argument("file", type=click.Path(dir_okay=False))):
         command = option(command)
     return command
@@ -87,7 +88,7 @@ def _real(value) -> float:
 @_protocol_options
 def grad(file: str, sets: tuple[str, ...], mems: tuple[str, ...], loss: str | None,
          wrt: str | None, width: str | None, max_steps: int, engine_name: str,
-         as_json: bool) -> None:
+         strict: bool, as_json: bool) -> None:
     """Gradient of a program's loss by reverse mode on the machine itself.
 
     Host protocol: inputs in, forward to FINISH, loss out, grad[loss] = 1,
@@ -104,9 +105,10 @@ def grad(file: str, sets: tuple[str, ...], mems: tuple[str, ...], loss: str | No
     """
     image = load_gradient_program(file, width)
     result = _run_protocol(gradient, image, sets, mems, loss, wrt, max_steps, engine_name,
-                           as_json)
+                           as_json, strict)
     if result is None:
         return
+    warn_overflows(result.overflows, "the forward pass")
     out = _summary(result)
     if as_json:
         click.echo(json.dumps(out))
@@ -122,7 +124,7 @@ def grad(file: str, sets: tuple[str, ...], mems: tuple[str, ...], loss: str | No
 @_protocol_options
 def hessian_command(file: str, sets: tuple[str, ...], mems: tuple[str, ...], loss: str | None,
                     wrt: str | None, width: str | None, max_steps: int, engine_name: str,
-                    as_json: bool) -> None:
+                    strict: bool, as_json: bool) -> None:
     """Hessian of a program's loss by forward-over-reverse on the machine.
 
     For each input x_j: tangent bank on with dx_j = 1, forward pass, grad[loss]
@@ -138,9 +140,10 @@ def hessian_command(file: str, sets: tuple[str, ...], mems: tuple[str, ...], los
     """
     image = load_gradient_program(file, width)
     result = _run_protocol(hessian, image, sets, mems, loss, wrt, max_steps, engine_name,
-                           as_json)
+                           as_json, strict)
     if result is None:
         return
+    warn_overflows(result.overflows, "a forward pass")
     out = _summary(result)
     out["wrt"] = result.wrt
     out["hessian"] = {row: {col: _real(v) for col, v in cols.items()}

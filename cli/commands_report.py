@@ -23,7 +23,7 @@ from revasm.report.html_report import render_html
 from revasm.report.terminal import format_report
 from revasm.sim.engine import Lanes
 
-from .commands_run import ENGINE, MAX_STEPS, MEMS, SETS, WIDTH, engine_for
+from .commands_run import ENGINE, MAX_STEPS, MEMS, SETS, WIDTH, engine_for, warn_overflows
 from .errors import EXIT_FAILURE, ToolError, output_error
 from .loading import load_gradient_program, load_program
 from .machine_io import load_inputs, store
@@ -179,6 +179,8 @@ def report(file: str | None, sets: tuple[str, ...], mems: tuple[str, ...], width
     except ReportError as exc:
         raise ToolError(f"{file}: error: {exc}") from None
     _emit(result, as_json, html_out, format_report, render_html)
+    forward = [run for run in result["runs"] if run["direction"] == "forward"]
+    warn_overflows(forward[0]["overflows"] if forward else 0, "the forward run")
     if result["status"] == "fault":
         raise SystemExit(EXIT_FAILURE)
 

@@ -32,6 +32,24 @@ ENGINE = click.option("--engine", "engine_name", type=click.Choice(CHOICES), def
                            "pays for this job). Every engine gives the same bits.")
 MAX_STEPS = click.option("--max-steps", type=click.IntRange(min=1), default=DEFAULT_MAX_STEPS,
                          show_default=True, help="Stop with a fault after this many steps.")
+STRICT = click.option("--strict", is_flag=True,
+                      help="Fault (exit 1, naming the PC and line) at the first overflow event: "
+                           "a fixed-point instruction whose exact result does not fit the word. "
+                           "Without it the run goes on (values wrap or saturate), counts the "
+                           "events (`overflows`) and warns on stderr.")
+
+
+def warn_overflows(events: int, what: str = "the run") -> None:
+    """The stderr warning of a non-strict command whose run counted overflow events."""
+    plural = "s" if abs(events) != 1 else ""
+    if events > 0:
+        click.echo(f"warning: {events} overflow event{plural} in {what}: a fixed-point "
+                   "instruction's exact result did not fit the word, so values wrapped or "
+                   "saturated; --strict stops at the first one, naming its line", err=True)
+    elif events < 0:  # a backward run takes back the events its instructions count forward
+        click.echo(f"warning: {what} took back {-events} overflow event{plural}: it undid "
+                   "instructions whose forward run does not fit the word; --strict stops at "
+                   "the first one, naming its line", err=True)
 
 
 def fault_dict(fault: MachineFault, image: Image) -> dict:
@@ -69,9 +87,11 @@ def load_engine(image: Image, *, engine_name: str, lanes: int = 1, trace: bool =
 @click.option("--trace", is_flag=True,
               help="Print a line per executed instruction: step, PC, instruction, changes.")
 @ENGINE
+@STRICT
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
 def run(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | None,
-        reverse: bool, max_steps: int, trace: bool, engine_name: str, as_json: bool) -> None:
+        reverse: bool, max_steps: int, trace: bool, engine_name: str, strict: bool,
+        as_json: bool) -> None:
     """Run a program (PAL source or image) from START to FINISH.
 
     \b
@@ -80,6 +100,8 @@ def run(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
       revasm run examples/multiply.pal --set a=12 --set b=34 --json
       revasm run examples/fixed_point.pal --set x=0.25 --trace
     Exit code 1 and a report (PC, source line, BR, DIR, registers) on a fault.
+    Overflow events (exact results that did not fit) are counted (`overflows`)
+    and warned about; --strict makes the first one a fault.
     """
     image = load_program(file, int(width) if width else None)
     if reverse and image.finish is None:
@@ -88,7 +110,7 @@ def run(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
     sink = (lambda line: click.echo(line, err=as_json)) if trace else None
     result = api.run(image, prepare=lambda machine: load_inputs(machine, image, sets, mems),
                      reverse=reverse, engine=engine_for(engine_name, trace=trace),
-                     max_steps=max_steps, trace=sink)
+                     max_steps=max_steps, trace=sink, strict=strict)
     if as_json:
         click.echo(json.dumps(result.to_json()))
     else:
@@ -96,12 +118,16 @@ def run(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
         _print_summary(result.to_json(), image, registers=result.fault is None)
         if result.fault:
             click.echo(str(result.fault), err=True)
+    warn_overflows(result.overflows)
     if result.fault:
         raise SystemExit(EXIT_FAILURE)
 
 
 def _print_summary(result: dict, image: Image, *, registers: bool = True) -> None:
-    click.echo(f"{result['status']} after {result['steps']} steps, {result['cycles']} cycles")
+    events = result["overflows"]
+    counted = f", {events} overflow event{'s' if abs(events) != 1 else ''}" if events else ""
+    click.echo(f"{result['status']} after {result['steps']} steps, {result['cycles']} cycles"
+               + counted)
     for name, value in result["named"].items():
         click.echo(f"  {name} = {value}")
     nonzero = {k: v for k, v in result["registers"].items() if v}
@@ -129,17 +155,19 @@ def _print_summary(result: dict, image: Image, *, registers: bool = True) -> Non
 @WIDTH
 @MAX_STEPS
 @ENGINE
+@STRICT
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
 def check(file: str, trials: int, seed: int, int_range: str, real_range: str,
           sets: tuple[str, ...], mems: tuple[str, ...], width: str | None, max_steps: int,
-          engine_name: str, as_json: bool) -> None:
+          engine_name: str, strict: bool, as_json: bool) -> None:
     """Check reversibility: run forward to FINISH, then backward to START, and
-    compare every register, memory word, BR, DIR and the output tape with the
-    initial state.  The first state is the declared defaults plus --set/--mem;
-    --random N adds N states with random values of the declared inputs, each
-    inside its declared domain (an input whose values must stay in a range, an
-    index say, declares it: `.input n $3 int = 5 in 1..20` in PAL, `n: Int[1, 20]`
-    in Python), else inside --int-range / --real-range.
+    compare every register, memory word, BR, DIR, the output tape and the
+    overflow counter with the initial state.  The first state is the declared
+    defaults plus --set/--mem; --random N adds N states with random values of
+    the declared inputs, each inside its declared domain (an input whose values
+    must stay in a range, an index say, declares it: `.input n $3 int = 5 in
+    1..20` in PAL, `n: Int[1, 20]` in Python), else inside --int-range /
+    --real-range.
 
     \b
     Example:
@@ -153,13 +181,13 @@ def check(file: str, trials: int, seed: int, int_range: str, real_range: str,
                            int_range=_range(int_range, int, "--int-range"),
                            real_range=_range(real_range, float, "--real-range"),
                            engine=engine_for(engine_name, lanes=trials + 1),
-                           max_steps=max_steps)
+                           max_steps=max_steps, strict=strict)
     except ValueError as exc:
         raise ToolError(f"{file}: error: --random needs inputs declared with .input "
                         f"({exc})") from None
     failures = [state.to_json() for state in result.failures]
     summary = {"file": file, "states": len(result.states), "restored": result.restored,
-               "failures": failures}
+               "overflows": result.overflows, "failures": failures}
     if as_json:
         click.echo(json.dumps(summary))
     else:
@@ -168,6 +196,9 @@ def check(file: str, trials: int, seed: int, int_range: str, real_range: str,
                        err=True)
         click.echo(f"{file}: {summary['restored']} of {summary['states']} initial states "
                    "restored exactly by forward then backward execution")
+    states = sum(1 for state in result.states if state.overflows)
+    warn_overflows(result.overflows, f"the forward runs of {states} of {len(result.states)} "
+                                     "states" if len(result.states) > 1 else "the forward run")
     if failures:
         raise SystemExit(EXIT_FAILURE)
 

@@ -93,7 +93,12 @@ def mode_statements(instruction: Instruction, direction: int, gradient: bool,
     if ins.rules_from and (gradient or tangent):
         partner = lookup(ins.rules_from)
         assert partner is not None  # rules_from names an entry of the table (IROT: ROT)
-        return mode_statements(partner, -direction, gradient, tangent)
+        # The partner's value step the other way moves the same words; the entry's own
+        # step also counts the entry's own overflow events (OV), so it stands in for it.
+        theirs = partner.backward if direction > 0 else partner.forward
+        mine = ins.forward if direction > 0 else ins.backward
+        return [mine if part == theirs else part
+                for part in mode_statements(partner, -direction, gradient, tangent)]
     if direction > 0:
         parts = [ins.forward]
         if tangent:

@@ -11,7 +11,7 @@ from .adjoint import BANKS
 from .derivatives import BINARY_DERIVATIVES, UNARY_DERIVATIVES
 from .encoding import FORMATS, FUNCT, FUNCT_FORMATS, OPCODE
 from .instruction import Instruction
-from .table import BINARY_FUNCTIONS, INSTRUCTIONS, UNARY_FUNCTIONS
+from .table import BINARY_FUNCTIONS, INSTRUCTIONS, SATURATING_FUNCTIONS, UNARY_FUNCTIONS
 
 
 def _layout(ins: Instruction) -> str:
@@ -58,11 +58,14 @@ def render() -> str:
         "",
         "Machine state: registers `$0`..`$31` (W-bit words, `$0` reads 0 and may not be written), "
         "memory (W-bit words; the program image at the low addresses), BR (branch register), "
-        "DIR (+1 forward, -1 backward). After each instruction: if BR = 0 then PC += DIR, "
+        "DIR (+1 forward, -1 backward), OV (the overflow counter, below). After each "
+        "instruction: if BR = 0 then PC += DIR, "
         "else PC += BR*DIR. An instruction reached by a jump must leave BR = 0, otherwise the "
         "machine faults (the checked come-from rule).",
         "",
-        "Words are W = 32 (fixed point Q16.16) or W = 64 (Q32.32); all arithmetic wraps mod 2^W. "
+        "Words are W = 32 (fixed point Q16.16) or W = 64 (Q32.32); all arithmetic wraps mod 2^W, "
+        "and every fixed-point instruction whose exact result does not fit counts an overflow "
+        "event (see Overflow events). "
         "Columns: *inverse* is the instruction whose forward effect undoes this one (what runs "
         "when DIR = -1); *gradient* says how the instruction acts on the gradient bank: "
         "*adjoint* — by its adjoint rule (see Gradient mode below); *unchanged* — it adds a "
@@ -83,6 +86,7 @@ def render() -> str:
     for ins in INSTRUCTIONS:
         if ins.notes:
             out.append(f"- `{ins.mnemonic}`: {ins.notes}")
+    out += _overflow_section()
     out += [
         "",
         "## Function families",
@@ -107,6 +111,34 @@ def render() -> str:
     out.append("")
     out += _gradient_section()
     return "\n".join(out)
+
+
+def _overflow_section() -> list[str]:
+    counting = [ins.mnemonic for ins in INSTRUCTIONS if "OV[0]" in ins.forward]
+    return [
+        "",
+        "## Overflow events",
+        "",
+        "Accumulation wraps mod 2^W, so every instruction stays a bijection even when a result "
+        "does not fit; but no answer is silently wrong. OV is an architectural counter (one "
+        "W-bit word, read signed, 0 when the machine is loaded). An instruction whose exact "
+        "result is not representable -- the rounded product, quotient or function value "
+        "does not fit, a function saturated (its result sits at an end of the range: "
+        f"{', '.join(SATURATING_FUNCTIONS)}), the exact sum `a ± term` leaves the signed "
+        "range, or a shear of a rotation wraps -- is an *overflow event*: running forward it "
+        "adds 1 to OV; running backward it first restores its operands, tests the same "
+        "condition on them and takes the 1 away, so forward then backward restores OV "
+        "exactly, like every other word. Every instruction calls the `overflow` device on "
+        "its event before writing anything: on a *strict* machine (`--strict`) the event is "
+        "a fault (kind `overflow`, naming the PC and source line) and the instruction has no "
+        "effect. PISA's integer ADD, SUB, ADDI and NEG, and ADDIS (constant loading), wrap "
+        "by definition and count nothing. Gradient mode: the value templates count as in a "
+        "plain run (the forward pass adds, the backward pass takes the same events back); "
+        "the gradient-bank arithmetic of the adjoint, tangent and gradient-tangent rules "
+        "wraps and is not counted (docs/decisions.md).",
+        "",
+        "Instructions that count: " + ", ".join(f"`{m}`" for m in counting) + ".",
+    ]
 
 
 def _code(template: str) -> str:

@@ -66,3 +66,56 @@ def unrotate(x: int, y: int, theta: int, fmt: WordFormat) -> tuple[int, int]:
     if negate:
         x, y = -x & fmt.mask, -y & fmt.mask
     return x, y
+
+
+def _shear_wraps(word: int, delta: int, fmt: WordFormat) -> bool:
+    """Whether ``S(word) + delta`` leaves the signed range (the shear wraps)."""
+    total = fmt.signed(word & fmt.mask) + delta
+    return not fmt.min_signed <= total <= fmt.max_signed
+
+
+def rotation_overflows(x: int, y: int, theta: int, fmt: WordFormat) -> int:
+    """1 when ROT of the words (x, y) by theta wraps anywhere, else 0.
+
+    The events: the reduction's negation of the word -2^(W-1) (which is its own
+    negation), or a shear whose exact sum leaves the signed range.  The shears
+    run as :func:`rotate` runs them, on the wrapped words.
+    """
+    s = fmt.signed
+    negate, t, sn = rotation_plan(s(theta), fmt)
+    sign = fmt.sign_bit
+    if negate:
+        if x == sign or y == sign:
+            return 1
+        x, y = -x & fmt.mask, -y & fmt.mask
+    d = -fx_mul(t, s(y), fmt)
+    if _shear_wraps(x, d, fmt):
+        return 1
+    x = (x + d) & fmt.mask
+    d = fx_mul(sn, s(x), fmt)
+    if _shear_wraps(y, d, fmt):
+        return 1
+    y = (y + d) & fmt.mask
+    return 1 if _shear_wraps(x, -fx_mul(t, s(y), fmt), fmt) else 0
+
+
+def unrotation_overflows(x: int, y: int, theta: int, fmt: WordFormat) -> int:
+    """1 when IROT of the words (x, y) by theta wraps anywhere: the same shears as
+    ROT of its result, run the other way (so ``unrotation_overflows(x, y) ==
+    rotation_overflows(*unrotate(x, y))``)."""
+    s = fmt.signed
+    negate, t, sn = rotation_plan(s(theta), fmt)
+    d = fx_mul(t, s(y), fmt)
+    if _shear_wraps(x, d, fmt):
+        return 1
+    x = (x + d) & fmt.mask
+    d = -fx_mul(sn, s(x), fmt)
+    if _shear_wraps(y, d, fmt):
+        return 1
+    y = (y + d) & fmt.mask
+    d = fx_mul(t, s(y), fmt)
+    if _shear_wraps(x, d, fmt):
+        return 1
+    x = (x + d) & fmt.mask
+    sign = fmt.sign_bit
+    return 1 if negate and (x == sign or y == sign) else 0

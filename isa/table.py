@@ -13,6 +13,15 @@ backward).  After every instruction: if BR == 0 then PC += DIR, else
 PC += BR * DIR.  An instruction reached through BR != 0 must leave BR == 0
 (the checked come-from rule); otherwise the machine faults.
 
+Exactness (DESIGN §3.4): fixed-point words wrap mod 2^W, and every extension
+instruction whose exact result does not fit its word counts one *overflow event* on
+the architectural overflow counter ``OV`` (``OV[0]``, one W-bit word, read signed):
+forward adds 1, backward (which recomputes the event from the state it restores)
+takes the same 1 away, so forward then backward restores OV like every other word.
+The ``overflow`` device sees each event first: with the strict switch on it faults
+there, before the instruction writes anything.  PISA's integer ADD/SUB (and ADDI,
+ADDIS, NEG) wrap by definition and count nothing.
+
 Each entry's ``forward`` runs when DIR = +1 and ``backward`` when DIR = -1;
 running the machine backward is "flip DIR, step, flip DIR", so for every
 entry ``backward`` undoes ``forward``.  Branches therefore add their offset
@@ -48,25 +57,57 @@ BINARY_FUNCTIONS = ("atan2", "pow")
 def _accumulate(add: str, sub: str, fmt: str, add_op: int, sub_op: int, term: str,
                 doc_term: str, energy: str, cycles: int, funct_add: int = 0,
                 funct_sub: int = 0, distinct: tuple = (), extension: bool = False,
-                derivative: Derivative | None = None, notes: str = "") -> list[Instruction]:
+                derivative: Derivative | None = None, notes: str = "",
+                term_overflow: str | None = None) -> list[Instruction]:
     """An ADD/SUB pair ``a += term`` / ``a -= term``, each the other's inverse.
 
     With ``derivative`` (the term's partials) the pair is differentiable and
     its gradient-mode templates are derived from it (``isa/adjoint.py``).
+    With ``term_overflow`` (an expression over the operands and ``_term``, the
+    term's word; ``"0"`` for a term that always fits) the pair counts overflow
+    events (:func:`_counted`); without it, it wraps silently (PISA's ADD/SUB).
     """
-    plus = f"R[{{a}}] = (R[{{a}}] + {term}) & M"
-    minus = f"R[{{a}}] = (R[{{a}}] - {term}) & M"
+    if term_overflow is None:
+        plus_update = f"R[{{a}}] = (R[{{a}}] + {term}) & M"
+        minus_update = f"R[{{a}}] = (R[{{a}}] - {term}) & M"
+        plus, minus = (plus_update, minus_update), (minus_update, plus_update)
+    else:
+        plus, minus = _counted(term, term_overflow, "+"), _counted(term, term_overflow, "-")
     common = dict(energy_class=energy, cycles=cycles, writes=("a",), distinct=distinct,
                   extension=extension, differentiable=derivative is not None, notes=notes)
     no_rules = GradientRules()
     add_rules = accumulate_rules("+", derivative) if derivative else no_rules
     sub_rules = accumulate_rules("-", derivative) if derivative else no_rules
     return [
-        make(add, fmt, add_op, funct=funct_add, forward=plus, backward=minus,
+        make(add, fmt, add_op, funct=funct_add, forward=plus[0], backward=plus[1],
              inverse=sub, doc=f"a += {doc_term}", **_rules(add_rules), **common),
-        make(sub, fmt, sub_op, funct=funct_sub, forward=minus, backward=plus,
+        make(sub, fmt, sub_op, funct=funct_sub, forward=minus[0], backward=minus[1],
              inverse=add, doc=f"a -= {doc_term}", **_rules(sub_rules), **common),
     ]
+
+
+def _counted(term: str, term_overflow: str, op: str) -> tuple[str, str]:
+    """Forward and backward templates of ``a op= term`` that count its overflow event.
+
+    The event: the term itself does not fit (``term_overflow``) or the exact sum
+    ``S(a) op S(term)`` leaves the signed range (``ovf_add``/``ovf_sub``).  Forward
+    tests the state before the update and adds 1; backward first recomputes that
+    state (``_before``), tests it the same way and takes the 1 away.  Both call
+    the ``overflow`` device before writing, so a strict fault leaves no effect.
+    """
+    check = "ovf_add" if op == "+" else "ovf_sub"
+    undo = "-" if op == "+" else "+"
+    event = f"{check}(BEFORE, _term)"
+    if term_overflow != "0":
+        event = f"{term_overflow} | {event}"
+    forward = (f"_term = {term}\n"
+               f"OV[0] = (OV[0] + overflow({event.replace('BEFORE', 'R[{a}]')})) & M\n"
+               f"R[{{a}}] = (R[{{a}}] {op} _term) & M")
+    backward = (f"_term = {term}\n"
+                f"_before = (R[{{a}}] {undo} _term) & M\n"
+                f"OV[0] = (OV[0] - overflow({event.replace('BEFORE', '_before')})) & M\n"
+                f"R[{{a}}] = _before")
+    return forward, backward
 
 
 def _rules(rules: GradientRules) -> dict[str, str]:
@@ -103,6 +144,23 @@ _ROT_RULES = dict(
                     "TG[{a}] = (TG[{a}] + fmul(_gy, T[{c}])) & M\n"
                     "TG[{b}] = (TG[{b}] - fmul(_gx, T[{c}])) & M",
 )
+def _rotation(apply: str, undo: str, op: str) -> str:
+    """ROT/IROT's value template: ``apply`` the rotation, counting its overflow event.
+
+    Forward (``op`` ``+``) tests the operands before rotating; backward (``-``)
+    rotates back first and tests the state it restored, so each takes back
+    exactly what the other counted.  ``ovf_rot``/``ovf_irot`` name the rotation
+    whose shears they test (the one that ran forward).
+    """
+    test = "ovf_rot" if (apply == "rot") == (op == "+") else "ovf_irot"
+    if op == "+":
+        return (f"OV[0] = (OV[0] + overflow({test}(R[{{a}}], R[{{b}}], R[{{c}}]))) & M\n"
+                f"R[{{a}}], R[{{b}}] = {apply}(R[{{a}}], R[{{b}}], R[{{c}}])")
+    return (f"_x, _y = {apply}(R[{{a}}], R[{{b}}], R[{{c}}])\n"
+            f"OV[0] = (OV[0] - overflow({test}(_x, _y, R[{{c}}]))) & M\n"
+            "R[{a}], R[{b}] = _x, _y")
+
+
 # IROT has no rules of its own: it runs ROT's gradient-mode step the other way
 # (rules_from), so IROT forward is bit for bit ROT backward in every bank.
 
@@ -211,18 +269,23 @@ EXTENSION: list[Instruction] = [
                "gradients unchanged."),
     *_accumulate("ADDMUL", "SUBMUL", "RRR", 0x2A, 0x2B, "fmul(R[{b}], R[{c}])", "b * c",
                  "mul", 4, distinct=ABC, extension=True, derivative=PRODUCT_DERIVATIVE,
-                 notes="Fixed-point product rounded half up: floor(b*c / 2^F + 1/2)."),
+                 term_overflow="ovf_mul(R[{b}], R[{c}])",
+                 notes="Fixed-point product rounded half up: floor(b*c / 2^F + 1/2); an "
+                       "overflow event when the product or the sum does not fit."),
     *_accumulate("ADDDIV", "SUBDIV", "RRR", 0x2C, 0x2D, "fdiv(R[{b}], R[{c}])", "b / c",
                  "div", 36, distinct=ABC, extension=True, derivative=QUOTIENT_DERIVATIVE,
-                 notes="Faults when c = 0."),
-    make("ROT", "RRR", 0x2E, forward="R[{a}], R[{b}] = rot(R[{a}], R[{b}], R[{c}])",
-         backward="R[{a}], R[{b}] = irot(R[{a}], R[{b}], R[{c}])", inverse="IROT",
+                 term_overflow="ovf_div(R[{b}], R[{c}])",
+                 notes="Faults when c = 0; an overflow event when the quotient or the sum "
+                       "does not fit."),
+    make("ROT", "RRR", 0x2E, forward=_rotation("rot", "irot", "+"),
+         backward=_rotation("irot", "rot", "-"), inverse="IROT",
          doc="(a, b) = Givens rotation of (a, b) by angle c", energy_class="func", cycles=48,
          writes=("a", "b"), distinct=(("a", "b"), ("a", "c"), ("b", "c")), extension=True,
-         differentiable=True, notes="Three lifting shears; exactly undone by IROT.",
+         differentiable=True, notes="Three lifting shears; exactly undone by IROT; an overflow "
+                                    "event when a shear (or the reduction's negation) wraps.",
          **_ROT_RULES),
-    make("IROT", "RRR", 0x2F, forward="R[{a}], R[{b}] = irot(R[{a}], R[{b}], R[{c}])",
-         backward="R[{a}], R[{b}] = rot(R[{a}], R[{b}], R[{c}])", inverse="ROT",
+    make("IROT", "RRR", 0x2F, forward=_rotation("irot", "rot", "+"),
+         backward=_rotation("rot", "irot", "-"), inverse="ROT",
          doc="(a, b) = Givens rotation of (a, b) by angle -c", energy_class="func", cycles=48,
          writes=("a", "b"), distinct=(("a", "b"), ("a", "c"), ("b", "c")), extension=True,
          differentiable=True, rules_from="ROT",
@@ -231,18 +294,29 @@ EXTENSION: list[Instruction] = [
 
 FUNC_OPCODE = 0x30
 FUNC2_OPCODE = 0x31
+
+#: The functions whose result can leave the format (they saturate at the ends of the
+#: range, ``isa/elementary.py``); a result *at* an end counts as an overflow event
+#: (``ovf_sat``).  The others (sin, cos, tanh, log, sqrt, atan, atan2) always fit.
+SATURATING_FUNCTIONS = ("tan", "exp", "abs", "sinh", "cosh", "pow")
+
+
+def _function_overflow(name: str) -> str:
+    return "ovf_sat(_term)" if name in SATURATING_FUNCTIONS else "0"
+
+
 for _i, _name in enumerate(UNARY_FUNCTIONS):
     EXTENSION += _accumulate(
         f"ADD{_name.upper()}", f"SUB{_name.upper()}", "RR", FUNC_OPCODE, FUNC_OPCODE,
         f"fn_{_name}(R[{{b}}])", f"{_name}(b)", "func", 40, funct_add=2 * _i,
         funct_sub=2 * _i + 1, distinct=AB, extension=True,
-        derivative=UNARY_DERIVATIVES[_name])
+        derivative=UNARY_DERIVATIVES[_name], term_overflow=_function_overflow(_name))
 for _i, _name in enumerate(BINARY_FUNCTIONS):
     EXTENSION += _accumulate(
         f"ADD{_name.upper()}", f"SUB{_name.upper()}", "RRR", FUNC2_OPCODE, FUNC2_OPCODE,
         f"fn_{_name}(R[{{b}}], R[{{c}}])", f"{_name}(b, c)", "func", 48, funct_add=2 * _i,
         funct_sub=2 * _i + 1, distinct=ABC, extension=True,
-        derivative=BINARY_DERIVATIVES[_name])
+        derivative=BINARY_DERIVATIVES[_name], term_overflow=_function_overflow(_name))
 
 #: Every instruction, PISA first.
 INSTRUCTIONS: tuple[Instruction, ...] = tuple(PISA + EXTENSION)

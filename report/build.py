@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from revasm.assembler.image import Image
 from revasm.isa.fixed_point import WordFormat
-from revasm.sim.engine import Lanes, read_place, write_place
+from revasm.sim.engine import Lanes, overflow_counts, read_place, write_place
 from revasm.sim.engines import choose
 from revasm.sim.reference import DEFAULT_MEMORY_WORDS, MachineFault
 
@@ -57,6 +57,8 @@ def _observe(machine: Lanes, direction: int, mode: str) -> tuple[dict, MachineFa
     counts = counter.finish().to_dict()
     counts["machine_steps"] = int(machine.steps[0])
     counts["machine_cycles"] = int(machine.cycles[0])
+    # OV at the end of the run: the forward run's overflow events (backward takes them back)
+    counts["overflows"] = int(overflow_counts(machine)[0])
     counts["status"] = "fault" if fault else "finished"
     return counts, fault
 

@@ -48,6 +48,7 @@ RUN = {
         "mode": {"enum": ["value", "gradient"]},
         "status": {"enum": ["finished", "fault"]},
         "steps": COUNT, "cycles": COUNT, "machine_steps": COUNT, "machine_cycles": COUNT,
+        "overflows": {"type": "integer"},
         "by_instruction": COUNTS_BY_NAME, "by_class": COUNTS_BY_NAME,
         "by_energy_class": COUNTS_BY_NAME, "cycles_by_energy_class": COUNTS_BY_NAME,
         "traffic": TRAFFIC,

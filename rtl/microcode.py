@@ -274,13 +274,14 @@ def _assigns_value_state(stmt: ast.stmt) -> bool:
 
 def _split(source: str) -> list[tuple[bool, list[ast.stmt]]]:
     """The template's statements in runs of (value?, statements); a local definition
-    belongs to the run of the statement after it."""
+    (``_t = ...``, ``_x, _y = ...``) belongs to the run of the statement after it."""
     runs: list[tuple[bool, list[ast.stmt]]] = []
     waiting: list[ast.stmt] = []
     for stmt in _parse(source).body:
+        target = stmt.targets[0] if isinstance(stmt, ast.Assign) else None
+        names = target.elts if isinstance(target, ast.Tuple) else [target]
         is_local = (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
-                    and isinstance(stmt.targets[0], ast.Name)
-                    and stmt.targets[0].id.startswith("_"))
+                    and all(isinstance(n, ast.Name) and n.id.startswith("_") for n in names))
         if is_local:
             waiting.append(stmt)
             continue

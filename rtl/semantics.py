@@ -14,6 +14,9 @@ and reads that call's result port.  With a shared shifter or adder in
 :class:`Inputs`, the first shift/rotate and the first word sum or difference
 of a template become requests for them too (:mod:`revasm.rtl.alu` then needs
 one of each).  Gradient statements are compiled by :mod:`revasm.rtl.microcode`.
+The overflow counter's update (``OV[0] = ...``, with its ``overflow`` device call and
+``ovf_*`` predicates) is skipped: the core does not hold OV yet (docs/rtl.md), so the
+RTL computes every word the simulators compute but counts no overflow events.
 Nothing in this module knows a mnemonic.
 """
 from __future__ import annotations
@@ -149,6 +152,8 @@ class _Evaluator:
             if len(stmt.targets) != 1:
                 raise TemplateError("chained assignment")
             target = stmt.targets[0]
+            if _counts_overflow(target):
+                return  # the core has no OV register yet (docs/rtl.md): not counted here
             if isinstance(target, ast.Tuple):
                 value = self.expr(stmt.value)
                 if not isinstance(value, tuple) or len(value) != len(target.elts):
@@ -384,6 +389,12 @@ class _Evaluator:
             self.effects.unemit = True
             return self.inp.tape_top
         raise TemplateError(f"call of {name}")
+
+
+def _counts_overflow(target: ast.expr) -> bool:
+    """``OV[0] = ...``: the overflow counter's update (``isa/table.py``)."""
+    return (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)
+            and target.value.id == "OV")
 
 
 def template_source(template: str) -> str:

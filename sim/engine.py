@@ -19,7 +19,9 @@ Every user of engines -- the Python API (``revasm.api``), the command line, repo
 benchmarks and the RTL co-simulation -- goes through this interface and the registry, so
 adding an engine is one module and one registry line.  Bank names are the templates' names
 (``isa/adjoint.py``): ``R``/``MEM`` values, ``G``/``GM`` gradients, ``T``/``TM`` tangents,
-``TG``/``TGM`` gradient tangents; a name ending in ``M`` is indexed by address.
+``TG``/``TGM`` gradient tangents; a name ending in ``M`` is indexed by address; ``OV`` (one
+word, index 0) is the overflow counter.  ``strict`` is the third switch (with ``gradient`` and
+``tangent``): an overflow event then faults (kind ``overflow``) instead of being counted.
 """
 from __future__ import annotations
 
@@ -52,6 +54,7 @@ class Lanes(Protocol):
     max_steps: int | None
     gradient: bool
     tangent: bool
+    strict: bool
 
     def set_bank_word(self, name: str, index: int, values: Any) -> None:
         """Store one word (every lane the same) or one word per lane at a register
@@ -97,6 +100,19 @@ class Lanes(Protocol):
 
     def snapshot(self, lane: int) -> Snapshot:
         """One lane's architectural state, comparable across engines."""
+
+
+def overflow_counts(machine: Lanes) -> Any:
+    """Every lane's overflow counter ``OV`` (``isa/table.py``), read signed (``int64``):
+    the overflow events its runs counted, forward adding and backward taking away."""
+    import numpy
+
+    width = machine.width
+    words = numpy.asarray(machine.bank_word("OV", 0), dtype=numpy.uint64)
+    if width == 64:
+        return words.view(numpy.int64).copy()
+    signed = words.astype(numpy.int64)
+    return numpy.where(signed >= 1 << (width - 1), signed - (1 << width), signed)
 
 
 def read_place(machine: Lanes, register: int | None, address: int | None,

@@ -24,7 +24,7 @@ from typing import Any
 from revasm.assembler.image import Image, UnknownName
 from revasm.isa.fixed_point import WordFormat
 
-from .engine import Lanes, read_place, write_place
+from .engine import Lanes, overflow_counts, read_place, write_place
 from .engines import load
 from .reference.machine import DEFAULT_MEMORY_WORDS
 
@@ -85,10 +85,12 @@ def default_wrt(image: Image) -> list[str]:
 
 @dataclass(frozen=True)
 class PassCount:
-    """Instructions executed and cycles spent by one pass."""
+    """Instructions executed and cycles spent by one pass, and the overflow counter OV at
+    its end (the forward pass's overflow events; the backward pass takes them back)."""
 
     steps: int
     cycles: int
+    overflows: int = 0
 
 
 @dataclass
@@ -106,6 +108,11 @@ class GradientResult:
     backward: PassCount
     machine: Lanes = field(repr=False)
 
+    @property
+    def overflows(self) -> int:
+        """Overflow events of the forward pass (``isa/table.py``: OV)."""
+        return self.forward.overflows
+
 
 @dataclass
 class HessianResult:
@@ -120,6 +127,11 @@ class HessianResult:
     forward: PassCount
     backward: PassCount
     passes: int
+
+    @property
+    def overflows(self) -> int:
+        """Overflow events of a forward pass (every column's pass computes the same values)."""
+        return self.forward.overflows
 
 
 Prepare = Callable[[Lanes], None]
@@ -169,7 +181,8 @@ def run_pass(machine: Lanes, direction: int, name: str) -> PassCount:
     if fault is not None:
         fault.run_pass = name
         raise fault
-    return PassCount(int(machine.steps[0]), int(machine.cycles[0]))
+    return PassCount(int(machine.steps[0]), int(machine.cycles[0]),
+                     int(overflow_counts(machine)[0]))
 
 
 def _places(image: Image, loss: str | None, wrt: Iterable[str] | None) -> tuple[Place, list[Place]]:
@@ -183,14 +196,16 @@ def _places(image: Image, loss: str | None, wrt: Iterable[str] | None) -> tuple[
 def gradient(image: Image, *, loss: str | None = None, wrt: Iterable[str] | None = None,
              inputs: dict[str, object] | None = None, prepare: Prepare | None = None,
              max_steps: int | None = None, memory_words: int = DEFAULT_MEMORY_WORDS,
-             engine: str = "auto") -> GradientResult:
+             engine: str = "auto", strict: bool = False) -> GradientResult:
     """d loss / d wrt by the host protocol: forward, seed grad[loss] = 1, backward.
 
     ``loss`` defaults to the declared ``.loss``, ``wrt`` to the declared fixed-point
-    inputs; ``engine`` names the engine (``revasm.sim.engines``).
+    inputs; ``engine`` names the engine (``revasm.sim.engines``); ``strict``: an overflow
+    event faults (else the result counts them: ``overflows``).
     """
     loss_place, places = _places(image, loss, wrt)
     machine = load(image, 1, engine_name=engine, max_steps=max_steps, memory_words=memory_words)
+    machine.strict = strict
     load_inputs(machine, image, inputs, prepare)
     fmt = WordFormat(image.width)
     forward = run_pass(machine, 1, "forward")
@@ -206,7 +221,7 @@ def gradient(image: Image, *, loss: str | None = None, wrt: Iterable[str] | None
 def hessian(image: Image, *, loss: str | None = None, wrt: Iterable[str] | None = None,
             inputs: dict[str, object] | None = None, prepare: Prepare | None = None,
             max_steps: int | None = None, memory_words: int = DEFAULT_MEMORY_WORDS,
-            engine: str = "auto") -> HessianResult:
+            engine: str = "auto", strict: bool = False) -> HessianResult:
     """The Hessian of the loss in the ``wrt`` values, one forward-over-reverse pass per column.
 
     Column j: tangent bank on with T[wrt_j] = 1, forward pass (values and
@@ -225,6 +240,7 @@ def hessian(image: Image, *, loss: str | None = None, wrt: Iterable[str] | None 
         machine = load(image, 1, engine_name=engine, max_steps=max_steps,
                        memory_words=memory_words)
         machine.tangent = True
+        machine.strict = strict
         load_inputs(machine, image, inputs, prepare)
         column.write(machine, fmt.one, "T")
         forward = run_pass(machine, 1, f"forward (tangent d/d{column.name})")

@@ -1,4 +1,4 @@
-"""The gradient and tangent switches, shared by every simulator engine.
+"""The gradient, tangent and strict switches, shared by every simulator engine.
 
 Turning a switch on makes the banks its rules use (``isa.adjoint.banks_needed``)
 through the engine's own ``bank(name)``, which creates a bank zeroed on first use
@@ -10,10 +10,21 @@ from revasm.isa.adjoint import banks_needed
 
 
 class ModeSwitches:
-    """``gradient`` and ``tangent`` for an engine that defines ``bank(name)``."""
+    """``gradient``, ``tangent`` and ``strict`` for an engine that defines ``bank(name)``."""
 
     _gradient = False
     _tangent = False
+    _strict = False
+
+    @property
+    def strict(self) -> bool:
+        """The strict switch: an overflow event (``isa/table.py``, ``OV``) faults with kind
+        ``overflow`` at the instruction, before it writes anything, instead of counting."""
+        return self._strict
+
+    @strict.setter
+    def strict(self, on: bool) -> None:
+        self._strict = bool(on)
 
     def bank(self, name: str):  # pragma: no cover - every engine defines it
         raise NotImplementedError

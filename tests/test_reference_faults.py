@@ -224,9 +224,36 @@ def test_a_backward_run_without_finish_is_a_no_finish_fault():
     assert info.value.kind == "no-finish"
 
 
+@PATHS
+@pytest.mark.parametrize("width", [32, 64])
+def test_a_strict_machine_faults_at_the_first_overflow_event_with_no_effect(traced, width):
+    """50000 * 50000 does not fit Q16.16 or Q32.32: counted, or (strict) a fault there."""
+    b = ProgramBuilder(width=width).op("START")
+    b.op("ADDMUL", 3, 1, 2)    # pc 1: 2.5e9 does not fit
+    b.op("ADDEXP", 4, 5)       # pc 2: exp(22) saturates
+    b.op("FINISH")
+    counting = Machine(b.build())
+    strict = Machine(b.build())
+    strict.strict = True
+    for machine in (counting, strict):
+        machine.set_register_real(1, 50000 if width == 64 else 100)
+        machine.set_register_real(2, 50000 if width == 64 else 400)
+        machine.set_register_real(5, 22)
+    counting.run(1, trace=(lambda record: None) if traced else None)
+    assert counting.overflows == 2
+    counting.run(-1, trace=(lambda record: None) if traced else None)
+    assert counting.overflows == 0 and counting.get_register(3) == 0
+    fault = fault_of(strict, traced)
+    assert fault.kind == "overflow"
+    assert (fault.pc, fault.line, fault.step) == (1, 2, 1)
+    assert strict.get_register(3) == 0 and strict.overflows == 0
+    assert fault.message.startswith("ADDMUL $3 $1 $2 at line 2 (pc 1): the exact result does "
+                                    "not fit the word (Q")
+
+
 def test_every_fault_kind_has_a_test_here():
     tested = {"uncaught-jump", "illegal-instruction", "memory-address", "divide-by-zero",
-              "domain-error", "step-limit", "tape-empty", "no-finish"}
+              "domain-error", "step-limit", "tape-empty", "no-finish", "overflow"}
     assert tested == set(FAULT_KINDS)
 
 

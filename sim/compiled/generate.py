@@ -39,8 +39,8 @@ from .translate import F_ILLEGAL, F_JUMP, F_STEPS, Translator
 
 RUNNING, HALTED, FAULTED, IDLE, NEEDS_ROOM, HANDOFF = 0, 1, 2, 3, 4, 5
 #: Columns of the per-lane control array ``CTL``.
-PC, BR, DIR, STEPS, CYCLES, STATUS, FCODE, FAUX, FAUX2 = range(9)
-CONTROL_COLUMNS = 9
+PC, BR, DIR, STEPS, CYCLES, STATUS, FCODE, FAUX, FAUX2, OVERFLOWS, STRICT = range(11)
+CONTROL_COLUMNS = 11
 BLOCK_CONTROL = ("branch", "rbra", "swapbr")
 KERNEL_ARGS = ("R", "G", "T", "TG", "MEM", "GM", "TM", "TGM", "KEYS", "CTL", "OUT", "OUTLEN",
                "TAPE", "TAPELEN", "limit")
@@ -244,6 +244,7 @@ class _Kernel:
             "import numpy as np",
             "from numba import njit, prange",
             "from revasm.sim.compiled.vocab import *  # noqa: F401,F403 - the vocabulary",
+            "from revasm.sim.compiled.overflow import *  # noqa: F401,F403 - its ovf_* names",
             "",
             "U = np.uint64",
             "I = np.int64",
@@ -277,7 +278,10 @@ class _Kernel:
             "    dir_in = I(0)",
             "    outlen = OUTLEN[lane]",
             "    tapelen = TAPELEN[lane]",
+            f"    strict = CTL[lane, {STRICT}] != 0",
         ]
+        if used["ov"]:  # the overflow counter OV (a word, kept in CTL)
+            lines.append(f"    ov0 = U(CTL[lane, {OVERFLOWS}])")
         for prefix, bank in banks.items():
             for n in sorted(used[prefix]):
                 lines.append(f"    {prefix}{n} = {bank}[lane, {n}]")
@@ -294,6 +298,8 @@ class _Kernel:
         for prefix, bank in banks.items():
             for n in sorted(used[prefix]):
                 lines.append(f"    {bank}[lane, {n}] = {prefix}{n}")
+        if used["ov"]:
+            lines.append(f"    CTL[lane, {OVERFLOWS}] = I(ov0)")
         for column, name in ((PC, "pc"), (BR, "br"), (DIR, "d"), (STEPS, "steps"),
                              (CYCLES, "cycles"), (STATUS, "status"), (FCODE, "fcode"),
                              (FAUX, "faux"), (FAUX2, "faux2")):

@@ -27,6 +27,7 @@ from revasm.isa.fixed_point import WordFormat
 from revasm.sim.reference import DEFAULT_MEMORY_WORDS, MachineFault, Program, Snapshot
 from revasm.sim.reference.faults import (
     illegal_message,
+    overflow_detail,
     step_limit_message,
     uncaught_jump_message,
     where,
@@ -49,10 +50,12 @@ from .generate import (
     HANDOFF,
     IDLE,
     NEEDS_ROOM,
+    OVERFLOWS,
     PC,
     RUNNING,
     STATUS,
     STEPS,
+    STRICT,
     kernel_source,
 )
 
@@ -68,7 +71,7 @@ FIRST_CAPACITY = 16
 _EXECUTION_KINDS = {tr.F_MEMORY: "memory-address", tr.F_DIVIDE: "divide-by-zero",
                     tr.F_LOG: "domain-error", tr.F_SQRT: "domain-error",
                     tr.F_POW_NEG: "domain-error", tr.F_POW_ZERO: "divide-by-zero",
-                    tr.F_TAPE: "tape-empty"}
+                    tr.F_TAPE: "tape-empty", tr.F_OVERFLOW: "overflow"}
 
 
 #: Loaded kernel modules by (program, mode, memory size), for machines on one program.
@@ -194,6 +197,9 @@ class CompiledLanes(ModeSwitches):
 
     def set_bank_word(self, name: str, index: int, values: Any) -> None:
         words = self._lane_values(values)
+        if name == "OV":  # the overflow counter lives in CTL (one word per lane)
+            self.CTL[:, OVERFLOWS] = words.view(numpy.int64)
+            return
         bank = self.bank(name)
         if name in REGISTER_BANKS:
             if name == "R" and index == 0 and bool(numpy.any(words)):
@@ -205,6 +211,8 @@ class CompiledLanes(ModeSwitches):
         bank[numpy.arange(self.lanes), slots] = words
 
     def bank_word(self, name: str, index: int) -> Any:
+        if name == "OV":
+            return self.CTL[:, OVERFLOWS].view(numpy.uint64) & numpy.uint64(self.fmt.mask)
         bank = self.bank(name)
         if name in REGISTER_BANKS:
             return bank[:, index].copy()
@@ -314,6 +322,7 @@ class CompiledLanes(ModeSwitches):
             for lane in numpy.nonzero(running)[0].tolist():
                 self._faults.pop(lane, None)
         module = self._kernel()
+        self.CTL[:, STRICT] = int(self._strict)
         self._run_mode = (self._gradient, self._tangent)
         self._lane_mode[running] = self._gradient or self._tangent
         limit = numpy.int64(self.max_steps if self.max_steps is not None else 1 << 62)
@@ -356,6 +365,7 @@ class CompiledLanes(ModeSwitches):
 
         machine = Machine(self.image, memory_words=self.memory_words, max_steps=self.max_steps)
         machine.gradient, machine.tangent = self._run_mode
+        machine.strict = self._strict
         machine.registers[:] = [int(w) for w in self._banks["R"][lane].tolist()]
         for address, word in self.memory_of(lane).items():
             machine.memory[address] = word
@@ -370,6 +380,7 @@ class CompiledLanes(ModeSwitches):
         ctl = self.CTL[lane]
         machine.pc, machine.br, machine.direction = int(ctl[PC]), int(ctl[BR]), int(ctl[DIR])
         machine.steps, machine.cycles = int(ctl[STEPS]), int(ctl[CYCLES])
+        machine.overflow_counter[0] = int(ctl[OVERFLOWS]) & self.fmt.mask
         machine.emitted = list(self.emitted(lane))
         # Memory banks that remember which words the oracle writes (EXCH is the only writer).
         tracked = {"MEM": _Written(machine.memory)}
@@ -386,6 +397,7 @@ class CompiledLanes(ModeSwitches):
             ctl[STATUS] = FAULTED
         ctl[PC], ctl[BR], ctl[DIR] = machine.pc, machine.br, machine.direction
         ctl[STEPS], ctl[CYCLES] = machine.steps, machine.cycles
+        ctl[OVERFLOWS] = numpy.uint64(machine.overflow_counter[0]).view(numpy.int64)
         self._banks["R"][lane] = numpy.array(machine.registers, dtype=numpy.uint64)
         for name in ("G", "T", "TG"):
             if self._banks[name] is not None:
@@ -463,8 +475,10 @@ class CompiledLanes(ModeSwitches):
         for address, word in self.memory_of(lane).items():
             memory[address] = word
         ctl = self.CTL[lane]
+        overflows = self.fmt.signed(int(ctl[OVERFLOWS]) & self.fmt.mask)
         return Snapshot(tuple(int(r) for r in self._banks["R"][lane].tolist()), tuple(memory),
-                        int(ctl[BR]), int(ctl[DIR]), int(ctl[PC]), self.emitted(lane))
+                        int(ctl[BR]), int(ctl[DIR]), int(ctl[PC]), self.emitted(lane),
+                        overflows)
 
     # --- faults ---------------------------------------------------------------------------------
 
@@ -521,6 +535,8 @@ class CompiledLanes(ModeSwitches):
             return "0 ** negative exponent"
         if code == tr.F_TAPE:
             return "the output tape is empty, so there is nothing to take back"
+        if code == tr.F_OVERFLOW:
+            return overflow_detail(self.fmt.name)
         word = aux & ((1 << 64) - 1)
         size = self.memory_words
         if word >= size:

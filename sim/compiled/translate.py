@@ -6,7 +6,9 @@ gradient-mode banks and the vocabulary.  :class:`Translator` parses it with :mod
 and writes the same statement for a numba kernel in which
 
 * register ``n`` of bank ``R``/``G``/``T``/``TG`` is the local ``r{n}``/``g{n}``/... (a
-  machine register; ``R[0]`` reads as the constant 0), a memory bank word is
+  machine register; ``R[0]`` reads as the constant 0), the overflow counter ``OV[0]``
+  the local ``ov0`` (kept in ``CTL``; the ``overflow`` device faults when the lane's
+  ``strict`` is set), a memory bank word is
   ``MEM[lane, slot]`` (``slot`` from ``addr``, see ``generate.py``);
 * every word is ``uint64``, BR/DIR and ``S(...)`` are ``int64``; constants are folded
   exactly in Python and typed when they meet a word (reduced mod 2**64, which commutes
@@ -28,16 +30,17 @@ MASK64 = (1 << 64) - 1
 
 #: Fault and pause codes the kernels report (``CTL[lane, FCODE]``).
 F_MEMORY, F_DIVIDE, F_LOG, F_SQRT, F_POW_NEG, F_POW_ZERO, F_TAPE, F_ILLEGAL, F_STEPS, \
-    F_JUMP = range(1, 11)
+    F_JUMP, F_OVERFLOW = range(1, 12)
 #: Pauses (status NEEDS_ROOM): a per-lane table is full; the host grows it and resumes.
 ROOM_MEMORY, ROOM_OUTPUT, ROOM_TAPE = 1, 2, 3
 
-REGISTER_BANKS = {"R": "r", "G": "g", "T": "t", "TG": "tg"}
+REGISTER_BANKS = {"R": "r", "G": "g", "T": "t", "TG": "tg", "OV": "ov"}
 MEMORY_BANKS = ("MEM", "GM", "TM", "TGM")
 
 #: Vocabulary names whose result is a word, by argument count (``S`` gives an int64).
 WORD_FUNCTIONS = {"shl", "srl", "sra", "rotl", "rotr", "slt", "fmul", "fdiv", "fneg", "fadd",
-                  "fsub", "fsign"}
+                  "fsub", "fsign", "ovf_add", "ovf_sub", "ovf_mul", "ovf_div", "ovf_sat",
+                  "ovf_rot", "ovf_irot"}
 PAIR_FUNCTIONS = {"rot", "irot"}
 FAULTING = {"fdiv", "fn_log", "fn_sqrt", "fn_pow", "addr", "unemit"}
 
@@ -387,6 +390,12 @@ class Translator:
             return Value(self.memo[key], "s")
         if name == "unemit":
             return self._unemit()
+        if name == "overflow":  # the overflow device: count the event, or fault if strict
+            flag = self.fresh("_ov")
+            self.emit(f"{flag} = {self.word(args[0])}")
+            self.emit(f"if strict and {flag} != U(0):")
+            self._fault(F_OVERFLOW, "I(0)")
+            return Value(flag, "w")
         words = [self.word(a) for a in args]
         key = f"{name}({', '.join(words)})"
         if key in self.memo and name not in PAIR_FUNCTIONS:

@@ -61,6 +61,15 @@ class ReferenceLanes:
         for machine in self.machines:
             machine.tangent = on
 
+    @property
+    def strict(self) -> bool:
+        return self.machines[0].strict
+
+    @strict.setter
+    def strict(self, on: bool) -> None:
+        for machine in self.machines:
+            machine.strict = on
+
     # --- words -----------------------------------------------------------------------
 
     def _bank(self, machine: Machine, name: str) -> list[int]:

@@ -24,6 +24,8 @@ FAULT_KINDS = {
     "domain-error": "an elementary function outside its domain (log of x <= 0, ...)",
     "step-limit": "the run did not halt within max_steps instructions",
     "tape-empty": "EMIT ran backward with nothing on the output tape",
+    "overflow": "a fixed-point extension instruction's exact result does not fit the word "
+                "(an overflow event) and the machine is strict",
     "no-finish": "a backward run was asked of a program without FINISH",
 }
 
@@ -171,3 +173,9 @@ def uncaught_jump_message(image: Any, landing: int, br_in: int, direction: int,
                f"does not catch it: BR is still {br_after} after the landing instruction")
     return message, dict(landing_pc=landing, jump_source_pc=source,
                          jump_source_location=image.location(source))
+
+
+def overflow_detail(format_name: str) -> str:
+    """The detail of an ``overflow`` fault (a strict machine's overflow event)."""
+    return (f"the exact result does not fit the word ({format_name}): an overflow event, "
+            "and the machine is strict")

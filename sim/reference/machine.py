@@ -29,6 +29,7 @@ from .faults import (
     MachineFault,
     Trap,
     illegal_message,
+    overflow_detail,
     step_limit_message,
     uncaught_jump_message,
     where,
@@ -137,6 +138,8 @@ class Machine(ModeSwitches):
         self.br = 0
         self.direction = 1
         self.pc = image.entry
+        #: ``OV``: the overflow counter (one W-bit word; the templates' ``OV[0]``)
+        self.overflow_counter: list[int] = [0]
         self.output: list[int] = []
         self.emitted: list[int] = []
         self.steps = 0
@@ -164,6 +167,8 @@ class Machine(ModeSwitches):
         Allocates it (zeroed) if no switch has needed it yet, so the host can
         seed it before switching on.
         """
+        if name == "OV":
+            return self.overflow_counter
         if name not in BANK_NAMES:
             raise KeyError(f"no bank {name!r} (banks: {', '.join(BANK_NAMES)})")
         if self._namespace[name] is None:
@@ -245,9 +250,16 @@ class Machine(ModeSwitches):
             machine.output.append(word)
             return word
 
+        strict_detail = overflow_detail(self.fmt.name)
+
+        def overflow(flag: int) -> int:
+            if flag and machine._strict:
+                raise Trap("overflow", strict_detail)
+            return flag
+
         namespace = dict(vocabulary(self.fmt))
-        namespace.update(addr=addr, show=show, emit=emit, unemit=unemit,
-                         ComeFromViolation=ComeFromViolation)
+        namespace.update(addr=addr, show=show, emit=emit, unemit=unemit, overflow=overflow,
+                         OV=self.overflow_counter, ComeFromViolation=ComeFromViolation)
         return namespace
 
     # --- running -------------------------------------------------------------
@@ -441,7 +453,13 @@ class Machine(ModeSwitches):
     def snapshot(self) -> Snapshot:
         """The architectural state as an immutable, comparable value."""
         return Snapshot(tuple(self.registers), tuple(self.memory), self.br, self.direction,
-                        self.pc, tuple(self.emitted))
+                        self.pc, tuple(self.emitted), self.fmt.signed(self.overflow_counter[0]))
+
+    @property
+    def overflows(self) -> int:
+        """The overflow counter ``OV``, read signed (overflow events of the runs so far:
+        forward adds, backward takes away)."""
+        return self.fmt.signed(self.overflow_counter[0])
 
     def get_register(self, register: int, *, signed: bool = True) -> int:
         word = self.registers[register]

@@ -6,7 +6,7 @@ from dataclasses import dataclass, replace
 
 @dataclass(frozen=True)
 class Snapshot:
-    """Registers, memory, BR, DIR, PC and the EMIT tape at one moment.
+    """Registers, memory, BR, DIR, PC, the EMIT tape and OV at one moment.
 
     Two snapshots are equal exactly when the machines they were taken from
     would behave identically from then on (given the same program), so
@@ -21,6 +21,8 @@ class Snapshot:
     direction: int
     pc: int
     emitted: tuple[int, ...]
+    #: the overflow counter OV, read signed (``isa/table.py``)
+    overflows: int = 0
 
     def turned(self) -> Snapshot:
         """The same state facing the other way (DIR negated)."""
@@ -38,7 +40,7 @@ class Snapshot:
                        + (" ..." if len(changed) > 8 else ""))
         if len(self.memory) != len(other.memory):
             out.append(f"memory sizes {len(self.memory)} != {len(other.memory)}")
-        for name in ("br", "direction", "pc", "emitted"):
+        for name in ("br", "direction", "pc", "emitted", "overflows"):
             if getattr(self, name) != getattr(other, name):
                 out.append(f"{name}: {getattr(self, name)} != {getattr(other, name)}")
         return out

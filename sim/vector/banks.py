@@ -23,8 +23,8 @@ from .words import MASK64
 
 #: The banks a template may index, in the order the compiled functions take them:
 #: the values, then the gradient-mode banks of ``isa/adjoint.py`` (names ending in
-#: ``M`` are memory-like).
-BANKS = ("R", "MEM", *GRADIENT_BANKS)
+#: ``M`` are memory-like), then ``OV``, the overflow counter (a bank of one row).
+BANKS = ("R", "MEM", *GRADIENT_BANKS, "OV")
 
 
 class Group:

@@ -4,7 +4,8 @@ Every instruction's template and every fused block is compiled into one
 namespace per machine: the lane vocabulary (``vocabulary.py``), the word
 arithmetic (``words.py``) and the devices the templates call -- ``addr`` (a
 memory address per lane, checked; a fused block stops on a bad one), ``show``,
-``emit`` and ``unemit`` (output queued until the commit, ``groups.py``) and
+``emit`` and ``unemit`` (output queued until the commit, ``groups.py``), ``overflow``
+(an overflow event per lane: a fault when the machine is strict) and
 ``_store`` (a fused block's write of a whole row).  A mixin of
 :class:`~revasm.sim.vector.machine.VectorMachine` (``machine.py``).
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from revasm.sim.reference.faults import Trap
+from revasm.sim.reference.faults import Trap, overflow_detail
 
 from .banks import as_row
 from .vocabulary import GuardTripped, vector_vocabulary
@@ -79,6 +80,16 @@ class DeviceNamespace:
             self._pending.append(("unemit", value))
             return value
 
+        overflow_message = overflow_detail(fmt.name)
+
+        def overflow(flag: Any) -> Any:
+            """An overflow event per lane: counted (the flag back), or a fault when strict."""
+            if self._strict:
+                bad = as_row(flag, ctx.n, xp) != 0
+                if bool(xp.any(bad)):
+                    ctx.fault(bad, "overflow", lambda j: overflow_message)
+            return flag
+
         pool, u64 = self._pool, xp.uint64
         ndarray = type(xp.zeros(1))
 
@@ -103,6 +114,7 @@ class DeviceNamespace:
             else:
                 rows[register] = value
 
-        namespace.update(addr=addr, show=show, emit=emit, unemit=unemit, _at=ctx.at,
+        namespace.update(addr=addr, show=show, emit=emit, unemit=unemit, overflow=overflow,
+                         _at=ctx.at,
                          _store=store, _snap=ctx.snap, _unsnap=ctx.unsnap)
         return namespace

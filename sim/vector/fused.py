@@ -20,7 +20,7 @@ from .vocabulary import GuardTripped
 
 #: Register-like banks (indexed by register number) and memory-like banks (by address):
 #: the banks fused blocks touch, in the order their functions take them.
-REGISTER_BANKS = ("R", "G", "T", "TG")
+REGISTER_BANKS = ("R", "G", "T", "TG", "OV")
 MEMORY_BANKS = ("MEM", "GM", "TM", "TGM")
 FUSED_BANKS = REGISTER_BANKS + MEMORY_BANKS
 

@@ -114,6 +114,7 @@ class VectorMachine(DeviceNamespace, Scheduler, GroupRunner, FusedBlocks, LaneFa
         self._pending: list[tuple[str, Any]] = []
         self._pops = 0
         self._namespace = self._make_namespace()
+        self.bank("OV")  # the overflow counter: every template that counts reads it
         self._functions: dict[str, Callable] = {}
         self._fused: dict[tuple, Any] = {}
         #: Lanes per tile of a fused block on a large batch (0: never tile).
@@ -132,8 +133,9 @@ class VectorMachine(DeviceNamespace, Scheduler, GroupRunner, FusedBlocks, LaneFa
             if name.endswith("M"):
                 bank = MemoryBank([], self.lanes, xp)
             else:
+                rows = 1 if name == "OV" else REGISTER_COUNT
                 bank = RegisterBank([xp.zeros(self.lanes, dtype=xp.uint64)
-                                     for _ in range(REGISTER_COUNT)], xp)
+                                     for _ in range(rows)], xp)
             bank.statement = self._statement
             bank.pool = self._pool
             self._banks[name] = bank
@@ -268,5 +270,7 @@ class VectorMachine(DeviceNamespace, Scheduler, GroupRunner, FusedBlocks, LaneFa
         memory = tuple(int(self.MEM.rows[a][lane]) if a in self.MEM.rows
                        else (self.MEM.initial[a] if a < len(self.MEM.initial) else 0)
                        for a in range(self.memory_words))
+        overflows = self.fmt.signed(int(self.bank("OV").rows[0][lane]))
         return Snapshot(tuple(int(r[lane]) for r in self._rows), memory, int(self.br[lane]),
-                        int(self.direction[lane]), int(self.pc[lane]), self.emitted(lane))
+                        int(self.direction[lane]), int(self.pc[lane]), self.emitted(lane),
+                        overflows)

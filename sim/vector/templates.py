@@ -226,15 +226,18 @@ def compile_template(statement: str, banks: tuple[str, ...]) -> CodeType:
 #: of templates using only these may be fused into one function (see ``fused_source``).
 FUSABLE_NAMES = frozenset({"S", "shl", "srl", "sra", "rotl", "rotr", "slt", "fmul", "rot",
                            "irot", "fn_abs", "fneg", "fadd", "fsub", "fsign", "one", "M",
-                           "W", "F", "True", "False"})
+                           "W", "F", "True", "False", "ovf_add", "ovf_sub", "ovf_mul",
+                           "ovf_div", "ovf_sat", "ovf_rot", "ovf_irot"})
 
 #: The rest of the scalar vocabulary (``fdiv``, ``fn_sqrt``, ...): pure functions of
 #: register words that may fault on some lanes.  A fused block may hold them behind a
 #: guard (``_snap``): the rows the template writes are kept before it runs, and a fault
 #: puts them back and stops the block there (``VectorMachine._run_fused``).
-GUARDED_NAMES = (frozenset(scalar_vocabulary(WordFormat(32))) - FUSABLE_NAMES) | {"addr"}
+GUARDED_NAMES = (frozenset(scalar_vocabulary(WordFormat(32))) - FUSABLE_NAMES) | {"addr",
+                                                                                 "overflow"}
 #: (``addr``: a memory address, which in a fused block must be the same legal address
-#: on every lane of the tile; any other tile stops there and runs the template alone.)
+#: on every lane of the tile; any other tile stops there and runs the template alone.
+#: ``overflow``: the overflow-event device, which faults only on a strict machine.)
 
 
 _FUSABLE: dict[tuple[str, tuple[str, ...]], bool] = {}

@@ -5,8 +5,10 @@ Each name of the scalar vocabulary gets a lane version here.  Vectorized:
 W = 64 through 32-bit halves and 96-bit long division), ``fn_abs``, ``fn_sqrt``,
 at W = 32 every elementary function but ``pow`` (``circular.py``,
 ``hyperbolic.py``), the gradient helpers, and the shears of ``rot``/``irot``.
-Every other name -- ``pow``, the elementary functions at W = 64, the
-rotation plan, and any name a later table adds -- runs through
+The overflow predicates ``ovf_*`` are vectorized too (at W = 64 the product's and the
+quotient's size come from float64 where it is clear, the scalar definition deciding the
+few lanes within 2**-40 of the limit).  Every other name -- ``pow``, the elementary
+functions at W = 64, the rotation plan, and any name a later table adds -- runs through
 :func:`lanewise`, a documented stop-gap that calls the scalar function (the
 definition itself) once per distinct argument tuple, so the bits are the scalar
 bits by construction.
@@ -447,14 +449,131 @@ def vector_vocabulary(fmt: WordFormat, xp: Any, ctx: LaneContext) -> dict[str, A
         y = xp.where(negate, -y, y) & u64(mask)
         return x, y
 
+    top_bit = width - 1
+    highest, lowest = u64(mask >> 1), u64(1 << top_bit)
+
+    def ovf_add(x: Any, y: Any) -> Any:
+        """The signed sum leaves the range: both operands' signs differ from the sum's."""
+        a, b = lane_words(x), as_words(y)
+        total = (a + b) & u64(mask)
+        return (((a ^ total) & (b ^ total)) >> u64(top_bit)) & u64(1)
+
+    def ovf_sub(x: Any, y: Any) -> Any:
+        """The signed difference leaves the range: x's sign differs from y's and the result's."""
+        a, b = lane_words(x), as_words(y)
+        difference = (a - b) & u64(mask)
+        return (((a ^ b) & (a ^ difference)) >> u64(top_bit)) & u64(1)
+
+    def ovf_sat(x: Any) -> Any:
+        words = lane_words(x)
+        return xp.astype((words == highest) | (words == lowest), u64)
+
+    def exactly(flags: Any, unsure: Any, function: Callable, *words: Any) -> Any:
+        """``flags`` with the lanes in ``unsure`` recomputed by the scalar ``function``."""
+        if bool(xp.any(unsure)):
+            lanes = xp.nonzero(unsure)[0].tolist()
+            columns = [ctx.column(word) for word in words]
+            flags = xp.asarray(flags, copy=True)
+            for lane in lanes:
+                flags[lane] = function(*(column[lane] for column in columns))
+        return flags
+
+    def near_the_limit(estimate: Any) -> tuple[Any, Any]:
+        """(surely outside the signed W-bit range, too close to tell) of a float64
+        estimate whose relative error is far below 2**-40."""
+        size = xp.abs(estimate)
+        limit = float(1 << top_bit)
+        over = size > limit * (1 + 2.0 ** -40)
+        return over, (size >= limit * (1 - 2.0 ** -40)) & ~over
+
+    def ovf_mul64(x: Any, y: Any) -> Any:
+        """W = 64: the rounded product's size from float64 (exact where it is clear), the
+        scalar definition for the few lanes within 2**-40 of the limit."""
+        ux, uy = lane_words(x), lane_words(y)
+        estimate = xp.astype(S(ux), xp.float64) * xp.astype(S(uy), xp.float64) * 2.0 ** -frac
+        over, unsure = near_the_limit(estimate)
+        return exactly(xp.astype(over, u64), unsure, scalar["ovf_mul"], ux, uy)
+
+    def ovf_div64(x: Any, y: Any) -> Any:
+        ux, uy = lane_words(x), lane_words(y)
+        b = xp.astype(S(uy), xp.float64)
+        zero = b == 0
+        estimate = xp.astype(S(ux), xp.float64) * 2.0 ** frac / xp.where(zero, 1.0, b)
+        over, unsure = near_the_limit(estimate)
+        return exactly(xp.astype(over & ~zero, u64), unsure & ~zero, scalar["ovf_div"], ux, uy)
+
+    one_word = fmt.one
+
+    def shear(word: Any, coefficient: Any, other: Any, sign: int) -> tuple[Any, Any, Any]:
+        """One shear ``word ± round(coefficient * S(other))`` on words: (wrapped, new word,
+        lanes where the product itself may not fit: coefficient +-1.0 times -2**(W-1))."""
+        o = S(other)
+        d = mul_round(coefficient, o, width, xp) & u64(mask)
+        if sign > 0:
+            new = (word + d) & u64(mask)
+            wrapped = ((word ^ new) & (d ^ new)) >> u64(top_bit)
+        else:
+            new = (word - d) & u64(mask)
+            wrapped = ((word ^ d) & (word ^ new)) >> u64(top_bit)
+        edge = (o == S(lowest)) & (xp.abs(coefficient) == one_word)
+        return (wrapped & u64(1)) != 0, new, edge
+
+    def ovf_rotation(inverse: bool) -> Callable:
+        name = "ovf_irot" if inverse else "ovf_rot"
+
+        def apply(x: Any, y: Any, theta: Any) -> Any:
+            negate, t, sn = plan(theta)
+            x0, y0 = lane_words(x), lane_words(y)
+            wx, wy = x0, y0
+            flags = xp.zeros(ctx.n, dtype=xp.bool)
+            edges = xp.zeros(ctx.n, dtype=xp.bool)
+            if not inverse:
+                flags |= negate & ((wx == lowest) | (wy == lowest))
+                wx = xp.where(negate, -wx, wx) & u64(mask)
+                wy = xp.where(negate, -wy, wy) & u64(mask)
+            sign = 1 if inverse else -1
+            for which, coefficient in (("x", t), ("y", sn), ("x", t)):
+                if which == "x":
+                    wrapped, wx, edge = shear(wx, coefficient, wy, sign)
+                else:
+                    wrapped, wy, edge = shear(wy, coefficient, wx, -sign)
+                flags |= wrapped
+                edges |= edge
+            if inverse:
+                flags |= negate & ((wx == lowest) | (wy == lowest))
+            return exactly(xp.astype(flags, u64), edges, scalar[name], x0, y0, theta)
+        return apply
+
     names: dict[str, Any] = {
+        "ovf_add": ovf_add, "ovf_sub": ovf_sub, "ovf_sat": ovf_sat,
+        "ovf_rot": ovf_rotation(False), "ovf_irot": ovf_rotation(True),
         "M": mask, "W": width, "F": frac, "S": S, "shl": shl, "srl": srl, "sra": sra,
         "rotl": rotl, "rotr": rotr, "slt": slt, "fmul": fmul, "rot": rot, "irot": irot,
         "fn_abs": fn_abs, "fn_sqrt": fn_sqrt, "one": one, "fneg": fneg, "fadd": fadd, "fsub": fsub,
         "fsign": fsign,
     }
     names["fdiv"] = fdiv32 if width == 32 else fdiv64
+    if width == 64:
+        names["ovf_mul"], names["ovf_div"] = ovf_mul64, ovf_div64
     if width == 32:
+        def ovf_mul(x: Any, y: Any) -> Any:
+            """The rounded product (exact in int64 at W = 32) leaves the signed range."""
+            product = (signed_array(x) * signed_array(y) + i64(1 << 15)) >> i64(16)
+            return xp.astype((product > i64(mask >> 1)) | (product < i64(-(1 << 31))), u64)
+        names["ovf_mul"] = ovf_mul
+
+        def ovf_div(x: Any, y: Any) -> Any:
+            """The rounded quotient (fdiv32's exact float64 division) leaves the range;
+            0 where y = 0 (the division faults there first)."""
+            a, b = signed_array(x), signed_array(y)
+            zero = b == 0
+            d = xp.where(zero, i64(1), xp.abs(b))
+            p = xp.astype((xp.abs(a) << (frac + 1)) + d, xp.float64)
+            q = xp.astype(xp.floor(p / xp.astype(2 * d, xp.float64)), i64)
+            limit = xp.where((a < 0) != (b < 0), i64(1 << 31), i64((1 << 31) - 1))
+            return xp.astype((q > limit) & ~zero, u64)
+        names["ovf_div"] = ovf_div
+
         for name in ("sin", "cos", "tan", "atan"):
             names[f"fn_{name}"] = _circular(getattr(circular, f"fx_{name}"), signed_array,
                                             xp, mask)
