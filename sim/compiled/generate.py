@@ -21,6 +21,15 @@ stops for the host:
 * every instruction's code is its table template for the direction and mode
   (``Decoded.statement``), translated by :mod:`.translate`: there is no opcode list here.
 
+A large program's kernel is split into *regions* (more than :data:`WHOLE_LINES` lines of
+blocks in all): runs of blocks of one direction, at most :data:`REGION_LINES` lines each
+and cut where the fewest branch arcs cross, so that loops rarely span two.  Each region
+is a function of its own (``region_<k>``: the registers its blocks touch as locals, run
+until the lane leaves its blocks), and ``lane_run`` dispatches on the PC
+(``FORWARD_REGION``/``BACKWARD_REGION``) and takes the single steps.  numba's front end
+and LLVM cost more than linearly in one function's size; regions keep compile time about
+linear and memory bounded (sim/compiled/README.md, "Compile time").
+
 A fault leaves the loop with a code, the value its message needs and an exit *site*
 (``SITES``: the PC, instructions and cycles of the block completed before it), so the
 host (``machine.py``) reports the reference's PC, step and cycle counts and message.  A
@@ -28,6 +37,8 @@ full per-lane table (memory, output log, EMIT tape) pauses the lane *before* the
 instruction (status ``NEEDS_ROOM``, code 100 + the table): the host grows it and resumes.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from revasm.assembler.image import Image
 from revasm.isa.fixed_point import WordFormat
@@ -44,6 +55,19 @@ CONTROL_COLUMNS = 11
 BLOCK_CONTROL = ("branch", "rbra", "swapbr")
 KERNEL_ARGS = ("R", "G", "T", "TG", "MEM", "GM", "TM", "TGM", "KEYS", "CTL", "OUT", "OUTLEN",
                "TAPE", "TAPELEN", "limit")
+#: A kernel whose blocks take more lines than this in all is split into region functions
+#: (numba's front end and LLVM grow faster than linearly with one function's size: 2600
+#: lines took 4x the time and memory of the same code in regions, sim/compiled/README.md).
+WHOLE_LINES = 1400
+#: The most lines of blocks a region function holds (a longer block alone).
+REGION_LINES = 400
+#: Kernel functions only other kernel functions call: no wrappers for Python or C callers.
+_INNER = "cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True"
+#: A region function's status when the lane left its blocks (it is still running).
+_LEFT = -1
+_CONTROL_LOCALS = ((PC, "pc"), (BR, "br"), (DIR, "d"), (STEPS, "steps"), (CYCLES, "cycles"),
+                   (STATUS, "status"), (FCODE, "fcode"), (FAUX, "faux"), (FAUX2, "faux2"))
+_REGISTER_BANKS = {"r": "R", "g": "G", "t": "T", "tg": "TG"}
 
 
 def block_starts(cells: list[Decoded], direction: int) -> list[int]:
@@ -61,6 +85,16 @@ def _may_pause(statement: str) -> bool:
     return any(name in statement for name in ("addr(", "show(", "emit("))
 
 
+@dataclass
+class _Block:
+    """One block's translation: its lines (at indent 0), the registers they touch."""
+
+    start: int
+    lines: list[str]
+    used: dict[str, set[int]]
+    reverses: bool  # an RBRA: DIR may change
+
+
 class _Kernel:
     def __init__(self, image: Image, gradient: bool, tangent: bool) -> None:
         self.image = image
@@ -72,6 +106,8 @@ class _Kernel:
             "M": fmt.mask, "W": fmt.width, "F": fmt.frac_bits, "one": fmt.one})
         self.lines: list[str] = []
         self.sites: dict[tuple[int, int, int], int] = {}
+        #: Region functions of the last source (0: one ``lane_run`` holds every block).
+        self.region_count = 0
 
     def out(self, indent: int, text: str) -> None:
         self.lines.append("    " * indent + text)
@@ -179,51 +215,224 @@ class _Kernel:
             self.out(body, f"pc = I({after})")
             self.out(body, "continue")
 
-    def blocks(self, direction: int, indent: int) -> None:
-        starts = block_starts(self.cells, direction)
-        for i, pc in enumerate(sorted(set(starts))):
-            self.out(indent, f"{'if' if i == 0 else 'elif'} pc == {pc}:")
-            self.block(pc, direction, indent + 1)
-        if not starts:
+    def blocks(self, direction: int) -> list[_Block]:
+        """Every block of one direction, each translated on its own (its lines at
+        indent 0, the registers it touches)."""
+        blocks = []
+        translator = self.translator
+        everything = translator.used
+        for pc in block_starts(self.cells, direction):
+            self.lines = []
+            translator.used = {prefix: set() for prefix in everything}
+            self.block(pc, direction, 0)
+            for prefix, numbers in translator.used.items():
+                everything[prefix] |= numbers
+            blocks.append(_Block(pc, self.lines, translator.used,
+                                 self.cells[pc].kind == "rbra"))
+        translator.used = everything
+        self.lines = []
+        return blocks
+
+    def chain(self, blocks: list[_Block], indent: int) -> None:
+        """The ``if pc == ...`` chain over ``blocks`` (LLVM makes it a jump table)."""
+        prefix = "    " * (indent + 1)
+        for i, block in enumerate(blocks):
+            self.out(indent, f"{'if' if i == 0 else 'elif'} pc == {block.start}:")
+            self.lines += [prefix + line for line in block.lines]
+        if not blocks:
             self.out(indent, "pass")
+
+    def single_step(self, indent: int) -> None:
+        """START and FINISH step here; any other instruction that is not a block (a landing
+        on a data cell, the last steps before the limit) is handed to the reference
+        machine, the oracle, which finishes the lane's run.  Touches no register."""
+        out = self.out
+        out(indent, "if steps >= limit:")
+        out(indent + 1, f"fcode = I({F_STEPS})")
+        out(indent + 1, "break")
+        out(indent, "if pc < 0 or pc >= CODE_LENGTH or ILLEGAL[pc]:")
+        out(indent + 1, f"fcode = I({F_ILLEGAL})")
+        out(indent + 1, "break")
+        out(indent, "if not (STARTS[pc] or FINISHES[pc]):")
+        out(indent + 1, f"status = I({HANDOFF})")
+        out(indent + 1, "break")
+        out(indent, "br_in = br")
+        out(indent, "dir_in = d")
+        out(indent, "steps += 1")
+        out(indent, "cycles += CYCLES_OF[pc]")
+        # START and FINISH are not come-from checked: they halt keeping BR (a jump onto
+        # FINISH, docs/simulator.md) or pass it on to the next landing, as the reference.
+        out(indent, "if (d > 0 and FINISHES[pc]) or (d < 0 and STARTS[pc]):")
+        out(indent + 1, f"status = I({HALTED})")
+        out(indent + 1, "break")
+        out(indent, "if br != 0:")
+        out(indent + 1, "pc += br * d")
+        out(indent, "else:")
+        out(indent + 1, "pc += d")
+
+    # --- functions ------------------------------------------------------------------------
+
+    def entry(self, used: dict[str, set[int]]) -> None:
+        """A kernel function's prologue: the lane's control state and the registers its
+        blocks touch, loaded into locals."""
+        out = self.out
+        for column, name in _CONTROL_LOCALS[:5]:
+            out(1, f"{name} = CTL[lane, {column}]")
+        for name in ("status", "fcode", "faux", "faux2"):
+            out(1, f"{name} = I(0)")
+        out(1, "site = I(-1)")
+        out(1, "br_in = I(0)")
+        out(1, "dir_in = I(0)")
+        out(1, "outlen = OUTLEN[lane]")
+        out(1, "tapelen = TAPELEN[lane]")
+        out(1, f"strict = CTL[lane, {STRICT}] != 0")
+        if used["ov"]:  # the overflow counter OV (a word, kept in CTL)
+            out(1, f"ov0 = U(CTL[lane, {OVERFLOWS}])")
+        for prefix, bank in _REGISTER_BANKS.items():
+            for n in sorted(used[prefix]):
+                out(1, f"{prefix}{n} = {bank}[lane, {n}]")
+
+    def exit(self, used: dict[str, set[int]]) -> None:
+        """A kernel function's epilogue: the fault or pause it left with (its PC and counts
+        from the exit site), the locals stored back."""
+        out = self.out
+        out(1, "if status == 0:")
+        out(2, f"status = I({FAULTED}) if fcode < 100 else I({NEEDS_ROOM})")
+        out(1, "if site >= 0:")
+        out(2, "pc = SITES[site, 0]")
+        out(2, "steps += SITES[site, 1]")
+        out(2, "cycles += SITES[site, 2]")
+        for prefix, bank in _REGISTER_BANKS.items():
+            for n in sorted(used[prefix]):
+                out(1, f"{bank}[lane, {n}] = {prefix}{n}")
+        if used["ov"]:
+            out(1, f"CTL[lane, {OVERFLOWS}] = I(ov0)")
+        for column, name in _CONTROL_LOCALS:
+            out(1, f"CTL[lane, {column}] = {name}")
+        out(1, "OUTLEN[lane] = outlen")
+        out(1, "TAPELEN[lane] = tapelen")
+
+    def whole(self, forward: list[_Block], backward: list[_Block]) -> None:
+        """``lane_run`` as one function: both directions' blocks and the single step."""
+        args = ", ".join(KERNEL_ARGS)
+        out = self.out
+        out(0, f"@njit({_INNER})")
+        out(0, f"def lane_run(lane, {args}):")
+        self.entry(self.translator.used)
+        out(1, "while True:")
+        out(2, "# blocks: straight-line runs, entered when they fit below the step limit")
+        out(2, "if d > 0:")
+        self.chain(forward, 3)
+        out(2, "else:")
+        self.chain(backward, 3)
+        self.single_step(2)
+        self.exit(self.translator.used)
+
+    def region(self, index: int, direction: int, blocks: list[_Block]) -> None:
+        """``region_<index>``: the blocks of one region, run until the lane leaves them
+        (returns True, its state in ``CTL``, status RUNNING) or stops (returns False)."""
+        used: dict[str, set[int]] = {prefix: set() for prefix in self.translator.used}
+        for block in blocks:
+            for prefix, numbers in block.used.items():
+                used[prefix] |= numbers
+        out = self.out
+        first, last = blocks[0].start, blocks[-1].start
+        out(0, f"@njit({_INNER})")
+        out(0, f"def region_{index}(lane, {', '.join(KERNEL_ARGS)}):")
+        out(1, f'"""Blocks at pc {first}..{last}, DIR = {direction:+d}."""')
+        self.entry(used)
+        out(1, "while True:")
+        if any(block.reverses for block in blocks):  # an RBRA turns the lane around
+            out(2, f"if d != {direction}:")
+            out(3, f"status = I({_LEFT})")
+            out(3, "break")
+        self.chain(blocks, 2)
+        out(2, "# no block of this region here, or none that fits below the step limit")
+        out(2, f"status = I({_LEFT})")
+        out(2, "break")
+        out(1, f"moved = status == {_LEFT}")
+        out(1, "if moved:")
+        out(2, f"status = I({RUNNING})")
+        self.exit(used)
+        out(1, "return moved")
+        out(0, "")
+        out(0, "")
+
+    def dispatcher(self, count: int) -> None:
+        """``lane_run`` over regions: the region of the lane's block start, else the
+        single step, until the lane stops."""
+        args = ", ".join(KERNEL_ARGS)
+        out = self.out
+        out(0, f"@njit({_INNER})")
+        out(0, f"def lane_run(lane, {args}):")
+        out(1, "region = I(-1)  # the region that just returned (its blocks declined)")
+        for name in ("status", "fcode", "faux", "faux2", "br_in", "dir_in"):
+            out(1, f"{name} = I(0)")
+        for column, name in _CONTROL_LOCALS[:5]:
+            out(1, f"{name} = CTL[lane, {column}]")
+        out(1, "while True:")
+        out(2, f"pc = CTL[lane, {PC}]")
+        out(2, f"d = CTL[lane, {DIR}]")
+        out(2, "here = I(-1)")
+        out(2, "if 0 <= pc < CODE_LENGTH:")
+        out(3, "here = FORWARD_REGION[pc] if d > 0 else BACKWARD_REGION[pc]")
+        out(2, "if here >= 0 and here != region:")
+        out(3, "region = here")
+        for index in range(count):
+            out(3, f"{'if' if index == 0 else 'elif'} here == {index}:")
+            out(4, f"moved = region_{index}(lane, {args})")
+        out(3, "else:")
+        out(4, "moved = False")
+        out(3, "if not moved:")
+        out(4, "return")
+        out(3, "continue")
+        out(2, "region = I(-1)")
+        for column, name in _CONTROL_LOCALS[1:5]:
+            if name != "d":
+                out(2, f"{name} = CTL[lane, {column}]")
+        self.single_step(2)
+        for column, name in _CONTROL_LOCALS[:5]:
+            out(2, f"CTL[lane, {column}] = {name}")
+        out(1, "if status == 0:")
+        out(2, f"status = I({FAULTED})")
+        for column, name in _CONTROL_LOCALS:
+            out(1, f"CTL[lane, {column}] = {name}")
 
     # --- the module -----------------------------------------------------------------------
 
-    def source(self, header: str, memory_words: int) -> str:
-        self.lines = []
-        out = self.out
-        out(2, "# blocks: straight-line runs, entered when they fit below the step limit")
-        out(2, "if d > 0:")
-        self.blocks(1, 3)
-        out(2, "else:")
-        self.blocks(-1, 3)
-        out(2, "# not in a block: START and FINISH step here; any other instruction (a")
-        out(2, "# landing on a data cell, the last steps before the limit) is handed to")
-        out(2, "# the reference machine, the oracle, which finishes the lane's run")
-        out(2, "if steps >= limit:")
-        out(3, f"fcode = I({F_STEPS})")
-        out(3, "break")
-        out(2, "if pc < 0 or pc >= CODE_LENGTH or ILLEGAL[pc]:")
-        out(3, f"fcode = I({F_ILLEGAL})")
-        out(3, "break")
-        out(2, "if not (STARTS[pc] or FINISHES[pc]):")
-        out(3, f"status = I({HANDOFF})")
-        out(3, "break")
-        out(2, "br_in = br")
-        out(2, "dir_in = d")
-        out(2, "steps += 1")
-        out(2, "cycles += CYCLES_OF[pc]")
-        # START and FINISH are not come-from checked: they halt keeping BR (a jump onto
-        # FINISH, docs/simulator.md) or pass it on to the next landing, as the reference.
-        out(2, "if (d > 0 and FINISHES[pc]) or (d < 0 and STARTS[pc]):")
-        out(3, f"status = I({HALTED})")
-        out(3, "break")
-        out(2, "if br != 0:")
-        out(3, "pc += br * d")
-        out(2, "else:")
-        out(3, "pc += d")
-        body = self.lines
-        used = self.translator.used
+    def source(self, header: str, memory_words: int, whole_lines: int,
+               region_lines: int) -> str:
+        forward = self.blocks(1)
+        backward = self.blocks(-1)
+        size = sum(len(block.lines) for block in forward + backward)
+        functions: list[str] = []
+        self.lines = functions
+        region_of = {1: [-1] * len(self.cells), -1: [-1] * len(self.cells)}
+        if size <= whole_lines:
+            self.whole(forward, backward)
+            self.region_count = 0
+        else:
+            count = 0
+            for direction, blocks in ((1, forward), (-1, backward)):
+                for members in regions(blocks, direction, self.cells, region_lines):
+                    self.region(count, direction, members)
+                    for block in members:
+                        region_of[direction][block.start] = count
+                    count += 1
+            self.dispatcher(count)
+            self.region_count = count
+        args = ", ".join(KERNEL_ARGS)
+        for name, parallel, loop in (("run_parallel", True, "prange"),
+                                     ("run_serial", False, "range")):
+            options = "cache=True, parallel=True" if parallel else "cache=True, nogil=True"
+            functions += [
+                "",
+                "",
+                f"@njit({options})",
+                f"def {name}(active, {args}):",
+                f"    for j in {loop}(active.shape[0]):",
+                "        lane_run(active[j], " + args + ")",
+            ]
         image = self.image
         cells = self.cells
         code = [bool(flag) for flag in image.is_code]
@@ -233,8 +442,6 @@ class _Kernel:
             dense.append(-1 if flag else count)
             count += 0 if flag else 1
         sites = sorted(self.sites, key=self.sites.get) or [(0, 0, 0)]
-        banks = {"r": "R", "g": "G", "t": "T", "tg": "TG"}
-        args = ", ".join(KERNEL_ARGS)
 
         def array(values: list, dtype: str) -> str:
             return f"np.array({[int(v) for v in values]!r}, dtype=np.{dtype})"
@@ -260,76 +467,79 @@ class _Kernel:
             f"DENSE_WORDS = {count}",
             "# exit places inside blocks: (pc, instructions done, cycles spent) before them",
             f"SITES = np.array({[list(s) for s in sites]!r}, dtype=np.int64)",
-            "",
-            "",
-            "@njit(cache=True, nogil=True)",
-            f"def lane_run(lane, {args}):",
-            f"    pc = CTL[lane, {PC}]",
-            f"    br = CTL[lane, {BR}]",
-            f"    d = CTL[lane, {DIR}]",
-            f"    steps = CTL[lane, {STEPS}]",
-            f"    cycles = CTL[lane, {CYCLES}]",
-            "    status = I(0)",
-            "    fcode = I(0)",
-            "    faux = I(0)",
-            "    faux2 = I(0)",
-            "    site = I(-1)",
-            "    br_in = I(0)",
-            "    dir_in = I(0)",
-            "    outlen = OUTLEN[lane]",
-            "    tapelen = TAPELEN[lane]",
-            f"    strict = CTL[lane, {STRICT}] != 0",
         ]
-        if used["ov"]:  # the overflow counter OV (a word, kept in CTL)
-            lines.append(f"    ov0 = U(CTL[lane, {OVERFLOWS}])")
-        for prefix, bank in banks.items():
-            for n in sorted(used[prefix]):
-                lines.append(f"    {prefix}{n} = {bank}[lane, {n}]")
-        lines.append("    while True:")
-        lines += body
-        lines += [
-            "    if status == 0:",
-            f"        status = I({FAULTED}) if fcode < 100 else I({NEEDS_ROOM})",
-            "    if site >= 0:",
-            "        pc = SITES[site, 0]",
-            "        steps += SITES[site, 1]",
-            "        cycles += SITES[site, 2]",
-        ]
-        for prefix, bank in banks.items():
-            for n in sorted(used[prefix]):
-                lines.append(f"    {bank}[lane, {n}] = {prefix}{n}")
-        if used["ov"]:
-            lines.append(f"    CTL[lane, {OVERFLOWS}] = I(ov0)")
-        for column, name in ((PC, "pc"), (BR, "br"), (DIR, "d"), (STEPS, "steps"),
-                             (CYCLES, "cycles"), (STATUS, "status"), (FCODE, "fcode"),
-                             (FAUX, "faux"), (FAUX2, "faux2")):
-            lines.append(f"    CTL[lane, {column}] = {name}")
-        lines += ["    OUTLEN[lane] = outlen", "    TAPELEN[lane] = tapelen", "", ""]
-        for name, parallel, loop in (("run_parallel", True, "prange"),
-                                     ("run_serial", False, "range")):
-            options = "cache=True, parallel=True" if parallel else "cache=True, nogil=True"
+        if self.region_count:
             lines += [
-                f"@njit({options})",
-                f"def {name}(active, {args}):",
-                f"    for j in {loop}(active.shape[0]):",
-                "        lane_run(active[j], " + args + ")",
-                "",
-                "",
+                "# the region whose function runs the block at each pc (-1: none), by direction",
+                f"FORWARD_REGION = {array(region_of[1], 'int64')}",
+                f"BACKWARD_REGION = {array(region_of[-1], 'int64')}",
             ]
-        return "\n".join(lines)
+        lines += ["", ""]
+        return "\n".join(lines + functions) + "\n"
+
+
+def regions(blocks: list[_Block], direction: int, cells: list[Decoded],
+            budget: int) -> list[list[_Block]]:
+    """``blocks`` (in PC order) cut into runs of at most ``budget`` lines each (a longer
+    block alone), each cut in the second half of its run where the fewest branch arcs
+    cross it, so that a loop rarely spans two regions."""
+    crossing = _crossings(cells)
+    out: list[list[_Block]] = []
+    i = 0
+    while i < len(blocks):
+        size, j = 0, i
+        while j < len(blocks) and (j == i or size + len(blocks[j].lines) <= budget):
+            size += len(blocks[j].lines)
+            j += 1
+        if j < len(blocks):
+            candidates, size = [], 0
+            for k in range(i + 1, j + 1):
+                size += len(blocks[k - 1].lines)
+                if 2 * size >= budget or k == j:
+                    # the first PC after the cut (DIR = -1: a block runs down from its start)
+                    boundary = blocks[k].start if direction > 0 else blocks[k - 1].start + 1
+                    candidates.append((crossing[boundary], -k))
+            j = -min(candidates)[1]
+        out.append(blocks[i:j])
+        i = j
+    return out
+
+
+def _crossings(cells: list[Decoded]) -> list[int]:
+    """For every PC b, how many branch arcs (between a branch and its target) cross from
+    below b to b or above."""
+    change = [0] * (len(cells) + 2)
+    for cell in cells:
+        offset = cell.operands.get("off") if cell.kind in ("branch", "rbra") else None
+        if not offset:
+            continue
+        low, high = sorted((cell.pc, cell.pc + offset))
+        low, high = max(low, 0), min(high, len(cells))
+        change[low + 1] += 1
+        change[high + 1] -= 1
+    crossing, running = [], 0
+    for value in change:
+        running += value
+        crossing.append(running)
+    return crossing
 
 
 def kernel_source(image: Image, gradient: bool = False, tangent: bool = False,
-                  memory_words: int = 65536, header: str = "") -> str:
-    """The generated module for ``image`` in a mode (readable: one comment per instruction)."""
+                  memory_words: int = 65536, header: str = "",
+                  whole_lines: int | None = None, region_lines: int | None = None) -> str:
+    """The generated module for ``image`` in a mode (readable: one comment per instruction);
+    blocks of more than ``whole_lines`` lines in all (:data:`WHOLE_LINES`) are split into
+    regions of at most ``region_lines`` (:data:`REGION_LINES`)."""
     kernel = _Kernel(image, gradient, tangent)
     return kernel.source(header or f"revasm compiled kernel: W = {image.width}, "
-                                   f"gradient={gradient}, tangent={tangent}", memory_words)
+                                   f"gradient={gradient}, tangent={tangent}", memory_words,
+                         WHOLE_LINES if whole_lines is None else whole_lines,
+                         REGION_LINES if region_lines is None else region_lines)
 
 
 def kernel_uses(image: Image, gradient: bool = False, tangent: bool = False) -> dict:
     """What a kernel touches (output log, tape, memory banks), from its translation."""
     kernel = _Kernel(image, gradient, tangent)
-    kernel.source("", 0)
+    kernel.source("", 0, WHOLE_LINES, REGION_LINES)
     t = kernel.translator
     return {"output": t.uses_output, "tape": t.uses_tape, "memory": sorted(t.memory_banks)}

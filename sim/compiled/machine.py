@@ -15,8 +15,10 @@ silently wrong; the only limit is host memory.
 """
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy
@@ -36,7 +38,7 @@ from revasm.sim.reference.machine import run_start
 from revasm.sim.switches import ModeSwitches
 
 from . import translate as tr
-from .cache import load_module
+from .cache import load_module, module_is_compiled, record_run, run_record
 from .generate import (
     BR,
     CONTROL_COLUMNS,
@@ -73,6 +75,17 @@ _EXECUTION_KINDS = {tr.F_MEMORY: "memory-address", tr.F_DIVIDE: "divide-by-zero"
                     tr.F_POW_NEG: "domain-error", tr.F_POW_ZERO: "divide-by-zero",
                     tr.F_TAPE: "tape-empty", tr.F_OVERFLOW: "overflow"}
 
+
+def _to_terminal(text: str) -> None:
+    if sys.stderr.isatty():
+        sys.stderr.write(text)
+        sys.stderr.flush()
+
+
+#: Where a compile is announced ("compiling kernel for fib.pal (15 instructions)... done
+#: in 1.3 s"): a first run whose kernel is not in the cache (a second run loads it).  The
+#: default writes to stderr when it is a terminal; None announces nothing.
+COMPILE_NOTICE: Callable[[str], None] | None = _to_terminal
 
 #: Loaded kernel modules by (program, mode, memory size), for machines on one program.
 _MODULES: dict[tuple, Any] = {}
@@ -143,6 +156,8 @@ class CompiledLanes(ModeSwitches):
         self._faults: dict[int, MachineFault] = {}
         #: Whether each lane's last run had a gradient-mode switch on (its fault says so).
         self._lane_mode = numpy.zeros(lanes, dtype=bool)
+        self._record_path: Path | None = None
+        self._recorded: tuple[Any, float] | None = None
         #: Seconds spent inside kernels (compile time of a first call included).
         self.kernel_seconds = 0.0
         self._gradient = False
@@ -327,6 +342,7 @@ class CompiledLanes(ModeSwitches):
         self._lane_mode[running] = self._gradient or self._tangent
         limit = numpy.int64(self.max_steps if self.max_steps is not None else 1 << 62)
         active = numpy.nonzero(self.CTL[:, STATUS] == RUNNING)[0].astype(numpy.int64)
+        ran = active
         while len(active):
             banks = [self._banks[name] for name in ("G", "T", "TG")]
             memories = [self._banks[name] for name in MEMORY_BANKS]
@@ -334,9 +350,9 @@ class CompiledLanes(ModeSwitches):
                     *[b if b is not None else self._dummy_registers for b in banks],
                     *[m if m is not None else self._dummy_memory for m in memories],
                     self.KEYS, self.CTL, self.OUT, self.OUTLEN, self.TAPE, self.TAPELEN, limit)
-            runner = module.run_parallel if len(active) >= PARALLEL_LANES else module.run_serial
+            runner = "run_parallel" if len(active) >= PARALLEL_LANES else "run_serial"
             started = time.perf_counter()
-            runner(active, *args)
+            self._call(module, runner, active, args)
             self.kernel_seconds += time.perf_counter() - started
             handed = active[self.CTL[active, STATUS] == HANDOFF]
             for lane in handed.tolist():
@@ -354,6 +370,38 @@ class CompiledLanes(ModeSwitches):
                 self._grow("TAPE")
             self.CTL[active, STATUS] = RUNNING
             self.CTL[active, FCODE] = 0
+        if len(ran) and self._run_mode == (False, False):
+            self._record(module, float(self.CTL[ran, STEPS].mean()))
+
+    def _record(self, module: Any, steps: float) -> None:
+        """Record a value-mode run's steps per lane beside its kernel: ``auto`` goes by
+        them (``sim/engines.py``).  Written when they change."""
+        if self._recorded == (module, steps):
+            return
+        if self._record_path is None:
+            self._record_path = run_record(self.image, self.memory_words)
+        record_run(self._record_path, module, steps)
+        self._recorded = (module, steps)
+
+    def _call(self, module: Any, name: str, active: Any, args: tuple) -> None:
+        """Run a kernel's ``run_serial`` or ``run_parallel``; a first call that will compile
+        it (not in numba's cache) is announced through :data:`COMPILE_NOTICE`."""
+        runner = getattr(module, name)
+        notice = COMPILE_NOTICE
+        if notice is None or runner.signatures or module_is_compiled(module, name):
+            runner(active, *args)
+            return
+        modes = [switch for switch, on in (("gradient", self._gradient),
+                                       ("tangent", self._tangent)) if on]
+        mode = f", {' and '.join(modes)} mode" if modes else ""
+        instructions = sum(1 for cell in self._code if cell)
+        notice(f"compiling kernel for {Path(self.image.source_file).name} "
+               f"({instructions} instructions{mode})... ")
+        started = time.perf_counter()
+        try:
+            runner(active, *args)
+        finally:
+            notice(f"done in {time.perf_counter() - started:.1f} s\n")
 
     # --- the oracle finishes a lane's run --------------------------------------------------
 
