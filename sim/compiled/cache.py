@@ -19,7 +19,6 @@ import json
 import os
 import sys
 from functools import lru_cache
-from importlib import metadata
 from pathlib import Path
 from types import ModuleType
 
@@ -45,9 +44,14 @@ def cache_dir() -> Path:
 
 @lru_cache(maxsize=1)
 def engine_version() -> str:
-    """The engine version and a hash of the sources kernels depend on (numba's version
-    read from its metadata: asking costs no numba import)."""
-    digest = hashlib.sha256(f"{ENGINE_VERSION} numba {metadata.version('numba')}".encode())
+    """The engine version and a hash of the sources kernels depend on, numba's version
+    file among them (read, not imported: ``auto`` asks without importing numba)."""
+    digest = hashlib.sha256(ENGINE_VERSION.encode())
+    spec = importlib.util.find_spec("numba")
+    if spec is not None and spec.origin:
+        numba_version = Path(spec.origin).with_name("_version.py")
+        digest.update(numba_version.read_bytes() if numba_version.exists()
+                      else spec.origin.encode())
     here = Path(__file__).parent
     for name in _SOURCES:
         path = here / name
