@@ -8,8 +8,10 @@ one module and one line in :data:`MODULES`.
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 from revasm.assembler.image import Image
+from revasm.sim.reference import DEFAULT_MEMORY_WORDS
 
 from .engine import Engine, Lanes
 
@@ -26,6 +28,18 @@ MODULES: dict[str, str] = {
 #: 10M-step program (examples/nilang/gmm.py) ran 2 lanes in 3.2 s on the reference and in
 #: 128 s on the vector engine.
 VECTOR_MIN_LANES = 256
+
+#: ``auto`` moves a job onto the compiled engine only when the program's kernel is compiled
+#: in the disk cache (a run on the compiled engine put it there and recorded its steps per
+#: lane, ``sim/compiled/cache.py``) and the job's work -- recorded steps per lane x lanes --
+#: pays for the compiled engine's start-up (numba's initialisation and the cached kernel's
+#: loading, ~0.5-2 s measured; per-lane set-up ~2 us): at least this many steps against the
+#: reference (2e7 steps/s at best) and this many lane-steps against the vector engine
+#: (~4 ns per lane-step on J2 to the compiled engine's ~1 ns).  Measurements: docs/decisions.md.
+COMPILED_MIN_WORK = {"reference": 2 * 10**7, "vector": 5 * 10**8}
+#: ... and, against the vector engine, at least this many steps per lane (the compiled
+#: engine's per-lane set-up is worth ~1000 vector lane-steps).
+COMPILED_MIN_STEPS = 2000
 
 #: The names ``--engine`` accepts.
 CHOICES = ("auto", *MODULES)
@@ -67,17 +81,53 @@ def choose(name: str = "auto", *, lanes: int = 1, trace: bool = False) -> Engine
 
     ``auto`` keeps scalar jobs and small batches on the reference (no compile or numpy
     start-up cost; below :data:`VECTOR_MIN_LANES` lanes it is also the faster one) and
-    large batches on the vector engine; the compiled engine is chosen by name until its
-    first-compile cost is bounded for large programs.  A trace needs the reference.
+    large batches on the vector engine, unless the compiled engine pays: its loader looks
+    at the image (:func:`compiled_pays`) and runs the job compiled when the program's
+    kernel is in the disk cache and its recorded work amortises the start-up.  A trace
+    needs the reference.
     """
     if name != "auto":
         chosen = engine(name)
         if trace and not chosen.traces:
             raise EngineError(f"the {name} engine does not trace; use --engine reference")
         return chosen
-    if trace or lanes < VECTOR_MIN_LANES:
+    if trace:
         return engine("reference")
-    return engine("vector")
+    fallback = engine("reference" if lanes < VECTOR_MIN_LANES else "vector")
+
+    def load_auto(image: Image, lanes: int = 1, **options: Any) -> Lanes:
+        memory_words = options.get("memory_words", DEFAULT_MEMORY_WORDS)
+        if compiled_pays(image, lanes, fallback.name, memory_words):
+            try:
+                return engine("compiled").load(image, lanes, **options)
+            except EngineError:
+                pass
+        return fallback.load(image, lanes, **options)
+
+    return Engine("auto", f"{fallback.name}, or compiled where it pays", load_auto,
+                  available=fallback.available)
+
+
+def compiled_pays(image: Image, lanes: int, instead: str,
+                  memory_words: int = DEFAULT_MEMORY_WORDS) -> bool:
+    """Whether ``auto`` runs ``lanes`` lanes of ``image`` compiled rather than on the
+    ``instead`` engine: the kernel is compiled in the cache and the steps per lane recorded
+    with it, times ``lanes``, reach :data:`COMPILED_MIN_WORK` (and, against the vector
+    engine, :data:`COMPILED_MIN_STEPS` per lane).  Costs a hash of the image and one small
+    file read; imports nothing heavy."""
+    from revasm.sim.compiled import cache
+
+    if not cache.run_record(image, memory_words).exists():
+        return False
+    from revasm.sim.compiled.machine import PARALLEL_LANES
+
+    runner = "run_parallel" if lanes >= PARALLEL_LANES else "run_serial"
+    steps = cache.recorded_steps(image, memory_words, runner)
+    if steps is None:
+        return False
+    if instead == "vector" and steps < COMPILED_MIN_STEPS:
+        return False
+    return steps * lanes >= COMPILED_MIN_WORK.get(instead, COMPILED_MIN_WORK["vector"])
 
 
 def load(image: Image, lanes: int = 1, *, engine_name: str = "auto",

@@ -49,9 +49,41 @@ def test_a_trace_needs_an_engine_that_traces():
         choose("vector", trace=True)
 
 
-def test_auto_keeps_one_lane_on_the_reference_and_batches_off_it():
-    assert choose("auto", lanes=1).name == "reference"
-    assert choose("auto", lanes=1000).name != "reference"
+def test_auto_keeps_one_lane_on_the_reference_and_batches_off_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("REVASM_CACHE_DIR", str(tmp_path))  # no compiled kernel anywhere
+    image = assemble_file(EXAMPLES / "fib.pal")
+    assert type(choose("auto", lanes=1).load(image, 1)) is type(engine("reference").load(image))
+    assert type(choose("auto", lanes=1000).load(image, 1000)) is \
+        type(engine("vector").load(image, 1000))
+
+
+@pytest.mark.skipif("compiled" not in ENGINES, reason="needs numba")
+def test_auto_runs_compiled_only_a_cached_kernel_whose_recorded_work_pays(tmp_path, monkeypatch):
+    from revasm.sim import engines
+    from revasm.sim.compiled.machine import CompiledLanes
+
+    monkeypatch.setenv("REVASM_CACHE_DIR", str(tmp_path))
+    image = assemble_file(EXAMPLES / "fib.pal")  # 134 steps per lane
+    assert not engines.compiled_pays(image, 1, "reference")  # never run compiled
+    engine("compiled").load(image, 1).run(1)  # compiles run_serial, records 134 steps
+    monkeypatch.setattr(engines, "COMPILED_MIN_WORK", {"reference": 134, "vector": 134 * 300})
+    monkeypatch.setattr(engines, "COMPILED_MIN_STEPS", 100)
+    assert isinstance(choose("auto", lanes=1).load(image, 1), CompiledLanes)
+    # not enough work: 134 steps on one lane below a threshold of 135
+    monkeypatch.setattr(engines, "COMPILED_MIN_WORK", {"reference": 135, "vector": 135})
+    assert not isinstance(choose("auto", lanes=1).load(image, 1), CompiledLanes)
+    # 300 lanes would pay, but their kernel (run_parallel) was never compiled
+    monkeypatch.setattr(engines, "COMPILED_MIN_WORK", {"reference": 134, "vector": 134 * 300})
+    assert not engines.compiled_pays(image, 300, "vector")
+    engine("compiled").load(image, 300).run(1)
+    assert engines.compiled_pays(image, 300, "vector")
+    assert not engines.compiled_pays(image, 299, "vector")  # below the lane-steps
+    monkeypatch.setattr(engines, "COMPILED_MIN_STEPS", 135)  # too few steps per lane
+    assert not engines.compiled_pays(image, 300, "vector")
+    # a changed program is another image: nothing recorded for it
+    other = assemble_file(EXAMPLES / "fib.pal")
+    other.words[-1] += 1
+    assert not engines.compiled_pays(other, 1, "reference")
 
 
 @pytest.mark.parametrize("name", ENGINES)
@@ -170,3 +202,10 @@ def test_the_cli_refuses_a_trace_on_an_engine_that_cannot_trace():
                                       "--engine", "vector"])
     assert result.exit_code == 2
     assert "does not trace" in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("name", [name for name in ENGINES if name != "reference"])
+def test_rtl_sim_refuses_an_engine_that_cannot_watch_every_instruction(name: str):
+    result = CliRunner().invoke(cli, ["rtl", "sim", str(EXAMPLES / "fib.pal"), "--engine", name])
+    assert result.exit_code == 2
+    assert f"the {name} engine does not trace; use --engine reference" in result.output
