@@ -232,14 +232,16 @@ def test_micro_programs_are_the_gradient_templates(width: int) -> None:
                     MEM = {5: rng.choice(pool)}  # noqa: N806
                     GM = {5: rng.choice(pool)}  # noqa: N806
                     env = dict(names, R=list(R), G=list(G), MEM=dict(MEM), GM=dict(GM),
-                               BR=0, DIR=-1 if backward else 1, addr=lambda word: word)
+                               BR=0, DIR=-1 if backward else 1, addr=lambda word: word,
+                               OV=[0], overflow=lambda flag: flag)
                     template = mode_template(ins, -1 if backward else 1, gradient=True)
                     try:
                         exec(template.format(**fields), env)  # noqa: S102
                     except ArithmeticError:
                         continue
                     mine = dict(names, R=list(R), MEM=dict(MEM), BR=0,
-                                DIR=-1 if backward else 1, addr=lambda word: word)
+                                DIR=-1 if backward else 1, addr=lambda word: word,
+                                OV=[0], overflow=lambda flag: flag)
                     G2, GM2 = list(G), dict(GM)  # noqa: N806
                     value = (ins.backward if backward else ins.forward).format(**fields)
                     number = {k.upper(): v for k, v in regs.items()}
