@@ -170,10 +170,13 @@ class ReferenceLanes:
 
 
 def _run_from(machine: Machine, pc: int, direction: int, trace: Trace | None) -> None:
-    """``Machine.run`` from ``pc`` instead of START/FINISH."""
+    """``Machine.run`` from ``pc`` instead of START/FINISH (a lane that halted at ``pc``
+    going the other way keeps BR, as ``Machine.run`` keeps it)."""
     if direction not in (1, -1):
         raise ValueError(f"direction must be +1 or -1, not {direction}")
-    machine.pc, machine.br, machine.direction = pc, 0, direction
+    resumed = machine.halted and machine.pc == pc and machine.direction == -direction
+    machine.pc, machine.direction = pc, direction
+    machine.br = machine.br if resumed else 0
     machine.steps = machine.cycles = 0
     machine.halted = False
     machine.resume(trace=trace)
