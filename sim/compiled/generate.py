@@ -53,6 +53,8 @@ RUNNING, HALTED, FAULTED, IDLE, NEEDS_ROOM, HANDOFF = 0, 1, 2, 3, 4, 5
 PC, BR, DIR, STEPS, CYCLES, STATUS, FCODE, FAUX, FAUX2, OVERFLOWS, STRICT = range(11)
 CONTROL_COLUMNS = 11
 BLOCK_CONTROL = ("branch", "rbra", "swapbr")
+#: Ranges of lanes a parallel run hands out (a few per thread, for the load's balance).
+PARALLEL_CHUNKS = 256
 KERNEL_ARGS = ("R", "G", "T", "TG", "MEM", "GM", "TM", "TGM", "KEYS", "CTL", "OUT", "OUTLEN",
                "TAPE", "TAPELEN", "limit")
 #: A kernel whose blocks take more lines than this in all is split into region functions
@@ -317,7 +319,10 @@ class _Kernel:
         args = ", ".join(KERNEL_ARGS)
         out = self.out
         out(0, f"@njit({_INNER})")
-        out(0, f"def lane_run(lane, {args}):")
+        out(0, f"def lane_range(active, first, last, {args}):")
+        out(1, "for j in range(first, last):")
+        out(2, "lane = active[j]")
+        body = len(self.lines)
         self.entry(self.translator.used)
         out(1, "while True:")
         out(2, "# blocks: straight-line runs, entered when they fit below the step limit")
@@ -327,6 +332,9 @@ class _Kernel:
         self.chain(backward, 3)
         self.single_step(2)
         self.exit(self.translator.used)
+        # The lane's code runs once per lane of the range: one call (and one reference
+        # count of each array argument) per range of lanes, not per lane.
+        self.lines[body:] = ["    " + line if line else line for line in self.lines[body:]]
 
     def region(self, index: int, direction: int, blocks: list[_Block]) -> None:
         """``region_<index>``: the blocks of one region, run until the lane leaves them
@@ -397,6 +405,12 @@ class _Kernel:
         out(2, f"status = I({FAULTED})")
         for column, name in _CONTROL_LOCALS:
             out(1, f"CTL[lane, {column}] = {name}")
+        out(0, "")
+        out(0, "")
+        out(0, f"@njit({_INNER})")
+        out(0, f"def lane_range(active, first, last, {args}):")
+        out(1, "for j in range(first, last):")
+        out(2, f"lane_run(active[j], {args})")
 
     # --- the module -----------------------------------------------------------------------
 
@@ -422,17 +436,21 @@ class _Kernel:
             self.dispatcher(count)
             self.region_count = count
         args = ", ".join(KERNEL_ARGS)
-        for name, parallel, loop in (("run_parallel", True, "prange"),
-                                     ("run_serial", False, "range")):
-            options = "cache=True, parallel=True" if parallel else "cache=True, nogil=True"
-            functions += [
-                "",
-                "",
-                f"@njit({options})",
-                f"def {name}(active, {args}):",
-                f"    for j in {loop}(active.shape[0]):",
-                "        lane_run(active[j], " + args + ")",
-            ]
+        functions += [
+            "",
+            "",
+            "@njit(cache=True, parallel=True)",
+            f"def run_parallel(active, {args}):",
+            "    n = active.shape[0]",
+            f"    chunks = min(n, {PARALLEL_CHUNKS})",
+            "    for c in prange(chunks):",
+            f"        lane_range(active, c * n // chunks, (c + 1) * n // chunks, {args})",
+            "",
+            "",
+            "@njit(cache=True, nogil=True)",
+            f"def run_serial(active, {args}):",
+            f"    lane_range(active, 0, active.shape[0], {args})",
+        ]
         image = self.image
         cells = self.cells
         code = [bool(flag) for flag in image.is_code]
