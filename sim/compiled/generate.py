@@ -57,10 +57,13 @@ BLOCK_CONTROL = ("branch", "rbra", "swapbr")
 PARALLEL_CHUNKS = 256
 KERNEL_ARGS = ("R", "G", "T", "TG", "MEM", "GM", "TM", "TGM", "KEYS", "CTL", "OUT", "OUTLEN",
                "TAPE", "TAPELEN", "limit")
-#: A kernel whose blocks take more lines than this in all is split into region functions
-#: (numba's front end and LLVM grow faster than linearly with one function's size: 2600
-#: lines took 4x the time and memory of the same code in regions, sim/compiled/README.md).
-WHOLE_LINES = 1400
+#: A kernel whose blocks take more lines than this in all is split into region functions.
+#: numba's front end and LLVM grow faster than linearly with one function's size (rfib's
+#: 2631 lines: 19 CPU-s and 862 MB whole, 13 CPU-s and 229 MB in regions; qr's 11195
+#: lines exhausted 12 GB whole), but a loop that crosses regions pays a call per crossing
+#: (rfib's run took 3.4x the CPU time split): so only kernels too large to compile whole
+#: are split (sim/compiled/README.md, "Compile time").
+WHOLE_LINES = 3000
 #: The most lines of blocks a region function holds (a longer block alone).
 REGION_LINES = 400
 #: Kernel functions only other kernel functions call: no wrappers for Python or C callers.
