@@ -8,6 +8,7 @@ The targets and mutators are ``bench/fuzz.py``'s (``revasm bench fuzz`` is the l
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -215,3 +216,23 @@ def test_the_long_runs_findings(tmp_path, workspace, monkeypatch):
     assert result.exit_code == 1 and "nothing to differentiate by" in result.stdout
     result = CliRunner().invoke(cli, ["run", "fib\x00.pal", "--json"])
     assert result.exit_code == 2 and "NUL byte" in result.stdout
+
+
+@pytest.mark.parametrize("body, params, shown", [
+    ("y += x << -1", "y: Int, x: Int", "shift amount -1 is outside 0..31"),
+    ("for i in range(0x8000000000000000):\n        y += 1", "y: Int", "does not fit a 32-bit Int"),
+    ("y += 1", "y: Fixed[0, 1e999]", "inf is not a finite number"),
+    ("y += T[1]", "y: Fixed", "element 1 of T (1e+20) does not fit Q16.16"),
+    ("if x in range(4):\n        y += 1", "y: Int, x: Int", "only == != < <= > >= compare"),
+    ("y += 1", "y: Fixed = 1000000.0", "y's default or domain end 1e+06 does not fit Q16.16"),
+])
+def test_the_long_runs_frontend_findings(body, params, shown):
+    """Mutated examples that raised past the compiler (OverflowError, KeyError) or reached
+    the assembler as an "internal error" (a shift by -1, a table word too wide)."""
+    from revasm.compiler import CompileError, compile_source
+
+    source = (f"from revasm.compiler import *\n\nT = (1.0, 1e20)\n\n\n@reversible\n"
+              f"def f({params}):\n    {body}\n")
+    with pytest.raises(CompileError, match=re.escape(shown)) as caught:
+        compile_source(source, "f", "fuzzed.py")
+    assert caught.value.pos.line >= 3

@@ -12,7 +12,7 @@ from fractions import Fraction
 from ..errors import CompileError
 from ..ir import nodes as ir
 from ..ir.printer import expr_text
-from .code import Instr, _fixed_literal, inverse_code
+from .code import Instr, _fixed_literal, inverse_code, literal_word
 from .ir_queries import _same
 
 _UNARY = ("sin", "cos", "tan", "tanh", "exp", "log", "sqrt", "abs", "atan", "sinh", "cosh")
@@ -89,26 +89,9 @@ class ArithmeticLowering:
         raise CompileError(pos, f"cannot compute {expr_text(e)}")
 
     def literal_word(self, e: ir.Const, ctx: ir.ScalarType, *, bits: bool = False) -> int:
-        """The signed raw word of a constant in its context, or a CompileError at the
-        literal when the word cannot hold it (never a silently wrapped constant).
-
-        An Int constant is itself; a Fixed one is rounded to the nearest step of the
-        format; ``bits`` (``^=``) also takes unsigned words up to 2**W - 1.
-        """
-        fmt = self.p.fmt
-        if ctx == ir.INT or bits and e.is_int:
-            word, top = int(e.value), (fmt.mask if bits else fmt.max_signed)
-            if fmt.min_signed <= word <= top:
-                return word
-            raise CompileError(e.pos, f"{expr_text(e)} does not fit a {fmt.width}-bit Int "
-                                      f"(from {fmt.min_signed} to {top})",
-                               "use --width 64 for a wider range" if fmt.width == 32 else "")
-        word = fmt.from_real(e.value)
-        if fmt.min_signed <= word <= fmt.max_signed:
-            return word
-        raise CompileError(e.pos, f"{expr_text(e)} does not fit {fmt.name} "
-                                  f"({fmt.range_text()})",
-                           "use --width 64 for a wider range" if fmt.width == 32 else "")
+        """The signed raw word of a constant in its context (``code.literal_word``)."""
+        return literal_word(e.value, ctx == ir.INT or bits and e.is_int, self.p.fmt, e.pos,
+                            expr_text(e), bits=bits)
 
     @property
     def fmt_frac(self) -> int:

@@ -42,6 +42,9 @@ class BitwiseLowering:
         if isinstance(e, ir.BinOp) and e.op in ("<<", ">>"):
             a, sa, ta = self.operand(e.left, self.type_of(e.left))
             amount = int(e.right.value)
+            if not 0 <= amount < self.p.fmt.width:
+                raise CompileError(e.right.pos, f"shift amount {amount} is outside 0.."
+                                                f"{self.p.fmt.width - 1}")
             op = "SLLX" if e.op == "<<" else "SRAX"
             return sa + [self.i(op, d, a, str(amount), pos=pos)] + ta
         if isinstance(e, ir.BoolOp):

@@ -11,9 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
+from revasm.isa.fixed_point import WordFormat
 from revasm.isa.table import INSTRUCTIONS
 
-from ..errors import SourcePos
+from ..errors import CompileError, SourcePos
 
 _BY_NAME = {i.mnemonic: i for i in INSTRUCTIONS}
 
@@ -65,3 +66,27 @@ def _negate(value: str) -> str:
 def _fixed_literal(value: Fraction) -> str:
     text = repr(float(value))
     return text if ("." in text or "e" in text) else text + ".0"
+
+
+def literal_word(value: Fraction, integer: bool, fmt: WordFormat, pos: SourcePos | None,
+                 text: str, *, bits: bool = False) -> int:
+    """The signed raw word of a constant, or a CompileError at ``pos`` when the word cannot
+    hold it (never a silently wrapped constant).
+
+    An integer is itself (``bits``, for ``^=`` masks, also takes unsigned words up to
+    2**W - 1); a Fixed value is rounded to the nearest step of the format.
+    """
+    wide = WordFormat(64)
+    fits_wide = wide.min_signed <= (int(value) if integer else wide.from_real(value)) \
+        <= (wide.mask if bits and integer else wide.max_signed)
+    hint = "use --width 64 for a wider range" if fmt.width == 32 and fits_wide else ""
+    if integer:
+        word, top = int(value), (fmt.mask if bits else fmt.max_signed)
+        if fmt.min_signed <= word <= top:
+            return word
+        raise CompileError(pos, f"{text} does not fit a {fmt.width}-bit Int "
+                                f"(from {fmt.min_signed} to {top})", hint)
+    word = fmt.from_real(value)
+    if fmt.min_signed <= word <= fmt.max_signed:
+        return word
+    raise CompileError(pos, f"{text} does not fit {fmt.name} ({fmt.range_text()})", hint)

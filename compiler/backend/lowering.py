@@ -24,7 +24,7 @@ from revasm.isa.fixed_point import WordFormat
 from ..errors import SourcePos
 from ..frontend.checks import Proofs
 from ..ir import nodes as ir
-from .code import Instr, _fixed_literal, inverse_code, with_role
+from .code import Instr, _fixed_literal, inverse_code, literal_word, with_role
 from .function_lowering import _FunctionLowering
 from .guards import check_kinds
 from .ir_queries import _callees, _indices
@@ -130,16 +130,18 @@ class _ModuleLowering:
                     label = f"v_{p.name}.{suffix}"
                     labels.append(label)
                     out.raw(f"{directive} {p.name}.{suffix} {label} {kind}"
-                            f"{_default_and_domain(p, flat, kind)}")
+                            f"{_default_and_domain(p, flat, kind, self.fmt)}")
                     data.append((label, "0"))
                 array_labels[p.name] = labels
             else:
                 out.raw(f"{directive} {p.name} ${lay.scalars[p.name].register} {kind}"
-                        f"{_default_and_domain(p, 0, kind)}")
+                        f"{_default_and_domain(p, 0, kind, self.fmt)}")
         for table in self.module.tables.values():
             for flat, value in enumerate(table.values):
-                text = (str(int(value)) if table.type.element == ir.INT
-                        else _fixed_literal(value))
+                integer = table.type.element == ir.INT
+                literal_word(value, integer, self.fmt, table.pos,
+                             f"element {flat} of {table.name} ({float(value):g})")
+                text = str(int(value)) if integer else _fixed_literal(value)
                 data.append((f"t_{table.name}.{flat}", text))
         pos = f.pos
         stub = [Instr("START", (), pos, "control")]
@@ -171,9 +173,12 @@ class _ModuleLowering:
         return seen
 
 
-def _default_and_domain(p: ir.Param, flat: int, kind: str) -> str:
-    """`` = DEFAULT in LO..HI`` for a declaration (element ``flat`` of an array)."""
+def _default_and_domain(p: ir.Param, flat: int, kind: str, fmt: WordFormat) -> str:
+    """`` = DEFAULT in LO..HI`` for a declaration (element ``flat`` of an array); a value
+    the word cannot hold is a CompileError at the parameter."""
     def literal(value) -> str:
+        literal_word(value, kind == "int", fmt, p.pos,
+                     f"{p.name}'s default or domain end {float(value):g}")
         return str(int(value)) if kind == "int" else _fixed_literal(value)
     text = ""
     if p.default is not None:

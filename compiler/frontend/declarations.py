@@ -9,6 +9,7 @@ give parameter types and roles.  A mixin of the function parser
 from __future__ import annotations
 
 import ast
+import math
 from fractions import Fraction
 
 from ..errors import CompileError
@@ -129,6 +130,8 @@ class DeclarationParser:
         """A number known at compile time: a literal, a module constant, + - * / of them."""
         if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) \
                 and not isinstance(node.value, bool):
+            if isinstance(node.value, float) and not math.isfinite(node.value):
+                raise self.error(node, f"{node.value} is not a finite number")
             return Fraction(node.value)
         if isinstance(node, ast.Name) and node.id in self.m.constants:
             return self.m.constants[node.id].value

@@ -129,6 +129,9 @@ class ExpressionParser:
             if len(node.ops) != 1:
                 raise self.error(node, "chained comparisons are not supported",
                                  "write (a < b) and (b < c)")
+            if type(node.ops[0]) not in _CMPOPS:
+                raise self.error(node, "only == != < <= > >= compare values here",
+                                 "for i in range(N) loops over indices")
             return ir.Compare(pos, op=_CMPOPS[type(node.ops[0])], left=self.expr(node.left),
                               right=self.expr(node.comparators[0]))
         if isinstance(node, ast.BoolOp):

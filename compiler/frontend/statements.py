@@ -220,7 +220,8 @@ class StatementParser:
                                           "constant")
         start, stop = self.int_expr(args[0]), self.int_expr(args[1])
         if isinstance(start, ir.Const) and isinstance(stop, ir.Const):
-            count = len(range(int(start.value), int(stop.value), step))
+            span = int(stop.value) - int(start.value)  # len(range(...)) without its C limit
+            count = max(0, (span + step - (1 if step > 0 else -1)) // step)
             stop = ir.Const(stop.pos, start.value + count * step, True)
         elif abs(step) != 1:
             raise self.error(it, "a range with variable bounds must have step 1 or -1",
