@@ -225,6 +225,7 @@ def test_the_long_runs_findings(tmp_path, workspace, monkeypatch):
     ("y += T[1]", "y: Fixed", "element 1 of T (1e+20) does not fit Q16.16"),
     ("if x in range(4):\n        y += 1", "y: Int, x: Int", "only == != < <= > >= compare"),
     ("y += 1", "y: Fixed = 1000000.0", "y's default or domain end 1e+06 does not fit Q16.16"),
+    ("y += a[0]", "y: Fixed, a: Array[Fixed, 99999999, 2]", "an array of 199999998 elements"),
 ])
 def test_the_long_runs_frontend_findings(body, params, shown):
     """Mutated examples that raised past the compiler (OverflowError, KeyError) or reached

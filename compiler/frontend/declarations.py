@@ -16,6 +16,10 @@ from ..errors import CompileError
 from ..ir import nodes as ir
 from .syntax import _call_name, _type_like
 
+#: The most elements one array declares: each is a DATA word of the image (and a line of
+#: the PAL text), and the reference machine's default memory is 65536 words.
+MAX_ARRAY_ELEMENTS = 1 << 16
+
 
 class DeclarationParser:
     """Signature, types, static integers, ancilla allocation and release."""
@@ -178,7 +182,13 @@ class DeclarationParser:
                         raise self.error(item, "an array dimension must be a positive integer "
                                                "constant")
                     shape.append(value)
-                return ir.ArrayType(element, tuple(shape)), "input"
+                array = ir.ArrayType(element, tuple(shape))
+                if array.size > MAX_ARRAY_ELEMENTS:
+                    raise self.error(ann, f"an array of {array.size} elements: at most "
+                                          f"{MAX_ARRAY_ELEMENTS} (each element is a word of "
+                                          "the image and a line of its PAL)",
+                                     "split the data over several runs (revasm batch)")
+                return array, "input"
             if base == "Out" and allow_role and len(items) == 1:
                 type_, _ = self.parse_type(items[0])
                 return type_, "output"
