@@ -119,7 +119,7 @@ def record_run(path: Path, module: ModuleType, steps: float) -> None:
     """Remember a value-mode run of an image on the compiled engine in its
     :func:`run_record` file: the kernel module and the steps per lane the run took
     (``auto`` reads them, :func:`recorded_steps`)."""
-    record = {"module": Path(module.__file__ or "").stem, "steps": float(steps)}
+    record = {"module": str(Path(module.__file__ or "").resolve()), "steps": float(steps)}
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         temporary.write_text(json.dumps(record))
@@ -138,8 +138,10 @@ def recorded_steps(image: Image, memory_words: int, runner: str) -> float | None
     except (OSError, ValueError):
         return None
     module = record.get("module") if isinstance(record, dict) else None
-    if not isinstance(module, str) or not any(
-            (path.parent / "__pycache__").glob(f"{module}.{runner}-*.nbi")):
+    if not isinstance(module, str):
+        return None
+    kernel = Path(module)  # where the kernel was loaded from (its numba cache beside it)
+    if not any((kernel.parent / "__pycache__").glob(f"{kernel.stem}.{runner}-*.nbi")):
         return None
     steps = record.get("steps")
     return float(steps) if isinstance(steps, (int, float)) else None
