@@ -17,9 +17,9 @@ DIR, PC, tape, steps, cycles, output, halted/faulted and the fault's fields):
 Programs come from ``program_generators`` (hypothesis draws them; straight-line programs
 over every data instruction, structured ones with loops, diamonds and portal calls, and
 programs that fault in each way ``FAULT_KINDS`` names), both widths.  A batch is a few
-hundred cells at most: numba's compile time grows faster than linearly with a kernel's
-size, so bigger batches cost more per program.  ``bench/compiled_campaign.py`` runs the
-same checks on 10^4 programs.
+thousand generated lines at most (the compiled engine's ``WHOLE_LINES``): a kernel up to
+that size compiles as one numba function, a larger one as regions with fixed costs each.
+``bench/compiled_campaign.py`` runs the same checks on 10^4 programs.
 """
 from __future__ import annotations
 
@@ -34,6 +34,7 @@ from program_generators import (
     FAULT_KINDS,
     POINTERS,
     ProgramBatch,
+    ProgramBuilder,
     ProgramCase,
     concatenate,
     examples,
@@ -46,15 +47,16 @@ from program_generators import (
 pytest.importorskip("numba")
 
 from revasm.isa import INSTRUCTIONS, decode  # noqa: E402
+from revasm.sim.compiled import generate  # noqa: E402
 from revasm.sim.compiled.engine import ENGINE  # noqa: E402
+from revasm.sim.compiled.generate import kernel_source  # noqa: E402
 from revasm.sim.reference.engine import ReferenceLanes  # noqa: E402
 
 LANES_PER_PROGRAM = 3
 MAX_STEPS = 20_000
-#: Cells per kernel build: about where numba's compile time per cell is least (it grows
-#: faster than linearly beyond; gradient-mode kernels are larger, so their batches smaller).
-BATCH_CELLS = 160
-DERIVATIVE_CELLS = 64
+#: Generated lines per kernel build: the compiled engine compiles a kernel up to this
+#: size as one numba function, a larger one as regions with a fixed cost each.
+WHOLE_LINES = getattr(generate, "WHOLE_LINES", 1400)
 #: Programs per batch: with 3 lanes each, fewer than the compiled engine's parallel
 #: threshold (64 lanes), so one kernel entry point is compiled per mode.
 BATCH_PROGRAMS = 20
@@ -78,24 +80,47 @@ def _kernel_cache(tmp_path_factory):
 
 # --- batches ------------------------------------------------------------------------------
 
-def batches(cases: list[ProgramCase], derivative_every: int = 0
-            ) -> list[tuple[list[ProgramCase], bool]]:
-    """Consecutive cases grouped into batches, each with whether it runs a derivative pass
-    (every ``derivative_every``-th batch): at most ``BATCH_PROGRAMS`` programs and
-    ``BATCH_CELLS`` cells, ``DERIVATIVE_CELLS`` with a derivative pass (a longer program is
-    a batch of its own)."""
-    groups: list[tuple[list[ProgramCase], bool]] = []
-    size = 0
-    limit = 0
+def kernel_lines(case: ProgramCase, derivative: str | None) -> int:
+    """Lines of the kernel source ``case`` alone compiles to, in a pass's mode."""
+    return kernel_source(case.image, derivative is not None, derivative == "hessian",
+                         memory_words=len(case.image) + 64).count("\n")
+
+
+def batches(cases: list[ProgramCase], derivative_every: int = 0, first: int = 0
+            ) -> list[tuple[list[ProgramCase], str | None]]:
+    """Consecutive cases grouped into batches, each with its derivative pass (None, or
+    every ``derivative_every``-th batch the gradient and the Hessian pass in turn): at most
+    ``BATCH_PROGRAMS`` programs, and a kernel of at most the compiled engine's
+    ``WHOLE_LINES`` generated lines (one numba function; a larger kernel is cut into
+    regions whose fixed costs add up) -- a longer program is a batch of its own."""
+    groups: list[tuple[list[ProgramCase], str | None]] = []
+    lines = 0
+    derivatives = first
+    header: dict[tuple[int, str | None], int] = {}
     for case in cases:
-        if not groups or len(groups[-1][0]) >= BATCH_PROGRAMS or size + len(case.image) > limit:
-            derivative = bool(derivative_every) and len(groups) % derivative_every == 0
-            limit = DERIVATIVE_CELLS if derivative else BATCH_CELLS
+        derivative = groups[-1][1] if groups else None
+        if groups:
+            key = (case.image.width, derivative)
+            if key not in header:
+                header[key] = kernel_lines(_empty_program(case.image.width), derivative)
+            size = kernel_lines(case, derivative) - header[key]
+        if (not groups or len(groups[-1][0]) >= BATCH_PROGRAMS
+                or lines + size > WHOLE_LINES):
+            derivative = None
+            if derivative_every and len(groups) % derivative_every == 0:
+                derivative = "hessian" if derivatives % 2 else "gradient"
+                derivatives += 1
             groups.append(([], derivative))
-            size = 0
+            lines = kernel_lines(case, derivative)
+        else:
+            lines += size
         groups[-1][0].append(case)
-        size += len(case.image)
     return groups
+
+
+def _empty_program(width: int) -> ProgramCase:
+    image = ProgramBuilder(width).op("START").op("FINISH").build()
+    return ProgramCase(image)
 
 
 @dataclass
@@ -289,17 +314,10 @@ def check_batch(cases: list[ProgramCase], *, seed: int = 0, derivative: str | No
 
 def check_sample(cases: list[ProgramCase], seed: int, derivative_every: int = 0
                  ) -> list[BatchReport]:
-    """Every batch of ``cases``; each ``derivative_every``-th batch also runs a derivative
-    pass, the gradient and the Hessian pass in turn."""
-    reports = []
-    derivatives = seed
-    for index, (group, derivative) in enumerate(batches(cases, derivative_every)):
-        which = None
-        if derivative:
-            which = "hessian" if derivatives % 2 else "gradient"
-            derivatives += 1
-        reports.append(check_batch(group, seed=seed + index, derivative=which))
-    return reports
+    """Every batch of ``cases`` (:func:`batches`), with its passes."""
+    return [check_batch(group, seed=seed + index, derivative=derivative)
+            for index, (group, derivative) in
+            enumerate(batches(cases, derivative_every, first=seed))]
 
 
 # --- the bounded sample of `make test` ------------------------------------------------------------
@@ -312,9 +330,10 @@ STRATEGIES = {
 }
 #: kind -> (programs per width, every how many batches a derivative pass runs)
 SAMPLE = {"straight-line": (50, 2), "structured": (35, 4), "faulting": (65, 3)}
-_covered: dict[str, set[str]] = {}
+_covered: dict[str, set] = {"ran": set()}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("width", [32, 64])
 @pytest.mark.parametrize("kind", sorted(SAMPLE))
 def test_random_programs_run_alike_on_both_engines(kind, width):
@@ -329,6 +348,7 @@ def test_random_programs_run_alike_on_both_engines(kind, width):
     faults = sum((r.faults for r in reports), Counter())
     _covered.setdefault("faults", set()).update(faults)
     _covered.setdefault("passes", set()).update(*(r.passes for r in reports))
+    _covered["ran"].add((kind, width))
     if kind == "faulting":  # the planted faults happen
         assert {"divide-by-zero", "domain-error", "memory-address"} <= set(faults), faults
 
@@ -336,8 +356,8 @@ def test_random_programs_run_alike_on_both_engines(kind, width):
 def test_the_sample_covers_every_instruction_fault_kind_and_pass():
     """Runs after the sample (file order): every instruction of the ISA table, every fault
     kind a lane can stop with, and every pass ran somewhere in it."""
-    if len(_covered) < 3:
-        pytest.skip("the sample did not run (selected alone?)")
+    if len(_covered["ran"]) < 2 * len(SAMPLE):
+        pytest.skip("the whole sample did not run before this test")
     table = {ins.mnemonic for ins in INSTRUCTIONS}
     assert table - _covered["instructions"] == set()
     expected = {k for k in FAULT_KINDS if k != "data-landing"} | {"tape-empty"}
