@@ -11,10 +11,35 @@ from revasm.bench import BENCHMARKS, result_path, run_benchmark
 from .errors import ToolError
 
 
-@click.command()
+class _BenchCommand(click.Command):
+    """bench's --help lists every registered benchmark with its module's summary."""
+
+    def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        template = self.help or ""
+        self.help = template.replace("{benchmarks}", benchmark_list())
+        try:
+            super().format_help_text(ctx, formatter)
+        finally:
+            self.help = template
+
+
+def benchmark_list(indent: str = "    ") -> str:
+    """One line per registered benchmark: its name and the head of its module's summary
+    (to the first colon or full stop), indented as the help text it goes into."""
+    import re
+    import sys
+    lines = []
+    for name, run in BENCHMARKS.items():
+        doc = " ".join((sys.modules[run.__module__].__doc__ or "").split("\n\n")[0].split())
+        summary = re.split(r": |\. | \(", doc, maxsplit=1)[0].rstrip(".")
+        lines.append(f"  {name:<18} {summary}")
+    return ("\n" + indent).join(lines)
+
+
+@click.command(cls=_BenchCommand)
 @click.argument("names", nargs=-1, metavar="[NAME]...")
 @click.option("--quick", is_flag=True,
-              help="Small batches and few repeats (well under two minutes); results go to "
+              help="Small batches and few repeats (minutes, not hours); results go to "
                    "NAME.quick.json, never over a full run's NAME.json.")
 @click.option("--results", "results_dir", default="bench/results", show_default=True,
               type=click.Path(file_okay=False), help="Where NAME.json and NAME.png go.")
@@ -24,13 +49,8 @@ def bench(names: tuple[str, ...], quick: bool, results_dir: str, as_json: bool) 
     """Run benchmarks and save bench/results/NAME.json (and a PNG plot).
 
     \b
-    Benchmarks: sim_speed (instructions/s of every engine on one lane, long
-    loops), vector_throughput (reference vs vector simulator, with the
-    memory-bandwidth limit), bessel_gradients (J2 gradients over a batch, W = 64
-    and 32; JAX when installed), nilang_workloads (NiLang paper programs from the
-    compiler: sparse Frobenius dot, Petersen embedding; full runs also the
-    Givens network N = 100 and ADBench GMM gradients), rtl_speed (the RTL
-    co-simulation on Verilator and Amaranth; full runs only).
+    Benchmarks (all of them without a NAME):
+    {benchmarks}
     Examples:
       revasm bench --quick
       revasm bench vector_throughput

@@ -120,3 +120,15 @@ def test_a_child_over_its_budget_is_recorded_not_awaited():
     done = run_child([sys.executable, "-c", "print('{\"x\": 1}')"], 30)
     assert child_outcome(done, 30, "running") == {"wall_s": done["wall_s"],
                                                   "status": "measured", "x": 1}
+
+
+def test_help_lists_every_registered_benchmark():
+    from click.testing import CliRunner
+
+    from revasm.bench import BENCHMARKS
+    from revasm.cli.main import cli
+
+    text = CliRunner().invoke(cli, ["bench", "--help"]).stdout
+    listed = [line.split()[0] for line in text.splitlines()
+              if line.startswith("    ") and line.split()[0] in BENCHMARKS]
+    assert listed == list(BENCHMARKS)
