@@ -76,7 +76,7 @@ def lane_result(machine: Lanes, lane: int = 0) -> RunResult:
         status="fault" if fault else "finished", steps=int(machine.steps[lane]),
         cycles=int(machine.cycles[lane]),
         registers={f"${i}": fmt.signed(word) for i, word in enumerate(snapshot.registers)},
-        memory={str(address): fmt.signed(word) for address, word in enumerate(snapshot.memory)
+        memory={str(address): fmt.signed(word) for address, word in snapshot.words()
                 if word and not (address < len(image) and image.is_code[address])},
         output=[fmt.signed(word) for word in machine.output(lane)], named=named, fault=fault,
         machine=machine, overflows=snapshot.overflows)

@@ -47,7 +47,7 @@ def state_dict(machine: Lanes, image: Image, lane: int = 0) -> dict:
     snapshot = machine.snapshot(lane)
     return {
         "registers": {f"${i}": fmt.signed(word) for i, word in enumerate(snapshot.registers)},
-        "memory": {str(addr): fmt.signed(word) for addr, word in enumerate(snapshot.memory)
+        "memory": {str(addr): fmt.signed(word) for addr, word in snapshot.words()
                    if word and not (addr < len(image) and image.is_code[addr])},
         "output": [fmt.signed(word) for word in machine.output(lane)],
         "named": named_values(machine, image, lane),

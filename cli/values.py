@@ -15,7 +15,6 @@ import click
 
 from revasm.assembler.image import Image, UnknownName
 from revasm.isa.fixed_point import WordFormat
-from revasm.sim.reference.machine import DEFAULT_MEMORY_WORDS
 
 T = TypeVar("T")
 
@@ -117,9 +116,9 @@ def _parse_memory_assignment(text: str, image: Image) -> tuple[int, int]:
             address = int(addr_text, 0)
         except ValueError:
             raise click.BadParameter(f"{addr_text!r} is neither an address nor a label") from None
-    if not 0 <= address < DEFAULT_MEMORY_WORDS:
-        raise click.BadParameter(f"address {address} is outside memory "
-                                 f"(0..{DEFAULT_MEMORY_WORDS - 1})")
+    top = (1 << image.width) - 1  # memory is the whole address space
+    if not 0 <= address <= top:
+        raise click.BadParameter(f"address {address} is outside memory (0..{top})")
     if address < len(image) and image.is_code[address]:
         raise click.BadParameter(f"address {address} holds an instruction, not data")
     return address, parse_value(value, WordFormat(image.width))

@@ -135,7 +135,7 @@ def _lane_state(image: Image, prepare: Callable[[Lanes], None],
     snapshot = machine.snapshot(0)
     mask = (1 << image.width) - 1
     image_words = [w & mask for w in image.words]
-    memory = {address: word for address, word in enumerate(snapshot.memory)
+    memory = {address: word for address, word in snapshot.words()
               if word != (image_words[address] if address < len(image_words) else 0)}
     return list(snapshot.registers), memory
 

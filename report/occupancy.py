@@ -23,7 +23,7 @@ class Occupancy:
         self._is_code = code
         initial = machine.snapshot(0)
         self.initial_registers = {i for i, word in enumerate(initial.registers) if word}
-        self.initial_memory = {a for a, word in enumerate(initial.memory)
+        self.initial_memory = {a for a, word in initial.words()
                                if word and not self._code(a)}
         self.live_registers = len(self.initial_registers)
         self.live_memory = len(self.initial_memory)
@@ -58,7 +58,7 @@ class Occupancy:
         ancillae = set()
         for kind, where in touched:
             initially = where in (self.initial_registers if kind == "r" else self.initial_memory)
-            finally_ = (final.registers if kind == "r" else final.memory)[where]
+            finally_ = final.registers[where] if kind == "r" else final.word(where)
             if not initially and not finally_:
                 ancillae.add((kind, where))
         live = peak = 0

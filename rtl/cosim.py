@@ -26,6 +26,8 @@ from amaranth.sim import Simulator
 
 from revasm.assembler.image import Image
 from revasm.isa.codec import IllegalInstruction, decode
+from revasm.isa.fixed_point import WordFormat
+from revasm.isa.vocabulary import vocabulary
 from revasm.sim.engine import Lanes
 from revasm.sim.engines import choose
 from revasm.sim.reference import MachineFault
@@ -62,6 +64,8 @@ class RunResult:
     fault_kind: str | None = None
     fault_pc: int | None = None
     divergence: str | None = None
+    #: OV after the run (read signed through the host interface; None when it diverged)
+    overflows: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -151,8 +155,10 @@ class AmaranthBus(Bus):
 class _Shadow:
     """Architectural state rebuilt from per-instruction deltas."""
 
-    def __init__(self, registers: list[int], br: int = 0, direction: int = 1) -> None:
+    def __init__(self, registers: list[int], br: int = 0, direction: int = 1,
+                 ov: int = 0) -> None:
         self.registers = list(registers)
+        self.ov = ov  # the overflow counter OV (a W-bit word)
         self.memory: dict[int, int] = {}
         self.br = br
         self.direction = direction
@@ -161,7 +167,8 @@ class _Shadow:
     def describe(self, width: int) -> str:
         regs = " ".join(f"${i}={_signed(v, width)}" for i, v in enumerate(self.registers) if v)
         mem = " ".join(f"[{a}]={_signed(v, width)}" for a, v in sorted(self.memory.items()))
-        return (f"BR={self.br} DIR={self.direction:+d} registers: {regs or 'all zero'}"
+        return (f"BR={self.br} DIR={self.direction:+d} OV={_signed(self.ov, width)} "
+                f"registers: {regs or 'all zero'}"
                 + (f"; memory written: {mem}" if mem else ""))
 
 
@@ -177,6 +184,8 @@ def _compare(rtl: _Shadow, ref: _Shadow, width: int, initial: list[int]) -> list
             out.append(f"[{address}]: rtl {a} != reference {b}")
     if rtl.br != ref.br:
         out.append(f"BR: rtl {rtl.br} != reference {ref.br}")
+    if rtl.ov != ref.ov:
+        out.append(f"OV: rtl {_signed(rtl.ov, width)} != reference {_signed(ref.ov, width)}")
     if rtl.direction != ref.direction:
         out.append(f"DIR: rtl {rtl.direction:+d} != reference {ref.direction:+d}")
     if rtl.output != ref.output:
@@ -188,6 +197,8 @@ def reference_lane(job: Job, memory_words: int, max_steps: int | None = None) ->
     """One lane of an engine that traces (the reference), loaded with ``job``'s words."""
     machine = choose("auto", trace=True).load(job.image, 1, memory_words=memory_words,
                                               max_steps=max_steps)
+    for lane in getattr(machine, "machines", ()):
+        lane.physical_words = memory_words  # the core's memory ends here: faults beyond
     for register, value in job.registers.items():
         if register:
             machine.set_bank_word("R", register, value)
@@ -293,6 +304,10 @@ class Lockstep:
             await self._write_memory(bus, address, state.memory[address], code)
         for register in range(1, 32):
             await self._write_register(bus, register, state.registers[register] & mask)
+        bus.set("reg_wdata", state.overflows & mask)  # OV
+        bus.set("ov_we", 1)
+        await bus.tick()
+        bus.set("ov_we", 0)
 
     async def _write_gradient(self, bus: Bus, place, word: int) -> None:
         """G[register] or GM[address] = word (the host seeds the loss's gradient)."""
@@ -337,8 +352,9 @@ class Lockstep:
         w = p.width
         image = machine.image
         initial = machine.snapshot(0)
-        ref = _Shadow(list(initial.registers), 0, direction)
-        rtl = _Shadow(list(initial.registers), 0, direction)
+        mask = (1 << w) - 1
+        ref = _Shadow(list(initial.registers), 0, direction, initial.overflows & mask)
+        rtl = _Shadow(list(initial.registers), 0, direction, initial.overflows & mask)
         initial_memory = list(initial.memory)
         records, ref_fault = _reference_run(machine, direction)
         final = machine.snapshot(0)
@@ -355,8 +371,9 @@ class Lockstep:
         first_cycle = bus.cycles
 
         def stop(status: str, message: str | None = None, kind=None, pc=None) -> RunResult:
+            ov = None if status == "divergence" else _signed(bus.get("ov"), w)
             return RunResult(direction, steps, status, bus.cycles - first_cycle, kind, pc,
-                             message)
+                             message, ov)
 
         while True:
             retired = await bus.retired()
@@ -394,6 +411,9 @@ class Lockstep:
             return stop("divergence", f"the reference halted, the RTL faulted ({kind} at pc "
                         f"{fault_pc})")
         # the whole state, read back through the host interface
+        if bus.get("ov") != final.overflows & ((1 << w) - 1):
+            return stop("divergence", f"after the run OV reads {_signed(bus.get('ov'), w)} on "
+                        f"the RTL, {final.overflows} on the reference")
         for register in range(32):
             word = await self._read_register(bus, register)
             if word != final.registers[register]:
@@ -429,6 +449,22 @@ class Lockstep:
         return stop("finished")
 
 
+def _overflow_count(record: TraceRecord, image: Image, registers: list[int],
+                    width: int) -> int:
+    """What the reference's step ``record`` adds to OV (+1, -1 or 0): the table template's
+    ``OV[0] = ...`` statement, run with the reference's vocabulary over the registers the
+    step read (the trace records no OV)."""
+    entry, operands = decode(image.words[record.pc] & 0xFFFFFFFF)
+    template = entry.forward if record.direction > 0 else entry.backward
+    if "OV[" not in template:
+        return 0
+    fmt = WordFormat(width)
+    counter = [0]
+    namespace = dict(vocabulary(fmt), R=list(registers), OV=counter, overflow=lambda flag: flag)
+    exec(template.format(**operands), namespace)
+    return fmt.signed(counter[0])
+
+
 def _step(step: int, retired: Retired, record: TraceRecord, image: Image, rtl: _Shadow,
           ref: _Shadow, width: int, initial_memory: list[int]) -> str | None:
     """Apply retired instruction number ``step`` and the reference's record to the two
@@ -443,9 +479,11 @@ def _step(step: int, retired: Retired, record: TraceRecord, image: Image, rtl: _
     if retired["mem_en"]:
         rtl.memory[retired["mem_addr"]] = retired["mem_data"]
     rtl.br = retired["br"]
+    rtl.ov = retired["ov"]
     rtl.direction = -1 if retired["backward"] else 1
     if retired["out_en"]:
         rtl.output.append(retired["out_data"])
+    ref.ov = (ref.ov + _overflow_count(record, image, ref.registers, width)) & ((1 << width) - 1)
     for register, _old, new in record.registers:
         ref.registers[register] = new
     for address, _old, new in record.memory:

@@ -165,7 +165,7 @@ def initial_words(image: Image, inputs: dict[str, object] | None = None,
     load_inputs(staging, image, inputs, prepare)
     snapshot = staging.snapshot(0)
     return (dict(enumerate(snapshot.registers)),
-            {address: word for address, word in enumerate(snapshot.memory) if word})
+            {address: word for address, word in snapshot.words() if word})
 
 
 def run_pass(machine: Lanes, direction: int, name: str) -> PassCount:

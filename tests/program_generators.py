@@ -513,19 +513,30 @@ def concatenate(cases: list[ProgramCase]) -> ProgramBatch:
     return ProgramBatch(batch, list(cases), offsets, entries, finishes)
 
 
-def examples(strategy: st.SearchStrategy, count: int, seed: int = 0) -> list:
+def examples(strategy: st.SearchStrategy, count: int, seed: int = 0,
+             distinct: bool = True) -> list:
     """``count`` examples hypothesis draws from ``strategy`` (reproducibly, by ``seed``),
-    for tests that check many programs together rather than one example at a time."""
+    for tests that check many programs together rather than one example at a time;
+    ``distinct``: no two with the same code (hypothesis favours small programs, so it
+    draws the empty one, and other short ones, many times)."""
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as seeded
 
     found: list = []
+    seen: set = set()
 
     @seeded(seed)
-    @settings(max_examples=count, database=None, deadline=None, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck))
+    @settings(max_examples=count * (10 if distinct else 1), database=None, deadline=None,
+              phases=[Phase.generate], suppress_health_check=list(HealthCheck))
     @given(strategy)
     def collect(example) -> None:
+        if len(found) >= count:
+            return
+        if distinct:
+            code = (example.image.width, tuple(example.image.words))
+            if code in seen:
+                return
+            seen.add(code)
         found.append(example)
 
     collect()

@@ -178,8 +178,16 @@ def test_an_integer_value_for_a_fixed_point_name_is_raw_and_the_cli_says_so():
     assert "note:" not in real.stderr
 
 
+def test_a_memory_word_anywhere_in_the_address_space_can_be_set():
+    result = invoke("run", EXAMPLES / "fib.pal", "--mem", "70000=1", "--mem", "0xffffffff=-2",
+                    "--json")
+    assert result.exit_code == 0, result.output
+    memory = json.loads(result.stdout)["memory"]
+    assert memory["70000"] == 1 and memory["4294967295"] == -2
+
+
 @pytest.mark.parametrize("assignment, message", [
-    ("70000=1", "address 70000 is outside memory"),
+    ("0x100000000=1", "address 4294967296 is outside memory (0..4294967295)"),
     ("-1=1", "address -1 is outside memory"),
     ("3=1", "address 3 holds an instruction"),
 ])

@@ -30,8 +30,6 @@ SUITE = Path(__file__).resolve().parent / "pal_conformance"
 PROGRAMS = sorted(SUITE.glob("*.pal"))
 ENGINES = available()
 _EXPECT = re.compile(r";\s*expect\s+(\S+)\s*=\s*(.*?)\s*$")
-#: Programs that touch memory beyond the first 65536 words.
-FULL_ADDRESS_SPACE = {"both_ends", "downward_stack", "downward_stack_64"}
 
 
 def expectations(image: Image, text: str) -> dict:
@@ -86,13 +84,7 @@ def run_forward_and_back(image: Image, engine: str, addresses=()) -> dict:
     return result
 
 
-def _marks(path: Path) -> list:
-    if path.stem in FULL_ADDRESS_SPACE:
-        return [pytest.mark.xfail(strict=True, reason="needs the full address space")]
-    return []
-
-
-CASES = [pytest.param(path, name, id=f"{path.stem}-{name}", marks=_marks(path))
+CASES = [pytest.param(path, name, id=f"{path.stem}-{name}")
          for path in PROGRAMS for name in ENGINES]
 
 

@@ -282,4 +282,4 @@ def test_memory_exchanges_inside_a_fused_block_match_the_reference_on_every_lane
             vector.run(1)
             assert max(block[1] for block in vector._fused.values() if block) == 6
             assert [vector.fault(i) is not None for i in range(len(pointers))] == \
-                [p in (1, 5000) for p in pointers]
+                [p == 1 for p in pointers]  # 5000: beyond the dense words, still memory

@@ -196,8 +196,9 @@ class CompiledLanes(ModeSwitches):
 
     def _slots(self, address: int, insert: bool) -> Any:
         """Every lane's slot of a memory address (-1 where absent and not inserted)."""
-        if not 0 <= address < self.memory_words:
-            raise ValueError(f"address {address} is outside memory (0..{self.memory_words - 1})")
+        if not 0 <= address <= self.fmt.mask:
+            raise ValueError(f"address {address} is not a {self.width}-bit word "
+                             f"(0..{self.fmt.mask})")
         if address < len(self._code):
             if self._code[address]:
                 raise ValueError(f"address {address} holds an instruction; the compiled "
@@ -416,7 +417,7 @@ class CompiledLanes(ModeSwitches):
         machine.strict = self._strict
         machine.registers[:] = [int(w) for w in self._banks["R"][lane].tolist()]
         for address, word in self.memory_of(lane).items():
-            machine.memory[address] = word
+            machine.memory[machine.memory_index(address, make=True)] = word
         for name in ("G", "T", "TG"):
             if self._banks[name] is not None:
                 machine.bank(name)[:] = [int(w) for w in self._banks[name][lane].tolist()]
@@ -424,7 +425,7 @@ class CompiledLanes(ModeSwitches):
             if self._banks[name] is not None:
                 bank = machine.bank(name)
                 for address, word in self.memory_of(lane, name).items():
-                    bank[address] = word
+                    bank[machine.memory_index(address, make=True)] = word
         ctl = self.CTL[lane]
         machine.pc, machine.br, machine.direction = int(ctl[PC]), int(ctl[BR]), int(ctl[DIR])
         machine.steps, machine.cycles = int(ctl[STEPS]), int(ctl[CYCLES])
@@ -450,11 +451,13 @@ class CompiledLanes(ModeSwitches):
         for name in ("G", "T", "TG"):
             if self._banks[name] is not None:
                 self._banks[name][lane] = numpy.array(machine.bank(name), dtype=numpy.uint64)
+        # the oracle's memory indices -> addresses (its words above the dense ones)
+        addresses = {index: address for address, index in machine._sparse.items()}  # noqa: SLF001
         for name, memory in tracked.items():
             if self._banks[name] is None:
                 continue
-            for address in sorted(memory.written):
-                self._store(lane, name, address, memory[address])
+            for index in sorted(memory.written):
+                self._store(lane, name, addresses.get(index, index), memory[index])
         for word in machine.output:
             self._append(lane, "OUT", "OUTLEN", word)
         self.TAPELEN[lane] = 0
@@ -512,21 +515,25 @@ class CompiledLanes(ModeSwitches):
         for address, index in self._dense_index.items():
             words[address] = int(memory[lane, index])
         for j, key in enumerate(self.KEYS[lane].tolist()):
-            if key != int(EMPTY):
-                words[key] = int(memory[lane, self.dense + j])
+            if key != int(EMPTY):  # the top word of W = 64 is kept under 0 (vocab.table_key)
+                words[key or int(EMPTY)] = int(memory[lane, self.dense + j])
         return words
 
     def snapshot(self, lane: int) -> Snapshot:
         mask = self.fmt.mask
         memory = [word & mask for word in self.image.words]
         memory.extend([0] * (self.memory_words - len(memory)))
+        high = []
         for address, word in self.memory_of(lane).items():
-            memory[address] = word
+            if address < self.memory_words:
+                memory[address] = word
+            elif word:
+                high.append((address, word))
         ctl = self.CTL[lane]
         overflows = self.fmt.signed(int(ctl[OVERFLOWS]) & self.fmt.mask)
         return Snapshot(tuple(int(r) for r in self._banks["R"][lane].tolist()), tuple(memory),
                         int(ctl[BR]), int(ctl[DIR]), int(ctl[PC]), self.emitted(lane),
-                        overflows)
+                        overflows, high_memory=tuple(sorted(high)))
 
     # --- faults ---------------------------------------------------------------------------------
 
@@ -586,9 +593,4 @@ class CompiledLanes(ModeSwitches):
         if code == tr.F_OVERFLOW:
             return overflow_detail(self.fmt.name)
         word = aux & ((1 << 64) - 1)
-        size = self.memory_words
-        if word >= size:
-            signed = self.fmt.signed(word & self.fmt.mask)
-            shown = f"{signed} (word {word:#x})" if signed < 0 else str(word)
-            return f"address {shown} is outside memory (0..{size - 1})"
         return f"address {word} holds an instruction ({self._where(word)}), not data"

@@ -444,7 +444,7 @@ class Translator:
     def _addr(self, word: Value) -> Value:
         w = self.fresh("_w")
         self.emit(f"{w} = {self.word(word)}")
-        self.emit(f"if {w} >= U(MEMORY_WORDS) or ({w} < U(CODE_LENGTH) and CODE[{w}]):")
+        self.emit(f"if {w} < U(CODE_LENGTH) and CODE[{w}]:")  # any other word is an address
         self._fault(F_MEMORY, f"I({w})")
         slot = self.fresh("_slot")
         self.emit(f"if {w} < U(DENSE_LENGTH):")

@@ -1080,7 +1080,16 @@ def fsub64(x, y):
 
 # --- the per-lane memory table -----------------------------------------------------------
 
-EMPTY = U(0xFFFFFFFFFFFFFFFF)  # no address is this large (memory_words < 2**63)
+#: An empty table entry. At W = 64 it is also an address (the top word, where a downward
+#: stack from 0 pushes first): that address is stored under the key 0 instead, which no
+#: other address takes (address 0 is the image's, always dense; see ``table_key``).
+EMPTY = U(0xFFFFFFFFFFFFFFFF)
+
+
+@njit(**JIT)
+def table_key(word):
+    """The key ``word`` is stored under in a lane's table (never EMPTY)."""
+    return U(0) if word == EMPTY else word
 
 
 @njit(**JIT)
@@ -1090,6 +1099,7 @@ def find_slot(keys, lane, word, dense):
     capacity = keys.shape[1]
     if capacity == 0:
         return I(-1)
+    word = table_key(word)
     mask = U(capacity - 1)
     j = ((word * U(0x9E3779B97F4A7C15)) >> U(32)) & mask
     for _ in range(capacity):
@@ -1109,6 +1119,7 @@ def slots_of(keys, word, dense, insert):
     lanes = keys.shape[0]
     out = np.empty(lanes, dtype=np.int64)
     capacity = keys.shape[1]
+    key_word = table_key(word)
     for lane in range(lanes):
         if insert:
             out[lane] = find_slot(keys, lane, word, dense)
@@ -1117,10 +1128,10 @@ def slots_of(keys, word, dense, insert):
         if capacity == 0:
             continue
         mask = U(capacity - 1)
-        j = ((word * U(0x9E3779B97F4A7C15)) >> U(32)) & mask
+        j = ((key_word * U(0x9E3779B97F4A7C15)) >> U(32)) & mask
         for _ in range(capacity):
             key = keys[lane, j]
-            if key == word:
+            if key == key_word:
                 out[lane] = I(dense) + I(j)
                 break
             if key == EMPTY:

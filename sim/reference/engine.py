@@ -15,7 +15,7 @@ from revasm.assembler.image import Image
 from revasm.sim.engine import Engine
 
 from .faults import MachineFault
-from .machine import DEFAULT_MEMORY_WORDS, Machine
+from .machine import DEFAULT_MEMORY_WORDS, MEMORY_BANK_NAMES, Machine
 from .state import Snapshot
 from .trace import TraceRecord
 
@@ -90,9 +90,16 @@ class ReferenceLanes:
         if name == "R" and index == 0 and any(words):
             raise ValueError("$0 always reads zero and cannot be set")
         for machine, word in zip(self.machines, words):
-            self._bank(machine, name)[index] = word
+            at = index
+            if name == "MEM" or name in MEMORY_BANK_NAMES:
+                at = machine.memory_index(index, make=True)  # any W-bit address
+            self._bank(machine, name)[at] = word
 
     def bank_word(self, name: str, index: int) -> Any:
+        if name == "MEM" or name in MEMORY_BANK_NAMES:
+            indices = [m.memory_index(index) for m in self.machines]
+            return numpy.array([0 if i is None else self._bank(m, name)[i]
+                                for m, i in zip(self.machines, indices)], dtype=numpy.uint64)
         return numpy.array([self._bank(m, name)[index] for m in self.machines],
                            dtype=numpy.uint64)
 

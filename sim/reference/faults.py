@@ -19,7 +19,7 @@ FAULT_KINDS = {
     "illegal-instruction": "the PC reached a word that is not an executable instruction "
                            "(undecodable, a DATA cell, outside the program, or operands "
                            "the table forbids)",
-    "memory-address": "EXCH addressed a word outside memory or a code cell",
+    "memory-address": "EXCH addressed a code cell (or a word beyond the RTL core's memory)",
     "divide-by-zero": "a fixed-point division (or 0 ** negative) by zero",
     "domain-error": "an elementary function outside its domain (log of x <= 0, ...)",
     "step-limit": "the run did not halt within max_steps instructions",

@@ -42,6 +42,10 @@ REGISTER_COUNT = 32
 
 #: The gradient-mode banks, by their names in the templates (``isa/adjoint.py``).
 BANK_NAMES = tuple(BANKS)
+#: The memory banks (named ``...M``): indexed like ``MEM``.
+MEMORY_BANK_NAMES = tuple(name for name in BANK_NAMES if name.endswith("M"))
+#: Words kept dense at the bottom of memory (the image, then zeros); every other address
+#: of [0, 2^W) gets its word on first touch (docs/simulator.md "Memory").
 DEFAULT_MEMORY_WORDS = 65536
 
 TraceCallback = Callable[[TraceRecord], object]
@@ -103,7 +107,9 @@ class Machine(ModeSwitches):
     """A reversible machine loaded with one program image.
 
     State: ``registers`` (32 unsigned W-bit words, ``registers[0]`` always 0),
-    ``memory`` (``memory_words`` W-bit words, the image at the bottom),
+    ``memory`` (the whole address space [0, 2^W): a list of ``memory_words`` dense words,
+    the image at the bottom, then one word for each higher address a run touched, in
+    the order it did, found through ``memory_index``),
     ``br`` (signed; Frank's convention, see ``isa/table.py``), ``direction``
     (+1/-1), ``pc``, ``emitted`` (the EMIT tape), ``output`` (every word SHOW
     or EMIT displayed, in order, either direction), ``steps`` and ``cycles``
@@ -135,6 +141,12 @@ class Machine(ModeSwitches):
         self.registers: list[int] = [0] * REGISTER_COUNT
         self.memory: list[int] = [word & mask for word in image.words]
         self.memory.extend([0] * (memory_words - len(image)))
+        #: address -> its index in ``memory`` (and the memory banks), for addresses at or
+        #: above ``memory_words``: the sparse part of the address space
+        self._sparse: dict[int, int] = {}
+        #: When set, addresses from here on fault (``memory-address``): the RTL core's
+        #: physical memory, which its co-simulation mirrors (rtl/cosim.py)
+        self.physical_words: int | None = None
         self.br = 0
         self.direction = 1
         self.pc = image.entry
@@ -172,7 +184,7 @@ class Machine(ModeSwitches):
         if name not in BANK_NAMES:
             raise KeyError(f"no bank {name!r} (banks: {', '.join(BANK_NAMES)})")
         if self._namespace[name] is None:
-            size = self.memory_words if name.endswith("M") else REGISTER_COUNT
+            size = len(self.memory) if name.endswith("M") else REGISTER_COUNT
             self._namespace[name] = self._step_namespace[name] = [0] * size
         return self._namespace[name]
 
@@ -214,26 +226,32 @@ class Machine(ModeSwitches):
         touched = self._touched
         machine = self
 
+        sparse = self._sparse
+        new_index = self._new_index
+
         def address_problem(word: int) -> Trap:
-            if word >= size:
-                signed = self.fmt.signed(word)
-                shown = f"{signed} (word {word:#x})" if signed < 0 else str(word)
-                return Trap("memory-address", f"address {shown} is outside memory "
-                                              f"(0..{size - 1})")
             return Trap("memory-address", f"address {word} holds an instruction "
                                           f"({self._where(word)}), not data")
 
+        # An address is a W-bit word, so every address names a word of memory: the dense
+        # words are their own index, the others get one on first touch.
         if recording:
             def addr(word: int) -> int:
-                if word >= size or (word < code_length and code_cells[word]):
-                    raise address_problem(word)
-                touched.append((word, machine.memory[word]))
-                return word
+                if word < size:
+                    if word < code_length and code_cells[word]:
+                        raise address_problem(word)
+                    index = word
+                else:
+                    index = sparse.get(word) or new_index(word)
+                touched.append((word, machine.memory[index]))
+                return index
         else:
             def addr(word: int) -> int:
-                if word >= size or (word < code_length and code_cells[word]):
-                    raise address_problem(word)
-                return word
+                if word < size:
+                    if word < code_length and code_cells[word]:
+                        raise address_problem(word)
+                    return word
+                return sparse.get(word) or new_index(word)
 
         def show(word: int) -> None:
             machine.output.append(word)
@@ -261,6 +279,33 @@ class Machine(ModeSwitches):
         namespace.update(addr=addr, show=show, emit=emit, unemit=unemit, overflow=overflow,
                          OV=self.overflow_counter, ComeFromViolation=ComeFromViolation)
         return namespace
+
+    def _new_index(self, address: int) -> int:
+        """Give an address above the dense words its word (0) in memory and every bank."""
+        if self.physical_words is not None and address >= self.physical_words:
+            raise Trap("memory-address", f"address {address} is outside the RTL core's "
+                                         f"physical memory (0..{self.physical_words - 1})")
+        index = len(self.memory)
+        self.memory.append(0)
+        for name in MEMORY_BANK_NAMES:
+            bank = self._namespace[name]
+            if bank is not None:
+                bank.append(0)
+        self._sparse[address] = index
+        return index
+
+    def memory_index(self, address: int, *, make: bool = False) -> int | None:
+        """Where ``address`` lives in ``memory`` (and the memory banks): None for a word
+        never touched above the dense ones (it holds 0), unless ``make``."""
+        if not 0 <= address <= self.fmt.mask:
+            raise ValueError(f"address {address} is not a {self.width}-bit word "
+                             f"(0..{self.fmt.mask})")
+        if address < self.memory_words:
+            return address
+        index = self._sparse.get(address)
+        if index is None and make:
+            index = self._new_index(address)
+        return index
 
     # --- running -------------------------------------------------------------
 
@@ -349,8 +394,9 @@ class Machine(ModeSwitches):
         registers = tuple((i, old, new) for i, (old, new)
                           in enumerate(zip(registers_before, self.registers)) if old != new)
         first_seen = dict(reversed(self._touched))  # an address read twice (gradient mode)
-        memory = tuple((address, old, self.memory[address]) for address, old in first_seen.items()
-                       if self.memory[address] != old)
+        now = {address: self.get_memory(address, signed=False) for address in first_seen}
+        memory = tuple((address, old, now[address]) for address, old in first_seen.items()
+                       if now[address] != old)
         return TraceRecord(
             step=self.steps, pc=cell.pc, direction=dir_in, text=cell.text,
             location=self.image.location(cell.pc), registers=registers, memory=memory,
@@ -452,8 +498,12 @@ class Machine(ModeSwitches):
 
     def snapshot(self) -> Snapshot:
         """The architectural state as an immutable, comparable value."""
-        return Snapshot(tuple(self.registers), tuple(self.memory), self.br, self.direction,
-                        self.pc, tuple(self.emitted), self.fmt.signed(self.overflow_counter[0]))
+        memory = self.memory
+        high = tuple(sorted((address, memory[index]) for address, index in self._sparse.items()
+                            if memory[index]))
+        return Snapshot(tuple(self.registers), tuple(memory[:self.memory_words]), self.br,
+                        self.direction, self.pc, tuple(self.emitted),
+                        self.fmt.signed(self.overflow_counter[0]), high_memory=high)
 
     @property
     def overflows(self) -> int:
@@ -479,17 +529,18 @@ class Machine(ModeSwitches):
         self.set_register(register, self.fmt.from_real(value))
 
     def get_memory(self, address: int, *, signed: bool = True) -> int:
-        word = self.memory[address]
+        index = self.memory_index(address)
+        word = 0 if index is None else self.memory[index]
         return self.fmt.signed(word) if signed else word
 
     def set_memory(self, address: int, value: int) -> None:
         if address < len(self._code_cells) and self._code_cells[address]:
             raise ValueError(f"address {address} holds an instruction "
                              f"({self._where(address)})")
-        self.memory[address] = value & self.fmt.mask
+        self.memory[self.memory_index(address, make=True)] = value & self.fmt.mask
 
     def get_memory_real(self, address: int, *, exact: bool = False) -> float | Fraction:
-        return self._real(self.memory[address], exact)
+        return self._real(self.get_memory(address, signed=False), exact)
 
     def set_memory_real(self, address: int, value: float | Fraction | str) -> None:
         self.set_memory(address, self.fmt.from_real(value))
@@ -498,7 +549,7 @@ class Machine(ModeSwitches):
         """A declared name's value: a real if it is fixed point, else a signed integer."""
         declared = self._declared(name)
         word = (self.registers[declared.register] if declared.register is not None
-                else self.memory[declared.address])
+                else self.get_memory(declared.address, signed=False))
         return self._real(word, exact) if declared.fixed else self.fmt.signed(word)
 
     def set(self, name: str, value: int | float | Fraction | str) -> None:

@@ -23,6 +23,21 @@ class Snapshot:
     emitted: tuple[int, ...]
     #: the overflow counter OV, read signed (``isa/table.py``)
     overflows: int = 0
+    #: the non-zero words above ``memory`` (the dense low words), as (address, word)
+    #: pairs in address order: memory is the whole address space [0, 2^W)
+    high_memory: tuple[tuple[int, int], ...] = ()
+
+    def words(self):
+        """Every (address, word) of memory: the dense low words, then the non-zero words
+        above them."""
+        yield from enumerate(self.memory)
+        yield from self.high_memory
+
+    def word(self, address: int) -> int:
+        """The memory word at ``address`` (any W-bit address)."""
+        if address < len(self.memory):
+            return self.memory[address]
+        return dict(self.high_memory).get(address, 0)
 
     def turned(self) -> Snapshot:
         """The same state facing the other way (DIR negated)."""
@@ -35,6 +50,12 @@ class Snapshot:
             if mine != theirs:
                 out.append(f"${i}: {mine} != {theirs}")
         changed = [a for a, (x, y) in enumerate(zip(self.memory, other.memory)) if x != y]
+        if changed:
+            out.append("memory differs at " + ", ".join(map(str, changed[:8]))
+                       + (" ..." if len(changed) > 8 else ""))
+        high, other_high = dict(self.high_memory), dict(other.high_memory)
+        changed = sorted(a for a in high.keys() | other_high.keys()
+                         if high.get(a, 0) != other_high.get(a, 0))
         if changed:
             out.append("memory differs at " + ", ".join(map(str, changed[:8]))
                        + (" ..." if len(changed) > 8 else ""))

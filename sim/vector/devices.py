@@ -25,7 +25,6 @@ class DeviceNamespace:
 
     def _make_namespace(self) -> dict[str, Any]:
         xp, ctx, fmt = self.xp, self._ctx, self.fmt
-        size = self.memory_words
         code_cells = self._code_cells
         code_length = len(self.image)
         namespace: dict[str, Any] = {}
@@ -33,27 +32,24 @@ class DeviceNamespace:
         namespace.update(Arithmetic(xp, self._pool).namespace())
 
         def address_problem(word: int) -> str:
-            if word >= size:
-                signed = fmt.signed(word & fmt.mask)
-                shown = f"{signed} (word {word:#x})" if signed < 0 else str(word)
-                return f"address {shown} is outside memory (0..{size - 1})"
             return f"address {word} holds an instruction ({self._where(word)}), not data"
 
         def addr(word: Any) -> Any:
             words = as_row(word, ctx.n, xp)
             if ctx.strict:  # a fused block: one legal address for the whole tile, or stop
                 first = int(words[0])
-                if (first < size and not (first < code_length and code_cells[first])
+                if (not (first < code_length and code_cells[first])
                         and bool(xp.all(words == first))):
                     return first
                 raise GuardTripped("memory-address")
+            # Every W-bit word is an address (memory rows are made on first touch); only
+            # the image's instruction cells are not data.
             clipped = xp.where(words < code_length, words, xp.uint64(code_length))
-            bad = (words >= size) | code_cells[xp.astype(clipped, xp.int64)]
+            bad = code_cells[xp.astype(clipped, xp.int64)]
             if bool(xp.any(bad)):
                 listed = words.tolist()
                 ctx.fault(bad, "memory-address", lambda j: address_problem(listed[j]))
-                words = xp.where(bad, xp.uint64(code_length if code_length < size else 0),
-                                 words)
+                words = xp.where(bad, xp.uint64(code_length), words)
             return words
 
         def show(word: Any) -> None:

@@ -192,8 +192,9 @@ class VectorMachine(DeviceNamespace, Scheduler, GroupRunner, FusedBlocks, LaneFa
         return self.xp.stack(self._rows)
 
     def set_memory(self, address: int, values: Any) -> None:
-        if not 0 <= address < self.memory_words:
-            raise ValueError(f"address {address} is outside memory (0..{self.memory_words - 1})")
+        if not 0 <= address <= self.fmt.mask:
+            raise ValueError(f"address {address} is not a {self.width}-bit word "
+                             f"(0..{self.fmt.mask})")
         if address < len(self.image) and self.image.is_code[address]:
             raise ValueError(f"address {address} holds an instruction ({self._where(address)})")
         self.MEM.rows[address] = self._lane_values(values)
@@ -271,6 +272,8 @@ class VectorMachine(DeviceNamespace, Scheduler, GroupRunner, FusedBlocks, LaneFa
                        else (self.MEM.initial[a] if a < len(self.MEM.initial) else 0)
                        for a in range(self.memory_words))
         overflows = self.fmt.signed(int(self.bank("OV").rows[0][lane]))
+        high = tuple(sorted((a, int(row[lane])) for a, row in self.MEM.rows.items()
+                            if a >= self.memory_words and int(row[lane])))
         return Snapshot(tuple(int(r[lane]) for r in self._rows), memory, int(self.br[lane]),
                         int(self.direction[lane]), int(self.pc[lane]), self.emitted(lane),
-                        overflows)
+                        overflows, high_memory=high)
