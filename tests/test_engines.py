@@ -155,6 +155,27 @@ def test_a_jump_onto_finish_halts_with_its_offset_and_runs_back_on_every_engine(
 
 
 @pytest.mark.parametrize("name", ENGINES)
+def test_every_engine_holds_words_anywhere_in_the_address_space_per_lane(name: str):
+    image = assemble(""";; pendulum pal file
+        start
+        addi  $1 -1        ; the top word, 2^32 - 1
+        exch  $2 $1
+        addi  $1 1
+        finish
+""", "top.pal")
+    machine = load(image, 3, engine_name=name)
+    machine.set_bank_word("MEM", 0xFFFFFFFF, [5, 6, 7])
+    machine.set_bank_word("MEM", 70_000, [1, 2, 3])
+    machine.run(1)
+    assert machine.bank_word("R", 2).tolist() == [5, 6, 7]
+    assert machine.bank_word("MEM", 0xFFFFFFFF).tolist() == [0, 0, 0]
+    assert [machine.snapshot(lane).high_memory for lane in range(3)] == [
+        ((70_000, 1),), ((70_000, 2),), ((70_000, 3),)]
+    machine.run(-1)
+    assert machine.bank_word("MEM", 0xFFFFFFFF).tolist() == [5, 6, 7]
+
+
+@pytest.mark.parametrize("name", ENGINES)
 def test_every_engine_differentiates_like_the_reference(name: str):
     image = assemble_file(EXAMPLES / "bessel_j2.pal", width=64)
     expected = gradient(image, inputs={"x": 1.25}, engine="reference")
