@@ -531,7 +531,7 @@ def examples(strategy: st.SearchStrategy, count: int, seed: int = 0,
     @given(strategy)
     def collect(example) -> None:
         if len(found) >= count:
-            return
+            raise _Enough  # (hypothesis would go on drawing up to max_examples)
         if distinct:
             code = (example.image.width, tuple(example.image.words))
             if code in seen:
@@ -539,8 +539,15 @@ def examples(strategy: st.SearchStrategy, count: int, seed: int = 0,
             seen.add(code)
         found.append(example)
 
-    collect()
+    try:
+        collect()
+    except _Enough:
+        pass
     return found
+
+
+class _Enough(Exception):
+    """Stops :func:`examples` once it has its examples."""
 
 
 # --- programs that fault -----------------------------------------------------------------
