@@ -68,8 +68,9 @@ class Alu(wiring.Component):
         self.max_calls = max_calls(width, br_width)
         w = width
         results = {f"res{k}_{j}": In(w) for k in range(self.max_calls) for j in (0, 1)}
+        overflows = {f"ovf{k}": In(1) for k in range(self.max_calls)}
         super().__init__({
-            **results,
+            **results, **overflows,
             "phase": In(range(self.max_calls)), "ncalls": Out(range(self.max_calls + 1)),
             "index": In(range(len(INSTRUCTIONS))),
             "backward": In(1),
@@ -86,6 +87,8 @@ class Alu(wiring.Component):
             "show": Out(1), "push": Out(1), "pop": Out(1), "out_data": Out(w),
             "unit": Out(range(3)), "unit_op": Out(range(max(len(FUNCTION_OPS), len(MULDIV_OPS)))),
             "unit_x": Out(w), "unit_y": Out(w), "unit_z": Out(w),
+            # the overflow count: an event (when ov_en) adds 1, or takes 1 (ov_down)
+            "ov_en": Out(1), "ov_event": Out(1), "ov_down": Out(1),
         })
 
     def inputs(self, imm_word: Signal) -> Inputs:
@@ -96,7 +99,8 @@ class Alu(wiring.Component):
             br=self.br, direction=direction_value(self.backward),
             mem_rdata=self.mem_rdata, tape_top=self.tape_top,
             unit_results=tuple((getattr(self, f"res{k}_0"), getattr(self, f"res{k}_1"))
-                               for k in range(self.max_calls)))
+                               for k in range(self.max_calls)),
+            unit_overflows=tuple(getattr(self, f"ovf{k}") for k in range(self.max_calls)))
 
     def elaborate(self, platform) -> Module:
         m = Module()
@@ -204,6 +208,8 @@ class Alu(wiring.Component):
         if eff.add is not None:
             out["add_x"], out["add_y"], subtract = eff.add
             out["add_sub"] = Const(int(subtract), 1)
+        if eff.ov_event is not None:
+            out["ov_event"] = eff.ov_event
         if eff.calls:
             (_, args), = eff.calls
             for port, arg in zip(("unit_x", "unit_y", "unit_z"), args):
@@ -216,7 +222,8 @@ class Alu(wiring.Component):
                  self.mem_use.eq(eff.mem_addr is not None),
                  self.mem_we.eq(eff.mem_write is not None),
                  self.show.eq(eff.show is not None), self.push.eq(eff.emit is not None),
-                 self.pop.eq(bool(eff.unemit)), self.ncalls.eq(len(eff.calls))]
+                 self.pop.eq(bool(eff.unemit)), self.ncalls.eq(len(eff.calls)),
+                 self.ov_en.eq(eff.ov_event is not None), self.ov_down.eq(eff.ov_down)]
         if eff.calls:
             (name, _), = eff.calls
             flags += [self.unit.eq(UNIT_OF[name]), self.unit_op.eq(unit_op_code(name))]

@@ -4,11 +4,13 @@ After every instruction (``isa/table.py``): if BR = 0 then PC += DIR, else
 PC += BR * DIR, with BR and DIR as the instruction left them.  An instruction
 entered with BR != 0 (reached by a jump) that leaves BR != 0 raises the
 uncaught-jump fault at its own PC, its effects kept (the checked come-from
-rule).  FINISH executed forward or START executed backward halts.
+rule).  FINISH executed forward or START executed backward halts.  OV, the overflow
+counter (one W-bit word, ``isa/table.py``), takes ``ov_step``'s event: +1, or -1 with
+``ov_down``, mod 2^W; the host writes it while the core is idle (``ov_we``).
 """
 from __future__ import annotations
 
-from amaranth.hdl import Module, Signal, signed
+from amaranth.hdl import Module, Mux, Signal, signed
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -22,8 +24,10 @@ class ControlUnit(wiring.Component):
 
     def __init__(self, params: CoreParams) -> None:
         self.params = params
-        pw, bw = params.pc_width, params.br_width
+        pw, bw, w = params.pc_width, params.br_width, params.width
         super().__init__({
+            "ov_step": In(1), "ov_event": In(1), "ov_down": In(1),
+            "ov_we": In(1), "ov_wdata": In(w), "ov": Out(w), "ov_next": Out(w),
             "load": In(1), "load_pc": In(signed(pw)), "load_backward": In(1),
             "commit": In(1), "kind": In(range(len(CONTROL_KINDS))),
             "br_new": In(signed(bw)), "backward_new": In(1),
@@ -36,6 +40,14 @@ class ControlUnit(wiring.Component):
 
     def elaborate(self, platform) -> Module:
         m = Module()
+        with m.If(self.ov_event):
+            m.d.comb += self.ov_next.eq(self.ov + Mux(self.ov_down, -1, 1))
+        with m.Else():
+            m.d.comb += self.ov_next.eq(self.ov)
+        with m.If(self.ov_we):
+            m.d.sync += self.ov.eq(self.ov_wdata)
+        with m.Elif(self.ov_step):
+            m.d.sync += self.ov.eq(self.ov_next)
         step = Signal(signed(self.params.br_width + 1))
         with m.If(self.br_new == 0):
             m.d.comb += step.eq(1)

@@ -118,12 +118,13 @@ class Core(wiring.Component):
         unit_fault = Signal()
         unit_kind = Signal.like(ctl.fault_kind_in)
         unit_r0, unit_r1 = Signal(w), Signal(w)
+        unit_ovf = Signal()
         with m.If(unit_sel == UNIT_MULDIV):
-            m.d.comb += [unit_r0.eq(md.result), unit_done.eq(md.done),
+            m.d.comb += [unit_r0.eq(md.result), unit_ovf.eq(md.overflow), unit_done.eq(md.done),
                          unit_fault.eq(md.fault), unit_kind.eq(FAULT_CODE["divide-by-zero"])]
         with m.Elif(unit_sel == UNIT_FUNCTION):
             if fu is not None:
-                m.d.comb += [unit_r0.eq(fu.r0), unit_r1.eq(fu.r1),
+                m.d.comb += [unit_r0.eq(fu.r0), unit_r1.eq(fu.r1), unit_ovf.eq(fu.overflow),
                              unit_done.eq(fu.done), unit_fault.eq(fu.fault),
                              unit_kind.eq(fu.fault_kind)]
             else:
@@ -141,9 +142,14 @@ class Core(wiring.Component):
         phase = Signal(range(alu.max_calls + 1))
         results = [(Signal(w, name=f"res{k}_0"), Signal(w, name=f"res{k}_1"))
                    for k in range(alu.max_calls)]
+        overflows = [Signal(name=f"ovf{k}") for k in range(alu.max_calls)]
         m.d.comb += alu.phase.eq(phase)
         for k, (r0, r1) in enumerate(results):
-            m.d.comb += [getattr(alu, f"res{k}_0").eq(r0), getattr(alu, f"res{k}_1").eq(r1)]
+            m.d.comb += [getattr(alu, f"res{k}_0").eq(r0), getattr(alu, f"res{k}_1").eq(r1),
+                         getattr(alu, f"ovf{k}").eq(overflows[k])]
+        # the overflow count: the value step's event, applied when it commits its writes
+        m.d.comb += [ctl.ov_event.eq(alu.ov_en & alu.ov_event), ctl.ov_down.eq(alu.ov_down),
+                     ctl.ov_wdata.eq(host.reg_wdata)]
 
         def start_unit(request=1) -> None:
             m.d.comb += md.start.eq(request & (unit_sel == UNIT_MULDIV))
@@ -156,7 +162,7 @@ class Core(wiring.Component):
             host.fault_kind.eq(ctl.fault_kind), host.fault_pc.eq(ctl.fault_pc),
             host.pc.eq(ctl.pc), host.br.eq(ctl.br), host.dir_backward.eq(ctl.backward),
             host.tape_count.eq(tape.count), host.mem_rdata.eq(mem.rdata),
-            host.reg_rdata.eq(rf.rdata_a),
+            host.reg_rdata.eq(rf.rdata_a), host.ov.eq(ctl.ov),
         ]
         m.d.sync += retire.valid.eq(0)
 
@@ -174,6 +180,7 @@ class Core(wiring.Component):
                     mem.wdata.eq(host.mem_wdata | (host.mem_code << w)), mem.we.eq(host.mem_we),
                     rf.raddr_a.eq(host.reg_addr), rf.waddr.eq(host.reg_addr),
                     rf.wdata.eq(host.reg_wdata), rf.we.eq(host.reg_we),
+                    ctl.ov_we.eq(host.ov_we),
                 ]
                 if grad:
                     m.d.comb += [
@@ -232,7 +239,8 @@ class Core(wiring.Component):
                         with m.Switch(phase):
                             for k, (r0, r1) in enumerate(results):
                                 with m.Case(k):
-                                    m.d.sync += [r0.eq(unit_r0), r1.eq(unit_r1)]
+                                    m.d.sync += [r0.eq(unit_r0), r1.eq(unit_r1),
+                                                 overflows[k].eq(unit_ovf)]
                         m.d.sync += phase.eq(phase + 1)
                 with m.Elif(alu.pop & tape.empty):
                     fault("tape-empty")
@@ -244,6 +252,7 @@ class Core(wiring.Component):
                         mem.waddr.eq(alu.mem_addr), mem.wdata.eq(alu.mem_wdata),
                         mem.we.eq(alu.mem_we),
                         tape.push.eq(alu.push), tape.pop.eq(alu.pop),
+                        ctl.ov_step.eq(1),
                     ]
                     m.d.sync += [
                         wb_addr.eq(dec.b), wb_data.eq(alu.wb_data),
@@ -259,6 +268,7 @@ class Core(wiring.Component):
                         retire.out_en.eq(alu.show | alu.push | alu.pop),
                         retire.out_data.eq(alu.out_data),
                         retire.push.eq(alu.push), retire.pop.eq(alu.pop),
+                        retire.ov.eq(ctl.ov_next),
                     ]
                     if grad:
                         # a micro-program after the value step (forward): BR/DIR/PC and the

@@ -57,6 +57,8 @@ class FunctionUnit(wiring.Component):
             "start": In(1), "op": In(range(len(FUNCTION_OPS))),
             "x": In(w), "y": In(w), "z": In(w),
             "done": Out(1), "r0": Out(w), "r1": Out(w),
+            # with done after rot/irot: the rotation wrapped (ovf_rot/ovf_irot); else 0
+            "overflow": Out(1),
             "fault": Out(1), "fault_kind": Out(range(len(FAULT_NAMES))),
         })
 
@@ -197,6 +199,7 @@ class FunctionUnit(wiring.Component):
             with m.State("IDLE"):
                 with m.If(self.start):
                     m.d.sync += [self.done.eq(0), self.fault.eq(0), self.fault_kind.eq(0),
+                                 self.overflow.eq(0),
                                  op.eq(self.op), ox.eq(self.x), oy.eq(self.y), oz.eq(self.z)]
                     with m.Switch(self.op):
                         with m.Case(OP["fn_abs"]):
@@ -438,10 +441,16 @@ class FunctionUnit(wiring.Component):
                 is_rot = op == OP["rot"]
                 # rot: negate first, then x -= t*y; y += s*x; x -= t*y
                 # irot: x += t*y; y -= s*x; x += t*y, then negate
+                # overflow (isa/rotation.py): negating -2^(W-1), or a shear's exact sum
+                # outside the signed range; rot negates first, irot last
+                word_min = 1 << (w - 1)
+                negate_wraps = negate & ((vx == word_min) | (vy == word_min))
                 with m.Switch(rstep):
                     with m.Case(0):
                         with m.If(is_rot & negate):
                             m.d.sync += [vx.eq(-vx), vy.eq(-vy)]
+                            with m.If(negate_wraps):
+                                m.d.sync += self.overflow.eq(1)
                             start_fmul(coef_t[:w], (-vy)[:w])
                         with m.Else():
                             start_fmul(coef_t[:w], vy)
@@ -450,6 +459,8 @@ class FunctionUnit(wiring.Component):
                     with m.Case(2):
                         start_fmul(coef_t[:w], vy)
                     with m.Case(3):
+                        with m.If(~is_rot & negate_wraps):
+                            m.d.sync += self.overflow.eq(1)
                         with m.If(~is_rot & negate):
                             finish((-vx)[:w], second=(-vy)[:w])
                         with m.Else():
@@ -458,12 +469,20 @@ class FunctionUnit(wiring.Component):
                 is_rot = op == OP["rot"]
                 prod = Mux(fm_neg, -acc, acc)
                 term = Signal(w)
-                m.d.comb += term.eq((prod + (1 << (f - 1))) >> f)
+                exact_term = Signal(signed(wide + 2))  # the term before it is cut to W bits
+                m.d.comb += [exact_term.eq((prod + (1 << (f - 1))) >> f), term.eq(exact_term)]
+                sheared = Signal(signed(wide + 4))  # the shear's exact sum
                 with m.Switch(rstep):
                     with m.Case(0, 2):
                         m.d.sync += vx.eq(Mux(is_rot, vx - term, vx + term))
+                        m.d.comb += sheared.eq(vx.as_signed()
+                                               + Mux(is_rot, -exact_term, exact_term))
                     with m.Case(1):
                         m.d.sync += vy.eq(Mux(is_rot, vy + term, vy - term))
+                        m.d.comb += sheared.eq(vy.as_signed()
+                                               + Mux(is_rot, exact_term, -exact_term))
+                with m.If((sheared < -(1 << (w - 1))) | (sheared >= (1 << (w - 1)))):
+                    m.d.sync += self.overflow.eq(1)
                 m.d.sync += rstep.eq(rstep + 1)
                 m.next = "ROT_SHEAR"
 

@@ -6,11 +6,12 @@ back, sets the start PC and DIR, pulses ``run``, and watches ``busy``,
 ``halted``, ``fault``, ``fault_kind`` (``params.FAULT_NAMES``) and
 ``fault_pc``.  With the gradient bank, ``greg_we``/``gmem_we`` write the
 gradient bank at ``reg_addr``/``mem_addr``, ``greg_rdata``/``gmem_rdata`` read
-it back, and ``grad`` is the gradient switch (sampled at ``run``).
+it back, and ``grad`` is the gradient switch (sampled at ``run``).  ``ov`` reads the
+overflow counter OV; ``ov_we`` writes it from ``reg_wdata``.
 
 The retire port (after RISC-V's RVFI) reports every executed instruction the
 cycle after it commits: its PC and word, DIR before, BR and DIR after, the
-register writes (up to two), the memory write and the output word.
+register writes (up to two), the memory write, the output word and OV after it.
 """
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ def host_signature(params: CoreParams) -> wiring.Signature:
         "mem_addr": Out(abits), "mem_wdata": Out(w), "mem_code": Out(1), "mem_we": Out(1),
         "mem_rdata": wiring.In(w + 1),
         "reg_addr": Out(5), "reg_wdata": Out(w), "reg_we": Out(1), "reg_rdata": wiring.In(w),
+        "ov_we": Out(1), "ov": wiring.In(w),
         "start_pc": Out(abits), "backward": Out(1), "run": Out(1),
         "busy": wiring.In(1), "halted": wiring.In(1), "fault": wiring.In(1),
         "fault_kind": wiring.In(range(len(FAULT_NAMES))),
@@ -50,4 +52,5 @@ def retire_signature(params: CoreParams) -> wiring.Signature:
         "wb_en": Out(1), "wb_addr": Out(5), "wb_data": Out(w),
         "mem_en": Out(1), "mem_addr": Out(w), "mem_data": Out(w),
         "out_en": Out(1), "out_data": Out(w), "push": Out(1), "pop": Out(1),
+        "ov": Out(w),
     })

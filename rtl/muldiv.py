@@ -8,6 +8,9 @@ division of ``2|x| 2^F + |y|`` by ``2|y|`` (W + F + 2 cycles), then the sign;
 ``y = 0`` raises ``fault`` (divide-by-zero) instead.
 A sequential unit keeps the core small on an iCE40 without DSPs; the rejected
 alternative (one combinational W x W product) costs about a thousand LUT4.
+``overflow`` rises with ``result`` when the rounded product or quotient does not fit
+W bits signed (the vocabulary's ``ovf_mul``/``ovf_div``): the product's bits above the
+word, or a quotient bit shifted out of ``quot`` or a magnitude past the signed range.
 """
 from __future__ import annotations
 
@@ -28,7 +31,7 @@ class MulDiv(wiring.Component):
         self.width = width
         super().__init__({
             "start": In(1), "op": In(range(len(MULDIV_OPS))), "x": In(width), "y": In(width),
-            "done": Out(1), "fault": Out(1), "result": Out(width),
+            "done": Out(1), "fault": Out(1), "result": Out(width), "overflow": Out(1),
         })
 
     def elaborate(self, platform) -> Module:
@@ -48,6 +51,7 @@ class MulDiv(wiring.Component):
         divisor = Signal(w + 1)
         rem = Signal(w + 2)
         quot = Signal(w)
+        lost = Signal()  # a quotient bit shifted out of quot
 
         mag_x = Signal(w)
         mag_y = Signal(w)
@@ -56,7 +60,8 @@ class MulDiv(wiring.Component):
         with m.FSM():
             with m.State("IDLE"):
                 with m.If(self.start):
-                    m.d.sync += [self.done.eq(0), self.fault.eq(0), neg.eq(sx[w - 1] ^ sy[w - 1])]
+                    m.d.sync += [self.done.eq(0), self.fault.eq(0), self.overflow.eq(0),
+                                 lost.eq(0), neg.eq(sx[w - 1] ^ sy[w - 1])]
                     with m.If(self.op == OP_MUL):
                         m.d.sync += [multiplicand.eq(mag_x), multiplier.eq(mag_y), acc.eq(0),
                                      count.eq(w)]
@@ -72,8 +77,11 @@ class MulDiv(wiring.Component):
                 with m.If(count == 0):
                     product = Signal(2 * w + 1)
                     m.d.comb += product.eq(negate_if(neg, acc))
-                    m.d.sync += [self.result.eq((product.as_signed() + (1 << (f - 1))) >> f),
-                                 self.done.eq(1)]
+                    rounded = Signal(2 * w + 2)
+                    m.d.comb += rounded.eq((product.as_signed() + (1 << (f - 1))) >> f)
+                    top = rounded[w - 1:]  # all equal when the rounded product fits
+                    m.d.sync += [self.result.eq(rounded), self.done.eq(1),
+                                 self.overflow.eq((top != 0) & (top != (1 << len(top)) - 1))]
                     m.next = "IDLE"
                 with m.Else():
                     with m.If(multiplier[0]):
@@ -82,7 +90,10 @@ class MulDiv(wiring.Component):
                                  multiplier.eq(multiplier >> 1), count.eq(count - 1)]
             with m.State("DIV"):
                 with m.If(count == 0):
-                    m.d.sync += [self.result.eq(negate_if(neg, quot)), self.done.eq(1)]
+                    # |q| fits when below 2^(W-1), or equal to it with the sign negative
+                    big = quot[w - 1] & (~neg | (quot[:w - 1] != 0))
+                    m.d.sync += [self.result.eq(negate_if(neg, quot)), self.done.eq(1),
+                                 self.overflow.eq(lost | big)]
                     m.next = "IDLE"
                 with m.Else():
                     trial = Signal(w + 2)
@@ -91,6 +102,8 @@ class MulDiv(wiring.Component):
                         m.d.sync += [rem.eq(trial - divisor), quot.eq((quot << 1) | 1)]
                     with m.Else():
                         m.d.sync += [rem.eq(trial), quot.eq(quot << 1)]
+                    with m.If(quot[w - 1]):
+                        m.d.sync += lost.eq(1)
                     m.d.sync += [numerator.eq(numerator << 1), count.eq(count - 1)]
         return m
 

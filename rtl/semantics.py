@@ -14,9 +14,14 @@ and reads that call's result port.  With a shared shifter or adder in
 :class:`Inputs`, the first shift/rotate and the first word sum or difference
 of a template become requests for them too (:mod:`revasm.rtl.alu` then needs
 one of each).  Gradient statements are compiled by :mod:`revasm.rtl.microcode`.
-The overflow counter's update (``OV[0] = ...``, with its ``overflow`` device call and
-``ovf_*`` predicates) is skipped: the core does not hold OV yet (docs/rtl.md), so the
-RTL computes every word the simulators compute but counts no overflow events.
+The overflow counter's update (``OV[0] = (OV[0] +- overflow(event)) & M``) becomes
+``Effects.ov_event`` (the event, one bit) and ``Effects.ov_down`` (backward's ``-``):
+it is evaluated after the template's other statements, over the state it saw, so the
+register write keeps the shared adder.  ``ovf_add``/``ovf_sub``/``ovf_sat`` are
+combinational; ``ovf_mul``/``ovf_div``/``ovf_rot``/``ovf_irot`` read the overflow bit
+of the unit call they name (the call of ``fmul``/``fdiv``/``rot``/``irot`` with the same
+operands, or -- backward ROT/IROT -- the call of the inverse rotation whose results they
+test: ``ovf_rot(irot(x, y, c), c) == ovf_irot(x, y, c)``, ``isa/rotation.py``).
 Nothing in this module knows a mnemonic.
 """
 from __future__ import annotations
@@ -84,6 +89,9 @@ class Inputs:
     #: the result of a shared adder (signed, W + 2 bits): when given, the template's first
     #: sum or difference of two words of at most W bits is a request for it (``Effects.add``)
     adder: Value | None = None
+    #: per unit call, in template order: the unit's overflow bit for that call (its result
+    #: does not fit); without them the ``ovf_mul``-like predicates read 0
+    unit_overflows: tuple[Value, ...] | None = None
 
 
 @dataclass
@@ -104,6 +112,16 @@ class Effects:
     shift: tuple[Value, Value, Value] | None = None
     #: a request for the shared adder: (x, y, subtract); its result is x + y or x - y, exactly
     add: tuple[Value, Value, bool] | None = None
+    #: the overflow event the template counts (one bit), or None when it counts none
+    ov_event: Value | None = None
+    #: the count goes down (``OV[0] - overflow(...)``: a backward template)
+    ov_down: bool = False
+
+
+#: The overflow predicates that test a unit call, and the call they test.
+_UNIT_PREDICATES = {"ovf_mul": "fmul", "ovf_div": "fdiv", "ovf_rot": "rot", "ovf_irot": "irot"}
+#: Rotations whose results another rotation's predicate may test (they undo each other).
+_INVERSE_CALL = {"rot": "irot", "irot": "rot"}
 
 
 class TemplateError(ValueError):
@@ -126,6 +144,9 @@ class _Evaluator:
         self.mem_value: Value | None = None
         self._assigned: set[str] = set()
         self._mem_assigned = False
+        self._overflow: tuple[ast.expr, dict, dict] | None = None
+        #: per unit call: (name, operand words, results)
+        self._calls: list[tuple[str, tuple[Value, ...], tuple[Value, ...]]] = []
 
     # --- statements -------------------------------------------------------
     def run(self, source: str) -> Effects:
@@ -140,7 +161,27 @@ class _Evaluator:
                 eff.writes[key] = self.state[f"R{key}"]
         if self._mem_assigned:
             eff.mem_write = self.mem_value
+        if self._overflow is not None:
+            self.count_overflow(*self._overflow)
         return eff
+
+    def count_overflow(self, value: ast.expr, state: dict, locals_: dict) -> None:
+        """``(OV[0] +- overflow(event)) & M``, over the state the statement saw."""
+        inner = value.left if isinstance(value, ast.BinOp) else None
+        if not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.BitAnd)
+                and isinstance(value.right, ast.Name) and value.right.id == "M"
+                and isinstance(inner, ast.BinOp) and isinstance(inner.op, (ast.Add, ast.Sub))
+                and _counts_overflow(inner.left) and isinstance(inner.right, ast.Call)
+                and isinstance(inner.right.func, ast.Name)
+                and inner.right.func.id == "overflow" and len(inner.right.args) == 1):
+            raise TemplateError(f"overflow count {ast.dump(value)}")
+        saved = self.state, self.locals
+        self.state, self.locals = state, locals_
+        try:
+            self.effects.ov_event = self.truth(self.expr(inner.right.args[0]))
+        finally:
+            self.state, self.locals = saved
+        self.effects.ov_down = isinstance(inner.op, ast.Sub)
 
     def statement(self, stmt: ast.stmt) -> None:
         if isinstance(stmt, ast.Pass):
@@ -153,7 +194,11 @@ class _Evaluator:
                 raise TemplateError("chained assignment")
             target = stmt.targets[0]
             if _counts_overflow(target):
-                return  # the core has no OV register yet (docs/rtl.md): not counted here
+                if self._overflow is not None:
+                    raise TemplateError("two overflow counts")
+                # counted after the other statements (see count_overflow)
+                self._overflow = (stmt.value, dict(self.state), dict(self.locals))
+                return
             if isinstance(target, ast.Tuple):
                 value = self.expr(stmt.value)
                 if not isinstance(value, tuple) or len(value) != len(target.elts):
@@ -320,6 +365,19 @@ class _Evaluator:
     def amount(self, v) -> Value:
         return self.value(v)[:self.amount_bits]
 
+    def unit_overflow(self, predicate: str, args: list[Value]) -> Value:
+        """The overflow bit of the unit call ``predicate`` tests (see the module's doc)."""
+        tested = _UNIT_PREDICATES[predicate]
+        for k, (name, words, results) in enumerate(self._calls):
+            inverse_results = (name == _INVERSE_CALL.get(tested)
+                               and _same(tuple(args[:2]), tuple(r[:self.width] for r in results))
+                               and _same(tuple(args[2:]), words[2:]))
+            if (name == tested and _same(tuple(args), words)) or inverse_results:
+                if self.inp.unit_overflows is None:
+                    return Const(0, 1)
+                return self.inp.unit_overflows[k]
+        raise TemplateError(f"{predicate} tests no unit call of the template")
+
     def shift_request(self, name: str, x: Value, n: Value) -> Value:
         """A shift or rotate as one funnel shift: the low W bits of (high:low) >> s."""
         w = self.width
@@ -361,9 +419,21 @@ class _Evaluator:
             index = len(self.effects.calls)
             if index >= len(self.inp.unit_results):
                 raise TemplateError(f"more than {len(self.inp.unit_results)} unit calls")
-            self.effects.calls.append((name, tuple(self.word(a) for a in args)))
+            words = tuple(self.word(a) for a in args)
+            self.effects.calls.append((name, words))
             r0, r1 = self.inp.unit_results[index]
-            return (r0, r1) if name in ("rot", "irot") else r0
+            result = (r0, r1) if name in ("rot", "irot") else r0
+            self._calls.append((name, words, (r0, r1) if name in ("rot", "irot") else (r0,)))
+            return result
+        if name in ("ovf_add", "ovf_sub"):
+            x, y = self.word(args[0]).as_signed(), self.word(args[1]).as_signed()
+            exact = x + y if name == "ovf_add" else x - y  # W + 1 bits, signed
+            return exact[w] ^ exact[w - 1]
+        if name == "ovf_sat":
+            x = self.word(args[0])
+            return (x == (1 << (w - 1)) - 1) | (x == 1 << (w - 1))
+        if name in _UNIT_PREDICATES:
+            return self.unit_overflow(name, [self.word(a) for a in args])
         if name == "fneg":
             return (-self.word(args[0]))[:w]
         if name == "fadd":
@@ -389,6 +459,10 @@ class _Evaluator:
             self.effects.unemit = True
             return self.inp.tape_top
         raise TemplateError(f"call of {name}")
+
+
+def _same(a: tuple[Value, ...], b: tuple[Value, ...]) -> bool:
+    return len(a) == len(b) and all(repr(x) == repr(y) for x, y in zip(a, b))
 
 
 def _counts_overflow(target: ast.expr) -> bool:

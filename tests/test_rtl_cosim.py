@@ -262,3 +262,94 @@ def test_gradient_mode_in_lockstep(width: int) -> None:
     assert {"ADDMUL", "ROT", "ADDSIN", "exch+alias"} <= set(both)
     if width == 32:
         assert "ADDDIV" in both and len(results) >= 57
+
+
+#: Programs whose fixed-point results do not fit: (name, width, source, events forward).
+OVERFLOWING = [
+    ("50000 * 50000 (ADDMUL)", 64, """
+.input  x $1 fixed = 50000.0
+.input  y $2 fixed = 50000.0
+        start
+        addmul $3 $1 $2
+        submul $4 $1 $2
+        finish
+""", 2),
+    ("exp(22) (ADDEXP)", 64, """
+.input  x $1 fixed = 22.0
+        start
+        addexp $2 $1
+        subexp $3 $1
+        finish
+""", 2),
+    ("a sum leaving the range", 32, """
+.input  x $1 fixed = 30000.0
+.input  y $2 fixed = 1.0
+        start
+        addmul $3 $1 $2
+        addmul $3 $1 $2
+        submul $4 $1 $2
+        submul $4 $1 $2
+        submul $4 $1 $2
+        finish
+""", 2),
+    ("a quotient that does not fit (ADDDIV)", 32, """
+.input  x $1 fixed = 30000.0
+.input  y $2 fixed = 0.25
+.input  z $5 fixed = -0.25
+        start
+        adddiv $3 $1 $2
+        subdiv $4 $1 $5
+        adddiv $6 $2 $1
+        finish
+""", 2),
+    ("products that fit and one that does not", 32, """
+.input  x $1 fixed = -181.0
+.input  y $2 fixed = 181.0
+.input  z $5 fixed = 182.0
+        start
+        addmul $3 $1 $2
+        addmul $4 $2 $2
+        addmul $6 $5 $5
+        finish
+""", 1),
+    ("rotations whose shears or negation wrap (ROT, IROT)", 32, """
+.input  x $1 fixed = 30000.0
+.input  y $2 fixed = 30000.0
+.input  t $3 fixed = 0.7
+.input  u $4 fixed = 30000.0
+.input  v $5 fixed = 30000.0
+.input  m $6 fixed = -32768.0
+.input  s $8 fixed = 3.0
+.input  p $9 fixed = 0.5
+.input  q $10 fixed = -0.25
+        start
+        rot $1 $2 $3
+        irot $4 $5 $3
+        rot $6 $7 $8
+        rot $9 $10 $8
+        irot $9 $10 $3
+        finish
+""", 3),
+]
+
+
+@pytest.mark.parametrize("width", [32, 64])
+def test_overflow_events_agree_forward_and_backward(width: int) -> None:
+    from revasm.assembler import assemble
+    from revasm.sim.host import initial_words
+    jobs, expected = [], {}
+    for name, w, source, events in OVERFLOWING:
+        if w != width:
+            continue
+        image = assemble(";; pendulum pal file\n" + source.lstrip("\n"), width=width)
+        registers, memory = initial_words(image, memory_words=TEST_MEMORY_WORDS)
+        jobs.append(Job(image, registers, memory, name=name))
+        expected[name] = events
+    results = Lockstep(CoreParams(width=width, memory_words=TEST_MEMORY_WORDS)).run(
+        jobs, stop_on_divergence=False)
+    assert _report(results) == ""
+    for result in results:
+        forward, backward = result.runs
+        assert (forward.status, backward.status) == ("finished", "finished")
+        assert forward.overflows == expected[result.job.name], result.job.name
+        assert backward.overflows == 0, result.job.name

@@ -24,7 +24,7 @@ from revasm.rtl.function_unit import IMPLEMENTED, FunctionUnit  # noqa: E402
 from revasm.rtl.memory import Tape  # noqa: E402
 from revasm.rtl.muldiv import OP_DIV, OP_MUL, MulDiv  # noqa: E402
 from revasm.rtl.params import CoreParams  # noqa: E402
-from revasm.rtl.semantics import FUNCTION_OPS, TemplateError, evaluate  # noqa: E402
+from revasm.rtl.semantics import FUNCTION_OPS, MULDIV_OPS, TemplateError, evaluate  # noqa: E402
 
 
 def _simulate(dut, testbench, *, clock: bool = True) -> None:
@@ -153,6 +153,58 @@ def test_alu_runs_the_templates(width: int) -> None:
     _simulate(dut, testbench, clock=False)
 
 
+def _constant(value):
+    return lambda *_: value
+
+
+@pytest.mark.parametrize("width", [32, 64])
+def test_alu_counts_the_templates_overflow_events(width: int) -> None:
+    """Every entry that counts overflow events, both directions, with a free unit result
+    and unit overflow bit: the ALU's event and its sign against the template in Python."""
+    fmt = WordFormat(width)
+    rng = random.Random(width + 7)
+    dut = Alu(width, width + 2)
+    entries = [(i, ins) for i, ins in enumerate(INSTRUCTIONS) if "OV[" in ins.forward]
+    assert len(entries) > 20
+    seen = {-1: 0, 0: 0, 1: 0}
+
+    async def testbench(ctx) -> None:
+        for index, ins in entries:
+            for trial in range(8):
+                regs = {n: rng.choice(_words(width, rng, 12)) for n in "abc"}
+                r0, r1 = rng.choice(_words(width, rng, 12)), rng.choice(_words(width, rng, 12))
+                if trial < 2:  # a term at an end of the range (ovf_sat)
+                    r0 = rng.choice([fmt.mask >> 1, 1 << (width - 1)])
+                unit_bit = trial % 2
+                names = dict(vocabulary(fmt))
+                names.update({op: _constant(r0) for op in FUNCTION_OPS + MULDIV_OPS})
+                names.update({op: _constant((r0, r1)) for op in ("rot", "irot")})
+                names.update({f"ovf_{op}": _constant(unit_bit)
+                              for op in ("mul", "div", "rot", "irot")})
+                names["overflow"] = int
+                for backward in (0, 1):
+                    R = [0] * 32  # noqa: N806
+                    R[1], R[2], R[3] = regs["a"], regs["b"], regs["c"]
+                    env = dict(names, R=R, OV=[0])
+                    template = ins.backward if backward else ins.forward
+                    exec(template.format(a=1, b=2, c=3), env)  # noqa: S102
+                    want = fmt.signed(env["OV"][0])
+                    for n in "abc":
+                        ctx.set(getattr(dut, f"r{n}"), regs[n])
+                    ctx.set(dut.res0_0, r0)
+                    ctx.set(dut.res0_1, r1)
+                    ctx.set(dut.ovf0, unit_bit)
+                    ctx.set(dut.index, index)
+                    ctx.set(dut.backward, backward)
+                    assert ctx.get(dut.ov_en)
+                    got = ctx.get(dut.ov_event) * (-1 if ctx.get(dut.ov_down) else 1)
+                    assert got == want, (ins.mnemonic, backward, regs, r0, r1, unit_bit)
+                    seen[want] += 1
+
+    _simulate(dut, testbench, clock=False)
+    assert min(seen.values()) >= 20
+
+
 def test_translator_refuses_unknown_constructs() -> None:
     from amaranth.hdl import Const
 
@@ -279,7 +331,11 @@ def test_muldiv_is_the_vocabulary(width: int) -> None:
     rng = random.Random(width + 1)
     xs = _words(width, rng, 30)
     cases = [(op, x, rng.choice(xs)) for op in (OP_MUL, OP_DIV) for x in xs] + [(OP_DIV, 5, 0)]
+    cases += [(OP_MUL, fmt.from_real("50000"), fmt.from_real("50000")),
+              (OP_DIV, fmt.wrap(fmt.min_signed), fmt.wrap(-fmt.one)),
+              (OP_DIV, fmt.wrap(fmt.min_signed), fmt.one), (OP_DIV, fmt.one, 1)]
     dut = MulDiv(width)
+    overflows = [0, 0]
 
     async def testbench(ctx) -> None:
         for op, x, y in cases:
@@ -296,8 +352,12 @@ def test_muldiv_is_the_vocabulary(width: int) -> None:
             want = names["fmul" if op == OP_MUL else "fdiv"](x, y)
             assert not ctx.get(dut.fault)
             assert ctx.get(dut.result) == want, (op, fmt.signed(x), fmt.signed(y))
+            fits = names["ovf_mul" if op == OP_MUL else "ovf_div"](x, y)
+            assert ctx.get(dut.overflow) == fits, (op, fmt.signed(x), fmt.signed(y))
+            overflows[fits] += 1
 
     _simulate(dut, testbench)
+    assert min(overflows) >= 5  # both outcomes seen
 
 
 # --- function unit --------------------------------------------------------------------------------
@@ -317,8 +377,11 @@ def test_function_unit_is_bit_exact(width: int) -> None:
              for op in FUNCTION_OPS for _ in range(9)]
     cases += [("fn_log", 0, 0, 0), ("fn_sqrt", fmt.wrap(-1), 0, 0), ("fn_pow", 0, fmt.wrap(-3), 0),
               ("fn_pow", fmt.wrap(-fmt.one), fmt.one, 0), ("fn_tanh", 0, 0, 0), ("fn_exp", 0, 0, 0)]
+    big, angle = (fmt.mask >> 1) * 7 // 8, fmt.from_real("0.7")
+    cases += [("rot", big, big, angle), ("irot", big, big, angle),  # a shear wraps
+              ("rot", 1 << (width - 1), 0, fmt.from_real("3"))]  # the negation wraps
     dut = FunctionUnit(width)
-    checked = {"fault": 0, "value": 0}
+    checked = {"fault": 0, "value": 0, "wraps": 0}
 
     async def testbench(ctx) -> None:
         for op, x, y, z in cases:
@@ -345,10 +408,14 @@ def test_function_unit_is_bit_exact(width: int) -> None:
             assert not ctx.get(dut.fault), (op, x, y, z)
             got = (ctx.get(dut.r0), ctx.get(dut.r1))[:len(want)]
             assert got == tuple(want), (op, fmt.signed(x), fmt.signed(y), fmt.signed(z))
+            wraps = names[f"ovf_{op}"](x, y, z) if op in ("rot", "irot") else 0
+            assert ctx.get(dut.overflow) == wraps, (op, fmt.signed(x), fmt.signed(y),
+                                                    fmt.signed(z))
+            checked["wraps"] += wraps
             checked["value"] += 1
 
     _simulate(dut, testbench)
-    assert checked["fault"] >= 4 and checked["value"] > 100
+    assert checked["fault"] >= 4 and checked["value"] > 100 and checked["wraps"] >= 3
 
 
 # --- tape -----------------------------------------------------------------------------------------

@@ -149,6 +149,7 @@ class _Corrupting(Bus):
     ("wa_data", 1 << 3, "wa_en", "rtl:"),       # a register value
     ("pc", 1, None, "the RTL retired pc"),      # the instruction
     ("backward", 1, None, "DIR: rtl"),          # the direction
+    ("ov", 1, None, "OV: rtl"),                 # the overflow counter
 ])
 def test_a_corrupted_record_is_a_divergence(engine: VerilatorLockstep, field: str, flip: int,
                                             enable: str | None, expect: str) -> None:
