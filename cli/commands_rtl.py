@@ -163,7 +163,8 @@ def sim(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
     else:
         (result,) = Lockstep(params, max_steps=max_steps).run([job])
     runs = [{"direction": r.direction, "steps": r.steps, "cycles": r.cycles, "status": r.status,
-             "fault_kind": r.fault_kind, "fault_pc": r.fault_pc, "divergence": r.divergence}
+             "fault_kind": r.fault_kind, "fault_pc": r.fault_pc, "divergence": r.divergence,
+             "overflows": r.overflows}
             for r in result.runs]
     ok = all(r.status == "finished" for r in result.runs)
     summary = {"file": file, "width": image.width, "gradient": grad, "status": "agree" if ok else
@@ -179,6 +180,9 @@ def sim(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
         for r in result.runs:
             way = "forward" if r.direction > 0 else "backward"
             line = f"{way}: {r.steps} instructions, {r.cycles} RTL cycles, {r.status}"
+            if r.overflows:
+                line += (f", OV = {r.overflows} (overflow events counted by the RTL and the "
+                         "reference alike)")
             if r.fault_kind:
                 line += f" ({r.fault_kind} at pc {r.fault_pc}, same as the reference)" \
                     if r.status == "fault" else f" ({r.fault_kind} at pc {r.fault_pc})"

@@ -96,3 +96,15 @@ def test_sim_gradient_mode() -> None:
     result = _run("rtl", "sim", "examples/x1_plus_x1x2.pal", "--grad", "--memory-words", "64")
     assert result.exit_code == 0, result.output
     assert "and on the gradient banks" in result.output
+
+
+def test_rtl_sim_reports_the_overflow_counter(tmp_path) -> None:
+    program = tmp_path / "ov.pal"
+    program.write_text(";; pendulum pal file\n.width 64\n start\n li $1 50000.0\n"
+                       " li $2 50000.0\n addmul $3 $1 $2\n finish\n")
+    result = _run("rtl", "sim", str(program), "--json")
+    assert result.exit_code == 0, result.output
+    runs = json.loads(result.stdout)["runs"]
+    assert [r["overflows"] for r in runs] == [1, 0]  # one event forward, taken back backward
+    text = _run("rtl", "sim", str(program)).stdout
+    assert "forward: 7 instructions" in text and "OV = 1" in text
