@@ -27,6 +27,7 @@ def kernel_cache(tmp_path, monkeypatch):
     """A fresh kernel cache, and no kernel module shared from earlier tests."""
     monkeypatch.setenv("REVASM_CACHE_DIR", str(tmp_path / "kernels"))
     monkeypatch.setattr(machine, "_MODULES", {})
+    monkeypatch.setattr(cache, "_LOADED", {})  # modules earlier tests imported by key
     return tmp_path / "kernels"
 
 
