@@ -60,11 +60,12 @@ def test_auto_keeps_one_lane_on_the_reference_and_batches_off_it(tmp_path, monke
 @pytest.mark.skipif("compiled" not in ENGINES, reason="needs numba")
 def test_auto_runs_compiled_only_a_cached_kernel_whose_recorded_work_pays(tmp_path, monkeypatch):
     from revasm.sim import engines
-    from revasm.sim.compiled import machine
+    from revasm.sim.compiled import cache, machine
     from revasm.sim.compiled.machine import CompiledLanes
 
     monkeypatch.setenv("REVASM_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(machine, "_MODULES", {})  # no kernel loaded by an earlier test
+    monkeypatch.setattr(cache, "_LOADED", {})  # nor a kernel module imported by one
     image = assemble_file(EXAMPLES / "fib.pal")  # 134 steps per lane
     assert not engines.compiled_pays(image, 1, "reference")  # never run compiled
     engine("compiled").load(image, 1).run(1)  # compiles run_serial, records 134 steps
