@@ -9,18 +9,7 @@ import click
 from revasm.bench import BENCHMARKS, result_path, run_benchmark
 
 from .errors import ToolError
-
-
-class _BenchCommand(click.Command):
-    """bench's --help lists every registered benchmark with its module's summary."""
-
-    def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        template = self.help or ""
-        self.help = template.replace("{benchmarks}", benchmark_list())
-        try:
-            super().format_help_text(ctx, formatter)
-        finally:
-            self.help = template
+from .help_text import filled_help
 
 
 def benchmark_list(indent: str = "    ") -> str:
@@ -36,7 +25,7 @@ def benchmark_list(indent: str = "    ") -> str:
     return ("\n" + indent).join(lines)
 
 
-@click.command(cls=_BenchCommand)
+@click.command(cls=filled_help("benchmarks", benchmark_list))
 @click.argument("names", nargs=-1, metavar="[NAME]...")
 @click.option("--quick", is_flag=True,
               help="Small batches and few repeats (minutes, not hours); results go to "

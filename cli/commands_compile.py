@@ -12,6 +12,7 @@ from revasm.compiler import CompileError, compile_file
 from revasm.isa.fixed_point import WordFormat
 
 from .errors import EXIT_FAILURE, ToolError, output_error
+from .help_text import filled_help
 from .loading import assembly_error, compile_error
 from .outputs import refuse_overwrite, write_atomic
 from .values import real_range_text
@@ -176,19 +177,7 @@ def _parse_at(text: str, width: int) -> dict[str, float]:
     return point
 
 
-class _GradExprCommand(click.Command):
-    """grad-expr's --help lists the functions from the table the expression reader uses."""
-
-    def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        template = self.help or ""
-        self.help = template.replace("{accepted}", expression_syntax_help())
-        try:
-            super().format_help_text(ctx, formatter)
-        finally:
-            self.help = template
-
-
-@click.command("grad-expr", cls=_GradExprCommand)
+@click.command("grad-expr", cls=filled_help("accepted", lambda: expression_syntax_help()))
 @click.argument("expression")
 @click.option("--at", "at", required=True, metavar="NAME=VALUE,...",
               help="The point: a value for every variable of the expression.")
