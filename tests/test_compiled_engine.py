@@ -203,6 +203,26 @@ def test_vocabulary_matches_the_isa(width, name):
     assert checked > 200  # not vacuous (log, sqrt, pow, div fault on part of the words)
 
 
+@pytest.mark.parametrize("width", [32, 64])
+@pytest.mark.parametrize("name", ["fmul", "fdiv"])
+def test_fused_results_are_the_isa_result_and_its_overflow_predicate(width, name):
+    """``fdiv_ovf``/``fmul_ovf`` (one division or product for both, translate.FUSED) give
+    the ISA's result and its ``ovf_`` predicate on every pair of edge and random words."""
+    rng = random.Random(f"fused-{name}{width}")
+    table = vocabulary(WordFormat(width))
+    fused = getattr(vocab, f"{name}_ovf{width}")
+    words = _words(width, 400, rng)
+    events = 0
+    for x in words:
+        for y in (rng.choice(words) for _ in range(3)):
+            if name == "fdiv" and y == 0:
+                continue
+            expected = (table[name](x, y), table[f"ovf_{name[1:]}"](x, y))
+            assert tuple(int(v) for v in fused(np.uint64(x), np.uint64(y))) == expected, (x, y)
+            events += expected[1]
+    assert events > 20  # overflowing pairs are among them
+
+
 # --- example programs -------------------------------------------------------------------------
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])

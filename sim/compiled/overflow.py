@@ -16,9 +16,16 @@ from .vocab import (
     JIT,
     LOW32,
     S32,
+    SIGN32,
+    SIGN64,
+    TOP32,
+    TOP64,
     I,
     U,
-    div_round_mag,
+    fdiv_ovf32,
+    fdiv_ovf64,
+    fmul_ovf32,
+    fmul_ovf64,
     mul_round32,
     rotation_plan,
     smul128,
@@ -28,11 +35,6 @@ from .vocab import (
     w_sar,
     w_sub,
 )
-
-_TOP32 = U(0x7FFFFFFF)
-_SIGN32 = U(0x80000000)
-_TOP64 = U(0x7FFFFFFFFFFFFFFF)
-_SIGN64 = U(0x8000000000000000)
 
 
 @njit(**JIT)
@@ -61,12 +63,12 @@ def ovf_sub64(x, y):
 
 @njit(**JIT)
 def ovf_sat32(x):
-    return U(1) if x == _TOP32 or x == _SIGN32 else U(0)
+    return U(1) if x == TOP32 or x == SIGN32 else U(0)
 
 
 @njit(**JIT)
 def ovf_sat64(x):
-    return U(1) if x == _TOP64 or x == _SIGN64 else U(0)
+    return U(1) if x == TOP64 or x == SIGN64 else U(0)
 
 
 @njit(**JIT)
@@ -76,7 +78,7 @@ def _fits32(v):
 
 @njit(**JIT)
 def ovf_mul32(x, y):
-    return U(0) if _fits32(mul_round32(S32(x), S32(y))) else U(1)
+    return fmul_ovf32(x, y)[1]
 
 
 @njit(**JIT)
@@ -89,34 +91,17 @@ def _product64(a, b):
 
 @njit(**JIT)
 def ovf_mul64(x, y):
-    h, lo = _product64(I(x), I(y))
-    return U(0) if w_fits64(h, lo) else U(1)
+    return fmul_ovf64(x, y)[1]
 
 
 @njit(**JIT)
 def ovf_div32(x, y):
-    if y == U(0):
-        return U(0)
-    a = S32(x)
-    b = S32(y)
-    n = U(-a) if a < 0 else U(a)
-    d = U(-b) if b < 0 else U(b)
-    q = ((n << U(17)) + d) // (d << U(1))
-    limit = U(1 << 31) if (a < 0) != (b < 0) else U((1 << 31) - 1)
-    return U(1) if q > limit else U(0)
+    return U(0) if y == U(0) else fdiv_ovf32(x, y)[1]
 
 
 @njit(**JIT)
 def ovf_div64(x, y):
-    if y == U(0):
-        return U(0)
-    a = I(x)
-    b = I(y)
-    n = U(0) - x if a < 0 else x
-    d = U(0) - y if b < 0 else y
-    qh, q = div_round_mag(n, d, 32)
-    limit = _SIGN64 if (a < 0) != (b < 0) else _TOP64
-    return U(1) if qh != 0 or q > limit else U(0)
+    return U(0) if y == U(0) else fdiv_ovf64(x, y)[1]
 
 
 # --- rotations: a shear wraps, or the reduction negates -2**(W-1) ----------------------
@@ -144,7 +129,7 @@ def _shear64(word, coefficient, other, sign):
 def ovf_rot32(x, y, theta):
     negate, t, sn = rotation_plan(S32(theta), 32)
     if negate:
-        if x == _SIGN32 or y == _SIGN32:
+        if x == SIGN32 or y == SIGN32:
             return U(1)
         x, y = (U(0) - x) & LOW32, (U(0) - y) & LOW32
     bad, x = _shear32(x, t, y, I(-1))
@@ -169,14 +154,14 @@ def ovf_irot32(x, y, theta):
     bad, x = _shear32(x, t, y, I(1))
     if bad:
         return U(1)
-    return U(1) if negate and (x == _SIGN32 or y == _SIGN32) else U(0)
+    return U(1) if negate and (x == SIGN32 or y == SIGN32) else U(0)
 
 
 @njit(**JIT)
 def ovf_rot64(x, y, theta):
     negate, t, sn = rotation_plan(I(theta), 64)
     if negate:
-        if x == _SIGN64 or y == _SIGN64:
+        if x == SIGN64 or y == SIGN64:
             return U(1)
         x, y = U(0) - x, U(0) - y
     bad, x = _shear64(x, t, y, I(-1))
@@ -201,7 +186,7 @@ def ovf_irot64(x, y, theta):
     bad, x = _shear64(x, t, y, I(1))
     if bad:
         return U(1)
-    return U(1) if negate and (x == _SIGN64 or y == _SIGN64) else U(0)
+    return U(1) if negate and (x == SIGN64 or y == SIGN64) else U(0)
 
 
 __all__ = ["ovf_add32", "ovf_add64", "ovf_div32", "ovf_div64", "ovf_irot32", "ovf_irot64",

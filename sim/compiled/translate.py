@@ -43,6 +43,10 @@ WORD_FUNCTIONS = {"shl", "srl", "sra", "rotl", "rotr", "slt", "fmul", "fdiv", "f
                   "ovf_rot", "ovf_irot"}
 PAIR_FUNCTIONS = {"rot", "irot"}
 FAULTING = {"fdiv", "fn_log", "fn_sqrt", "fn_pow", "addr", "unemit"}
+#: Results computed together: ``fdiv`` and its overflow predicate share one division
+#: (``fdiv_ovf64`` returns both; LLVM does not merge two ``div`` instructions), ``fmul``
+#: and ``ovf_mul`` one product.  A template that asks for both gets the second free.
+FUSED = {"fdiv": "ovf_div", "fmul": "ovf_mul"}
 
 
 @dataclass
@@ -410,19 +414,31 @@ class Translator:
                     self.emit(f"{temp} = {code}")
                     held.append(temp)
             self._check(name, held)
-            temp = self.fresh()
-            self.emit(f"{temp} = {self.function(name)}({', '.join(held)})")
-            self.memo[key] = temp
-            return Value(temp, "w")
+            return Value(self._word_call(name, held, key, words), "w")
         call = f"{self.function(name)}({', '.join(words)})"
         if name in PAIR_FUNCTIONS:
             return Value(call, "pair")
+        if name in FUSED:
+            return Value(self._word_call(name, words, key, words), "w")
         if name in WORD_FUNCTIONS or name.startswith("fn_"):
             temp = self.fresh()
             self.emit(f"{temp} = {call}")
             self.memo[key] = temp
             return Value(temp, "w")
         raise TranslationError(f"unknown vocabulary name {name}")
+
+    def _word_call(self, name: str, args: list[str], key: str, words: list[str]) -> str:
+        """A temporary holding ``name(args)``, remembered under ``key``; a :data:`FUSED`
+        name also remembers its partner's result (same operand ``words``)."""
+        temp = self.fresh()
+        if name in FUSED:
+            partner = self.fresh()
+            self.emit(f"{temp}, {partner} = {self.function(name + '_ovf')}({', '.join(args)})")
+            self.memo[f"{FUSED[name]}({', '.join(words)})"] = partner
+        else:
+            self.emit(f"{temp} = {self.function(name)}({', '.join(args)})")
+        self.memo[key] = temp
+        return temp
 
     def _check(self, name: str, args: list[str]) -> None:
         s = self.function("S")

@@ -801,9 +801,31 @@ def mul_round64(a, b):
     return U(h) << U(32) | lo >> U(32)
 
 
+TOP32 = U(0x7FFFFFFF)
+SIGN32 = U(0x80000000)
+TOP64 = U(0x7FFFFFFFFFFFFFFF)
+SIGN64 = U(0x8000000000000000)
+
+
+@njit(**JIT)
+def fmul_ovf32(x, y):
+    """(fmul, ovf_mul) at W = 32: the rounded product's word, and 1 if it does not fit."""
+    p = mul_round32(S32(x), S32(y))
+    return U(p) & LOW32, U(0) if I(-(1 << 31)) <= p <= I((1 << 31) - 1) else U(1)
+
+
+@njit(**JIT)
+def fmul_ovf64(x, y):
+    """(fmul, ovf_mul) at W = 64, from one 128-bit product rounded half up."""
+    h, lo = smul128(I(x), I(y))
+    h, lo = w_add(h, lo, I(0), U(1 << 31))
+    h, lo = w_sar(h, lo, 32)
+    return lo, U(0) if w_fits64(h, lo) else U(1)
+
+
 @njit(**JIT)
 def fmul32(x, y):
-    return U(mul_round32(S32(x), S32(y))) & LOW32
+    return fmul_ovf32(x, y)[0]
 
 
 @njit(**JIT)
@@ -812,29 +834,46 @@ def fmul64(x, y):
 
 
 @njit(**JIT)
-def fdiv32(x, y):
-    """y != 0 (checked by the caller)."""
+def fdiv_ovf32(x, y):
+    """(fdiv, ovf_div) at W = 32 for y != 0 (checked by the caller): one division."""
     a = S32(x)
     b = S32(y)
     n = U(-a) if a < 0 else U(a)
     d = U(-b) if b < 0 else U(b)
     q = ((n << U(17)) + d) // (d << U(1))
-    if (a < 0) != (b < 0):
+    negative = (a < 0) != (b < 0)
+    flag = U(1) if q > (SIGN32 if negative else TOP32) else U(0)
+    if negative:
         q = U(0) - q
-    return q & LOW32
+    return q & LOW32, flag
 
 
 @njit(**JIT)
-def fdiv64(x, y):
-    """y != 0 (checked by the caller); the low 64 bits of the rounded quotient."""
+def fdiv_ovf64(x, y):
+    """(fdiv, ovf_div) at W = 64 for y != 0: the low 64 bits of the rounded quotient, and
+    1 if the quotient does not fit -- one 128-bit division for both."""
     a = I(x)
     b = I(y)
     n = U(0) - x if a < 0 else x
     d = U(0) - y if b < 0 else y
     qh, q = div_round_mag(n, d, 32)
-    if (a < 0) != (b < 0):
+    negative = (a < 0) != (b < 0)
+    flag = U(1) if qh != 0 or q > (SIGN64 if negative else TOP64) else U(0)
+    if negative:
         q = U(0) - q
-    return q
+    return q, flag
+
+
+@njit(**JIT)
+def fdiv32(x, y):
+    """y != 0 (checked by the caller)."""
+    return fdiv_ovf32(x, y)[0]
+
+
+@njit(**JIT)
+def fdiv64(x, y):
+    """y != 0 (checked by the caller); the low 64 bits of the rounded quotient."""
+    return fdiv_ovf64(x, y)[0]
 
 
 @njit(**JIT)
