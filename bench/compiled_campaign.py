@@ -8,8 +8,10 @@ test``'s sample: straight-line programs over every data instruction, structured 
 widths; per batch of programs laid side by side in one image (one kernel build), every
 lane bit for bit forward, backward, backward from FINISH, and on some batches the gradient
 or Hessian (tangent-over-gradient) pass.  Chunks of programs run in ``--workers``
-processes; ``bench/results/compiled_campaign.json`` is rewritten after every chunk
-(``complete`` false until the last), so a long campaign's progress is on disk.
+processes.  Each finished chunk is appended to ``compiled_campaign.chunks.jsonl`` and
+``compiled_campaign.json`` (the totals) is rewritten (``complete`` false until the last), so a
+campaign stopped part-way loses at most its running chunks: run it again and it resumes
+(``--fresh`` starts over).
 ``--quick`` (a few dozen programs) writes ``compiled_campaign.quick.json`` instead and
 never touches the full result.  Needs the repository's tests folder (the generators)
 and hypothesis; kernels go to a temporary cache directory.
@@ -94,6 +96,68 @@ def _commit() -> str | None:
     return commit or None
 
 
+def summary(records: list[dict], programs: int, args: argparse.Namespace, complete: bool,
+            seconds: float) -> dict:
+    """The campaign's JSON from its finished chunks' records."""
+    from revasm.isa import INSTRUCTIONS
+
+    table = sorted(ins.mnemonic for ins in INSTRUCTIONS)
+    totals: dict = {"kinds": Counter(), "widths": Counter(), "passes": Counter(),
+                    "faults": Counter(), "batches": 0, "lanes": 0, "cells": 0}
+    hashes: set[str] = set()
+    covered: set[str] = set()
+    failures: list[str] = []
+    for chunk in records:
+        hashes.update(chunk["hashes"])
+        covered.update(chunk["instructions"])
+        failures.extend(chunk["failures"])
+        totals["kinds"][chunk["kind"]] += chunk["programs"]
+        totals["widths"][chunk["width"]] += chunk["programs"]
+        totals["passes"].update(chunk["passes"])
+        totals["faults"].update(chunk["faults"])
+        for name in ("batches", "lanes", "cells"):
+            totals[name] += chunk[name]
+    return {
+        "benchmark": NAME, "quick": args.quick, "complete": complete,
+        "commits": sorted({chunk.get("commit") or "unknown" for chunk in records}),
+        "seed": args.seed, "target_programs": programs,
+        "programs": sum(chunk["programs"] for chunk in records),
+        "distinct_programs": len(hashes),
+        "kinds": dict(totals["kinds"]), "widths": {str(w): n for w, n in
+                                                    sorted(totals["widths"].items())},
+        "passes": dict(totals["passes"]), "batches": totals["batches"],
+        "lanes": totals["lanes"], "cells": totals["cells"], "lanes_per_program": 3,
+        "instructions_covered": len(covered & set(table)),
+        "instructions_in_table": len(table),
+        "instructions_missing": sorted(set(table) - covered),
+        "faults": dict(totals["faults"].most_common()),
+        "failures": len(failures), "first_failures": failures[:20],
+        "chunk_seconds": round(sum(chunk["seconds"] for chunk in records), 1),
+        "seconds": round(seconds, 1), "workers": args.workers,
+        "machine": {"python": platform.python_version(), "processor": platform.machine(),
+                    "system": platform.system(), "cpus": os.cpu_count()},
+    }
+
+
+def finished_chunks(log: Path, chunks: list[tuple]) -> list[dict]:
+    """The records of ``log`` (one JSON line per finished chunk) that are chunks of this
+    plan; a torn last line (a run stopped while writing) is ignored."""
+    if not log.exists():
+        return []
+    wanted = set(chunks)
+    records = []
+    for line in log.read_text().splitlines():
+        try:
+            record = json.loads(line)
+            key = (record["kind"], record["width"], record["programs"], record["seed"])
+        except (ValueError, KeyError, TypeError):
+            continue
+        if key in wanted:
+            wanted.discard(key)
+            records.append(record)
+    return records
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--programs", type=int, default=10_000)
@@ -101,72 +165,57 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quick", action="store_true",
                         help="60 programs; writes compiled_campaign.quick.json")
+    parser.add_argument("--fresh", action="store_true",
+                        help="start over instead of resuming the chunks already logged")
     args = parser.parse_args()
     programs = 60 if args.quick else args.programs
     sys.path.insert(0, str(HERE.parent))
     from revasm.assembler.files import write_atomic
     from revasm.bench import result_path
-    from revasm.isa import INSTRUCTIONS
 
     out = result_path(RESULTS, NAME, args.quick)
-    table = sorted(ins.mnemonic for ins in INSTRUCTIONS)
+    log = result_path(RESULTS, NAME, args.quick, suffix=".chunks.jsonl")
     chunks = plan(programs, args.seed)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    if args.fresh and log.exists():
+        log.unlink()
+    records = finished_chunks(log, chunks)
+    if records:
+        print(f"resuming: {len(records)} of {len(chunks)} chunks already done ({log.name})")
+    done_keys = {(r["kind"], r["width"], r["programs"], r["seed"]) for r in records}
+    todo = [chunk for chunk in chunks if chunk not in done_keys]
     started = time.perf_counter()
-    totals: dict = {"kinds": Counter(), "widths": Counter(), "passes": Counter(),
-                    "faults": Counter(), "batches": 0, "lanes": 0, "cells": 0}
-    hashes: set[str] = set()
-    covered: set[str] = set()
-    failures: list[str] = []
-    done = 0
+    commit = _commit()
 
-    def save(complete: bool) -> None:
-        result = {
-            "benchmark": NAME, "quick": args.quick, "complete": complete,
-            "commit": _commit(), "seed": args.seed, "target_programs": programs,
-            "programs": done, "distinct_programs": len(hashes),
-            "kinds": dict(totals["kinds"]), "widths": {str(w): n for w, n in
-                                                        sorted(totals["widths"].items())},
-            "passes": dict(totals["passes"]), "batches": totals["batches"],
-            "lanes": totals["lanes"], "cells": totals["cells"],
-            "lanes_per_program": 3,
-            "instructions_covered": len(covered & set(table)),
-            "instructions_in_table": len(table),
-            "instructions_missing": sorted(set(table) - covered),
-            "faults": dict(totals["faults"].most_common()),
-            "failures": len(failures), "first_failures": failures[:20],
-            "seconds": round(time.perf_counter() - started, 1), "workers": args.workers,
-            "machine": {"python": platform.python_version(), "processor": platform.machine(),
-                        "system": platform.system(), "cpus": os.cpu_count()},
-        }
-        RESULTS.mkdir(parents=True, exist_ok=True)
+    def save(complete: bool) -> dict:
+        result = summary(records, programs, args, complete, time.perf_counter() - started)
         write_atomic(out, json.dumps(result, indent=2) + "\n")
+        return result
 
     cache = tempfile.TemporaryDirectory(prefix="revasm-campaign-")
     os.environ.setdefault("REVASM_CACHE_DIR", cache.name)  # the workers' kernels
     # a fresh worker per chunk: loaded kernels are never freed within a process
     pool = ProcessPoolExecutor(max_workers=max(1, args.workers), max_tasks_per_child=1)
     with cache, pool:
-        futures = [pool.submit(run_chunk, *chunk) for chunk in chunks]
+        futures = [pool.submit(run_chunk, *chunk) for chunk in todo]
         for future in as_completed(futures):
             chunk = future.result()
-            done += chunk["programs"]
-            hashes.update(chunk["hashes"])
-            covered.update(chunk["instructions"])
-            failures.extend(chunk["failures"])
-            totals["kinds"][chunk["kind"]] += chunk["programs"]
-            totals["widths"][chunk["width"]] += chunk["programs"]
-            totals["passes"].update(chunk["passes"])
-            totals["faults"].update(chunk["faults"])
-            for name in ("batches", "lanes", "cells"):
-                totals[name] += chunk[name]
-            save(complete=False)
-            print(f"{done}/{programs} programs ({chunk['kind']}, W = {chunk['width']}: "
-                  f"{chunk['programs']} in {chunk['seconds']:.0f} s), {len(failures)} failures, "
-                  f"{time.perf_counter() - started:.0f} s", flush=True)
-    save(complete=True)
-    print(f"{done} programs ({len(hashes)} distinct), {len(failures)} failures; {out.name}")
-    if failures:
-        print("\n".join(failures[:20]))
+            chunk["commit"] = commit
+            with log.open("a") as stream:  # one whole line per chunk, on disk at once
+                stream.write(json.dumps(chunk) + "\n")
+                stream.flush()
+                os.fsync(stream.fileno())
+            records.append(chunk)
+            result = save(complete=False)
+            print(f"{result['programs']}/{programs} programs ({chunk['kind']}, W = "
+                  f"{chunk['width']}: {chunk['programs']} in {chunk['seconds']:.0f} s), "
+                  f"{result['failures']} failures, {time.perf_counter() - started:.0f} s",
+                  flush=True)
+    result = save(complete=True)
+    print(f"{result['programs']} programs ({result['distinct_programs']} distinct), "
+          f"{result['failures']} failures; {out.name}")
+    if result["failures"]:
+        print("\n".join(result["first_failures"]))
         raise SystemExit(1)
 
 
