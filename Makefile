@@ -17,9 +17,10 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/python examples/demo.py
 
-# ruff and mypy run first; either failing fails `make test`.
+# ruff and mypy run first; either failing fails `make test`.  The suite runs in one
+# worker process per core (at most 4), each test file whole in one worker (docs/decisions.md).
 test: lint typecheck
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadfile
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
