@@ -105,7 +105,7 @@ def test_split_kernels_run_forward_and_backward_like_the_reference(split, name):
                 else:
                     lanes.set_bank_word("MEM", declared.address, declared.default)
         lanes.run(1)
-    assert compiled.CTL[0, generate.STATUS] == generate.HALTED
+    assert compiled.CTL[generate.STATUS, 0] == generate.HALTED
     assert_same(compiled, reference)
     if image.finish is not None:
         for lanes in (compiled, reference):

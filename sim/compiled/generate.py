@@ -49,7 +49,7 @@ from revasm.sim.reference.predecode import Decoded
 from .translate import F_ILLEGAL, F_JUMP, F_STEPS, Translator
 
 RUNNING, HALTED, FAULTED, IDLE, NEEDS_ROOM, HANDOFF = 0, 1, 2, 3, 4, 5
-#: Columns of the per-lane control array ``CTL``.
+#: Fields (rows) of the control array ``CTL[field, lane]``.
 PC, BR, DIR, STEPS, CYCLES, STATUS, FCODE, FAUX, FAUX2, OVERFLOWS, STRICT = range(11)
 CONTROL_COLUMNS = 11
 BLOCK_CONTROL = ("branch", "rbra", "swapbr")
@@ -282,7 +282,7 @@ class _Kernel:
         blocks touch, loaded into locals."""
         out = self.out
         for column, name in _CONTROL_LOCALS[:5]:
-            out(1, f"{name} = CTL[lane, {column}]")
+            out(1, f"{name} = CTL[{column}, lane]")
         for name in ("status", "fcode", "faux", "faux2"):
             out(1, f"{name} = I(0)")
         out(1, "site = I(-1)")
@@ -290,9 +290,9 @@ class _Kernel:
         out(1, "dir_in = I(0)")
         out(1, "outlen = OUTLEN[lane]")
         out(1, "tapelen = TAPELEN[lane]")
-        out(1, f"strict = CTL[lane, {STRICT}] != 0")
+        out(1, f"strict = CTL[{STRICT}, lane] != 0")
         if used["ov"]:  # the overflow counter OV (a word, kept in CTL)
-            out(1, f"ov0 = U(CTL[lane, {OVERFLOWS}])")
+            out(1, f"ov0 = U(CTL[{OVERFLOWS}, lane])")
         for prefix, bank in _REGISTER_BANKS.items():
             for n in sorted(used[prefix]):
                 out(1, f"{prefix}{n} = {bank}[lane, {n}]")
@@ -311,9 +311,9 @@ class _Kernel:
             for n in sorted(used[prefix]):
                 out(1, f"{bank}[lane, {n}] = {prefix}{n}")
         if used["ov"]:
-            out(1, f"CTL[lane, {OVERFLOWS}] = I(ov0)")
+            out(1, f"CTL[{OVERFLOWS}, lane] = I(ov0)")
         for column, name in _CONTROL_LOCALS:
-            out(1, f"CTL[lane, {column}] = {name}")
+            out(1, f"CTL[{column}, lane] = {name}")
         out(1, "OUTLEN[lane] = outlen")
         out(1, "TAPELEN[lane] = tapelen")
 
@@ -380,10 +380,10 @@ class _Kernel:
         for name in ("status", "fcode", "faux", "faux2", "br_in", "dir_in"):
             out(1, f"{name} = I(0)")
         for column, name in _CONTROL_LOCALS[:5]:
-            out(1, f"{name} = CTL[lane, {column}]")
+            out(1, f"{name} = CTL[{column}, lane]")
         out(1, "while True:")
-        out(2, f"pc = CTL[lane, {PC}]")
-        out(2, f"d = CTL[lane, {DIR}]")
+        out(2, f"pc = CTL[{PC}, lane]")
+        out(2, f"d = CTL[{DIR}, lane]")
         out(2, "here = I(-1)")
         out(2, "if 0 <= pc < CODE_LENGTH:")
         out(3, "here = FORWARD_REGION[pc] if d > 0 else BACKWARD_REGION[pc]")
@@ -400,14 +400,14 @@ class _Kernel:
         out(2, "region = I(-1)")
         for column, name in _CONTROL_LOCALS[1:5]:
             if name != "d":
-                out(2, f"{name} = CTL[lane, {column}]")
+                out(2, f"{name} = CTL[{column}, lane]")
         self.single_step(2)
         for column, name in _CONTROL_LOCALS[:5]:
-            out(2, f"CTL[lane, {column}] = {name}")
+            out(2, f"CTL[{column}, lane] = {name}")
         out(1, "if status == 0:")
         out(2, f"status = I({FAULTED})")
         for column, name in _CONTROL_LOCALS:
-            out(1, f"CTL[lane, {column}] = {name}")
+            out(1, f"CTL[{column}, lane] = {name}")
         out(0, "")
         out(0, "")
         out(0, f"@njit({_INNER})")

@@ -5,7 +5,10 @@ State (one row per lane): ``R`` and, when switched on, ``G``/``T``/``TG`` as
 ``(lanes, data + capacity)``: the image's DATA cells dense, every other address a lane
 touches in a per-lane open-addressing table (``KEYS``, shared by the memory banks) --
 so 10**6 lanes never hold 65536 words each; ``CTL`` (PC, BR, DIR, steps, cycles, status,
-fault code and values), the SHOW/EMIT log and the EMIT tape.
+fault code and values), the SHOW/EMIT log and the EMIT tape.  ``CTL`` alone is
+``(fields, lanes)``: the host resets and reads whole fields between runs, a contiguous pass
+each (a field of a ``(lanes, fields)`` array is a pass over all of it: at 10**6 lanes the
+host's part of a J2 gradient was about a quarter of its time).
 
 Capacity: the tables start small and double whenever a lane fills one.  A full table
 pauses the lane *before* the instruction that needs room (status ``NEEDS_ROOM``, nothing
@@ -140,10 +143,10 @@ class CompiledLanes(ModeSwitches):
         memory = numpy.zeros((lanes, self.dense + self.capacity), dtype=numpy.uint64)
         memory[:, :self.dense] = self._data_words
         self._banks["MEM"] = memory
-        self.CTL = numpy.zeros((lanes, CONTROL_COLUMNS), dtype=numpy.int64)
-        self.CTL[:, PC] = image.entry
-        self.CTL[:, DIR] = 1
-        self.CTL[:, STATUS] = IDLE
+        self.CTL = numpy.zeros((CONTROL_COLUMNS, lanes), dtype=numpy.int64)
+        self.CTL[PC] = image.entry
+        self.CTL[DIR] = 1
+        self.CTL[STATUS] = IDLE
         self.OUT = numpy.zeros((lanes, 0), dtype=numpy.uint64)
         self.OUTLEN = numpy.zeros(lanes, dtype=numpy.int64)
         self.TAPE = numpy.zeros((lanes, 0), dtype=numpy.uint64)
@@ -214,7 +217,7 @@ class CompiledLanes(ModeSwitches):
     def set_bank_word(self, name: str, index: int, values: Any) -> None:
         words = self._lane_values(values)
         if name == "OV":  # the overflow counter lives in CTL (one word per lane)
-            self.CTL[:, OVERFLOWS] = words.view(numpy.int64)
+            self.CTL[OVERFLOWS] = words.view(numpy.int64)
             return
         bank = self.bank(name)
         if name in REGISTER_BANKS:
@@ -228,7 +231,7 @@ class CompiledLanes(ModeSwitches):
 
     def bank_word(self, name: str, index: int) -> Any:
         if name == "OV":
-            return self.CTL[:, OVERFLOWS].view(numpy.uint64) & numpy.uint64(self.fmt.mask)
+            return self.CTL[OVERFLOWS].view(numpy.uint64) & numpy.uint64(self.fmt.mask)
         bank = self.bank(name)
         if name in REGISTER_BANKS:
             return bank[:, index].copy()
@@ -302,47 +305,47 @@ class CompiledLanes(ModeSwitches):
                 raise ValueError(f"direction must be +1 or -1, not {direction}")
         except MachineFault as fault:
             self._no_finish = fault
-            self.CTL[:, STATUS] = FAULTED
-            self.CTL[:, FCODE] = 0
+            self.CTL[STATUS] = FAULTED
+            self.CTL[FCODE] = 0
             return
         ctl = self.CTL
         # Lanes that halted where this run starts keep BR (a jump onto FINISH halts with it).
-        resumed = ((ctl[:, STATUS] == HALTED) & (ctl[:, PC] == start)
-                   & (ctl[:, DIR] == -direction))
-        ctl[:, PC] = start
-        ctl[~resumed, BR] = 0
-        ctl[:, DIR] = direction
-        ctl[:, STEPS] = 0
-        ctl[:, CYCLES] = 0
-        ctl[:, STATUS] = RUNNING
-        ctl[:, FCODE] = 0
+        resumed = ((ctl[STATUS] == HALTED) & (ctl[PC] == start)
+                   & (ctl[DIR] == -direction))
+        ctl[PC] = start
+        ctl[BR, ~resumed] = 0
+        ctl[DIR] = direction
+        ctl[STEPS] = 0
+        ctl[CYCLES] = 0
+        ctl[STATUS] = RUNNING
+        ctl[FCODE] = 0
         self._go()
         if progress is not None:
             progress(self.lanes)
 
     def run_back(self, *, progress: Callable[[int], object] | None = None) -> None:
         ctl = self.CTL
-        halted = ctl[:, STATUS] == HALTED  # BR as it halted (a jump onto FINISH)
-        ctl[halted, DIR] = -ctl[halted, DIR]
-        ctl[halted, STEPS] = 0
-        ctl[halted, CYCLES] = 0
-        ctl[halted, STATUS] = RUNNING
-        ctl[halted, FCODE] = 0
+        halted = ctl[STATUS] == HALTED  # BR as it halted (a jump onto FINISH)
+        ctl[DIR, halted] = -ctl[DIR, halted]
+        ctl[STEPS, halted] = 0
+        ctl[CYCLES, halted] = 0
+        ctl[STATUS, halted] = RUNNING
+        ctl[FCODE, halted] = 0
         self._go()
         if progress is not None:
             progress(self.lanes)
 
     def _go(self) -> None:
-        running = self.CTL[:, STATUS] == RUNNING
+        running = self.CTL[STATUS] == RUNNING
         if self._faults:
             for lane in numpy.nonzero(running)[0].tolist():
                 self._faults.pop(lane, None)
         module = self._kernel()
-        self.CTL[:, STRICT] = int(self._strict)
+        self.CTL[STRICT] = int(self._strict)
         self._run_mode = (self._gradient, self._tangent)
         self._lane_mode[running] = self._gradient or self._tangent
         limit = numpy.int64(self.max_steps if self.max_steps is not None else 1 << 62)
-        active = numpy.nonzero(self.CTL[:, STATUS] == RUNNING)[0].astype(numpy.int64)
+        active = numpy.nonzero(self.CTL[STATUS] == RUNNING)[0].astype(numpy.int64)
         ran = active
         while len(active):
             banks = [self._banks[name] for name in ("G", "T", "TG")]
@@ -355,24 +358,24 @@ class CompiledLanes(ModeSwitches):
             started = time.perf_counter()
             self._call(module, runner, active, args)
             self.kernel_seconds += time.perf_counter() - started
-            handed = active[self.CTL[active, STATUS] == HANDOFF]
+            handed = active[self.CTL[STATUS, active] == HANDOFF]
             for lane in handed.tolist():
                 self._hand_off(lane)
-            paused = self.CTL[active, STATUS] == NEEDS_ROOM
+            paused = self.CTL[STATUS, active] == NEEDS_ROOM
             if not bool(numpy.any(paused)):
                 break
             active = active[paused]
-            needs = {code - 100 for code in self.CTL[active, FCODE].tolist()}
+            needs = {code - 100 for code in self.CTL[FCODE, active].tolist()}
             if tr.ROOM_MEMORY in needs:
                 self._grow_memory()
             if tr.ROOM_OUTPUT in needs:
                 self._grow("OUT")
             if tr.ROOM_TAPE in needs:
                 self._grow("TAPE")
-            self.CTL[active, STATUS] = RUNNING
-            self.CTL[active, FCODE] = 0
+            self.CTL[STATUS, active] = RUNNING
+            self.CTL[FCODE, active] = 0
         if len(ran) and self._run_mode == (False, False):
-            self._record(module, float(self.CTL[ran, STEPS].mean()))
+            self._record(module, float(self.CTL[STEPS, ran].mean()))
 
     def _record(self, module: Any, steps: float) -> None:
         """Record a value-mode run's steps per lane beside its kernel: ``auto`` goes by
@@ -426,7 +429,7 @@ class CompiledLanes(ModeSwitches):
                 bank = machine.bank(name)
                 for address, word in self.memory_of(lane, name).items():
                     bank[machine.memory_index(address, make=True)] = word
-        ctl = self.CTL[lane]
+        ctl = self.CTL[:, lane]
         machine.pc, machine.br, machine.direction = int(ctl[PC]), int(ctl[BR]), int(ctl[DIR])
         machine.steps, machine.cycles = int(ctl[STEPS]), int(ctl[CYCLES])
         machine.overflow_counter[0] = int(ctl[OVERFLOWS]) & self.fmt.mask
@@ -487,19 +490,19 @@ class CompiledLanes(ModeSwitches):
 
     @property
     def steps(self) -> Any:
-        return self.CTL[:, STEPS].copy()
+        return self.CTL[STEPS].copy()
 
     @property
     def cycles(self) -> Any:
-        return self.CTL[:, CYCLES].copy()
+        return self.CTL[CYCLES].copy()
 
     @property
     def halted(self) -> Any:
-        return self.CTL[:, STATUS] == HALTED
+        return self.CTL[STATUS] == HALTED
 
     @property
     def faulted(self) -> Any:
-        return self.CTL[:, STATUS] == FAULTED
+        return self.CTL[STATUS] == FAULTED
 
     def output(self, lane: int) -> list[int]:
         return [int(w) for w in self.OUT[lane, :int(self.OUTLEN[lane])].tolist()]
@@ -529,7 +532,7 @@ class CompiledLanes(ModeSwitches):
                 memory[address] = word
             elif word:
                 high.append((address, word))
-        ctl = self.CTL[lane]
+        ctl = self.CTL[:, lane]
         overflows = self.fmt.signed(int(ctl[OVERFLOWS]) & self.fmt.mask)
         return Snapshot(tuple(int(r) for r in self._banks["R"][lane].tolist()), tuple(memory),
                         int(ctl[BR]), int(ctl[DIR]), int(ctl[PC]), self.emitted(lane),
@@ -541,7 +544,7 @@ class CompiledLanes(ModeSwitches):
         return where(self.image, pc)
 
     def fault(self, lane: int) -> MachineFault | None:
-        ctl = self.CTL[lane]
+        ctl = self.CTL[:, lane]
         if int(ctl[STATUS]) != FAULTED:
             return None
         if lane in self._faults:

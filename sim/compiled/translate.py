@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 MASK64 = (1 << 64) - 1
 
-#: Fault and pause codes the kernels report (``CTL[lane, FCODE]``).
+#: Fault and pause codes the kernels report (``CTL[FCODE, lane]``).
 F_MEMORY, F_DIVIDE, F_LOG, F_SQRT, F_POW_NEG, F_POW_ZERO, F_TAPE, F_ILLEGAL, F_STEPS, \
     F_JUMP, F_OVERFLOW = range(1, 12)
 #: Pauses (status NEEDS_ROOM): a per-lane table is full; the host grows it and resumes.
