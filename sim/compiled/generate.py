@@ -57,6 +57,10 @@ BLOCK_CONTROL = ("branch", "rbra", "swapbr")
 PARALLEL_CHUNKS = 256
 KERNEL_ARGS = ("R", "G", "T", "TG", "MEM", "GM", "TM", "TGM", "KEYS", "CTL", "OUT", "OUTLEN",
                "TAPE", "TAPELEN", "limit")
+#: Conditional branches a block runs through (not taken), and its most instructions
+#: (``_Kernel.members``): fewer dispatches per loop iteration against more code per block.
+CHAINED_BRANCHES = 1
+MAX_CHAIN = 64
 #: A kernel whose blocks take more lines than this in all is split into region functions.
 #: numba's front end and LLVM grow faster than linearly with one function's size (rfib's
 #: 2631 lines: 19 CPU-s and 862 MB whole, 13 CPU-s and 229 MB in regions; qr's 11195
@@ -155,22 +159,34 @@ class _Kernel:
 
     def members(self, start: int, direction: int) -> tuple[list[int], int | None]:
         """The PCs of the block at ``start`` and where it ends without a control
-        instruction (the PC after it), else None."""
+        instruction (the PC after it), else None.
+
+        A block runs on through the data cells a lane may pause before (their own block
+        starts only for a paused lane's resumption) and through up to
+        :data:`CHAINED_BRANCHES` conditional branches (left when taken, else fallen
+        through), so a loop body is one dispatch, not one per run (J2's loop: three);
+        it stops before an RBRA, a SWAPBR, START or FINISH, and at :data:`MAX_CHAIN`
+        instructions."""
         cells = self.cells
         pcs = [start]
         if cells[start].kind == "rbra":
             return pcs, None
+        branches = 0
         pc = start + direction
         while 0 <= pc < len(cells):
             cell = cells[pc]
-            if cell.is_data and _may_pause(cell.statement(direction)):
-                return pcs, pc  # a block of its own (a lane may pause there and resume)
+            if len(pcs) >= MAX_CHAIN:
+                return pcs, pc
             if cell.is_data:
                 pcs.append(pc)
                 pc += direction
                 continue
-            # A control instruction is a block start anyway: the block stops before it
-            # (one dispatch more, no instruction compiled twice).
+            if cell.kind == "branch" and branches < CHAINED_BRANCHES:
+                branches += 1
+                pcs.append(pc)
+                pc += direction
+                continue
+            # any other control instruction starts a block of its own
             return pcs, pc
         return pcs, pc
 
@@ -206,6 +222,15 @@ class _Kernel:
                     self.out(body + 2, line)
                 self.out(body + 1, "steps += 1")
                 self.out(body + 1, f"cycles += {cell.cycles}")
+                self.out(body + 1, f"pc = I({pc}) + br * d")
+                self.out(body + 1, "continue")
+            elif cell.kind != "data":
+                # a branch inside the block: BR is 0 here (no landing), so taken it is
+                # a jump out of the block, else the block goes on
+                self.instruction(cell, direction, body, self.site(pc, done, spent))
+                self.out(body, "if br != 0:")
+                self.out(body + 1, f"steps += {done + 1}")
+                self.out(body + 1, f"cycles += {spent + cell.cycles}")
                 self.out(body + 1, f"pc = I({pc}) + br * d")
                 self.out(body + 1, "continue")
             else:
