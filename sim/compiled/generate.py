@@ -10,10 +10,11 @@ stops for the host:
 * the program is a ``while True`` loop over an ``if pc == ...`` chain per direction
   (LLVM turns it into a jump table) whose cases are *blocks*: a control instruction
   (branch, RBRA, SWAPBR) or the first data instruction of a run, through the following
-  data run -- straight-line code that ends in a jump to the next block, so every
-  instruction is compiled once per direction; a data cell that may need room in a
-  per-lane table (EXCH, SHOW, EMIT) starts a block of its own, so a lane paused there
-  resumes in compiled code;
+  data run -- straight-line code that ends in a jump to the next block; a data cell
+  that may need room in a per-lane table (EXCH, SHOW, EMIT) also starts a block of its
+  own, so a lane paused there resumes in compiled code, while the block running into
+  it goes on through it (the rest of such a run is compiled twice, every other
+  instruction once per direction);
 * START and FINISH step in a small generic tail; every other step that is not a block
   -- a jump landing on a data cell (which faults), the last steps before ``max_steps``
   -- is *handed off*: the host finishes that lane's run on the reference machine,
@@ -57,10 +58,6 @@ BLOCK_CONTROL = ("branch", "rbra", "swapbr")
 PARALLEL_CHUNKS = 256
 KERNEL_ARGS = ("R", "G", "T", "TG", "MEM", "GM", "TM", "TGM", "KEYS", "CTL", "OUT", "OUTLEN",
                "TAPE", "TAPELEN", "limit")
-#: Conditional branches a block runs through (not taken), and its most instructions
-#: (``_Kernel.members``): fewer dispatches per loop iteration against more code per block.
-CHAINED_BRANCHES = 1
-MAX_CHAIN = 64
 #: A kernel whose blocks take more lines than this in all is split into region functions.
 #: numba's front end and LLVM grow faster than linearly with one function's size (rfib's
 #: 2631 lines: 19 CPU-s and 862 MB whole, 13 CPU-s and 229 MB in regions; qr's 11195
@@ -161,33 +158,21 @@ class _Kernel:
         """The PCs of the block at ``start`` and where it ends without a control
         instruction (the PC after it), else None.
 
-        A block runs on through the data cells a lane may pause before (their own block
-        starts only for a paused lane's resumption) and through up to
-        :data:`CHAINED_BRANCHES` conditional branches (left when taken, else fallen
-        through), so a loop body is one dispatch, not one per run (J2's loop: three);
-        it stops before an RBRA, a SWAPBR, START or FINISH, and at :data:`MAX_CHAIN`
-        instructions."""
+        A block runs on through the data cells a lane may pause before: they start
+        blocks of their own only for a paused lane to resume in compiled code, so the
+        run through them is one dispatch, not one per cell (J2's loop: two per iteration
+        instead of three, ~15% of its gradient's time).  It stops before a control
+        instruction, which starts a block anyway (one dispatch more, no instruction
+        compiled twice); chaining through untaken branches as well measured no faster
+        on J2 and made random structured programs' kernels 50% longer."""
         cells = self.cells
         pcs = [start]
         if cells[start].kind == "rbra":
             return pcs, None
-        branches = 0
         pc = start + direction
-        while 0 <= pc < len(cells):
-            cell = cells[pc]
-            if len(pcs) >= MAX_CHAIN:
-                return pcs, pc
-            if cell.is_data:
-                pcs.append(pc)
-                pc += direction
-                continue
-            if cell.kind == "branch" and branches < CHAINED_BRANCHES:
-                branches += 1
-                pcs.append(pc)
-                pc += direction
-                continue
-            # any other control instruction starts a block of its own
-            return pcs, pc
+        while 0 <= pc < len(cells) and cells[pc].is_data:
+            pcs.append(pc)
+            pc += direction
         return pcs, pc
 
     def block(self, start: int, direction: int, indent: int) -> None:
@@ -222,15 +207,6 @@ class _Kernel:
                     self.out(body + 2, line)
                 self.out(body + 1, "steps += 1")
                 self.out(body + 1, f"cycles += {cell.cycles}")
-                self.out(body + 1, f"pc = I({pc}) + br * d")
-                self.out(body + 1, "continue")
-            elif cell.kind != "data":
-                # a branch inside the block: BR is 0 here (no landing), so taken it is
-                # a jump out of the block, else the block goes on
-                self.instruction(cell, direction, body, self.site(pc, done, spent))
-                self.out(body, "if br != 0:")
-                self.out(body + 1, f"steps += {done + 1}")
-                self.out(body + 1, f"cycles += {spent + cell.cycles}")
                 self.out(body + 1, f"pc = I({pc}) + br * d")
                 self.out(body + 1, "continue")
             else:
