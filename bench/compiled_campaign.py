@@ -2,7 +2,7 @@
 
     python bench/compiled_campaign.py [--programs 10000] [--workers 2] [--seed 0] [--quick]
 
-The checks of ``tests/test_compiled_differential.py`` on many more programs than ``make
+The checks of ``tests/differential.py`` on many more programs than ``make
 test``'s sample: straight-line programs over every data instruction, structured programs
 (loops, diamonds, portal calls and uncalls) and programs that fault in every way, both
 widths; per batch of programs laid side by side in one image (one kernel build), every
@@ -37,7 +37,7 @@ RESULTS = HERE / "results"
 NAME = "compiled_campaign"
 
 #: kind -> (share of the programs, every how many batches a derivative pass runs); the
-#: kinds are tests/test_compiled_differential.py's STRATEGIES
+#: kinds are tests/differential.py's STRATEGIES
 KINDS = {"straight-line": (0.45, 2), "structured": (0.30, 4), "faulting": (0.25, 3)}
 WIDTHS = (32, 64)
 CHUNK = 100
@@ -46,7 +46,7 @@ CHUNK = 100
 def run_chunk(kind: str, width: int, count: int, seed: int) -> dict:
     """``count`` programs of one kind and width, checked in batches; a summary."""
     sys.path.insert(0, str(TESTS))
-    import test_compiled_differential as differential
+    import differential
     from program_generators import examples
 
     started = time.perf_counter()

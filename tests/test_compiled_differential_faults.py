@@ -1,0 +1,27 @@
+"""Random programs that fault, in every way a lane can stop, run alike on the compiled engine
+and the reference (same fault kind, PC, step and message): the checks of
+``differential.py``, both widths in one test so that it can assert that every fault kind
+happened."""
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from differential import (
+    WIDTHS,
+    check_kind,
+    fresh_kernel_cache,  # noqa: F401 - kernels in a directory of their own
+)
+from program_generators import FAULT_KINDS
+
+
+@pytest.mark.slow
+def test_random_faulting_programs_run_alike_on_both_engines():
+    faults: Counter = Counter()
+    for width in WIDTHS:
+        for report in check_kind("faulting", width):
+            faults += report.faults
+    # every planted kind (a landing on a data cell is an uncaught jump), and an EMIT
+    # taken back from an empty tape when a lane runs backward from FINISH
+    expected = {kind for kind in FAULT_KINDS if kind != "data-landing"} | {"tape-empty"}
+    assert expected - set(faults) == set(), faults

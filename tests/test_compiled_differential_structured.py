@@ -1,0 +1,17 @@
+"""Random structured programs (loops, diamonds, portal calls and uncalls) run alike on the
+compiled engine and the reference: the checks of ``differential.py``."""
+from __future__ import annotations
+
+import pytest
+from differential import (
+    WIDTHS,
+    check_kind,
+    fresh_kernel_cache,  # noqa: F401 - kernels in a directory of their own
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("width", WIDTHS)
+def test_random_structured_programs_run_alike_on_both_engines(width):
+    reports = check_kind("structured", width)
+    assert {"gradient", "hessian"} <= set().union(*(r.passes for r in reports))
