@@ -13,6 +13,19 @@ _KERNEL_CACHE = tempfile.TemporaryDirectory(prefix="revasm-test-kernels-")
 os.environ["REVASM_CACHE_DIR"] = _KERNEL_CACHE.name
 
 
+@pytest.fixture(scope="module")
+def fresh_kernel_cache(tmp_path_factory):
+    """A module's kernels in a fresh directory of their own (compile times measured from
+    nothing, no kernel shared with another module); the user's cache is left alone."""
+    old = os.environ.get("REVASM_CACHE_DIR")
+    os.environ["REVASM_CACHE_DIR"] = str(tmp_path_factory.mktemp("revasm-kernels"))
+    yield
+    if old is None:
+        del os.environ["REVASM_CACHE_DIR"]
+    else:
+        os.environ["REVASM_CACHE_DIR"] = old
+
+
 @pytest.fixture(autouse=True)
 def _collect_rtl_garbage(request: pytest.FixtureRequest):
     """After each RTL test, collect its garbage at a safe point.

@@ -66,18 +66,6 @@ FAULT_FIELDS = ("kind", "message", "pc", "br", "direction", "registers", "step",
 PASSES = ("forward", "backward", "from-finish", "gradient", "hessian")
 
 
-@pytest.fixture(autouse=True, scope="module")
-def fresh_kernel_cache(tmp_path_factory):
-    """Kernels go to a fresh directory (the user's cache is left alone)."""
-    import os
-    old = os.environ.get("REVASM_CACHE_DIR")
-    os.environ["REVASM_CACHE_DIR"] = str(tmp_path_factory.mktemp("revasm-kernels"))
-    yield
-    if old is None:
-        del os.environ["REVASM_CACHE_DIR"]
-    else:
-        os.environ["REVASM_CACHE_DIR"] = old
-
 
 # --- batches ------------------------------------------------------------------------------
 

@@ -18,7 +18,6 @@ from differential import (
     WIDTHS,
     batches,
     check_kind,
-    fresh_kernel_cache,  # noqa: F401 - the module's kernels in a directory of their own
     sample_cases,
 )
 from program_generators import (
@@ -34,6 +33,7 @@ from program_generators import (
 from revasm.isa import INSTRUCTIONS, decode
 from revasm.sim.reference.engine import ReferenceLanes
 
+pytestmark = pytest.mark.usefixtures("fresh_kernel_cache")  # kernels of its own
 
 @pytest.mark.slow
 @pytest.mark.parametrize("width", WIDTHS)

@@ -10,10 +10,10 @@ import pytest
 from differential import (
     WIDTHS,
     check_kind,
-    fresh_kernel_cache,  # noqa: F401 - kernels in a directory of their own
 )
 from program_generators import FAULT_KINDS
 
+pytestmark = pytest.mark.usefixtures("fresh_kernel_cache")  # kernels of its own
 
 @pytest.mark.slow
 def test_random_faulting_programs_run_alike_on_both_engines():

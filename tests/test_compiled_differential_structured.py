@@ -6,9 +6,9 @@ import pytest
 from differential import (
     WIDTHS,
     check_kind,
-    fresh_kernel_cache,  # noqa: F401 - kernels in a directory of their own
 )
 
+pytestmark = pytest.mark.usefixtures("fresh_kernel_cache")  # kernels of its own
 
 @pytest.mark.slow
 @pytest.mark.parametrize("width", WIDTHS)

@@ -30,6 +30,7 @@ from program_generators import (
 )
 
 pytest.importorskip("numba")
+pytestmark = pytest.mark.usefixtures("fresh_kernel_cache")
 
 from revasm.assembler import assemble, assemble_file  # noqa: E402
 from revasm.isa.fixed_point import WordFormat  # noqa: E402
@@ -43,18 +44,6 @@ EXAMPLES = sorted(Path(__file__).resolve().parent.parent.joinpath("examples").gl
 MEMORY = 256
 MAX_STEPS = 20_000
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _kernel_cache(tmp_path_factory):
-    """Kernels go to a fresh directory (the user's cache is left alone)."""
-    import os
-    old = os.environ.get("REVASM_CACHE_DIR")
-    os.environ["REVASM_CACHE_DIR"] = str(tmp_path_factory.mktemp("revasm-kernels"))
-    yield
-    if old is None:
-        del os.environ["REVASM_CACHE_DIR"]
-    else:
-        os.environ["REVASM_CACHE_DIR"] = old
 
 
 def few(n: int) -> settings:
