@@ -15,6 +15,7 @@ from revasm.sim.batch_io import to_reals, to_words
 from revasm.sim.engines import available, load
 from revasm.sim.host import batch_gradient
 
+from . import j2_arithmetic
 from .common import EXAMPLES, best_seconds
 
 TERMS = 16  # the program's k = 1..16 after the k = 0 term
@@ -126,11 +127,17 @@ def _compiled_row(image, xs: np.ndarray, repeats: int) -> dict:
         result = batch_gradient(machine)
         best = min(best, time.perf_counter() - started)
     forward = best_seconds(lambda: series(xs), 5)
+    floor_words = j2_arithmetic.gradient_words(words)  # compiled (or loaded) before timing
+    floor = best_seconds(lambda: j2_arithmetic.gradient_words(words), 5)
     grads, loss = to_reals(result.gradient["x"], fmt), to_reals(result.loss, fmt)
     return {"lanes": len(xs), "gradient_s": best, "load_s": load_s,
             "per_gradient_ns": best / len(xs) * 1e9,
             "numpy_forward_s": forward, "numpy_forward_per_lane_ns": forward / len(xs) * 1e9,
             "ratio_gradient_to_forward": best / forward,
+            "arithmetic_floor_per_lane_ns": floor / len(xs) * 1e9,
+            "floor_ratio_to_forward": floor / forward,
+            "ratio_to_floor": best / floor,
+            "floor_same_gradients": bool(np.array_equal(floor_words, result.gradient["x"])),
             "lanes_faulted": int(np.sum(~result.ok)),
             "max_abs_error_loss": float(np.max(np.abs(loss - series(xs)))),
             "max_abs_error_gradient": float(np.max(np.abs(grads - series_derivative(xs)))),
@@ -160,6 +167,8 @@ def compiled_gradients(lanes: tuple[int, ...], repeats: int, vector_xs: np.ndarr
     same = _compiled_row(image, vector_xs, 1)["gradient_words"]
     return {"status": "measured", "width": 64, "engine": "compiled",
             "first_gradient_s": first_s, "rows": rows,
+            "division_ns": j2_arithmetic.division_ns(),
+            "divisions_per_gradient": j2_arithmetic.DIVISIONS,
             "same_gradients_as_vector": bool(np.array_equal(same, vector_words)),
             "target_ratio_at_most": COMPILED_TARGET_RATIO,
             "met_ratio": all(row["ratio_gradient_to_forward"] <= COMPILED_TARGET_RATIO
