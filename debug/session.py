@@ -1,0 +1,520 @@
+"""A debugging session over the reference machine: time runs both ways, and no trace is kept.
+
+Going back one instruction is running the machine the other way: after a step the last
+instruction executed sits at ``pc - (BR or 1)·DIR`` (the PC moves by BR·DIR after a jump,
+by DIR otherwise), so undoing it is executing that instruction with DIR negated and
+putting PC back there (``Session._undo_one``).  The session only counts ``time`` (the
+instructions executed since START) and keeps the call stack of portal calls, which every
+step and every undo update in step.
+
+In gradient mode (``grad=True``) the timeline is the host protocol (docs/gradient.md):
+the forward pass from START to FINISH, then *the switch* (grad[loss] = 1, gradient mode
+on), then the gradient pass from FINISH back to START, during which the gradient bank
+fills.  Going back over the switch takes the seed out and turns gradient mode off.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from revasm.assembler.image import Image, UnknownName
+from revasm.isa.fixed_point import WordFormat
+from revasm.sim.reference import Machine, MachineFault
+
+from .breakpoints import (
+    Breakpoint,
+    DebugError,
+    Watchpoint,
+    parse_breakpoint,
+    parse_watchpoint,
+)
+from .source_map import STACK_POINTER, SourceMap
+
+#: How many instructions one command may execute before it stops on its own
+DEFAULT_STEP_BUDGET = 10_000_000
+
+FORWARD_PASS = "forward"
+GRADIENT_PASS = "gradient"
+
+
+@dataclass(frozen=True)
+class Frame:
+    """A portal call in progress: the function (its portal's label), the portal's PC and
+    the PC of the jump that called it."""
+
+    function: str
+    portal_pc: int
+    call_pc: int
+
+
+@dataclass
+class Stop:
+    """Why a motion command stopped.
+
+    ``reason``: ``step`` (the steps asked for are done), ``breakpoint``, ``watchpoint``,
+    ``end`` (the last pass halted: nothing later), ``beginning`` (back at START with
+    nothing earlier), ``switch`` (gradient mode: the forward pass ended and the gradient
+    pass begins), ``fault`` or ``limit`` (the step budget ran out).
+    """
+
+    reason: str
+    steps: int = 0
+    backward: bool = False
+    breakpoint: Breakpoint | None = None
+    changes: list[tuple[Watchpoint, int, int]] = field(default_factory=list)
+    fault: MachineFault | None = None
+
+
+class Session:
+    """One program on one reference machine, moved forward and backward in time."""
+
+    def __init__(self, image: Image, *, registers: dict[int, int] | None = None,
+                 memory: dict[int, int] | None = None, source: SourceMap | None = None,
+                 grad: bool = False, loss: str | None = None,
+                 step_budget: int = DEFAULT_STEP_BUDGET) -> None:
+        self.image = image
+        self.source = source or SourceMap(image)
+        self.fmt = WordFormat(image.width)
+        self.machine = Machine(image)
+        for register, word in (registers or {}).items():
+            if register:
+                self.machine.set_register(register, word)
+        for address, word in (memory or {}).items():
+            if not (address < len(image) and image.is_code[address]):
+                self.machine.set_memory(address, word)
+        self.grad = grad
+        self.loss = _loss_place(image, loss) if grad else None
+        self.step_budget = step_budget
+        self.time = 0
+        self.phase = FORWARD_PASS
+        #: the time at which the gradient pass began (None before the switch)
+        self.switch_time: int | None = None
+        self.fault: MachineFault | None = None
+        self.stack: list[Frame] = []
+        self.breakpoints: dict[int, Breakpoint] = {}
+        self.watchpoints: dict[int, Watchpoint] = {}
+        self._numbers = 0
+
+    # --- where we are ------------------------------------------------------------------
+
+    @property
+    def pc(self) -> int:
+        return self.machine.pc
+
+    @property
+    def at_end(self) -> bool:
+        """Nothing later: the last pass halted (FINISH forward, or START in the gradient pass)."""
+        return self.machine.halted and (not self.grad or self.phase == GRADIENT_PASS)
+
+    @property
+    def at_beginning(self) -> bool:
+        return self.time == 0 and self.phase == FORWARD_PASS
+
+    def function(self) -> str | None:
+        """The function the PC is in: the innermost portal call's, else the program."""
+        return self.stack[-1].function if self.stack else None
+
+    # --- breakpoints and watchpoints ------------------------------------------------------
+
+    def add_breakpoint(self, spec: str) -> Breakpoint:
+        self._numbers += 1
+        point = parse_breakpoint(spec, self.source, self._numbers)
+        self.breakpoints[point.number] = point
+        return point
+
+    def add_watchpoint(self, spec: str) -> Watchpoint:
+        self._numbers += 1
+        point = parse_watchpoint(spec, self.source, self._numbers)
+        point.last = self._watched_word(point)
+        self.watchpoints[point.number] = point
+        return point
+
+    def delete(self, number: int | None = None) -> list[int]:
+        """Delete one breakpoint or watchpoint by number, or all of them (None)."""
+        if number is None:
+            gone = sorted(self.breakpoints) + sorted(self.watchpoints)
+            self.breakpoints.clear()
+            self.watchpoints.clear()
+            return gone
+        if self.breakpoints.pop(number, None) is None and \
+                self.watchpoints.pop(number, None) is None:
+            raise DebugError(f"no breakpoint or watchpoint {number}")
+        return [number]
+
+    def delete_at(self, pc: int) -> list[int]:
+        """Delete the breakpoints that stop at ``pc`` (PendVM's ``unbreak ADDR``)."""
+        gone = [n for n, point in self.breakpoints.items() if pc in point.pcs]
+        if not gone:
+            raise DebugError(f"no breakpoint at pc {pc}")
+        for number in gone:
+            del self.breakpoints[number]
+        return gone
+
+    def _watched_word(self, point: Watchpoint) -> int:
+        if point.register is not None:
+            return self.machine.registers[point.register]
+        assert point.address is not None
+        return self.machine.get_memory(point.address, signed=False)
+
+    # --- motion ---------------------------------------------------------------------------
+
+    def step(self, count: int = 1, *, backward: bool = False) -> Stop:
+        """``count`` instructions forward (or back), stopping early at a watchpoint."""
+        return self._run(lambda done: done >= count, backward, breakpoints=False)
+
+    def step_line(self, *, backward: bool = False, over: bool = False) -> Stop:
+        """To the next (previous) line of the debugged file: one instruction for PAL, the
+        next Python line for compiled programs; ``over`` runs calls through whole."""
+        start_line = self.source.line_of(self.pc)
+        depth = len(self.stack)
+
+        def done(steps: int) -> bool:
+            if steps == 0 or self.machine.br:  # a jump in flight is no line boundary
+                return False
+            if over and len(self.stack) > depth:
+                return False
+            line = self.source.line_of(self.pc)
+            return line is not None and (line != start_line or len(self.stack) != depth
+                                         or self.source.program is None)
+        return self._run(done, backward, breakpoints=True)
+
+    def finish(self, *, backward: bool = False) -> Stop:
+        """Out of the current call: forward to its return, or back to its call."""
+        depth = len(self.stack)
+        if depth == 0:
+            raise DebugError("not inside a portal call: there is nothing to finish")
+        return self._run(lambda steps: len(self.stack) < depth and not self.machine.br,
+                         backward, breakpoints=True)
+
+    def cont(self, *, backward: bool = False) -> Stop:
+        """On until a breakpoint, a watchpoint, the end (beginning) or a fault."""
+        return self._run(lambda steps: False, backward, breakpoints=True)
+
+    def restart(self) -> Stop:
+        """Back to START (running the machine backward: the initial state comes back)."""
+        return self._run(lambda steps: False, True, breakpoints=False)
+
+    def _run(self, done: Callable[[int], bool], backward: bool, *, breakpoints: bool) -> Stop:
+        if self.fault is not None and not backward:
+            raise DebugError(f"the machine faulted ({self.fault.kind}) at pc {self.fault.pc}: "
+                             "go back (reverse-step, reverse-continue) to see how it got there")
+        steps = 0
+        while True:
+            if done(steps):
+                return Stop("step", steps, backward)
+            if steps >= self.step_budget:
+                return Stop("limit", steps, backward)
+            before = self.phase
+            try:
+                moved = self._undo_one() if backward else self._forward_one()
+            except MachineFault as fault:
+                if not backward:  # going back, a fault leaves the state as it was
+                    self.fault = fault
+                    if fault.kind == "uncaught-jump":  # its landing instruction ran
+                        self.time += 1
+                return Stop("fault", steps, backward, fault=fault)
+            if not moved:
+                return Stop("beginning" if backward else "end", steps, backward)
+            if self.phase != before:  # the gradient switch, in either direction
+                return Stop("switch", steps, backward)
+            steps += 1
+            changes = self._watch_changes()
+            if changes:
+                return Stop("watchpoint", steps, backward, changes=changes)
+            if breakpoints:
+                hit = self._breakpoint_here(backward)
+                if hit is not None:
+                    hit.hits += 1
+                    return Stop("breakpoint", steps, backward, breakpoint=hit)
+
+    def _watch_changes(self) -> list[tuple[Watchpoint, int, int]]:
+        changes = []
+        for point in self.watchpoints.values():
+            word = self._watched_word(point)
+            if word != point.last:
+                changes.append((point, point.last, word))
+                point.last = word
+                point.hits += 1
+        return changes
+
+    def _breakpoint_here(self, backward: bool) -> Breakpoint | None:
+        pc = self.pc
+        for point in self.breakpoints.values():
+            if pc not in point.pcs:
+                continue
+            if point.kind == "python-line":
+                # entering the line: the instruction before (after, going back) is elsewhere
+                previous = self._neighbour_pc()
+                if previous is not None and previous in point.pcs:
+                    continue
+            return point
+        return None
+
+    def _neighbour_pc(self) -> int | None:
+        machine = self.machine
+        if machine.halted:
+            return None
+        return machine.pc - (machine.br or 1) * machine.direction
+
+    # --- one instruction either way ---------------------------------------------------------
+
+    def _forward_one(self) -> bool:
+        machine = self.machine
+        if machine.halted:
+            if self.grad and self.phase == FORWARD_PASS:
+                self._switch_on()
+                return True
+            return False
+        pc, br_in = machine.pc, machine.br
+        self.fault = None
+        machine.step()
+        self.time += 1
+        self._track_call(pc, br_in, machine.br, forward=True)
+        return True
+
+    def _undo_one(self) -> bool:
+        machine = self.machine
+        if self.fault is not None:
+            return self._undo_fault()
+        if self.phase == GRADIENT_PASS and self.time == self.switch_time:
+            self._switch_off()
+            return True
+        if self.time == 0:
+            return False
+        last = machine.pc if machine.halted else machine.pc - (machine.br or 1) * machine.direction
+        br_after = machine.br
+        self._execute_reversed(last)
+        self.time -= 1
+        self._track_call(last, machine.br, br_after, forward=False)
+        return True
+
+    def _execute_reversed(self, pc: int) -> None:
+        """Run the instruction at ``pc`` with DIR negated and leave PC on it, facing as before."""
+        machine = self.machine
+        machine.halted = False
+        machine.pc = pc
+        machine.direction = -machine.direction
+        try:
+            machine.step()
+        except MachineFault:  # nothing ran (a value changed by `set`): face as before
+            machine.direction = -machine.direction
+            raise
+        finally:
+            machine.halted = False
+            machine.pc = pc
+        machine.direction = -machine.direction
+
+    def _undo_fault(self) -> bool:
+        """Step back from a fault: only an uncaught jump ran its landing instruction."""
+        fault = self.fault
+        assert fault is not None
+        self.fault = None
+        if fault.kind != "uncaught-jump":
+            return self._undo_one()  # the faulting instruction had no effect
+        machine = self.machine
+        cell = machine.program.cell(machine.pc)
+        if cell is None or cell.kind == "swapbr":
+            self.fault = fault
+            raise DebugError("the landing instruction of this uncaught jump cannot be undone "
+                             "from the fault's state")
+        # BR is linear in a branch's backward statement: undo from BR = 0, then add BR back.
+        landing, br_after = machine.pc, machine.br
+        machine.br = 0
+        self._execute_reversed(landing)
+        machine.br += br_after
+        self.time -= 1
+        return True
+
+    def _switch_on(self) -> None:
+        """The host protocol between the passes: grad[loss] = 1, gradient mode on."""
+        machine = self.machine
+        self._seed(+1)
+        machine.gradient = True
+        machine.direction = -machine.direction  # BR as it halted (a jump onto FINISH)
+        machine.halted = False
+        self.phase = GRADIENT_PASS
+        self.switch_time = self.time
+
+    def _switch_off(self) -> None:
+        machine = self.machine
+        machine.gradient = False
+        self._seed(-1)
+        machine.direction = -machine.direction
+        machine.halted = True
+        self.phase = FORWARD_PASS
+        self.switch_time = None
+
+    def _seed(self, sign: int) -> None:
+        assert self.loss is not None
+        register, address = self.loss
+        one = self.fmt.one * sign
+        if register is not None:
+            bank = self.machine.bank("G")
+            bank[register] = (bank[register] + one) & self.fmt.mask
+        else:
+            assert address is not None
+            index = self.machine.memory_index(address, make=True)
+            assert index is not None
+            bank = self.machine.bank("GM")
+            bank[index] = (bank[index] + one) & self.fmt.mask
+
+    def _track_call(self, pc: int, br_before: int, br_after: int, *, forward: bool) -> None:
+        """Portal calls (docs/abi.md): a SWAPBR reached by a jump that it cancels enters a
+        call; a SWAPBR that starts a jump returns.  ``br_before``/``br_after`` are BR
+        before and after the instruction in forward time; undoing does the opposite."""
+        cell = self.machine.program.cell(pc)
+        if cell is None or cell.kind != "swapbr":
+            return
+        entered = br_before != 0 and br_after == 0
+        returned = br_before == 0 and br_after != 0
+        direction = self.machine.direction
+        if forward:
+            if entered:  # the jump came BR·DIR from its call site
+                self.stack.append(self._frame(pc, pc - br_before * direction))
+            elif returned and self.stack:
+                self.stack.pop()
+        elif entered and self.stack:
+            self.stack.pop()
+        elif returned:  # the return jump goes BR·DIR to the call site
+            self.stack.append(self._frame(pc, pc + br_after * direction))
+
+    def _frame(self, portal_pc: int, call_pc: int) -> Frame:
+        name = self.source.label_at(portal_pc) or f"pc {portal_pc}"
+        if self.source.program is not None and name.startswith("f_"):
+            name = name[2:]
+        return Frame(name, portal_pc, call_pc)
+
+    # --- values -------------------------------------------------------------------------------
+
+    def registers(self, bank: str = "") -> list[int]:
+        """The 32 registers as signed integers (``bank="G"``: the gradient bank)."""
+        words = self.machine.registers if not bank else self.machine.bank(bank)
+        return [self.fmt.signed(word) for word in words]
+
+    def memory_word(self, address: int, bank: str = "") -> int:
+        """One memory word, signed (``bank="GM"``: its gradient)."""
+        if not bank:
+            return self.machine.get_memory(address)
+        index = self.machine.memory_index(address)
+        return 0 if index is None else self.fmt.signed(self.machine.bank(bank)[index])
+
+    def nonzero_memory(self, bank: str = "") -> dict[int, int]:
+        """Every non-zero data word (or its gradient), by address."""
+        snapshot = self.machine.snapshot()
+        out: dict[int, int] = {}
+        for address, word in snapshot.words():
+            if address < len(self.image) and self.image.is_code[address]:
+                continue
+            value = self.memory_word(address, bank) if bank else self.fmt.signed(word)
+            if value:
+                out[address] = value
+        if bank:  # gradients of words whose value is zero
+            for address in range(min(len(self.machine.memory), self.machine.memory_words)):
+                if address not in out and not (address < len(self.image)
+                                               and self.image.is_code[address]):
+                    value = self.memory_word(address, bank)
+                    if value:
+                        out[address] = value
+        return dict(sorted(out.items()))
+
+    def real(self, word: int) -> float:
+        return self.fmt.to_real(word & self.fmt.mask)
+
+    def exact(self, word: int) -> Fraction:
+        return self.fmt.to_fraction(word & self.fmt.mask)
+
+    def named(self, bank: str = "") -> dict[str, int | float]:
+        """Declared names -> value (reals where declared fixed), or their gradient."""
+        out: dict[str, int | float] = {}
+        for name, declared in self.image.names.items():
+            if declared.register is not None:
+                word = self.registers(bank)[declared.register]
+            else:
+                assert declared.address is not None
+                word = self.memory_word(declared.address, "GM" if bank else "")
+            out[name] = self.real(word) if (declared.fixed or bank) else word
+        return out
+
+    def python_variables(self, frame: int = 0, bank: str = "") -> dict[str, int | float]:
+        """The variables of a compiled function by name (frame 0: the innermost call)."""
+        function = self._frame_function(frame)
+        if function is None:
+            return {}
+        registers = self.registers(bank)
+        sp = self.machine.registers[STACK_POINTER]
+        out: dict[str, int | float] = {}
+        for variable in self.source.variables(function):
+            if variable.register is not None:
+                word = registers[variable.register]
+            else:
+                assert variable.frame_offset is not None
+                word = self.memory_word((sp + variable.frame_offset) & self.fmt.mask,
+                                        "GM" if bank else "")
+            out[variable.name] = self.real(word) if (variable.fixed or bank) else word
+        return out
+
+    def _frame_function(self, frame: int) -> str | None:
+        if self.source.program is None:
+            return None
+        if frame == 0:
+            return self.source.function_at(self.pc)
+        index = len(self.stack) - frame
+        if not 0 <= index < len(self.stack):
+            return None
+        return self.source.function_at(self.stack[index].call_pc)
+
+    def output(self) -> list[int]:
+        """Every SHOW/EMIT word so far, signed."""
+        return [self.fmt.signed(word) for word in self.machine.output]
+
+    def tape(self) -> list[int]:
+        """The EMIT tape (what running backward takes back), signed."""
+        return [self.fmt.signed(word) for word in self.machine.emitted]
+
+    def set_value(self, name: str, text: str) -> None:
+        """Store a value (a real with a decimal point, else an integer) at a register, a
+        declared name or ``[ADDR]``: the past is then what runs back from the new state."""
+        from .breakpoints import parse_address
+        try:
+            word = self.fmt.from_real(text) if "." in text else int(text, 0)
+        except ValueError:
+            raise DebugError(f"{text!r} is not a number") from None
+        if name.startswith("[") and name.endswith("]"):
+            try:
+                self.machine.set_memory(parse_address(name[1:-1], self.source), word)
+            except ValueError as exc:
+                raise DebugError(str(exc)) from None
+            return
+        try:
+            place = self.image.resolve_name(name)
+        except UnknownName as exc:
+            raise DebugError(str(exc)) from None
+        if place.register == 0:
+            raise DebugError("$0 always reads zero and cannot be set")
+        if place.fixed and "." not in text:
+            word = self.fmt.from_real(text)
+        if place.register is not None:
+            self.machine.set_register(place.register, word)
+        else:
+            assert place.address is not None
+            self.machine.set_memory(place.address, word)
+        for point in self.watchpoints.values():
+            point.last = self._watched_word(point)
+
+
+def _loss_place(image: Image, loss: str | None) -> tuple[int | None, int | None]:
+    """The loss's register or address: ``loss`` or the one declared ``.loss``."""
+    if loss is None:
+        losses = [d.name for d in image.names.values() if d.role == "loss"]
+        if len(losses) != 1:
+            raise DebugError("say which value is the loss (--loss NAME): the program declares "
+                             + ("no .loss" if not losses else "several: " + ", ".join(losses)))
+        loss = losses[0]
+    try:
+        place = image.resolve_name(loss)
+    except UnknownName as exc:
+        raise DebugError(str(exc)) from None
+    if place.register == 0:
+        raise DebugError("$0 cannot be the loss")
+    return place.register, place.address
