@@ -219,10 +219,11 @@ class Interpreter:
         gradients = session.registers("G")
         return {"event": "gradient", "pass": session.phase,
                 "gradient_mode": session.machine.gradient,
-                "registers": {f"${i}": {"value": session.real(values[i]),
+                "registers": {f"${i}": {"word": values[i], "value": session.real(values[i]),
                                         "gradient": session.real(gradients[i])}
                               for i in range(1, len(values)) if values[i] or gradients[i]},
-                "memory": {str(address): {"value": session.real(session.memory_word(address)),
+                "memory": {str(address): {"word": session.memory_word(address),
+                                          "value": session.real(session.memory_word(address)),
                                           "gradient": session.real(word)}
                            for address, word in session.nonzero_memory("GM").items()},
                 "named": {name: {"value": value, "gradient": session.named("G")[name]}
