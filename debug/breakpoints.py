@@ -90,11 +90,11 @@ def parse_breakpoint(spec: str, source: SourceMap, number: int) -> Breakpoint:
         if not pcs:
             raise DebugError(f"{spec}: no instruction comes from line {line}")
         return Breakpoint(number, spec, kind, frozenset(pcs), line)
-    pc = source.code_label(spec)
-    if pc is None:
+    label_pc = source.code_label(spec)
+    if label_pc is None:
         known = ", ".join(name for names in source.labels.values() for name in names)
         raise DebugError(f"{spec!r} is not a label of an instruction (labels: {known or 'none'})")
-    return Breakpoint(number, spec, "label", frozenset({pc}), source.pal_line(pc))
+    return Breakpoint(number, spec, "label", frozenset({label_pc}), source.pal_line(label_pc))
 
 
 def parse_watchpoint(spec: str, source: SourceMap, number: int) -> Watchpoint:
