@@ -79,10 +79,7 @@ def debug(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | 
     Examples:
       revasm debug examples/fib.pal
       revasm debug examples/bessel_j2.pal --grad --commands examples/debug/bessel_j2.cmds
-      echo "break top
-      continue
-      reverse-step 3
-      registers" | revasm debug examples/fib.pal --json
+      printf 'break top\\ncontinue\\nreverse-step 3\\n' | revasm debug examples/fib.pal
     Commands: step, next, finish, continue and their reverse- forms, break, watch, print,
     registers, gradient, ... (`help` lists them; PendVM's names work too; docs/debugger.md).
     Exit code 1 when a scripted command failed or the session ended at a fault.

@@ -127,6 +127,7 @@ class Interpreter:
         count = _count(args) if name in ("step", "stepi", "next") else 1
         session = self.session
         stop: Stop | None = None
+        total = 0
         for _ in range(count):
             if name == "stepi":
                 stop = session.step(backward=going_back)
@@ -138,9 +139,11 @@ class Interpreter:
                 stop = session.finish(backward=going_back)
             else:
                 stop = session.cont(backward=going_back)
+            total += stop.steps
             if stop.reason != "step":
                 break
         assert stop is not None
+        stop.steps = total
         command = ("reverse-" if going_back else "") + name
         return [self.stop_event(stop, command)]
 
@@ -154,7 +157,8 @@ class Interpreter:
         pc = machine.pc
         out: Event = {
             "event": event, "pc": pc, "file": source.pal_file, "line": source.pal_line(pc),
-            "label": source.label_at(pc), "instruction": source.instruction_text(pc),
+            "label": source.label_at(pc), "instruction": _instruction(session, pc),
+            "source": source.instruction_text(pc),
             "br": machine.br, "dir": machine.direction, "time": session.time,
             "pass": session.phase, "gradient_mode": machine.gradient,
             "function": session.function(), "depth": len(session.stack),
@@ -419,6 +423,12 @@ def _count(args: list[str], default: int = 1) -> int:
     if count < 1:
         raise DebugError("the count must be at least 1")
     return count
+
+
+def _instruction(session: Session, pc: int) -> str:
+    """The instruction at ``pc`` as the disassembler writes it (``ADD $3 $4``)."""
+    cell = session.machine.program.cell(pc)
+    return cell.text if cell is not None else f"(pc {pc} is outside the program)"
 
 
 def fault_event(fault: MachineFault) -> Event:

@@ -215,9 +215,8 @@ def _real(value: Any) -> str:
 
 
 def _where_lines(event: Event) -> str:
-    label = f"{event['label']}: " if event.get("label") else ""
     line = f"{event['file']}:{event['line']}" if event.get("line") is not None else event["file"]
-    lines = [f"  pc {event['pc']}  {line}  {label}{event['instruction']}"]
+    lines = [f"  pc {event['pc']}  {line}  {event['source'] or event['instruction']}"]
     if event.get("python_line") is not None:
         lines.append(f"  {event['python_file']}:{event['python_line']}"
                      f" (in {event.get('python_function') or '?'})")
