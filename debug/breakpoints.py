@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from revasm.assembler.image import UnknownName
+from revasm.assembler.image import DeclaredName, Image, UnknownName
 
 from .source_map import SourceMap
 
@@ -103,13 +103,19 @@ def parse_watchpoint(spec: str, source: SourceMap, number: int) -> Watchpoint:
     image = source.image
     if spec.startswith("[") and spec.endswith("]"):
         return Watchpoint(number, spec, address=parse_address(spec[1:-1], source))
+    place = resolve_name(image, spec, "there is nothing to watch")
+    return Watchpoint(number, spec, place.register, place.address, place.fixed)
+
+
+def resolve_name(image: Image, name: str, zero: str = "") -> DeclaredName:
+    """``$n`` or a declared name (``Image.resolve_name``); ``zero`` refuses ``$0`` saying why."""
     try:
-        place = image.resolve_name(spec)
+        place = image.resolve_name(name)
     except UnknownName as exc:
         raise DebugError(str(exc)) from None
-    if place.register == 0:
-        raise DebugError("$0 always reads zero: there is nothing to watch")
-    return Watchpoint(number, spec, place.register, place.address, place.fixed)
+    if zero and place.register == 0:
+        raise DebugError(f"$0 always reads zero: {zero}")
+    return place
 
 
 def parse_address(text: str, source: SourceMap) -> int:

@@ -14,7 +14,7 @@ from typing import Any
 
 from revasm.sim.reference import MachineFault
 
-from .breakpoints import DebugError, parse_address
+from .breakpoints import DebugError, parse_address, resolve_name
 from .session import GRADIENT_PASS, Session, Stop
 
 Event = dict[str, Any]
@@ -323,11 +323,7 @@ class Interpreter:
                 out["gradient"] = session.named("G")[what]
             return out
         if what.startswith("$"):
-            from revasm.assembler.image import UnknownName
-            try:
-                place = session.image.resolve_name(what)
-            except UnknownName as exc:
-                raise DebugError(str(exc)) from None
+            place = resolve_name(session.image, what)
             assert place.register is not None
             out["value"] = session.registers()[place.register]
             out["real"] = session.real(out["value"])

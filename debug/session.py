@@ -18,16 +18,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from revasm.assembler.image import Image, UnknownName
+from revasm.assembler.image import Image
 from revasm.isa.fixed_point import WordFormat
+from revasm.sim.host import GradientError, default_loss, resolve
 from revasm.sim.reference import Machine, MachineFault
 
 from .breakpoints import (
     Breakpoint,
     DebugError,
     Watchpoint,
+    parse_address,
     parse_breakpoint,
     parse_watchpoint,
+    resolve_name,
 )
 from .source_map import STACK_POINTER, SourceMap
 
@@ -475,7 +478,6 @@ class Session:
     def set_value(self, name: str, text: str) -> None:
         """Store a value (a real with a decimal point, else an integer) at a register, a
         declared name or ``[ADDR]``: the past is then what runs back from the new state."""
-        from .breakpoints import parse_address
         try:
             word = self.fmt.from_real(text) if "." in text else int(text, 0)
         except ValueError:
@@ -486,12 +488,7 @@ class Session:
             except ValueError as exc:
                 raise DebugError(str(exc)) from None
             return
-        try:
-            place = self.image.resolve_name(name)
-        except UnknownName as exc:
-            raise DebugError(str(exc)) from None
-        if place.register == 0:
-            raise DebugError("$0 always reads zero and cannot be set")
+        place = resolve_name(self.image, name, "it cannot be set")
         if place.fixed and "." not in text:
             word = self.fmt.from_real(text)
         if place.register is not None:
@@ -504,17 +501,10 @@ class Session:
 
 
 def _loss_place(image: Image, loss: str | None) -> tuple[int | None, int | None]:
-    """The loss's register or address: ``loss`` or the one declared ``.loss``."""
-    if loss is None:
-        losses = [d.name for d in image.names.values() if d.role == "loss"]
-        if len(losses) != 1:
-            raise DebugError("say which value is the loss (--loss NAME): the program declares "
-                             + ("no .loss" if not losses else "several: " + ", ".join(losses)))
-        loss = losses[0]
+    """The loss's register or address: ``loss`` or the one declared ``.loss`` (the host
+    protocol's own rules, ``sim/host.py``)."""
     try:
-        place = image.resolve_name(loss)
-    except UnknownName as exc:
+        place = resolve(image, loss if loss is not None else default_loss(image))
+    except GradientError as exc:
         raise DebugError(str(exc)) from None
-    if place.register == 0:
-        raise DebugError("$0 cannot be the loss")
     return place.register, place.address
