@@ -177,9 +177,9 @@ class Interpreter:
         if stop.breakpoint is not None:
             out["breakpoint"] = stop.breakpoint.number
         if stop.changes:
+            value = self.session.value_of
             out["changes"] = [{"watchpoint": point.number, "spec": point.spec,
-                               "old": self.session.fmt.signed(old),
-                               "new": self.session.fmt.signed(new)}
+                               "old": value(old, point.fixed), "new": value(new, point.fixed)}
                               for point, old, new in stop.changes]
         if stop.fault is not None:
             out["fault"] = fault_event(stop.fault)

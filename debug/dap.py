@@ -196,7 +196,8 @@ class Adapter:
     def _stopped(self, stop: Stop, reason: str | None = None) -> None:
         dap_reason = reason or {"breakpoint": "breakpoint", "watchpoint": "data breakpoint",
                                 "fault": "exception", "end": "end", "beginning": "beginning",
-                                "switch": "gradient switch", "limit": "pause"
+                                "switch": "gradient switch", "limit": "pause",
+                                "interrupted": "pause"
                                 }.get(stop.reason, "step")
         assert self.interpreter is not None
         described = self.interpreter.stop_event(stop, dap_reason) \

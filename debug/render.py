@@ -76,6 +76,7 @@ class Renderer:
             "switch": f"{event['command']}: {event.get('message', '')}",
             "fault": f"{event['command']}: machine fault after {event['steps']} step(s)",
             "limit": f"{event['command']}: {event.get('message', '')}",
+            "interrupted": f"{event['command']}: interrupted after {event['steps']} step(s)",
         }.get(reason, f"{event['command']}: {reason}")
         self._print(Text(head, style="bold"))
         for change in event.get("changes", []):

@@ -4,6 +4,12 @@ An empty line repeats the last command (as gdb does); Ctrl-D or ``quit`` ends th
 """
 from __future__ import annotations
 
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
 from prompt_toolkit import PromptSession
 from prompt_toolkit.completion import WordCompleter
 from prompt_toolkit.history import InMemoryHistory
@@ -22,11 +28,32 @@ def completion_words(interpreter: Interpreter) -> list[str]:
     return sorted(words)
 
 
-def interact(interpreter: Interpreter, emit: Sink) -> None:
-    """Read commands from the terminal until ``quit`` or end of input."""
+@contextmanager
+def interruptible(interpreter: Interpreter) -> Iterator[None]:
+    """Ctrl-C while a command runs stops it between two instructions (never inside one, so
+    the state stays one the machine can run back from)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    session = interpreter.session
+
+    def request(signum: int, frame: Any) -> None:
+        session.interrupt_requested = True
+
+    previous = signal.signal(signal.SIGINT, request)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        session.interrupt_requested = False
+
+
+def interact(interpreter: Interpreter, emit: Sink, **terminal: Any) -> None:
+    """Read commands from the terminal until ``quit`` or end of input (``terminal``: the
+    prompt_toolkit ``input``/``output`` to use instead of the real terminal, for tests)."""
     prompt: PromptSession[str] = PromptSession(
         history=InMemoryHistory(),
-        completer=WordCompleter(completion_words(interpreter), sentence=True))
+        completer=WordCompleter(completion_words(interpreter), sentence=True), **terminal)
     last = ""
     while not interpreter.done:
         try:
@@ -39,5 +66,7 @@ def interact(interpreter: Interpreter, emit: Sink) -> None:
         if not line:
             continue
         last = line
-        for event in interpreter.execute(line):
+        with interruptible(interpreter):
+            events = interpreter.execute(line)
+        for event in events:
             emit(event)

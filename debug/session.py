@@ -58,7 +58,8 @@ class Stop:
     ``reason``: ``step`` (the steps asked for are done), ``breakpoint``, ``watchpoint``,
     ``end`` (the last pass halted: nothing later), ``beginning`` (back at START with
     nothing earlier), ``switch`` (gradient mode: the forward pass ended and the gradient
-    pass begins), ``fault`` or ``limit`` (the step budget ran out).
+    pass begins), ``fault``, ``limit`` (the step budget ran out) or ``interrupted``
+    (Ctrl-C).
     """
 
     reason: str
@@ -98,6 +99,8 @@ class Session:
         self.breakpoints: dict[int, Breakpoint] = {}
         self.watchpoints: dict[int, Watchpoint] = {}
         self._numbers = 0
+        #: set (by a signal handler) to stop a motion command between two instructions
+        self.interrupt_requested = False
 
     # --- where we are ------------------------------------------------------------------
 
@@ -208,6 +211,9 @@ class Session:
                 return Stop("step", steps, backward)
             if steps >= self.step_budget:
                 return Stop("limit", steps, backward)
+            if self.interrupt_requested:  # Ctrl-C: stop between two instructions
+                self.interrupt_requested = False
+                return Stop("interrupted", steps, backward)
             before = self.phase
             try:
                 moved = self._undo_one() if backward else self._forward_one()
@@ -420,6 +426,10 @@ class Session:
                     if value:
                         out[address] = value
         return dict(sorted(out.items()))
+
+    def value_of(self, word: int, fixed: bool) -> int | float:
+        """A word as a person reads it: a real if it is fixed point, else signed."""
+        return self.real(word) if fixed else self.fmt.signed(word & self.fmt.mask)
 
     def real(self, word: int) -> float:
         return self.fmt.to_real(word & self.fmt.mask)

@@ -166,3 +166,41 @@ def test_a_command_that_runs_out_of_steps_stops_and_says_so():
     assert [(e["reason"], e["time"]) for e in stream[1:4]] == [("limit", 50), ("limit", 100),
                                                                ("end", 134)]
     assert "--max-steps" in stream[1]["message"]
+
+
+def fib_interpreter():
+    from revasm.assembler import assemble_file
+    from revasm.debug import Session
+    from revasm.debug.commands import Interpreter
+    return Interpreter(Session(assemble_file(EXAMPLES / "fib.pal")))
+
+
+def test_the_terminal_reads_lines_through_prompt_toolkit_and_an_empty_line_repeats():
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+
+    from revasm.debug.repl import completion_words, interact
+    interpreter = fib_interpreter()
+    assert {"top", "bottom", "reverse-continue", "rc", "fib", "$31"} <= set(
+        completion_words(interpreter))
+    got: list[dict] = []
+    with create_pipe_input() as pipe:
+        pipe.send_text("break top\ncontinue\nstepi\n\nquit\n")
+        interact(interpreter, got.append, input=pipe, output=DummyOutput())
+    stops = [(e["reason"], e["time"]) for e in got if e["event"] == "stopped"]
+    assert stops == [("breakpoint", 4), ("step", 5), ("step", 6)]
+    assert interpreter.done
+
+
+def test_ctrl_c_stops_a_running_command_between_two_instructions():
+    import signal
+
+    from revasm.debug.repl import interruptible
+    interpreter = fib_interpreter()
+    before = signal.getsignal(signal.SIGINT)
+    with interruptible(interpreter):
+        signal.raise_signal(signal.SIGINT)  # as if Ctrl-C came while continuing
+        event = interpreter.execute("continue")[0]
+    assert event["reason"] == "interrupted" and event["time"] == 0
+    assert signal.getsignal(signal.SIGINT) is before
+    assert interpreter.execute("continue")[0]["reason"] == "end"
