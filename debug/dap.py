@@ -262,11 +262,10 @@ class Adapter:
             values = {f"${i}": v for i, v in enumerate(session.registers()) if i}
         elif scope == "Names":
             values = dict(session.named())
-            values.update(session.python_variables(frame))
+            values.update(self._python(frame))
         elif scope == "Gradient":
             values = {f"d{name}": v for name, v in session.named("G").items()}
-            values.update({f"d{name}": v for name, v
-                           in session.python_variables(frame, "G").items()})
+            values.update({f"d{name}": v for name, v in self._python(frame, "G").items()})
             values.update({f"G[${i}]": session.real(v)
                            for i, v in enumerate(session.registers("G")) if v})
         else:
@@ -276,6 +275,17 @@ class Adapter:
                       "gradient mode": machine.gradient, "output": session.output()}
         return {"variables": [{"name": name, "value": _text(value), "variablesReference": 0}
                               for name, value in values.items()]}
+
+    def _python(self, frame: int, bank: str = "") -> dict[str, Any]:
+        """A compiled function's variables: the innermost frame's; an outer frame's are
+        saved on the stack while the inner call runs, which the frame says instead."""
+        session = self._need_session()
+        if session.source.program is None:
+            return {}
+        if frame == 0:
+            return session.python_variables(bank)
+        return {"(variables)": "saved on the stack during the inner call (docs/abi.md): "
+                               "step out to see them"}
 
     def _on_evaluate(self, arguments: dict, after: list) -> dict:
         self._need_session()

@@ -449,9 +449,11 @@ class Session:
             out[name] = self.real(word) if (declared.fixed or bank) else word
         return out
 
-    def python_variables(self, frame: int = 0, bank: str = "") -> dict[str, int | float]:
-        """The variables of a compiled function by name (frame 0: the innermost call)."""
-        function = self._frame_function(frame)
+    def python_variables(self, bank: str = "") -> dict[str, int | float]:
+        """The variables of the compiled function the PC is in, by name (docs/abi.md homes:
+        a register, or a frame word at SP + offset).  Only the innermost call's: while a
+        call runs, its callers' variables are saved on the stack, not in their homes."""
+        function = self.source.function_at(self.pc)
         if function is None:
             return {}
         registers = self.registers(bank)
@@ -466,16 +468,6 @@ class Session:
                                         "GM" if bank else "")
             out[variable.name] = self.real(word) if (variable.fixed or bank) else word
         return out
-
-    def _frame_function(self, frame: int) -> str | None:
-        if self.source.program is None:
-            return None
-        if frame == 0:
-            return self.source.function_at(self.pc)
-        index = len(self.stack) - frame
-        if not 0 <= index < len(self.stack):
-            return None
-        return self.source.function_at(self.stack[index].call_pc)
 
     def output(self) -> list[int]:
         """Every SHOW/EMIT word so far, signed."""

@@ -166,3 +166,26 @@ def test_bad_requests_get_failed_responses_not_a_crash(client):
     assert client.variables(0, "Gradient")["dj2"] == "1.0"
     client.send("disconnect")
     assert client.close() == 0
+
+
+def test_a_compiled_python_program_is_debugged_by_its_python_lines(client):
+    rfib = ROOT / "examples" / "nilang" / "rfib.py"
+    client.send("initialize", adapterID="revasm")
+    assert client.send("launch", program=f"{rfib}:rfib", set={"n": 4})["success"]
+    answer = client.send("setBreakpoints", source={"path": str(rfib)},
+                         breakpoints=[{"line": 19}])["body"]["breakpoints"]
+    assert answer[0]["verified"] and answer[0]["line"] == 19
+    client.send("configurationDone")
+    assert client.event("stopped")["body"]["reason"] == "breakpoint"
+    frames = client.send("stackTrace", threadId=1)["body"]["stackFrames"]
+    assert frames[0]["source"]["path"] == str(rfib) and frames[0]["line"] == 19
+    assert frames[0]["name"].startswith("rfib ") and len(frames) >= 3
+    inner = client.variables(0, "Names")
+    assert inner["n"] in ("1", "2") and "n1" in inner
+    assert "(variables)" in client.variables(1, "Names")  # saved on the stack, and it says so
+    client.send("stepBack", threadId=1)
+    client.event("stopped")
+    line = client.send("stackTrace", threadId=1)["body"]["stackFrames"][0]["line"]
+    assert line != 19
+    client.send("disconnect")
+    assert client.close() == 0
