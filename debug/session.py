@@ -198,10 +198,21 @@ class Session:
         return self._run(lambda steps: False, backward, breakpoints=True)
 
     def restart(self) -> Stop:
-        """Back to START (running the machine backward: the initial state comes back)."""
-        return self._run(lambda steps: False, True, breakpoints=False)
+        """Back to START (running the machine backward: the initial state comes back),
+        through the gradient switch and past breakpoints and watchpoints."""
+        steps = 0
+        while True:
+            stop = self._run(lambda steps: False, True, breakpoints=False, watch=False)
+            steps += stop.steps
+            if stop.reason not in ("switch", "limit"):
+                break
+        for point in self.watchpoints.values():
+            point.last = self._watched_word(point)
+        stop.steps = steps
+        return stop
 
-    def _run(self, done: Callable[[int], bool], backward: bool, *, breakpoints: bool) -> Stop:
+    def _run(self, done: Callable[[int], bool], backward: bool, *, breakpoints: bool,
+             watch: bool = True) -> Stop:
         if self.fault is not None and not backward:
             raise DebugError(f"the machine faulted ({self.fault.kind}) at pc {self.fault.pc}: "
                              "go back (reverse-step, reverse-continue) to see how it got there")
@@ -228,7 +239,7 @@ class Session:
             if self.phase != before:  # the gradient switch, in either direction
                 return Stop("switch", steps, backward)
             steps += 1
-            changes = self._watch_changes()
+            changes = self._watch_changes() if watch else []
             if changes:
                 return Stop("watchpoint", steps, backward, changes=changes)
             if breakpoints:

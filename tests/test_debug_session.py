@@ -208,3 +208,22 @@ def test_a_python_line_breakpoint_stops_once_each_time_the_line_is_entered():
     assert len(stops) == entries > 1
     with pytest.raises(DebugError, match="comes from"):
         session.add_breakpoint("other.py:21")
+
+
+def test_restart_goes_back_to_start_through_the_switch_past_every_stop():
+    image = assemble_file(EXAMPLES / "bessel_j2.pal", width=64)
+    session = session_of(image, grad=True, step_budget=100)
+    start = state(session)
+    session.add_breakpoint("top")
+    session.add_watchpoint("$9")
+    while session.cont().reason != "end":
+        pass
+    stop = session.restart()
+    assert stop.reason == "beginning" and stop.steps == 570
+    assert state(session) == start
+    session.cont()  # the switch
+    session.cont()  # in the gradient pass: $9 changes at once, or the loop's top
+    session.restart()
+    stop = session.cont()  # the watchpoint's value was refreshed: $9's first change
+    assert stop.reason == "watchpoint" and stop.changes[0][1] == 0
+    assert session.time == session.source.pcs_of_pal_line(26)[0] + 1  # sum = term, straight on
