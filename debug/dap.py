@@ -92,15 +92,27 @@ class Adapter:
         try:
             if handler is None:
                 raise DebugError(f"revasm dap does not support the request {command!r}")
+            if not isinstance(arguments, dict):
+                raise DebugError(f"the arguments of {command!r} are not an object")
             body = handler(arguments, after)
         except (DebugError, MachineFault) as exc:
-            self._message("response", request_seq=request.get("seq", 0), success=False,
-                          command=command, message=str(exc))
+            self._fail(request, command, str(exc))
+            return
+        except (TypeError, ValueError, KeyError, AttributeError) as exc:  # ill-typed arguments
+            self._fail(request, command, f"bad arguments for {command!r}: {exc}")
+            return
+        except Exception as exc:  # a bug in revasm: the editor's session goes on
+            self._fail(request, command, f"revasm dap: internal error: {type(exc).__name__}: "
+                                         f"{exc}; please report it with the request")
             return
         self._message("response", request_seq=request.get("seq", 0), success=True,
                       command=command, **({"body": body} if body is not None else {}))
         for action in after:  # events that follow the response (stopped, initialized, ...)
             action()
+
+    def _fail(self, request: dict, command: str, message: str) -> None:
+        self._message("response", request_seq=request.get("seq", 0), success=False,
+                      command=command, message=message)
 
     # --- life cycle -------------------------------------------------------------------------
 

@@ -29,6 +29,9 @@ class Client:
 
     def send(self, command: str, **arguments) -> dict:
         """Send a request; return its response (events that come before it are kept)."""
+        return self.send_raw(command, arguments)
+
+    def send_raw(self, command: str, arguments) -> dict:
         self.seq += 1
         body = json.dumps({"seq": self.seq, "type": "request", "command": command,
                            "arguments": arguments}).encode()
@@ -153,6 +156,7 @@ def test_bad_requests_get_failed_responses_not_a_crash(client):
     missing = client.send("launch", program=str(ROOT / "examples" / "nowhere.pal"))
     assert not missing["success"] and "no such file" in missing["message"]
     assert not client.send("threads2")["success"]
+    assert "not an object" in client.send_raw("launch", [1, 2])["message"]
     assert not client.send("continue", threadId=1)["success"]  # nothing launched
     client.send("launch", program=str(BESSEL), grad=True)
     bad = client.send("setBreakpoints", source={"path": str(BESSEL)},
@@ -161,6 +165,7 @@ def test_bad_requests_get_failed_responses_not_a_crash(client):
     client.send("configurationDone")
     stopped = client.event("stopped")["body"]  # no breakpoint: the end of the forward pass
     assert stopped["reason"] == "gradient switch"
+    assert "bad arguments" in client.send("scopes", frameId="top")["message"]
     scopes = client.send("scopes", frameId=0)["body"]["scopes"]
     assert "Gradient" in [s["name"] for s in scopes]
     assert client.variables(0, "Gradient")["dj2"] == "1.0"
