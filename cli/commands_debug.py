@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 import click
@@ -86,7 +87,7 @@ def debug(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | 
     """
     session = open_session(file, sets, mems, int(width) if width else None, grad, loss,
                            max_steps)
-    lines = _script(commands_file)
+    lines = _script(commands_file, as_json)
     interpreter = Interpreter(session)
     echo = None
     if as_json:
@@ -104,8 +105,10 @@ def debug(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | 
         raise SystemExit(EXIT_FAILURE)
 
 
-def _script(commands_file: str | None) -> list[str] | None:
-    """The script's lines (--commands FILE, or stdin when not a terminal), or None."""
+def _script(commands_file: str | None, as_json: bool) -> Iterable[str] | None:
+    """The script's lines: --commands FILE, or standard input when it is not a terminal
+    (or with --json, whose output is for a program), read line by line as they come, so
+    a tool can wait for each command's events; None for the interactive terminal."""
     if commands_file is not None:
         try:
             return Path(commands_file).read_text().splitlines()
@@ -113,8 +116,10 @@ def _script(commands_file: str | None) -> list[str] | None:
             raise ToolError(f"{commands_file}: error: no such file") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise ToolError(f"{commands_file}: error: cannot read: {exc}") from None
-    if sys.stdin is None or not sys.stdin.isatty():
-        return sys.stdin.read().splitlines() if sys.stdin is not None else []
+    if sys.stdin is None:
+        return []
+    if as_json or not sys.stdin.isatty():
+        return iter(sys.stdin.readline, "")
     return None
 
 

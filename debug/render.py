@@ -219,8 +219,9 @@ def _where_lines(event: Event) -> str:
     line = f"{event['file']}:{event['line']}" if event.get("line") is not None else event["file"]
     lines = [f"  pc {event['pc']}  {line}  {event['source'] or event['instruction']}"]
     if event.get("python_line") is not None:
+        function = event.get("python_function")
         lines.append(f"  {event['python_file']}:{event['python_line']}"
-                     f" (in {event.get('python_function') or '?'})")
+                     + (f" (in {function})" if function else ""))
     mode = " (gradient mode on)" if event["gradient_mode"] else ""
     halted = "  halted" if event["halted"] else ""
     lines.append(f"  BR = {event['br']}  DIR = {event['dir']:+d}  time {event['time']}  "

@@ -204,3 +204,31 @@ def test_ctrl_c_stops_a_running_command_between_two_instructions():
     assert event["reason"] == "interrupted" and event["time"] == 0
     assert signal.getsignal(signal.SIGINT) is before
     assert interpreter.execute("continue")[0]["reason"] == "end"
+
+
+def test_a_tool_converses_with_the_debugger_one_command_at_a_time():
+    """--json events come as each command runs, so a tool reads them before its next line."""
+    import subprocess
+    import sys
+    process = subprocess.Popen([sys.executable, "-m", "revasm", "debug", "examples/fib.pal",
+                                "--json"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               text=True, cwd=ROOT)
+    assert process.stdin is not None and process.stdout is not None
+
+    def ask(line: str) -> dict:
+        process.stdin.write(line + "\n")
+        process.stdin.flush()
+        return json.loads(process.stdout.readline())
+
+    try:
+        assert json.loads(process.stdout.readline())["event"] == "start"
+        assert ask("break top")["event"] == "breakpoint"
+        time = ask("continue")["time"]
+        assert ask("reverse-stepi")["time"] == time - 1  # chosen after reading the stop
+        process.stdin.close()
+        assert json.loads(process.stdout.readline())["event"] == "exit"
+        assert process.wait(timeout=30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
