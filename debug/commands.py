@@ -221,16 +221,19 @@ class Interpreter:
             raise DebugError("the gradient bank is there in gradient mode: revasm debug --grad")
         values = session.registers()
         gradients = session.registers("G")
+        words, word_gradients = session.nonzero_memory(), session.nonzero_memory("GM")
+        named_gradients = session.named("G")
         return {"event": "gradient", "pass": session.phase,
                 "gradient_mode": session.machine.gradient,
                 "registers": {f"${i}": {"word": values[i], "value": session.real(values[i]),
                                         "gradient": session.real(gradients[i])}
                               for i in range(1, len(values)) if values[i] or gradients[i]},
-                "memory": {str(address): {"word": session.memory_word(address),
-                                          "value": session.real(session.memory_word(address)),
-                                          "gradient": session.real(word)}
-                           for address, word in session.nonzero_memory("GM").items()},
-                "named": {name: {"value": value, "gradient": session.named("G")[name]}
+                "memory": {str(address): {"word": words.get(address, 0),
+                                          "value": session.real(words.get(address, 0)),
+                                          "gradient": session.real(word_gradients.get(address,
+                                                                                      0))}
+                           for address in sorted(words.keys() | word_gradients.keys())},
+                "named": {name: {"value": value, "gradient": named_gradients[name]}
                           for name, value in session.named().items()}}
 
     def output_event(self) -> Event:

@@ -420,22 +420,15 @@ class Session:
         return 0 if index is None else self.fmt.signed(self.machine.bank(bank)[index])
 
     def nonzero_memory(self, bank: str = "") -> dict[int, int]:
-        """Every non-zero data word (or its gradient), by address."""
-        snapshot = self.machine.snapshot()
-        out: dict[int, int] = {}
-        for address, word in snapshot.words():
-            if address < len(self.image) and self.image.is_code[address]:
-                continue
-            value = self.memory_word(address, bank) if bank else self.fmt.signed(word)
-            if value:
-                out[address] = value
-        if bank:  # gradients of words whose value is zero
-            for address in range(min(len(self.machine.memory), self.machine.memory_words)):
-                if address not in out and not (address < len(self.image)
-                                               and self.image.is_code[address]):
-                    value = self.memory_word(address, bank)
-                    if value:
-                        out[address] = value
+        """Every data word that is not zero (``bank="GM"``: whose gradient is not zero),
+        signed, by address: the whole address space, sparse words included."""
+        machine = self.machine
+        words = machine.memory if not bank else machine.bank(bank)
+        code = self.image.is_code
+        out = {}
+        for address, index in machine.word_addresses():
+            if words[index] and not (address < len(code) and code[address]):
+                out[address] = self.fmt.signed(words[index])
         return dict(sorted(out.items()))
 
     def value_of(self, word: int, fixed: bool) -> int | float:

@@ -227,3 +227,13 @@ def test_restart_goes_back_to_start_through_the_switch_past_every_stop():
     stop = session.cont()  # the watchpoint's value was refreshed: $9's first change
     assert stop.reason == "watchpoint" and stop.changes[0][1] == 0
     assert session.time == session.source.pcs_of_pal_line(26)[0] + 1  # sum = term, straight on
+
+
+def test_memory_queries_see_the_whole_address_space():
+    from revasm.assembler import assemble
+    source = (";; pendulum pal file\n.input v $5 int = 9\n        start\n"
+              "        li    $4 0x7fff0000\n        exch  $5 $4\n        finish\n")
+    session = session_of(assemble(source))
+    session.cont()
+    assert session.nonzero_memory() == {0x7FFF0000: 9}
+    assert session.memory_word(0x7FFF0000) == 9
