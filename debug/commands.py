@@ -22,12 +22,12 @@ Event = dict[str, Any]
 
 #: command -> (canonical name, help); aliases map to a canonical name below.
 HELP: dict[str, str] = {
-    "step": "step [N]: to the next line (PAL: one instruction; compiled Python: the next line)",
+    "step": "step [N]: to the start of the next line (PAL, or Python for compiled programs)",
     "stepi": "stepi [N]: one machine instruction forward",
     "next": "next [N]: to the next line, running portal calls through whole",
     "finish": "finish: on until the current portal call returns",
     "continue": "continue: on until a breakpoint, a watchpoint, the end or a fault",
-    "reverse-step": "reverse-step [N]: back to the previous line (the machine runs backward)",
+    "reverse-step": "reverse-step [N]: back to the start of the previous line (runs backward)",
     "reverse-stepi": "reverse-stepi [N]: one machine instruction back",
     "reverse-next": "reverse-next [N]: back to the previous line, over portal calls",
     "reverse-finish": "reverse-finish: back to the call of the current portal call",

@@ -170,9 +170,11 @@ class Session:
         return self._run(lambda done: done >= count, backward, breakpoints=False)
 
     def step_line(self, *, backward: bool = False, over: bool = False) -> Stop:
-        """To the next (previous) line of the debugged file: one instruction for PAL, the
-        next Python line for compiled programs; ``over`` runs calls through whole."""
-        start_line = self.source.line_of(self.pc)
+        """To the start of the next (previous) line of the debugged file: the PAL line (a
+        pseudo-instruction may be several instructions), or the Python line of a compiled
+        program; ``over`` runs portal calls through whole."""
+        source = self.source
+        start_line = source.line_of(self.pc)
         depth = len(self.stack)
 
         def done(steps: int) -> bool:
@@ -180,9 +182,13 @@ class Session:
                 return False
             if over and len(self.stack) > depth:
                 return False
-            line = self.source.line_of(self.pc)
-            return line is not None and (line != start_line or len(self.stack) != depth
-                                         or self.source.program is None)
+            line = source.line_of(self.pc)
+            if line is None or (line == start_line and len(self.stack) == depth):
+                return False
+            if backward:  # back to where the line began: the instruction before is not on it
+                before = self._neighbour_pc()
+                return before is None or source.line_of(before) != line
+            return True
         return self._run(done, backward, breakpoints=True)
 
     def finish(self, *, backward: bool = False) -> Stop:

@@ -237,3 +237,19 @@ def test_memory_queries_see_the_whole_address_space():
     session.cont()
     assert session.nonzero_memory() == {0x7FFF0000: 9}
     assert session.memory_word(0x7FFF0000) == 9
+
+
+def test_step_takes_a_whole_line_and_reverse_step_goes_back_to_its_start():
+    image = assemble_file(EXAMPLES / "bessel_j2.pal", width=64)
+    session = session_of(image)
+    source = session.source
+    session.step(3)  # START, li $4 1.0, li $5 2.0
+    li = source.pcs_of_pal_line(source.pal_line(session.pc))
+    assert len(li) > 1  # li $8 0.5 is two instructions at W = 64
+    stop = session.step_line()
+    assert stop.steps == len(li) and session.pc == max(li) + 1
+    session.step_line()
+    stop = session.step_line(backward=True)
+    assert stop.steps == 1 and session.pc == max(li) + 1
+    stop = session.step_line(backward=True)
+    assert stop.steps == len(li) and session.pc == min(li)
