@@ -15,7 +15,8 @@ from typing import Any
 from revasm.sim.reference import MachineFault
 
 from .breakpoints import DebugError, parse_address, resolve_name
-from .session import GRADIENT_PASS, Session, Stop
+from .session import Session, Stop
+from .timeline import GRADIENT_PASS
 
 Event = dict[str, Any]
 

@@ -1,22 +1,14 @@
-"""A debugging session over the reference machine: time runs both ways, and no trace is kept.
+"""A debugging session: breakpoints, watchpoints, motion commands and the values they show.
 
-Going back one instruction is running the machine the other way: after a step the last
-instruction executed sits at ``pc - (BR or 1)·DIR`` (the PC moves by BR·DIR after a jump,
-by DIR otherwise), so undoing it is executing that instruction with DIR negated and
-putting PC back there (``Session._undo_one``).  The session only counts ``time`` (the
-instructions executed since START) and keeps the call stack of portal calls, which every
-step and every undo update in step.
-
-In gradient mode (``grad=True``) the timeline is the host protocol (docs/gradient.md):
-the forward pass from START to FINISH, then *the switch* (grad[loss] = 1, gradient mode
-on), then the gradient pass from FINISH back to START, during which the gradient bank
-fills.  Going back over the switch takes the seed out and turns gradient mode off.
+The machine moves on a :class:`~revasm.debug.timeline.Timeline` (forward, or backward by
+running the machine the other way); a motion command (step, next, finish, continue, and
+each backward) moves it until its own end or a stop: a breakpoint, a watchpoint, a fault,
+the beginning or the end, the gradient switch, the step budget or Ctrl-C.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from fractions import Fraction
 
 from revasm.assembler.image import Image
 from revasm.isa.fixed_point import WordFormat
@@ -33,22 +25,10 @@ from .breakpoints import (
     resolve_name,
 )
 from .source_map import STACK_POINTER, SourceMap
+from .timeline import Frame, Timeline
 
 #: How many instructions one command may execute before it stops on its own
 DEFAULT_STEP_BUDGET = 10_000_000
-
-FORWARD_PASS = "forward"
-GRADIENT_PASS = "gradient"
-
-
-@dataclass(frozen=True)
-class Frame:
-    """A portal call in progress: the function (its portal's label), the portal's PC and
-    the PC of the jump that called it."""
-
-    function: str
-    portal_pc: int
-    call_pc: int
 
 
 @dataclass
@@ -88,14 +68,9 @@ class Session:
             if not (address < len(image) and image.is_code[address]):
                 self.machine.set_memory(address, word)
         self.grad = grad
-        self.loss = _loss_place(image, loss) if grad else None
+        self.timeline = Timeline(self.machine, self.source,
+                                 loss=_loss_place(image, loss) if grad else None)
         self.step_budget = step_budget
-        self.time = 0
-        self.phase = FORWARD_PASS
-        #: the time at which the gradient pass began (None before the switch)
-        self.switch_time: int | None = None
-        self.fault: MachineFault | None = None
-        self.stack: list[Frame] = []
         self.breakpoints: dict[int, Breakpoint] = {}
         self.watchpoints: dict[int, Watchpoint] = {}
         self._numbers = 0
@@ -109,13 +84,28 @@ class Session:
         return self.machine.pc
 
     @property
-    def at_end(self) -> bool:
-        """Nothing later: the last pass halted (FINISH forward, or START in the gradient pass)."""
-        return self.machine.halted and (not self.grad or self.phase == GRADIENT_PASS)
+    def time(self) -> int:
+        """Instructions executed since START along the timeline (both passes)."""
+        return self.timeline.time
 
     @property
-    def at_beginning(self) -> bool:
-        return self.time == 0 and self.phase == FORWARD_PASS
+    def phase(self) -> str:
+        """``forward`` or, after the switch in gradient mode, ``gradient``."""
+        return self.timeline.phase
+
+    @property
+    def stack(self) -> list[Frame]:
+        """The portal calls in progress, outermost first."""
+        return self.timeline.stack
+
+    @property
+    def fault(self) -> MachineFault | None:
+        """The fault the session stopped at (None: it can go on)."""
+        return self.timeline.fault
+
+    @property
+    def at_end(self) -> bool:
+        return self.timeline.at_end
 
     def function(self) -> str | None:
         """The function the PC is in: the innermost portal call's, else the program."""
@@ -186,7 +176,7 @@ class Session:
             if line is None or (line == start_line and len(self.stack) == depth):
                 return False
             if backward:  # back to where the line began: the instruction before is not on it
-                before = self._neighbour_pc()
+                before = self.timeline.last_pc()
                 return before is None or source.line_of(before) != line
             return True
         return self._run(done, backward, breakpoints=True)
@@ -233,12 +223,8 @@ class Session:
                 return Stop("interrupted", steps, backward)
             before = self.phase
             try:
-                moved = self._undo_one() if backward else self._forward_one()
-            except MachineFault as fault:
-                if not backward:  # going back, a fault leaves the state as it was
-                    self.fault = fault
-                    if fault.kind == "uncaught-jump":  # its landing instruction ran
-                        self.time += 1
+                moved = self.timeline.backward() if backward else self.timeline.forward()
+            except MachineFault as fault:  # going back, a fault leaves the state as it was
                 return Stop("fault", steps, backward, fault=fault)
             if not moved:
                 return Stop("beginning" if backward else "end", steps, backward)
@@ -271,145 +257,11 @@ class Session:
                 continue
             if point.kind == "python-line":
                 # entering the line: the instruction before (after, going back) is elsewhere
-                previous = self._neighbour_pc()
+                previous = self.timeline.last_pc()
                 if previous is not None and previous in point.pcs:
                     continue
             return point
         return None
-
-    def _neighbour_pc(self) -> int | None:
-        machine = self.machine
-        if machine.halted:
-            return None
-        return machine.pc - (machine.br or 1) * machine.direction
-
-    # --- one instruction either way ---------------------------------------------------------
-
-    def _forward_one(self) -> bool:
-        machine = self.machine
-        if machine.halted:
-            if self.grad and self.phase == FORWARD_PASS:
-                self._switch_on()
-                return True
-            return False
-        pc, br_in = machine.pc, machine.br
-        self.fault = None
-        machine.step()
-        self.time += 1
-        self._track_call(pc, br_in, machine.br, forward=True)
-        return True
-
-    def _undo_one(self) -> bool:
-        machine = self.machine
-        if self.fault is not None:
-            return self._undo_fault()
-        if self.phase == GRADIENT_PASS and self.time == self.switch_time:
-            self._switch_off()
-            return True
-        if self.time == 0:
-            return False
-        last = machine.pc if machine.halted else machine.pc - (machine.br or 1) * machine.direction
-        br_after = machine.br
-        self._execute_reversed(last)
-        self.time -= 1
-        self._track_call(last, machine.br, br_after, forward=False)
-        return True
-
-    def _execute_reversed(self, pc: int) -> None:
-        """Run the instruction at ``pc`` with DIR negated and leave PC on it, facing as before."""
-        machine = self.machine
-        machine.halted = False
-        machine.pc = pc
-        machine.direction = -machine.direction
-        try:
-            machine.step()
-        except MachineFault:  # nothing ran (a value changed by `set`): face as before
-            machine.direction = -machine.direction
-            raise
-        finally:
-            machine.halted = False
-            machine.pc = pc
-        machine.direction = -machine.direction
-
-    def _undo_fault(self) -> bool:
-        """Step back from a fault: only an uncaught jump ran its landing instruction."""
-        fault = self.fault
-        assert fault is not None
-        self.fault = None
-        if fault.kind != "uncaught-jump":
-            return self._undo_one()  # the faulting instruction had no effect
-        machine = self.machine
-        cell = machine.program.cell(machine.pc)
-        if cell is None or cell.kind == "swapbr":
-            self.fault = fault
-            raise DebugError("the landing instruction of this uncaught jump cannot be undone "
-                             "from the fault's state")
-        # BR is linear in a branch's backward statement: undo from BR = 0, then add BR back.
-        landing, br_after = machine.pc, machine.br
-        machine.br = 0
-        self._execute_reversed(landing)
-        machine.br += br_after
-        self.time -= 1
-        return True
-
-    def _switch_on(self) -> None:
-        """The host protocol between the passes: grad[loss] = 1, gradient mode on."""
-        machine = self.machine
-        self._seed(+1)
-        machine.gradient = True
-        machine.direction = -machine.direction  # BR as it halted (a jump onto FINISH)
-        machine.halted = False
-        self.phase = GRADIENT_PASS
-        self.switch_time = self.time
-
-    def _switch_off(self) -> None:
-        machine = self.machine
-        machine.gradient = False
-        self._seed(-1)
-        machine.direction = -machine.direction
-        machine.halted = True
-        self.phase = FORWARD_PASS
-        self.switch_time = None
-
-    def _seed(self, sign: int) -> None:
-        assert self.loss is not None
-        register, address = self.loss
-        one = self.fmt.one * sign
-        if register is not None:
-            bank = self.machine.bank("G")
-            bank[register] = (bank[register] + one) & self.fmt.mask
-        else:
-            assert address is not None
-            index = self.machine.memory_index(address, make=True)
-            assert index is not None
-            bank = self.machine.bank("GM")
-            bank[index] = (bank[index] + one) & self.fmt.mask
-
-    def _track_call(self, pc: int, br_before: int, br_after: int, *, forward: bool) -> None:
-        """Portal calls (docs/abi.md): a SWAPBR reached by a jump that it cancels enters a
-        call; a SWAPBR that starts a jump returns.  ``br_before``/``br_after`` are BR
-        before and after the instruction in forward time; undoing does the opposite."""
-        cell = self.machine.program.cell(pc)
-        if cell is None or cell.kind != "swapbr":
-            return
-        entered = br_before != 0 and br_after == 0
-        returned = br_before == 0 and br_after != 0
-        direction = self.machine.direction
-        if forward:
-            if entered:  # the jump came BR·DIR from its call site
-                self.stack.append(self._frame(pc, pc - br_before * direction))
-            elif returned and self.stack:
-                self.stack.pop()
-        elif entered and self.stack:
-            self.stack.pop()
-        elif returned:  # the return jump goes BR·DIR to the call site
-            self.stack.append(self._frame(pc, pc + br_after * direction))
-
-    def _frame(self, portal_pc: int, call_pc: int) -> Frame:
-        name = self.source.label_at(portal_pc) or f"pc {portal_pc}"
-        if self.source.program is not None and name.startswith("f_"):
-            name = name[2:]
-        return Frame(name, portal_pc, call_pc)
 
     # --- values -------------------------------------------------------------------------------
 
@@ -443,9 +295,6 @@ class Session:
 
     def real(self, word: int) -> float:
         return self.fmt.to_real(word & self.fmt.mask)
-
-    def exact(self, word: int) -> Fraction:
-        return self.fmt.to_fraction(word & self.fmt.mask)
 
     def named(self, bank: str = "") -> dict[str, int | float]:
         """Declared names -> value (reals where declared fixed), or their gradient."""
