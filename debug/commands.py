@@ -21,7 +21,7 @@ from .timeline import GRADIENT_PASS
 Event = dict[str, Any]
 
 
-#: command -> (canonical name, help); aliases map to a canonical name below.
+#: Every command by its canonical name, with its one-line help; ALIASES map other names to it.
 HELP: dict[str, str] = {
     "step": "step [N]: to the start of the next line (PAL, or Python for compiled programs)",
     "stepi": "stepi [N]: one machine instruction forward",

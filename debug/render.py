@@ -25,10 +25,11 @@ PROMPT = "(revasm) "
 
 def make_console(stream: TextIO, *, terminal: bool) -> Console:
     """A console on ``stream``: colours on a terminal, plain fixed-width text otherwise."""
+    # markup off: the text shown is the program's and the user's ([1000], dir [f|r])
     if terminal:
-        return Console(file=stream, highlight=False)
+        return Console(file=stream, highlight=False, markup=False)
     return Console(file=stream, width=PLAIN_WIDTH, color_system=None, highlight=False,
-                   force_terminal=False, soft_wrap=True)
+                   markup=False, force_terminal=False, soft_wrap=True)
 
 
 class Renderer:
@@ -51,7 +52,7 @@ class Renderer:
 
     def echo(self, line: str) -> None:
         """A scripted command, as if typed at the prompt (recorded sessions read so)."""
-        self.console.print(PROMPT + line, highlight=False, markup=False)
+        self.console.print(PROMPT + line)
 
     def _print(self, *things: Any) -> None:
         self.console.print(*things)

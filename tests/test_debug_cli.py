@@ -232,3 +232,10 @@ def test_a_tool_converses_with_the_debugger_one_command_at_a_time():
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+def test_text_is_shown_as_written_not_read_as_rich_markup():
+    result = debug(EXAMPLES / "fib.pal", stdin="help\nprint [n_cell]\nbreak [x\n")
+    assert "dir [f|r]: which way" in result.stdout
+    assert "[n_cell] = 18" in result.stdout
+    assert "error: '[x' is not a label" in result.stdout and result.exit_code == 1
