@@ -134,7 +134,11 @@ def test_a_fault_stops_the_session_with_pc_line_and_state():
 
 def test_load_errors_are_one_json_object_like_every_command(tmp_path):
     bad = EXAMPLES / "errors" / "bad.pal"
+    bad_python = tmp_path / "bad.py"
+    bad_python.write_text("from revasm.compiler import Fixed, reversible\n\n\n@reversible\n"
+                          "def f(x: Fixed):\n    x += y\n")
     for args, kind in (([bad], "assembly"), ([tmp_path / "none.pal"], "input"),
+                       ([f"{bad_python}:f"], "compile"), ([tmp_path / "none.py"], "input"),
                        ([EXAMPLES / "fib.pal", "--commands", tmp_path / "none.cmds"], "input"),
                        ([EXAMPLES / "fib.pal", "--grad"], "input"),
                        ([EXAMPLES / "fib.pal", "--set", "zz=1"], "usage")):
