@@ -194,3 +194,23 @@ def test_a_compiled_python_program_is_debugged_by_its_python_lines(client):
     assert line != 19
     client.send("disconnect")
     assert client.close() == 0
+
+
+def test_next_steps_over_a_call_and_step_in_enters_it(client):
+    client.send("initialize", adapterID="revasm")
+    client.send("launch", program=str(PROCEDURE), stopOnEntry=True)
+    client.send("configurationDone")
+    client.event("stopped")
+
+    def where() -> tuple[int, int]:
+        frames = client.send("stackTrace", threadId=1)["body"]["stackFrames"]
+        return frames[0]["line"], len(frames)
+
+    for request, expected in (("stepIn", (13, 1)), ("next", (14, 1)), ("stepBack", (13, 1)),
+                              ("stepIn", (19, 2)), ("stepOut", (14, 1))):
+        assert client.send(request, threadId=1)["success"]
+        assert client.event("stopped")["body"]["reason"] == "step"
+        assert where() == expected, request
+    assert client.variables(0, "Names")["y"] == "21"
+    client.send("disconnect")
+    assert client.close() == 0
