@@ -9,11 +9,6 @@ import click
 
 from revasm.compiler import CompileError, compile_file
 from revasm.debug import DebugError, Session, SourceMap
-from revasm.debug.commands import Interpreter
-from revasm.debug.dap import serve
-from revasm.debug.driver import json_sink, run_lines, start_event
-from revasm.debug.render import Renderer, make_console
-from revasm.debug.repl import interact
 from revasm.debug.session import DEFAULT_STEP_BUDGET
 
 from .commands_run import MEMS, SETS, WIDTH
@@ -85,6 +80,12 @@ def debug(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | 
     registers, gradient, ... (`help` lists them; PendVM's names work too; docs/debugger.md).
     Exit code 1 when a scripted command failed or the session ended at a fault.
     """
+    # The terminal's libraries load here, not with every revasm command (~0.3 s).
+    from revasm.debug.commands import Interpreter
+    from revasm.debug.driver import json_sink, run_lines, start_event
+    from revasm.debug.render import Renderer, make_console
+    from revasm.debug.repl import interact
+
     session = open_session(file, sets, mems, int(width) if width else None, grad, loss,
                            max_steps)
     lines = _script(commands_file, as_json)
@@ -137,6 +138,8 @@ def dap(as_json: bool) -> None:
     Example (what an editor runs):
       revasm dap
     """
+    from revasm.debug.dap import serve
+
     stdout = event_stream() if as_json else sys.stdout
     serve(sys.stdin.buffer, stdout.buffer if hasattr(stdout, "buffer") else stdout,
           _dap_session)
