@@ -243,3 +243,13 @@ def test_text_is_shown_as_written_not_read_as_rich_markup():
     assert "dir [f|r]: which way" in result.stdout
     assert "[n_cell] = 18" in result.stdout
     assert "error: '[x' is not a label" in result.stdout and result.exit_code == 1
+
+
+def test_other_commands_do_not_load_the_terminal_libraries():
+    import subprocess
+    import sys
+    loaded = subprocess.run(
+        [sys.executable, "-c", "import sys, revasm.cli.main; "
+         "print(sorted({m.split('.')[0] for m in sys.modules} & {'rich', 'prompt_toolkit'}))"],
+        capture_output=True, text=True, check=True).stdout.strip()
+    assert loaded == "[]"
