@@ -257,3 +257,16 @@ def test_step_takes_a_whole_line_and_reverse_step_goes_back_to_its_start():
     assert stop.steps == 1 and session.pc == max(li) + 1
     stop = session.step_line(backward=True)
     assert stop.steps == len(li) and session.pc == min(li)
+
+
+def test_a_jump_onto_finish_halts_keeping_br_and_both_passes_undo():
+    from revasm.assembler import assemble
+    source = (";; pendulum pal file\n.input x $1 fixed = 0.5\n.loss y $2\n        start\n"
+              "        addmul $2 $1 $1\n        bra    done\n        addi   $3 1\n"
+              "done:   finish\n")
+    session = session_of(assemble(source, width=64), grad=True)
+    assert walk_there_and_back(session) == 10  # START, ADDMUL, BRA, FINISH twice, the switch
+    assert session.cont().reason == "switch"
+    assert session.machine.br == 2 and session.pc == 4  # the jump's offset, kept
+    assert session.cont().reason == "end"
+    assert session.named("G")["x"] == 1.0  # d(x*x)/dx at 0.5
