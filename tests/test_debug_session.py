@@ -30,11 +30,12 @@ def session_of(image, **options) -> Session:
 
 
 def state(session: Session) -> tuple:
+    """Everything a step may change: the snapshot, the banks (an all-zero bank is the same
+    as none), halted, the calls, the time and the pass."""
     machine = session.machine
-    banks = {name: tuple((i, word) for i, word in enumerate(bank) if word)
-             for name, bank in machine.bank_snapshot().items()}
-    return (machine.snapshot(), machine.halted, {k: v for k, v in banks.items() if v},
-            tuple(session.stack), session.time, session.phase)
+    banks = {name: bank for name, bank in machine.bank_snapshot().items() if any(bank)}
+    return (machine.snapshot(), machine.halted, banks, tuple(session.stack), session.time,
+            session.phase)
 
 
 def walk_there_and_back(session: Session) -> int:
