@@ -65,7 +65,8 @@ def test_the_gradient_pass_is_undone_step_by_step_too(name):
     assert steps > 2 * 4
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=100, deadline=None, derandomize=True, database=None,
+          suppress_health_check=list(HealthCheck))
 @given(st.one_of(straight_line_programs(), structured_programs()))
 def test_backward_undoes_forward_step_by_step_for_every_generated_program(case):
     """Calls, uncalls, loops and diamonds: each undo restores the state before the step,
@@ -85,7 +86,8 @@ def test_backward_undoes_forward_step_by_step_for_every_generated_program(case):
     assert session.step(backward=True).reason == "beginning"
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=30, deadline=None, derandomize=True, database=None,
+          suppress_health_check=list(HealthCheck))
 @given(st.one_of(straight_line_programs(), structured_programs()))
 def test_gradient_mode_is_undone_step_by_step_for_every_generated_program(case):
     """Every instruction's adjoint rule, run backward in time, takes its update back: the
