@@ -121,7 +121,8 @@ class Adapter:
         after.append(lambda: self.event("initialized"))
         return {"supportsConfigurationDoneRequest": True, "supportsStepBack": True,
                 "supportsEvaluateForHovers": True, "supportsTerminateRequest": True,
-                "supportsRestartRequest": False, "supportsSetVariable": False}
+                "supportsFunctionBreakpoints": True, "supportsRestartRequest": False,
+                "supportsSetVariable": False, "exceptionBreakpointFilters": []}
 
     def _on_launch(self, arguments: dict, after: list) -> None:
         self.session = self._loader(arguments)
@@ -175,6 +176,31 @@ class Adapter:
                             "line": self._line_out(point.line or line)})
         self._source_breakpoints[path] = numbers
         return {"breakpoints": answers}
+
+    def _on_setFunctionBreakpoints(self, arguments: dict, after: list) -> dict:  # noqa: N802
+        """Function breakpoints are labels (a compiled function's is ``f_NAME``)."""
+        session = self._need_session()
+        for number in self._source_breakpoints.pop("<labels>", []):
+            session.breakpoints.pop(number, None)
+        numbers, answers = [], []
+        for requested in arguments.get("breakpoints") or []:
+            name = str(requested.get("name", ""))
+            if session.source.program is not None and session.source.code_label(name) is None:
+                name = f"f_{name}"
+            try:
+                point = session.add_breakpoint(name)
+            except DebugError as exc:
+                answers.append({"verified": False, "message": str(exc)})
+                continue
+            numbers.append(point.number)
+            answers.append({"id": point.number, "verified": True,
+                            "line": self._line_out(point.line or 1)})
+        self._source_breakpoints["<labels>"] = numbers
+        return {"breakpoints": answers}
+
+    def _on_setExceptionBreakpoints(self, arguments: dict, after: list) -> dict:  # noqa: N802
+        """A machine fault always stops the session; there are no filters to set."""
+        return {"breakpoints": []}
 
     # --- motion -------------------------------------------------------------------------------
 

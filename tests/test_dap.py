@@ -206,6 +206,15 @@ def test_next_steps_over_a_call_and_step_in_enters_it(client):
         frames = client.send("stackTrace", threadId=1)["body"]["stackFrames"]
         return frames[0]["line"], len(frames)
 
+    assert client.send("setExceptionBreakpoints", filters=[])["success"]
+    answer = client.send("setFunctionBreakpoints", breakpoints=[{"name": "f"}, {"name": "g"}])
+    assert [b["verified"] for b in answer["body"]["breakpoints"]] == [True, False]
+    client.send("continue", threadId=1)
+    assert client.event("stopped")["body"]["reason"] == "breakpoint"
+    assert where() == (18, 1)  # the portal, reached by the jump (the call is not entered yet)
+    client.send("setFunctionBreakpoints", breakpoints=[])
+    client.send("reverseContinue", threadId=1)
+    assert client.event("stopped")["body"]["reason"] == "beginning"
     for request, expected in (("stepIn", (13, 1)), ("next", (14, 1)), ("stepBack", (13, 1)),
                               ("stepIn", (19, 2)), ("stepOut", (14, 1))):
         assert client.send(request, threadId=1)["success"]
