@@ -157,45 +157,40 @@ class Adapter:
     # --- breakpoints --------------------------------------------------------------------------
 
     def _on_setBreakpoints(self, arguments: dict, after: list) -> dict:  # noqa: N802
-        session = self._need_session()
         path = (arguments.get("source") or {}).get("path") or ""
-        for number in self._source_breakpoints.pop(path, []):
-            session.breakpoints.pop(number, None)
-        numbers: list[int] = []
-        answers = []
-        for requested in arguments.get("breakpoints") or []:
-            line = self._line_in(requested.get("line", 0))
-            try:
-                point = session.add_breakpoint(f"{os.path.basename(path)}:{line}")
-            except DebugError as exc:
-                answers.append({"verified": False, "line": requested.get("line"),
-                                "message": str(exc)})
-                continue
-            numbers.append(point.number)
-            answers.append({"id": point.number, "verified": True,
-                            "line": self._line_out(point.line or line)})
-        self._source_breakpoints[path] = numbers
-        return {"breakpoints": answers}
+        lines = [self._line_in(requested.get("line", 0))
+                 for requested in arguments.get("breakpoints") or []]
+        return self._replace_breakpoints(path, [(f"{os.path.basename(path)}:{line}",
+                                                 {"line": self._line_out(line)})
+                                                for line in lines])
 
     def _on_setFunctionBreakpoints(self, arguments: dict, after: list) -> dict:  # noqa: N802
         """Function breakpoints are labels (a compiled function's is ``f_NAME``)."""
+        source = self._need_session().source
+        names = [str(requested.get("name", "")) for requested in arguments.get("breakpoints")
+                 or []]
+        return self._replace_breakpoints("<labels>", [
+            (f"f_{name}" if source.program is not None and source.code_label(name) is None
+             else name, {}) for name in names])
+
+    def _replace_breakpoints(self, key: str, specs: list[tuple[str, dict]]) -> dict:
+        """The breakpoints one request sets for ``key`` (a source, or the labels) replace
+        those it set before; each answer is verified, or says why not."""
         session = self._need_session()
-        for number in self._source_breakpoints.pop("<labels>", []):
+        for number in self._source_breakpoints.pop(key, []):
             session.breakpoints.pop(number, None)
-        numbers, answers = [], []
-        for requested in arguments.get("breakpoints") or []:
-            name = str(requested.get("name", ""))
-            if session.source.program is not None and session.source.code_label(name) is None:
-                name = f"f_{name}"
+        numbers: list[int] = []
+        answers = []
+        for spec, unverified in specs:
             try:
-                point = session.add_breakpoint(name)
+                point = session.add_breakpoint(spec)
             except DebugError as exc:
-                answers.append({"verified": False, "message": str(exc)})
+                answers.append({"verified": False, **unverified, "message": str(exc)})
                 continue
             numbers.append(point.number)
             answers.append({"id": point.number, "verified": True,
                             "line": self._line_out(point.line or 1)})
-        self._source_breakpoints["<labels>"] = numbers
+        self._source_breakpoints[key] = numbers
         return {"breakpoints": answers}
 
     def _on_setExceptionBreakpoints(self, arguments: dict, after: list) -> dict:  # noqa: N802
