@@ -30,7 +30,7 @@ lint: $(STAMP)
 # `revasm`, and each other root folder of setup.py's ROOTS is linked by name.  A new root
 # folder goes in TYPECHECK_ROOTS too (mypy reports its modules missing until it does).
 TYPECHECK := build/typecheck/revasm
-TYPECHECK_ROOTS := cli isa assembler sim compiler rtl report bench
+TYPECHECK_ROOTS := cli isa assembler sim compiler rtl report bench debug
 
 $(TYPECHECK): setup.py Makefile $(wildcard api/*.py)
 	rm -rf $@ && mkdir -p $@

@@ -19,6 +19,7 @@ ROOTS = {
     "revasm.compiler": "compiler",
     "revasm.report": "report",
     "revasm.bench": "bench",
+    "revasm.debug": "debug",
 }
 
 packages: list[str] = []

@@ -29,6 +29,20 @@ from .errors import EXIT_FAILURE, EXIT_USAGE, ToolError
 EXIT_INTERRUPTED = 130
 SCHEMA_FILE = "error.schema.json"
 
+#: The real stdout while a command runs with its stdout captured, and whether the command
+#: streamed events to it (``revasm debug --json``: JSON Lines, docs/debugger.md).
+_stream: dict[str, Any] = {"stdout": None, "used": False}
+
+
+def event_stream():
+    """Where a streaming command writes its JSON Lines: the real stdout, past the capture.
+
+    A session's events cannot wait for the command to end (a tool reads each one before it
+    sends the next command), so they bypass the one-object capture; an error before the
+    first event is still the one error object, and an error after it one more line."""
+    _stream["used"] = True
+    return _stream["stdout"] or sys.stdout
+
 
 def error_schema() -> dict[str, Any]:
     """The JSON Schema of the error object (package data: revasm/cli/schemas/)."""
@@ -96,6 +110,7 @@ class JsonGroup(click.Group):
         stdout = sys.stdout
         captured = _Captured()
         sys.stdout = captured
+        _stream.update(stdout=stdout, used=False)
         outcome: dict[str, Any] | None = None
         code = 0
         try:
@@ -132,8 +147,13 @@ class JsonGroup(click.Group):
             outcome = error_object("internal", message, code, exception=type(exc).__name__)
         finally:
             sys.stdout = stdout
+            streamed = _stream["used"]
+            _stream.update(stdout=None, used=False)
         printed = captured.getvalue()
-        if outcome is None and _is_one_object(printed):
+        if streamed and outcome is None:  # the event stream was the output
+            if printed.strip():
+                click.echo(printed, err=True, nl=False)
+        elif outcome is None and _is_one_object(printed):
             # The command's own object: its result, or a machine fault ("status": "fault").
             stdout.write(printed if printed.endswith("\n") else printed + "\n")
         else:
@@ -167,4 +187,4 @@ def _is_one_object(text: str) -> bool:
 
 
 __all__ = ["EXIT_INTERRUPTED", "EXIT_USAGE", "JsonGroup", "error_object", "error_schema",
-           "wants_json"]
+           "event_stream", "wants_json"]

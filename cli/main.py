@@ -10,6 +10,7 @@ from . import (
     commands_batch,
     commands_bench,
     commands_compile,
+    commands_debug,
     commands_grad,
     commands_report,
     commands_rtl,
@@ -46,6 +47,8 @@ cli.add_command(commands_grad.hessian_command)
 cli.add_command(commands_rtl.rtl)
 cli.add_command(commands_batch.batch)
 cli.add_command(commands_bench.bench)
+cli.add_command(commands_debug.debug)
+cli.add_command(commands_debug.dap)
 
 
 def main() -> None:

@@ -107,11 +107,12 @@ def file_commands(lanes: Path) -> dict[str, tuple[list[str], list[str]]]:
         "rtl sim": (["rtl", "sim"], []),
         "asm": (["asm"], []),
         "disasm": (["disasm"], []),
+        "debug": (["debug"], []),
     }
 
 
 FILE_COMMANDS = ["run", "check", "grad", "hessian", "report", "batch", "rtl sim", "asm",
-                 "disasm"]
+                 "disasm", "debug"]
 
 
 @pytest.mark.parametrize("name", FILE_COMMANDS)
@@ -229,7 +230,7 @@ BODY_ARGS = {
     ("rtl", "sim"): [FIB], ("rtl", "verilog"): ["-o", "core.v"], ("rtl", "formal"): [],
     ("rtl", "synth"): [], ("asm",): [FIB], ("disasm",): [FIB],
     ("compile",): [EXAMPLES / "nilang" / "rfib.py"], ("grad-expr",): ["x", "--at", "x=1.0"],
-    ("bench",): [],
+    ("bench",): [], ("debug",): [FIB], ("dap",): [],
 }
 
 

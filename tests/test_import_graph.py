@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: Every top-level package that may be imported by anything above the simulators.
 _EVERYTHING = frozenset({"revasm", "revasm.cli", "revasm.isa", "revasm.assembler",
                          "revasm.sim", "revasm.compiler", "revasm.rtl", "revasm.report",
-                         "revasm.bench"})
+                         "revasm.bench", "revasm.debug"})
 
 #: Which other top-level packages each top-level package may import (the pipeline:
 #: isa <- assembler <- sim <- rtl / report <- bench <- cli / the Python API).
@@ -43,6 +43,9 @@ LAYERS: dict[str, frozenset[str]] = {
     "revasm.report": frozenset({"revasm.isa", "revasm.assembler", "revasm.sim"}),
     "revasm.bench": frozenset({"revasm.isa", "revasm.assembler", "revasm.sim",
                                "revasm.compiler", "revasm.rtl", "revasm"}),
+    # The debugger drives the reference machine and reads the compiler's source maps.
+    "revasm.debug": frozenset({"revasm.isa", "revasm.assembler", "revasm.sim",
+                               "revasm.compiler"}),
     "revasm.cli": _EVERYTHING,
     # The Python API: above the compiler, the simulators, reports and the RTL; below the
     # command line and the benchmarks.

@@ -307,6 +307,12 @@ class Machine(ModeSwitches):
             index = self._new_index(address)
         return index
 
+    def word_addresses(self):
+        """Every (address, index in ``memory`` and the memory banks) of a word that
+        exists: the dense words, then the words above them a run touched."""
+        yield from ((address, address) for address in range(self.memory_words))
+        yield from self._sparse.items()
+
     # --- running -------------------------------------------------------------
 
     def run(self, direction: int = 1, *, trace: TraceCallback | None = None) -> None:

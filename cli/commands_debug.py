@@ -1,0 +1,165 @@
+"""`revasm debug` and `revasm dap`: the reversible debugger in a terminal and for editors."""
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+import click
+
+from revasm.compiler import CompileError, compile_file
+from revasm.debug import DebugError, Session, SourceMap
+from revasm.debug.session import DEFAULT_STEP_BUDGET
+
+from .commands_run import MEMS, SETS, WIDTH
+from .errors import EXIT_FAILURE, ToolError
+from .json_mode import event_stream
+from .loading import GRADIENT_DEFAULT_WIDTH, compile_error, load_gradient_program, load_program
+from .machine_io import initial_words
+
+
+def open_session(file: str, sets: tuple[str, ...] = (), mems: tuple[str, ...] = (),
+                 width: int | None = None, grad: bool = False, loss: str | None = None,
+                 max_steps: int = DEFAULT_STEP_BUDGET) -> Session:
+    """A session on FILE (PAL, an image, or SRC.py[:FUNC]) with its inputs loaded."""
+    program = None
+    path, _, function = file.partition(".py:")
+    if function or file.endswith(".py"):
+        source = path + ".py" if function else file
+        if not Path(source).is_file():
+            raise ToolError(f"{source}: error: no such file")
+        chosen = width or (GRADIENT_DEFAULT_WIDTH if grad else 32)
+        try:
+            program = compile_file(source, function or None, width=chosen, for_gradient=grad)
+        except CompileError as exc:
+            raise compile_error(exc) from None
+        image = program.image
+    elif grad:
+        image = load_gradient_program(file, str(width) if width else None)
+    else:
+        image = load_program(file, width)
+    registers, memory = initial_words(image, sets, mems)
+    try:
+        return Session(image, registers=registers, memory=memory, grad=grad, loss=loss,
+                       source=SourceMap(image, program), step_budget=max_steps)
+    except DebugError as exc:
+        raise ToolError(f"{file}: error: {exc}") from None
+
+
+@click.command("debug")
+@click.argument("file", metavar="FILE")
+@SETS
+@MEMS
+@WIDTH
+@click.option("--grad", is_flag=True,
+              help="Gradient mode: the forward pass, then grad[loss] = 1 and the gradient pass "
+                   "from FINISH back to START, with the gradient bank beside the values.")
+@click.option("--loss", metavar="NAME", help="The loss in --grad mode (default: the .loss).")
+@click.option("--commands", "commands_file", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Run the commands in FILE (one a line, # comments) instead of asking.")
+@click.option("--max-steps", type=click.IntRange(min=1), default=DEFAULT_STEP_BUDGET,
+              show_default=True,
+              help="A command that runs this many instructions without a stop stops there.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the session as JSON Lines: one event object a line.")
+def debug(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | None,
+          grad: bool, loss: str | None, commands_file: str | None, max_steps: int,
+          as_json: bool) -> None:
+    """Debug a program forward and backward in time (no trace: the machine runs back).
+
+    FILE is PAL source, an image (.bin) or a Python source SRC.py[:FUNC], whose Python
+    lines and variables the debugger follows.  Commands come from the terminal, from
+    --commands FILE, or from standard input when it is not a terminal.
+
+    \b
+    Examples:
+      revasm debug examples/fib.pal
+      revasm debug examples/bessel_j2.pal --grad --commands examples/debug/bessel_j2.cmds
+      printf 'break top\\ncontinue\\nreverse-step 3\\n' | revasm debug examples/fib.pal
+    Commands: step, next, finish, continue and their reverse- forms, break, watch, print,
+    registers, gradient, ... (`help` lists them; PendVM's names work too; docs/debugger.md).
+    Exit code 1 when a scripted command failed or the session ended at a fault.
+    """
+    # The terminal's libraries load here, not with every revasm command (~0.3 s).
+    from revasm.debug.commands import Interpreter
+    from revasm.debug.driver import json_sink, run_lines, start_event
+    from revasm.debug.render import Renderer, make_console
+    from revasm.debug.repl import interact
+
+    session = open_session(file, sets, mems, int(width) if width else None, grad, loss,
+                           max_steps)
+    lines = _script(commands_file, as_json)
+    interpreter = Interpreter(session)
+    echo = None
+    if as_json:
+        emit = json_sink(event_stream())
+    else:
+        renderer = Renderer(make_console(sys.stdout, terminal=lines is None
+                                         and sys.stdout.isatty()))
+        emit, echo = renderer.show, renderer.echo
+    emit(start_event(interpreter))
+    if lines is None:
+        interact(interpreter, emit)
+        return
+    outcome = run_lines(interpreter, lines, emit, echo=echo)
+    if outcome["errors"] or outcome["fault"]:
+        raise SystemExit(EXIT_FAILURE)
+
+
+def _script(commands_file: str | None, as_json: bool) -> Iterable[str] | None:
+    """The script's lines: --commands FILE, or standard input when it is not a terminal
+    (or with --json, whose output is for a program), read line by line as they come, so
+    a tool can wait for each command's events; None for the interactive terminal."""
+    if commands_file is not None:
+        try:
+            return Path(commands_file).read_text().splitlines()
+        except FileNotFoundError:
+            raise ToolError(f"{commands_file}: error: no such file") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ToolError(f"{commands_file}: error: cannot read: {exc}") from None
+    if sys.stdin is None:
+        return []
+    if as_json or not sys.stdin.isatty():
+        return iter(sys.stdin.readline, "")
+    return None
+
+
+@click.command("dap")
+@click.option("--json", "as_json", is_flag=True, hidden=True,
+              help="Accepted for uniformity: the protocol's messages are JSON already.")
+def dap(as_json: bool) -> None:
+    """Serve the Debug Adapter Protocol on stdin/stdout, for VS Code and other editors.
+
+    \b
+    The launch request takes "program" (PAL, .bin or SRC.py[:FUNC]), "grad" (true for
+    gradient mode), "set" (["x=1.0", ...]) and "width"; stepBack and reverseContinue run
+    the machine backward (supportsStepBack).  docs/debugger.md has a VS Code launch
+    configuration.
+    Example (what an editor runs):
+      revasm dap
+    """
+    from revasm.debug.dap import serve
+
+    stdout = event_stream() if as_json else sys.stdout
+    serve(sys.stdin.buffer, stdout.buffer if hasattr(stdout, "buffer") else stdout,
+          _dap_session)
+
+
+def _dap_session(arguments: dict) -> Session:
+    """A session from a DAP launch request's arguments (errors: ToolError or DebugError)."""
+    program = arguments.get("program")
+    if not isinstance(program, str) or not program:
+        raise DebugError('launch needs "program": the PAL file (or SRC.py[:FUNC]) to debug')
+    sets = arguments.get("set", [])
+    if isinstance(sets, dict):
+        sets = [f"{name}={value}" for name, value in sets.items()]
+    if not isinstance(sets, list) or not all(isinstance(item, str) for item in sets):
+        raise DebugError('"set" is a list of "NAME=VALUE" strings')
+    width = arguments.get("width")
+    if width not in (None, 32, 64):
+        raise DebugError('"width" is 32 or 64')
+    try:
+        return open_session(program, tuple(sets), (), width, bool(arguments.get("grad")),
+                            arguments.get("loss"))
+    except click.ClickException as exc:
+        raise DebugError(exc.format_message()) from None

@@ -1,0 +1,358 @@
+"""A Debug Adapter Protocol server: the reversible debugger for VS Code and other editors.
+
+The protocol (https://microsoft.github.io/debug-adapter-protocol/specification): messages
+framed by a ``Content-Length`` header, requests answered by responses, events sent when
+the machine stops.  The adapter says ``supportsStepBack``, so an editor shows *step back*
+and *reverse continue*; both run the machine backward (no trace is kept).  One thread
+(the machine); stack frames are the portal calls in progress; scopes are the registers,
+the declared names (and Python variables of compiled programs), the gradient bank in
+gradient mode, and the control state.  Reaching the end of the program is a stop, not
+the end of the session: one can step back from there; ``terminated`` comes with
+``disconnect`` (or ``terminate``).
+"""
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from typing import IO, Any
+
+from revasm.sim.reference import MachineFault
+
+from .breakpoints import DebugError
+from .commands import Interpreter
+from .session import Session, Stop
+
+THREAD_ID = 1
+#: scope kinds: a variablesReference is ``frame * SCOPE_KINDS + kind + 1``
+SCOPES = ("Registers", "Names", "Gradient", "Machine")
+
+Loader = Callable[[dict], Session]
+
+
+def read_message(stream: IO[bytes]) -> dict | None:
+    """One framed message, or None at the end of the stream."""
+    length = None
+    while True:
+        line = stream.readline()
+        if not line:
+            return None
+        line = line.strip()
+        if not line:
+            break
+        name, _, value = line.decode("ascii", "replace").partition(":")
+        if name.strip().lower() == "content-length":
+            length = int(value.strip())
+    if length is None:
+        raise ValueError("a message without Content-Length")
+    body = stream.read(length)
+    message = json.loads(body.decode("utf-8"))
+    if not isinstance(message, dict):
+        raise ValueError("a message that is not a JSON object")
+    return message
+
+
+def write_message(stream: IO[bytes], message: dict) -> None:
+    body = json.dumps(message).encode("utf-8")
+    stream.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    stream.flush()
+
+
+class Adapter:
+    """Answers one client's requests; ``send`` writes a message to it."""
+
+    def __init__(self, send: Callable[[dict], None], loader: Loader) -> None:
+        self._send = send
+        self._loader = loader
+        self._seq = 0
+        self.session: Session | None = None
+        self.interpreter: Interpreter | None = None
+        self.lines_start_at_1 = True
+        self.stop_on_entry = False
+        self.done = False
+        #: breakpoint numbers of the session set through setBreakpoints, by source path
+        self._source_breakpoints: dict[str, list[int]] = {}
+
+    # --- messages -----------------------------------------------------------------------------
+
+    def _message(self, kind: str, **fields: Any) -> None:
+        self._seq += 1
+        self._send({"seq": self._seq, "type": kind, **fields})
+
+    def event(self, name: str, body: dict | None = None) -> None:
+        self._message("event", event=name, **({"body": body} if body is not None else {}))
+
+    def handle(self, request: dict) -> None:
+        """Answer one request (an unknown or failing one gets ``success: false``)."""
+        command = request.get("command", "")
+        arguments = request.get("arguments") or {}
+        handler = getattr(self, "_on_" + command.replace("-", "_"), None) \
+            if isinstance(command, str) else None
+        after: list[Callable[[], None]] = []
+        try:
+            if handler is None:
+                raise DebugError(f"revasm dap does not support the request {command!r}")
+            if not isinstance(arguments, dict):
+                raise DebugError(f"the arguments of {command!r} are not an object")
+            body = handler(arguments, after)
+        except (DebugError, MachineFault) as exc:
+            self._fail(request, command, str(exc))
+            return
+        except (TypeError, ValueError, KeyError, AttributeError) as exc:  # ill-typed arguments
+            self._fail(request, command, f"bad arguments for {command!r}: {exc}")
+            return
+        except Exception as exc:  # a bug in revasm: the editor's session goes on
+            self._fail(request, command, f"revasm dap: internal error: {type(exc).__name__}: "
+                                         f"{exc}; please report it with the request")
+            return
+        self._message("response", request_seq=request.get("seq", 0), success=True,
+                      command=command, **({"body": body} if body is not None else {}))
+        for action in after:  # events that follow the response (stopped, initialized, ...)
+            action()
+
+    def _fail(self, request: dict, command: str, message: str) -> None:
+        self._message("response", request_seq=request.get("seq", 0), success=False,
+                      command=command, message=message)
+
+    # --- life cycle -------------------------------------------------------------------------
+
+    def _on_initialize(self, arguments: dict, after: list) -> dict:
+        self.lines_start_at_1 = arguments.get("linesStartAt1", True) is not False
+        after.append(lambda: self.event("initialized"))
+        return {"supportsConfigurationDoneRequest": True, "supportsStepBack": True,
+                "supportsEvaluateForHovers": True, "supportsTerminateRequest": True,
+                "supportsFunctionBreakpoints": True, "supportsRestartRequest": False,
+                "supportsSetVariable": False, "exceptionBreakpointFilters": []}
+
+    def _on_launch(self, arguments: dict, after: list) -> None:
+        self.session = self._loader(arguments)
+        self.interpreter = Interpreter(self.session)
+        self.stop_on_entry = bool(arguments.get("stopOnEntry"))
+        mode = ", gradient mode (--grad)" if self.session.grad else ""
+        after.append(lambda: self.event("output", {
+            "category": "console",
+            "output": f"revasm dap: {arguments['program']} (W = {self.session.image.width}"
+                      f"{mode})\n"}))
+
+    def _on_configurationDone(self, arguments: dict, after: list) -> None:  # noqa: N802
+        session = self._need_session()
+        if self.stop_on_entry:
+            after.append(lambda: self._stopped(Stop("entry"), "entry"))
+        else:
+            after.append(lambda: self._stopped(session.cont()))
+
+    def _on_disconnect(self, arguments: dict, after: list) -> None:
+        self.done = True
+        after.append(lambda: self.event("terminated"))
+
+    def _on_terminate(self, arguments: dict, after: list) -> None:
+        self.done = True
+        after.append(lambda: self.event("terminated"))
+
+    def _need_session(self) -> Session:
+        if self.session is None:
+            raise DebugError("launch a program first")
+        return self.session
+
+    # --- breakpoints --------------------------------------------------------------------------
+
+    def _on_setBreakpoints(self, arguments: dict, after: list) -> dict:  # noqa: N802
+        path = (arguments.get("source") or {}).get("path") or ""
+        lines = [self._line_in(requested.get("line", 0))
+                 for requested in arguments.get("breakpoints") or []]
+        return self._replace_breakpoints(path, [(f"{os.path.basename(path)}:{line}",
+                                                 {"line": self._line_out(line)})
+                                                for line in lines])
+
+    def _on_setFunctionBreakpoints(self, arguments: dict, after: list) -> dict:  # noqa: N802
+        """Function breakpoints are labels (a compiled function's is ``f_NAME``)."""
+        source = self._need_session().source
+        names = [str(requested.get("name", "")) for requested in arguments.get("breakpoints")
+                 or []]
+        return self._replace_breakpoints("<labels>", [
+            (f"f_{name}" if source.program is not None and source.code_label(name) is None
+             else name, {}) for name in names])
+
+    def _replace_breakpoints(self, key: str, specs: list[tuple[str, dict]]) -> dict:
+        """The breakpoints one request sets for ``key`` (a source, or the labels) replace
+        those it set before; each answer is verified, or says why not."""
+        session = self._need_session()
+        for number in self._source_breakpoints.pop(key, []):
+            session.breakpoints.pop(number, None)
+        numbers: list[int] = []
+        answers = []
+        for spec, unverified in specs:
+            try:
+                point = session.add_breakpoint(spec)
+            except DebugError as exc:
+                answers.append({"verified": False, **unverified, "message": str(exc)})
+                continue
+            numbers.append(point.number)
+            answers.append({"id": point.number, "verified": True,
+                            "line": self._line_out(point.line or 1)})
+        self._source_breakpoints[key] = numbers
+        return {"breakpoints": answers}
+
+    def _on_setExceptionBreakpoints(self, arguments: dict, after: list) -> dict:  # noqa: N802
+        """A machine fault always stops the session; there are no filters to set."""
+        return {"breakpoints": []}
+
+    # --- motion -------------------------------------------------------------------------------
+
+    def _motion(self, after: list, move: Callable[[Session], Stop]) -> dict:
+        session = self._need_session()
+        stop = move(session)
+        after.append(lambda: self._stopped(stop))
+        return {"allThreadsContinued": True}
+
+    def _on_continue(self, arguments: dict, after: list) -> dict:
+        return self._motion(after, lambda s: s.cont())
+
+    def _on_reverseContinue(self, arguments: dict, after: list) -> dict:  # noqa: N802
+        return self._motion(after, lambda s: s.cont(backward=True))
+
+    def _on_next(self, arguments: dict, after: list) -> dict:
+        return self._motion(after, lambda s: s.step_line(over=True))
+
+    def _on_stepIn(self, arguments: dict, after: list) -> dict:  # noqa: N802
+        return self._motion(after, lambda s: s.step_line())
+
+    def _on_stepOut(self, arguments: dict, after: list) -> dict:  # noqa: N802
+        return self._motion(after, lambda s: s.finish())
+
+    def _on_stepBack(self, arguments: dict, after: list) -> dict:  # noqa: N802
+        return self._motion(after, lambda s: s.step_line(backward=True, over=True))
+
+    def _on_pause(self, arguments: dict, after: list) -> None:
+        after.append(lambda: self._stopped(Stop("pause"), "pause"))
+
+    def _stopped(self, stop: Stop, reason: str | None = None) -> None:
+        dap_reason = reason or {"breakpoint": "breakpoint", "watchpoint": "data breakpoint",
+                                "fault": "exception", "end": "end", "beginning": "beginning",
+                                "switch": "gradient switch", "limit": "pause",
+                                "interrupted": "pause"
+                                }.get(stop.reason, "step")
+        assert self.interpreter is not None
+        described = self.interpreter.stop_event(stop, dap_reason) \
+            if reason is None else self.interpreter.where_event("stopped")
+        body: dict[str, Any] = {"reason": dap_reason, "threadId": THREAD_ID,
+                                "allThreadsStopped": True}
+        if stop.breakpoint is not None:
+            body["hitBreakpointIds"] = [stop.breakpoint.number]
+        texts = {"end": "the end of the program: step back to go back",
+                 "beginning": "back at START", "fault": "machine fault"}
+        if stop.reason in texts:
+            body["description"] = texts[stop.reason]
+        if "message" in described:
+            body["text"] = described["message"]
+        if stop.fault is not None:
+            body["text"] = stop.fault.kind
+            self.event("output", {"category": "stderr", "output": str(stop.fault) + "\n"})
+        self.event("stopped", body)
+
+    # --- state ------------------------------------------------------------------------------
+
+    def _on_threads(self, arguments: dict, after: list) -> dict:
+        return {"threads": [{"id": THREAD_ID, "name": "machine"}]}
+
+    def _on_stackTrace(self, arguments: dict, after: list) -> dict:  # noqa: N802
+        session = self._need_session()
+        assert self.interpreter is not None
+        frames = self.interpreter.frames_event()["frames"]
+        source = session.source
+        path = os.path.abspath(source.file)
+        out = []
+        for index, frame in enumerate(frames):
+            out.append({"id": index, "name": f"{frame['function']} (pc {frame['pc']})",
+                        "source": {"name": os.path.basename(path), "path": path},
+                        "line": self._line_out(frame["line"] or 1), "column": 1,
+                        "instructionPointerReference": str(frame["pc"])})
+        start = int(arguments.get("startFrame") or 0)
+        levels = int(arguments.get("levels") or 0)
+        shown = out[start:start + levels] if levels else out[start:]
+        return {"stackFrames": shown, "totalFrames": len(out)}
+
+    def _on_scopes(self, arguments: dict, after: list) -> dict:
+        session = self._need_session()
+        frame = int(arguments.get("frameId", 0))
+        scopes = []
+        for kind, name in enumerate(SCOPES):
+            if name == "Gradient" and not session.grad:
+                continue
+            scopes.append({"name": name, "variablesReference": frame * len(SCOPES) + kind + 1,
+                           "expensive": False})
+        return {"scopes": scopes}
+
+    def _on_variables(self, arguments: dict, after: list) -> dict:
+        session = self._need_session()
+        reference = int(arguments.get("variablesReference", 0)) - 1
+        frame, kind = divmod(reference, len(SCOPES))
+        if reference < 0:
+            raise DebugError("no such variables reference")
+        scope = SCOPES[kind]
+        values: dict[str, Any]
+        if scope == "Registers":
+            values = {f"${i}": v for i, v in enumerate(session.registers()) if i}
+        elif scope == "Names":
+            values = dict(session.named())
+            values.update(self._python(frame))
+        elif scope == "Gradient":
+            values = {f"d{name}": v for name, v in session.named("G").items()}
+            values.update({f"d{name}": v for name, v in self._python(frame, "G").items()})
+            values.update({f"G[${i}]": session.real(v)
+                           for i, v in enumerate(session.registers("G")) if v})
+        else:
+            machine = session.machine
+            values = {"PC": machine.pc, "BR": machine.br, "DIR": machine.direction,
+                      "time": session.time, "pass": session.phase,
+                      "gradient mode": machine.gradient, "output": session.output()}
+        return {"variables": [{"name": name, "value": _text(value), "variablesReference": 0}
+                              for name, value in values.items()]}
+
+    def _python(self, frame: int, bank: str = "") -> dict[str, Any]:
+        """A compiled function's variables: the innermost frame's; an outer frame's are
+        saved on the stack while the inner call runs, which the frame says instead."""
+        session = self._need_session()
+        if session.source.program is None:
+            return {}
+        if frame == 0:
+            return session.python_variables(bank)
+        return {"(variables)": "saved on the stack during the inner call (docs/abi.md): "
+                               "step out to see them"}
+
+    def _on_evaluate(self, arguments: dict, after: list) -> dict:
+        self._need_session()
+        assert self.interpreter is not None
+        event = self.interpreter.value_event(str(arguments.get("expression", "")).strip())
+        text = _text(event["value"])
+        if "gradient" in event:
+            text += f" (gradient {_text(event['gradient'])})"
+        return {"result": text, "variablesReference": 0}
+
+    # --- lines ---------------------------------------------------------------------------------
+
+    def _line_in(self, line: int) -> int:
+        return int(line) if self.lines_start_at_1 else int(line) + 1
+
+    def _line_out(self, line: int) -> int:
+        return line if self.lines_start_at_1 else line - 1
+
+
+def _text(value: Any) -> str:
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def serve(reader: IO[bytes], writer: IO[bytes], loader: Loader) -> None:
+    """Answer requests from ``reader`` on ``writer`` until ``disconnect`` or end of input."""
+    adapter = Adapter(lambda message: write_message(writer, message), loader)
+    while not adapter.done:
+        try:
+            message = read_message(reader)
+        except (ValueError, UnicodeDecodeError) as exc:
+            adapter.event("output", {"category": "stderr",
+                                     "output": f"revasm dap: unreadable message: {exc}\n"})
+            continue
+        if message is None:
+            break
+        if message.get("type") == "request":
+            adapter.handle(message)

@@ -1,0 +1,371 @@
+"""A debugging session: breakpoints, watchpoints, motion commands and the values they show.
+
+The machine moves on a :class:`~revasm.debug.timeline.Timeline` (forward, or backward by
+running the machine the other way); a motion command (step, next, finish, continue, and
+each backward) moves it until its own end or a stop: a breakpoint, a watchpoint, a fault,
+the beginning or the end, the gradient switch, the step budget or Ctrl-C.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from revasm.assembler.image import Image
+from revasm.isa.fixed_point import WordFormat
+from revasm.sim.host import GradientError, default_loss, resolve
+from revasm.sim.reference import Machine, MachineFault
+
+from .breakpoints import (
+    Breakpoint,
+    DebugError,
+    Watchpoint,
+    parse_address,
+    parse_breakpoint,
+    parse_watchpoint,
+    resolve_name,
+)
+from .source_map import STACK_POINTER, SourceMap
+from .timeline import Frame, Timeline
+
+#: How many instructions one command may execute before it stops on its own
+DEFAULT_STEP_BUDGET = 10_000_000
+
+
+@dataclass
+class Stop:
+    """Why a motion command stopped.
+
+    ``reason``: ``step`` (the steps asked for are done), ``breakpoint``, ``watchpoint``,
+    ``end`` (the last pass halted: nothing later), ``beginning`` (back at START with
+    nothing earlier), ``switch`` (gradient mode: the forward pass ended and the gradient
+    pass begins), ``fault``, ``limit`` (the step budget ran out) or ``interrupted``
+    (Ctrl-C).
+    """
+
+    reason: str
+    steps: int = 0
+    backward: bool = False
+    breakpoint: Breakpoint | None = None
+    changes: list[tuple[Watchpoint, int, int]] = field(default_factory=list)
+    fault: MachineFault | None = None
+
+
+class Session:
+    """One program on one reference machine, moved forward and backward in time."""
+
+    def __init__(self, image: Image, *, registers: dict[int, int] | None = None,
+                 memory: dict[int, int] | None = None, source: SourceMap | None = None,
+                 grad: bool = False, loss: str | None = None,
+                 step_budget: int = DEFAULT_STEP_BUDGET) -> None:
+        self.image = image
+        self.source = source or SourceMap(image)
+        self.fmt = WordFormat(image.width)
+        self.machine = Machine(image)
+        for register, word in (registers or {}).items():
+            if register:
+                self.machine.set_register(register, word)
+        for address, word in (memory or {}).items():
+            if not (address < len(image) and image.is_code[address]):
+                self.machine.set_memory(address, word)
+        self.grad = grad
+        self.timeline = Timeline(self.machine, self.source,
+                                 loss=_loss_place(image, loss) if grad else None)
+        self.step_budget = step_budget
+        self.breakpoints: dict[int, Breakpoint] = {}
+        self.watchpoints: dict[int, Watchpoint] = {}
+        self._numbers = 0
+        #: set (by a signal handler) to stop a motion command between two instructions
+        self.interrupt_requested = False
+
+    # --- where we are ------------------------------------------------------------------
+
+    @property
+    def pc(self) -> int:
+        return self.machine.pc
+
+    @property
+    def time(self) -> int:
+        """Instructions executed since START along the timeline (both passes)."""
+        return self.timeline.time
+
+    @property
+    def phase(self) -> str:
+        """``forward`` or, after the switch in gradient mode, ``gradient``."""
+        return self.timeline.phase
+
+    @property
+    def stack(self) -> list[Frame]:
+        """The portal calls in progress, outermost first."""
+        return self.timeline.stack
+
+    @property
+    def fault(self) -> MachineFault | None:
+        """The fault the session stopped at (None: it can go on)."""
+        return self.timeline.fault
+
+    @property
+    def at_end(self) -> bool:
+        return self.timeline.at_end
+
+    def function(self) -> str | None:
+        """The function the PC is in: the innermost portal call's, else the program."""
+        return self.stack[-1].function if self.stack else None
+
+    # --- breakpoints and watchpoints ------------------------------------------------------
+
+    def add_breakpoint(self, spec: str) -> Breakpoint:
+        self._numbers += 1
+        point = parse_breakpoint(spec, self.source, self._numbers)
+        self.breakpoints[point.number] = point
+        return point
+
+    def add_watchpoint(self, spec: str) -> Watchpoint:
+        self._numbers += 1
+        point = parse_watchpoint(spec, self.source, self._numbers)
+        point.last = self._watched_word(point)
+        self.watchpoints[point.number] = point
+        return point
+
+    def delete(self, number: int | None = None) -> list[int]:
+        """Delete one breakpoint or watchpoint by number, or all of them (None)."""
+        if number is None:
+            gone = sorted(self.breakpoints) + sorted(self.watchpoints)
+            self.breakpoints.clear()
+            self.watchpoints.clear()
+            return gone
+        if self.breakpoints.pop(number, None) is None and \
+                self.watchpoints.pop(number, None) is None:
+            raise DebugError(f"no breakpoint or watchpoint {number}")
+        return [number]
+
+    def delete_at(self, pc: int) -> list[int]:
+        """Delete the breakpoints that stop at ``pc`` (PendVM's ``unbreak ADDR``)."""
+        gone = [n for n, point in self.breakpoints.items() if pc in point.pcs]
+        if not gone:
+            raise DebugError(f"no breakpoint at pc {pc}")
+        for number in gone:
+            del self.breakpoints[number]
+        return gone
+
+    def _watched_word(self, point: Watchpoint) -> int:
+        if point.register is not None:
+            return self.machine.registers[point.register]
+        assert point.address is not None
+        return self.machine.get_memory(point.address, signed=False)
+
+    # --- motion ---------------------------------------------------------------------------
+
+    def step(self, count: int = 1, *, backward: bool = False) -> Stop:
+        """``count`` instructions forward (or back), stopping early at a watchpoint."""
+        return self._run(lambda done: done >= count, backward, breakpoints=False)
+
+    def step_line(self, *, backward: bool = False, over: bool = False) -> Stop:
+        """To the start of the next (previous) line of the debugged file: the PAL line (a
+        pseudo-instruction may be several instructions), or the Python line of a compiled
+        program; ``over`` runs portal calls through whole."""
+        source = self.source
+        start_line = source.line_of(self.pc)
+        depth = len(self.stack)
+
+        def done(steps: int) -> bool:
+            if steps == 0 or self.machine.br:  # a jump in flight is no line boundary
+                return False
+            if over and len(self.stack) > depth:
+                return False
+            line = source.line_of(self.pc)
+            if line is None or (line == start_line and len(self.stack) == depth):
+                return False
+            if backward:  # back to where the line began: the instruction before is not on it
+                before = self.timeline.last_pc()
+                return before is None or source.line_of(before) != line
+            return True
+        return self._run(done, backward, breakpoints=True)
+
+    def finish(self, *, backward: bool = False) -> Stop:
+        """Out of the current call: forward to its return, or back to its call."""
+        depth = len(self.stack)
+        if depth == 0:
+            raise DebugError("not inside a portal call: there is nothing to finish")
+        return self._run(lambda steps: len(self.stack) < depth and not self.machine.br,
+                         backward, breakpoints=True)
+
+    def cont(self, *, backward: bool = False) -> Stop:
+        """On until a breakpoint, a watchpoint, the end (beginning) or a fault."""
+        return self._run(lambda steps: False, backward, breakpoints=True)
+
+    def restart(self) -> Stop:
+        """Back to START (running the machine backward: the initial state comes back),
+        through the gradient switch and past breakpoints and watchpoints."""
+        steps = 0
+        while True:
+            stop = self._run(lambda steps: False, True, breakpoints=False, watch=False)
+            steps += stop.steps
+            if stop.reason not in ("switch", "limit"):
+                break
+        for point in self.watchpoints.values():
+            point.last = self._watched_word(point)
+        stop.steps = steps
+        return stop
+
+    def _run(self, done: Callable[[int], bool], backward: bool, *, breakpoints: bool,
+             watch: bool = True) -> Stop:
+        if self.fault is not None and not backward:
+            raise DebugError(f"the machine faulted ({self.fault.kind}) at pc {self.fault.pc}: "
+                             "go back (reverse-step, reverse-continue) to see how it got there")
+        steps = 0
+        while True:
+            if done(steps):
+                return Stop("step", steps, backward)
+            if steps >= self.step_budget:
+                return Stop("limit", steps, backward)
+            if self.interrupt_requested:  # Ctrl-C: stop between two instructions
+                self.interrupt_requested = False
+                return Stop("interrupted", steps, backward)
+            before = self.phase
+            try:
+                moved = self.timeline.backward() if backward else self.timeline.forward()
+            except MachineFault as fault:  # going back, a fault leaves the state as it was
+                return Stop("fault", steps, backward, fault=fault)
+            if not moved:
+                return Stop("beginning" if backward else "end", steps, backward)
+            if self.phase != before:  # the gradient switch, in either direction
+                return Stop("switch", steps, backward)
+            steps += 1
+            changes = self._watch_changes() if watch else []
+            if changes:
+                return Stop("watchpoint", steps, backward, changes=changes)
+            if breakpoints:
+                hit = self._breakpoint_here(backward)
+                if hit is not None:
+                    hit.hits += 1
+                    return Stop("breakpoint", steps, backward, breakpoint=hit)
+
+    def _watch_changes(self) -> list[tuple[Watchpoint, int, int]]:
+        changes = []
+        for point in self.watchpoints.values():
+            word = self._watched_word(point)
+            if word != point.last:
+                changes.append((point, point.last, word))
+                point.last = word
+                point.hits += 1
+        return changes
+
+    def _breakpoint_here(self, backward: bool) -> Breakpoint | None:
+        pc = self.pc
+        for point in self.breakpoints.values():
+            if pc not in point.pcs:
+                continue
+            if point.kind == "python-line":
+                # entering the line: the instruction before (after, going back) is elsewhere
+                previous = self.timeline.last_pc()
+                if previous is not None and previous in point.pcs:
+                    continue
+            return point
+        return None
+
+    # --- values -------------------------------------------------------------------------------
+
+    def registers(self, bank: str = "") -> list[int]:
+        """The 32 registers as signed integers (``bank="G"``: the gradient bank)."""
+        words = self.machine.registers if not bank else self.machine.bank(bank)
+        return [self.fmt.signed(word) for word in words]
+
+    def memory_word(self, address: int, bank: str = "") -> int:
+        """One memory word, signed (``bank="GM"``: its gradient)."""
+        if not bank:
+            return self.machine.get_memory(address)
+        index = self.machine.memory_index(address)
+        return 0 if index is None else self.fmt.signed(self.machine.bank(bank)[index])
+
+    def nonzero_memory(self, bank: str = "") -> dict[int, int]:
+        """Every data word that is not zero (``bank="GM"``: whose gradient is not zero),
+        signed, by address: the whole address space, sparse words included."""
+        machine = self.machine
+        words = machine.memory if not bank else machine.bank(bank)
+        code = self.image.is_code
+        out = {}
+        for address, index in machine.word_addresses():
+            if words[index] and not (address < len(code) and code[address]):
+                out[address] = self.fmt.signed(words[index])
+        return dict(sorted(out.items()))
+
+    def value_of(self, word: int, fixed: bool) -> int | float:
+        """A word as a person reads it: a real if it is fixed point, else signed."""
+        return self.real(word) if fixed else self.fmt.signed(word & self.fmt.mask)
+
+    def real(self, word: int) -> float:
+        return self.fmt.to_real(word & self.fmt.mask)
+
+    def named(self, bank: str = "") -> dict[str, int | float]:
+        """Declared names -> value (reals where declared fixed), or their gradient."""
+        out: dict[str, int | float] = {}
+        for name, declared in self.image.names.items():
+            if declared.register is not None:
+                word = self.registers(bank)[declared.register]
+            else:
+                assert declared.address is not None
+                word = self.memory_word(declared.address, "GM" if bank else "")
+            out[name] = self.real(word) if (declared.fixed or bank) else word
+        return out
+
+    def python_variables(self, bank: str = "") -> dict[str, int | float]:
+        """The variables of the compiled function the PC is in, by name (docs/abi.md homes:
+        a register, or a frame word at SP + offset).  Only the innermost call's: while a
+        call runs, its callers' variables are saved on the stack, not in their homes."""
+        function = self.source.function_at(self.pc)
+        if function is None:
+            return {}
+        registers = self.registers(bank)
+        sp = self.machine.registers[STACK_POINTER]
+        out: dict[str, int | float] = {}
+        for variable in self.source.variables(function):
+            if variable.register is not None:
+                word = registers[variable.register]
+            else:
+                assert variable.frame_offset is not None
+                word = self.memory_word((sp + variable.frame_offset) & self.fmt.mask,
+                                        "GM" if bank else "")
+            out[variable.name] = self.real(word) if (variable.fixed or bank) else word
+        return out
+
+    def output(self) -> list[int]:
+        """Every SHOW/EMIT word so far, signed."""
+        return [self.fmt.signed(word) for word in self.machine.output]
+
+    def tape(self) -> list[int]:
+        """The EMIT tape (what running backward takes back), signed."""
+        return [self.fmt.signed(word) for word in self.machine.emitted]
+
+    def set_value(self, name: str, text: str) -> None:
+        """Store a value (a real with a decimal point, else an integer) at a register, a
+        declared name or ``[ADDR]``: the past is then what runs back from the new state."""
+        try:
+            word = self.fmt.from_real(text) if "." in text else int(text, 0)
+        except ValueError:
+            raise DebugError(f"{text!r} is not a number") from None
+        if name.startswith("[") and name.endswith("]"):
+            try:
+                self.machine.set_memory(parse_address(name[1:-1], self.source), word)
+            except ValueError as exc:
+                raise DebugError(str(exc)) from None
+            return
+        place = resolve_name(self.image, name, "it cannot be set")
+        if place.fixed and "." not in text:
+            word = self.fmt.from_real(text)
+        if place.register is not None:
+            self.machine.set_register(place.register, word)
+        else:
+            assert place.address is not None
+            self.machine.set_memory(place.address, word)
+        for point in self.watchpoints.values():
+            point.last = self._watched_word(point)
+
+
+def _loss_place(image: Image, loss: str | None) -> tuple[int | None, int | None]:
+    """The loss's register or address: ``loss`` or the one declared ``.loss`` (the host
+    protocol's own rules, ``sim/host.py``)."""
+    try:
+        place = resolve(image, loss if loss is not None else default_loss(image))
+    except GradientError as exc:
+        raise DebugError(str(exc)) from None
+    return place.register, place.address
