@@ -475,7 +475,7 @@ class VerilatorLockstep(Lockstep):
         records): (cycles, retired instructions, seconds) -- the model's own speed."""
         bus = self.start()
         try:
-            machine = reference_lane(job, self.params.memory_words)
+            machine = reference_lane(job, self.params.memory_map)
             _run_to_end(self._load(bus, job, machine))
             bus.set("start_pc", job.image.entry if direction > 0 else job.image.finish)
             bus.set("backward", int(direction < 0))
