@@ -60,6 +60,16 @@ def test_a_downward_stack_from_0_and_a_jump_onto_finish_run_in_lockstep(width, n
         assert result.runs[0].steps == result.runs[1].steps > 0
 
 
+def test_the_compiler_style_conformance_programs_run_in_lockstep() -> None:
+    names = ["frank_downward_recursion.pal", "roopl_dispatch.pal", "pendvmpy_uncall.pal"]
+    # pendvmPy's array is at 1400: a low window of 1536 words, a stack window of 512
+    results = Lockstep(CoreParams(memory_words=2048, stack_words=512)).run(
+        [_job(name) for name in names], stop_on_divergence=False)
+    for result in results:
+        assert [(run.direction, run.status) for run in result.runs] == \
+            [(1, "finished"), (-1, "finished")], [run.divergence for run in result.runs]
+
+
 def test_an_address_outside_the_windows_faults_with_kind_pc_and_address() -> None:
     # both_ends.pal writes 2^32 - 1 (the stack window), 18, then 65536: outside
     below = assemble(";; pendulum pal file\nstart\n addi $1 -65\n exch $2 $1\n finish\n",
