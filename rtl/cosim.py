@@ -34,6 +34,7 @@ from revasm.sim.reference import MachineFault
 from revasm.sim.reference.state import Snapshot
 from revasm.sim.reference.trace import TraceRecord
 
+from . import schedule
 from .core import Core
 from .memory_map import MemoryMap
 from .params import FAULT_NAMES, CoreParams
@@ -116,6 +117,8 @@ class Bus:
 
     cycles: int = 0
     watchdog: int = 0
+    #: ``cycles`` is exact when ``retired`` returns (so the schedule is checked per step)
+    timed: bool = False
 
     def set(self, port: str, value: int) -> None:
         raise NotImplementedError
@@ -132,6 +135,8 @@ class Bus:
 
 class AmaranthBus(Bus):
     """The bus of a core running in Amaranth's simulator (a testbench's ``ctx``)."""
+
+    timed = True
 
     def __init__(self, ctx, core: Core, lockstep: Lockstep) -> None:
         self.ctx, self.core, self.lockstep = ctx, core, lockstep
@@ -392,11 +397,28 @@ class Lockstep:
                     run.fault_address = bus.get("fault_addr")
             return run
 
+        # the schedule (rtl/schedule.py): every commit at the edge it says, until an
+        # instruction whose cycles depend on a unit (or a gradient-mode micro-program);
+        # the bus sees a commit one cycle later, on the retire port
+        fetch_at = first_cycle + 1 if bus.timed and not grad else None
         while True:
             retired = await bus.retired()
             if retired is None:
                 break
             # one retired instruction
+            if fetch_at is not None:
+                word, backward = retired["insn"], bool(retired["backward_in"])
+                try:
+                    commit_at = fetch_at + schedule.to_commit(word, backward)
+                except schedule.NotScheduled:
+                    fetch_at = None
+                else:
+                    if bus.cycles != commit_at:
+                        return stop("divergence", f"step {steps + 1}, pc {retired['pc']}: the "
+                                    f"RTL reported its commit {bus.cycles - first_cycle} cycles "
+                                    "after the run pulse, the schedule (rtl/schedule.py) says "
+                                    f"{commit_at - first_cycle}")
+                    fetch_at = commit_at + schedule.after_commit(word, backward)
             if steps >= len(records):
                 return stop("divergence", f"the RTL retired instruction {steps + 1} at pc "
                             f"{retired['pc']}, but the reference stopped after {steps}")
