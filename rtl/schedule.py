@@ -12,8 +12,8 @@ depends on its operands: its commit is not modelled here (:class:`NotScheduled`)
 anything after it.
 
 ``revasm run --vcd`` times the reference's waveforms by this schedule, and the lockstep
-on Amaranth's simulator checks it against the core at every retired instruction, so the
-two stay one.
+checks it against the core at every retired instruction (on both backends), so the two
+stay one.
 """
 from __future__ import annotations
 

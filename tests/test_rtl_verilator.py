@@ -305,3 +305,18 @@ def test_the_stack_window_and_jumps_onto_finish_on_verilator(engine: VerilatorLo
     (run,) = results[3].runs
     assert (run.status, run.fault_kind, run.fault_pc, run.fault_address) == \
         ("fault", "memory-address", 2, 2**32 - 1025)
+
+
+@pytest.mark.parametrize("backend", ["verilator", "amaranth"])
+def test_a_commit_off_the_schedule_is_a_divergence(engine: VerilatorLockstep, monkeypatch,
+                                                    backend: str) -> None:
+    """rtl/schedule.py is checked at every retired instruction, on both backends."""
+    from revasm.rtl import schedule
+    monkeypatch.setattr(schedule, "FIRST_COMMIT", 4)  # one cycle short
+    job = _example_job("examples/fib.pal")
+    runner = engine if backend == "verilator" else Lockstep(PARAMS)
+    (result,) = runner.run([job])
+    (run,) = result.runs
+    assert run.status == "divergence"
+    assert run.divergence == ("step 1, pc 0: the RTL reported its commit 6 cycles after the "
+                              "run pulse, the schedule (rtl/schedule.py) says 5")
