@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck install clean docs
+.PHONY: demo test lint typecheck install clean docs conformance
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,11 @@ demo: $(STAMP)
 # worker process per core (at most 4), each test file whole in one worker (docs/decisions.md).
 test: lint typecheck
 	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadfile
+
+# The PAL conformance suite with every program on every engine (make test leaves the
+# compiled engine out of the longest ones: its kernel build takes minutes for them).
+conformance: $(STAMP)
+	REVASM_CONFORMANCE_ALL=1 $(BIN)/python -m pytest -q tests/test_pal_conformance.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -129,9 +129,12 @@ def run_program(target: Any, inputs: dict[str, Any] | None = None, *, width: int
     if reverse_check:
         machine.run(-1)
         _raise_fault(program, machine)
-        after = machine.snapshot(0)
-        if (after.registers, after.memory) != (before.registers, before.memory):
-            raise AssertionError("running backward did not restore the initial state")
+        # the whole snapshot: registers, BR, the tape, OV and every memory word, the
+        # high words (a downward stack from 0) as well as the dense ones
+        after = machine.snapshot(0).turned()
+        if after != before:
+            raise AssertionError("running backward did not restore the initial state: "
+                                 + "; ".join(before.differences(after)[:6]))
         machine.run(1)
         _raise_fault(program, machine)
     return ProgramResult(values, steps, cycles, machine, program)

@@ -23,10 +23,12 @@ from . import (
     checks_cost,
     compile_time,
     fuzz,
+    long_stack_run,
     nilang,
     nilang_compare,
     rtl_speed,
     sim_speed,
+    sparse_memory,
     throughput,
 )
 from .plots import plot
@@ -41,6 +43,8 @@ BENCHMARKS: dict[str, Callable[[bool], dict]] = {
     "checks_cost": checks_cost.run,
     "compile_time": compile_time.run,
     "nilang_compare": nilang_compare.run,
+    "long_stack_run": long_stack_run.run,
+    "sparse_memory": sparse_memory.run,
 }
 
 

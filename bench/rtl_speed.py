@@ -26,7 +26,7 @@ from revasm.sim.host import initial_words, resolve
 from .common import EXAMPLES
 
 #: The core measured: W = 32, 1024 memory words, the gradient bank.
-CORE = {"width": 32, "memory_words": 1024, "gradient": True}
+CORE = {"width": 32, "memory_words": 2048, "gradient": True}  # 1024 low + the stack window
 
 
 def _job(name: str, inputs: dict[str, object] | None = None, grad: bool = False) -> Any:

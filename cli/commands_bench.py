@@ -102,6 +102,20 @@ def _print(name: str, result: dict, results_dir: Path) -> None:
             if row["direction"] == "forward" and row["name"] == "pal_loop":
                 click.echo(f"  {row['engine']:<10} {row['path']:<21} W = {row['width']}: "
                            f"{row['instructions_per_second']:.3g} instructions/s")
+    elif name == "long_stack_run" and result["run"].get("status") == "measured":
+        run = result["run"]
+        click.echo(f"  {run['steps']} steps in {run['run_s']:.3g} s "
+                   f"({run['instructions_per_s']:.3g} instructions/s, kernel {run['build_s']} s), "
+                   f"{run['output_words']} words printed, check: {run['check']}, "
+                   f"peak {run['peak_rss_mib']} MiB")
+    elif name == "long_stack_run":
+        click.echo(f"  {result['run']['status']}: {result['run'].get('reason', '')}")
+    elif name == "sparse_memory":
+        for engine, data in result["summary"].items():
+            ratio = data.get("geometric_mean_ratio")
+            click.echo(f"  {engine:<22} " + (f"seconds / seconds dense = {ratio:.3f} (geometric "
+                                              f"mean of {data['workloads']} workloads)" if ratio
+                                              else f"{data.get('status')}: {data.get('reason')}"))
     elif result.get("reason"):
         click.echo(f"  {result['reason']}")
     if not str(result.get("plot", "")).endswith(".png"):

@@ -27,17 +27,24 @@ def _need_rtl() -> None:
         raise ToolError(f"revasm rtl: error: {INSTALL_HINT}") from None
 
 
-def _params(width: int, memory_words: int, grad: bool = False):
+def _params(width: int, memory_words: int, grad: bool = False,
+            stack_words: int | None = None):
     _need_rtl()
     from revasm.rtl.params import CoreParams
     try:
-        return CoreParams(width=width, memory_words=memory_words, gradient=grad)
+        return CoreParams(width=width, memory_words=memory_words, gradient=grad,
+                          stack_words=stack_words)
     except ValueError as exc:
         raise ToolError(f"revasm rtl: error: {exc}") from None
 
 
-MEMORY_WORDS = click.option("--memory-words", type=int, default=1024, show_default=True,
+MEMORY_WORDS = click.option("--memory-words", type=int, default=2048, show_default=True,
                             help="Depth of the core's memory (a power of two).")
+STACK_WORDS = click.option("--stack-words", type=int, default=None,
+                           help="How many of the memory's top cells hold the top of the "
+                                "address space, where a downward stack from address 0 lives "
+                                "(docs/rtl.md 'Memory map'). Default: half of "
+                                "--memory-words; 0: none.")
 
 
 @click.group()
@@ -62,6 +69,7 @@ def rtl() -> None:
 @click.option("--width", type=click.Choice(["32", "64"]), default=None,
               help="Word width W. Default: the file's .width, else 32.")
 @MEMORY_WORDS
+@STACK_WORDS
 @click.option("--forward-only", is_flag=True, help="Only the forward run (default: forward, "
               "then backward from FINISH).")
 @click.option("--grad", is_flag=True,
@@ -86,9 +94,9 @@ def rtl() -> None:
                    "vector and compiled are refused.")
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
 def sim(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | None,
-        memory_words: int, forward_only: bool, grad: bool, loss: str | None, vcd: str | None,
-        verilator: bool, build_dir: str | None, max_steps: int, engine_name: str,
-        as_json: bool) -> None:
+        memory_words: int, stack_words: int | None, forward_only: bool, grad: bool,
+        loss: str | None, vcd: str | None, verilator: bool, build_dir: str | None,
+        max_steps: int, engine_name: str, as_json: bool) -> None:
     """Run a program on the RTL in Amaranth's simulator (or, with --verilator, a
     Verilator model of the same core), in lockstep with the reference
     simulator: after every retired instruction PC, the instruction word, every
@@ -120,14 +128,20 @@ def sim(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
                             f"not found on this machine; {INSTALL_HINT}; or run without "
                             "--verilator (Amaranth's simulator)")
     image = load_program(file, int(width) if width else None)
-    params = _params(image.width, memory_words, grad)
-    if len(image) > params.memory_words:
+    params = _params(image.width, memory_words, grad, stack_words)
+    low_words = params.memory_map.low_words
+    if len(image) > low_words:
         raise ToolError(f"{file}: error: the image has {len(image)} words, more than the "
-                        f"core's {params.memory_words}; use --memory-words")
+                        f"core's low memory window ({low_words} of {params.memory_words} "
+                        "words); use --memory-words or --stack-words")
     from revasm.rtl.cosim import Job, Lockstep
 
     from .machine_io import initial_words
-    registers, memory = initial_words(image, sets, mems, memory_words=params.memory_words)
+    registers, memory = initial_words(image, sets, mems, memory_words=low_words)
+    for address in memory:
+        problem = params.memory_map.outside(address)
+        if problem:
+            raise ToolError(f"{file}: error: an initial word at {problem}")
     place = None
     if grad:
         from revasm.sim.host import GradientError, resolve
@@ -164,7 +178,8 @@ def sim(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
         (result,) = Lockstep(params, max_steps=max_steps).run([job])
     runs = [{"direction": r.direction, "steps": r.steps, "cycles": r.cycles, "status": r.status,
              "fault_kind": r.fault_kind, "fault_pc": r.fault_pc, "divergence": r.divergence,
-             "overflows": r.overflows}
+             "overflows": r.overflows, "fault_address": r.fault_address,
+             "fault_message": r.fault_message}
             for r in result.runs]
     ok = all(r.status == "finished" for r in result.runs)
     summary = {"file": file, "width": image.width, "gradient": grad, "status": "agree" if ok else
@@ -184,9 +199,12 @@ def sim(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
                 line += (f", OV = {r.overflows} (overflow events counted by the RTL and the "
                          "reference alike)")
             if r.fault_kind:
-                line += f" ({r.fault_kind} at pc {r.fault_pc}, same as the reference)" \
-                    if r.status == "fault" else f" ({r.fault_kind} at pc {r.fault_pc})"
+                at = f"{r.fault_kind} at pc {r.fault_pc}" + (
+                    f", address {r.fault_address}" if r.fault_address is not None else "")
+                line += f" ({at}, same as the reference)" if r.status == "fault" else f" ({at})"
             click.echo(line)
+            if r.fault_message:
+                click.echo(f"  {r.fault_message}")
             if r.divergence:
                 click.echo(f"  {r.divergence}", err=True)
         if verilator:
@@ -207,18 +225,19 @@ def sim(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
               help="Verilog file to write.")
 @click.option("--width", type=click.Choice(["32", "64"]), default="32", show_default=True)
 @MEMORY_WORDS
+@STACK_WORDS
 @click.option("--no-function-unit", is_flag=True, help="Leave the function unit out.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print exactly one JSON object (what was written).")
-def verilog(output: str, width: str, memory_words: int, no_function_unit: bool,
-            as_json: bool) -> None:
+def verilog(output: str, width: str, memory_words: int, stack_words: int | None,
+            no_function_unit: bool, as_json: bool) -> None:
     """Emit the core as Verilog (module `revasm_core`).
 
     \b
     Example:
       revasm rtl verilog -o core.v --width 32
     """
-    params = _params(int(width), memory_words)
+    params = _params(int(width), memory_words, stack_words=stack_words)
     from amaranth.back import verilog as back
 
     from revasm.rtl.core import Core

@@ -15,6 +15,8 @@ from revasm.sim.reference import MachineFault
 from .errors import EXIT_FAILURE, ToolError
 from .loading import load_program
 from .machine_io import load_inputs
+from .outputs import image_inputs, refuse_overwrite
+from .waveforms import write_waveforms
 
 DEFAULT_MAX_STEPS = 10_000_000
 
@@ -86,12 +88,16 @@ def load_engine(image: Image, *, engine_name: str, lanes: int = 1, trace: bool =
 @MAX_STEPS
 @click.option("--trace", is_flag=True,
               help="Print a line per executed instruction: step, PC, instruction, changes.")
+@click.option("--vcd", type=click.Path(dir_okay=False), default=None,
+              help="Write the run's waveforms to this VCD file: the RTL core's architectural "
+                   "signals, with the names and clock timing of `revasm rtl sim --vcd` "
+                   "(needs the 'rtl' extra; docs/simulator.md 'Waveforms').")
 @ENGINE
 @STRICT
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
 def run(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | None,
-        reverse: bool, max_steps: int, trace: bool, engine_name: str, strict: bool,
-        as_json: bool) -> None:
+        reverse: bool, max_steps: int, trace: bool, vcd: str | None, engine_name: str,
+        strict: bool, as_json: bool) -> None:
     """Run a program (PAL source or image) from START to FINISH.
 
     \b
@@ -99,6 +105,7 @@ def run(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
       revasm run examples/fib.pal
       revasm run examples/multiply.pal --set a=12 --set b=34 --json
       revasm run examples/fixed_point.pal --set x=0.25 --trace
+      revasm run examples/fib.pal --vcd fib.vcd      waveforms, as the RTL's
     Exit code 1 and a report (PC, source line, BR, DIR, registers) on a fault.
     Overflow events (exact results that did not fit) are counted (`overflows`)
     and warned about; --strict makes the first one a fault.
@@ -108,9 +115,23 @@ def run(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
         raise ToolError(f"{image.source_file}: error: --reverse needs a FINISH instruction "
                         "to start from")
     sink = (lambda line: click.echo(line, err=as_json)) if trace else None
+    records: list = []
+    if vcd:
+        refuse_overwrite([vcd], image_inputs(file), "--vcd")
+        if reverse:
+            raise click.UsageError("--vcd follows `revasm rtl sim`, whose first run is "
+                                   "forward; drop --reverse")
+        printer = sink
+
+        def sink(record) -> None:
+            records.append(record)
+            if printer is not None:
+                printer(record)
     result = api.run(image, prepare=lambda machine: load_inputs(machine, image, sets, mems),
-                     reverse=reverse, engine=engine_for(engine_name, trace=trace),
+                     reverse=reverse, engine=engine_for(engine_name, trace=trace or bool(vcd)),
                      max_steps=max_steps, trace=sink, strict=strict)
+    if vcd and result.fault is None:
+        write_waveforms(vcd, image, records, sets, mems)
     if as_json:
         click.echo(json.dumps(result.to_json()))
     else:
@@ -211,3 +232,4 @@ def _range(text: str, kind, option: str):
     if lo > hi:
         raise click.BadParameter(f"{text!r}: LO is above HI", param_hint=option)
     return lo, hi
+

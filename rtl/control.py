@@ -4,7 +4,11 @@ After every instruction (``isa/table.py``): if BR = 0 then PC += DIR, else
 PC += BR * DIR, with BR and DIR as the instruction left them.  An instruction
 entered with BR != 0 (reached by a jump) that leaves BR != 0 raises the
 uncaught-jump fault at its own PC, its effects kept (the checked come-from
-rule).  FINISH executed forward or START executed backward halts.  OV, the overflow
+rule); START and FINISH are not checked: a jump onto FINISH forward halts with BR = the
+jump's offset, and one that lands where it does not halt passes BR on (docs/simulator.md
+"Jumps onto FINISH").  FINISH executed forward or START executed backward halts; a run
+loaded where the last one halted, facing the other way, keeps BR (the way back from a
+jump onto FINISH leads through the jump).  OV, the overflow
 counter (one W-bit word, ``isa/table.py``), takes ``ov_step``'s event: +1, or -1 with
 ``ov_down``, mod 2^W; the host writes it while the core is idle (``ov_we``).
 """
@@ -57,13 +61,16 @@ class ControlUnit(wiring.Component):
             m.d.comb += self.next_pc.eq(self.pc - step)
         with m.Else():
             m.d.comb += self.next_pc.eq(self.pc + step)
+        ends = (self.kind == CONTROL_KINDS.index("finish")) | \
+            (self.kind == CONTROL_KINDS.index("start"))
+        resumed = self.halted & (self.pc == self.load_pc) & (self.backward != self.load_backward)
         m.d.comb += [
-            self.uncaught.eq((self.br != 0) & (self.br_new != 0)),
+            self.uncaught.eq((self.br != 0) & (self.br_new != 0) & ~ends),
             self.halt.eq(((self.kind == CONTROL_KINDS.index("finish")) & ~self.backward_new)
                          | ((self.kind == CONTROL_KINDS.index("start")) & self.backward_new)),
         ]
         with m.If(self.load):
-            m.d.sync += [self.pc.eq(self.load_pc), self.br.eq(0),
+            m.d.sync += [self.pc.eq(self.load_pc), self.br.eq(Mux(resumed, self.br, 0)),
                          self.backward.eq(self.load_backward), self.halted.eq(0),
                          self.fault.eq(0), self.fault_kind.eq(0)]
         with m.Elif(self.raise_fault):

@@ -68,7 +68,7 @@ class Core(wiring.Component):
         if grad:
             m.submodules.gregfile = grf = RegisterFile(w)
             m.submodules.gmemory = gmem = DataMemory(w, p.memory_words, code_flag=False)
-            m.submodules.gradient_unit = gu = GradientUnit(w, p.memory_words)
+            m.submodules.gradient_unit = gu = GradientUnit(w, p.memory_map)
             grad_on = Signal()
             grad_done = Signal()  # the step's micro-program has run (it precedes the value step)
             m.d.comb += [
@@ -87,7 +87,8 @@ class Core(wiring.Component):
             program_after = 0
         ir = Signal(32)
         ir_code = Signal()
-        mem_bad = Signal()  # EXCH address outside memory
+        mem_bad = Signal()  # EXCH address outside the memory map's windows
+        fault_addr = Signal(w)  # the address of a memory-address fault
         wb_addr = Signal(5)
         wb_data = Signal(w)
 
@@ -162,7 +163,7 @@ class Core(wiring.Component):
             host.fault_kind.eq(ctl.fault_kind), host.fault_pc.eq(ctl.fault_pc),
             host.pc.eq(ctl.pc), host.br.eq(ctl.br), host.dir_backward.eq(ctl.backward),
             host.tape_count.eq(tape.count), host.mem_rdata.eq(mem.rdata),
-            host.reg_rdata.eq(rf.rdata_a), host.ov.eq(ctl.ov),
+            host.reg_rdata.eq(rf.rdata_a), host.ov.eq(ctl.ov), host.fault_addr.eq(fault_addr),
         ]
         m.d.sync += retire.valid.eq(0)
 
@@ -171,7 +172,7 @@ class Core(wiring.Component):
             m.next = "IDLE"
 
         in_memory = Signal()
-        m.d.comb += in_memory.eq((ctl.pc >= 0) & (ctl.pc < p.memory_words))
+        m.d.comb += in_memory.eq((ctl.pc >= 0) & (ctl.pc < p.memory_map.low_words))
 
         with m.FSM():
             with m.State("IDLE"):
@@ -223,7 +224,9 @@ class Core(wiring.Component):
             with m.State("EXEC"):
                 m.d.comb += [host.busy.eq(1), mem.raddr.eq(alu.mem_addr)]
                 start_unit()
-                m.d.sync += mem_bad.eq(alu.mem_use & (alu.mem_addr >= p.memory_words))
+                # the physical cell is the address's low bits (rtl/memory_map.py)
+                m.d.sync += [mem_bad.eq(alu.mem_use & ~p.memory_map.holds(alu.mem_addr)),
+                             fault_addr.eq(alu.mem_addr)]
                 m.next = "WAIT"
             with m.State("WAIT"):
                 m.d.comb += [host.busy.eq(1), mem.raddr.eq(alu.mem_addr)]
@@ -319,6 +322,7 @@ class Core(wiring.Component):
                     with m.If(gu.done):
                         with m.If(gu.fault):
                             m.d.comb += [ctl.raise_fault.eq(1), ctl.fault_kind_in.eq(gu.fault_kind)]
+                            m.d.sync += fault_addr.eq(gu.fault_addr)
                             m.next = "IDLE"
                         with m.Elif(program_after):  # the value step has run: commit
                             m.d.comb += ctl.commit.eq(1)

@@ -31,9 +31,12 @@ from revasm.isa.vocabulary import vocabulary
 from revasm.sim.engine import Lanes
 from revasm.sim.engines import choose
 from revasm.sim.reference import MachineFault
+from revasm.sim.reference.state import Snapshot
 from revasm.sim.reference.trace import TraceRecord
 
+from . import schedule
 from .core import Core
+from .memory_map import MemoryMap
 from .params import FAULT_NAMES, CoreParams
 
 TEST_MEMORY_WORDS = 256
@@ -66,6 +69,10 @@ class RunResult:
     divergence: str | None = None
     #: OV after the run (read signed through the host interface; None when it diverged)
     overflows: int | None = None
+    #: a memory-address fault's address (W bits, the RTL's ``fault_addr``, equal to the
+    #: reference's) and the reference's message for the fault
+    fault_address: int | None = None
+    fault_message: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -110,6 +117,8 @@ class Bus:
 
     cycles: int = 0
     watchdog: int = 0
+    #: ``cycles`` is exact when ``retired`` returns (so the schedule is checked per step)
+    timed: bool = False
 
     def set(self, port: str, value: int) -> None:
         raise NotImplementedError
@@ -126,6 +135,8 @@ class Bus:
 
 class AmaranthBus(Bus):
     """The bus of a core running in Amaranth's simulator (a testbench's ``ctx``)."""
+
+    timed = True
 
     def __init__(self, ctx, core: Core, lockstep: Lockstep) -> None:
         self.ctx, self.core, self.lockstep = ctx, core, lockstep
@@ -172,14 +183,14 @@ class _Shadow:
                 + (f"; memory written: {mem}" if mem else ""))
 
 
-def _compare(rtl: _Shadow, ref: _Shadow, width: int, initial: list[int]) -> list[str]:
+def _compare(rtl: _Shadow, ref: _Shadow, width: int, initial: Snapshot) -> list[str]:
     out = []
     for i, (a, b) in enumerate(zip(rtl.registers, ref.registers)):
         if a != b:
             out.append(f"${i}: rtl {_signed(a, width)} != reference {_signed(b, width)}")
     for address in sorted(set(rtl.memory) | set(ref.memory)):
-        a = rtl.memory.get(address, initial[address])
-        b = ref.memory.get(address, initial[address])
+        a = rtl.memory.get(address, initial.word(address))
+        b = ref.memory.get(address, initial.word(address))
         if a != b:
             out.append(f"[{address}]: rtl {a} != reference {b}")
     if rtl.br != ref.br:
@@ -193,12 +204,17 @@ def _compare(rtl: _Shadow, ref: _Shadow, width: int, initial: list[int]) -> list
     return out
 
 
-def reference_lane(job: Job, memory_words: int, max_steps: int | None = None) -> Lanes:
-    """One lane of an engine that traces (the reference), loaded with ``job``'s words."""
-    machine = choose("auto", trace=True).load(job.image, 1, memory_words=memory_words,
+def reference_lane(job: Job, memory_map: MemoryMap, max_steps: int | None = None) -> Lanes:
+    """One lane of an engine that traces (the reference), loaded with ``job``'s words; an
+    address outside the core's memory map faults there as on the core."""
+    for address in job.memory:
+        problem = memory_map.outside(address)
+        if problem:
+            raise ValueError(f"{problem}: it cannot hold an initial word")
+    machine = choose("auto", trace=True).load(job.image, 1, memory_words=memory_map.low_words,
                                               max_steps=max_steps)
     for lane in getattr(machine, "machines", ()):
-        lane.physical_words = memory_words  # the core's memory ends here: faults beyond
+        lane.memory_map = memory_map.outside
     for register, value in job.registers.items():
         if register:
             machine.set_bank_word("R", register, value)
@@ -299,9 +315,9 @@ class Lockstep:
                 bus.set("reg_addr", register)
                 await bus.tick()
             bus.set("greg_we", 0)
-        for address in range(self.params.memory_words):
+        for cell, address in self.params.memory_map.cells():
             code = address < len(image) and image.is_code[address]
-            await self._write_memory(bus, address, state.memory[address], code)
+            await self._write_memory(bus, cell, state.word(address), code)
         for register in range(1, 32):
             await self._write_register(bus, register, state.registers[register] & mask)
         bus.set("reg_wdata", state.overflows & mask)  # OV
@@ -328,7 +344,7 @@ class Lockstep:
     async def _job(self, bus: Bus, job: Job, result: JobResult) -> None:
         p = self.params
         image = job.image
-        machine = reference_lane(job, p.memory_words, self.max_steps)
+        machine = reference_lane(job, p.memory_map, self.max_steps)
         one = 1 << (32 if image.width == 64 else 16)  # 1.0 in Q32.32 / Q16.16
         await self._load(bus, job, machine)
         for direction in job.directions:
@@ -353,12 +369,13 @@ class Lockstep:
         image = machine.image
         initial = machine.snapshot(0)
         mask = (1 << w) - 1
-        ref = _Shadow(list(initial.registers), 0, direction, initial.overflows & mask)
-        rtl = _Shadow(list(initial.registers), 0, direction, initial.overflows & mask)
-        initial_memory = list(initial.memory)
+        start = image.entry if direction > 0 else image.finish
+        # a run from where the last one halted, facing back, keeps BR (a jump onto FINISH)
+        br = initial.br if (initial.pc, initial.direction) == (start, -direction) else 0
+        ref = _Shadow(list(initial.registers), br, direction, initial.overflows & mask)
+        rtl = _Shadow(list(initial.registers), br, direction, initial.overflows & mask)
         records, ref_fault = _reference_run(machine, direction)
         final = machine.snapshot(0)
-        start = image.entry if direction > 0 else image.finish
         bus.set("start_pc", start)
         bus.set("backward", int(direction < 0))
         if p.gradient:
@@ -372,20 +389,42 @@ class Lockstep:
 
         def stop(status: str, message: str | None = None, kind=None, pc=None) -> RunResult:
             ov = None if status == "divergence" else _signed(bus.get("ov"), w)
-            return RunResult(direction, steps, status, bus.cycles - first_cycle, kind, pc,
-                             message, ov)
+            run = RunResult(direction, steps, status, bus.cycles - first_cycle, kind, pc,
+                            message, ov)
+            if status == "fault" and ref_fault is not None:
+                run.fault_message = ref_fault.message
+                if kind == "memory-address":
+                    run.fault_address = bus.get("fault_addr")
+            return run
 
+        # the schedule (rtl/schedule.py): every commit at the edge it says, until an
+        # instruction whose cycles depend on a unit (or a gradient-mode micro-program);
+        # the bus sees a commit one cycle later, on the retire port
+        fetch_at = first_cycle + 1 if bus.timed and not grad else None
         while True:
             retired = await bus.retired()
             if retired is None:
                 break
             # one retired instruction
+            if fetch_at is not None:
+                word, backward = retired["insn"], bool(retired["backward_in"])
+                try:
+                    commit_at = fetch_at + schedule.to_commit(word, backward)
+                except schedule.NotScheduled:
+                    fetch_at = None
+                else:
+                    if bus.cycles != commit_at:
+                        return stop("divergence", f"step {steps + 1}, pc {retired['pc']}: the "
+                                    f"RTL reported its commit {bus.cycles - first_cycle} cycles "
+                                    "after the run pulse, the schedule (rtl/schedule.py) says "
+                                    f"{commit_at - first_cycle}")
+                    fetch_at = commit_at + schedule.after_commit(word, backward)
             if steps >= len(records):
                 return stop("divergence", f"the RTL retired instruction {steps + 1} at pc "
                             f"{retired['pc']}, but the reference stopped after {steps}")
             record = records[steps]
             steps += 1
-            problem = _step(steps, retired, record, image, rtl, ref, w, initial_memory)
+            problem = _step(steps, retired, record, image, rtl, ref, w, initial)
             if problem:
                 return stop("divergence", problem)
         if bus.get("busy"):
@@ -407,6 +446,10 @@ class Lockstep:
                 return stop("divergence", f"the reference faulted ({ref_fault.kind} at pc "
                             f"{ref_fault.pc}), the RTL "
                             + (f"faulted ({kind} at pc {fault_pc})" if fault else "halted"))
+            if kind == "memory-address" and bus.get("fault_addr") != ref_fault.address:
+                return stop("divergence", f"memory-address fault at pc {fault_pc}: the RTL "
+                            f"names address {bus.get('fault_addr')}, the reference "
+                            f"{ref_fault.address}")
         elif fault or not bus.get("halted"):
             return stop("divergence", f"the reference halted, the RTL faulted ({kind} at pc "
                         f"{fault_pc})")
@@ -420,11 +463,16 @@ class Lockstep:
                 return stop("divergence", f"after the run ${register} reads "
                             f"{_signed(word, w)} on the RTL, "
                             f"{_signed(final.registers[register], w)} on the reference")
-        for address in range(len(image)):
-            word = await self._read_memory(bus, address)
-            if word != final.memory[address]:
+        # the image's words, and every word of the stack window either side wrote or held
+        memory_map = p.memory_map
+        stack = {address for address, _word in initial.high_memory} | {
+            address for address in (*rtl.memory, *ref.memory) if address >= len(image)}
+        for address in [*range(len(image)), *sorted(stack)]:
+            cell = memory_map.cell(address)
+            word = await self._read_memory(bus, cell) if cell is not None else 0
+            if word != final.word(address):
                 return stop("divergence", f"after the run memory [{address}] reads {word} on "
-                            f"the RTL, {final.memory[address]} on the reference")
+                            f"the RTL, {final.word(address)} on the reference")
         if grad:  # the gradient bank, read back
             for register in range(32):
                 bus.set("reg_addr", register)
@@ -435,8 +483,8 @@ class Lockstep:
                     return stop("divergence", f"after the gradient run G[${register}] reads "
                                 f"{_signed(word, w)} on the RTL, "
                                 f"{_signed(expected, w)} on the reference")
-            for address in range(p.memory_words):
-                bus.set("mem_addr", address)
+            for cell, address in p.memory_map.cells():
+                bus.set("mem_addr", cell)
                 await bus.tick()
                 word = bus.get("gmem_rdata")
                 expected = int(machine.bank_word("GM", address)[0])
@@ -466,7 +514,7 @@ def _overflow_count(record: TraceRecord, image: Image, registers: list[int],
 
 
 def _step(step: int, retired: Retired, record: TraceRecord, image: Image, rtl: _Shadow,
-          ref: _Shadow, width: int, initial_memory: list[int]) -> str | None:
+          ref: _Shadow, width: int, initial: Snapshot) -> str | None:
     """Apply retired instruction number ``step`` and the reference's record to the two
     shadows; the divergence (with both states) or ``None``."""
     pc, insn = retired["pc"], retired["insn"]
@@ -493,7 +541,7 @@ def _step(step: int, retired: Retired, record: TraceRecord, image: Image, rtl: _
     if record.dir_change is not None:
         ref.direction = record.dir_change[1]
     ref.output.extend(record.output)
-    problems = _compare(rtl, ref, width, initial_memory)
+    problems = _compare(rtl, ref, width, initial)
     if problems:
         return (f"{head}: " + "; ".join(problems)
                 + f"\n  rtl:       {rtl.describe(width)}\n  reference: {ref.describe(width)}")

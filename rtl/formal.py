@@ -175,7 +175,7 @@ class GradientSpec(Elaboratable):
         w = p.width
         abits = p.address_bits
         index = INSTRUCTIONS.index(self.ins)
-        m.submodules.gu = gu = GradientUnit(w, p.memory_words)
+        m.submodules.gu = gu = GradientUnit(w, p.memory_map)
         # the value-mode ALU generated for this entry only (the index is fixed; the value
         # templates of every entry are proved by ReversibilitySpec on the whole ALU)
         m.submodules.alu = alu = Alu(w, p.br_width, entries=(index,))
@@ -183,8 +183,8 @@ class GradientSpec(Elaboratable):
         init = {name: AnyConst(w) for name in ("ra", "rb", "rc", "mem", "ga", "gb", "gc", "gm")}
         junk = AnyConst(w)  # what a port reads at a register other than 1, 2, 3
         imm = AnyConst(field_shape("imm"))
-        # EXCH: R[b] addresses a data word inside memory
-        m.d.comb += Assume(init["rb"] < p.memory_words)
+        # EXCH: R[b] addresses a data word inside memory (a window of the memory map)
+        m.d.comb += Assume(p.memory_map.holds(init["rb"]))
         state = {name: Signal(w, name=f"s_{name}") for name in init}
         backward = Signal()
         m.d.comb += [gu.index.eq(index), gu.backward.eq(backward), gu.na.eq(1), gu.nb.eq(2),

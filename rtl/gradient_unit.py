@@ -23,6 +23,7 @@ from amaranth.lib.wiring import In, Out
 
 from revasm.isa.table import INSTRUCTIONS
 
+from .memory_map import MemoryMap
 from .microcode import OPS, REGS, MicroOp, Operand, Step, TemplateError, step, temporaries
 from .params import FAULT_CODE, FAULT_NAMES
 from .semantics import FUNCTION_OPS, MULDIV_OPS, UNIT_OF
@@ -113,21 +114,22 @@ def _unit_key(name: str) -> tuple[int, int]:
 class GradientUnit(wiring.Component):
     """``start`` (with ``index``, ``backward``, ``na``/``nb``/``nc`` steady) runs the
     entry's micro-program; ``done`` pulses at its end, with ``fault``/``fault_kind``
-    when a unit faulted or the address check failed.  ``has_program``,
+    when a unit faulted or the address check failed (``fault_addr``: the address outside
+    ``memory_map``'s windows or on a code cell).  ``has_program``,
     ``value_first`` and ``unsupported`` describe the step of ``(index, backward)``."""
 
-    def __init__(self, width: int, memory_words: int) -> None:
+    def __init__(self, width: int, memory_map: MemoryMap) -> None:
         self.width = width
-        self.memory_words = memory_words
+        self.memory_map = memory_map
         self.rom = MicroRom()
-        abits = (memory_words - 1).bit_length()
+        abits = (memory_map.memory_words - 1).bit_length()
         w = width
         super().__init__({
             "start": In(1), "index": In(range(len(INSTRUCTIONS))), "backward": In(1),
             "na": In(5), "nb": In(5), "nc": In(5),
             "has_program": Out(1), "value_first": Out(1), "unsupported": Out(1),
             "busy": Out(1), "done": Out(1), "fault": Out(1),
-            "fault_kind": Out(range(len(FAULT_NAMES))),
+            "fault_kind": Out(range(len(FAULT_NAMES))), "fault_addr": Out(w),
             # register ports (R and G share the address of a port)
             "raddr_x": Out(5), "raddr_y": Out(5), "raddr_z": Out(5),
             "r_x": In(w), "r_y": In(w), "r_z": In(w), "g_x": In(w), "g_y": In(w), "g_z": In(w),
@@ -148,7 +150,7 @@ class GradientUnit(wiring.Component):
         m = Module()
         w = self.width
         rom = self.rom
-        abits = (self.memory_words - 1).bit_length()
+        abits = (self.memory_map.memory_words - 1).bit_length()
 
         # which program: (index, backward) -> its first and last ROM word
         depth = max(2, len(rom.words))
@@ -257,7 +259,8 @@ class GradientUnit(wiring.Component):
                     m.d.comb += self.unit_start.eq(1)
                     m.next = "WAIT"
                 with m.Elif(kind["ADDR"]):
-                    m.d.sync += [maddr.eq(x[:abits]), mbad.eq(x >= self.memory_words)]
+                    m.d.sync += [maddr.eq(x[:abits]), mbad.eq(~self.memory_map.holds(x)),
+                                 self.fault_addr.eq(x)]
                     m.d.comb += self.mem_raddr.eq(x[:abits])
                     m.next = "CHECK"
                 with m.Else():

@@ -3,9 +3,11 @@
 Host side (the NiLang co-processor protocol): while the core is idle the host
 writes the image and data into memory and values into registers, reads them
 back, sets the start PC and DIR, pulses ``run``, and watches ``busy``,
-``halted``, ``fault``, ``fault_kind`` (``params.FAULT_NAMES``) and
-``fault_pc``.  With the gradient bank, ``greg_we``/``gmem_we`` write the
-gradient bank at ``reg_addr``/``mem_addr``, ``greg_rdata``/``gmem_rdata`` read
+``halted``, ``fault``, ``fault_kind`` (``params.FAULT_NAMES``), ``fault_pc`` and
+``fault_addr`` (the W-bit address of a ``memory-address`` fault: outside the memory
+map's windows, ``rtl/memory_map.py``, or a code cell).  The host addresses memory by
+physical cell (``mem_addr``).  With the gradient bank, ``greg_we``/``gmem_we`` write
+the gradient bank at ``reg_addr``/``mem_addr``, ``greg_rdata``/``gmem_rdata`` read
 it back, and ``grad`` is the gradient switch (sampled at ``run``).  ``ov`` reads the
 overflow counter OV; ``ov_we`` writes it from ``reg_wdata``.
 
@@ -36,7 +38,7 @@ def host_signature(params: CoreParams) -> wiring.Signature:
         "start_pc": Out(abits), "backward": Out(1), "run": Out(1),
         "busy": wiring.In(1), "halted": wiring.In(1), "fault": wiring.In(1),
         "fault_kind": wiring.In(range(len(FAULT_NAMES))),
-        "fault_pc": wiring.In(signed(params.pc_width)),
+        "fault_pc": wiring.In(signed(params.pc_width)), "fault_addr": wiring.In(w),
         "pc": wiring.In(signed(params.pc_width)), "br": wiring.In(signed(params.br_width)),
         "dir_backward": wiring.In(1), "tape_count": wiring.In(range(params.tape_words + 1)),
     })

@@ -5,6 +5,8 @@ from dataclasses import dataclass
 
 from revasm.sim.reference.faults import FAULT_KINDS
 
+from .memory_map import MemoryMap
+
 #: Fault codes of the status port, 0 = no fault.  The reference's kinds first
 #: (same names), then the RTL's own: a bounded EMIT tape that is full, and a
 #: function the function unit does not implement yet.
@@ -18,16 +20,20 @@ class CoreParams:
 
     ``width``: the word width W (32 or 64).  ``memory_words``: the depth of the
     unified program/data memory (the image at the bottom).  ``tape_words``: the
-    depth of the EMIT tape.  ``gradient``: the gradient bank -- a shadow register
+    depth of the EMIT tape.  ``stack_words``: how many of the top cells hold the top of
+    the address space, the stack window (default half the memory, so the default core's
+    low window is the 1024 words the core had before the window; 0: none; see
+    ``rtl/memory_map.py``).  ``gradient``: the gradient bank -- a shadow register
     file G and a shadow memory GM, and the gradient-mode steps of the table
     (``isa/adjoint.py``) for every entry, run as micro-programs by the gradient
     unit (``rtl/gradient_unit.py``).
     """
 
     width: int = 32
-    memory_words: int = 1024
+    memory_words: int = 2048
     tape_words: int = 64
     gradient: bool = False
+    stack_words: int | None = None
 
     def __post_init__(self) -> None:
         if self.width not in (32, 64):
@@ -36,6 +42,16 @@ class CoreParams:
             raise ValueError(f"memory_words must be a power of two >= 2, not {self.memory_words}")
         if self.tape_words < 2 or self.tape_words & (self.tape_words - 1):
             raise ValueError(f"tape_words must be a power of two >= 2, not {self.tape_words}")
+        if self.stack_words is None:
+            object.__setattr__(self, "stack_words", self.memory_words // 2)
+        if not 0 <= self.stack_words < self.memory_words:
+            raise ValueError(f"stack_words must be in 0..{self.memory_words - 1} (fewer than "
+                             f"memory_words), not {self.stack_words}")
+
+    @property
+    def memory_map(self) -> MemoryMap:
+        """The windows of the address space the physical memory holds."""
+        return MemoryMap(self.width, self.memory_words, int(self.stack_words or 0))
 
     @property
     def br_width(self) -> int:

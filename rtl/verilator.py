@@ -298,8 +298,11 @@ class VerilatorBus(Bus):
     """The host protocol over the harness's stdin/stdout.
 
     Writes (``set``, ``tick``) are buffered and sent with the next read, so loading
-    an image costs one round trip; a run streams the retire port.
+    an image costs one round trip; a run streams the retire port, each record with its
+    cycle (so ``cycles`` is exact at every retired instruction).
     """
+
+    timed = True
 
     def __init__(self, process: subprocess.Popen, ports: list[Port],
                  watchdog: int = WATCHDOG) -> None:
@@ -308,6 +311,7 @@ class VerilatorBus(Bus):
         self.fields = [p for p in ports if p.path[0] == "retire" and p.path[1] != "valid"]
         self.watchdog = watchdog
         self.cycles = 0
+        self.run_start = 0  # ``cycles`` when the current run began
         self.pending: list[str] = []
         self.running = False
         #: the harness's own time in runs (nanoseconds) and their cycles: the model's speed
@@ -334,7 +338,7 @@ class VerilatorBus(Bus):
     def _end(self, line: str) -> None:
         self.running = False
         _, cycles, ns, _retired = line.split()
-        self.cycles += int(cycles)
+        self.cycles = self.run_start + int(cycles)
         self.run_cycles += int(cycles)
         self.run_ns += int(ns)
 
@@ -377,11 +381,13 @@ class VerilatorBus(Bus):
             self.pending.append(f"r {self.watchdog}\n")
             self._flush()
             self.running = True
+            self.run_start = self.cycles
         line = self._line()
         if line[0] == "v":
             values = line.split()
+            self.cycles = self.run_start + int(values[1], 16)  # exact at every record
             record = {}
-            for p, text in zip(self.fields, values[1:]):
+            for p, text in zip(self.fields, values[2:]):
                 value = int(text, 16)
                 if p.signed and value >> (p.width - 1):
                     value -= 1 << p.width
@@ -475,7 +481,7 @@ class VerilatorLockstep(Lockstep):
         records): (cycles, retired instructions, seconds) -- the model's own speed."""
         bus = self.start()
         try:
-            machine = reference_lane(job, self.params.memory_words)
+            machine = reference_lane(job, self.params.memory_map)
             _run_to_end(self._load(bus, job, machine))
             bus.set("start_pc", job.image.entry if direction > 0 else job.image.finish)
             bus.set("backward", int(direction < 0))

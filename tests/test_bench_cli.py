@@ -73,6 +73,18 @@ def test_quick_suite_writes_every_result(tmp_path):
     for name in ("sparse_frobenius_dot", "petersen_embedding"):
         assert nilang[name]["status"] == "measured", nilang[name]
         assert nilang[name]["lanes_equal_reference"] and nilang[name]["lanes_faulted"] == 0
+    long_run = printed["long_stack_run"]  # the stack at the top of memory, compiled
+    assert long_run["run"]["status"] == "measured", long_run["run"]
+    assert long_run["run"]["steps"] == long_run["expected_steps"] == 324_006
+    assert long_run["run"]["steps_as_expected"] and long_run["run"]["output_as_expected"]
+    assert long_run["run"]["check"] == "restored" and long_run["run"]["fault"] is None
+    assert long_run["run"]["lines_printed"] == 200 and long_run["run"]["peak_rss_mib"] > 0
+    sparse = printed["sparse_memory"]  # as compiled beside dense, per engine
+    for row in sparse["workloads"].values():
+        assert row["status"] == "measured" and row["same_values"], row
+        assert row["reference"]["ratio"] > 0 and row["vector"]["ratio"] > 0
+    assert sparse["workloads"]["rfib"]["words_appended"] > 0  # rfib's stack is above it
+    assert sparse["summary"]["compiled"]["status"] == "skipped"  # full runs only
 
 
 def test_unknown_benchmark_is_a_usage_error(tmp_path):

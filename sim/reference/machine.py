@@ -144,9 +144,10 @@ class Machine(ModeSwitches):
         #: address -> its index in ``memory`` (and the memory banks), for addresses at or
         #: above ``memory_words``: the sparse part of the address space
         self._sparse: dict[int, int] = {}
-        #: When set, addresses from here on fault (``memory-address``): the RTL core's
-        #: physical memory, which its co-simulation mirrors (rtl/cosim.py)
-        self.physical_words: int | None = None
+        #: When set, called with an address above the dense words the first time a run
+        #: touches it; a message it returns makes the access fault (``memory-address``):
+        #: the RTL core's memory map, which its co-simulation mirrors (rtl/cosim.py)
+        self.memory_map: Callable[[int], str | None] | None = None
         self.br = 0
         self.direction = 1
         self.pc = image.entry
@@ -231,7 +232,7 @@ class Machine(ModeSwitches):
 
         def address_problem(word: int) -> Trap:
             return Trap("memory-address", f"address {word} holds an instruction "
-                                          f"({self._where(word)}), not data")
+                                          f"({self._where(word)}), not data", address=word)
 
         # An address is a W-bit word, so every address names a word of memory: the dense
         # words are their own index, the others get one on first touch.
@@ -282,9 +283,9 @@ class Machine(ModeSwitches):
 
     def _new_index(self, address: int) -> int:
         """Give an address above the dense words its word (0) in memory and every bank."""
-        if self.physical_words is not None and address >= self.physical_words:
-            raise Trap("memory-address", f"address {address} is outside the RTL core's "
-                                         f"physical memory (0..{self.physical_words - 1})")
+        problem = self.memory_map(address) if self.memory_map is not None else None
+        if problem is not None:
+            raise Trap("memory-address", problem, address=address)
         index = len(self.memory)
         self.memory.append(0)
         for name in MEMORY_BANK_NAMES:
@@ -489,8 +490,11 @@ class Machine(ModeSwitches):
         return self._fault("illegal-instruction", message, **extra)
 
     def _execution_fault(self, exc: BaseException, cell: Decoded) -> MachineFault:
+        extra = {}
         if isinstance(exc, Trap):
             kind, detail = exc.kind, exc.message
+            if exc.address is not None:
+                extra["address"] = exc.address
         elif isinstance(exc, (DivideByZero, ZeroDivisionError)):
             kind, detail = "divide-by-zero", str(exc)
         else:
@@ -498,7 +502,8 @@ class Machine(ModeSwitches):
         going = "" if self.direction > 0 else " running backward"
         if self._gradient or self._tangent:
             going += " in gradient mode"
-        return self._fault(kind, f"{cell.text}{going} at {self._where(cell.pc)}: {detail}")
+        return self._fault(kind, f"{cell.text}{going} at {self._where(cell.pc)}: {detail}",
+                           **extra)
 
     # --- snapshots and values ------------------------------------------------------
 

@@ -1,0 +1,132 @@
+"""What the whole address space costs the NiLang workloads, per engine, side by side.
+
+The NiLang workloads (``examples/nilang/cases.py``, compiled at W = 32) keep their arrays in
+the image's DATA cells and their stacks in the words just above the image.  Each runs, in
+the same benchmark run, on every engine in two layouts of the same program:
+
+* ``as_compiled``: the image the compiler emits.  The stack words above it are words of the
+  sparse part of memory on the compiled engine (its per-lane table) and the vector engine
+  (its rows); the reference holds them in its dense list (65 536 words by default), so it is
+  also run with its dense list cut to the image (``reference_sparse``: the stack in its
+  sparse part);
+* ``dense``: the same program with ``DATA 0`` appended over every address the run touches
+  above the image, so that every word it touches is a dense word of every engine.
+
+``ratio`` = seconds as compiled / seconds dense (best of ``repeats``), per workload and per
+engine, and the geometric mean per engine: the cost of sparse memory on these dense-memory
+workloads (issue 15's target: at most 1.10).  Both layouts must leave the same values.
+Quick: three small workloads on the reference and the vector engine; the compiled engine
+builds two kernels per workload and runs in full runs only, on the workloads of at most
+``COMPILED_MAX_WORDS`` words (larger kernels take minutes to build; ``compile_time``).
+"""
+from __future__ import annotations
+
+import math
+import time
+
+from .common import EXAMPLES, example_module, lanes_like, reference_lane
+
+QUICK_WORKLOADS = ("rfib", "dot", "ibesselj")
+COMPILED_MAX_WORDS = 300
+WIDTH = 32
+
+
+def _best(setup, repeats: int) -> tuple[float, object]:
+    """The fastest of ``repeats`` runs of a machine from ``setup()``; the last machine."""
+    best, machine = math.inf, None
+    for _ in range(repeats):
+        machine = setup()
+        started = time.perf_counter()
+        machine.run(1)
+        best = min(best, time.perf_counter() - started)
+    return best, machine
+
+
+def _layouts(case) -> tuple[object, object, object, int]:
+    """(program, its image, the padded image, words appended)."""
+    from revasm.assembler import assemble
+    from revasm.compiler import compile_file
+    from revasm.programs import load_inputs
+
+    program = compile_file(case.path, case.entry, width=WIDTH)
+    image = program.image
+    touched: set[int] = set()
+    tracer = reference_lane(image)
+    load_inputs(program, tracer, case.inputs)
+    tracer.run(1, trace=lambda record: touched.update(a for a, _, _ in record.memory))
+    above = [address for address in touched if address >= len(image)]
+    pad = max(above) + 1 - len(image) if above else 0
+    padded = assemble(program.pal + "".join("        data 0\n" for _ in range(pad)),
+                      f"{case.name}_dense.pal", WIDTH)
+    return program, image, padded, pad
+
+
+def _measure(case, compiled: bool, lanes: int, repeats: int) -> dict:
+    from revasm.programs import load_inputs, read_values
+    from revasm.sim.engines import load
+
+    program, image, padded, pad = _layouts(case)
+    engines = ("reference", "vector")
+    if compiled and len(padded) <= COMPILED_MAX_WORDS:
+        engines += ("compiled",)
+    row: dict = {"words": len(image), "words_appended": pad, "engines": list(engines)}
+
+    def loaded(picture, memory_words=None):
+        options = {} if memory_words is None else {"memory_words": memory_words}
+        machine = load(picture, 1, engine_name="reference", **options)
+        load_inputs(program, machine, case.inputs)
+        return machine
+
+    values = {}
+    for name in engines:
+        timings = {}
+        variants = {"as_compiled": (image, None), "dense": (padded, None)}
+        if name == "reference":
+            variants["sparse"] = (image, len(image))
+        for variant, (picture, memory_words) in variants.items():
+            state = loaded(picture, memory_words)
+
+            def setup(picture=picture, memory_words=memory_words, state=state, name=name):
+                if name == "reference":
+                    return loaded(picture, memory_words)
+                return lanes_like(state, lanes, engine=name)
+            setup().run(1)  # the reference's blocks compile, the compiled engine's kernel
+            # a reference run of these workloads takes microseconds: more tries
+            seconds, machine = _best(setup, repeats * (10 if name == "reference" else 1))
+            fault = machine.fault(0)
+            if fault is not None:
+                raise RuntimeError(f"{case.name} ({variant}, {name}): {fault.message}")
+            values[(name, variant)] = read_values(program, machine, exact=True)
+            timings[f"{variant}_s"] = seconds
+        timings["ratio"] = timings["as_compiled_s"] / timings["dense_s"]
+        if name == "reference":
+            timings["sparse_ratio"] = timings["sparse_s"] / timings["dense_s"]
+        row[name] = timings
+    row["same_values"] = len({repr(v) for v in values.values()}) == 1
+    return row
+
+
+def run(quick: bool) -> dict:
+    cases = {case.name: case for case in
+             example_module(EXAMPLES / "nilang" / "cases.py", "nilang_cases").CASES}
+    names = QUICK_WORKLOADS if quick else tuple(cases)
+    lanes, repeats = (16, 2) if quick else (256, 5)
+    workloads: dict = {}
+    for name in names:
+        try:
+            workloads[name] = {"status": "measured",
+                               **_measure(cases[name], not quick, lanes, repeats)}
+        except Exception as exc:  # noqa: BLE001 - one workload failing must not hide the others
+            workloads[name] = {"status": "failed", "reason": f"{type(exc).__name__}: {exc}"}
+    summary: dict = {}
+    for engine, key in (("reference", "ratio"), ("reference", "sparse_ratio"),
+                        ("vector", "ratio"), ("compiled", "ratio")):
+        ratios = [row[engine][key] for row in workloads.values()
+                  if row["status"] == "measured" and engine in row]
+        label = f"{engine}_stack_sparse" if key == "sparse_ratio" else engine
+        summary[label] = ({"geometric_mean_ratio": math.exp(sum(map(math.log, ratios))
+                                                            / len(ratios)),
+                           "workloads": len(ratios)} if ratios else
+                          {"status": "skipped", "reason": "quick" if quick else "no workload"})
+    return {"width": WIDTH, "lanes": lanes, "repeats": repeats, "workloads": workloads,
+            "summary": summary, "targets": {"ratio_at_most": 1.10}}

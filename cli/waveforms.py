@@ -1,0 +1,29 @@
+"""`revasm run --vcd`: the run's waveforms, named and timed as the RTL core's."""
+from __future__ import annotations
+
+from revasm.assembler.image import Image
+
+from .errors import ToolError, output_error
+from .machine_io import initial_words
+from .outputs import atomic_path
+
+
+def write_waveforms(path: str, image: Image, records: list, sets: tuple[str, ...],
+                    mems: tuple[str, ...]) -> None:
+    """The run's waveforms as the RTL's (``rtl/waveform.py``), whole or not at all."""
+    try:
+        from revasm.rtl.params import CoreParams
+        from revasm.rtl.waveform import WaveformError, write_vcd
+    except ImportError as exc:
+        raise ToolError(f"revasm run: error: --vcd writes the RTL core's signals and needs "
+                        f"the 'rtl' extra: pip install 'revasm[rtl]' ({exc})") from None
+    params = CoreParams(width=image.width)
+    registers, memory = initial_words(image, sets, mems,
+                                      memory_words=params.memory_map.low_words)
+    try:
+        with atomic_path(path) as temporary, open(temporary, "w") as out:
+            write_vcd(out, image, records, registers, memory, params=params)
+    except WaveformError as exc:
+        raise ToolError(f"{image.source_file}: error: --vcd: {exc}") from None
+    except OSError as exc:
+        raise output_error(path, exc) from None

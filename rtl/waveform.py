@@ -1,0 +1,125 @@
+"""The core's waveforms from a reference run (``revasm run --vcd``), without the RTL.
+
+The reference's trace, timed by the core's schedule (``rtl/schedule.py``) under the host
+protocol of ``revasm rtl sim`` (the default core: ``CoreParams()`` at the program's width),
+written as the architectural signals of the VCD that ``revasm rtl sim --vcd`` writes, with
+the same names, scopes, timescale and clock: ``bench.top``'s ``clk``, ``host__busy``,
+``host__halted``, ``host__pc``, ``host__br``, ``host__dir_backward``, the retire port's
+``retire__valid``, ``pc``, ``insn``, ``backward_in``, ``br``, ``backward``, ``ov`` and
+enables, and the register file's words (``bench.top.regfile``, ``\\bank[N]``).  So the
+ISA-level and the RTL run open side by side in GTKWave or Surfer, and every signal this file
+has equals the RTL's at every moment of the run (``tests/test_waveform.py``).  The RTL's
+data outputs that hold a don't-care value when their enable is low (``retire__wa_data``,
+...) and the units' internals are not written.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import TextIO
+
+from vcd import VCDWriter
+
+from revasm.assembler.image import Image
+from revasm.isa.codec import decode
+from revasm.sim.reference.trace import TraceRecord
+
+from .params import CoreParams
+from .schedule import NotScheduled, after_commit, load_edges, step_shape, to_commit
+
+#: Amaranth's simulator as the co-simulation runs it: ``add_clock(1e-6)``, times in fs,
+#: rising edges half a period in.
+PERIOD = 10**9
+
+
+class WaveformError(Exception):
+    """A run whose waveforms cannot be timed exactly like the RTL's."""
+
+
+def edge_time(edge: int) -> int:
+    """The time of rising clock edge number ``edge`` (0 is the first)."""
+    return edge * PERIOD + PERIOD // 2
+
+
+def write_vcd(out: TextIO, image: Image, records: list[TraceRecord],
+              registers: dict[int, int], memory: dict[int, int], *, direction: int = 1,
+              params: CoreParams | None = None) -> int:
+    """Write the waveforms of one run that halted; ``registers``/``memory`` are the
+    words it started from, ``records`` its trace.  Returns the number of clock edges."""
+    from .cosim import _overflow_count
+
+    params = params or CoreParams(width=image.width)
+    w, mask = params.width, (1 << params.width) - 1
+    for address in [*memory, *(a for r in records for a, _, _ in r.memory)]:
+        problem = params.memory_map.outside(address)
+        if problem:
+            raise WaveformError(f"{problem}: the core faults there")
+    events: dict[int, list[tuple[str, int]]] = defaultdict(list)
+    cleared = params.memory_words + 32 if params.gradient else 0
+    for register in range(1, 32):  # the host writes registers 1..31 after every cell
+        events[cleared + params.memory_words + register - 1].append(
+            (f"bank{register}", registers.get(register, 0) & mask))
+    run = load_edges(params)
+    start = image.entry if direction > 0 else image.finish
+    events[run] += [("host__busy", 1), ("host__pc", start), ("host__br", 0),
+                    ("host__dir_backward", int(direction < 0)), ("host__halted", 0)]
+    values = [registers.get(r, 0) & mask for r in range(32)]
+    br, ov, fetch = 0, 0, run
+    for number, record in enumerate(records):
+        word = image.words[record.pc] & 0xFFFFFFFF
+        backward = record.direction < 0
+        shape = step_shape(word, backward)
+        try:
+            commit = fetch + to_commit(word, backward)
+        except NotScheduled as exc:
+            where = f"line {record.location.line}" if record.location else f"pc {record.pc}"
+            raise WaveformError(f"{record.text} at {where}: {exc}; its RTL timing is not "
+                                "modelled (revasm rtl sim --vcd writes the RTL's own)") from None
+        ov = (ov + _overflow_count(record, image, values, w)) & mask
+        if record.br is not None:
+            br = record.br[1]
+        after = record.dir_change[1] if record.dir_change else record.direction
+        last = number == len(records) - 1
+        next_pc = records[number + 1].pc if not last else record.pc
+        events[commit] += [
+            ("retire__valid", 1), ("retire__pc", record.pc), ("retire__insn", word),
+            ("retire__backward_in", int(backward)), ("retire__br", br),
+            ("retire__backward", int(after < 0)), ("retire__wa_en", int(shape.wa_en)),
+            ("retire__wb_en", int(shape.wb_en)), ("retire__mem_en", int(shape.mem_en)),
+            ("retire__out_en", int(shape.out_en)), ("retire__push", int(shape.push)),
+            ("retire__pop", int(shape.pop)), ("retire__ov", ov),
+            ("host__pc", next_pc), ("host__br", br), ("host__dir_backward", int(after < 0)),
+        ]
+        events[commit + 1].append(("retire__valid", 0))
+        b = decode(word)[1].get("b") if shape.wb_en else None
+        for register, _old, new in record.registers:
+            values[register] = new
+            events[commit + 1 if register == b else commit].append((f"bank{register}", new))
+        if last:
+            events[commit].append(("host__halted", 1))
+            events[commit + 1 + int(shape.wb_en)].append(("host__busy", 0))
+        fetch = commit + after_commit(word, backward)
+    end = max(events) + 2
+    _write(out, params, events, end)
+    return end
+
+
+def _write(out: TextIO, params: CoreParams, events: dict[int, list[tuple[str, int]]],
+           end: int) -> None:
+    widths = {"clk": 1, "host__busy": 1, "host__halted": 1, "host__pc": params.pc_width,
+              "host__br": params.br_width, "host__dir_backward": 1, "retire__valid": 1,
+              "retire__pc": params.pc_width, "retire__insn": 32, "retire__backward_in": 1,
+              "retire__br": params.br_width, "retire__backward": 1, "retire__wa_en": 1,
+              "retire__wb_en": 1, "retire__mem_en": 1, "retire__out_en": 1,
+              "retire__push": 1, "retire__pop": 1, "retire__ov": params.width}
+    with VCDWriter(out, timescale="1 fs", date="revasm run --vcd") as writer:
+        signals = {name: writer.register_var("bench.top", name, "wire", size=size, init=0)
+                   for name, size in widths.items()}
+        for register in range(32):
+            signals[f"bank{register}"] = writer.register_var(
+                "bench.top.regfile", f"\\bank[{register}]", "wire", size=params.width, init=0)
+        for edge in range(end):
+            writer.change(signals["clk"], edge_time(edge), 1)
+            for name, value in events.get(edge, ()):
+                size = widths.get(name, params.width)
+                writer.change(signals[name], edge_time(edge), value & ((1 << size) - 1))
+            writer.change(signals["clk"], (edge + 1) * PERIOD, 0)
