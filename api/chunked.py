@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import concurrent.futures
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -129,3 +130,33 @@ def run_chunks(work: Callable[[ChunkJob], R], jobs: list[ChunkJob], *, client: A
     finally:
         for future in futures:
             future.cancel()
+
+
+class ClusterError(RuntimeError):
+    """A Dask cluster that cannot be had: the extra not installed, a scheduler unreachable."""
+
+
+@contextmanager
+def dask_client(scheduler: str | None = None, workers: int | None = None) -> Iterator[Any]:
+    """A ``distributed.Client``: of the scheduler at ``scheduler`` (``tcp://HOST:PORT``),
+    or of a ``LocalCluster`` of ``workers`` worker processes, started here and stopped
+    when the block ends.  Each local worker runs one chunk at a time on one core (one
+    thread, ``NUMBA_NUM_THREADS=1``), so N workers use N cores."""
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise ClusterError("running on Dask needs dask and distributed, which are not "
+                           "installed: pip install 'revasm[dist]'") from None
+    if scheduler is not None:
+        try:
+            client = Client(scheduler, timeout="10s")
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise ClusterError(f"cannot reach the Dask scheduler at {scheduler}: {exc}"
+                               ) from None
+        with client:
+            yield client
+        return
+    with LocalCluster(n_workers=workers or 1, threads_per_worker=1, processes=True,
+                      dashboard_address=None, env={"NUMBA_NUM_THREADS": "1"}) as cluster, \
+            Client(cluster) as client:
+        yield client

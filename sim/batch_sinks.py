@@ -11,12 +11,14 @@ the worker that computed them, so no process ever holds more than a chunk of res
   as the batch is, so that each chunk's write touches its own zarr chunk files only.
 
 Nothing lost: after a chunk's data is in place, a record of it
-(``_revasm/chunk-000042.json``: its lanes, faults and overflow counts) is written
-atomically; a chunk without a record is written again by the next run of the same
-command, and a chunk with one is skipped.  ``_revasm/run.json`` says what the output
-holds (the program, the inputs, the options, the columns): a later run into the same
-folder must be the same batch, or it is refused.  Readers of both formats skip the
-``_revasm`` folder (a name starting with ``_``).
+(``chunk-000042.json``: its lanes, faults and overflow counts) is written atomically
+to the output's record folder; a chunk without a record is written again by the next
+run of the same command, and a chunk with one is skipped.  ``run.json`` there says what
+the output holds (the program, the inputs, the options, the columns): a later run into
+the same output must be the same batch, or it is refused.  The record folder is
+``OUT.parquet/_revasm`` (Parquet readers skip names starting with ``_``) and
+``OUT.zarr.revasm`` beside a Zarr group (zarr warns about any folder in a group that
+is not an array or a group).
 """
 from __future__ import annotations
 
@@ -62,14 +64,22 @@ def chunk_name(index: int) -> str:
     return f"chunk-{index:06d}.json"
 
 
+def records_folder(path: str) -> Path:
+    """Where the records of the output at ``path`` are (see the module's docstring)."""
+    target = Path(path)
+    if target.suffix.lower() == ".zarr":
+        return target.with_name(target.name + ".revasm")
+    return target / RECORDS
+
+
 def record_chunk(path: str, index: int, record: dict[str, Any]) -> None:
     """Mark chunk ``index`` of the output at ``path`` written (atomically)."""
-    write_atomic(Path(path) / RECORDS / chunk_name(index), json.dumps(record))
+    write_atomic(records_folder(path) / chunk_name(index), json.dumps(record))
 
 
 def recorded_chunks(path: str) -> dict[int, dict[str, Any]]:
     """The chunks of the output at ``path`` already written: index -> record."""
-    folder = Path(path) / RECORDS
+    folder = records_folder(path)
     records = {}
     for file in folder.glob("chunk-*.json"):
         try:
@@ -89,10 +99,11 @@ def prepare(path: str, run: dict[str, Any], schema: list[tuple[str, str]], lanes
     suffix = Path(path).suffix.lower()
     if suffix not in FORMATS:
         raise BatchOutputError(f"{path}: a chunked output is a .parquet or .zarr folder")
-    description = {"kind": OUTPUT_KIND, "run": run, "columns": schema, "lanes": lanes,
-                   "chunk_lanes": chunk_lanes}
+    description = json.loads(json.dumps(  # as read back: lists, not tuples
+        {"kind": OUTPUT_KIND, "run": run, "columns": schema, "lanes": lanes,
+         "chunk_lanes": chunk_lanes}))
     target = Path(path)
-    run_file = target / RECORDS / RUN_FILE
+    run_file = records_folder(path) / RUN_FILE
     if target.exists():
         try:
             existing = json.loads(run_file.read_text())
@@ -105,18 +116,20 @@ def prepare(path: str, run: dict[str, Any], schema: list[tuple[str, str]], lanes
                                    f"{', '.join(differ)} differ): remove it or choose another "
                                    "-o")
     else:
-        _create(target, suffix, schema, lanes, chunk_lanes)
-        write_atomic(run_file, json.dumps(description))
+        _create(target, suffix, schema, lanes, chunk_lanes, description)
     if suffix == ".parquet":
         return ParquetSink(path)
     return ZarrSink(path)
 
 
 def _create(target: Path, suffix: str, schema: list[tuple[str, str]], lanes: int,
-            chunk_lanes: int) -> None:
+            chunk_lanes: int, description: dict[str, Any]) -> None:
     """A new output folder, built beside the target and renamed into place whole."""
     building = target.with_name(f".{target.name}.building")
     shutil.rmtree(building, ignore_errors=True)
+    records = records_folder(str(target))
+    if suffix == ".zarr":  # a stale one of an output removed since
+        shutil.rmtree(records, ignore_errors=True)
     try:
         if suffix == ".zarr":
             zarr = _zarr()
@@ -127,9 +140,12 @@ def _create(target: Path, suffix: str, schema: list[tuple[str, str]], lanes: int
                     kind = np.dtype(f"<U{STRING_WIDTH}")
                 group.create_array(name, shape=(lanes,), chunks=(chunk_lanes,), dtype=kind,
                                    fill_value="" if kind.kind == "U" else 0)
+            records.mkdir()
         else:
             building.mkdir(parents=True)
-        (building / RECORDS).mkdir()
+            (building / RECORDS).mkdir()
+        write_atomic((records if suffix == ".zarr" else building / RECORDS) / RUN_FILE,
+                     json.dumps(description))
         os.replace(building, target)
     except OSError as exc:
         shutil.rmtree(building, ignore_errors=True)
@@ -138,7 +154,7 @@ def _create(target: Path, suffix: str, schema: list[tuple[str, str]], lanes: int
 
 def remove_temporaries(path: str) -> None:
     """Delete what a killed worker left half-written (its hidden temporary files)."""
-    for file in Path(path).rglob(".*.tmp*"):
+    for file in [*Path(path).rglob(".*.tmp*"), *records_folder(path).glob(".*.tmp*")]:
         try:
             file.unlink()
         except OSError:
