@@ -229,12 +229,12 @@ def run_chunk(job: ChunkJob) -> ChunkOutcome:
     start = job.chunk.start
     faults = [{**fault, "lane": fault["lane"] + start} for fault in result.faults]
     result = replace(result, faults=faults, machine=None)
-    overflowed = np.nonzero(result.overflows)[0] if result.overflows is not None else []
+    overflows = result.overflows if result.overflows is not None else np.zeros(0, np.int64)
+    overflowed = np.nonzero(overflows)[0]
     record = {"index": job.chunk.index, "start": start, "lanes": result.lanes,
               "faulted": result.faulted, "faults": faults,
               "overflow_lanes": int(len(overflowed)),
-              "first_overflow": ([int(overflowed[0]) + start,
-                                  int(result.overflows[overflowed[0]])]  # type: ignore[index]
+              "first_overflow": ([int(overflowed[0]) + start, int(overflows[overflowed[0]])]
                                  if len(overflowed) else None)}
     if job.sink is None:
         return ChunkOutcome(record, result)
@@ -247,22 +247,23 @@ def merge(results: list[BatchResult]) -> BatchResult:
     """The results of consecutive chunks (lane numbers already the batch's) as one."""
     first = results[0]
 
-    def joined(pick: Callable[[BatchResult], Any]) -> Any:
-        return np.concatenate([pick(r) for r in results])
+    def joined(columns: list[Any]) -> Any:
+        return np.concatenate(columns)
 
     faults = [fault for r in results for fault in r.faults][:FAULTS_DESCRIBED]
     return BatchResult(
-        lanes=sum(r.lanes for r in results), status=joined(lambda r: r.status),
-        fault_kind=joined(lambda r: r.fault_kind), faults=faults,
-        steps=joined(lambda r: r.steps), cycles=joined(lambda r: r.cycles),
-        named={k: joined(lambda r, k=k: r.named[k]) for k in first.named},
-        registers={k: joined(lambda r, k=k: r.registers[k]) for k in first.registers},
+        lanes=sum(r.lanes for r in results), status=joined([r.status for r in results]),
+        fault_kind=joined([r.fault_kind for r in results]), faults=faults,
+        steps=joined([r.steps for r in results]), cycles=joined([r.cycles for r in results]),
+        named={k: joined([r.named[k] for r in results]) for k in first.named},
+        registers={k: joined([r.registers[k] for r in results]) for k in first.registers},
         loss_name=first.loss_name,
-        loss=joined(lambda r: r.loss) if first.loss is not None else None,
-        gradient={k: joined(lambda r, k=k: r.gradient[k]) for k in first.gradient},
-        forward_steps=(joined(lambda r: r.forward_steps)
+        loss=joined([r.loss for r in results]) if first.loss is not None else None,
+        gradient={k: joined([r.gradient[k] for r in results]) for k in first.gradient},
+        forward_steps=(joined([r.forward_steps for r in results])
                        if first.forward_steps is not None else None),
-        overflows=joined(lambda r: r.overflows) if first.overflows is not None else None)
+        overflows=(joined([r.overflows for r in results])
+                   if first.overflows is not None else None))
 
 
 def _unless_faulted(reals: np.ndarray, status: np.ndarray) -> np.ndarray:

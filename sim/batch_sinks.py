@@ -53,7 +53,10 @@ class BatchOutputError(ValueError):
 class Sink(Protocol):
     """Where a chunked batch writes its result columns, a chunk at a time."""
 
-    path: str
+    @property
+    def path(self) -> str:
+        """The output folder."""
+        ...
 
     def write_chunk(self, index: int, start: int, columns: dict[str, np.ndarray]) -> None:
         """Store the columns of lanes ``[start, start + lanes)`` (chunk ``index``)."""
@@ -111,7 +114,9 @@ def prepare(path: str, run: dict[str, Any], schema: list[tuple[str, str]], lanes
             raise BatchOutputError(f"{path}: exists and is not a revasm batch output: remove "
                                    "it or choose another -o") from None
         if existing != description:
-            differ = sorted(k for k in description if existing.get(k) != description[k])
+            theirs = {**existing.get("run", {}), **existing}
+            ours = {**description["run"], **description}
+            differ = sorted(k for k in ours if k != "run" and theirs.get(k) != ours[k])
             raise BatchOutputError(f"{path}: holds the results of another batch (its "
                                    f"{', '.join(differ)} differ): remove it or choose another "
                                    "-o")

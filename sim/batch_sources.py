@@ -41,9 +41,20 @@ FORMATS = (".csv", ".npz", ".parquet", ".zarr")
 class Source(Protocol):
     """Columns of a batch's inputs, read a range of rows at a time."""
 
-    path: str
-    lanes: int
-    names: tuple[str, ...]
+    @property
+    def path(self) -> str:
+        """The file (or ``<inputs>`` for columns in memory)."""
+        ...
+
+    @property
+    def lanes(self) -> int:
+        """The number of rows."""
+        ...
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The columns' names, in the file's order."""
+        ...
 
     def read(self, start: int, stop: int) -> dict[str, np.ndarray]:
         """Every column's values of rows ``[start, stop)`` (0-based, ``stop`` excluded)."""
