@@ -157,6 +157,6 @@ def dask_client(scheduler: str | None = None, workers: int | None = None) -> Ite
             yield client
         return
     with LocalCluster(n_workers=workers or 1, threads_per_worker=1, processes=True,
-                      dashboard_address=None, env={"NUMBA_NUM_THREADS": "1"}) as cluster, \
+                      dashboard_address=":0", env={"NUMBA_NUM_THREADS": "1"}) as cluster, \
             Client(cluster) as client:
         yield client
