@@ -21,6 +21,7 @@ from typing import Any
 
 from revasm.assembler.image import Image
 from revasm.sim import batch_sinks
+from revasm.sim.batch_sinks import BatchOutputError
 from revasm.sim.batch_sources import open_source
 
 from .batching import BatchResult, ChunkOutcome, batch, check_batch_inputs, merge, run_chunk
@@ -83,9 +84,9 @@ def batch_file(image: Image, inputs: str, output: str | None = None, *,
     chunks = plan(source.lanes, step)
     sink = None
     recorded: dict[int, dict[str, Any]] = {}
+    schema = result_schema(image, source.read(0, 1), options)
     if streams(output):
         assert output is not None
-        schema = result_schema(image, source.read(0, 1), options)
         sink = batch_sinks.prepare(output, _identity(image, inputs, options), schema,
                                    source.lanes, step)
         recorded = batch_sinks.recorded_chunks(output)
@@ -122,9 +123,13 @@ def result_schema(image: Image, first_row: dict[str, Any], options: BatchOptions
     """The result columns of a batch, as (name, ``str`` or a numpy dtype): those of one
     lane stopped after one step (the same columns and types as any run of the batch)."""
     probe = batch(image, first_row, grad=options.grad, loss=options.loss, wrt=options.wrt,
-                  engine="reference", max_steps=1, strict=options.strict)
+                  engine="reference", max_steps=1, strict=options.strict).columns()
+    unknown = [name for name in options.columns or () if name not in probe]
+    if unknown:
+        raise BatchOutputError(f"no result column {', '.join(map(repr, unknown))} (the "
+                               f"columns: {', '.join(probe)})")
     return [(name, "str" if values.dtype.kind == "U" else values.dtype.str)
-            for name, values in probe.columns().items()]
+            for name, values in options.kept(probe).items()]
 
 
 def _identity(image: Image, inputs: str, options: BatchOptions) -> dict[str, Any]:

@@ -238,7 +238,7 @@ def run_chunk(job: ChunkJob) -> ChunkOutcome:
                                  if len(overflowed) else None)}
     if job.sink is None:
         return ChunkOutcome(record, result)
-    job.sink.write_chunk(job.chunk.index, start, result.columns())
+    job.sink.write_chunk(job.chunk.index, start, options.kept(result.columns()))
     record_chunk(job.sink.path, job.chunk.index, record)
     return ChunkOutcome(record)
 

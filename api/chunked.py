@@ -57,12 +57,21 @@ class BatchOptions:
     engine: str = "auto"
     max_steps: int | None = None
     strict: bool = False
+    #: the result columns a file output keeps (None: every one)
+    columns: tuple[str, ...] | None = None
 
     def describe(self) -> dict[str, Any]:
         """The options as JSON (an output's record of its run)."""
         return {"grad": self.grad, "loss": self.loss,
                 "wrt": list(self.wrt) if self.wrt is not None else None,
-                "max_steps": self.max_steps, "strict": self.strict}
+                "max_steps": self.max_steps, "strict": self.strict,
+                "columns": list(self.columns) if self.columns is not None else None}
+
+    def kept(self, columns: dict[str, Any]) -> dict[str, Any]:
+        """The result columns a file output keeps, in the order :attr:`columns` names them."""
+        if self.columns is None:
+            return columns
+        return {name: columns[name] for name in self.columns}
 
 
 @dataclass(frozen=True)

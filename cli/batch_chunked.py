@@ -88,12 +88,13 @@ def run(image: Any, file: str, inputs_path: str, out_path: str | None, options: 
         raise ToolError(f"error: {exc}") from None
     except (GradientError, ValueError) as exc:
         raise ToolError(f"{file}: error: {exc}") from None
-    _report(summary, out_path, as_json, time.perf_counter() - began)
+    _report(summary, out_path, options, as_json, time.perf_counter() - began)
     if summary.faulted:
         sys.exit(EXIT_FAILURE)
 
 
-def _report(summary: BatchSummary, out_path: str | None, as_json: bool, seconds: float) -> None:
+def _report(summary: BatchSummary, out_path: str | None, options: BatchOptions, as_json: bool,
+            seconds: float) -> None:
     if summary.overflow_lanes and summary.first_overflow:
         lane, count = summary.first_overflow
         click.echo(f"warning: {summary.overflow_lanes} of {summary.lanes} lanes counted overflow "
@@ -102,7 +103,7 @@ def _report(summary: BatchSummary, out_path: str | None, as_json: bool, seconds:
                    "'overflows' column; --strict makes each lane stop at its first", err=True)
     result = summary.result
     if result is not None and out_path:
-        write_npz(out_path, result.columns())
+        write_npz(out_path, options.kept(result.columns()))
     if as_json:
         out = result.to_json() if result is not None and not out_path else summary.to_json()
         click.echo(json.dumps(out))

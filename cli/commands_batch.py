@@ -59,13 +59,17 @@ PROGRESS_MIN_LANES = 2_000
                    "each), started and stopped by revasm.")
 @click.option("--scheduler", default=None, metavar="tcp://HOST:PORT",
               help="Run the chunks on the Dask cluster of this scheduler (`dask scheduler`).")
+@click.option("--columns", "keep", default=None, metavar="NAME,...",
+              help="The result columns an output file keeps (status, fault_kind, steps, "
+                   "cycles, overflows, declared names, $0..$31, loss, forward_steps, "
+                   "grad_NAME); default: every one.")
 @click.option("--chunk-lanes", type=click.IntRange(min=1), default=None, metavar="N",
               help="Lanes per chunk (default 100000): the unit of work, of memory and of "
                    "resuming.")
 def batch(file: str, inputs_path: str, with_grad: bool, loss: str | None, wrt: str | None,
           width: str | None, max_steps: int, engine_name: str, strict: bool, as_json: bool,
           out_path: str | None, workers: int | None, scheduler: str | None,
-          chunk_lanes: int | None) -> None:
+          keep: str | None, chunk_lanes: int | None) -> None:
     """Run a program once per input row, all rows at once (one lane per row).
 
     \b
@@ -82,7 +86,8 @@ def batch(file: str, inputs_path: str, with_grad: bool, loss: str | None, wrt: s
     if workers is not None and scheduler is not None:
         raise click.UsageError("choose one of --workers and --scheduler")
     chunked = (workers is not None or scheduler is not None or chunk_lanes is not None
-               or streams(out_path) or not inputs_path.lower().endswith((".csv", ".npz")))
+               or streams(out_path) or keep is not None
+               or not inputs_path.lower().endswith((".csv", ".npz")))
     if as_json and out_path and not streams(out_path):
         raise click.UsageError("choose one of --json and -o OUT.npz")
     if out_path and not out_path.lower().endswith((".npz", ".parquet", ".zarr")):
@@ -98,7 +103,8 @@ def batch(file: str, inputs_path: str, with_grad: bool, loss: str | None, wrt: s
         image = load_program(file, int(width) if width else None)
     if chunked:
         options = BatchOptions(with_grad, loss, _tuple(parse_name_list(wrt)),
-                               engine_for(engine_name, lanes=2**31), max_steps, strict)
+                               engine_for(engine_name, lanes=2**31), max_steps, strict,
+                               _tuple(parse_name_list(keep)))
         batch_chunked.run(image, file, inputs_path, out_path, options, workers=workers,
                           scheduler=scheduler, chunk_lanes=chunk_lanes, as_json=as_json)
         return
