@@ -22,6 +22,7 @@ from . import (
     bessel,
     checks_cost,
     compile_time,
+    dask_batches,
     fuzz,
     nilang,
     nilang_compare,
@@ -41,6 +42,7 @@ BENCHMARKS: dict[str, Callable[[bool], dict]] = {
     "checks_cost": checks_cost.run,
     "compile_time": compile_time.run,
     "nilang_compare": nilang_compare.run,
+    "dask_batches": dask_batches.run,
 }
 
 
