@@ -15,7 +15,7 @@ import hashlib
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -94,8 +94,14 @@ def batch_file(image: Image, inputs: str, output: str | None = None, *,
     already = sum(c.lanes for c in chunks if c.index in recorded)
     if on_start is not None:
         on_start(source.lanes, already)
-    jobs = [ChunkJob(chunk, image, options, source, (chunk.start, chunk.stop), sink)
-            for chunk in todo]
+    # Workers read and write by absolute path: they may run in another folder (a shared
+    # file system on a real cluster, docs/distributed.md).
+    remote_source = replace(source, path=os.path.abspath(source.path))  # type: ignore[type-var]
+    remote_sink = None
+    if sink is not None:
+        remote_sink = replace(sink, path=os.path.abspath(sink.path))  # type: ignore[type-var]
+    jobs = [ChunkJob(chunk, image, options, remote_source, (chunk.start, chunk.stop),
+                     remote_sink) for chunk in todo]
     report = (lambda done: progress(already + done)) if progress is not None else None
     outcomes: dict[int, ChunkOutcome] = {}
     for chunk, outcome in run_chunks(run_chunk, jobs, client=client, executor=executor,

@@ -76,7 +76,7 @@ def batch(file: str, inputs_path: str, with_grad: bool, loss: str | None, wrt: s
     Examples:
       revasm batch examples/multiply.pal --inputs examples/ab.csv --json
       revasm batch examples/bessel_j2.pal --inputs examples/xs.npz --grad -o out.npz
-      revasm batch examples/bessel_j2.pal --inputs xs.parquet --grad -o out.zarr --workers 2
+      revasm batch examples/bessel_j2.pal --inputs examples/xs.npz --grad -o out.zarr --workers 2
     The inputs' header names the columns (x, $3, ...). Results: the declared
     names, every register, steps, cycles, each lane's overflow events
     (`overflows`; --strict: a lane's first one faults it) and fault; with --grad
