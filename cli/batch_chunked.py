@@ -117,7 +117,8 @@ def _report(summary: BatchSummary, out_path: str | None, options: BatchOptions, 
                if summary.skipped else "")
     click.echo(f"wrote {out_path}: {summary.lanes} lanes, {summary.lanes - faulted} finished, "
                f"{faulted} faulted" + (" (see its 'fault_kind')" if faulted else "")
-               + f"; {summary.chunks} chunks, {summary.lanes_run} lanes run in {seconds:.1f} s "
+               + f"; {summary.chunks} chunk{'s' if summary.chunks != 1 else ''}, "
+               f"{summary.lanes_run} lanes run in {seconds:.1f} s "
                f"({rate:,.0f} lanes/s)"
                + resumed, err=True)
     for fault in summary.faults[:5]:
