@@ -102,6 +102,12 @@ def prepare(path: str, run: dict[str, Any], schema: list[tuple[str, str]], lanes
     suffix = Path(path).suffix.lower()
     if suffix not in FORMATS:
         raise BatchOutputError(f"{path}: a chunked output is a .parquet or .zarr folder")
+    if suffix == ".parquet":
+        try:
+            import pyarrow.parquet  # noqa: F401
+        except ImportError:
+            raise BatchOutputError("writing .parquet outputs needs pyarrow, which is not "
+                                   "installed: pip install 'revasm[dist]'") from None
     description = json.loads(json.dumps(  # as read back: lists, not tuples
         {"kind": OUTPUT_KIND, "run": run, "columns": schema, "lanes": lanes,
          "chunk_lanes": chunk_lanes}))

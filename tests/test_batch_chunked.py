@@ -281,6 +281,19 @@ def test_a_missing_extra_says_how_to_install_it(monkeypatch, tmp_path):
         open_source(str(path))
 
 
+def test_a_missing_extra_for_an_output_or_a_cluster_says_how_to_install_it(
+        monkeypatch, tmp_path, program):
+    source = tmp_path / "in.npz"
+    np.savez(source, **inputs(4))
+    for module in ("pyarrow", "pyarrow.parquet", "zarr", "distributed"):
+        monkeypatch.setitem(sys.modules, module, None)
+    for out, more in (("out.parquet", []), ("out.zarr", []), ("out.npz", ["--workers", "2"])):
+        result = invoke("batch", program, "--inputs", source, "-o", tmp_path / out,
+                        "--engine", "vector", *more)
+        assert result.exit_code == 1 and "pip install 'revasm[dist]'" in result.stderr, out
+        assert not (tmp_path / out).exists()
+
+
 def test_workers_and_scheduler_together_are_a_usage_error(program, tmp_path):
     source = tmp_path / "in.npz"
     np.savez(source, **inputs(4))
