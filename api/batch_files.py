@@ -100,8 +100,8 @@ def batch_file(image: Image, inputs: str, output: str | None = None, *,
     remote_sink = None
     if sink is not None:
         remote_sink = replace(sink, path=os.path.abspath(sink.path))  # type: ignore[type-var]
-    jobs = [ChunkJob(chunk, image, options, remote_source, (chunk.start, chunk.stop),
-                     remote_sink) for chunk in todo]
+    jobs = [ChunkJob(chunk, image, options, remote_source.part(chunk.start, chunk.stop),
+                     (chunk.start, chunk.stop), remote_sink) for chunk in todo]
     report = (lambda done: progress(already + done)) if progress is not None else None
     outcomes: dict[int, ChunkOutcome] = {}
     for chunk, outcome in run_chunks(run_chunk, jobs, client=client, executor=executor,

@@ -108,6 +108,9 @@ def test_a_csv_source_reads_any_range_of_rows(tmp_path):
         chunk = source.read(start, stop)
         assert chunk["n"].tolist() == list(range(start, stop))
         assert chunk["x"].dtype == np.float64 and chunk["x"][0] == start / 4
+        part = source.part(start, stop)  # what a chunk's job carries: one mark
+        assert len(part.marks) == 1
+        assert part.read(start, stop)["n"].tolist() == chunk["n"].tolist()
 
 
 def test_an_interrupted_run_resumed_writes_only_the_missing_chunks(tmp_path, monkeypatch):
