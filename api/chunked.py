@@ -152,20 +152,25 @@ def dask_client(scheduler: str | None = None, workers: int | None = None) -> Ite
     when the block ends.  Each local worker runs one chunk at a time on one core (one
     thread, ``NUMBA_NUM_THREADS=1``), so N workers use N cores."""
     try:
-        from distributed import Client, LocalCluster
+        from distributed import Client, KilledWorker, LocalCluster
     except ImportError:
         raise ClusterError("running on Dask needs dask and distributed, which are not "
                            "installed: pip install 'revasm[dist]'") from None
-    if scheduler is not None:
-        try:
-            client = Client(scheduler, timeout="10s")
-        except (OSError, TimeoutError, ValueError) as exc:
-            raise ClusterError(f"cannot reach the Dask scheduler at {scheduler}: {exc}"
-                               ) from None
-        with client:
+    try:
+        if scheduler is not None:
+            try:
+                client = Client(scheduler, timeout="10s")
+            except (OSError, TimeoutError, ValueError) as exc:
+                raise ClusterError(f"cannot reach the Dask scheduler at {scheduler}: {exc}"
+                                   ) from None
+            with client:
+                yield client
+            return
+        with LocalCluster(n_workers=workers or 1, threads_per_worker=1, processes=True,
+                          dashboard_address=":0", env={"NUMBA_NUM_THREADS": "1"}) as cluster, \
+                Client(cluster) as client:
             yield client
-        return
-    with LocalCluster(n_workers=workers or 1, threads_per_worker=1, processes=True,
-                      dashboard_address=":0", env={"NUMBA_NUM_THREADS": "1"}) as cluster, \
-            Client(cluster) as client:
-        yield client
+    except KilledWorker as exc:  # Dask gave up on a chunk after its workers died
+        raise ClusterError(f"a chunk killed every worker that ran it ({exc}): out of memory? "
+                           "a smaller --chunk-lanes needs less; the chunks written are "
+                           "kept, the same command resumes") from None
