@@ -304,13 +304,14 @@ def _npy_header(path: str, name: str, member: str, stream: Any) -> _NpyMember:
 
 @dataclass(frozen=True)
 class ParquetSource:
-    """A Parquet file (or dataset folder) of numeric columns, read by row group."""
+    """A Parquet file, or a dataset folder of them (read in file-name order, as pyarrow
+    and ``revasm batch -o OUT.parquet`` order them), of numeric columns, read by row group."""
 
     path: str
     names: tuple[str, ...]
     lanes: int
-    #: the first row of each row group, and the number of rows (the last entry)
-    group_starts: tuple[int, ...] = field(repr=False)
+    #: every row group: (file, group in the file, its first row in the batch)
+    groups: tuple[tuple[str, int, int], ...] = field(repr=False)
 
     @classmethod
     def scan(cls, path: str) -> ParquetSource:
@@ -319,26 +320,29 @@ class ParquetSource:
             import pyarrow.parquet as pq
         except ImportError:
             raise needs_extra("reading .parquet inputs", "pyarrow") from None
-        try:
-            file = pq.ParquetFile(path)
-        except (OSError, pa.ArrowException) as exc:
-            raise BatchInputError(f"{path}: not a valid Parquet file ({exc})") from None
-        names = []
-        for column in file.schema_arrow:
-            kind = column.type
-            if not (pa.types.is_integer(kind) or pa.types.is_floating(kind)
-                    or pa.types.is_boolean(kind)):
-                raise BatchInputError(f"{path}: column {column.name!r} holds {kind} values, "
-                                      "not numbers")
-            names.append(column.name)
+        files = _parquet_files(path)
+        names: list[str] = []
+        schema = None
+        groups = []
+        rows = 0
+        for file in files:
+            try:
+                metadata = pq.ParquetFile(file)
+            except (OSError, pa.ArrowException) as exc:
+                raise BatchInputError(f"{file}: not a valid Parquet file ({exc})") from None
+            if schema is None:
+                schema = metadata.schema_arrow
+                names = [_parquet_number(file, column) for column in schema]
+            elif not metadata.schema_arrow.equals(schema):
+                raise BatchInputError(f"{file}: its columns differ from those of {files[0]}")
+            for group in range(metadata.metadata.num_row_groups):
+                groups.append((file, group, rows))
+                rows += metadata.metadata.row_group(group).num_rows
         if not names:
             raise BatchInputError(f"{path}: no input columns")
-        starts = [0]
-        for group in range(file.metadata.num_row_groups):
-            starts.append(starts[-1] + file.metadata.row_group(group).num_rows)
-        if starts[-1] == 0:
+        if rows == 0:
             raise BatchInputError(f"{path}: the inputs have no rows")
-        return cls(path, tuple(names), starts[-1], tuple(starts))
+        return cls(path, tuple(names), rows, tuple(groups))
 
     def part(self, start: int, stop: int) -> Source:
         return self
@@ -347,14 +351,17 @@ class ParquetSource:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        starts = self.group_starts
-        groups = [g for g in range(len(starts) - 1) if starts[g] < stop and starts[g + 1] > start]
+        ends = [first for _, _, first in self.groups[1:]] + [self.lanes]
+        wanted = [group for group, end in zip(self.groups, ends)
+                  if group[2] < stop and end > start]
         try:
-            table = pq.ParquetFile(self.path).read_row_groups(groups, columns=list(self.names))
+            table = pa.concat_tables(
+                pq.ParquetFile(file).read_row_group(index, columns=list(self.names))
+                for file, index, _ in wanted)
         except (OSError, pa.ArrowException) as exc:
             raise BatchInputError(f"{self.path}: rows {start + 1} to {stop} are unreadable "
                                   f"({exc})") from None
-        table = table.slice(start - starts[groups[0]], stop - start)
+        table = table.slice(start - wanted[0][2], stop - start)
         columns = {}
         for name in self.names:
             column = table.column(name)
@@ -364,6 +371,32 @@ class ParquetSource:
                                       "no value (null)")
             columns[name] = column.to_numpy()
         return columns
+
+
+def _parquet_files(path: str) -> list[str]:
+    """The file, or a dataset folder's ``.parquet`` files (not those pyarrow skips: names
+    starting with ``_`` or ``.``, and what is in such folders), in name order."""
+    folder = Path(path)
+    if not folder.is_dir():
+        return [path]
+    files = sorted(str(file) for file in folder.rglob("*.parquet") if file.is_file()
+                   and not any(part.startswith(("_", "."))
+                               for part in file.relative_to(folder).parts))
+    if not files:
+        raise BatchInputError(f"{path}: a folder without .parquet files")
+    return files
+
+
+def _parquet_number(file: str, column: Any) -> str:
+    """A Parquet column's name, if it holds numbers."""
+    import pyarrow as pa
+
+    kind = column.type
+    if not (pa.types.is_integer(kind) or pa.types.is_floating(kind)
+            or pa.types.is_boolean(kind)):
+        raise BatchInputError(f"{file}: column {column.name!r} holds {kind} values, not "
+                              "numbers")
+    return str(column.name)
 
 
 @dataclass(frozen=True)

@@ -97,6 +97,25 @@ def test_every_input_format_streams_to_parquet_and_zarr_with_the_one_process_bit
                                   equal_nan=values.dtype.kind == "f"), (fmt, name)
 
 
+def test_a_parquet_output_folder_is_an_input_of_the_next_batch(tmp_path, program):
+    columns = inputs(250, seed=4)
+    columns["y"][columns["y"] == 0.0] = 1.0  # no lane faults: each row is a next input
+    source = _write_inputs(tmp_path, columns, "npz")
+    first = tmp_path / "xy.parquet"
+    result = invoke("batch", program, "--inputs", source, "-o", first, "--columns", "x,y",
+                    "--chunk-lanes", 60, "--engine", "vector")
+    assert result.exit_code == 0 and len(list(first.glob("part-*.parquet"))) == 5
+    stored_x = revasm.batch(image(), columns).named["x"]  # x as a Q32.32 word
+    assert open_source(str(first)).read(55, 65)["x"].tolist() == stored_x[55:65].tolist()
+    again = tmp_path / "again.npz"
+    result = invoke("batch", program, "--inputs", first, "-o", again, "--grad",
+                    "--chunk-lanes", 100, "--engine", "vector")
+    assert result.exit_code == 0, result.output
+    whole = revasm.batch(image(), columns, grad=True).columns()
+    for name, values in np.load(again).items():
+        assert np.array_equal(values, whole[name], equal_nan=values.dtype.kind == "f"), name
+
+
 def test_a_csv_source_reads_any_range_of_rows(tmp_path):
     rows = CSV_STRIDE * 2 + 10
     path = tmp_path / "big.csv"
