@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import json
+import re
 import sys
 
 import numpy as np
@@ -322,3 +323,22 @@ def test_workers_and_scheduler_together_are_a_usage_error(program, tmp_path):
     result = invoke("batch", program, "--inputs", source, "--workers", 2, "--scheduler",
                     "tcp://127.0.0.1:1")
     assert result.exit_code == 2 and "choose one of --workers and --scheduler" in result.stderr
+
+
+def test_a_terminal_shows_lanes_done_lanes_per_second_and_time_left(program, tmp_path,
+                                                                    monkeypatch):
+    source = tmp_path / "in.npz"
+    np.savez(source, **inputs(300))
+    runner = CliRunner()
+    with runner.isolation() as (_, err, _):
+        monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+        with pytest.raises(SystemExit):  # lanes faulted: exit 1
+            cli.main(["batch", str(program), "--inputs", str(source), "-o",
+                      str(tmp_path / "out.zarr"), "--chunk-lanes", "100", "--engine", "vector"])
+        shown = err.getvalue().decode()
+    assert "300/300" in shown and "0:00:00" in shown  # the bar: lanes done, time left
+    assert re.search(r"\d lanes/s.*300/300|300/300.*\d lanes/s", shown, re.S)
+    assert "wrote" in shown and "3 chunks, 300 lanes run" in shown
+    plain = invoke("batch", program, "--inputs", source, "-o", tmp_path / "plain.zarr",
+                   "--chunk-lanes", 100, "--engine", "vector")  # not a terminal: one line
+    assert "300/300" not in plain.stderr and "3 chunks, 300 lanes run" in plain.stderr
