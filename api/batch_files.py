@@ -24,7 +24,15 @@ from revasm.sim import batch_sinks
 from revasm.sim.batch_sinks import BatchOutputError
 from revasm.sim.batch_sources import open_source
 
-from .batching import BatchResult, ChunkOutcome, batch, check_batch_inputs, merge, run_chunk
+from .batching import (
+    FAULTS_DESCRIBED,
+    BatchResult,
+    ChunkOutcome,
+    batch,
+    check_batch_inputs,
+    merge,
+    run_chunk,
+)
 from .chunked import DEFAULT_CHUNK_LANES, BatchOptions, ChunkJob, plan, run_chunks
 
 
@@ -116,7 +124,7 @@ def batch_file(image: Image, inputs: str, output: str | None = None, *,
               if sink is None else None)
     return BatchSummary(
         lanes=source.lanes, faulted=sum(r["faulted"] for r in records),
-        faults=[f for r in records for f in r["faults"]][:1000],
+        faults=[f for r in records for f in r["faults"]][:FAULTS_DESCRIBED],
         overflow_lanes=sum(r["overflow_lanes"] for r in records),
         first_overflow=first_overflow, chunks=len(chunks), written=len(todo),
         skipped=len(chunks) - len(todo), seconds=time.perf_counter() - began,
