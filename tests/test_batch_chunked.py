@@ -14,6 +14,8 @@ import pytest
 import zarr
 from batch_programs import SOURCE, assert_same, image, inputs
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import revasm
 from revasm.chunked import BatchOptions
@@ -44,6 +46,17 @@ def test_chunks_here_and_on_a_thread_pool_give_the_one_process_bits(grad):
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
         pooled = revasm.batch(image(), columns, grad=grad, chunk_lanes=64, executor=pool)
     assert_same(whole, pooled)
+
+
+@settings(max_examples=25, deadline=None)
+@given(lanes=st.integers(1, 60), chunk_lanes=st.integers(1, 70), seed=st.integers(0, 2**16),
+       grad=st.booleans())
+def test_any_cut_into_chunks_gives_the_one_batch_bits(lanes, chunk_lanes, seed, grad):
+    columns = inputs(lanes, seed)
+    whole = revasm.batch(image(), columns, grad=grad, engine="vector")
+    chunked = revasm.batch(image(), columns, grad=grad, engine="vector",
+                           chunk_lanes=chunk_lanes)
+    assert_same(whole, chunked)
 
 
 def test_more_than_a_chunk_of_faults_are_described_as_in_one_process():
