@@ -16,7 +16,9 @@ the caller merges the chunks' results in lane order (``revasm.batching``).
 """
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
+import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -156,6 +158,11 @@ def dask_client(scheduler: str | None = None, workers: int | None = None) -> Ite
     except ImportError:
         raise ClusterError("running on Dask needs dask and distributed, which are not "
                            "installed: pip install 'revasm[dist]'") from None
+    client = None
+    # The client logs a lost scheduler with a traceback; we say it in one line (below).
+    client_log = logging.getLogger("distributed.client")
+    level = client_log.level
+    client_log.setLevel(logging.CRITICAL)
     try:
         if scheduler is not None:
             try:
@@ -174,3 +181,12 @@ def dask_client(scheduler: str | None = None, workers: int | None = None) -> Ite
         raise ClusterError(f"a chunk killed every worker that ran it ({exc}): out of memory? "
                            "a smaller --chunk-lanes needs less; the chunks written are "
                            "kept, the same command resumes") from None
+    except (OSError, TimeoutError, asyncio.CancelledError,
+            concurrent.futures.CancelledError) as exc:
+        if client is None or client.status == "running":
+            raise  # not the cluster's doing: an output that cannot be written, ...
+        why = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        raise ClusterError(f"lost the Dask scheduler ({why}): the chunks written are kept, "
+                           "the same command resumes") from None
+    finally:
+        client_log.setLevel(level)
