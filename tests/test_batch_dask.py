@@ -16,7 +16,7 @@ from batch_programs import SOURCE, assert_same, image, inputs
 from click.testing import CliRunner
 
 import revasm
-from revasm.chunked import BatchOptions, dask_client, worker_engine
+from revasm.chunked import BatchOptions, ClusterError, dask_client, worker_engine
 from revasm.cli.main import cli
 from revasm.sim.engines import available
 
@@ -96,7 +96,7 @@ def test_the_command_line_runs_on_a_scheduler_and_on_workers_it_starts(client, t
     pq.write_table(pa.table(columns), source)
     here = revasm.batch(image(), columns, grad=True)
     runs = {"out.parquet": ["--scheduler", client.scheduler.address],
-            "out.zarr": ["--workers", "2"]}
+            "out.zarr": ["--workers", "1"]}
     for name, where in runs.items():
         out = tmp_path / name
         result = CliRunner().invoke(cli, ["batch", str(program), "--inputs", str(source),
@@ -108,3 +108,25 @@ def test_the_command_line_runs_on_a_scheduler_and_on_workers_it_starts(client, t
         assert summary["chunks"] == summary["chunks_written"] == 7
         assert [f["lane"] for f in summary["faults"]] == [f["lane"] for f in here.faults]
         _assert_stored(str(out), here)
+
+
+def test_a_lost_scheduler_is_one_clear_error_and_the_same_command_resumes(tmp_path):
+    from distributed import LocalCluster
+
+    columns = inputs(1000, seed=9)
+    source = tmp_path / "in.npz"
+    np.savez(source, **columns)
+    out = str(tmp_path / "out.parquet")
+    options = BatchOptions(grad=True, engine="reference")  # ~0.1 s a chunk
+    cluster = LocalCluster(n_workers=1, threads_per_worker=1, dashboard_address=":0")
+
+    def lose_the_scheduler(done: int) -> None:
+        cluster.close()
+
+    with pytest.raises(ClusterError, match="lost the Dask scheduler.*the same command resumes"):
+        with dask_client(scheduler=cluster.scheduler_address) as client:
+            revasm.batch_file(image(), str(source), out, options=options, client=client,
+                              chunk_lanes=100, progress=lose_the_scheduler)
+    summary = revasm.batch_file(image(), str(source), out, options=options, chunk_lanes=100)
+    assert summary.skipped >= 1 and summary.written + summary.skipped == 10
+    _assert_stored(out, revasm.batch(image(), columns, grad=True))
