@@ -222,10 +222,11 @@ def to_words(values: np.ndarray, fmt: WordFormat, fixed: bool | None = None,
     if kind == "b":
         values = values.astype(np.int64)
         kind = "i"
+    if kind in "iu" and fixed is not True:
+        return _int_array_words(values, fmt, label, first_row)
     if kind in "iu":
         ints = [int(v) for v in values.tolist()]
-        return _int_words(ints, fmt, label, first_row) if fixed is not True else \
-            _real_words_exact(ints, fmt, label, first_row)
+        return _real_words_exact(ints, fmt, label, first_row)
     if kind == "f":
         values = values.astype(np.float64)
         bad = np.nonzero(~np.isfinite(values))[0]
@@ -249,6 +250,23 @@ def _int_words(ints: list[int], fmt: WordFormat, label: str, first_row: int = 1
             raise BatchInputError(f"{label}, row {row}: {v} does not fit a {fmt.width}-bit "
                                   "word")
     return np.array([v & fmt.mask for v in ints], dtype=np.uint64)
+
+
+def _int_array_words(values: np.ndarray, fmt: WordFormat, label: str, first_row: int
+                     ) -> np.ndarray:
+    """:func:`_int_words` of a numpy integer column, without a Python loop (a chunk of a
+    large batch): every value must fit the word, signed or unsigned."""
+    if values.dtype.kind == "u":
+        wide = values.astype(np.uint64)
+        bad = np.nonzero(wide > np.uint64(fmt.mask))[0]
+    else:
+        wide = values.astype(np.int64)
+        bad = np.nonzero((wide < max(fmt.min_signed, -(1 << 63)))
+                         | (wide > min(fmt.mask, (1 << 63) - 1)))[0]
+    if bad.size:
+        raise BatchInputError(f"{label}, row {bad[0] + first_row}: {values[bad[0]]} does not "
+                              f"fit a {fmt.width}-bit word")
+    return wide.astype(np.uint64) & np.uint64(fmt.mask)
 
 
 def _real_words_exact(ints: list[int], fmt: WordFormat, label: str, first_row: int = 1

@@ -20,8 +20,9 @@ from hypothesis import strategies as st
 import revasm
 from revasm.chunked import BatchOptions
 from revasm.cli.main import cli
+from revasm.isa.fixed_point import WordFormat
 from revasm.sim import batch_sinks
-from revasm.sim.batch_io import BatchInputError
+from revasm.sim.batch_io import BatchInputError, to_words
 from revasm.sim.batch_sources import CSV_STRIDE, open_source
 
 
@@ -355,3 +356,24 @@ def test_a_terminal_shows_lanes_done_lanes_per_second_and_time_left(program, tmp
     plain = invoke("batch", program, "--inputs", source, "-o", tmp_path / "plain.zarr",
                    "--chunk-lanes", 100, "--engine", "vector")  # not a terminal: one line
     assert "300/300" not in plain.stderr and "3 chunks, 300 lanes run" in plain.stderr
+
+
+@settings(max_examples=60, deadline=None)
+@given(width=st.sampled_from([32, 64]),
+       dtype=st.sampled_from(["int8", "int32", "int64", "uint16", "uint32", "uint64"]),
+       data=st.data())
+def test_an_integer_column_reads_the_same_words_as_an_array_or_as_python_ints(width, dtype,
+                                                                            data):
+    """The vectorised path of a numpy integer column (a large chunk) against the Python
+    integers' (a CSV column): the same words, or the same error naming the row."""
+    info = np.iinfo(dtype)
+    values = data.draw(st.lists(st.integers(int(info.min), int(info.max)), min_size=1,
+                                max_size=20))
+    fmt = WordFormat(width)
+    outcomes = []
+    for column in (np.array(values, dtype=dtype), np.array(values, dtype=object)):
+        try:
+            outcomes.append(to_words(column, fmt, name="n", first_row=7).tolist())
+        except BatchInputError as exc:
+            outcomes.append(str(exc))
+    assert outcomes[0] == outcomes[1]
