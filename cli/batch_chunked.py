@@ -14,17 +14,6 @@ from typing import Any
 
 import click
 import numpy as np
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    ProgressColumn,
-    Task,
-    TextColumn,
-    TimeRemainingColumn,
-)
-from rich.text import Text
 
 from revasm.batch_files import BatchSummary, batch_file
 from revasm.batching import BatchResult
@@ -37,22 +26,36 @@ from .errors import EXIT_FAILURE, ToolError, output_error
 from .outputs import atomic_open
 
 
-class _LanesPerSecond(ProgressColumn):
-    """Lanes per second since the bar started."""
+def _progress_bar(disable: bool) -> Any:
+    """A rich progress bar on stderr: lanes done of all, lanes per second, time left
+    (rich is imported here: the other commands do not pay for it)."""
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        ProgressColumn,
+        Task,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+    from rich.text import Text
 
-    def render(self, task: Task) -> Text:
-        speed = task.finished_speed or task.speed
-        return Text(f"{speed:,.0f} lanes/s" if speed else "- lanes/s", style="cyan")
+    class LanesPerSecond(ProgressColumn):
+        def render(self, task: Task) -> Text:
+            speed = task.finished_speed or task.speed
+            return Text(f"{speed:,.0f} lanes/s" if speed else "- lanes/s", style="cyan")
+
+    return Progress(TextColumn("lanes"), BarColumn(), MofNCompleteColumn(), LanesPerSecond(),
+                    TimeRemainingColumn(), console=Console(stderr=True), redirect_stdout=False,
+                    redirect_stderr=False, disable=disable)
 
 
 def run(image: Any, file: str, inputs_path: str, out_path: str | None, options: BatchOptions,
         *, workers: int | None, scheduler: str | None, chunk_lanes: int | None,
         as_json: bool) -> None:
     """Run the batch in chunks and report it (exit code 1 if a lane faulted)."""
-    progress = Progress(TextColumn("lanes"), BarColumn(), MofNCompleteColumn(),
-                        _LanesPerSecond(), TimeRemainingColumn(),
-                        console=Console(stderr=True), redirect_stdout=False,
-                        redirect_stderr=False, disable=as_json or not sys.stderr.isatty())
+    progress = _progress_bar(disable=as_json or not sys.stderr.isatty())
     task: list[Any] = []
 
     def started(lanes: int, already: int) -> None:
