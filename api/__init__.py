@@ -30,6 +30,7 @@ from revasm.sim.host import gradient as grad
 from revasm.sim.host import hessian
 from revasm.sim.reference import MachineFault
 
+from .batch_files import BatchSummary, batch_file
 from .batching import BatchResult, batch
 from .program_counts import count_program
 from .programs import ProgramFault, ProgramResult, grad_program, run_program
@@ -37,8 +38,8 @@ from .running import CheckResult, RunResult, check, run
 
 __version__ = "0.1.0"
 
-__all__ = ["BatchResult", "CheckResult", "Image", "MachineFault", "ProgramFault",
-           "ProgramResult", "RunResult", "assemble", "assemble_file", "batch", "check",
-           "compile_file", "compile_function", "compile_source", "count_program", "disassemble",
-           "engines", "grad", "grad_program", "hessian", "load", "reversible", "run",
+__all__ = ["BatchResult", "BatchSummary", "CheckResult", "Image", "MachineFault", "ProgramFault",
+           "ProgramResult", "RunResult", "assemble", "assemble_file", "batch", "batch_file",
+           "check", "compile_file", "compile_function", "compile_source", "count_program",
+           "disassemble", "engines", "grad", "grad_program", "hessian", "load", "reversible", "run",
            "run_program"]

@@ -6,8 +6,9 @@ stops alone; the others finish.
 """
 from __future__ import annotations
 
+import concurrent.futures
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -22,9 +23,13 @@ from revasm.sim.batch_io import (
     signed,
     to_reals,
 )
+from revasm.sim.batch_sinks import record_chunk
+from revasm.sim.batch_sources import ArraySource
 from revasm.sim.engine import Lanes, overflow_counts, read_place, write_place
 from revasm.sim.engines import choose
 from revasm.sim.host import batch_gradient
+
+from .chunked import BatchOptions, ChunkJob, plan, run_chunks, worker_engine
 
 #: At most this many lanes' faults are described in full (every lane has its kind).
 FAULTS_DESCRIBED = 1000
@@ -96,7 +101,9 @@ def batch(image: Image, inputs: Mapping[str, Any], *, grad: bool = False,
           loss: str | None = None, wrt: Iterable[str] | None = None, engine: str = "auto",
           max_steps: int | None = None,
           progress: Callable[[int], object] | None = None,
-          strict: bool = False) -> BatchResult:
+          strict: bool = False, client: Any = None,
+          executor: concurrent.futures.Executor | None = None,
+          chunk_lanes: int | None = None) -> BatchResult:
     """Run ``image`` once per row of ``inputs`` (name -> one value per lane), all at once.
 
     Names are registers (``$3``) or declared names.  ``revasm batch``'s rule
@@ -108,7 +115,17 @@ def batch(image: Image, inputs: Mapping[str, Any], *, grad: bool = False,
     unusable loss/wrt.  A faulted lane's reals are NaN (see :class:`BatchResult`).
     Each lane counts its overflow events (``overflows``); ``strict`` makes a lane's first
     one a fault of that lane.
+
+    ``client`` (a ``distributed.Client``) or ``executor`` (a ``concurrent.futures``
+    executor) runs the batch in chunks of ``chunk_lanes`` lanes on their workers, each
+    on the fastest engine there (``engine="auto"``); ``chunk_lanes`` alone runs the
+    chunks here, one after the other.  The result is bit for bit the one-process result
+    (``revasm.chunked``), without ``machine``.
     """
+    if client is not None or executor is not None or chunk_lanes is not None:
+        return _chunked(image, inputs, BatchOptions(
+            grad, loss, tuple(wrt) if wrt is not None else None, engine, max_steps, strict),
+            client=client, executor=executor, chunk_lanes=chunk_lanes, progress=progress)
     fmt = WordFormat(image.width)
     places = {name: resolve_column(name, image) for name in inputs}
     check_inputs_given(image, places.values())
@@ -151,6 +168,102 @@ def batch(image: Image, inputs: Mapping[str, Any], *, grad: bool = False,
     result.named = {name: _unless_faulted(v, result.status) if name in fixed else v
                     for name, v in result.named.items()}
     return result
+
+
+def _chunked(image: Image, inputs: Mapping[str, Any], options: BatchOptions, *, client: Any,
+             executor: concurrent.futures.Executor | None, chunk_lanes: int | None,
+             progress: Callable[[int], object] | None) -> BatchResult:
+    """:func:`batch` in chunks: the inputs checked here, whole, then the chunks run and
+    their results joined in lane order."""
+    from .chunked import DEFAULT_CHUNK_LANES
+
+    columns = {name: np.asarray(values) for name, values in inputs.items()}
+    check_batch_inputs(image, ArraySource(columns), chunk_lanes=None)
+    lanes = len(next(iter(columns.values())))
+    jobs = [ChunkJob(chunk, image, options,
+                     ArraySource({k: v[chunk.start:chunk.stop] for k, v in columns.items()}),
+                     (0, chunk.lanes))
+            for chunk in plan(lanes, chunk_lanes or DEFAULT_CHUNK_LANES)]
+    outcomes = dict(run_chunks(run_chunk, jobs, client=client, executor=executor,
+                               progress=progress))
+    return merge([outcomes[job.chunk].result for job in jobs])  # type: ignore[misc]
+
+
+def check_batch_inputs(image: Image, source: Any, chunk_lanes: int | None) -> None:
+    """Every problem of a batch's inputs, found before any lane runs: unknown or missing
+    names, ragged columns, unusable values (naming the column and row).  ``source`` is
+    read ``chunk_lanes`` rows at a time (all at once for None)."""
+    places = {name: resolve_column(name, image) for name in source.names}
+    check_inputs_given(image, places.values())
+    if not places:
+        raise BatchInputError("no input columns: the number of lanes is the length of a "
+                              "column")
+    lengths = {len(values) for values in getattr(source, "columns", {}).values()}
+    if len(lengths) > 1 or 0 in lengths:
+        shown = ", ".join(f"{name}: {len(values)}" for name, values in source.columns.items())
+        raise BatchInputError(f"every input column needs the same, non-zero number of lanes "
+                              f"({shown})")
+    fmt = WordFormat(image.width)
+    step = chunk_lanes or source.lanes
+    for start in range(0, source.lanes, step):
+        for name, values in source.read(start, min(start + step, source.lanes)).items():
+            column_words(places[name], values, fmt, first_row=start + 1)
+
+
+@dataclass
+class ChunkOutcome:
+    """What a worker returns for a chunk: its ``record`` (lanes, faulted lanes, the faults
+    described, overflow counts: JSON) and, unless it wrote them, its results."""
+
+    record: dict[str, Any]
+    result: BatchResult | None = None
+
+
+def run_chunk(job: ChunkJob) -> ChunkOutcome:
+    """Run one chunk (on a worker): read its inputs, run its lanes on the fastest engine
+    here, and write its columns to the job's sink and record them, or return them."""
+    options = job.options
+    result = batch(job.image, job.inputs(), grad=options.grad, loss=options.loss,
+                   wrt=options.wrt, engine=worker_engine(options.engine),
+                   max_steps=options.max_steps, strict=options.strict)
+    start = job.chunk.start
+    faults = [{**fault, "lane": fault["lane"] + start} for fault in result.faults]
+    result = replace(result, faults=faults, machine=None)
+    overflows = result.overflows if result.overflows is not None else np.zeros(0, np.int64)
+    overflowed = np.nonzero(overflows)[0]
+    record = {"index": job.chunk.index, "start": start, "lanes": result.lanes,
+              "faulted": result.faulted, "faults": faults,
+              "overflow_lanes": int(len(overflowed)),
+              "first_overflow": ([int(overflowed[0]) + start, int(overflows[overflowed[0]])]
+                                 if len(overflowed) else None)}
+    if job.sink is None:
+        return ChunkOutcome(record, result)
+    job.sink.write_chunk(job.chunk.index, start, options.kept(result.columns()))
+    record_chunk(job.sink.path, job.chunk.index, record)
+    return ChunkOutcome(record)
+
+
+def merge(results: list[BatchResult]) -> BatchResult:
+    """The results of consecutive chunks (lane numbers already the batch's) as one."""
+    first = results[0]
+
+    def joined(columns: list[Any]) -> Any:
+        return np.concatenate(columns)
+
+    faults = [fault for r in results for fault in r.faults][:FAULTS_DESCRIBED]
+    return BatchResult(
+        lanes=sum(r.lanes for r in results), status=joined([r.status for r in results]),
+        fault_kind=joined([r.fault_kind for r in results]), faults=faults,
+        steps=joined([r.steps for r in results]), cycles=joined([r.cycles for r in results]),
+        named={k: joined([r.named[k] for r in results]) for k in first.named},
+        registers={k: joined([r.registers[k] for r in results]) for k in first.registers},
+        loss_name=first.loss_name,
+        loss=joined([r.loss for r in results]) if first.loss is not None else None,
+        gradient={k: joined([r.gradient[k] for r in results]) for k in first.gradient},
+        forward_steps=(joined([r.forward_steps for r in results])
+                       if first.forward_steps is not None else None),
+        overflows=(joined([r.overflows for r in results])
+                   if first.overflows is not None else None))
 
 
 def _unless_faulted(reals: np.ndarray, status: np.ndarray) -> np.ndarray:

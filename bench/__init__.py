@@ -22,6 +22,7 @@ from . import (
     bessel,
     checks_cost,
     compile_time,
+    dask_batches,
     fuzz,
     long_stack_run,
     nilang,
@@ -45,6 +46,7 @@ BENCHMARKS: dict[str, Callable[[bool], dict]] = {
     "nilang_compare": nilang_compare.run,
     "long_stack_run": long_stack_run.run,
     "sparse_memory": sparse_memory.run,
+    "dask_batches": dask_batches.run,
 }
 
 

@@ -137,26 +137,16 @@ def _read_csv(file: Path) -> dict[str, np.ndarray]:
     if not rows:
         raise BatchInputError(f"{file}: empty CSV file")
     header_line, header_row = rows[0]
-    header = [h.strip() for h in header_row]
-    seen: dict[str, int] = {}
-    for i, name in enumerate(header, start=1):
-        if not name:
-            raise BatchInputError(f"{file}:{header_line}: column {i} of the header has no name")
-        if name in seen:
-            raise BatchInputError(f"{file}:{header_line}: column {name!r} is named twice "
-                                  f"(columns {seen[name]} and {i})")
-        seen[name] = i
+    header = csv_header(file, header_line, header_row)
     for line, row in rows[1:]:
-        if any(cell.strip() for cell in row[len(header):]):
-            raise BatchInputError(f"{file}:{line}: {len(row)} values, but the header names "
-                                  f"{len(header)} columns")
+        check_csv_row_length(file, line, row, header)
     columns: dict[str, np.ndarray] = {}
     for i, name in enumerate(header):
         values: list[int | float] = []
         for line, row in rows[1:]:
             if i >= len(row) or not row[i].strip():
                 raise BatchInputError(f"{file}:{line}: no value for column {name!r}")
-            values.append(_number(row[i].strip(), f"{file}:{line}: column {name!r}"))
+            values.append(csv_number(row[i].strip(), f"{file}:{line}: column {name!r}"))
         if any(isinstance(v, float) for v in values):
             columns[name] = np.array([float(v) for v in values], dtype=np.float64)
         else:
@@ -164,7 +154,29 @@ def _read_csv(file: Path) -> dict[str, np.ndarray]:
     return columns
 
 
-def _number(cell: str, where: str) -> int | float:
+def csv_header(file: str | Path, line: int, row: list[str]) -> list[str]:
+    """A CSV header row's column names; an error names an empty or repeated one."""
+    header = [h.strip() for h in row]
+    seen: dict[str, int] = {}
+    for i, name in enumerate(header, start=1):
+        if not name:
+            raise BatchInputError(f"{file}:{line}: column {i} of the header has no name")
+        if name in seen:
+            raise BatchInputError(f"{file}:{line}: column {name!r} is named twice "
+                                  f"(columns {seen[name]} and {i})")
+        seen[name] = i
+    return header
+
+
+def check_csv_row_length(file: str | Path, line: int, row: list[str], header: list[str]
+                         ) -> None:
+    """An error when a data row has values beyond the header's columns."""
+    if any(cell.strip() for cell in row[len(header):]):
+        raise BatchInputError(f"{file}:{line}: {len(row)} values, but the header names "
+                              f"{len(header)} columns")
+
+
+def csv_number(cell: str, where: str) -> int | float:
     """An integer (decimal, 0x, 0b, 0o) or a real (with '.', an exponent, nan or inf)."""
     try:
         return int(cell, 0)
@@ -180,13 +192,14 @@ def _number(cell: str, where: str) -> int | float:
 
 
 def to_words(values: np.ndarray, fmt: WordFormat, fixed: bool | None = None,
-             name: str | None = None) -> np.ndarray:
+             name: str | None = None, first_row: int = 1) -> np.ndarray:
     """Lane words (uint64) for a column.
 
     ``fixed`` is the type of the name the column feeds: True reads every value as a real
     (``3`` is 3.0), False every value as an integer (a raw word; ``3.0`` is 3, ``2.5`` an
     error); None (a register) reads floats as reals and integers as raw words.  ``name``
-    is the column's name, for the messages (which also give the row: 1 is the first).
+    is the column's name, for the messages (which also give the row: ``first_row`` is the
+    first value's, 1 unless the values are a chunk of a longer column).
     """
     label = f"column {name!r}" if name is not None else "an input"
     values = np.asarray(values)
@@ -196,7 +209,7 @@ def to_words(values: np.ndarray, fmt: WordFormat, fixed: bool | None = None,
     kind = values.dtype.kind
     if kind == "O":
         items = values.tolist()
-        for row, v in enumerate(items, start=1):
+        for row, v in enumerate(items, start=first_row):
             if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
                 raise BatchInputError(f"{label}, row {row}: {v!r} is not a number")
         if any(isinstance(v, (float, np.floating)) for v in items):
@@ -204,66 +217,90 @@ def to_words(values: np.ndarray, fmt: WordFormat, fixed: bool | None = None,
             kind = "f"
         else:
             ints = [int(v) for v in items]
-            return _int_words(ints, fmt, label) if fixed is not True else \
-                _real_words_exact(ints, fmt, label)
+            return _int_words(ints, fmt, label, first_row) if fixed is not True else \
+                _real_words_exact(ints, fmt, label, first_row)
     if kind == "b":
         values = values.astype(np.int64)
         kind = "i"
+    if kind in "iu" and fixed is not True:
+        return _int_array_words(values, fmt, label, first_row)
     if kind in "iu":
         ints = [int(v) for v in values.tolist()]
-        return _int_words(ints, fmt, label) if fixed is not True else \
-            _real_words_exact(ints, fmt, label)
+        return _real_words_exact(ints, fmt, label, first_row)
     if kind == "f":
         values = values.astype(np.float64)
         bad = np.nonzero(~np.isfinite(values))[0]
         if bad.size:
-            raise BatchInputError(f"{label}, row {bad[0] + 1}: {values[bad[0]]} is not a "
+            raise BatchInputError(f"{label}, row {bad[0] + first_row}: {values[bad[0]]} is not a "
                                   "finite number")
         if fixed is False:
             whole = np.nonzero(values != np.floor(values))[0]
             if whole.size:
-                raise BatchInputError(f"{label}, row {whole[0] + 1}: {values[whole[0]]} is not "
-                                      "a whole number, and the name is an integer (int)")
-            return _int_words([int(v) for v in values.tolist()], fmt, label)
-        return _real_words(values, fmt, label)
+                raise BatchInputError(f"{label}, row {whole[0] + first_row}: {values[whole[0]]} "
+                                      "is not a whole number, and the name is an integer (int)")
+            return _int_words([int(v) for v in values.tolist()], fmt, label, first_row)
+        return _real_words(values, fmt, label, first_row)
     raise BatchInputError(f"{label}: inputs must be numbers, not {values.dtype}")
 
 
-def _int_words(ints: list[int], fmt: WordFormat, label: str) -> np.ndarray:
-    for row, v in enumerate(ints, start=1):
+def _int_words(ints: list[int], fmt: WordFormat, label: str, first_row: int = 1
+               ) -> np.ndarray:
+    for row, v in enumerate(ints, start=first_row):
         if not fmt.min_signed <= v <= fmt.mask:
             raise BatchInputError(f"{label}, row {row}: {v} does not fit a {fmt.width}-bit "
                                   "word")
     return np.array([v & fmt.mask for v in ints], dtype=np.uint64)
 
 
-def _real_words_exact(ints: list[int], fmt: WordFormat, label: str) -> np.ndarray:
+def _int_array_words(values: np.ndarray, fmt: WordFormat, label: str, first_row: int
+                     ) -> np.ndarray:
+    """:func:`_int_words` of a numpy integer column, without a Python loop (a chunk of a
+    large batch): every value must fit the word, signed or unsigned."""
+    if values.dtype.kind == "u":
+        wide = values.astype(np.uint64)
+        bad = np.nonzero(wide > np.uint64(fmt.mask))[0]
+    else:
+        wide = values.astype(np.int64)
+        bad = np.nonzero((wide < max(fmt.min_signed, -(1 << 63)))
+                         | (wide > min(fmt.mask, (1 << 63) - 1)))[0]
+    if bad.size:
+        raise BatchInputError(f"{label}, row {bad[0] + first_row}: {values[bad[0]]} does not "
+                              f"fit a {fmt.width}-bit word")
+    return wide.astype(np.uint64) & np.uint64(fmt.mask)
+
+
+def _real_words_exact(ints: list[int], fmt: WordFormat, label: str, first_row: int = 1
+                      ) -> np.ndarray:
     """Whole numbers as fixed-point reals (n -> n * 2**frac_bits), exactly."""
     limit = 1 << (fmt.width - 1 - fmt.frac_bits)
-    for row, v in enumerate(ints, start=1):
+    for row, v in enumerate(ints, start=first_row):
         if not -limit <= v < limit:
             raise BatchInputError(f"{label}, row {row}: {v} does not fit {fmt.name} "
                                   f"(-{limit} <= x < {limit})")
     return np.array([(v << fmt.frac_bits) & fmt.mask for v in ints], dtype=np.uint64)
 
 
-def _real_words(values: np.ndarray, fmt: WordFormat, label: str) -> np.ndarray:
+def _real_words(values: np.ndarray, fmt: WordFormat, label: str, first_row: int = 1
+                ) -> np.ndarray:
     scaled = np.abs(values) * float(1 << fmt.frac_bits)  # exact: a power of two
     whole = np.floor(scaled)
     rounded = whole + ((scaled - whole) >= 0.5)  # half away from zero, as from_real
     limit = float(1 << (fmt.width - 1))
     over = np.nonzero((rounded > limit) | ((rounded == limit) & (values > 0)))[0]
     if over.size:
-        raise BatchInputError(f"{label}, row {over[0] + 1}: {values[over[0]]} does not fit "
+        raise BatchInputError(f"{label}, row {over[0] + first_row}: {values[over[0]]} does not fit "
                               f"{fmt.name}")
     magnitude = rounded.astype(np.uint64)
     words = np.where(values < 0, (-magnitude.astype(np.uint64)), magnitude)
     return words & np.uint64(fmt.mask)
 
 
-def column_words(column: Column, values: np.ndarray, fmt: WordFormat) -> np.ndarray:
-    """Lane words for the values of ``column``, read by the type of the name it feeds."""
-    return to_words(values, fmt, fixed=column.fixed if column.typed else None, name=column.name)
+def column_words(column: Column, values: np.ndarray, fmt: WordFormat, first_row: int = 1
+                 ) -> np.ndarray:
+    """Lane words for the values of ``column``, read by the type of the name it feeds
+    (``first_row``: the row of the first value, for the messages)."""
+    return to_words(values, fmt, fixed=column.fixed if column.typed else None, name=column.name,
+                    first_row=first_row)
 
 
 def signed(words: np.ndarray, fmt: WordFormat) -> np.ndarray:

@@ -52,6 +52,12 @@ def test_quick_suite_writes_every_result(tmp_path):
     assert fib["status"] == "measured", fib
     assert fib["first"]["steps"] == fib["cached"]["steps"] and fib["cached"]["halted"]
     assert fib["first_wall_s"] > fib["first"]["startup_s"] > 0
+    dask = printed["dask_batches"]  # J2 gradients, Parquet -> Zarr, on 2 workers and on 1
+    assert dask["status"] == "measured" and dask["lanes"] == 40_000
+    for run in (dask["two_workers"], dask["one_worker"]):
+        assert run["faulted"] == 0 and run["lanes_per_s"] > 0
+    assert len(dask["two_workers"]["peak_rss_mb_per_worker"]) == 2
+    assert [row["lanes"] for row in dask["overhead_per_chunk"]] == [10_000]
     compare = printed["nilang_compare"]["workloads"]
     dot = compare["dot"]
     assert dot["status"] == "measured", dot

@@ -18,6 +18,7 @@ import importlib.util
 import json
 import os
 import sys
+import threading
 from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
@@ -88,7 +89,8 @@ def load_module(source: str) -> ModuleType:
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"kernel_{key}.py"
     if not path.exists():
-        temporary = directory / f".kernel_{key}.{os.getpid()}.tmp"
+        # the process and the thread: two chunks of a batch may load it at once
+        temporary = directory / f".kernel_{key}.{os.getpid()}.{threading.get_ident()}.tmp"
         temporary.write_text(source)
         os.replace(temporary, path)
     name = f"revasm_kernel_{key}"
@@ -120,7 +122,7 @@ def record_run(path: Path, module: ModuleType, steps: float) -> None:
     :func:`run_record` file: the kernel module and the steps per lane the run took
     (``auto`` reads them, :func:`recorded_steps`)."""
     record = {"module": str(Path(module.__file__ or "").resolve()), "steps": float(steps)}
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         temporary.write_text(json.dumps(record))
         os.replace(temporary, path)

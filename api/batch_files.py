@@ -1,0 +1,159 @@
+"""A batch from an inputs file to an output, in chunks: what ``revasm batch -o`` runs.
+
+The inputs (CSV, NPZ, Parquet, Zarr: ``sim/batch_sources.py``) are checked first, a
+chunk at a time, so a bad value stops the batch before any output exists.  Then the
+chunks run (``revasm.chunked``: here, on an executor or on a Dask cluster) and either
+write their columns where they run (a ``.parquet`` or ``.zarr`` output,
+``sim/batch_sinks.py``: memory bounded by the chunk, resumable) or come back to be
+joined (no output, or ``.npz``: small batches).  A run into an output that already
+holds some of the same batch's chunks writes only the missing ones.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import hashlib
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from revasm.assembler.image import Image
+from revasm.sim import batch_sinks
+from revasm.sim.batch_sinks import BatchOutputError
+from revasm.sim.batch_sources import open_source
+
+from .batching import (
+    FAULTS_DESCRIBED,
+    BatchResult,
+    ChunkOutcome,
+    batch,
+    check_batch_inputs,
+    merge,
+    run_chunk,
+)
+from .chunked import DEFAULT_CHUNK_LANES, BatchOptions, ChunkJob, plan, run_chunks
+
+
+@dataclass
+class BatchSummary:
+    """What a file batch did: its lanes, how many faulted (and the first faults, as
+    :class:`~revasm.batching.BatchResult` describes them), how many counted overflow
+    events, and its chunks -- written by this run, or found written by an earlier one.
+    ``result`` holds every column when they came back (no streaming output)."""
+
+    lanes: int
+    faulted: int
+    faults: list[dict[str, Any]]
+    overflow_lanes: int
+    first_overflow: list[int] | None
+    chunks: int
+    written: int
+    skipped: int
+    seconds: float
+    #: lanes this run computed (those of the chunks it wrote)
+    lanes_run: int = 0
+    output: str | None = None
+    result: BatchResult | None = field(default=None, repr=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"status": "ok", "output": self.output, "lanes": self.lanes,
+                "finished": self.lanes - self.faulted, "faulted": self.faulted,
+                "faults": self.faults, "overflow_lanes": self.overflow_lanes,
+                "chunks": self.chunks, "chunks_written": self.written,
+                "chunks_skipped": self.skipped, "lanes_run": self.lanes_run,
+                "seconds": round(self.seconds, 3)}
+
+
+def streams(output: str | None) -> bool:
+    """Whether ``output`` is written chunk by chunk (a ``.parquet`` or ``.zarr`` folder)."""
+    return output is not None and Path(output).suffix.lower() in batch_sinks.FORMATS
+
+
+def batch_file(image: Image, inputs: str, output: str | None = None, *,
+               options: BatchOptions | None = None, client: Any = None,
+               executor: concurrent.futures.Executor | None = None,
+               chunk_lanes: int | None = None,
+               progress: Callable[[int], object] | None = None,
+               on_start: Callable[[int, int], object] | None = None) -> BatchSummary:
+    """Run ``image`` once per row of the file ``inputs``, in chunks of ``chunk_lanes``.
+
+    With a ``.parquet`` or ``.zarr`` ``output`` each chunk is written where it runs;
+    otherwise the chunks' results come back and are joined (``summary.result``; the
+    caller writes an ``.npz``).  ``on_start(lanes, lanes already written)`` is called
+    once the inputs are checked.  Raises ``BatchInputError`` (inputs), ``BatchOutputError``
+    (an output of another batch) and ``GradientError`` (loss, wrt) before any lane runs."""
+    began = time.perf_counter()
+    options = options or BatchOptions()
+    source = open_source(inputs)
+    step = chunk_lanes or DEFAULT_CHUNK_LANES
+    check_batch_inputs(image, source, chunk_lanes=step)
+    chunks = plan(source.lanes, step)
+    sink = None
+    recorded: dict[int, dict[str, Any]] = {}
+    schema = result_schema(image, source.read(0, 1), options)
+    if streams(output):
+        assert output is not None
+        sink = batch_sinks.prepare(output, _identity(image, inputs, options), schema,
+                                   source.lanes, step)
+        recorded = batch_sinks.recorded_chunks(output)
+    todo = [c for c in chunks if c.index not in recorded]
+    already = sum(c.lanes for c in chunks if c.index in recorded)
+    if on_start is not None:
+        on_start(source.lanes, already)
+    # Workers read and write by absolute path: they may run in another folder (a shared
+    # file system on a real cluster, docs/distributed.md).
+    remote_source = replace(source, path=os.path.abspath(source.path))  # type: ignore[type-var]
+    remote_sink = None
+    if sink is not None:
+        remote_sink = replace(sink, path=os.path.abspath(sink.path))  # type: ignore[type-var]
+    jobs = [ChunkJob(chunk, image, options, remote_source.part(chunk.start, chunk.stop),
+                     (chunk.start, chunk.stop), remote_sink) for chunk in todo]
+    report = (lambda done: progress(already + done)) if progress is not None else None
+    outcomes: dict[int, ChunkOutcome] = {}
+    for chunk, outcome in run_chunks(run_chunk, jobs, client=client, executor=executor,
+                                     progress=report):
+        outcomes[chunk.index] = outcome
+    if sink is not None:
+        batch_sinks.remove_temporaries(sink.path)
+    records = [recorded[c.index] if c.index in recorded else outcomes[c.index].record
+               for c in chunks]
+    first_overflow = next((r["first_overflow"] for r in records if r["first_overflow"]), None)
+    result = (merge([outcomes[c.index].result for c in chunks])  # type: ignore[misc]
+              if sink is None else None)
+    return BatchSummary(
+        lanes=source.lanes, faulted=sum(r["faulted"] for r in records),
+        faults=[f for r in records for f in r["faults"]][:FAULTS_DESCRIBED],
+        overflow_lanes=sum(r["overflow_lanes"] for r in records),
+        first_overflow=first_overflow, chunks=len(chunks), written=len(todo),
+        skipped=len(chunks) - len(todo), seconds=time.perf_counter() - began,
+        lanes_run=sum(c.lanes for c in todo),
+        output=output, result=result)
+
+
+def result_schema(image: Image, first_row: dict[str, Any], options: BatchOptions
+                  ) -> list[tuple[str, str]]:
+    """The result columns of a batch, as (name, ``str`` or a numpy dtype): those of one
+    lane stopped after one step (the same columns and types as any run of the batch)."""
+    probe = batch(image, first_row, grad=options.grad, loss=options.loss, wrt=options.wrt,
+                  engine="reference", max_steps=1, strict=options.strict).columns()
+    unknown = [name for name in options.columns or () if name not in probe]
+    if unknown:
+        raise BatchOutputError(f"no result column {', '.join(map(repr, unknown))} (the "
+                               f"columns: {', '.join(probe)})")
+    return [(name, "str" if values.dtype.kind == "U" else values.dtype.str)
+            for name, values in options.kept(probe).items()]
+
+
+def _identity(image: Image, inputs: str, options: BatchOptions) -> dict[str, Any]:
+    """What makes two runs the same batch: the program's words, the inputs file (its
+    place, size and modification time) and the options."""
+    program = hashlib.sha256(f"W{image.width}\n".encode())
+    program.update(bytes(bool(flag) for flag in image.is_code))
+    program.update(",".join(str(word) for word in image.words).encode())
+    stat = os.stat(inputs)
+    return {"program": program.hexdigest()[:24],
+            "inputs": {"path": os.path.abspath(inputs), "bytes": stat.st_size,
+                       "modified_ns": stat.st_mtime_ns},
+            "options": options.describe()}
