@@ -115,6 +115,30 @@ def compile_function(function: ReversibleFunction, **options: Any) -> CompiledPr
     return compile_file(function.source_file, function.__name__, **options)
 
 
+#: Janus integers are 32-bit words (compiler/frontend/janus/words.py).
+JANUS_WIDTH = 32
+
+
+def compile_janus_file(path: str | Path, *, checks: bool | Iterable[str] = True,
+                       inline: bool = True, optimize: bool = True) -> CompiledProgram:
+    """Compile a Janus program (``.ja``, docs/janus.md) for the W = 32 machine: its
+    ``main`` is the entry, main's variables its declared names."""
+    from .frontend.janus import check_program, parse_janus_file
+    from .frontend.janus.lowering import lower_program
+    module = lower_program(check_program(parse_janus_file(path)))
+    return _finish(module, "main", JANUS_WIDTH, False, None, checks, inline, optimize)
+
+
+def compile_janus_source(text: str, filename: str = "<janus>", *,
+                         checks: bool | Iterable[str] = True, inline: bool = True,
+                         optimize: bool = True) -> CompiledProgram:
+    """:func:`compile_janus_file` on source text."""
+    from .frontend.janus import check_program, parse_janus
+    from .frontend.janus.lowering import lower_program
+    module = lower_program(check_program(parse_janus(text, filename)))
+    return _finish(module, "main", JANUS_WIDTH, False, None, checks, inline, optimize)
+
+
 def _finish(module: ir.Module, entry: str | None, width: int, for_gradient: bool,
             max_registers: int | None, checks: bool | Iterable[str] = True,
             inline: bool = True, optimize: bool = True) -> CompiledProgram:
@@ -138,4 +162,5 @@ def _finish(module: ir.Module, entry: str | None, width: int, for_gradient: bool
 
 
 __all__ = ["CompileError", "CompiledProgram", "ReversibleFunction", "compile_file",
-           "compile_function", "compile_source", "function_text", "reversible"]
+           "compile_function", "compile_janus_file", "compile_janus_source", "compile_source",
+           "function_text", "reversible"]

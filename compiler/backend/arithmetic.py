@@ -68,6 +68,8 @@ class ArithmeticLowering:
                 raise CompileError(pos, "integer division is not supported",
                                    "divide Fixed values")
             return self.binary_instruction(d, sign, "DIV", e.left, e.right, pos)
+        if isinstance(e, ir.BinOp) and e.op in ("//", "%"):
+            return self.int_division(d, sign, e)
         if isinstance(e, ir.BinOp) and e.op == "**":
             return self.power(d, sign, e, ctx)
         if isinstance(e, ir.FuncCall):
@@ -77,7 +79,7 @@ class ArithmeticLowering:
             return self.function(d, sign, e)
         if isinstance(e, (ir.Compare, ir.BoolOp)) or (isinstance(e, ir.Unary)
                                                       and e.op == "not") or \
-                (isinstance(e, ir.BinOp) and e.op in ("&", "|", "<<", ">>")):
+                (isinstance(e, ir.BinOp) and e.op in ("&", "|", "^", "<<", ">>")):
             t = self.fresh(pos)
             setup = self.xor_into(t, e)
             r = t
@@ -112,9 +114,10 @@ class ArithmeticLowering:
                                                               left, ctx))
             return code
         if ctx == ir.INT:
-            if not (isinstance(right, ir.Const) and right.value.denominator == 1):
-                raise CompileError(pos, "an Int product needs a constant factor",
-                                   "multiply Fixed values, or scale by a constant: i * 3")
+            fits = isinstance(right, ir.Const) and right.value.denominator == 1 and \
+                abs(right.value) < 2 ** (self.p.fmt.width - self.fmt_frac - 1)
+            if not fits:  # two variable words (or a wide constant): shifts and adds
+                return self.int_product(d, sign, ir.BinOp(pos, op="*", left=left, right=right))
             # i * c exactly: fmul(i, c << F) == i * c
             a, sa, ta = self.operand(left, ir.INT)
             c = self.fresh(pos)

@@ -33,6 +33,8 @@ class BitwiseLowering:
             return setup + [self.i("XOR", d, r, pos=pos)] + teardown
         if isinstance(e, ir.Unary) and e.op == "not":
             return self.xor_into(d, e.operand) + [self.i("XORI", d, "1", pos=pos)]
+        if isinstance(e, ir.BinOp) and e.op == "^":
+            return self.xor_into(d, e.left) + self.xor_into(d, e.right)
         if isinstance(e, ir.BinOp) and e.op in ("&", "|"):
             ctx = self._compare_type(e.left, e.right)
             a, sa, ta = self.operand(e.left, ctx)

@@ -87,10 +87,11 @@ class ControlFlowLowering:
         code = self.roled(post_setup, "check")
         code.append(post_branch(top, bottom, pos, "check"))
         code += self.roled(post_teardown, "check")
+        self.conditional += 0 if counted else 1
+        code += self.block(s.head)  # Janus's do-part: before every test of pre
         code += self.roled(pre_setup, "control")
         code.append(pre_branch(test, exit_, pos, "control"))
         code += self.roled(pre_teardown, "control")
-        self.conditional += 0 if counted else 1
         code += self.block(s.body)
         self.conditional -= 0 if counted else 1
         code += self.condition_guards([s.pre, s.post])  # the next test's elements

@@ -19,6 +19,7 @@ from .calls import CallLowering
 from .code import Instr, _fixed_literal, inverse_code, with_role
 from .control_flow import ControlFlowLowering
 from .guards import GuardLowering
+from .integer_arithmetic import IntegerArithmeticLowering
 from .ir_queries import _callees
 from .layout import LINK, SCRATCH, VARIABLE_REGISTERS
 from .places import OperandLowering
@@ -26,7 +27,8 @@ from .statements import StatementLowering
 
 
 class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, OperandLowering,
-                        ArithmeticLowering, BitwiseLowering, GuardLowering):
+                        ArithmeticLowering, IntegerArithmeticLowering, BitwiseLowering,
+                        GuardLowering):
     """One function: its portal, scratch registers, constant pool and statement dispatch."""
 
     # ``parent`` is lowering.py's _ModuleLowering (not imported: that module imports this one).
@@ -115,7 +117,7 @@ class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Op
                 for e in exprs:
                     if isinstance(e, ir.Expr):
                         yield from self._constant_operands(e)
-            for attr in ("body", "then", "orelse"):
+            for attr in ("head", "body", "then", "orelse"):
                 inner = getattr(s, attr, None)
                 if isinstance(inner, list):
                     yield from self._loop_constant_operands(inner, looped)

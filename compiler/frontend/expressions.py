@@ -180,6 +180,8 @@ def expr_type(e: ir.Expr, types: dict, tables: dict) -> ir.ScalarType:
     if isinstance(e, ir.BinOp):
         if e.op in ("/", "**"):
             return ir.FIXED
+        if e.op in ("//", "%"):  # integer floor division and remainder (Janus)
+            return ir.INT
         a, b = expr_type(e.left, types, tables), expr_type(e.right, types, tables)
         return ir.INT if a == b == ir.INT else ir.FIXED
     return ir.FIXED

@@ -164,11 +164,16 @@ class If(Stmt):
 
 @dataclass
 class While(Stmt):
-    """``while (pre, post)``: pre continues the loop; post is false on entry, true after."""
+    """``while (pre, post)``: pre continues the loop; post is false on entry, true after.
+
+    ``head`` runs before each test of pre (Janus's ``from e1 do head loop body until
+    e2`` is ``While(not e2, not e1, body, head)``); NiLang's while has none.
+    """
 
     pre: Expr = None
     post: Expr = None
     body: list[Stmt] = field(default_factory=list)
+    head: list[Stmt] = field(default_factory=list)
 
 
 @dataclass

@@ -60,9 +60,9 @@ def initial_store(program: t.Program) -> dict[str, Value]:
         if d.type == "stack":
             store[d.name] = []
         elif d.dims:
-            store[d.name] = _array_value(d)
+            store[d.name] = t.initial_words(d)
         else:
-            store[d.name] = wrap(_constant(d.init)) if d.init is not None else 0
+            store[d.name] = t.initial_words(d)[0]
     return store
 
 
@@ -81,38 +81,6 @@ def run(program: t.Program, store: dict[str, Value] | None = None, *, backward: 
         output.extend(state.output)
     return {name: (list(ref) if isinstance(ref, list) else ref.value)  # type: ignore[union-attr]
             for name, ref in frame.items()}
-
-
-def _constant(e) -> int:
-    if isinstance(e, t.Number):
-        return e.value
-    raise ValueError("main's initial values are numbers")
-
-
-def _array_value(d: t.Decl) -> list[int]:
-    size = 1
-    for n in d.dims:
-        size *= n or 0
-    if d.init is None:
-        return [0] * size
-    flat: list[int] = []
-
-    def fill(value, dims) -> None:
-        if not isinstance(value, tuple):
-            flat.append(wrap(_constant(value)))
-            per = 1
-            for n in dims:
-                per *= n
-            flat.extend([0] * (per - 1)) if dims else None
-            return
-        for item in value:
-            fill(item, dims[1:])
-        per = 1
-        for n in dims[1:]:
-            per *= n
-        flat.extend([0] * (per * (dims[0] - len(value))))
-    fill(d.init if isinstance(d.init, tuple) else (d.init,), d.dims)
-    return flat
 
 
 class _Interpreter:
@@ -284,10 +252,10 @@ class _Interpreter:
                 raise self.fault(e.pos, f"top of the empty stack {e.name}")
             return ref[-1]
         assert isinstance(e, t.Binary)
-        if e.op == "&&":
-            return bool(self.evaluate(e.left, exclude)) and bool(self.evaluate(e.right, exclude))
-        if e.op == "||":
-            return bool(self.evaluate(e.left, exclude)) or bool(self.evaluate(e.right, exclude))
+        if e.op in ("&&", "||"):  # both sides are evaluated (and may fault), as on the machine
+            left, right = bool(self.evaluate(e.left, exclude)), bool(self.evaluate(e.right,
+                                                                                   exclude))
+            return left and right if e.op == "&&" else left or right
         a = int(self.evaluate(e.left, exclude))
         b = int(self.evaluate(e.right, exclude))
         op = e.op

@@ -190,6 +190,34 @@ class Program:
     source_lines: list[str] = field(default_factory=list)
 
 
+def initial_words(d: Decl) -> list[int]:
+    """A main variable's starting words, row-major: its declared value (a ``{...}`` value
+    leaves the rest of its dimension 0), zero where none is given."""
+    from .words import wrap
+    size = 1
+    for n in d.dims:
+        size *= n or 0
+    if d.init is None:
+        return [0] * size
+    if not d.dims:
+        return [wrap(d.init.value)]  # type: ignore[union-attr]
+    flat: list[int] = []
+
+    def fill(value, dims: tuple) -> None:
+        per = 1
+        for n in dims[1:]:
+            per *= n
+        if not isinstance(value, tuple):  # one number: the first word of its block
+            flat.extend([wrap(value.value)] + [0] * (per * dims[0] - 1) if dims else
+                        [wrap(value.value)])
+            return
+        for item in value:
+            fill(item, dims[1:])
+        flat.extend([0] * (per * (dims[0] - len(value))))
+    fill(d.init, d.dims)
+    return flat
+
+
 def children(s: Stmt) -> tuple[tuple[Stmt, ...], ...]:
     """The statement blocks nested in ``s``."""
     if isinstance(s, If):
