@@ -123,20 +123,31 @@ def compile_janus_file(path: str | Path, *, checks: bool | Iterable[str] = True,
                        inline: bool = True, optimize: bool = True) -> CompiledProgram:
     """Compile a Janus program (``.ja``, docs/janus.md) for the W = 32 machine: its
     ``main`` is the entry, main's variables its declared names."""
-    from .frontend.janus import check_program, parse_janus_file
-    from .frontend.janus.lowering import lower_program
-    module = lower_program(check_program(parse_janus_file(path)))
-    return _finish(module, "main", JANUS_WIDTH, False, None, checks, inline, optimize)
+    from .frontend.janus import parse_janus_file
+    program = parse_janus_file(path)
+    return _finish(_janus_module(program), "main", JANUS_WIDTH, False, None, checks, inline,
+                   optimize)
 
 
 def compile_janus_source(text: str, filename: str = "<janus>", *,
                          checks: bool | Iterable[str] = True, inline: bool = True,
                          optimize: bool = True) -> CompiledProgram:
     """:func:`compile_janus_file` on source text."""
-    from .frontend.janus import check_program, parse_janus
+    from .frontend.janus import parse_janus
+    return _finish(_janus_module(parse_janus(text, filename)), "main", JANUS_WIDTH, False,
+                   None, checks, inline, optimize)
+
+
+def _janus_module(program: Any) -> ir.Module:
+    """A parsed Janus program, checked and lowered; errors show their source line."""
+    from .frontend.janus import check_program
     from .frontend.janus.lowering import lower_program
-    module = lower_program(check_program(parse_janus(text, filename)))
-    return _finish(module, "main", JANUS_WIDTH, False, None, checks, inline, optimize)
+    try:
+        return lower_program(check_program(program))
+    except CompileError as exc:
+        if not exc.source_line and 0 < exc.pos.line <= len(program.source_lines):
+            exc.source_line = program.source_lines[exc.pos.line - 1]
+        raise
 
 
 def _finish(module: ir.Module, entry: str | None, width: int, for_gradient: bool,
