@@ -50,7 +50,7 @@ class ArithmeticLowering:
                 t = self.fresh(pos)
                 conv = [self.i("SLLX", t, r, str(self.fmt_frac), pos=pos, note="Int to Fixed")]
                 return setup + conv + [self.i(add, d, t, pos=pos)] + conv + teardown
-            r, setup, teardown = self.place(e)
+            r, setup, teardown = self.value_place(e)
             if r == d:
                 raise CompileError(pos, f"{expr_text(e)} is both read and written by this "
                                         "statement", "copy it into an ancilla first")

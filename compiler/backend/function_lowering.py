@@ -129,6 +129,9 @@ class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Op
             pairs = [(e.left, ctx), (e.right, ctx)]
         elif isinstance(e, ir.BinOp) and e.op == "**":
             pairs = [(e.left, ir.FIXED)] + ([(e.right, ir.FIXED)] if loads_exponent(e) else [])
+        elif isinstance(e, ir.BinOp) and (e.op in ("//", "%") or e.op == "*" and
+                                          self.type_of(e) == ir.INT):
+            pairs = []  # integer words: their constants are loaded where they are used
         elif isinstance(e, ir.BinOp) and e.op == "/" or (
                 isinstance(e, ir.BinOp) and e.op == "*" and not any(
                     isinstance(x, ir.Const) and x.value.denominator == 1 and

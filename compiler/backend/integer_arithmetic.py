@@ -10,9 +10,10 @@ instructions, straight-line and reversible, as compute / use / uncompute:
   wraps, as ADD does (Janus's integer rule, docs/janus.md).
 * ``d += a // b`` and ``d += a % b`` (floor division, the remainder has the sign of
   b): |a| and |b| as unsigned words, restoring long division one bit at a time (the
-  remainder doubles by a rotation, takes the next bit, and subtracts |b| when it is at
-  least |b|, compared unsigned by flipping both sign bits; the quotient bit records
-  the choice, so the step is undone by reading it back), then the signs and the floor
+  pair (remainder, |a|) shifts left, the remainder subtracts |b| when it is at least
+  |b|, compared unsigned by flipping both sign bits, and the quotient bit that records
+  the choice enters |a| from the right, so the step is undone by reading it back; seven
+  scratch registers while it runs), then the signs and the floor
   correction.  A division by zero faults at the statement's line, both ways (ADDDIV
   of zero by b faults on b = 0 and otherwise adds nothing).
 
@@ -23,7 +24,7 @@ from __future__ import annotations
 from ..errors import CompileError
 from ..ir import nodes as ir
 from ..ir.printer import expr_text
-from .code import Instr, inverse_code
+from .code import Instr, Loop, inverse_code
 from .ir_queries import _same
 
 
@@ -63,51 +64,62 @@ class IntegerArithmeticLowering:
         pos = e.pos
         if not self.type_of(e.left) == self.type_of(e.right) == ir.INT:
             raise CompileError(pos, f"{expr_text(e)}: {e.op} takes integers")
-        a, b, setup, teardown = self.int_operands(d, e)
-        big_a, big_b, q, r, t, c, k = (self.fresh(pos) for _ in range(7))
         top = self.p.fmt.width - 1
 
         def op(mnemonic: str, *operands) -> Instr:
             return self.i(mnemonic, *operands, pos=pos)
 
+        # |a|, |b| (unsigned words: |-2^(W-1)| is 2^(W-1)), a's sign mask and whether the
+        # signs differ; the operands' registers are released for the division itself
+        big_a, big_b, a_sign, differ = (self.fresh(pos) for _ in range(4))
+        mark = self.scratch_top
+        a, b, setup, teardown = self.int_operands(d, e)
+        t = self.fresh(pos)
+
+        def absolute(dst: int, src: int) -> list[Instr]:
+            return [op("SRAX", t, src, str(top)), op("XOR", dst, src), op("XOR", dst, t),
+                    op("SUB", dst, t), op("SRAX", t, src, str(top))]
+
         # t += 0 / b: no effect, but the machine's divider faults on b = 0, both ways (a
         # data instruction, so the code stays invertible when it is an operand's setup)
         check = [self.i("ADDDIV", t, 0, b, pos=pos, role="check",
                         note=f"division by zero in {expr_text(e)}")]
-
-        def absolute(dst: int, src: int) -> list[Instr]:
-            # dst = |src| as an unsigned word (|-2^(W-1)| is 2^(W-1)); t is src's sign mask
-            return [op("SRAX", t, src, str(top)), op("XOR", dst, src), op("XOR", dst, t),
-                    op("SUB", dst, t), op("SRAX", t, src, str(top))]
-
-        core = absolute(big_a, a) + absolute(big_b, b)
+        prepare = setup + check + [op("SRAX", a_sign, a, str(top)),
+                                   op("SRAX", differ, a, str(top)),
+                                   op("SRAX", differ, b, str(top))] + \
+            absolute(big_a, a) + absolute(big_b, b) + teardown
+        self.scratch_top = mark
+        r, t, c, counter = (self.fresh(pos) for _ in range(4))
+        q = big_a  # the pair (r, |a|) shifts left; the quotient bits enter |a| from the right
+        # one step, the same for every bit (so it runs as a loop of W steps):
+        # (r, |a|) <<= 1: r < |b| <= 2^(W-1) has its top bit 0, so RL doubles it; |a|'s
+        # top bit moves to r's bit 0 and |a|'s bit 0 is cleared for the quotient bit
+        step = [op("RL", r, "1"), op("SRLX", c, big_a, str(top)), op("RL", big_a, "1"),
+                op("XOR", r, c), op("ANDIX", c, r, "1"),
+                op("ANDIX", t, r, "1"), op("XOR", big_a, t), op("ANDIX", t, r, "1")]
+        # c = (r >= |b|) unsigned: both sign bits flipped, compared signed
         sign_bit = [op("XORI", t, "1"), op("RR", t, "1")]  # t = 2^(W-1)
-        for i in range(top, -1, -1):
-            # r = 2r + bit i of |a| (r < |b| <= 2^(W-1): its top bit is 0, RL doubles it)
-            core += [op("RL", r, "1"), op("SRLX", t, big_a, str(i)), op("ANDIX", c, t, "1"),
-                     op("SRLX", t, big_a, str(i)), op("XOR", r, c), op("ANDIX", c, r, "1")]
-            # c = (r >= |b|) unsigned: both sign bits flipped, compared signed
-            compare = [op("XOR", r, t), op("XOR", big_b, t), op("XORI", c, "1"),
-                       op("SLTX", c, r, big_b), op("XOR", big_b, t), op("XOR", r, t)]
-            core += sign_bit + compare + inverse_code(sign_bit)
-            # r -= |b| when c; quotient bit i = c; then c is read back from q and cleared
-            core += [op("NEG", c), op("ANDX", k, big_b, c), op("SUB", r, k),
-                     op("ANDX", k, big_b, c), op("NEG", c),
-                     op("SLLX", t, c, str(i)), op("XOR", q, t), op("SLLX", t, c, str(i)),
-                     op("SRLX", t, q, str(i)), op("ANDIX", c, t, "1"), op("SRLX", t, q, str(i))]
+        compare = [op("XOR", r, t), op("XOR", big_b, t), op("XORI", c, "1"),
+                   op("SLTX", c, r, big_b), op("XOR", big_b, t), op("XOR", r, t)]
+        step += sign_bit + compare + inverse_code(sign_bit)
+        # r -= |b| when c; the quotient bit is c; then c is read back from it and cleared
+        step += [op("NEG", c), op("ANDX", t, big_b, c), op("SUB", r, t),
+                 op("ANDX", t, big_b, c), op("NEG", c),
+                 op("XOR", q, c), op("ANDIX", c, q, "1")]
+        core: list[Instr] = [Loop("LOOP", (), pos, self.role, "long division", body=tuple(step),
+                                  count=top + 1, counter=f"${counter}", spare=f"${t}")]
         add, sub = ("ADD", "SUB") if sign > 0 else ("SUB", "ADD")
-        signs = [op("SRAX", t, a, str(top)), op("SRAX", t, b, str(top))]  # -1: signs differ
+        # inexact: t = 1 when the signs differ and the remainder is not zero
+        inexact = [op("SLTX", c, 0, r), op("ANDX", t, c, differ), op("SLTX", c, 0, r)]
         if e.op == "//":
-            negate = [op("XOR", q, t)]
-            result = signs + negate + [op(add, d, q), op(sub, d, t)] + inverse_code(negate)
-            # floor: one less when the signs differ and the remainder is not zero
-            inexact = [op("SLTX", c, 0, r), op("ANDX", k, c, t)]
-            result += inexact + [op(sub, d, k)] + inverse_code(inexact) + inverse_code(signs)
+            # -|q| when the signs differ ((q ^ -1) - -1), and one less when inexact (floor)
+            negate = [op("XOR", q, differ)]
+            result = negate + [op(add, d, q), op(sub, d, differ)] + inverse_code(negate) + \
+                inexact + [op(sub, d, t)] + inverse_code(inexact)
         else:
-            a_sign = [op("SRAX", t, a, str(top)), op("XOR", r, t)]
-            result = a_sign + [op(add, d, r), op(sub, d, t)] + inverse_code(a_sign)
-            # floor: add b when the signs differ and the remainder is not zero
-            inexact = signs + [op("SLTX", c, 0, r), op("ANDX", k, c, t), op("SLTX", c, 0, r),
-                               op("NEG", k), op("ANDX", c, b, k)]
-            result += inexact + [op(add, d, c)] + inverse_code(inexact)
-        return setup + check + core + result + inverse_code(core) + teardown
+            # floor remainder: a's sign times r, or times r - |b| when inexact (= r + b)
+            adjust = inexact + [op("NEG", t), op("ANDX", c, big_b, t), op("SUB", r, c)]
+            signed = [op("XOR", r, a_sign)]
+            result = adjust + signed + [op(add, d, r), op(sub, d, a_sign)] + \
+                inverse_code(signed) + inverse_code(adjust)
+        return prepare + core + result + inverse_code(core) + inverse_code(prepare)

@@ -275,8 +275,13 @@ class ConstTable:
 
 @dataclass
 class Module:
+    """``read_copies``: an array element read as a value is copied out (memory keeps it),
+    so one statement may read an element twice (Janus); otherwise it is moved into a
+    register and such reads are guarded as aliases (the eDSL, docs/language.md)."""
+
     file: str
     functions: dict[str, Function]
     constants: dict[str, Const]
     tables: dict[str, ConstTable]
     source_lines: list[str] = field(default_factory=list)
+    read_copies: bool = False

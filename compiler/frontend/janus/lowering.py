@@ -45,7 +45,9 @@ def lower_program(program: t.Program) -> ir.Module:
     # the backend takes the entry by name; keep main last, as the eDSL's default entry
     functions = {name: f for name, f in functions.items() if name != "main"} | \
         {"main": functions["main"]}
-    return ir.Module(program.file, functions, {}, {}, list(program.source_lines))
+    # Janus may read one element twice in an expression: element reads are copies
+    return ir.Module(program.file, functions, {}, {}, list(program.source_lines),
+                     read_copies=True)
 
 
 def _reachable(program: t.Program) -> set[str]:
