@@ -60,21 +60,21 @@ def expand_loops(code: list[Instr], label) -> list[Instr]:
     """
     out: list[Instr] = []
     for instr in code:
-        if not isinstance(instr, Loop):
-            out.append(instr)
-            continue
-        top, test, bottom, exit_ = (label(k) for k in ("dtop", "dtest", "dback", "dexit"))
-        c, k, pos, role = instr.counter, instr.spare, instr.pos, instr.role
-
-        def i(mnemonic: str, *operands: str, name: str = "") -> Instr:
-            return Instr(mnemonic, operands, pos, role, instr.note, name)
-        n = str(instr.count)
-        out += [i("BNE", c, "$0", bottom, name=top), i("ADDI", k, n),
-                i("BEQ", c, k, exit_, name=test), i("ADDI", k, "-" + n)]
-        out += expand_loops([replace(b, role=role) for b in instr.body], label)
-        out += [i("ADDI", c, "1"), i("BNE", c, "$0", top, name=bottom),
-                i("BEQ", c, k, test, name=exit_), i("ADDI", k, "-" + n), i("ADDI", c, "-" + n)]
+        out += _expand(instr, label) if isinstance(instr, Loop) else [instr]
     return out
+
+
+def _expand(loop: Loop, label) -> list[Instr]:
+    top, test, bottom, exit_ = (label(k) for k in ("dtop", "dtest", "dback", "dexit"))
+    c, k, n = loop.counter, loop.spare, str(loop.count)
+
+    def i(mnemonic: str, *operands: str, name: str = "") -> Instr:
+        return Instr(mnemonic, operands, loop.pos, loop.role, loop.note, name)
+    body = expand_loops([replace(b, role=loop.role) for b in loop.body], label)
+    return [i("BNE", c, "$0", bottom, name=top), i("ADDI", k, n),
+            i("BEQ", c, k, exit_, name=test), i("ADDI", k, "-" + n), *body,
+            i("ADDI", c, "1"), i("BNE", c, "$0", top, name=bottom),
+            i("BEQ", c, k, test, name=exit_), i("ADDI", k, "-" + n), i("ADDI", c, "-" + n)]
 
 
 def inverse_instr(instr: Instr) -> Instr:
