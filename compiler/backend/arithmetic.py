@@ -114,9 +114,7 @@ class ArithmeticLowering:
                                                               left, ctx))
             return code
         if ctx == ir.INT:
-            fits = isinstance(right, ir.Const) and right.value.denominator == 1 and \
-                abs(right.value) < 2 ** (self.p.fmt.width - self.fmt_frac - 1)
-            if not fits:  # two variable words (or a wide constant): shifts and adds
+            if not self.fits_int_factor(e):  # two words (or a wide constant): shifts, adds
                 return self.int_product(d, sign, ir.BinOp(pos, op="*", left=left, right=right))
             # i * c exactly: fmul(i, c << F) == i * c
             a, sa, ta = self.operand(left, ir.INT)
@@ -129,6 +127,13 @@ class ArithmeticLowering:
             raise CompileError(pos, f"{expr_text(left)} is read twice by one product; its "
                                     "gradient would be taken once", "write sq(x) for x * x")
         return self.binary_instruction(d, sign, "MUL", left, right, pos)
+
+    def fits_int_factor(self, e: ir.BinOp) -> bool:
+        """Whether an Int product has a constant factor c with c << F a word (fmul then
+        multiplies exactly)."""
+        return any(isinstance(x, ir.Const) and x.value.denominator == 1 and
+                   abs(x.value) < 2 ** (self.p.fmt.width - self.fmt_frac - 1)
+                   for x in (e.left, e.right))
 
     def binary_instruction(self, d, sign, family, left, right, pos) -> list[Instr]:
         a, sa, ta = self.operand(left, ir.FIXED)
