@@ -114,6 +114,11 @@ class ArithmeticLowering:
                                                               left, ctx))
             return code
         if ctx == ir.INT:
+            if isinstance(left, ir.Const) and isinstance(right, ir.Const):
+                # folded, wrapped to a word as the machine's product would be
+                product = self.p.fmt.signed(int(left.value * right.value) & self.p.fmt.mask)
+                return self.accumulate(d, sign, ir.Const(pos, value=Fraction(product),
+                                                         is_int=True), ctx)
             if not self.fits_int_factor(e):  # two words (or a wide constant): shifts, adds
                 return self.int_product(d, sign, ir.BinOp(pos, op="*", left=left, right=right))
             # i * c exactly: fmul(i, c << F) == i * c
