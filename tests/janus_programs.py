@@ -219,7 +219,7 @@ def random_program(seed: int) -> str:
     return "\n".join(procs_text + main) + "\n"
 
 
-def _inputs(state: dict) -> dict[str, int]:
+def machine_inputs(state: dict) -> dict[str, int]:
     """A Janus store as the compiled program's declared names."""
     from revasm.compiler.frontend.janus.checks import STACK_CAPACITY
     from revasm.compiler.frontend.janus.lowering import DEPTH
@@ -268,19 +268,19 @@ def _compare(program, compiled, state: dict, backward: bool, engine: str) -> lis
     except StepLimit:
         return []  # too long to compare here
     except JanusFault as exc:
-        result = revasm.run(compiled.image, _inputs(state), reverse=backward, engine=engine,
+        result = revasm.run(compiled.image, machine_inputs(state), reverse=backward, engine=engine,
                             max_steps=10 ** 7)
         if result.status == "fault":
             return []
         return [f"{way}: the interpreter faults ({exc}), the machine finishes"]
-    result = revasm.run(compiled.image, _inputs(state), reverse=backward, engine=engine,
+    result = revasm.run(compiled.image, machine_inputs(state), reverse=backward, engine=engine,
                         max_steps=10 ** 7)
     if result.status != "finished":
         return [f"{way}: the machine faults ({result.fault}), the interpreter finishes"]
     got = janus_store(result.named)
     if got != expected:
         return [f"{way}: machine {got} != interpreter {expected}"]
-    again = revasm.run(compiled.image, _inputs(got), reverse=not backward, engine=engine,
+    again = revasm.run(compiled.image, machine_inputs(got), reverse=not backward, engine=engine,
                        max_steps=10 ** 7)
     if again.status != "finished" or janus_store(again.named) != state:
         return [f"{way}: the machine's run the other way does not restore {state}"]

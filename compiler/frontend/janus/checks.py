@@ -355,9 +355,7 @@ def _first_element(e: t.Expr, target: t.Element) -> SourcePos | None:
 
 
 def _place_text(p: t.Place) -> str:
-    if isinstance(p, t.Name):
-        return p.name
-    return p.name + "".join("[...]" for _ in p.indices)
+    return t.text(p)
 
 
 def _decl_text(d: t.Decl) -> str:

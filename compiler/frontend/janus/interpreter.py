@@ -116,8 +116,8 @@ class _Interpreter:
             left, i = self.place_ref(s.left)
             right, j = self.place_ref(s.right)
             if left is right and i == j:
-                raise self.fault(s.pos, f"{s.left.name}[...] is swapped with itself (the "
-                                        "same element)")
+                raise self.fault(s.pos, f"{t.text(s.left)} and {t.text(s.right)} are the same "
+                                        "element: it is swapped with itself")
             a, b = self.load(left, i), self.load(right, j)
             self.store(left, i, b)
             self.store(right, j, a)
@@ -237,7 +237,7 @@ class _Interpreter:
         if isinstance(e, t.Element):
             at = self.flat_index(e)
             if exclude == (e.name, at):
-                raise self.fault(e.pos, f"{e.name}[...] is the element this statement updates")
+                raise self.fault(e.pos, f"{t.text(e)} is the element this statement updates")
             return self.frame[e.name][at]  # type: ignore[index]
         if isinstance(e, t.Not):
             return not self.evaluate(e.operand, exclude)

@@ -58,9 +58,9 @@ def tokenize(text: str, filename: str) -> list[Token]:
     while at < len(text):
         m = _TOKEN.match(text, at)
         pos = SourcePos(filename, line, at - line_start + 1)
+        if text.startswith("/*", at) and "*/" not in text[at + 2:]:
+            raise CompileError(pos, "comment /* is never closed", "close it with */")
         if m is None:
-            if text.startswith("/*", at):
-                raise CompileError(pos, "comment /* is never closed")
             raise CompileError(pos, f"unexpected character {text[at]!r}")
         kind, value = m.lastgroup or "", m.group()
         if kind == "name" and value in KEYWORDS:

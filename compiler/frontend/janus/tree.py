@@ -218,6 +218,28 @@ def initial_words(d: Decl) -> list[int]:
     return flat
 
 
+def text(e: Expr) -> str:
+    """Janus source for an expression (fully parenthesised inside)."""
+    if isinstance(e, Number):
+        return str(e.value)
+    if isinstance(e, Boolean):
+        return "true" if e.value else "false"
+    if isinstance(e, Name):
+        return e.name
+    if isinstance(e, Element):
+        return e.name + "".join(f"[{text(i)}]" for i in e.indices)
+    if isinstance(e, Not):
+        return f"!{_operand(e.operand)}"
+    if isinstance(e, StackQuery):
+        return f"{e.query}({e.name})"
+    assert isinstance(e, Binary)
+    return f"{_operand(e.left)} {e.op} {_operand(e.right)}"
+
+
+def _operand(e: Expr) -> str:
+    return f"({text(e)})" if isinstance(e, Binary) else text(e)
+
+
 def children(s: Stmt) -> tuple[tuple[Stmt, ...], ...]:
     """The statement blocks nested in ``s``."""
     if isinstance(s, If):
