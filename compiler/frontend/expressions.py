@@ -108,7 +108,8 @@ class ExpressionParser:
             op = _BINOPS.get(type(node.op))
             if op is None:
                 raise self.error(node, f"operator {ast.unparse(node)!r} is not supported",
-                                 "+ - * / ** & | << >> and the functions of docs/language.md")
+                                 "+ - * / // % ** & | ^ << >> and the functions of "
+                                 "docs/language.md")
             left, right = self.expr(node.left), self.expr(node.right)
             if op in ("<<", ">>") and not isinstance(right, ir.Const):
                 raise self.error(node.right, "shift amounts must be integer constants")
