@@ -131,7 +131,9 @@ class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Op
             pairs = [(e.left, ir.FIXED)] + ([(e.right, ir.FIXED)] if loads_exponent(e) else [])
         elif isinstance(e, ir.BinOp) and (e.op in ("//", "%") or e.op == "*" and
                                           self.type_of(e) == ir.INT and
-                                          not self.fits_int_factor(e)):
+                                          (not self.fits_int_factor(e) or
+                                           isinstance(e.left, ir.Const) and
+                                           isinstance(e.right, ir.Const))):
             pairs = []  # integer words: their constants are loaded where they are used
         elif isinstance(e, ir.BinOp) and e.op == "/" or (
                 isinstance(e, ir.BinOp) and e.op == "*" and not any(

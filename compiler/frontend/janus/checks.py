@@ -244,8 +244,9 @@ class _ProcedureChecker:
                                     "would alias", "pass a copy held in a local variable")
             seen.add(a.name)
             want = Kind(p.type, p.dims)
+            # None: a size not known (yet): an int a[] its callers size, or never called
             same_dims = len(kind.dims) == len(p.dims) and all(
-                w is None or w == k for w, k in zip(p.dims, kind.dims))
+                w is None or k is None or w == k for w, k in zip(p.dims, kind.dims))
             if kind.type != want.type or not same_dims:
                 raise _error(a.pos, f"parameter {p.name} of {s.name} is {_decl_text(p)}, and "
                                     f"{a.name} is {_kind_text(kind)}")
