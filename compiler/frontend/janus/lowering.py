@@ -26,6 +26,7 @@ from fractions import Fraction
 
 from ...errors import SourcePos
 from ...ir import nodes as ir
+from ...ir.inverse import invert_block
 from . import tree as t
 from .checks import STACK_CAPACITY
 
@@ -136,7 +137,6 @@ class _Lowering:
             move = [ir.Swap(pos, a=x, b=slot), ir.Update(pos, target=depth, op="+",
                                                          expr=_int(pos, 1))]
             if s.pop:  # pop is push run backward, checked before it
-                from ...ir.inverse import invert_block
                 return zero + invert_block(move)
             return move + zero
         if isinstance(s, t.Assert):

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...errors import SourcePos
+from .words import wrap
 
 # --- expressions ------------------------------------------------------------------
 
@@ -193,7 +194,6 @@ class Program:
 def initial_words(d: Decl) -> list[int]:
     """A main variable's starting words, row-major: its declared value (a ``{...}`` value
     leaves the rest of its dimension 0), zero where none is given."""
-    from .words import wrap
     size = 1
     for n in d.dims:
         size *= n or 0
