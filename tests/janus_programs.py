@@ -4,7 +4,7 @@
 int scalars, an array and a stack, one or two procedures with parameters, and bodies
 drawn from every statement (updates with ``+ - * / % & | ^``, swaps, ``if ... fi``
 with an assertion that holds, counted ``from`` loops with and without a do-part, locals,
-push/pop pairs, calls and uncalls, assertions).  Divisors are mostly ``(e | 1)`` (odd,
+push/pop pairs, calls and uncalls).  Divisors are mostly ``(e | 1)`` (odd,
 never zero) and sometimes a bare variable, so a few programs divide by zero.
 
 ``differential(source, seed)`` runs the program on the interpreter and, compiled, on
