@@ -12,7 +12,7 @@ import pytest
 from janus_programs import differential, random_program
 
 #: The sample: enough programs to meet every statement kind, within the time budget.
-SEEDS = range(24)
+SEEDS = range(40)
 
 HAND_WRITTEN = {
     "nested loops and a do-part": """procedure main()
