@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, replace
+from typing import Any
 
 from ...errors import CompileError, SourcePos
 from . import tree as t
@@ -127,9 +128,9 @@ class _ProcedureChecker:
                 raise _error(d.pos, f"array {d.name} needs a size")
             self.literal_shape(d.init, d.dims, d.pos, d.name)
         elif d.init is not None:
-            self.int_expr(d.init)  # type: ignore[arg-type]
+            self.int_expr(d.value)
 
-    def literal_shape(self, value, dims, pos: SourcePos, name: str) -> None:
+    def literal_shape(self, value: Any, dims: tuple, pos: SourcePos, name: str) -> None:
         if not isinstance(value, tuple):
             if len(dims) and not isinstance(value, t.Number):
                 raise _error(value.pos, f"the elements of {name} need {{...}} or a number")
@@ -211,13 +212,13 @@ class _ProcedureChecker:
                          "local and delocal name the same variable")
         if dd.type != d.type or dd.dims != d.dims:
             raise _error(dd.pos, f"delocal {dd.name} is declared {dd.type}, local {d.type}")
-        self.int_expr(d.init)  # type: ignore[arg-type]
-        if d.name in t.reads(d.init):  # type: ignore[arg-type]
+        self.int_expr(d.value)
+        if d.name in t.reads(d.value):
             raise _error(d.pos, f"the value of local {d.name} reads {d.name} itself")
         self.declare(d)
         self.block(s.body)
-        self.int_expr(dd.init)  # type: ignore[arg-type]
-        if d.name in t.reads(dd.init):  # type: ignore[arg-type]
+        self.int_expr(dd.value)
+        if d.name in t.reads(dd.value):
             raise _error(dd.pos, f"the value of delocal {d.name} reads {d.name} itself")
         del self.scope[d.name]
 
@@ -311,13 +312,13 @@ class _ProcedureChecker:
         if isinstance(e, t.Binary):
             left, right = self.expr(e.left), self.expr(e.right)
             if e.op in ("&&", "||"):
-                for side, kind in ((e.left, left), (e.right, right)):
-                    if kind != "bool":
+                for side, side_type in ((e.left, left), (e.right, right)):
+                    if side_type != "bool":
                         raise _error(side.pos, f"{e.op} joins conditions, and this is an integer",
                                      "compare explicitly: x != 0")
                 return "bool"
-            for side, kind in ((e.left, left), (e.right, right)):
-                if kind != "int":
+            for side, side_type in ((e.left, left), (e.right, right)):
+                if side_type != "int":
                     raise _error(side.pos, f"{e.op} takes integers, and this is a condition",
                                  "&& and || join conditions" if e.op in "&|" else "")
             return "bool" if e.op in ("<", "<=", ">", ">=", "=", "!=") else "int"

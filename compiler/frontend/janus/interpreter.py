@@ -45,6 +45,10 @@ class _Cell:
     value: int
 
 
+#: What a name refers to in a frame: an int's cell, or an array's or a stack's words.
+_Ref = _Cell | list[int]
+
+
 @dataclass
 class _Run:
     program: t.Program
@@ -71,7 +75,7 @@ def run(program: t.Program, store: dict[str, Value] | None = None, *, backward: 
     """Run main forward (or backward) from ``store`` (default: the initial store); return
     main's variables afterwards (stacks as lists, bottom first)."""
     start = initial_store(program) if store is None else store
-    frame: dict[str, object] = {}
+    frame: dict[str, _Ref] = {}
     for d in program.main.params:
         value = start[d.name]
         frame[d.name] = list(value) if isinstance(value, list) else _Cell(int(value))
@@ -79,12 +83,12 @@ def run(program: t.Program, store: dict[str, Value] | None = None, *, backward: 
     _Interpreter(state, frame, program.main.params).block(program.main.body, not backward)
     if output is not None:
         output.extend(state.output)
-    return {name: (list(ref) if isinstance(ref, list) else ref.value)  # type: ignore[union-attr]
+    return {name: (list(ref) if isinstance(ref, list) else ref.value)
             for name, ref in frame.items()}
 
 
 class _Interpreter:
-    def __init__(self, state: _Run, frame: dict[str, object],
+    def __init__(self, state: _Run, frame: dict[str, _Ref],
                  decls: tuple[t.Decl, ...]) -> None:
         self.state = state
         self.frame = frame
@@ -97,7 +101,7 @@ class _Interpreter:
         for s in (body if forward else reversed(body)):
             self.stmt(s, forward)
 
-    def fault(self, pos: SourcePos, message: str):
+    def fault(self, pos: SourcePos, message: str) -> JanusFault:
         return JanusFault(pos, message, not self.forward)
 
     def stmt(self, s: t.Stmt, forward: bool) -> None:
@@ -109,7 +113,7 @@ class _Interpreter:
             op = s.op if forward or s.op == "^" else {"+": "-", "-": "+"}[s.op]
             ref, at = self.place_ref(s.target)
             value = self.value(s.expr, exclude=(s.target.name, at))
-            old = ref[at] if isinstance(ref, list) else ref.value  # type: ignore[union-attr]
+            old = self.load(ref, at)
             new = wrap(old + value if op == "+" else old - value if op == "-" else old ^ value)
             self.store(ref, at, new)
         elif isinstance(s, t.Swap):
@@ -150,14 +154,15 @@ class _Interpreter:
             self.push(s, pop=s.pop == forward)
         elif isinstance(s, t.Local):
             first, last = (s.decl, s.delocal) if forward else (s.delocal, s.decl)
-            self.frame[s.decl.name] = _Cell(self.value(first.init))  # type: ignore[arg-type]
+            self.frame[s.decl.name] = _Cell(self.value(first.value))
             self.block(s.body, forward)
             self.forward = forward
             cell = self.frame.pop(s.decl.name)
-            expected = self.value(last.init)  # type: ignore[arg-type]
-            if cell.value != expected:  # type: ignore[attr-defined]
+            assert isinstance(cell, _Cell)
+            expected = self.value(last.value)
+            if cell.value != expected:
                 word = "delocal" if forward else "local"
-                raise self.fault(last.pos, f"{s.decl.name} is {cell.value} at its {word}, "  # type: ignore[attr-defined]
+                raise self.fault(last.pos, f"{s.decl.name} is {cell.value} at its {word}, "
                                            f"not {expected}")
         elif isinstance(s, t.Call):
             proc = self.state.program.procedures[s.name]
@@ -193,7 +198,7 @@ class _Interpreter:
 
     # --- places and values ---
 
-    def place_ref(self, p: t.Place) -> tuple[object, int]:
+    def place_ref(self, p: t.Place) -> tuple[_Ref, int]:
         ref = self.frame[p.name]
         if isinstance(p, t.Name):
             return ref, 0
@@ -211,11 +216,11 @@ class _Interpreter:
         return flat
 
     @staticmethod
-    def load(ref, at: int) -> int:
+    def load(ref: _Ref, at: int) -> int:
         return ref[at] if isinstance(ref, list) else ref.value
 
     @staticmethod
-    def store(ref, at: int, value: int) -> None:
+    def store(ref: _Ref, at: int, value: int) -> None:
         if isinstance(ref, list):
             ref[at] = value
         else:
@@ -233,7 +238,7 @@ class _Interpreter:
         if isinstance(e, t.Boolean):
             return e.value
         if isinstance(e, t.Name):
-            return self.frame[e.name].value  # type: ignore[attr-defined]
+            return self.load(self.frame[e.name], 0)
         if isinstance(e, t.Element):
             at = self.flat_index(e)
             if exclude == (e.name, at):
@@ -270,7 +275,7 @@ class _Interpreter:
                 "!=": a != b}[op]
 
     @staticmethod
-    def show(ref) -> str:
+    def show(ref: _Ref) -> str:
         if isinstance(ref, list):
             return "{" + ", ".join(map(str, ref)) + "}"
         return str(ref.value)

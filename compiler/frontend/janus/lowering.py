@@ -116,10 +116,10 @@ class _Lowering:
                              body=self.block(s.loop), head=self.block(s.do))]
         if isinstance(s, t.Local):
             d, dd = s.decl, s.delocal
-            return [ir.Alloc(d.pos, name=d.name, type=ir.INT, value=self.expr(d.init),
+            return [ir.Alloc(d.pos, name=d.name, type=ir.INT, value=self.expr(d.value),
                              checked=True),
                     *self.block(s.body),
-                    ir.Free(dd.pos, name=d.name, type=ir.INT, value=self.expr(dd.init),
+                    ir.Free(dd.pos, name=d.name, type=ir.INT, value=self.expr(dd.value),
                             checked=True)]
         if isinstance(s, t.Call):
             args: list[ir.Expr] = []
@@ -157,7 +157,7 @@ class _Lowering:
 
     # --- expressions ---
 
-    def expr(self, e) -> ir.Expr:
+    def expr(self, e: t.Expr) -> ir.Expr:
         pos = e.pos
         if isinstance(e, t.Number):
             return _int(pos, e.value)

@@ -6,13 +6,15 @@ this regroups them under the Janus names.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from .lowering import DEPTH
 
 
 def janus_store(named: dict[str, int]) -> dict[str, object]:
     """Declared name -> value, regrouped: ``a.i.j`` into nested lists, a stack ``s`` into
     the list of its ``s__len`` elements (bottom first), scalars as they are."""
-    grouped: dict[str, object] = {}
+    grouped: dict[str, Any] = {}
     for name, value in named.items():
         base, _, rest = name.partition(".")
         if not rest:
@@ -20,11 +22,11 @@ def janus_store(named: dict[str, int]) -> dict[str, object]:
                 grouped[name] = value
             continue
         grouped.setdefault(base, {})
-        node = grouped[base]
+        node: dict = grouped[base]
         keys = [int(k) for k in rest.split(".")]
         for k in keys[:-1]:
-            node = node.setdefault(k, {})  # type: ignore[union-attr]
-        node[keys[-1]] = value  # type: ignore[index]
+            node = node.setdefault(k, {})
+        node[keys[-1]] = value
     out: dict[str, object] = {}
     for name, value in grouped.items():
         if isinstance(value, dict):

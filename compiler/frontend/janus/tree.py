@@ -6,7 +6,9 @@ same place in the ``.ja`` file.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from ...errors import SourcePos
 from .words import wrap
@@ -84,6 +86,11 @@ class Decl:
     @property
     def is_array(self) -> bool:
         return bool(self.dims)
+
+    @property
+    def value(self) -> Expr:
+        """A scalar's declared value (a local's always; main's variables default to 0)."""
+        return self.init if isinstance(self.init, Expr) else Number(self.pos, 0)
 
 
 # --- statements ----------------------------------------------------------------------
@@ -203,7 +210,7 @@ def initial_words(d: Decl) -> list[int]:
         return [wrap(d.init.value)]  # type: ignore[union-attr]
     flat: list[int] = []
 
-    def fill(value, dims: tuple) -> None:
+    def fill(value: Any, dims: tuple) -> None:
         per = 1
         for n in dims[1:]:
             per *= n
@@ -251,7 +258,7 @@ def children(s: Stmt) -> tuple[tuple[Stmt, ...], ...]:
     return ()
 
 
-def walk(body: tuple[Stmt, ...]):
+def walk(body: tuple[Stmt, ...]) -> Iterator[Stmt]:
     """Every statement of ``body``, nested ones included, in program order."""
     for s in body:
         yield s
