@@ -69,26 +69,24 @@ class IntegerArithmeticLowering:
         def op(mnemonic: str, *operands) -> Instr:
             return self.i(mnemonic, *operands, pos=pos)
 
+        # a and b computed into registers of their own (each operand's temporaries are
+        # free again after it, and b's are allocated with only a's register held, so a
+        # division nested in an operand needs one register of this one); then in place
         # |a|, |b| (unsigned words: |-2^(W-1)| is 2^(W-1)), a's sign mask and whether the
-        # signs differ; the operands' registers are released for the division itself
-        big_a, big_b, a_sign, differ = (self.fresh(pos) for _ in range(4))
-        mark = self.scratch_top
-        a, b, setup, teardown = self.int_operands(d, e)
-        t = self.fresh(pos)
-
-        def absolute(dst: int, src: int) -> list[Instr]:
-            return [op("SRAX", t, src, str(top)), op("XOR", dst, src), op("XOR", dst, t),
-                    op("SUB", dst, t), op("SRAX", t, src, str(top))]
-
-        # t += 0 / b: no effect, but the machine's divider faults on b = 0, both ways (a
-        # data instruction, so the code stays invertible when it is an operand's setup)
-        check = [self.i("ADDDIV", t, 0, b, pos=pos, role="check",
-                        note=f"division by zero in {expr_text(e)}")]
-        prepare = setup + check + [op("SRAX", a_sign, a, str(top)),
-                                   op("SRAX", differ, a, str(top)),
-                                   op("SRAX", differ, b, str(top))] + \
-            absolute(big_a, a) + absolute(big_b, b) + teardown
-        self.scratch_top = mark
+        # signs differ
+        big_a = self.fresh(pos)
+        prepare = self.complete(lambda: self.accumulate(big_a, 1, e.left, ir.INT))
+        big_b = self.fresh(pos)
+        prepare += self.complete(lambda: self.accumulate(big_b, 1, e.right, ir.INT))
+        a_sign, differ = self.fresh(pos), self.fresh(pos)
+        # differ += 0 / b: no effect, but the machine's divider faults on b = 0, both ways
+        # (a data instruction, so the code stays invertible inside an operand's setup)
+        prepare += [self.i("ADDDIV", differ, 0, big_b, pos=pos, role="check",
+                           note=f"division by zero in {expr_text(e)}")]
+        prepare += [op("SRAX", a_sign, big_a, str(top)), op("SRAX", differ, big_b, str(top)),
+                    op("XOR", big_a, a_sign), op("SUB", big_a, a_sign),
+                    op("XOR", big_b, differ), op("SUB", big_b, differ),
+                    op("XOR", differ, a_sign)]
         r, t, c, counter = (self.fresh(pos) for _ in range(4))
         q = big_a  # the pair (r, |a|) shifts left; the quotient bits enter |a| from the right
         # one step, the same for every bit (so it runs as a loop of W steps):

@@ -13,6 +13,7 @@ itself.  Running backward executes each statement's inverse in reverse order
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from ...errors import SourcePos
@@ -173,8 +174,10 @@ class _Interpreter:
             if not self.truth(s.cond):
                 raise self.fault(s.pos, "assertion failed")
         elif isinstance(s, t.Show):
-            if s.text is not None:
-                self.state.output.append(s.text)
+            if s.text is not None:  # printf's %d (and the like) take the variables in turn
+                values = iter(self.show(self.frame[n]) for n in s.names)
+                self.state.output.append(re.sub(r"%[-+ 0#]*\d*[a-zA-Z]",
+                                                lambda _: next(values, "?"), s.text))
             else:
                 self.state.output.append(", ".join(
                     f"{n} = {self.show(self.frame[n])}" for n in s.names))

@@ -24,7 +24,6 @@ KEYWORDS = {
 #: Keywords of other jana versions this front end does not accept, and what to write instead.
 UNSUPPORTED = {
     "bool": "declare an int; conditions are comparisons (x != 0)",
-    "printf": "use show(x) or print(\"text\")",
     "error": "use an assertion: assert e",
     "external": "every procedure must be defined in the file",
     "iterate": "write the loop as from i = a do ... loop ... until i = b",
@@ -286,14 +285,17 @@ class _Parser:
                 names.append(self.name("a variable").text)
             self.expect(")", " to close show")
             return t.Show(tok.pos, tuple(names))
-        if word == "print":
+        if word in ("print", "printf"):
             self.next()
-            self.expect("(", " after print")
+            self.expect("(", f" after {word}")
             if self.token.kind != "string":
                 self.fail("expected a string in double quotes")
-            text = self.next().text[1:-1]
-            self.expect(")", " to close print")
-            return t.Show(tok.pos, (), text)
+            text = self.next().text[1:-1].replace("\\n", "\n").replace("\\t", "\t")
+            names = []
+            while word == "printf" and self.accept(","):
+                names.append(self.name("a variable").text)
+            self.expect(")", f" to close {word}")
+            return t.Show(tok.pos, tuple(names), text)
         self.fail("expected a statement")
         raise AssertionError  # unreachable: fail raises
 

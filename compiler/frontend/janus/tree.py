@@ -173,7 +173,8 @@ class Assert(Stmt):
 
 @dataclass(frozen=True)
 class Show(Stmt):
-    """``show(x, y)`` or ``print("text")``: output in either direction (no effect on the store)."""
+    """``show(x, y)``, ``print("text")`` or ``printf("%d", x)``: output in either direction
+    (no effect on the store)."""
 
     names: tuple[str, ...] = ()
     text: str | None = None
