@@ -277,6 +277,11 @@ CATALOGUE = [
      2, 5,
      '3 values for a dimension of size 2 of a',
      ''),
+    ('initial_value_not_a_number',
+     'procedure main()\n    int x = 2\n    int y = x + 1\n    skip\n',
+     3, 13,
+     'the initial value of y must be a number',
+     'start from a number and update it: int y = 0 ... y += e'),
 ]
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "janus.md"
 

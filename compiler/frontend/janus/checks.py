@@ -128,13 +128,19 @@ class _ProcedureChecker:
                 raise _error(d.pos, f"array {d.name} needs a size")
             self.literal_shape(d.init, d.dims, d.pos, d.name)
         elif d.init is not None:
-            self.int_expr(d.value)
+            self.number(d.value, d.name)
+
+    def number(self, value: t.Expr, name: str) -> None:
+        """A value main's variable starts from: a number (the host loads it)."""
+        if not isinstance(value, t.Number):
+            raise _error(value.pos, f"the initial value of {name} must be a number",
+                         f"start from a number and update it: int {name} = 0 ... "
+                         f"{name} += e")
+        self.int_expr(value)
 
     def literal_shape(self, value: Any, dims: tuple, pos: SourcePos, name: str) -> None:
         if not isinstance(value, tuple):
-            if len(dims) and not isinstance(value, t.Number):
-                raise _error(value.pos, f"the elements of {name} need {{...}} or a number")
-            self.int_expr(value)
+            self.number(value, name)
             return
         if not dims:
             raise _error(pos, f"too many levels of {{...}} for {name}")
