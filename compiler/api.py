@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from revasm.assembler import assemble
+from revasm.assembler import AssemblyError, assemble
 from revasm.assembler.image import Image
 
 from .backend.lowering import Lowered, SourceEntry, lower_module
@@ -168,8 +168,32 @@ def _finish(module: ir.Module, entry: str | None, width: int, for_gradient: bool
         if not exc.source_line and 0 < exc.pos.line <= len(module.source_lines):
             exc.source_line = module.source_lines[exc.pos.line - 1]
         raise
-    image = assemble(lowered.pal, filename=f"{Path(module.file).stem}.{entry}.pal", width=width)
+    try:
+        image = assemble(lowered.pal, filename=f"{Path(module.file).stem}.{entry}.pal",
+                         width=width)
+    except AssemblyError as exc:
+        too_far = _too_far(exc, lowered, module)
+        if too_far is None:
+            raise
+        raise too_far from None
     return CompiledProgram(module, entry, lowered, image)
+
+
+def _too_far(exc: AssemblyError, lowered: Lowered, module: ir.Module) -> CompileError | None:
+    """A program whose branches span more than the offset fields hold (every error a branch
+    offset), as a CompileError at the source line of the first such branch."""
+    if not exc.diagnostics or not all("branch offset" in d.message for d in exc.diagnostics):
+        return None
+    entry = next((lowered.lines.get(d.line) for d in exc.diagnostics
+                  if lowered.lines.get(d.line) is not None), None)
+    pos = entry.pos if entry is not None and entry.pos else SourcePos(module.file, 1, 1)
+    line = module.source_lines[pos.line - 1] if 0 < pos.line <= len(module.source_lines) \
+        else ""
+    return CompileError(pos, "the compiled program is too large: a branch of this statement "
+                             "spans more instructions than a branch offset holds (16 bits)",
+                        "split the work into procedures (functions): each call is a portal, "
+                        "and every / and % or product in a condition is code repeated at "
+                        "each test", line)
 
 
 __all__ = ["CompileError", "CompiledProgram", "ReversibleFunction", "compile_file",

@@ -15,6 +15,7 @@ from janus_programs import machine_inputs
 
 import revasm
 from revasm.cli.main import cli
+from revasm.compiler import CompileError
 from revasm.compiler.api import compile_janus_file, compile_janus_source
 from revasm.compiler.frontend.janus import check_program, parse_janus, parse_janus_file
 from revasm.compiler.frontend.janus.interpreter import JanusFault, initial_store, run
@@ -157,3 +158,14 @@ def test_uncall_runs_a_procedure_backward():
     assert run(program) == run(once) == {"x": 750, "v": -250}
     got = revasm.run(compile_janus_source(source, "u.ja").image, engine="reference")
     assert janus_store(got.named) == {"x": 750, "v": -250}
+
+
+def test_a_program_too_large_for_branch_offsets_is_a_compile_error_at_the_branch():
+    # 100 products of two words in one branch: ~35000 instructions to jump over
+    body = "".join("        z += x * y\n" for _ in range(100))
+    source = f"procedure main()\n    int x = 5\n    int y = 3\n    int z\n" \
+        f"    if x > 0 then\n{body}    fi x > 0\n"
+    with pytest.raises(CompileError) as info:
+        compile_janus_source(source, "big.ja")
+    assert (info.value.pos.line, info.value.pos.column) == (5, 5)
+    assert "too large" in info.value.message and "procedures" in info.value.hint
