@@ -13,7 +13,7 @@ from revasm.isa.fixed_point import WordFormat
 
 from .errors import EXIT_FAILURE, ToolError, output_error
 from .help_text import filled_help
-from .loading import assembly_error, compile_error
+from .loading import assembly_error, compile_error, is_janus
 from .outputs import refuse_overwrite, write_atomic
 from .values import real_range_text
 
@@ -92,16 +92,18 @@ def _checks(no_checks: str | None) -> bool | set[str]:
 def compile_command(target: str, out: str | None, emit: str, inverse: bool, width: str,
                     gradient: bool, no_checks: str | None = None, no_inline: bool = False,
                     as_json: bool = False) -> None:
-    """Compile a @reversible Python function to PAL for the reversible machine.
+    """Compile a @reversible Python function (or a Janus program, .ja) to PAL.
 
     FUNC defaults to the last @reversible function of the file; the functions
-    it calls are compiled with it.  Errors name the Python file, line and column.
+    it calls are compiled with it.  A Janus file compiles its procedure main
+    (docs/janus.md).  Errors name the source file, line and column.
 
     \b
     Examples:
       revasm compile examples/nilang/rfib.py:rfib -o rfib.pal && revasm run rfib.pal --set n=10
       revasm compile examples/nilang/dot.py --emit ir --inverse
       revasm compile examples/nilang/ibesselj.py:ibesselj --width 64 --no-checks -o ib.pal
+      revasm compile examples/janus/factor.ja -o factor.pal && revasm run factor.pal
     """
     path, func = _split_target(target)
     if Path(path).is_dir():
@@ -113,8 +115,11 @@ def compile_command(target: str, out: str | None, emit: str, inverse: bool, widt
     if out is not None:  # never over the Python source: `-o f.py` would replace it
         refuse_overwrite([out, out + ".map.json"], [path], "-o")
     try:
-        program = compile_file(path, func, width=int(width), for_gradient=gradient,
-                               checks=_checks(no_checks), inline=not no_inline)
+        if is_janus(path):
+            program = _compile_janus(path, func, width, gradient, no_checks, no_inline)
+        else:
+            program = compile_file(path, func, width=int(width), for_gradient=gradient,
+                                   checks=_checks(no_checks), inline=not no_inline)
     except CompileError as exc:
         raise compile_error(exc) from None
     except AssemblyError as exc:  # a compiler bug: the output did not assemble
@@ -154,6 +159,22 @@ def compile_command(target: str, out: str | None, emit: str, inverse: bool, widt
                                "width": int(width), "instructions": instructions,
                                "output": out, "map": source_map_path}))
     click.echo(f"{target}: {instructions} instructions -> {out}", err=True)
+
+
+def _compile_janus(path: str, func: str | None, width: str, gradient: bool,
+                   no_checks: str | None, no_inline: bool):
+    """A Janus program: its main, at W = 32, for values (Janus has no reals to differentiate)."""
+    from revasm.compiler.api import JANUS_WIDTH, compile_janus_file
+    if func not in (None, "main"):
+        raise click.BadParameter(f"a Janus program compiles from its procedure main, not "
+                                 f"{func}", param_hint="SRC.py[:FUNC]")
+    if int(width) != JANUS_WIDTH:
+        raise click.BadParameter(f"Janus integers are {JANUS_WIDTH}-bit words "
+                                 "(docs/janus.md)", param_hint="--width")
+    if gradient:
+        raise click.BadParameter("a Janus program computes integers, which carry no "
+                                 "gradient", param_hint="--gradient")
+    return compile_janus_file(path, checks=_checks(no_checks), inline=not no_inline)
 
 
 def _parse_at(text: str, width: int) -> dict[str, float]:

@@ -13,7 +13,7 @@ from revasm.sim.engines import CHOICES, EngineError, choose
 from revasm.sim.reference import MachineFault
 
 from .errors import EXIT_FAILURE, ToolError
-from .loading import load_program
+from .loading import is_janus, load_program
 from .machine_io import load_inputs
 from .outputs import image_inputs, refuse_overwrite
 from .waveforms import write_waveforms
@@ -132,11 +132,15 @@ def run(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
                      max_steps=max_steps, trace=sink, strict=strict)
     if vcd and result.fault is None:
         write_waveforms(vcd, image, records, sets, mems)
+    payload = result.to_json()
+    if is_janus(file):  # main's variables by their Janus names (arrays and stacks as lists)
+        from revasm.compiler.frontend.janus.store import janus_store
+        payload["named"] = janus_store(payload["named"])
     if as_json:
-        click.echo(json.dumps(result.to_json()))
+        click.echo(json.dumps(payload))
     else:
         # A fault's report (stderr) lists the registers itself.
-        _print_summary(result.to_json(), image, registers=result.fault is None)
+        _print_summary(payload, image, registers=result.fault is None)
         if result.fault:
             click.echo(str(result.fault), err=True)
     warn_overflows(result.overflows)

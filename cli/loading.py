@@ -10,6 +10,12 @@ from revasm.assembler.image import Image
 from .errors import ToolError
 
 IMAGE_SUFFIXES = (".bin",)
+#: Janus source (docs/janus.md): compiled for the W = 32 machine when a command loads it.
+JANUS_SUFFIXES = (".ja",)
+
+
+def is_janus(path: str) -> bool:
+    return Path(path).suffix.lower() in JANUS_SUFFIXES
 
 #: Gradients want the finer resolution: without --width or a .width directive,
 #: the gradient commands (grad, hessian, batch --grad, report --grad) run at W = 64.
@@ -25,6 +31,8 @@ def load_program(path: str, width: int | None = None) -> Image:
         raise ToolError(f"{path}: error: no such file")
     if file.is_dir():
         raise ToolError(f"{path}: error: is a directory, not a program")
+    if is_janus(path):
+        return load_janus(path, width)
     if file.suffix in IMAGE_SUFFIXES:
         try:
             image = read_bin(file)
@@ -41,6 +49,24 @@ def load_program(path: str, width: int | None = None) -> Image:
     except UnicodeDecodeError:
         raise ToolError(f"{path}: error: not a text file "
                         "(is it a binary image? name it .bin)") from None
+    except OSError as exc:
+        raise ToolError(f"{path}: error: cannot read: {exc.strerror or exc}") from None
+
+
+def load_janus(path: str, width: int | None = None) -> Image:
+    """Compile a Janus program to its image (W = 32, the width of Janus integers)."""
+    from revasm.compiler import CompileError
+    from revasm.compiler.api import JANUS_WIDTH, compile_janus_file
+    if width is not None and width != JANUS_WIDTH:
+        raise ToolError(f"{path}: error: Janus programs run at W = {JANUS_WIDTH} (their "
+                        f"integers are 32-bit words, docs/janus.md), not {width}", file=path)
+    try:
+        return compile_janus_file(path).image
+    except CompileError as exc:
+        raise compile_error(exc) from None
+    except AssemblyError as exc:  # a compiler bug: the output did not assemble
+        raise assembly_error(exc, path, "internal error: the compiled program does not "
+                             "assemble:\n") from None
     except OSError as exc:
         raise ToolError(f"{path}: error: cannot read: {exc.strerror or exc}") from None
 

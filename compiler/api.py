@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from revasm.assembler import assemble
+from revasm.assembler import AssemblyError, assemble
 from revasm.assembler.image import Image
 
 from .backend.lowering import Lowered, SourceEntry, lower_module
@@ -115,6 +115,41 @@ def compile_function(function: ReversibleFunction, **options: Any) -> CompiledPr
     return compile_file(function.source_file, function.__name__, **options)
 
 
+#: Janus integers are 32-bit words (compiler/frontend/janus/words.py).
+JANUS_WIDTH = 32
+
+
+def compile_janus_file(path: str | Path, *, checks: bool | Iterable[str] = True,
+                       inline: bool = True, optimize: bool = True) -> CompiledProgram:
+    """Compile a Janus program (``.ja``, docs/janus.md) for the W = 32 machine: its
+    ``main`` is the entry, main's variables its declared names."""
+    from .frontend.janus import parse_janus_file
+    program = parse_janus_file(path)
+    return _finish(_janus_module(program), "main", JANUS_WIDTH, False, None, checks, inline,
+                   optimize)
+
+
+def compile_janus_source(text: str, filename: str = "<janus>", *,
+                         checks: bool | Iterable[str] = True, inline: bool = True,
+                         optimize: bool = True) -> CompiledProgram:
+    """:func:`compile_janus_file` on source text."""
+    from .frontend.janus import parse_janus
+    return _finish(_janus_module(parse_janus(text, filename)), "main", JANUS_WIDTH, False,
+                   None, checks, inline, optimize)
+
+
+def _janus_module(program: Any) -> ir.Module:
+    """A parsed Janus program, checked and lowered; errors show their source line."""
+    from .frontend.janus import check_program
+    from .frontend.janus.lowering import lower_program
+    try:
+        return lower_program(check_program(program))
+    except CompileError as exc:
+        if not exc.source_line and 0 < exc.pos.line <= len(program.source_lines):
+            exc.source_line = program.source_lines[exc.pos.line - 1]
+        raise
+
+
 def _finish(module: ir.Module, entry: str | None, width: int, for_gradient: bool,
             max_registers: int | None, checks: bool | Iterable[str] = True,
             inline: bool = True, optimize: bool = True) -> CompiledProgram:
@@ -133,9 +168,34 @@ def _finish(module: ir.Module, entry: str | None, width: int, for_gradient: bool
         if not exc.source_line and 0 < exc.pos.line <= len(module.source_lines):
             exc.source_line = module.source_lines[exc.pos.line - 1]
         raise
-    image = assemble(lowered.pal, filename=f"{Path(module.file).stem}.{entry}.pal", width=width)
+    try:
+        image = assemble(lowered.pal, filename=f"{Path(module.file).stem}.{entry}.pal",
+                         width=width)
+    except AssemblyError as exc:
+        too_far = _too_far(exc, lowered, module)
+        if too_far is None:
+            raise
+        raise too_far from None
     return CompiledProgram(module, entry, lowered, image)
 
 
+def _too_far(exc: AssemblyError, lowered: Lowered, module: ir.Module) -> CompileError | None:
+    """A program whose branches span more than the offset fields hold (every error a branch
+    offset), as a CompileError at the source line of the first such branch."""
+    if not exc.diagnostics or not all("branch offset" in d.message for d in exc.diagnostics):
+        return None
+    entry = next((lowered.lines.get(d.line) for d in exc.diagnostics
+                  if lowered.lines.get(d.line) is not None), None)
+    pos = entry.pos if entry is not None and entry.pos else SourcePos(module.file, 1, 1)
+    line = module.source_lines[pos.line - 1] if 0 < pos.line <= len(module.source_lines) \
+        else ""
+    return CompileError(pos, "the compiled program is too large: a branch of this statement "
+                             "spans more instructions than a branch offset holds (16 bits)",
+                        "split the work into procedures (functions): each call is a portal, "
+                        "and every / and % or product in a condition is code repeated at "
+                        "each test", line)
+
+
 __all__ = ["CompileError", "CompiledProgram", "ReversibleFunction", "compile_file",
-           "compile_function", "compile_source", "function_text", "reversible"]
+           "compile_function", "compile_janus_file", "compile_janus_source", "compile_source",
+           "function_text", "reversible"]

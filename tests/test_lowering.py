@@ -317,3 +317,32 @@ def f(s: Int, a: Int, b: Int):
         run(program, {"a": 5, "b": 2})
     assert info.value.pos.line == 5
     assert "runs the wrong way: its end b is below its start a" in str(info.value)
+
+
+def test_a_condition_whose_parts_read_one_array_reads_every_element():
+    # the single-pass condition held a[i] in a register while the second part read it
+    # again from memory, as zero (found by the Janus differential tests)
+    program = compile_source(HEADER + """@reversible
+def f(n: Out[Int], a: Array[Int, 3], i: Int):
+    if a[i] > 5 or a[i] < -5:
+        n += 1
+""", "f", "parts.py")
+    for values, expected in (([9, 0, 0], 1), ([0, 0, 0], 0), ([-7, 0, 0], 1), ([3, 0, 0], 0)):
+        assert run(program, {"a": values, "i": 0}, reverse_check=True).values["n"] == expected
+
+
+def test_int_words_multiply_divide_and_take_remainders_by_floor():
+    program = compile_source(HEADER + """@reversible
+def f(p: Out[Int], q: Out[Int], m: Out[Int], a: Int, b: Int):
+    p += a * b
+    q += a // b
+    m += a % b
+""", "f", "ints.py")
+    for a, b in ((-7, 2), (7, -2), (2 ** 31 - 1, 3), (-2 ** 31, -1), (40000, 70000)):
+        values = run(program, {"a": a, "b": b}, reverse_check=True).values
+        product = (a * b + 2 ** 31) % 2 ** 32 - 2 ** 31
+        quotient = (a // b + 2 ** 31) % 2 ** 32 - 2 ** 31
+        assert (values["p"], values["q"], values["m"]) == (product, quotient, a % b)
+    with pytest.raises(ProgramFault) as info:
+        run(program, {"a": 1, "b": 0})
+    assert info.value.pos.line == 6

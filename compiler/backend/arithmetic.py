@@ -50,7 +50,7 @@ class ArithmeticLowering:
                 t = self.fresh(pos)
                 conv = [self.i("SLLX", t, r, str(self.fmt_frac), pos=pos, note="Int to Fixed")]
                 return setup + conv + [self.i(add, d, t, pos=pos)] + conv + teardown
-            r, setup, teardown = self.place(e)
+            r, setup, teardown = self.value_place(e)
             if r == d:
                 raise CompileError(pos, f"{expr_text(e)} is both read and written by this "
                                         "statement", "copy it into an ancilla first")
@@ -68,6 +68,8 @@ class ArithmeticLowering:
                 raise CompileError(pos, "integer division is not supported",
                                    "divide Fixed values")
             return self.binary_instruction(d, sign, "DIV", e.left, e.right, pos)
+        if isinstance(e, ir.BinOp) and e.op in ("//", "%"):
+            return self.int_division(d, sign, e)
         if isinstance(e, ir.BinOp) and e.op == "**":
             return self.power(d, sign, e, ctx)
         if isinstance(e, ir.FuncCall):
@@ -77,7 +79,7 @@ class ArithmeticLowering:
             return self.function(d, sign, e)
         if isinstance(e, (ir.Compare, ir.BoolOp)) or (isinstance(e, ir.Unary)
                                                       and e.op == "not") or \
-                (isinstance(e, ir.BinOp) and e.op in ("&", "|", "<<", ">>")):
+                (isinstance(e, ir.BinOp) and e.op in ("&", "|", "^", "<<", ">>")):
             t = self.fresh(pos)
             setup = self.xor_into(t, e)
             r = t
@@ -112,9 +114,13 @@ class ArithmeticLowering:
                                                               left, ctx))
             return code
         if ctx == ir.INT:
-            if not (isinstance(right, ir.Const) and right.value.denominator == 1):
-                raise CompileError(pos, "an Int product needs a constant factor",
-                                   "multiply Fixed values, or scale by a constant: i * 3")
+            if isinstance(left, ir.Const) and isinstance(right, ir.Const):
+                # folded, wrapped to a word as the machine's product would be
+                product = self.p.fmt.signed(int(left.value * right.value) & self.p.fmt.mask)
+                return self.accumulate(d, sign, ir.Const(pos, value=Fraction(product),
+                                                         is_int=True), ctx)
+            if not self.fits_int_factor(e):  # two words (or a wide constant): shifts, adds
+                return self.int_product(d, sign, ir.BinOp(pos, op="*", left=left, right=right))
             # i * c exactly: fmul(i, c << F) == i * c
             a, sa, ta = self.operand(left, ir.INT)
             c = self.fresh(pos)
@@ -126,6 +132,13 @@ class ArithmeticLowering:
             raise CompileError(pos, f"{expr_text(left)} is read twice by one product; its "
                                     "gradient would be taken once", "write sq(x) for x * x")
         return self.binary_instruction(d, sign, "MUL", left, right, pos)
+
+    def fits_int_factor(self, e: ir.BinOp) -> bool:
+        """Whether an Int product has a constant factor c with c << F a word (fmul then
+        multiplies exactly)."""
+        return any(isinstance(x, ir.Const) and x.value.denominator == 1 and
+                   abs(x.value) < 2 ** (self.p.fmt.width - self.fmt_frac - 1)
+                   for x in (e.left, e.right))
 
     def binary_instruction(self, d, sign, family, left, right, pos) -> list[Instr]:
         a, sa, ta = self.operand(left, ir.FIXED)

@@ -27,14 +27,24 @@ class BitwiseLowering:
             load = [self.i("LI", t, str(v), pos=pos)]
             return load + [self.i("XOR", d, t, pos=pos)] + inverse_code(load)
         if isinstance(e, (ir.Var, ir.Index)):
-            r, setup, teardown = self.place(e)
+            r, setup, teardown = self.value_place(e)
             if r == d:
                 raise CompileError(pos, f"{expr_text(e)} is both read and written")
             return setup + [self.i("XOR", d, r, pos=pos)] + teardown
         if isinstance(e, ir.Unary) and e.op == "not":
             return self.xor_into(d, e.operand) + [self.i("XORI", d, "1", pos=pos)]
+        if isinstance(e, ir.BinOp) and e.op == "^":
+            return self.xor_into(d, e.left) + self.xor_into(d, e.right)
         if isinstance(e, ir.BinOp) and e.op in ("&", "|"):
             ctx = self._compare_type(e.left, e.right)
+            left, right = (e.right, e.left) if isinstance(e.left, ir.Const) else \
+                (e.left, e.right)
+            if ctx == ir.INT and isinstance(right, ir.Const) and \
+                    right.value.denominator == 1 and -32768 <= right.value <= 32767:
+                # the immediate forms: one register fewer than a loaded constant
+                a, sa, ta = self.operand(left, ctx)
+                op = "ANDIX" if e.op == "&" else "ORIX"
+                return sa + [self.i(op, d, a, str(int(right.value)), pos=pos)] + ta
             a, sa, ta = self.operand(e.left, ctx)
             b, sb, tb = self.operand(e.right, ctx)
             op = "ANDX" if e.op == "&" else "ORX"
@@ -84,6 +94,6 @@ class BitwiseLowering:
             return diff + sign_bits + core + inverse_code(sign_bits) + inverse_code(diff)
         if isinstance(e, (ir.BinOp, ir.FuncCall, ir.Unary)):
             t = self.fresh(pos)
-            setup = self.accumulate(t, 1, e, self.type_of(e))
+            setup = self.complete(lambda: self.accumulate(t, 1, e, self.type_of(e)))
             return setup + [self.i("XOR", d, t, pos=pos)] + inverse_code(setup)
         raise CompileError(pos, f"cannot compute {expr_text(e)} with ^=")

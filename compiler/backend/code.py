@@ -34,8 +34,53 @@ class Instr:
         return f"{self.mnemonic.lower():<7} {ops}".rstrip()
 
 
+@dataclass(frozen=True)
+class Loop(Instr):
+    """``body`` run ``count`` times, a pseudo-instruction until ``expand_loops``.
+
+    The body must not depend on the iteration (it reads no counter), so the loop's
+    inverse is the same loop over the inverse body: code that holds loops stays
+    invertible with ``inverse_code``.  ``counter`` is a zero scratch register the
+    expansion counts in, ``spare`` one that is zero between iterations (it holds the
+    count while the exit is tested).
+    """
+
+    body: tuple[Instr, ...] = ()
+    count: int = 0
+    counter: str = ""
+    spare: str = ""
+
+
+def expand_loops(code: list[Instr], label) -> list[Instr]:
+    """Every :class:`Loop` of ``code`` as paired branches (``label(kind)`` names them).
+
+    ``counter`` runs 0 .. count: the top branch (taken when counter != 0) catches the
+    back edge and the exit branch (taken when counter == count, held in ``spare``)
+    catches the test, as a while loop's (docs/abi.md); counter is cleared after.
+    """
+    out: list[Instr] = []
+    for instr in code:
+        out += _expand(instr, label) if isinstance(instr, Loop) else [instr]
+    return out
+
+
+def _expand(loop: Loop, label) -> list[Instr]:
+    top, test, bottom, exit_ = (label(k) for k in ("dtop", "dtest", "dback", "dexit"))
+    c, k, n = loop.counter, loop.spare, str(loop.count)
+
+    def i(mnemonic: str, *operands: str, name: str = "") -> Instr:
+        return Instr(mnemonic, operands, loop.pos, loop.role, loop.note, name)
+    body = expand_loops([replace(b, role=loop.role) for b in loop.body], label)
+    return [i("BNE", c, "$0", bottom, name=top), i("ADDI", k, n),
+            i("BEQ", c, k, exit_, name=test), i("ADDI", k, "-" + n), *body,
+            i("ADDI", c, "1"), i("BNE", c, "$0", top, name=bottom),
+            i("BEQ", c, k, test, name=exit_), i("ADDI", k, "-" + n), i("ADDI", c, "-" + n)]
+
+
 def inverse_instr(instr: Instr) -> Instr:
-    """The instruction whose effect undoes ``instr`` (a data instruction or LI)."""
+    """The instruction whose effect undoes ``instr`` (a data instruction, LI or a Loop)."""
+    if isinstance(instr, Loop):
+        return replace(instr, body=tuple(inverse_code(list(instr.body))), label="")
     m = instr.mnemonic
     if m in ("LI", "ADDI"):
         reg, value = instr.operands

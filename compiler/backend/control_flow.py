@@ -87,10 +87,11 @@ class ControlFlowLowering:
         code = self.roled(post_setup, "check")
         code.append(post_branch(top, bottom, pos, "check"))
         code += self.roled(post_teardown, "check")
+        self.conditional += 0 if counted else 1
+        code += self.block(s.head)  # Janus's do-part: before every test of pre
         code += self.roled(pre_setup, "control")
         code.append(pre_branch(test, exit_, pos, "control"))
         code += self.roled(pre_teardown, "control")
-        self.conditional += 0 if counted else 1
         code += self.block(s.body)
         self.conditional -= 0 if counted else 1
         code += self.condition_guards([s.pre, s.post])  # the next test's elements
@@ -190,6 +191,10 @@ class ControlFlowLowering:
         try:
             if not self.p.optimize:
                 raise CompileError(cond.pos, "plain lowering")
+            if _element_read_twice(cond):
+                # condition_bit keeps each part's operands in registers until the branch:
+                # a second read of an element already moved into a register would read 0
+                raise CompileError(cond.pos, "an element read by two parts")
             t, setup = self.condition_bit(cond)
         except CompileError:  # out of scratch registers: clear each part as it goes
             self.scratch_top = mark
@@ -237,6 +242,21 @@ class ControlFlowLowering:
 
     def _compare_type(self, a: ir.Expr, b: ir.Expr) -> ir.ScalarType:
         return ir.INT if self.type_of(a) == self.type_of(b) == ir.INT else ir.FIXED
+
+
+def _element_read_twice(cond: ir.Expr) -> bool:
+    """Whether two parts of a condition read elements of the same array."""
+    names: list[str] = []
+
+    def walk(e: object) -> None:
+        if isinstance(e, ir.Index):
+            names.append(e.name)
+        for value in vars(e).values() if isinstance(e, ir.Expr) else ():
+            for item in value if isinstance(value, tuple) else (value,):
+                if isinstance(item, ir.Expr):
+                    walk(item)
+    walk(cond)
+    return len(names) != len(set(names))
 
 
 @dataclass

@@ -19,6 +19,7 @@ from .calls import CallLowering
 from .code import Instr, _fixed_literal, inverse_code, with_role
 from .control_flow import ControlFlowLowering
 from .guards import GuardLowering
+from .integer_arithmetic import IntegerArithmeticLowering
 from .ir_queries import _callees
 from .layout import LINK, SCRATCH, VARIABLE_REGISTERS
 from .places import OperandLowering
@@ -26,7 +27,8 @@ from .statements import StatementLowering
 
 
 class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, OperandLowering,
-                        ArithmeticLowering, BitwiseLowering, GuardLowering):
+                        ArithmeticLowering, IntegerArithmeticLowering, BitwiseLowering,
+                        GuardLowering):
     """One function: its portal, scratch registers, constant pool and statement dispatch."""
 
     # ``parent`` is lowering.py's _ModuleLowering (not imported: that module imports this one).
@@ -115,7 +117,7 @@ class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Op
                 for e in exprs:
                     if isinstance(e, ir.Expr):
                         yield from self._constant_operands(e)
-            for attr in ("body", "then", "orelse"):
+            for attr in ("head", "body", "then", "orelse"):
                 inner = getattr(s, attr, None)
                 if isinstance(inner, list):
                     yield from self._loop_constant_operands(inner, looped)
@@ -127,6 +129,12 @@ class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Op
             pairs = [(e.left, ctx), (e.right, ctx)]
         elif isinstance(e, ir.BinOp) and e.op == "**":
             pairs = [(e.left, ir.FIXED)] + ([(e.right, ir.FIXED)] if loads_exponent(e) else [])
+        elif isinstance(e, ir.BinOp) and (e.op in ("//", "%") or e.op == "*" and
+                                          self.type_of(e) == ir.INT and
+                                          (not self.fits_int_factor(e) or
+                                           isinstance(e.left, ir.Const) and
+                                           isinstance(e.right, ir.Const))):
+            pairs = []  # integer words: their constants are loaded where they are used
         elif isinstance(e, ir.BinOp) and e.op == "/" or (
                 isinstance(e, ir.BinOp) and e.op == "*" and not any(
                     isinstance(x, ir.Const) and x.value.denominator == 1 and

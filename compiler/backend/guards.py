@@ -298,7 +298,7 @@ class GuardLowering:
             return []
         if isinstance(s, ir.Update):
             pairs = [(s.target, leaf) for leaf in value_leaves(s.expr)]
-            return self.access_guards([s.target, s.expr], pairs + simultaneous_reads(s.expr))
+            return self.access_guards([s.target, s.expr], pairs + self.read_pairs(s.expr))
         if isinstance(s, ir.Swap):
             return self.access_guards([s.a, s.b], [(s.a, s.b)])
         if isinstance(s, ir.Rot):
@@ -308,7 +308,7 @@ class GuardLowering:
         if isinstance(s, ir.Call):
             return self.access_guards(list(s.args), list(combinations(s.args, 2)))
         if isinstance(s, (ir.Alloc, ir.Free)):
-            return self.access_guards([s.value], simultaneous_reads(s.value))
+            return self.access_guards([s.value], self.read_pairs(s.value))
         if isinstance(s, ir.If):
             return self.condition_guards([s.pre])
         if isinstance(s, ir.While):
@@ -320,5 +320,9 @@ class GuardLowering:
     def condition_guards(self, conditions: list[ir.Expr]) -> list[Instr]:
         if not (self.p.check("bounds") or self.p.check("alias")):
             return []
-        pairs = [p for c in conditions for p in simultaneous_reads(c)]
+        pairs = [p for c in conditions for p in self.read_pairs(c)]
         return self.access_guards(list(conditions), pairs)
+
+    def read_pairs(self, e: ir.Expr | None) -> list[tuple[ir.Index, ir.Index]]:
+        """Elements read at the same time, which may alias: none when reads are copies."""
+        return [] if self.p.module.read_copies else simultaneous_reads(e)

@@ -17,7 +17,7 @@ def _callees(body: list[ir.Stmt]):
     for s in body:
         if isinstance(s, ir.Call):
             yield s.func
-        for attr in ("body", "then", "orelse"):
+        for attr in ("head", "body", "then", "orelse"):
             inner = getattr(s, attr, None)
             if isinstance(inner, list):
                 yield from _callees(inner)

@@ -107,5 +107,7 @@ def _locals(body: list[ir.Stmt]):
         elif isinstance(s, ir.If):
             yield from _locals(s.then)
             yield from _locals(s.orelse)
-        elif isinstance(s, (ir.While, ir.Routine, ir.Block)):
+        elif isinstance(s, ir.While):
+            yield from _locals(s.head + s.body)
+        elif isinstance(s, (ir.Routine, ir.Block)):
             yield from _locals(s.body)

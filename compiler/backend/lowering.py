@@ -24,7 +24,7 @@ from revasm.isa.fixed_point import WordFormat
 from ..errors import SourcePos
 from ..frontend.checks import Proofs
 from ..ir import nodes as ir
-from .code import Instr, _fixed_literal, inverse_code, literal_word, with_role
+from .code import Instr, _fixed_literal, expand_loops, inverse_code, literal_word, with_role
 from .function_lowering import _FunctionLowering
 from .guards import check_kinds
 from .ir_queries import _callees, _indices
@@ -109,7 +109,8 @@ class _ModuleLowering:
         bodies: list[Instr] = []
         for name in self.module.functions:
             if name in reachable:
-                code = _FunctionLowering(self, self.module.functions[name]).run()
+                code = expand_loops(_FunctionLowering(self, self.module.functions[name]).run(),
+                                    self.label)
                 bodies += cancel_inverse_pairs(code) if self.optimize else code
         out = _Writer()
         f = self.module.functions[self.entry]

@@ -14,6 +14,8 @@ at every label and branch it is zero again, as docs/abi.md says.
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 from revasm.isa.table import INSTRUCTIONS
 
 from .code import Instr, inverse_instr
@@ -27,16 +29,25 @@ _FIELD = {"a": 0, "b": 1, "c": 2}
 WINDOW = 48
 
 
-def _registers(instr: Instr) -> tuple[set[str], set[str]] | None:
+@lru_cache(maxsize=1 << 16)
+def _registers(instr: Instr) -> tuple[frozenset[str], frozenset[str]] | None:
     """(read, written) registers of a data instruction (or LI); None for anything else."""
-    regs = [o for o in instr.operands if o.startswith("$")]
+    regs = frozenset(o for o in instr.operands if o.startswith("$"))
     if instr.mnemonic == "LI":
-        return set(regs), set(regs)
+        return regs, regs
     entry = _BY_NAME.get(instr.mnemonic)
     if entry is None or entry.kind != "data":
         return None
-    written = {instr.operands[_FIELD[f]] for f in entry.writes}
-    return set(regs), written - {"$0"}
+    written = frozenset(instr.operands[_FIELD[f]] for f in entry.writes)
+    return regs, written - {"$0"}
+
+
+@lru_cache(maxsize=1 << 16)
+def _inverse(instr: Instr) -> Instr | None:
+    try:
+        return inverse_instr(instr)
+    except (ValueError, KeyError):
+        return None
 
 
 def cancel_inverse_pairs(code: list[Instr]) -> list[Instr]:
@@ -55,6 +66,8 @@ def cancel_inverse_pairs(code: list[Instr]) -> list[Instr]:
             del code[j]
             del code[k]
             changed = True
+            # what the pair blocked before it may cancel now: look again from there
+            k = max(0, k - WINDOW)
     return code
 
 
@@ -66,9 +79,8 @@ def _partner(code: list[Instr], k: int) -> int | None:
     if sets is None:
         return None
     reads, writes = sets
-    try:
-        inverse = inverse_instr(first)
-    except (ValueError, KeyError):
+    inverse = _inverse(first)
+    if inverse is None:
         return None
     for j in range(k + 1, min(len(code), k + 1 + WINDOW)):
         other = code[j]

@@ -56,6 +56,20 @@ class OperandLowering:
             return reg, setup, inverse_code(setup)
         raise CompileError(e.pos, f"{expr_text(e)} is not a variable or array element")
 
+    def value_place(self, e: ir.Expr):
+        """A register holding the value of ``e`` for reading: ``place``, or with the
+        module's ``read_copies`` a copy of an element (moved out, copied, moved back), so
+        that memory keeps it for another read in the same statement."""
+        if not (isinstance(e, ir.Index) and self.p.module.read_copies):
+            return self.place(e)
+        t = self.fresh(e.pos)
+        mark = self.scratch_top
+        r, setup, teardown = self.place(e)
+        copy = setup + [self.i("ADD", t, r, pos=e.pos, note=f"copy of {expr_text(e)}")] + \
+            teardown
+        self.scratch_top = mark
+        return t, copy, inverse_code(copy)
+
     def address(self, addr: int, e: ir.Index) -> list[Instr]:
         pos = e.pos
         if e.name in self.p.module.tables:
@@ -100,7 +114,7 @@ class OperandLowering:
         if isinstance(e, (ir.Var, ir.Index)) and (etype == ctx or ctx == ir.INT):
             if etype != ctx:
                 raise CompileError(e.pos, f"{expr_text(e)} is Fixed where an Int is needed")
-            return self.place(e)
+            return self.value_place(e)
         if isinstance(e, (ir.Var, ir.Index)) and etype == ir.INT and ctx == ir.FIXED:
             # one shift into a zero scratch register converts it (SLLX is an XOR)
             r, sr, tr = self.place(e)
@@ -109,5 +123,16 @@ class OperandLowering:
                                  note="Int to Fixed")] + tr
             return t, setup, inverse_code(setup)
         t = self.fresh(e.pos)
-        setup = self.accumulate(t, 1, e, ctx)
+        # the setup clears its own temporaries, so their registers are free after it
+        if ctx == ir.INT and self.type_of(e) == ir.INT and _bitwise(e):
+            setup = self.complete(lambda: self.xor_into(t, e))  # into a zero register
+        else:
+            setup = self.complete(lambda: self.accumulate(t, 1, e, ctx))
         return t, setup, inverse_code(setup)
+
+
+def _bitwise(e: ir.Expr) -> bool:
+    """An Int expression ``xor_into`` computes directly (bits, conditions)."""
+    return isinstance(e, (ir.Compare, ir.BoolOp)) or \
+        isinstance(e, ir.Unary) and e.op == "not" or \
+        isinstance(e, ir.BinOp) and e.op in ("&", "|", "^", "<<", ">>")

@@ -78,7 +78,7 @@ def written_params(module: ir.Module) -> dict[str, set[int]]:
 def _walk(body: list[ir.Stmt]):
     for s in body:
         yield s
-        for attr in ("body", "then", "orelse"):
+        for attr in ("head", "body", "then", "orelse"):
             inner = getattr(s, attr, None)
             if isinstance(inner, list) and not isinstance(s, ir.Unroutine):
                 yield from _walk(inner)
@@ -109,7 +109,7 @@ def all_writes(body: list[ir.Stmt], writes: dict[str, set[int]]) -> dict[str, So
     for s in body:
         for name in _direct_writes(s, writes):
             out.setdefault(name, s.pos)
-        for attr in ("body", "then", "orelse"):
+        for attr in ("head", "body", "then", "orelse"):
             inner = getattr(s, attr, None)
             if isinstance(inner, list):
                 for name, pos in all_writes(inner, writes).items():
@@ -267,7 +267,7 @@ class _FunctionChecker:
                                      "if (pre, post): ...")
             self.compound(s, [s.then, s.orelse], log, inverted, reads(s.pre) | reads(s.post))
         elif isinstance(s, ir.While):
-            self.compound(s, [s.body], log, inverted, reads(s.pre) | reads(s.post))
+            self.compound(s, [s.head + s.body], log, inverted, reads(s.pre) | reads(s.post))
         elif isinstance(s, ir.For):
             bounds = reads(s.start) | reads(s.stop)
             changed = all_writes(s.body, self.writes)

@@ -108,7 +108,8 @@ class ExpressionParser:
             op = _BINOPS.get(type(node.op))
             if op is None:
                 raise self.error(node, f"operator {ast.unparse(node)!r} is not supported",
-                                 "+ - * / ** & | << >> and the functions of docs/language.md")
+                                 "+ - * / // % ** & | ^ << >> and the functions of "
+                                 "docs/language.md")
             left, right = self.expr(node.left), self.expr(node.right)
             if op in ("<<", ">>") and not isinstance(right, ir.Const):
                 raise self.error(node.right, "shift amounts must be integer constants")
@@ -180,6 +181,8 @@ def expr_type(e: ir.Expr, types: dict, tables: dict) -> ir.ScalarType:
     if isinstance(e, ir.BinOp):
         if e.op in ("/", "**"):
             return ir.FIXED
+        if e.op in ("//", "%"):  # integer floor division and remainder (Janus)
+            return ir.INT
         a, b = expr_type(e.left, types, tables), expr_type(e.right, types, tables)
         return ir.INT if a == b == ir.INT else ir.FIXED
     return ir.FIXED

@@ -12,7 +12,8 @@ import ast
 ELEMENTARY = {"sin": 1, "cos": 1, "tan": 1, "tanh": 1, "exp": 1, "log": 1, "sqrt": 1,
               "abs": 1, "atan": 1, "sinh": 1, "cosh": 1, "sq": 1, "atan2": 2, "pow": 2}
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**",
-           ast.BitAnd: "&", ast.BitOr: "|", ast.LShift: "<<", ast.RShift: ">>"}
+           ast.BitAnd: "&", ast.BitOr: "|", ast.LShift: "<<", ast.RShift: ">>",
+           ast.FloorDiv: "//", ast.Mod: "%", ast.BitXor: "^"}
 _CMPOPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">",
            ast.GtE: ">="}
 _AUGOPS = {ast.Add: "+", ast.Sub: "-", ast.BitXor: "^"}

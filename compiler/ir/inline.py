@@ -48,7 +48,7 @@ def _variable_types(f: ir.Function, module: ir.Module) -> dict[str, object]:
                 types.setdefault(s.name, s.type)
             elif isinstance(s, ir.For):
                 types.setdefault(s.var, ir.INT)
-            for attr in ("body", "then", "orelse"):
+            for attr in ("head", "body", "then", "orelse"):
                 inner = getattr(s, attr, None)
                 if isinstance(inner, list):
                     walk(inner)
@@ -67,7 +67,7 @@ def _block(body: list[ir.Stmt], small: dict[str, ir.Function],
             out += invert_block(code) if s.uncall else code
             continue
         changes = {attr: _block(getattr(s, attr), small, types)
-                   for attr in ("body", "then", "orelse")
+                   for attr in ("head", "body", "then", "orelse")
                    if isinstance(getattr(s, attr, None), list)}
         out.append(replace(s, **changes) if changes else s)
     return out

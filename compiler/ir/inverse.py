@@ -9,6 +9,7 @@
 | ``f(args)``                       | ``~f(args)``                              |
 | ``if (pre, post): A else: B``     | ``if (post, pre): ~A else: ~B``           |
 | ``while (pre, post): B``          | ``while (post, pre): ~B``                 |
+| the same with a head H            | ``while (post, pre)`` with head ``~H``    |
 | ``for i in range(a, b, s): B``    | ``for i in range(b-s, a-s, -s): ~B``      |
 | ``x = ancilla(v)``                | ``free(x, v)``                            |
 | ``with routine(): B`` / ``~routine`` | ``~routine`` / ``with routine(): B``   |
@@ -41,7 +42,8 @@ def invert(stmt: ir.Stmt) -> ir.Stmt:
         return ir.If(stmt.pos, pre=stmt.post, post=stmt.pre, then=invert_block(stmt.then),
                      orelse=invert_block(stmt.orelse), post_given=stmt.post_given)
     if isinstance(stmt, ir.While):
-        return ir.While(stmt.pos, pre=stmt.post, post=stmt.pre, body=invert_block(stmt.body))
+        return ir.While(stmt.pos, pre=stmt.post, post=stmt.pre, body=invert_block(stmt.body),
+                        head=invert_block(stmt.head))
     if isinstance(stmt, ir.For):
         step = ir.Const(stmt.pos, value=ir.Fraction(stmt.step), is_int=True)
         return ir.For(stmt.pos, var=stmt.var, start=_minus(stmt.stop, step),

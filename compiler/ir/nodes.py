@@ -164,11 +164,16 @@ class If(Stmt):
 
 @dataclass
 class While(Stmt):
-    """``while (pre, post)``: pre continues the loop; post is false on entry, true after."""
+    """``while (pre, post)``: pre continues the loop; post is false on entry, true after.
+
+    ``head`` runs before each test of pre (Janus's ``from e1 do head loop body until
+    e2`` is ``While(not e2, not e1, body, head)``); NiLang's while has none.
+    """
 
     pre: Expr = None
     post: Expr = None
     body: list[Stmt] = field(default_factory=list)
+    head: list[Stmt] = field(default_factory=list)
 
 
 @dataclass
@@ -270,8 +275,13 @@ class ConstTable:
 
 @dataclass
 class Module:
+    """``read_copies``: an array element read as a value is copied out (memory keeps it),
+    so one statement may read an element twice (Janus); otherwise it is moved into a
+    register and such reads are guarded as aliases (the eDSL, docs/language.md)."""
+
     file: str
     functions: dict[str, Function]
     constants: dict[str, Const]
     tables: dict[str, ConstTable]
     source_lines: list[str] = field(default_factory=list)
+    read_copies: bool = False

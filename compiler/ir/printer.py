@@ -7,7 +7,8 @@ from . import nodes as ir
 from .inverse import invert_block
 
 _PRECEDENCE = {"or": 1, "and": 2, "not": 3, "cmp": 4, "|": 5, "^": 6, "&": 7, "<<": 8, ">>": 8,
-               "+": 9, "-": 9, "*": 10, "/": 10, "neg": 11, "**": 12}
+               "+": 9, "-": 9, "*": 10, "/": 10, "//": 10, "%": 10, "neg": 11,
+               "**": 12}
 
 
 def format_const(value: Fraction, is_int: bool) -> str:
@@ -66,6 +67,10 @@ def stmt_lines(s: ir.Stmt, indent: str = "    ") -> list[str]:
             lines += block_lines(s.orelse, deeper)
         return lines
     if isinstance(s, ir.While):
+        if s.head:  # Janus's from-loop: the head runs before every test
+            return [f"{pad}while ({expr_text(s.pre)}, {expr_text(s.post)}):  # head first",
+                    *block_lines(s.head, deeper), f"{pad}  # then, while the test holds:",
+                    *block_lines(s.body, deeper)]
         return [f"{pad}while ({expr_text(s.pre)}, {expr_text(s.post)}):",
                 *block_lines(s.body, deeper)]
     if isinstance(s, ir.For):
