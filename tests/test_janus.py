@@ -7,6 +7,7 @@ computes (and that is written next to it here), and runs backward to its initial
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -169,3 +170,13 @@ def test_a_program_too_large_for_branch_offsets_is_a_compile_error_at_the_branch
         compile_janus_source(source, "big.ja")
     assert (info.value.pos.line, info.value.pos.column) == (5, 5)
     assert "too large" in info.value.message and "procedures" in info.value.hint
+
+
+def test_the_docs_table_has_each_examples_instructions_and_steps():
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "janus.md").read_text()
+    rows = dict(re.findall(r"^\| `(\w+)\.ja` \| [^|]+ \| (\d+ \| \d+) \|$", docs, re.M))
+    assert set(rows) == set(EXPECTED)
+    for name, shown in rows.items():
+        compiled = compile_janus_file(EXAMPLES / f"{name}.ja")
+        steps = revasm.run(compiled.image, engine="reference").steps
+        assert shown == f"{sum(compiled.image.is_code)} | {steps}", name
