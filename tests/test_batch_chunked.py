@@ -420,3 +420,12 @@ summary = revasm.batch_file(image(), sys.argv[2], sys.argv[3], chunk_lanes=5000,
 assert summary.result is None and summary.chunks == summary.written
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
+
+
+def test_json_of_a_chunked_run_is_the_json_of_one_batch(tmp_path, program):
+    source = _write_inputs(tmp_path, inputs(90, seed=8), "csv")
+    one = invoke("batch", program, "--inputs", source, "--grad", "--json", "--engine", "vector")
+    chunked = invoke("batch", program, "--inputs", source, "--grad", "--json", "--engine",
+                     "vector", "--chunk-lanes", 25)
+    assert one.exit_code == chunked.exit_code == 1  # some lanes fault
+    assert json.loads(chunked.stdout) == json.loads(one.stdout)
