@@ -216,6 +216,10 @@ def test_an_output_of_another_batch_or_not_of_a_batch_is_refused(tmp_path, progr
     error = json.loads(other.stdout)["error"]
     assert error["kind"] == "output" and "another batch" in error["message"]
     assert "options" in error["message"] and "remove it" in error["message"]
+    nowhere = tmp_path / "no" / "such" / "out.zarr"
+    refused = invoke("batch", program, "--inputs", source, "-o", nowhere, "--engine", "vector")
+    assert refused.exit_code == 1 and "cannot write: no folder" in refused.stderr
+    assert not (tmp_path / "no").exists()
     stranger = tmp_path / "mine.zarr"
     stranger.mkdir()
     refused = invoke("batch", program, "--inputs", source, "-o", stranger, "--engine", "vector")
