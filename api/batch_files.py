@@ -112,24 +112,43 @@ def batch_file(image: Image, inputs: str, output: str | None = None, *,
                      (chunk.start, chunk.stop), remote_sink) for chunk in todo]
     report = (lambda done: progress(already + done)) if progress is not None else None
     outcomes: dict[int, ChunkOutcome] = {}
+    records = dict(recorded)
+    _trim_faults(records)
     for chunk, outcome in run_chunks(run_chunk, jobs, client=client, executor=executor,
                                      progress=report):
-        outcomes[chunk.index] = outcome
+        if sink is None:
+            outcomes[chunk.index] = outcome
+        records[chunk.index] = outcome.record
+        if outcome.record["faults"]:
+            _trim_faults(records)
     if sink is not None:
         batch_sinks.remove_temporaries(sink.path)
-    records = [recorded[c.index] if c.index in recorded else outcomes[c.index].record
-               for c in chunks]
-    first_overflow = next((r["first_overflow"] for r in records if r["first_overflow"]), None)
+    in_order = [records[c.index] for c in chunks]
+    first_overflow = next((r["first_overflow"] for r in in_order if r["first_overflow"]), None)
     result = (merge([outcomes[c.index].result for c in chunks])  # type: ignore[misc]
               if sink is None else None)
     return BatchSummary(
-        lanes=source.lanes, faulted=sum(r["faulted"] for r in records),
-        faults=[f for r in records for f in r["faults"]][:FAULTS_DESCRIBED],
-        overflow_lanes=sum(r["overflow_lanes"] for r in records),
+        lanes=source.lanes, faulted=sum(r["faulted"] for r in in_order),
+        faults=[f for r in in_order for f in r["faults"]][:FAULTS_DESCRIBED],
+        overflow_lanes=sum(r["overflow_lanes"] for r in in_order),
         first_overflow=first_overflow, chunks=len(chunks), written=len(todo),
         skipped=len(chunks) - len(todo), seconds=time.perf_counter() - began,
         lanes_run=sum(c.lanes for c in todo),
         output=output, result=result)
+
+
+def _trim_faults(records: dict[int, dict[str, Any]]) -> None:
+    """Forget the fault descriptions no summary will show: those of the chunks after the
+    first ones (in lane order) that already describe :data:`FAULTS_DESCRIBED` faults.
+    Chunks complete in any order, but one after such a chunk can never come first, so
+    what the client holds stays bounded (the records on disk keep every description)."""
+    if sum(len(r["faults"]) for r in records.values()) <= 2 * FAULTS_DESCRIBED:
+        return
+    described = 0
+    for index in sorted(records):
+        if described >= FAULTS_DESCRIBED:
+            records[index] = {**records[index], "faults": []}
+        described += len(records[index]["faults"])
 
 
 def result_schema(image: Image, first_row: dict[str, Any], options: BatchOptions

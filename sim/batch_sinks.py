@@ -113,6 +113,8 @@ def prepare(path: str, run: dict[str, Any], schema: list[tuple[str, str]], lanes
          "chunk_lanes": chunk_lanes}))
     target = Path(path)
     run_file = records_folder(path) / RUN_FILE
+    if not target.parent.is_dir():  # as every output of revasm: no folder made on the way
+        raise BatchOutputError(f"{path}: cannot write: no folder {target.parent}")
     if target.exists():
         try:
             existing = json.loads(run_file.read_text())
@@ -153,7 +155,7 @@ def _create(target: Path, suffix: str, schema: list[tuple[str, str]], lanes: int
                                    fill_value="" if kind.kind == "U" else 0)
             records.mkdir()
         else:
-            building.mkdir(parents=True)
+            building.mkdir()
             (building / RECORDS).mkdir()
         write_atomic((records if suffix == ".zarr" else building / RECORDS) / RUN_FILE,
                      json.dumps(description))
