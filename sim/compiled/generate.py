@@ -67,6 +67,9 @@ KERNEL_ARGS = ("R", "G", "T", "TG", "MEM", "GM", "TM", "TGM", "KEYS", "CTL", "OU
 WHOLE_LINES = 3000
 #: The most lines of blocks a region function holds (a longer block alone).
 REGION_LINES = 400
+#: Pause cells a block runs on through (``_Kernel.members``): one keeps J2's loop body one
+#: dispatch, and every instruction is compiled at most twice more than once per direction.
+CHAINED_PAUSES = 1
 #: Kernel functions only other kernel functions call: no wrappers for Python or C callers.
 _INNER = "cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True"
 #: A region function's status when the lane left its blocks (it is still running).
@@ -79,11 +82,14 @@ _REGISTER_BANKS = {"r": "R", "g": "G", "t": "T", "tg": "TG"}
 def block_starts(cells: list[Decoded], direction: int) -> list[int]:
     """The reference's block starts (``sim/reference/blocks.py``), and every data cell a
     lane may pause before for room in a per-lane table (a paused lane resumes there)."""
-    starts = set(reference_block_starts(cells, direction))
-    starts.update(pc for pc, cell in enumerate(cells)
-                  if cell.in_blocks and cell.kind == "data"
-                  and _may_pause(cell.statement(direction)))
-    return sorted(starts)
+    return sorted(set(reference_block_starts(cells, direction)) | pause_cells(cells, direction))
+
+
+def pause_cells(cells: list[Decoded], direction: int) -> frozenset[int]:
+    """The data cells a lane may pause before, for room in a per-lane table."""
+    return frozenset(pc for pc, cell in enumerate(cells)
+                     if cell.in_blocks and cell.kind == "data"
+                     and _may_pause(cell.statement(direction)))
 
 
 def _may_pause(statement: str) -> bool:
@@ -114,6 +120,7 @@ class _Kernel:
         self.sites: dict[tuple[int, int, int], int] = {}
         #: Region functions of the last source (0: one ``lane_run`` holds every block).
         self.region_count = 0
+        self._pause_starts: dict[int, frozenset[int]] = {}
 
     def out(self, indent: int, text: str) -> None:
         self.lines.append("    " * indent + text)
@@ -164,16 +171,31 @@ class _Kernel:
         instead of three, ~15% of its gradient's time).  It stops before a control
         instruction, which starts a block anyway (one dispatch more, no instruction
         compiled twice); chaining through untaken branches as well measured no faster
-        on J2 and made random structured programs' kernels 50% longer."""
+        on J2 and made random structured programs' kernels 50% longer.  It runs through at
+        most :data:`CHAINED_PAUSES` pause cells: each of them starts a block that runs on
+        too, so a straight run of n EXCH would otherwise compile ~n^2/2 instructions (39
+        of them took 119 s to compile); J2's loop passes one."""
         cells = self.cells
         pcs = [start]
         if cells[start].kind == "rbra":
             return pcs, None
         pc = start + direction
+        passed = 0
         while 0 <= pc < len(cells) and cells[pc].is_data:
+            if pc in self.pause_starts(direction):
+                if passed == CHAINED_PAUSES:
+                    break
+                passed += 1
             pcs.append(pc)
             pc += direction
         return pcs, pc
+
+    def pause_starts(self, direction: int) -> frozenset[int]:
+        """The data cells that start a block of their own because a lane may pause there."""
+        found = self._pause_starts.get(direction)
+        if found is None:
+            found = self._pause_starts[direction] = pause_cells(self.cells, direction)
+        return found
 
     def block(self, start: int, direction: int, indent: int) -> None:
         cells = self.cells
