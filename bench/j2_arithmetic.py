@@ -33,6 +33,16 @@ _JIT = dict(cache=True, nogil=True, error_model="numpy")
 
 
 @njit(inline="always", **_JIT)
+def _product_adjoint(a, b, g):
+    """A product register's backward step: p = a * b (with its overflow flag) and the
+    adjoint's terms g * b (for a's gradient) and g * a (for b's)."""
+    p, f = fmul_ovf64(a, b)
+    ta, _ = fmul_ovf64(g, b)
+    tb, _ = fmul_ovf64(g, a)
+    return p, f, ta, tb
+
+
+@njit(inline="always", **_JIT)
 def _quotient_adjoint(n, d, g):
     """A quotient register's backward step: q = n / d (with its overflow flag) and the
     adjoint's terms g / d and g * -(q / d) -- three divisions."""
@@ -101,13 +111,11 @@ def _lane(x, mem, gm):
         r11 += r10
         g5 -= g11
         r11 += r5
-        t, f = fmul_ovf64(g12, r11)
-        g10 += t
-        t, f = fmul_ovf64(g12, r10)
-        g11 += t
-        t, f = fmul_ovf64(r10, r11)
-        r12 -= t
+        p, f, ta, tb = _product_adjoint(r10, r11, g12)   # ADDMUL $12 $10 $11
         flag |= f
+        g10 += ta
+        g11 += tb
+        r12 -= p
         q, f, t6, t12 = _quotient_adjoint(r6, r12, g13)   # SUBDIV $13 $6 $12
         flag |= f
         g6 -= t6
@@ -120,25 +128,21 @@ def _lane(x, mem, gm):
         r17 -= U(1)
         g7, gm[r17] = gm[r17], g7
         r7, mem[r17] = mem[r17], r7
-        t, f = fmul_ovf64(g14, r13)
-        g7 += t
-        t, f = fmul_ovf64(g14, r7)
-        g13 += t
-        t, f = fmul_ovf64(r7, r13)
-        r14 -= t
+        p, f, ta, tb = _product_adjoint(r7, r13, g14)     # ADDMUL $14 $7 $13
         flag |= f
+        g7 += ta
+        g13 += tb
+        r14 -= p
         q, f, t6, t12 = _quotient_adjoint(r6, r12, g13)   # ADDDIV $13 $6 $12
         flag |= f
         g6 += t6
         g12 += t12
         r13 -= q
-        t, f = fmul_ovf64(g12, r11)
-        g10 -= t
-        t, f = fmul_ovf64(g12, r10)
-        g11 -= t
-        t, f = fmul_ovf64(r10, r11)
-        r12 += t
+        p, f, ta, tb = _product_adjoint(r10, r11, g12)   # SUBMUL $12 $10 $11
         flag |= f
+        g10 -= ta
+        g11 -= tb
+        r12 += p
         g5 += g11
         r11 -= r5
         g10 += g11
