@@ -5,6 +5,8 @@ numba (which brings LLVM), and says so through ``available()`` when it is missin
 """
 from __future__ import annotations
 
+import os
+
 from revasm.assembler.image import Image
 from revasm.sim.engine import Engine
 from revasm.sim.reference import DEFAULT_MEMORY_WORDS
@@ -22,7 +24,9 @@ def _load(image: Image, lanes: int = 1, *, max_steps: int | None = None,
           memory_words: int = DEFAULT_MEMORY_WORDS):
     from .machine import CompiledLanes
 
-    return CompiledLanes(image, lanes, max_steps=max_steps, memory_words=memory_words)
+    # REVASM_KERNEL=program|interpreter|auto chooses the kernels (sim/compiled/README.md)
+    return CompiledLanes(image, lanes, max_steps=max_steps, memory_words=memory_words,
+                         kernel=os.environ.get("REVASM_KERNEL", "auto"))
 
 
 ENGINE = Engine("compiled", "the image translated to native code (numba/LLVM): each lane "

@@ -39,6 +39,7 @@ instruction (status ``NEEDS_ROOM``, code 100 + the table): the host grows it and
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from revasm.assembler.image import Image
@@ -54,6 +55,9 @@ RUNNING, HALTED, FAULTED, IDLE, NEEDS_ROOM, HANDOFF = 0, 1, 2, 3, 4, 5
 PC, BR, DIR, STEPS, CYCLES, STATUS, FCODE, FAUX, FAUX2, OVERFLOWS, STRICT = range(11)
 CONTROL_COLUMNS = 11
 BLOCK_CONTROL = ("branch", "rbra", "swapbr")
+#: Control instructions whose block runs on through the data run after them (an RBRA's
+#: block is itself alone: DIR may have turned).
+EXTENDING_CONTROL = ("branch", "swapbr")
 #: Ranges of lanes a parallel run hands out (a few per thread, for the load's balance).
 PARALLEL_CHUNKS = 256
 KERNEL_ARGS = ("R", "G", "T", "TG", "MEM", "GM", "TM", "TGM", "KEYS", "CTL", "OUT", "OUTLEN",
@@ -80,9 +84,26 @@ _REGISTER_BANKS = {"r": "R", "g": "G", "t": "T", "tg": "TG"}
 
 
 def block_starts(cells: list[Decoded], direction: int) -> list[int]:
-    """The reference's block starts (``sim/reference/blocks.py``), and every data cell a
-    lane may pause before for room in a per-lane table (a paused lane resumes there)."""
-    return sorted(set(reference_block_starts(cells, direction)) | pause_cells(cells, direction))
+    """The reference's block starts (``sim/reference/blocks.py``) but the data runs that
+    follow a branch or SWAPBR, and every data cell a lane may pause before for room in a
+    per-lane table (a paused lane resumes there).
+
+    A block that starts at a branch or SWAPBR runs on through the data run after it
+    (:meth:`_Kernel.members`), and nothing else enters that run at its first cell: a jump
+    lands on a control instruction (a landing on a data cell faults, a single step), a
+    paused lane resumes at its pause cell, a region ends before a block start.  So a block
+    of its own there would only compile the run twice (about half of a kernel's lines)."""
+    starts = set(reference_block_starts(cells, direction)) - _runs_after_control(cells, direction)
+    return sorted(starts | pause_cells(cells, direction))
+
+
+def _runs_after_control(cells: list[Decoded], direction: int) -> set[int]:
+    """The first data cells of runs that a branch's or SWAPBR's block runs on into."""
+    return {pc for pc, cell in enumerate(cells)
+            if cell.in_blocks and cell.kind == "data"
+            and 0 <= pc - direction < len(cells)
+            and cells[pc - direction].in_blocks
+            and cells[pc - direction].kind in EXTENDING_CONTROL}
 
 
 def pause_cells(cells: list[Decoded], direction: int) -> frozenset[int]:
@@ -518,8 +539,27 @@ class _Kernel:
                 f"FORWARD_REGION = {array(region_of[1], 'int64')}",
                 f"BACKWARD_REGION = {array(region_of[-1], 'int64')}",
             ]
-        lines += ["", ""]
-        return "\n".join(lines + functions) + "\n"
+        constants, body = hoist_constants("\n".join(functions))
+        lines += constants + ["", ""]
+        return "\n".join(lines) + "\n" + body + "\n"
+
+
+#: ``U(<digits>)``: a uint64 constant of the generated code (hoisted to a global).
+_WORD_CONSTANT = re.compile(r"\bU\((\d+)\)")
+#: ``I(<literal>)``: an int64 constant; a plain literal is typed int64 by numba.
+_INTEGER_CONSTANT = re.compile(r"\bI\((-?\d+)\)")
+
+
+def hoist_constants(code: str) -> tuple[list[str], str]:
+    """Kernel code with its constants typed once: ``I(<literal>)`` as the literal (numba
+    types an int literal as int64) and ``U(<digits>)`` as a module global ``U_<digits>``;
+    returns the globals' definitions and the code.  Thousands of constant calls in a large
+    kernel each cost numba's front end a typing and a lowering."""
+    code = _INTEGER_CONSTANT.sub(r"\1", code)
+    words = sorted({int(n) for n in _WORD_CONSTANT.findall(code)})
+    definitions = ["# the code's uint64 constants, typed once"] if words else []
+    definitions += [f"U_{n} = U({n})" for n in words]
+    return definitions, _WORD_CONSTANT.sub(r"U_\1", code)
 
 
 def regions(blocks: list[_Block], direction: int, cells: list[Decoded],

@@ -40,8 +40,9 @@ from revasm.sim.reference.faults import (
 from revasm.sim.reference.machine import run_start
 from revasm.sim.switches import ModeSwitches
 
+from . import generate
 from . import translate as tr
-from .cache import load_module, module_is_compiled, record_run, run_record
+from .cache import is_compiled, load_module, module_is_compiled, record_run, run_record
 from .generate import (
     BR,
     CONTROL_COLUMNS,
@@ -63,6 +64,7 @@ from .generate import (
     STRICT,
     kernel_source,
 )
+from .interpreter import interpreter_source, program_arrays
 
 REGISTER_COUNT = 32
 REGISTER_BANKS = ("R", "G", "T", "TG")
@@ -90,8 +92,16 @@ def _to_terminal(text: str) -> None:
 #: default writes to stderr when it is a terminal; None announces nothing.
 COMPILE_NOTICE: Callable[[str], None] | None = _to_terminal
 
-#: Loaded kernel modules by (program, mode, memory size), for machines on one program.
+#: Loaded kernel modules by (program, mode, memory size), for machines on one program;
+#: the interpreter's by ("interpreter", width, mode).
 _MODULES: dict[tuple, Any] = {}
+#: Program kernels' sources by (program, mode, memory size) (``auto`` measures them).
+_SOURCES: dict[tuple, str] = {}
+KERNEL_CHOICES = ("auto", "program", "interpreter")
+#: Under ``auto``, a program whose own kernel is longer than this many lines (and not in
+#: the cache) runs on the interpreter kernel: numba compiles ~100 lines a CPU second, and
+#: the interpreter is compiled once for every program (sim/compiled/README.md).
+PROGRAM_KERNEL_LINES = 4000
 
 
 class _Written(list):
@@ -111,7 +121,10 @@ class CompiledLanes(ModeSwitches):
     (:class:`revasm.sim.engine.Lanes`)."""
 
     def __init__(self, image: Image, lanes: int = 1, *, max_steps: int | None = None,
-                 memory_words: int = DEFAULT_MEMORY_WORDS) -> None:
+                 memory_words: int = DEFAULT_MEMORY_WORDS, kernel: str = "auto") -> None:
+        if kernel not in KERNEL_CHOICES:
+            raise ValueError(f"kernel must be one of {', '.join(KERNEL_CHOICES)}, "
+                             f"not {kernel!r}")
         if lanes < 1:
             raise ValueError(f"an engine needs at least one lane, not {lanes}")
         if len(image) > memory_words:
@@ -165,6 +178,12 @@ class CompiledLanes(ModeSwitches):
         self.kernel_seconds = 0.0
         self._gradient = False
         self._tangent = False
+        #: Which kernels run: ``program`` (the program's own, generated and compiled for
+        #: it), ``interpreter`` (one compiled kernel for every program, ``interpreter.py``)
+        #: or ``auto`` (the program's own unless it is long and not compiled yet).
+        self.kernel = kernel
+        self._choice: dict[tuple[bool, bool], bool] = {}
+        self._program: tuple | None = None
 
     # --- banks --------------------------------------------------------------------------
 
@@ -281,19 +300,50 @@ class CompiledLanes(ModeSwitches):
         mode = (self._gradient, self._tangent)
         module = self._kernels.get(mode)
         if module is None:
-            # Machines on one program share its kernels (the source is generated once).
-            key = (Program.of(self.image), mode, self.memory_words)
-            module = _MODULES.get(key)
-            if module is None:
-                source = kernel_source(self.image, *mode, memory_words=self.memory_words)
-                module = _MODULES[key] = load_module(source)
+            if self.uses_interpreter(mode):
+                key: tuple = ("interpreter", self.width, mode)
+                module = _MODULES.get(key)
+                if module is None:
+                    module = _MODULES[key] = load_module(interpreter_source(self.width, *mode))
+            else:
+                # Machines on one program share its kernels (the source is generated once).
+                key = (Program.of(self.image), mode, self.memory_words)
+                module = _MODULES.get(key)
+                if module is None:
+                    module = _MODULES[key] = load_module(self._program_source(mode))
             self._kernels[mode] = module
         return module
 
+    def uses_interpreter(self, mode: tuple[bool, bool] | None = None) -> bool:
+        """Whether this machine runs the interpreter kernel in a mode (default: the current
+        one): as :attr:`kernel` says, and under ``auto`` when the program's own kernel is
+        not compiled yet and would be longer than :data:`PROGRAM_KERNEL_LINES`."""
+        if self.kernel != "auto":
+            return self.kernel == "interpreter"
+        mode = (self._gradient, self._tangent) if mode is None else mode
+        found = self._choice.get(mode)
+        if found is None:
+            source = self._program_source(mode)
+            found = (source.count("\n") > PROGRAM_KERNEL_LINES
+                     and not is_compiled(source, "run_serial"))
+            self._choice[mode] = found
+        return found
+
+    def _program_source(self, mode: tuple[bool, bool]) -> str:
+        # (the generator's limits are in the key: tests lower them to split small kernels)
+        key = (Program.of(self.image), mode, self.memory_words, generate.WHOLE_LINES,
+               generate.REGION_LINES, generate.CHAINED_PAUSES)
+        source = _SOURCES.get(key)
+        if source is None:
+            source = _SOURCES[key] = kernel_source(self.image, *mode,
+                                                   memory_words=self.memory_words)
+        return source
+
     def kernel_source(self) -> str:
         """The generated module this machine runs in its current mode."""
-        return kernel_source(self.image, self._gradient, self._tangent,
-                             memory_words=self.memory_words)
+        if self.uses_interpreter():
+            return interpreter_source(self.width, self._gradient, self._tangent)
+        return self._program_source((self._gradient, self._tangent))
 
     def run(self, direction: int = 1, *, progress: Callable[[int], object] | None = None,
             start: Any = None) -> None:
@@ -354,6 +404,10 @@ class CompiledLanes(ModeSwitches):
                     *[b if b is not None else self._dummy_registers for b in banks],
                     *[m if m is not None else self._dummy_memory for m in memories],
                     self.KEYS, self.CTL, self.OUT, self.OUTLEN, self.TAPE, self.TAPELEN, limit)
+            if getattr(module, "INTERPRETER", False):  # it reads the program at run time
+                if self._program is None:
+                    self._program = program_arrays(self.image)
+                args = (*args, *self._program)
             runner = "run_parallel" if len(active) >= PARALLEL_LANES else "run_serial"
             started = time.perf_counter()
             self._call(module, runner, active, args)

@@ -78,6 +78,10 @@ class Translator:
         self.counter = 0
         self.used: dict[str, set[int]] = {prefix: set() for prefix in REGISTER_BANKS.values()}
         self.memory_banks: set[str] = set()
+        #: Operand placeholders read at run time (the interpreter kernel,
+        #: ``interpreter.py``): name -> the kernel local holding it.  A register named by
+        #: one is ``R[lane, <local>]`` in the bank's array instead of a machine register.
+        self.operands: dict[str, Value] = {}
         self.uses_output = False
         self.uses_tape = False
 
@@ -234,7 +238,9 @@ class Translator:
                 if bank in REGISTER_BANKS:
                     index = self._expr(target.slice)
                     if index.kind != "c":
-                        raise TranslationError("register numbers are constants")
+                        self.emit(f"{self._runtime_register(bank, index)} = {self.word(value)}")
+                        self._written(bank)  # any remembered read of the bank may alias it
+                        continue
                     if bank == "R" and index.const == 0:
                         raise TranslationError("a template writes $0")
                     local = self._register(bank, index.const)
@@ -254,6 +260,13 @@ class Translator:
         """Forget the remembered calls that read ``name`` (a local or a memory bank)."""
         pattern = re.compile(rf"\b{re.escape(name)}\b")
         self.memo = {k: v for k, v in self.memo.items() if not pattern.search(k)}
+
+    def _runtime_register(self, bank: str, index: Value) -> str:
+        """A register whose number is an operand read at run time: its bank's array.
+        ``R[lane, 0]`` is always 0 (no legal instruction writes ``$0``)."""
+        if not self.operands or bank == "OV":
+            raise TranslationError("register numbers are constants")
+        return f"{bank}[lane, {self.integer(index)}]"
 
     def _register(self, bank: str, number: int) -> str:
         prefix = REGISTER_BANKS[bank]
@@ -312,6 +325,8 @@ class Translator:
                 return Value("br", "i")
             if name == "DIR":
                 return Value("d", "i")
+            if name in self.operands:
+                return self.operands[name]
             if name in self.constants:
                 return Value(str(self.constants[name]), "c", self.constants[name])
             if name in self.locals:
@@ -322,7 +337,7 @@ class Translator:
             if bank in REGISTER_BANKS:
                 index = self._expr(node.slice)
                 if index.kind != "c":
-                    raise TranslationError("register numbers are constants")
+                    return Value(self._runtime_register(bank, index), "w")
                 if bank == "R" and index.const == 0:
                     return Value("0", "c", 0)
                 return Value(self._register(bank, index.const), "w")
