@@ -1,6 +1,7 @@
 """The differential campaign: the compiled engine against the reference on 10^4 random programs.
 
     python bench/compiled_campaign.py [--programs 10000] [--workers 2] [--seed 0] [--quick]
+                                      [--kernel program|interpreter]
 
 The checks of ``tests/differential.py`` on many more programs than ``make
 test``'s sample: straight-line programs over every data instruction, structured programs
@@ -13,8 +14,10 @@ processes.  Each finished chunk is appended to ``compiled_campaign.chunks.jsonl`
 campaign stopped part-way loses at most its running chunks: run it again and it resumes
 (``--fresh`` starts over).
 ``--quick`` (a few dozen programs) writes ``compiled_campaign.quick.json`` instead and
-never touches the full result.  Needs the repository's tests folder (the generators)
-and hypothesis; kernels go to a temporary cache directory.
+never touches the full result.  ``--kernel interpreter`` checks the engine's interpreter
+kernel (sim/compiled/interpreter.py) instead of the programs' own kernels, into
+``compiled_campaign_interpreter.json`` (and its chunk log).  Needs the repository's tests
+folder (the generators) and hypothesis; kernels go to a temporary cache directory.
 """
 from __future__ import annotations
 
@@ -118,7 +121,8 @@ def summary(records: list[dict], programs: int, args: argparse.Namespace, comple
         for name in ("batches", "lanes", "cells"):
             totals[name] += chunk[name]
     return {
-        "benchmark": NAME, "quick": args.quick, "complete": complete,
+        "benchmark": campaign_name(args.kernel), "kernel": args.kernel, "quick": args.quick,
+        "complete": complete,
         "commits": sorted({chunk.get("commit") or "unknown" for chunk in records}),
         "seed": args.seed, "target_programs": programs,
         "programs": sum(chunk["programs"] for chunk in records),
@@ -137,6 +141,11 @@ def summary(records: list[dict], programs: int, args: argparse.Namespace, comple
         "machine": {"python": platform.python_version(), "processor": platform.machine(),
                     "system": platform.system(), "cpus": os.cpu_count()},
     }
+
+
+def campaign_name(kernel: str) -> str:
+    """The results' name: the programs' own kernels, or the interpreter kernel."""
+    return NAME if kernel == "program" else f"{NAME}_{kernel}"
 
 
 def finished_chunks(log: Path, chunks: list[tuple]) -> list[dict]:
@@ -167,14 +176,19 @@ def main() -> None:
                         help="60 programs; writes compiled_campaign.quick.json")
     parser.add_argument("--fresh", action="store_true",
                         help="start over instead of resuming the chunks already logged")
+    parser.add_argument("--kernel", choices=("program", "interpreter"), default="program",
+                        help="the compiled engine's kernels to check (default: each "
+                             "program's own)")
     args = parser.parse_args()
+    os.environ["REVASM_KERNEL"] = args.kernel  # the workers' compiled engine
     programs = 60 if args.quick else args.programs
     sys.path.insert(0, str(HERE.parent))
     from revasm.assembler.files import write_atomic
     from revasm.bench import result_path
 
-    out = result_path(RESULTS, NAME, args.quick)
-    log = result_path(RESULTS, NAME, args.quick, suffix=".chunks.jsonl")
+    name = campaign_name(args.kernel)
+    out = result_path(RESULTS, name, args.quick)
+    log = result_path(RESULTS, name, args.quick, suffix=".chunks.jsonl")
     chunks = plan(programs, args.seed)
     RESULTS.mkdir(parents=True, exist_ok=True)
     if args.fresh and log.exists():

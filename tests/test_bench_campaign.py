@@ -36,7 +36,7 @@ def test_a_resumed_campaign_keeps_the_logged_chunks_of_its_plan(tmp_path):
     records = campaign.finished_chunks(log, chunks)
     assert [(r["kind"], r["width"], r["programs"], r["seed"]) for r in records] == [first,
                                                                                      second]
-    args = argparse.Namespace(quick=False, seed=0, workers=2)
+    args = argparse.Namespace(quick=False, seed=0, workers=2, kernel="program")
     result = campaign.summary(records, 1000, args, complete=False, seconds=4.0)
     assert result["programs"] == first[2] + second[2]
     assert result["distinct_programs"] == first[2] + second[2]
