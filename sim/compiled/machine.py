@@ -452,9 +452,13 @@ class CompiledLanes(ModeSwitches):
         modes = [switch for switch, on in (("gradient", self._gradient),
                                        ("tangent", self._tangent)) if on]
         mode = f", {' and '.join(modes)} mode" if modes else ""
-        instructions = sum(1 for cell in self._code if cell)
-        notice(f"compiling kernel for {Path(self.image.source_file).name} "
-               f"({instructions} instructions{mode})... ")
+        if getattr(module, "INTERPRETER", False):
+            notice(f"compiling the interpreter kernel (W = {self.width}{mode}; once for "
+                   "every program)... ")
+        else:
+            instructions = sum(1 for cell in self._code if cell)
+            notice(f"compiling kernel for {Path(self.image.source_file).name} "
+                   f"({instructions} instructions{mode})... ")
         started = time.perf_counter()
         try:
             runner(active, *args)
