@@ -397,9 +397,10 @@ class Lockstep:
                     run.fault_address = bus.get("fault_addr")
             return run
 
-        # the schedule (rtl/schedule.py): every commit at the edge it says, until an
-        # instruction whose cycles depend on a unit (or a gradient-mode micro-program);
-        # the bus sees a commit one cycle later, on the retire port
+        # the schedule (rtl/schedule.py): every commit at the edge it says, unit calls timed
+        # from their operands (rtl/unit_timing.py), outside gradient mode (its
+        # micro-programs are not modelled); the bus sees a commit one cycle later, on the
+        # retire port
         fetch_at = first_cycle + 1 if bus.timed and not grad else None
         while True:
             retired = await bus.retired()
@@ -409,7 +410,7 @@ class Lockstep:
             if fetch_at is not None:
                 word, backward = retired["insn"], bool(retired["backward_in"])
                 try:
-                    commit_at = fetch_at + schedule.to_commit(word, backward)
+                    commit_at = fetch_at + schedule.to_commit(word, backward, rtl.registers, w)
                 except schedule.NotScheduled:
                     fetch_at = None
                 else:
