@@ -15,10 +15,9 @@ changes a unit's sequencer sees it fail and updates the one function here.
 """
 from __future__ import annotations
 
+from revasm.isa.elementary import _TABLES, _ln_p, _sincos_abs
 from revasm.isa.fixed_point import WordFormat
-from revasm.isa.functions.circular import _sincos_abs
-from revasm.isa.functions.cordic import _TABLES, _Tables
-from revasm.isa.functions.exp_log import _ln_p
+from revasm.isa.functions.cordic import _Tables
 from revasm.isa.rotation import _pi_raw
 
 from .semantics import FUNCTION_OPS, MULDIV_OPS
@@ -58,6 +57,7 @@ def _signed(word: int, width: int) -> int:
 def _sincos(angle: int, tan: bool, t: _Tables, cost: _Cost) -> int:
     """SC_START .. SC_DONE for a signed angle: two products (quadrant, reduction), the
     circular rotation, and for tan one division unless its denominator is 0."""
+    # SC_START, MUL, SC_Q, MUL, SC_R, CORDIC, SC_CORDIC, SC_DONE
     cycles = 1 + cost.mul + 1 + cost.mul + 1 + cost.circular + 1 + 1
     if tan:
         c, s, q = _sincos_abs(abs(angle), t)
@@ -73,6 +73,7 @@ def _exponential(op: str, z: int, t: _Tables, cost: _Cost) -> int:
     lim = (t.width + 2) << t.prec
     if op == "fn_exp" and not -lim < z < lim:
         return 1
+    # HX_START, MUL, HX_K, MUL, HX_R, CORDIC, HX_CORDIC (which finishes, or divides)
     cycles = 1 + cost.mul + 1 + cost.mul + 1 + cost.hyperbolic + 1
     if op == "fn_tanh":
         k = ((z >> (t.prec - 20)) * t.inv_ln2_20 + (1 << 39)) >> 40
@@ -88,7 +89,7 @@ def _logarithm(x: int, t: _Tables, cost: _Cost) -> int:
     shift = s - (x.bit_length() - 1)
     a = x << shift if shift >= 0 else x >> -shift
     exact = a == 1 << s  # v == 0 in _ln_p (a < 2 << s): no CORDIC
-    return 1 + (0 if exact else cost.hyperbolic) + 1 + cost.mul + 1
+    return 1 + (0 if exact else cost.hyperbolic) + 1 + cost.mul + 1  # LOG, LOG_Z, MUL, LOG_E
 
 
 def function_unit_cycles(op: str, x: int, y: int, z: int, width: int) -> int:
