@@ -311,8 +311,8 @@ def test_the_stack_window_and_jumps_onto_finish_on_verilator(engine: VerilatorLo
 @pytest.mark.parametrize(("program", "divergence"), [
     ("examples/fib.pal", "step 1, pc 0: the RTL reported its commit 6 cycles after the run "
                          "pulse, the schedule (rtl/schedule.py) says 5"),
-    ("examples/apex.pal", "step 2, pc 1: the RTL reported its commit 63 cycles after the run "
-                          "pulse, the schedule (rtl/schedule.py) says 64"),
+    ("examples/apex.pal", "step 2, pc 1: the RTL reported its commit 64 cycles after the run "
+                          "pulse, the schedule (rtl/schedule.py) says 65"),
 ], ids=["first-commit", "unit-call"])
 def test_a_commit_off_the_schedule_is_a_divergence(engine: VerilatorLockstep, monkeypatch,
                                                     backend: str, program: str,
