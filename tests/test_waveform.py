@@ -27,6 +27,7 @@ from revasm.cli.main import cli  # noqa: E402
 from revasm.rtl.cosim import Job, Lockstep, reference_lane  # noqa: E402
 from revasm.rtl.params import CoreParams  # noqa: E402
 from revasm.rtl.waveform import WaveformError, write_vcd  # noqa: E402
+from revasm.sim.reference import MachineFault  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -249,7 +250,6 @@ def test_a_fault_the_core_does_not_have_is_refused(tmp_path):
     result = CliRunner().invoke(cli, ["run", str(ROOT / "examples/fib.pal"), "--vcd",
                                       str(ROOT / "examples/fib.pal")])
     assert result.exit_code == 2 and "--vcd" in result.output  # never over the program
-    with pytest.raises(WaveformError, match="overflow"):
-        from revasm.sim.reference import MachineFault
-        write_vcd(open(tmp_path / "x.vcd", "w"), load_program(str(ROOT / "examples/fib.pal")),
-                  [], {}, {}, fault=MachineFault("overflow", "strict"))
+    image = load_program(str(ROOT / "examples/fib.pal"))
+    with open(tmp_path / "x.vcd", "w") as out, pytest.raises(WaveformError, match="overflow"):
+        write_vcd(out, image, [], {}, {}, fault=MachineFault("overflow", "strict"))
