@@ -211,8 +211,8 @@ def test_every_unit_operation_is_timed_as_the_core_runs_it(tmp_path, direction):
     assert run.steps == 19 and signals == 22 + 32 and compared > 19 * 4
 
 
-@pytest.mark.parametrize("kind", ["divide-by-zero", "memory-address", "illegal-instruction",
-                                  "uncaught-jump"])
+@pytest.mark.parametrize("kind", ["divide-by-zero", "domain-error", "memory-address",
+                                  "illegal-instruction", "uncaught-jump"])
 def test_a_faulting_run_is_written_up_to_and_including_its_fault(tmp_path, kind):
     direction, text = FAULTS[kind]
     fault, run, (signals, compared) = _both(tmp_path, text, direction)
