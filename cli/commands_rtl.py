@@ -72,6 +72,9 @@ def rtl() -> None:
 @STACK_WORDS
 @click.option("--forward-only", is_flag=True, help="Only the forward run (default: forward, "
               "then backward from FINISH).")
+@click.option("--reverse", is_flag=True,
+              help="Only a backward run, from FINISH on the given state (as `revasm run "
+                   "--reverse`).")
 @click.option("--grad", is_flag=True,
               help="Gradient mode: forward, then G[loss] = 1 and backward with the gradient "
                    "switch on; the gradient banks must agree too.")
@@ -94,7 +97,8 @@ def rtl() -> None:
                    "vector and compiled are refused.")
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
 def sim(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | None,
-        memory_words: int, stack_words: int | None, forward_only: bool, grad: bool,
+        memory_words: int, stack_words: int | None, forward_only: bool, reverse: bool,
+        grad: bool,
         loss: str | None, vcd: str | None, verilator: bool, build_dir: str | None,
         max_steps: int, engine_name: str, as_json: bool) -> None:
     """Run a program on the RTL in Amaranth's simulator (or, with --verilator, a
@@ -108,11 +112,15 @@ def sim(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
       revasm rtl sim examples/fib.pal
       revasm rtl sim examples/multiply.pal --set a=12 --set b=34 --vcd mul.vcd
       revasm rtl sim examples/apex.pal --grad
+      revasm rtl sim examples/fib.pal --reverse --set fib=2584 --set '$2=1597'
       revasm rtl sim examples/nested_loops.pal --verilator    long runs
     Exit code 1 on a divergence, a machine fault, an RTL limit, or a failed
     Verilator build.
     """
     engine_for(engine_name, trace=True)  # a usage error for an engine that cannot trace
+    if reverse and (forward_only or grad):
+        raise click.UsageError("--reverse is a backward run alone; drop --forward-only and "
+                               "--grad")
     if verilator and vcd:
         raise click.UsageError("--vcd needs Amaranth's simulator; drop --verilator")
     if build_dir and not verilator:
@@ -128,6 +136,8 @@ def sim(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
                             f"not found on this machine; {INSTALL_HINT}; or run without "
                             "--verilator (Amaranth's simulator)")
     image = load_program(file, int(width) if width else None)
+    if reverse and image.finish is None:
+        raise ToolError(f"{file}: error: --reverse needs a FINISH instruction to start from")
     params = _params(image.width, memory_words, grad, stack_words)
     low_words = params.memory_map.low_words
     if len(image) > low_words:
@@ -158,7 +168,8 @@ def sim(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
         except GradientError as exc:
             raise ToolError(f"{file}: error: {exc}") from None
     job = Job(image, registers=registers, memory=memory,
-              directions=(1,) if forward_only else (1, -1), name=file, loss=place)
+              directions=(1,) if forward_only else (-1,) if reverse else (1, -1), name=file,
+              loss=place)
     if verilator:
         from revasm.rtl.verilator import VerilatorError, VerilatorLockstep
         engine = VerilatorLockstep(params, max_steps=max_steps, build_dir=build_dir)

@@ -118,9 +118,6 @@ def run(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
     records: list = []
     if vcd:
         refuse_overwrite([vcd], image_inputs(file), "--vcd")
-        if reverse:
-            raise click.UsageError("--vcd follows `revasm rtl sim`, whose first run is "
-                                   "forward; drop --reverse")
         printer = sink
 
         def sink(record) -> None:
@@ -130,8 +127,8 @@ def run(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
     result = api.run(image, prepare=lambda machine: load_inputs(machine, image, sets, mems),
                      reverse=reverse, engine=engine_for(engine_name, trace=trace or bool(vcd)),
                      max_steps=max_steps, trace=sink, strict=strict)
-    if vcd and result.fault is None:
-        write_waveforms(vcd, image, records, sets, mems)
+    if vcd:
+        write_waveforms(vcd, image, records, sets, mems, reverse=reverse, fault=result.fault)
     payload = result.to_json()
     if is_janus(file):  # main's variables by their Janus names (arrays and stacks as lists)
         from revasm.compiler.frontend.janus.store import janus_store

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from revasm.assembler.image import Image
+from revasm.sim.reference import MachineFault
 
 from .errors import ToolError, output_error
 from .machine_io import initial_words
@@ -9,8 +10,11 @@ from .outputs import atomic_path
 
 
 def write_waveforms(path: str, image: Image, records: list, sets: tuple[str, ...],
-                    mems: tuple[str, ...]) -> None:
-    """The run's waveforms as the RTL's (``rtl/waveform.py``), whole or not at all."""
+                    mems: tuple[str, ...], *, reverse: bool = False,
+                    fault: MachineFault | None = None) -> None:
+    """The run's waveforms as the RTL's (``rtl/waveform.py``), whole or not at all: a
+    forward run, or with ``reverse`` a backward one from FINISH, up to its halt or
+    ``fault``."""
     try:
         from revasm.rtl.params import CoreParams
         from revasm.rtl.waveform import WaveformError, write_vcd
@@ -22,7 +26,8 @@ def write_waveforms(path: str, image: Image, records: list, sets: tuple[str, ...
                                       memory_words=params.memory_map.low_words)
     try:
         with atomic_path(path) as temporary, open(temporary, "w") as out:
-            write_vcd(out, image, records, registers, memory, params=params)
+            write_vcd(out, image, records, registers, memory, params=params,
+                      direction=-1 if reverse else 1, fault=fault)
     except WaveformError as exc:
         raise ToolError(f"{image.source_file}: error: --vcd: {exc}") from None
     except OSError as exc:

@@ -223,9 +223,23 @@ def reference_lane(job: Job, memory_map: MemoryMap, max_steps: int | None = None
     return machine
 
 
-def _reference_run(machine: Lanes, direction: int) -> tuple[list[TraceRecord], MachineFault | None]:
+def _reference_run(machine: Lanes, direction: int, gradients: list[list[int]] | None = None,
+                   ) -> tuple[list[TraceRecord], MachineFault | None]:
+    """The reference's run and its fault; with ``gradients``, the gradient registers G
+    before every step are appended to it (the schedule times gradient-mode steps by them)."""
     records: list[TraceRecord] = []
-    machine.run(direction, trace=records.append)  # type: ignore[call-arg]
+
+    def bank() -> list[int]:
+        return [int(machine.bank_word("G", register)[0]) for register in range(32)]
+
+    def trace(record: TraceRecord) -> None:
+        records.append(record)
+        if gradients is not None:
+            gradients.append(bank())
+
+    if gradients is not None:
+        gradients.append(bank())
+    machine.run(direction, trace=trace)  # type: ignore[call-arg]
     return records, machine.fault(0)
 
 
@@ -374,7 +388,8 @@ class Lockstep:
         br = initial.br if (initial.pc, initial.direction) == (start, -direction) else 0
         ref = _Shadow(list(initial.registers), br, direction, initial.overflows & mask)
         rtl = _Shadow(list(initial.registers), br, direction, initial.overflows & mask)
-        records, ref_fault = _reference_run(machine, direction)
+        gradients: list[list[int]] | None = [] if grad else None
+        records, ref_fault = _reference_run(machine, direction, gradients)
         final = machine.snapshot(0)
         bus.set("start_pc", start)
         bus.set("backward", int(direction < 0))
@@ -397,10 +412,11 @@ class Lockstep:
                     run.fault_address = bus.get("fault_addr")
             return run
 
-        # the schedule (rtl/schedule.py): every commit at the edge it says, until an
-        # instruction whose cycles depend on a unit (or a gradient-mode micro-program);
-        # the bus sees a commit one cycle later, on the retire port
-        fetch_at = first_cycle + 1 if bus.timed and not grad else None
+        # the schedule (rtl/schedule.py): every commit at the edge it says, unit calls timed
+        # from their operands (rtl/unit_timing.py), gradient-mode micro-programs from the
+        # gradient registers before the step; the bus sees a commit one cycle later, on
+        # the retire port
+        fetch_at = first_cycle + 1 if bus.timed else None
         while True:
             retired = await bus.retired()
             if retired is None:
@@ -409,7 +425,9 @@ class Lockstep:
             if fetch_at is not None:
                 word, backward = retired["insn"], bool(retired["backward_in"])
                 try:
-                    commit_at = fetch_at + schedule.to_commit(word, backward)
+                    commit_at = fetch_at + schedule.to_commit(
+                        word, backward, rtl.registers, w,
+                        gradients[steps] if gradients is not None else None)
                 except schedule.NotScheduled:
                     fetch_at = None
                 else:

@@ -7,9 +7,14 @@ the control unit loads PC, BR and DIR and ``busy`` rises.  Then each instruction
 FETCH, DECODE, REGS, EXEC, WAIT, WRITEB (only when it writes a second register) and NEXT,
 one cycle each, and commits at the edge that ends WAIT: the first at the run edge + 5, each
 next one 6 edges (7 after a WRITEB) after the one before.  An instruction that calls the
-multiply/divide or the function unit waits in WAIT for as long as the unit takes, which
-depends on its operands: its commit is not modelled here (:class:`NotScheduled`), nor
-anything after it.
+multiply/divide or the function unit starts it in EXEC and waits in WAIT until it is done,
+then one more cycle to latch its result: it commits later by the cycles of the call, which
+depend on its operands (``rtl/unit_timing.py``; the operands are the table template's
+arguments over the registers the step reads, :func:`unit_calls`).  In gradient mode a
+step with a micro-program runs it on the gradient unit between REGS and a second REGS
+(:func:`gradient_program_cycles`, its unit calls timed from the registers and the
+gradient registers); a micro-program after the value step (a forward step in gradient
+mode, which the host protocol never runs) is not modelled.
 
 ``revasm run --vcd`` times the reference's waveforms by this schedule, and the lockstep
 checks it against the core at every retired instruction (on both backends), so the two
@@ -17,12 +22,16 @@ stay one.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 
 from revasm.isa.codec import IllegalInstruction, decode
+from revasm.isa.fixed_point import WordFormat
+from revasm.isa.vocabulary import vocabulary
 
 from .params import CoreParams
+from .unit_timing import call_cycles
 
 #: Edges from the start of an instruction (its FETCH; the run pulse for the first) to its
 #: commit: FETCH, DECODE, REGS, EXEC, WAIT.
@@ -30,7 +39,7 @@ FIRST_COMMIT = 5
 
 
 class NotScheduled(Exception):
-    """An instruction whose cycles depend on a unit's operands (or an illegal word)."""
+    """An instruction the schedule cannot time (an illegal word)."""
 
 
 def load_edges(params: CoreParams) -> int:
@@ -79,14 +88,113 @@ def step_shape(word: int, backward: bool) -> StepShape:
                      bool(effects.unemit), effects.show is not None, len(effects.calls))
 
 
-def to_commit(word: int, backward: bool) -> int:
-    """Edges from the start of this instruction's FETCH to its commit (FETCH .. WAIT);
-    raises :class:`NotScheduled` for one that calls a unit (it waits in WAIT)."""
+#: A unit call as a template makes it: the vocabulary name and its argument words.
+UnitCall = tuple[str, tuple[int, ...]]
+
+
+def to_commit(word: int, backward: bool, registers: Sequence[int], width: int,
+              gradients: Sequence[int] | None = None) -> int:
+    """Edges from the start of this instruction's FETCH to its commit (FETCH .. WAIT):
+    five, plus the cycles of its unit call (``rtl/unit_timing.py``) over ``registers``,
+    the register words it reads; in gradient mode (``gradients``: the gradient registers
+    G before the step) plus its micro-program (:func:`gradient_program_cycles`)."""
+    commit = FIRST_COMMIT
     if step_shape(word, backward).calls:
-        entry, _ = decode(word & 0xFFFFFFFF)
-        raise NotScheduled(f"{entry.mnemonic} waits for a unit a number of cycles that "
-                           "depends on its operands")
-    return FIRST_COMMIT
+        commit += sum(call_cycles(name, args, width)
+                      for name, args in unit_calls(word, backward, registers, width))
+    if gradients is not None:
+        commit += gradient_program_cycles(word, backward, registers, gradients, width)
+    return commit
+
+
+def unit_calls(word: int, backward: bool, registers: Sequence[int],
+               width: int) -> list[UnitCall]:
+    """The unit calls of this instruction's table template, in order, with the words the
+    core gives the unit: the template run over ``registers`` with a vocabulary whose unit
+    functions record their arguments (a call that faults is recorded before it raises)."""
+    found = _trace_calls(_template(word, backward, False), width, R=list(registers))
+    if len(found) != step_shape(word, backward).calls:  # pragma: no cover - a table bug
+        raise NotScheduled(f"word {word:#010x}: the template's unit calls could not be traced")
+    return found
+
+
+def gradient_program_cycles(word: int, backward: bool, registers: Sequence[int],
+                            gradients: Sequence[int], width: int) -> int:
+    """The cycles a gradient-mode step adds before its commit: its micro-program on the
+    gradient unit (``rtl/gradient_unit.py``: READ and EXEC per micro-operation, CHECK
+    after an address, WAIT for the cycles of a unit call), then REGS again before the
+    value step.  The calls' words come from the gradient-mode template
+    (``isa/adjoint.mode_template``) run over ``registers`` and ``gradients``; a step whose
+    micro-program follows its value step is not modelled (:class:`NotScheduled`)."""
+    from revasm.isa.table import INSTRUCTIONS
+
+    from .microcode import TemplateError, step
+
+    entry, _ = decode(word & 0xFFFFFFFF)
+    try:
+        program = step(INSTRUCTIONS.index(entry), backward)
+    except TemplateError as exc:
+        raise NotScheduled(str(exc)) from None
+    if not program.ops:
+        return 0
+    if program.value_first:
+        raise NotScheduled(f"{entry.mnemonic}: a micro-program after the value step")
+    cycles = sum(2 + int(op.op == "ADDR") for op in program.ops) + 1
+    units = [op for op in program.ops if op.op == "CALL"]
+    if units:
+        calls = _trace_calls(_template(word, backward, True), width, R=list(registers),
+                             G=list(gradients))
+        calls = calls[:len(units)]  # the gradient statements run before the value template
+        if [name for name, _ in calls] != [op.unit for op in units]:  # pragma: no cover
+            raise NotScheduled(f"{entry.mnemonic}: the micro-program's calls could not be traced")
+        cycles += sum(call_cycles(name, args, width) for name, args in calls)
+    return cycles
+
+
+def _trace_calls(code, width: int, **banks: list[int]) -> list[UnitCall]:
+    calls, names = _recording_vocabulary(width)
+    calls.clear()
+    try:
+        exec(code, dict(names, OV=[0], **banks))
+    except ArithmeticError:  # the unit faults (divide-by-zero, domain-error): timed too
+        pass
+    except NameError as exc:  # pragma: no cover - a bank the schedule is not given
+        raise NotScheduled(f"the template reads {exc.name}, which the schedule has not") from None
+    return list(calls)
+
+
+@cache
+def _template(word: int, backward: bool, gradient: bool):
+    """The compiled value template, or with ``gradient`` the gradient-mode one."""
+    from revasm.isa.adjoint import mode_template
+
+    entry, operands = decode(word & 0xFFFFFFFF)
+    if gradient:
+        source = mode_template(entry, -1 if backward else 1, gradient=True)
+    else:
+        source = entry.backward if backward else entry.forward
+    return compile(source.format(**operands), f"<{entry.mnemonic}>", "exec")
+
+
+@cache
+def _recording_vocabulary(width: int) -> tuple[list[UnitCall], dict[str, object]]:
+    """The vocabulary of ``width`` whose unit functions (``UNIT_OF``) append their calls to
+    the returned list; ``overflow`` is the identity (the core counts OV elsewhere)."""
+    from .semantics import UNIT_OF
+
+    calls: list[UnitCall] = []
+    names = vocabulary(WordFormat(width))
+
+    def recording(name: str, function: Callable) -> Callable:
+        def call(*args: int):
+            calls.append((name, args))
+            return function(*args)
+        return call
+
+    for name in UNIT_OF:
+        names[name] = recording(name, names[name])  # type: ignore[arg-type]
+    names["overflow"] = lambda flag: flag
+    return calls, names
 
 
 def after_commit(word: int, backward: bool) -> int:

@@ -17,14 +17,26 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import TextIO
 
+from amaranth.hdl import Shape
 from vcd import VCDWriter
 
 from revasm.assembler.image import Image
 from revasm.isa.codec import decode
+from revasm.sim.reference import MachineFault
+from revasm.sim.reference.faults import FAULT_KINDS
 from revasm.sim.reference.trace import TraceRecord
 
-from .params import CoreParams
-from .schedule import NotScheduled, after_commit, load_edges, step_shape, to_commit
+from .params import FAULT_CODE, FAULT_NAMES, CoreParams
+from .schedule import (
+    FIRST_COMMIT,
+    NotScheduled,
+    after_commit,
+    load_edges,
+    step_shape,
+    to_commit,
+    unit_calls,
+)
+from .unit_timing import call_cycles
 
 #: Amaranth's simulator as the co-simulation runs it: ``add_clock(1e-6)``, times in fs,
 #: rising edges half a period in.
@@ -42,13 +54,17 @@ def edge_time(edge: int) -> int:
 
 def write_vcd(out: TextIO, image: Image, records: list[TraceRecord],
               registers: dict[int, int], memory: dict[int, int], *, direction: int = 1,
-              params: CoreParams | None = None) -> int:
-    """Write the waveforms of one run that halted; ``registers``/``memory`` are the
-    words it started from, ``records`` its trace.  Returns the number of clock edges."""
+              params: CoreParams | None = None, fault: MachineFault | None = None) -> int:
+    """Write the waveforms of one run, in ``direction``, that halted or stopped on
+    ``fault``; ``registers``/``memory`` are the words it started from, ``records`` its
+    trace.  Returns the number of clock edges."""
     from .cosim import _overflow_count
 
     params = params or CoreParams(width=image.width)
     w, mask = params.width, (1 << params.width) - 1
+    if fault is not None and fault.kind not in CORE_FAULTS:
+        raise WaveformError(f"the run stopped on {fault.kind} ({FAULT_KINDS[fault.kind]}), "
+                            "which the core does not have: it would run on")
     for address in [*memory, *(a for r in records for a, _, _ in r.memory)]:
         problem = params.memory_map.outside(address)
         if problem:
@@ -63,13 +79,15 @@ def write_vcd(out: TextIO, image: Image, records: list[TraceRecord],
     events[run] += [("host__busy", 1), ("host__pc", start), ("host__br", 0),
                     ("host__dir_backward", int(direction < 0)), ("host__halted", 0)]
     values = [registers.get(r, 0) & mask for r in range(32)]
-    br, ov, fetch = 0, 0, run
+    br, ov, fetch, now_backward = 0, 0, run, direction < 0
+    if not records and fault is None:  # pragma: no cover - every run retires or faults
+        raise WaveformError("the run retired no instruction")
     for number, record in enumerate(records):
         word = image.words[record.pc] & 0xFFFFFFFF
         backward = record.direction < 0
         shape = step_shape(word, backward)
         try:
-            commit = fetch + to_commit(word, backward)
+            commit = fetch + to_commit(word, backward, values, w)
         except NotScheduled as exc:
             where = f"line {record.location.line}" if record.location else f"pc {record.pc}"
             raise WaveformError(f"{record.text} at {where}: {exc}; its RTL timing is not "
@@ -79,7 +97,12 @@ def write_vcd(out: TextIO, image: Image, records: list[TraceRecord],
             br = record.br[1]
         after = record.dir_change[1] if record.dir_change else record.direction
         last = number == len(records) - 1
-        next_pc = records[number + 1].pc if not last else record.pc
+        if not last:
+            next_pc = records[number + 1].pc
+        elif fault is not None and fault.kind != "uncaught-jump" and fault.pc is not None:
+            next_pc = fault.pc  # the instruction that faults: PC moved on to it
+        else:
+            next_pc = record.pc  # a halt (or an uncaught jump) keeps the PC
         events[commit] += [
             ("retire__valid", 1), ("retire__pc", record.pc), ("retire__insn", word),
             ("retire__backward_in", int(backward)), ("retire__br", br),
@@ -94,13 +117,47 @@ def write_vcd(out: TextIO, image: Image, records: list[TraceRecord],
         for register, _old, new in record.registers:
             values[register] = new
             events[commit + 1 if register == b else commit].append((f"bank{register}", new))
-        if last:
+        if last and fault is None:
             events[commit].append(("host__halted", 1))
-            events[commit + 1 + int(shape.wb_en)].append(("host__busy", 0))
+        if last and fault is not None and fault.kind == "uncaught-jump":
+            events[commit] += _fault_events(fault, record.pc)  # found as it commits
+        if last and (fault is None or fault.kind == "uncaught-jump"):
+            events[commit + 1 + int(shape.wb_en)].append(("host__busy", 0))  # NEXT
         fetch = commit + after_commit(word, backward)
+        now_backward = after < 0
+    if fault is not None and fault.kind != "uncaught-jump":
+        pc = int(fault.pc if fault.pc is not None else start)
+        edge = fetch + _edges_to_fault(fault.kind, pc, image, values, now_backward, params)
+        events[edge] += [("host__busy", 0), *_fault_events(fault, pc)]
     end = max(events) + 2
     _write(out, params, events, end)
     return end
+
+
+#: The reference's fault kinds the core raises too (``rtl/core.py``, ``rtl/control.py``);
+#: the others (step-limit, a strict machine's overflow, no-finish) are the reference's own.
+CORE_FAULTS = ("uncaught-jump", "illegal-instruction", "memory-address", "divide-by-zero",
+               "domain-error", "tape-empty")
+
+
+def _fault_events(fault: MachineFault, pc: int) -> list[tuple[str, int]]:
+    return [("host__fault", 1), ("host__fault_kind", FAULT_CODE[fault.kind]),
+            ("host__fault_pc", pc)]
+
+
+def _edges_to_fault(kind: str, pc: int, image: Image, registers: list[int], backward: bool,
+                    params: CoreParams) -> int:
+    """Edges from the FETCH of the instruction at ``pc`` to the one where the core
+    raises ``kind`` there (``rtl/core.py``): FETCH for a PC outside the memory, REGS for
+    a word that is no instruction, the first WAIT for a memory address or an empty tape,
+    the WAIT that sees the unit's fault (EXEC + the call's cycles)."""
+    if kind == "illegal-instruction":
+        return 1 if not 0 <= pc < params.memory_map.low_words else 3
+    if kind in ("memory-address", "tape-empty"):
+        return FIRST_COMMIT
+    word = image.words[pc] & 0xFFFFFFFF  # divide-by-zero, domain-error: a unit's fault
+    return FIRST_COMMIT - 1 + sum(call_cycles(name, args, params.width) for name, args
+                                  in unit_calls(word, backward, registers, params.width))
 
 
 def _write(out: TextIO, params: CoreParams, events: dict[int, list[tuple[str, int]]],
@@ -110,7 +167,9 @@ def _write(out: TextIO, params: CoreParams, events: dict[int, list[tuple[str, in
               "retire__pc": params.pc_width, "retire__insn": 32, "retire__backward_in": 1,
               "retire__br": params.br_width, "retire__backward": 1, "retire__wa_en": 1,
               "retire__wb_en": 1, "retire__mem_en": 1, "retire__out_en": 1,
-              "retire__push": 1, "retire__pop": 1, "retire__ov": params.width}
+              "retire__push": 1, "retire__pop": 1, "retire__ov": params.width,
+              "host__fault": 1, "host__fault_kind": Shape.cast(range(len(FAULT_NAMES))).width,
+              "host__fault_pc": params.pc_width}
     with VCDWriter(out, timescale="1 fs", date="revasm run --vcd") as writer:
         signals = {name: writer.register_var("bench.top", name, "wire", size=size, init=0)
                    for name, size in widths.items()}

@@ -37,6 +37,18 @@ def test_sim_agrees_forward_and_backward() -> None:
         (1, 134, "finished"), (-1, 134, "finished")]
 
 
+def test_sim_runs_backward_alone_with_reverse() -> None:
+    """``--reverse``: from FINISH on the given state, as ``revasm run --reverse``."""
+    result = _run("rtl", "sim", "examples/fib.pal", "--reverse", "--set", "fib=2584",
+                  "--set", "$2=1597", "--memory-words", "256", "--json")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output)
+    assert [(r["direction"], r["steps"], r["status"]) for r in summary["runs"]] == [
+        (-1, 134, "finished")]
+    result = _run("rtl", "sim", "examples/fib.pal", "--reverse", "--forward-only")
+    assert result.exit_code == 2 and "--reverse is a backward run alone" in result.output
+
+
 def test_sim_with_inputs_and_vcd(tmp_path) -> None:
     vcd = tmp_path / "mul.vcd"
     result = _run("rtl", "sim", "examples/multiply.pal", "--set", "$1=3", "--forward-only",

@@ -264,6 +264,27 @@ def test_gradient_mode_in_lockstep(width: int) -> None:
         assert "ADDDIV" in both and len(results) >= 57
 
 
+def test_a_gradient_step_off_its_modelled_cycles_is_a_divergence(monkeypatch) -> None:
+    """Gradient mode is on the schedule too (rtl/schedule.gradient_program_cycles: the
+    micro-program, its unit calls over the gradient registers): with its count one cycle
+    long, the backward run diverges at the gradient step of ADDMUL, the forward run not."""
+    from program_generators import ProgramBuilder
+
+    from revasm.rtl import schedule
+    from revasm.sim.host import Place
+    real = schedule.gradient_program_cycles
+    monkeypatch.setattr(schedule, "gradient_program_cycles",
+                        lambda *args: real(*args) + bool(real(*args)))  # steps with a program
+    b = ProgramBuilder(32)
+    b.op("START").op("ADDMUL", 1, 2, 3).op("FINISH")
+    job = Job(b.build(), {2: 3 << 15, 3: 5 << 14}, {}, name="addmul", loss=Place("a", register=1))
+    (result,) = Lockstep(CoreParams(memory_words=TEST_MEMORY_WORDS, gradient=True)).run([job])
+    forward, backward = result.runs
+    assert forward.status == "finished"
+    assert backward.status == "divergence"
+    assert backward.divergence.startswith("step 2, pc 1: the RTL reported its commit")
+
+
 #: Programs whose fixed-point results do not fit: (name, width, source, events forward).
 OVERFLOWING = [
     ("50000 * 50000 (ADDMUL)", 64, """

@@ -1,0 +1,156 @@
+"""How many clock cycles a call of a multi-cycle unit takes, from its operands.
+
+One function per unit: :func:`muldiv_cycles` (``rtl/muldiv.py``) and
+:func:`function_unit_cycles` (``rtl/function_unit.py``).  Each counts the states the
+unit's sequencer visits for one call, from the cycle it sees ``start`` (in IDLE) to the
+cycle whose edge raises ``done``, both included; the branches it takes are decided by the
+same integer algorithm as the unit's (``isa/elementary.py``, ``isa/rotation.py``), so the
+count is exact for every operand.  The core (``rtl/core.py``) starts the unit in EXEC and
+commits one cycle after ``done`` is seen in WAIT: a step with one unit call commits this
+many cycles later than one without (``rtl/schedule.py``).
+
+``tests/test_unit_timing.py`` runs each unit alone in Amaranth's simulator over random and
+edge-case operands of every operation at both widths and checks every count: whoever
+changes a unit's sequencer sees it fail and updates the one function here.
+"""
+from __future__ import annotations
+
+from revasm.isa.elementary import _TABLES, _ln_p, _sincos_abs
+from revasm.isa.fixed_point import WordFormat
+from revasm.isa.functions.cordic import _Tables
+from revasm.isa.rotation import _pi_raw
+
+from .semantics import FUNCTION_OPS, MULDIV_OPS
+
+
+def muldiv_cycles(op: str, x: int, y: int, width: int) -> int:
+    """Cycles of ``fmul``/``fdiv`` of the words ``x``, ``y``: IDLE, then one cycle per
+    bit of the shift-and-add product (W) or of the restoring division (W + F + 2), then
+    the cycle that rounds and signs the result; a division by zero faults in IDLE."""
+    if op not in MULDIV_OPS:
+        raise ValueError(f"the multiply/divide unit has no operation {op!r}")
+    if op == "fmul":
+        return width + 2
+    if y & ((1 << width) - 1) == 0:
+        return 1
+    return width + width // 2 + 4
+
+
+class _Cost:
+    """The cycles of the function unit's subroutines for one width: each is the cycles
+    spent in the subroutine's state, the last of which returns to the caller."""
+
+    def __init__(self, t: _Tables) -> None:
+        w = t.width
+        self.mul = (w + 2) // 2 + 1  # two multiplier bits per cycle, then return
+        self.div = w + t.frac + 4 + 1  # one quotient bit per cycle, then return
+        self.circular = len(t.circular) + 1  # one CORDIC stage per cycle, then return
+        self.hyperbolic = len(t.hyperbolic) + 1
+        self.sqrt = t.sqrt_bits + 1  # one root bit per cycle, then the rounding
+
+
+def _signed(word: int, width: int) -> int:
+    word &= (1 << width) - 1
+    return word - ((word >> (width - 1)) << width)
+
+
+def _sincos(angle: int, tan: bool, t: _Tables, cost: _Cost) -> int:
+    """SC_START .. SC_DONE for a signed angle: two products (quadrant, reduction), the
+    circular rotation, and for tan one division unless its denominator is 0."""
+    # SC_START, MUL, SC_Q, MUL, SC_R, CORDIC, SC_CORDIC, SC_DONE
+    cycles = 1 + cost.mul + 1 + cost.mul + 1 + cost.circular + 1 + 1
+    if tan:
+        c, s, q = _sincos_abs(abs(angle), t)
+        if (-s if q & 1 else c) != 0:
+            cycles += cost.div + 1  # DIV, TAN_DIV
+    return cycles
+
+
+def _exponential(op: str, z: int, t: _Tables, cost: _Cost) -> int:
+    """HX_START .. the finish, for the P-bit argument ``z`` of ``_exp_from_p`` or
+    ``_hyperbolic_abs``: exp saturates in HX_START; else two products (k, r), the
+    hyperbolic rotation, and for tanh a division unless it rounds to one."""
+    lim = (t.width + 2) << t.prec
+    if op == "fn_exp" and not -lim < z < lim:
+        return 1
+    # HX_START, MUL, HX_K, MUL, HX_R, CORDIC, HX_CORDIC (which finishes, or divides)
+    cycles = 1 + cost.mul + 1 + cost.mul + 1 + cost.hyperbolic + 1
+    if op == "fn_tanh":
+        k = ((z >> (t.prec - 20)) * t.inv_ln2_20 + (1 << 39)) >> 40
+        if k < t.frac // 2 + 2:
+            cycles += cost.div + 1  # DIV, TANH_DIV
+    return cycles
+
+
+def _logarithm(x: int, t: _Tables, cost: _Cost) -> int:
+    """LOG .. LOG_E for ``x > 0``: normalisation, the hyperbolic vectoring unless the
+    mantissa is a power of two, and the product e ln 2."""
+    s = t.prec - 1
+    shift = s - (x.bit_length() - 1)
+    a = x << shift if shift >= 0 else x >> -shift
+    exact = a == 1 << s  # v == 0 in _ln_p (a < 2 << s): no CORDIC
+    return 1 + (0 if exact else cost.hyperbolic) + 1 + cost.mul + 1  # LOG, LOG_Z, MUL, LOG_E
+
+
+def function_unit_cycles(op: str, x: int, y: int, z: int, width: int) -> int:
+    """Cycles of one call of the function unit: operation ``op`` (a vocabulary name of
+    ``FUNCTION_OPS``) on the words ``x``, ``y``, ``z`` (its ports; ``rot``/``irot``: the
+    two words and the angle).  Faults (domain, divide-by-zero) and the results decided
+    from the operand alone (saturation, abs) finish in IDLE: one cycle."""
+    if op not in FUNCTION_OPS:
+        raise ValueError(f"the function unit has no operation {op!r}")
+    t = _TABLES[width]
+    cost = _Cost(t)
+    sx, sy, sz = (_signed(v, width) for v in (x, y, z))
+    f, g = t.frac, t.guard
+    if op == "fn_abs":
+        return 1
+    if op == "fn_sqrt":
+        return 1 if sx < 0 else 1 + cost.sqrt
+    if op in ("fn_sin", "fn_cos", "fn_tan"):
+        return 1 + _sincos(sx, op == "fn_tan", t, cost)
+    if op in ("fn_atan", "fn_atan2"):
+        both_zero = op == "fn_atan2" and sx == 0 and sy == 0
+        return 2 + (0 if both_zero else cost.circular + 1)  # IDLE, ATAN, CORDIC, ATAN_CORDIC
+    if op in ("rot", "irot"):
+        return 1 + _rotation(sz, t, cost)
+    if op == "fn_exp":
+        return 1 + _exponential(op, sx << g, t, cost)
+    if op in ("fn_sinh", "fn_cosh", "fn_tanh"):
+        limit = (f + 4 if op == "fn_tanh" else width + 2) << f
+        return 1 if abs(sx) >= limit else 1 + _exponential(op, abs(sx) << g, t, cost)
+    if op == "fn_log":
+        return 1 if sx <= 0 else 1 + _logarithm(sx, t, cost)
+    if op == "fn_pow":
+        if sx <= 0:
+            return 1
+        power = (sy * _ln_p(sx, t) + (1 << (f - 1))) >> f  # y ln x at P bits
+        # the logarithm, the product y ln x (MUL, POW_Z), then exp of it
+        return 1 + _logarithm(sx, t, cost) + cost.mul + 1 + _exponential("fn_exp", power, t, cost)
+    raise ValueError(f"no cycle model for the function unit's {op!r}")  # pragma: no cover
+
+
+def _rotation(theta: int, t: _Tables, cost: _Cost) -> int:
+    """ROT .. the finish of rot/irot by the signed angle ``theta``: the reduction by pi
+    (a division and a product) when |theta| > pi/2, tan(theta'/2) and sin(theta'), then
+    three shears of one product each and the finishing step."""
+    pi = _pi_raw(WordFormat(t.width))
+    half_pi = pi >> 1
+    cycles = 1  # ROT
+    reduced = theta
+    if theta > half_pi or theta < -half_pi:
+        span = theta - half_pi if theta > 0 else -half_pi - theta
+        turns = (span + pi - 1) // pi
+        reduced = theta - turns * pi if theta > 0 else theta + turns * pi
+        cycles += cost.div + 1 + cost.mul + 1  # DIV, ROT_TURNS, MUL, ROT_REDUCED
+    cycles += _sincos(reduced >> 1, True, t, cost) + _sincos(reduced, False, t, cost)
+    return cycles + 3 * (1 + cost.mul + 1) + 1  # three shears (ROT_SHEAR, MUL, FMUL), finish
+
+
+def call_cycles(name: str, args: tuple[int, ...], width: int) -> int:
+    """Cycles of one unit call as a template names it (``fmul(x, y)``, ``fn_sin(x)``,
+    ``rot(x, y, theta)``, ...), whichever unit serves it."""
+    words = (*args, 0, 0, 0)[:3]
+    if name in MULDIV_OPS:
+        return muldiv_cycles(name, words[0], words[1], width)
+    return function_unit_cycles(name, *words, width)
