@@ -77,7 +77,8 @@ def rtl() -> None:
 @click.option("--loss", default=None, metavar="NAME",
               help="The loss for --grad (default: the name the source declares with .loss).")
 @click.option("--vcd", type=click.Path(dir_okay=False), default=None,
-              help="Write the RTL's waveforms to this VCD file.")
+              help="Write the RTL's waveforms to this VCD file (with --verilator: "
+                   "Verilator's own tracing, a build of its own, same signal names).")
 @click.option("--verilator", is_flag=True,
               help="Run the RTL as a Verilator model instead (for long runs; same checks). "
                    "Builds the core's Verilog with a C++ harness once per core and caches "
@@ -112,8 +113,6 @@ def sim(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
     Verilator build.
     """
     engine_for(engine_name, trace=True)  # a usage error for an engine that cannot trace
-    if verilator and vcd:
-        raise click.UsageError("--vcd needs Amaranth's simulator; drop --verilator")
     if build_dir and not verilator:
         raise click.UsageError("--build-dir goes with --verilator")
     if vcd:  # never over the program
@@ -162,10 +161,16 @@ def sim(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
         from revasm.rtl.verilator import VerilatorError, VerilatorLockstep
         engine = VerilatorLockstep(params, max_steps=max_steps, build_dir=build_dir)
         try:
-            engine.prepare()
-            (result,) = engine.run([job])
+            engine.prepare(trace=bool(vcd))
+            if vcd:  # the waveforms whole or not at all: a temporary file, then renamed
+                with atomic_path(vcd) as temporary:
+                    (result,) = engine.run([job], vcd=str(temporary))
+            else:
+                (result,) = engine.run([job])
         except VerilatorError as exc:
             raise ToolError(f"revasm rtl sim: error: {exc}") from None
+        except OSError as exc:
+            raise output_error(vcd or file, exc) from None
     elif vcd:
         try:  # the waveforms whole or not at all: a temporary file, then renamed
             with atomic_path(vcd) as temporary:
