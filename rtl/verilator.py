@@ -231,8 +231,9 @@ def _flags(jobs: int, trace: bool = False) -> list[str]:
             # the model compiled with -O3 instead of verilated.mk's -Os runs about twice
             # as fast (bench/rtl_speed.py, docs/rtl.md) for a longer first build
             "-MAKEFLAGS", "CFG_CXXFLAGS_PCH_I=-include OPT_FAST=-O3 OPT_GLOBAL=-O3",
-            # waveforms (--vcd): Verilator's own VCD tracing, a build of its own, with
-            # every word of the memories as Amaranth's simulator writes them
+            # waveforms (--vcd): Verilator's own VCD tracing, a build of its own, with the
+            # words of the register file and the tape as Amaranth's simulator writes them
+            # (Verilator leaves the data memory's 2048 words out all the same)
             *(["--trace", "--trace-underscore", "--trace-max-array", "65536"]
               if trace else [])]
 
@@ -605,20 +606,21 @@ class VerilatorLockstep(Lockstep):
                 bus.pending.append(f"w {raw}\n")
         results: list[JobResult] = []
         try:
-            _run_to_end(self.drive(bus, jobs, results, stop_on_divergence))
-        finally:
-            inner = getattr(bus, "inner", bus)
-            if isinstance(inner, VerilatorBus):
-                self.model_cycles += inner.run_cycles
-                self.model_seconds += inner.run_ns / 1e9
-                self.model_cpu_seconds += inner.run_cpu_ns / 1e9
-                if own:
-                    inner.close()  # the harness closes the VCD file
-        if raw is not None and vcd:
             try:
+                _run_to_end(self.drive(bus, jobs, results, stop_on_divergence))
+            finally:
+                inner = getattr(bus, "inner", bus)
+                if isinstance(inner, VerilatorBus):
+                    self.model_cycles += inner.run_cycles
+                    self.model_seconds += inner.run_ns / 1e9
+                    self.model_cpu_seconds += inner.run_cpu_ns / 1e9
+                    if own:
+                        inner.close()  # the harness closes the VCD file
+            if raw is not None and vcd:
                 with open(raw) as source, open(vcd, "w") as out:
                     amaranth_scopes(source, out)
-            finally:
+        finally:
+            if raw is not None:
                 raw.unlink(missing_ok=True)
         return results
 
@@ -652,8 +654,8 @@ def amaranth_scopes(source: TextIO, out: TextIO) -> None:
     Verilator writes the model as ``TOP`` > the wrapper (``revasm_top``) > its instance of
     the core (``core``) > the core's submodules; Amaranth's simulator as ``bench`` > ``top``
     (the core) > its submodules, with the same signal names where the Verilog keeps them
-    (the core's ports, registers, the register file's words).  The core's scope becomes
-    ``bench.top``; the rest (the wrapper's ports, Verilator's top) goes to
+    (the core's ports, registers, the register file's and the tape's words).  The core's
+    scope becomes ``bench.top``; the rest (the wrapper's ports, Verilator's top) goes to
     ``bench.harness``.  Only the header changes: the value changes are copied as they are.
     """
     root = _Scope("module", "", [], [])
