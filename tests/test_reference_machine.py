@@ -149,6 +149,38 @@ def test_single_steps_walk_the_same_path_as_a_run():
         stepping.step()
 
 
+def test_advance_steps_as_step_does_and_names_the_words_it_touched():
+    """``advance`` (the co-simulation's step, rtl/cosim.py) executes what ``step`` does,
+    forward and backward, returns the memory words accessed with their old values, and
+    returns a fault instead of raising it."""
+    image = fib(n=3)
+    advancing, stepping = Machine(image), Machine(image)
+    for direction in (1, -1):
+        advancing.begin(direction)
+        stepping.begin(direction)
+        while not stepping.halted:
+            record = stepping.step()
+            touched, fault = advancing.advance()
+            assert fault is None and advancing.snapshot() == stepping.snapshot()
+            changed = {(address, old) for address, old, _new in record.memory}
+            assert changed <= set(touched)
+            assert bool(touched) == record.text.startswith("EXCH")
+        assert advancing.halted and advancing.steps == stepping.steps
+    assert advancing.snapshot() == Machine(image).snapshot().turned()  # back at START
+    with pytest.raises(RuntimeError):
+        advancing.advance()
+    b = ProgramBuilder(32)
+    b.op("START").op("ADDI", 1, 3).op("BRA", "land").op("ADDI", 2, 1)
+    b.label("land").op("ADDI", 2, 5).op("FINISH")  # lands without catching the jump
+    machine = Machine(b.build())
+    machine.begin(1)
+    for _ in range(3):
+        assert machine.advance()[1] is None
+    _touched, fault = machine.advance()
+    assert fault is not None and fault.kind == "uncaught-jump" and fault.pc == 4
+    assert machine.steps == 4 and machine.get_register(2) == 5  # it completed
+
+
 def test_emit_moves_words_onto_the_tape_and_backward_takes_them_back():
     b = ProgramBuilder().op("START").op("ADDI", 1, 7).op("EMIT", 1).op("ADDI", 1, 3)
     b.op("EMIT", 1).op("FINISH")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import glob
 import os
+from bisect import bisect_right
 
 import pytest
 
@@ -253,7 +254,8 @@ def test_cli_verilator_reports_a_divergence_with_both_states(engine, monkeypatch
 
     original = backend.VerilatorLockstep.start
     monkeypatch.setattr(backend.VerilatorLockstep, "start",
-                        lambda self: _Corrupting(original(self), 3, "wa_data", 1, "wa_en"))
+                        lambda self, trace=False: _Corrupting(original(self, trace), 3, "wa_data",
+                                                              1, "wa_en"))
     result = _cli("rtl", "sim", "examples/apex.pal", "--verilator", "--grad")
     assert result.exit_code == 1
     assert "divergence" in result.output and "reference:" in result.output
@@ -262,8 +264,8 @@ def test_cli_verilator_reports_a_divergence_with_both_states(engine, monkeypatch
 def test_cli_verilator_errors(monkeypatch) -> None:
     from revasm.rtl import verilator as backend
 
-    result = _cli("rtl", "sim", "examples/fib.pal", "--verilator", "--vcd", "x.vcd")
-    assert result.exit_code == 2 and "--vcd" in result.output
+    result = _cli("rtl", "sim", "examples/fib.pal", "--verilator", "--vcd", "examples/fib.pal")
+    assert result.exit_code == 2 and "--vcd" in result.output  # never over the program
     result = _cli("rtl", "sim", "examples/fib.pal", "--build-dir", "somewhere")
     assert result.exit_code == 2 and "--verilator" in result.output
     monkeypatch.setattr(backend, "find_verilator", lambda: None)
@@ -332,3 +334,52 @@ def test_a_commit_off_the_schedule_is_a_divergence(engine: VerilatorLockstep, mo
     (run,) = result.runs
     assert run.status == "divergence"
     assert run.divergence == divergence
+
+
+def _sampled(changes: list[tuple[int, str]], times: list[int], time: int) -> int | None:
+    index = bisect_right(times, time) - 1
+    return int(changes[index][1], 2) if index >= 0 else None
+
+
+def test_verilator_waveforms_equal_amaranths_on_every_shared_signal(tmp_path) -> None:
+    """`rtl sim --verilator --vcd` (Verilator's tracing, a build of its own) and
+    `rtl sim --vcd` (Amaranth's simulator) of one program: the signals of the design both
+    name -- ports, registers, the register file's and the tape's words -- hold the same
+    value at every clock cycle, sampled half a period before each rising edge (Amaranth
+    shows an input the testbench sets at the edge it sets it, Verilator at the next
+    evaluation).  Left out: the tools' generated names (``$``) and FSM states, which
+    Amaranth writes as state names and Verilator as their encoding."""
+    from test_waveform import BUSY
+    from vcdvcd import VCDVCD
+
+    _need_verilator()
+    source = tmp_path / "busy.pal"
+    source.write_text(BUSY)
+    verilated, simulated = tmp_path / "verilator.vcd", tmp_path / "amaranth.vcd"
+    result = _cli("rtl", "sim", str(source), "--verilator", "--vcd", str(verilated))
+    assert result.exit_code == 0, result.output
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".verilator")] == []
+    result = _cli("rtl", "sim", str(source), "--vcd", str(simulated))
+    assert result.exit_code == 0, result.output
+    ours, theirs = VCDVCD(str(verilated), store_tvs=True), VCDVCD(str(simulated), store_tvs=True)
+    assert ours.timescale == theirs.timescale
+    shared = sorted(name for name in set(ours.references_to_ids) & set(theirs.references_to_ids)
+                    if "$" not in name.rsplit(".", 1)[-1] and theirs[name].var_type != "string")
+    for name in ("bench.top.retire__valid", "bench.top.retire__wa_data", "bench.top.host__busy",
+                 "bench.top.regfile.\\bank[6]", "bench.top.tape.\\words[3]"):
+        assert name in shared, name
+    assert len(shared) > 400
+    period = 10**9  # fs: add_clock(1e-6)
+    end = min(ours.endtime, theirs.endtime)
+    assert end > 2000 * period  # loading 2048 memory cells, the runs, the read-back
+    compared = 0
+    for name in shared:
+        mine, other = ours[name].tv, theirs[name].tv
+        my_times, other_times = [t for t, _ in mine], [t for t, _ in other]
+        # a value holds from one change to the next: sample right after each change
+        for cycle in sorted({-(-t // period) for t in my_times + other_times if t <= end}):
+            time = cycle * period
+            assert _sampled(mine, my_times, time) == _sampled(other, other_times, time), \
+                (name, cycle)
+            compared += 1
+    assert compared > 10 * len(shared)

@@ -9,13 +9,21 @@
 //   s ID HEX     set input port ID (the value in hex, any width)
 //   t N          N clock cycles
 //   g ID         settle, print output port ID in hex
-//   r LIMIT      clock until the core is idle: one line "v CYCLES HEX..." (the cycles
-//                since the run began, in hex, then the retire port's fields in
-//                RETIRE_FIELDS order) per retired instruction, then
-//                "e CYCLES NANOSECONDS RETIRED", or "x ..." when LIMIT cycles pass
-//                without a retired instruction
-//   f LIMIT      the same without the "v" lines (the model's own speed)
-//   q            quit
+//   r LIMIT      clock until the core is idle, streaming the retire port in binary
+//                frames (native byte order): a u32 count N, then N records of
+//                RECORD_WORDS u32 each -- the cycles since the run began (u64, low word
+//                first), then the retire port's fields in RETIRE_FIELDS order, each in
+//                PORT_WORDS[id] words, low word first -- one record per retired
+//                instruction; the run ends with the count 0xFFFFFFFF and five u64:
+//                stuck (1 when LIMIT cycles passed without a retired instruction),
+//                CYCLES, NANOSECONDS, RETIRED, CPU_NANOSECONDS (this process's CPU time
+//                in the run: the model's speed on a loaded machine)
+//   f LIMIT      the same without the records (the model's own speed): one text line
+//                "e CYCLES NANOSECONDS RETIRED CPU_NANOSECONDS", "x ..." when stuck
+//   w PATH       (a build with --trace) write the waveforms to the VCD file PATH from
+//                now on, timed as Amaranth's simulator times the co-simulation: a 1 us
+//                clock, rising edge N at N us + 0.5 us, times in fs
+//   q            quit (and close the VCD file)
 //
 // A clock cycle samples the inputs at the rising edge and settles the outputs after
 // it, like `await ctx.tick()` in Amaranth's simulator; "r" samples retire.valid and
@@ -25,11 +33,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <memory>
 
 #include "verilated.h"
+#if VM_TRACE
+#include "verilated_vcd_c.h"
+#endif
 #include "ports.h"  // VTOP, N_PORTS, PORT_WORDS, port_set, port_get, PORT_VALID, PORT_BUSY,
-                    // RETIRE_FIELDS, N_RETIRE
+                    // RETIRE_FIELDS, N_RETIRE, RECORD_WORDS
 
 static VTOP* top;
 static uint64_t cycles = 0;
@@ -79,12 +91,31 @@ static void parse_hex(const char* text, uint32_t* words, int n) {
     }
 }
 
+#if VM_TRACE
+static VerilatedVcdC* vcd = nullptr;
+static const uint64_t PERIOD_FS = 1000000000u;  // Amaranth's add_clock(1e-6), in fs
+#endif
+
 static void tick() {
     top->clk = 0;
     top->eval();
+#if VM_TRACE
+    if (vcd) vcd->dump(cycles * PERIOD_FS);
+#endif
     top->clk = 1;
     top->eval();
+#if VM_TRACE
+    if (vcd) vcd->dump(cycles * PERIOD_FS + PERIOD_FS / 2);
+#endif
     cycles++;
+}
+
+static void finish() {
+    top->final();
+#if VM_TRACE
+    if (vcd) vcd->close();
+#endif
+    delete top;
 }
 
 static bool read_bit(int id) {
@@ -93,8 +124,43 @@ static bool read_bit(int id) {
     return words[0] & 1;
 }
 
+// The records of a streaming run, sent a frame at a time (one write per ~64 KiB).
+static const uint32_t END_OF_RUN = 0xFFFFFFFFu;
+static const size_t FRAME_RECORDS = (1 << 16) / (4 * RECORD_WORDS) + 1;
+static uint32_t frame[1 + FRAME_RECORDS * RECORD_WORDS];
+static uint32_t frame_records = 0;
+
+static void send_frame() {
+    if (frame_records == 0) return;
+    frame[0] = frame_records;
+    fwrite(frame, 4, 1 + (size_t)frame_records * RECORD_WORDS, stdout);
+    fflush(stdout);  // the other side compares while this one goes on clocking
+    frame_records = 0;
+}
+
+static void add_record(uint64_t cycle) {
+    uint32_t* record = frame + 1 + (size_t)frame_records * RECORD_WORDS;
+    record[0] = (uint32_t)cycle;
+    record[1] = (uint32_t)(cycle >> 32);
+    uint32_t* word = record + 2;
+    for (int k = 0; k < N_RETIRE; k++) {
+        int id = RETIRE_FIELDS[k];
+        uint32_t words[8] = {0};
+        port_get(top, id, words);
+        for (int i = 0; i < PORT_WORDS[id]; i++) *word++ = words[i];
+    }
+    if (++frame_records == FRAME_RECORDS) send_frame();
+}
+
+static uint64_t cpu_ns() {
+    timespec now;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
 static void run(uint64_t limit, bool stream) {
     auto start = std::chrono::steady_clock::now();
+    uint64_t cpu_start = cpu_ns();
     uint64_t first = cycles, quiet = 0, retired = 0;
     bool stuck = false;
     top->eval();  // the inputs set since the last edge; they stay put during the run
@@ -105,15 +171,7 @@ static void run(uint64_t limit, bool stream) {
         if (valid) {
             quiet = 0;
             retired++;
-            if (!stream) continue;
-            char stamp[24];
-            put(stamp, snprintf(stamp, sizeof stamp, "v %llx",
-                                (unsigned long long)(cycles - first)));
-            for (int k = 0; k < N_RETIRE; k++) {
-                put(" ", 1);
-                put_port(RETIRE_FIELDS[k]);
-            }
-            put("\n", 1);
+            if (stream) add_record(cycles - first);
         } else if (!busy) {
             break;
         } else if (++quiet >= limit) {
@@ -123,10 +181,19 @@ static void run(uint64_t limit, bool stream) {
     }
     auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                   std::chrono::steady_clock::now() - start).count();
+    uint64_t cpu = cpu_ns() - cpu_start;
+    if (stream) {
+        send_frame();
+        uint64_t end[5] = {stuck, cycles - first, (uint64_t)ns, retired, cpu};
+        fwrite(&END_OF_RUN, 4, 1, stdout);
+        fwrite(end, 8, 5, stdout);
+        fflush(stdout);
+        return;
+    }
     char line[96];
-    int len = snprintf(line, sizeof line, "%c %llu %lld %llu\n", stuck ? 'x' : 'e',
+    int len = snprintf(line, sizeof line, "%c %llu %lld %llu %llu\n", stuck ? 'x' : 'e',
                        (unsigned long long)(cycles - first), (long long)ns,
-                       (unsigned long long)retired);
+                       (unsigned long long)retired, (unsigned long long)cpu);
     put(line, len);
     flush_out();
 }
@@ -134,6 +201,9 @@ static void run(uint64_t limit, bool stream) {
 int main(int argc, char** argv) {
     auto context = std::make_unique<VerilatedContext>();
     context->commandArgs(argc, argv);
+#if VM_TRACE
+    context->traceEverOn(true);
+#endif
     top = new VTOP{context.get()};
     top->clk = 1;
     top->eval();
@@ -166,16 +236,30 @@ int main(int argc, char** argv) {
         case 'f':
             run(strtoull(rest, nullptr, 10), line[0] == 'r');
             break;
+#if VM_TRACE
+        case 'w': {
+            while (*rest == ' ') rest++;
+            rest[strcspn(rest, "\n")] = 0;
+            vcd = new VerilatedVcdC;
+            top->trace(vcd, 99);
+            vcd->set_time_unit("1fs");
+            vcd->set_time_resolution("1fs");
+            vcd->open(rest);
+            if (!vcd->isOpen()) {
+                fprintf(stderr, "harness: cannot write the VCD file %s\n", rest);
+                return 2;
+            }
+            break;
+        }
+#endif
         case 'q':
-            top->final();
-            delete top;
+            finish();
             return 0;
         default:
             fprintf(stderr, "harness: unknown command: %s", line);
             return 2;
         }
     }
-    top->final();
-    delete top;
+    finish();
     return 0;
 }

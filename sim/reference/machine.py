@@ -323,6 +323,12 @@ class Machine(ModeSwitches):
         ``cycles`` start afresh.  ``trace`` is called with a
         :class:`TraceRecord` after every instruction (single-step path).
         """
+        self.begin(direction)
+        self.resume(trace=trace)
+
+    def begin(self, direction: int = 1) -> None:
+        """Set up a run as :meth:`run` does, without executing anything (the caller goes
+        on with :meth:`resume`, :meth:`step` or :meth:`advance`)."""
         start = run_start(self.image, direction, registers=tuple(self.registers))
         # A run that starts where the last one halted starts from that state, BR included:
         # a jump onto FINISH halts with BR = its offset, and the way back leads through it.
@@ -333,7 +339,6 @@ class Machine(ModeSwitches):
         self.steps = 0
         self.cycles = 0
         self.halted = False
-        self.resume(trace=trace)
 
     def resume(self, *, trace: TraceCallback | None = None) -> None:
         """Go on from the current state until the machine halts or faults."""
@@ -351,6 +356,26 @@ class Machine(ModeSwitches):
         records: list[TraceRecord] = []
         self._step(records.append)
         return records[0]
+
+    def advance(self) -> tuple[list[tuple[int, int]], MachineFault | None]:
+        """Execute exactly one instruction without building a :class:`TraceRecord`.
+
+        For a caller that checks every step against another machine (the RTL
+        co-simulation, ``rtl/cosim.py``) at a fraction of :meth:`step`'s cost: it reads
+        the registers, BR, DIR, OV and ``output`` itself, and gets here the memory words
+        the step accessed, as ``(address, word before)`` in access order (a list reused by
+        the next step), and the fault, returned rather than raised because a faulting
+        step may have completed: :attr:`steps` tells (an uncaught jump keeps its effects).
+        """
+        if self.halted:
+            raise RuntimeError("the machine has halted; call run() or begin() first")
+        touched = self._touched
+        touched.clear()
+        try:
+            self._step(None)
+        except MachineFault as fault:
+            return touched, fault
+        return touched, None
 
     # --- the single-step path --------------------------------------------------
 
