@@ -1,0 +1,166 @@
+"""Output as it runs: every engine hands the words a program shows to ``on_output`` while the
+run goes on, and ``revasm run`` prints each on a line of its own before the summary.
+
+One program (``LIVE``) serves every test, so the compiled engine builds one kernel: it shows
+7, counts $3 up to n, shows and EMITs n, counts back down and shows n once more.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy
+import pytest
+from click.testing import CliRunner
+
+from revasm.assembler import assemble
+from revasm.cli.main import cli
+from revasm.sim.compiled import slices
+from revasm.sim.engines import available, load
+
+LIVE = """;; pendulum pal file
+.input n $5 int = 100
+        start
+        addi  $1 7
+        show  $1          ; 7
+top:    bne   $3 $0 bottom
+        addi  $3 1
+bottom: bne   $3 $5 top   ; $3 = n
+        show  $3          ; n
+        xor   $4 $3
+        emit  $4          ; n, onto the tape ($4 = 0)
+up:     bne   $3 $5 down
+        addi  $3 -1
+down:   bne   $3 $0 up    ; $3 = 0
+        show  $5          ; n
+        finish
+"""
+IMAGE = assemble(LIVE, "live.pal")
+ENGINES = [name for name in ("reference", "vector", "compiled") if name in available()]
+#: ``revasm run live.pal --set n=100``, as it printed before output was live: the summary.
+SUMMARY = """finished after 608 steps, 608 cycles
+  n = 100
+  registers: $1=7, $5=100
+  output: 7 100 100 100
+"""
+
+
+def listened(machine, run) -> tuple[dict[int, list[int]], list[list[int]]]:
+    """What ``on_output`` heard per lane during ``run(listener)``, and each lane's output
+    log before the run."""
+    before = [machine.output(lane) for lane in range(machine.lanes)]
+    heard: dict[int, list[int]] = {lane: [] for lane in range(machine.lanes)}
+    run(lambda lane, words: heard[lane].extend(words))
+    return heard, before
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_listener_hears_every_word_of_the_output_in_order_both_ways(engine):
+    machine = load(IMAGE, 3, engine_name=engine)
+    machine.set_bank_word("R", 5, [3, 40, 1])
+    heard, before = listened(machine, lambda listen: machine.run(1, on_output=listen))
+    assert [heard[lane] for lane in range(3)] == [[7, 3, 3, 3], [7, 40, 40, 40], [7, 1, 1, 1]]
+    assert all(before[lane] + heard[lane] == machine.output(lane) for lane in range(3))
+    heard, before = listened(machine, lambda listen: machine.run_back(on_output=listen))
+    # backward: SHOW $5, the EMIT's word taken back off the tape, SHOW $3, SHOW $1
+    assert [heard[lane] for lane in range(3)] == [[3, 3, 3, 7], [40, 40, 40, 7], [1, 1, 1, 7]]
+    assert all(before[lane] + heard[lane] == machine.output(lane) for lane in range(3))
+
+
+@pytest.mark.skipif("compiled" not in ENGINES, reason="numba is not installed")
+@pytest.mark.parametrize("max_steps", [None, 5000, 1850])
+def test_compiled_run_cut_into_tiny_slices_ends_as_one_call(monkeypatch, max_steps):
+    """Slices of a few steps (most shorter than a loop's block, so lanes are stuck and
+    widened too) leave every lane exactly as an unsliced run: state, counts, output, fault."""
+    monkeypatch.setattr(slices, "FIRST_SLICE_STEPS", 2)
+    monkeypatch.setattr(slices, "MOST_SLICE_STEPS", 5)
+    inputs = [1, 300, 2000, 7]
+    ends = []
+    for listen in (None, lambda lane, words: None):
+        machine = load(IMAGE, len(inputs), engine_name="compiled", max_steps=max_steps)
+        machine.set_bank_word("R", 5, inputs)
+        machine.run(1, on_output=listen)
+        forward = [(machine.snapshot(lane), str(machine.fault(lane)))
+                   for lane in range(len(inputs))]
+        machine.run_back(on_output=listen)
+        ends.append((forward, machine.steps.tolist(), machine.cycles.tolist(),
+                     [machine.output(lane) for lane in range(len(inputs))],
+                     [str(machine.fault(lane)) for lane in range(len(inputs))],
+                     [machine.snapshot(lane) for lane in range(len(inputs))]))
+    assert ends[0] == ends[1]
+    faults = ends[0][4]
+    if max_steps == 1850:  # n = 2000 runs out of steps after showing 7; n = 300 (1808) not
+        assert "step-limit" in faults[2] and faults[1] == "None"
+
+
+def test_slices_aim_at_half_the_latency_bound():
+    cut = slices.Slices(run_limit=10**9)
+    assert cut.limit(numpy.array([5, 9])) == 9 + slices.FIRST_SLICE_STEPS
+    cut.timed(slices.LIVE_OUTPUT_SECONDS / 2 / 3, stuck=False)  # 3x too short: 3x the steps
+    assert cut.budget == 3 * slices.FIRST_SLICE_STEPS
+    cut.timed(100.0, stuck=True)  # a compile: shrinks at most 8x, never below the first
+    assert cut.budget == slices.FIRST_SLICE_STEPS and cut.room == 16
+    assert cut.limit(numpy.array([0])) == 16 * slices.FIRST_SLICE_STEPS
+    for _ in range(20):  # stuck every time: the limit reaches the run's own
+        cut.timed(0.001, stuck=True)
+    assert not cut.sliced(cut.limit(numpy.array([0])))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_run_prints_each_word_then_the_summary_of_before(tmp_path, engine):
+    source = tmp_path / "live.pal"
+    source.write_text(LIVE)
+    result = CliRunner().invoke(cli, ["run", str(source), "--engine", engine])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "7\n100\n100\n100\n" + SUMMARY
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_run_json_is_one_object_with_the_output_inside(tmp_path, engine):
+    source = tmp_path / "live.pal"
+    source.write_text(LIVE)
+    result = CliRunner().invoke(cli, ["run", str(source), "--engine", engine, "--json"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)  # one object: nothing printed before it
+    assert payload["output"] == [7, 100, 100, 100] and payload["steps"] == 608
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_fault_is_reported_after_the_words_shown_before_it(tmp_path, engine):
+    """Backward from FINISH with an empty tape: SHOW $5 prints, the count runs up, and
+    taking the EMIT back faults."""
+    source = tmp_path / "live.pal"
+    source.write_text(LIVE)
+    result = CliRunner().invoke(cli, ["run", str(source), "--engine", engine, "--reverse",
+                                      "--set", "n=3"])
+    assert result.exit_code == 1
+    lines = result.stdout.splitlines()
+    assert lines[0] == "3" and lines[1].startswith("fault after 11 steps")
+    assert "tape-empty" in result.stderr
+
+
+def _first_line_while_running(tmp_path: Path, engine: str, *extra: str) -> tuple[str, object]:
+    """Start ``revasm run`` on a run of ~10^10 steps, read its first line through a pipe,
+    and say whether the process was still running then; then stop it."""
+    source = tmp_path / "live.pal"
+    source.write_text(LIVE)
+    command = [sys.executable, "-m", "revasm", "run", str(source), "--engine", engine,
+               "--set", "n=2000000000", "--max-steps", str(10**15), *extra]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True)
+    try:
+        line = process.stdout.readline()  # type: ignore[union-attr]
+        running = process.poll()
+    finally:
+        process.kill()
+        process.wait()
+    return line, running
+
+
+@pytest.mark.parametrize("engine", [e for e in ("reference", "compiled") if e in ENGINES])
+def test_words_reach_a_pipe_while_the_program_still_runs(tmp_path, engine):
+    line, exit_code = _first_line_while_running(tmp_path, engine)
+    assert line == "7\n"
+    assert exit_code is None  # 6 * 10^9 steps to go: the word came as the program showed it
