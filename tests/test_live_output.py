@@ -1,8 +1,9 @@
 """Output as it runs: every engine hands the words a program shows to ``on_output`` while the
 run goes on, and ``revasm run`` prints each on a line of its own before the summary.
 
-One program (``LIVE``) serves every test, so the compiled engine builds one kernel: it shows
-7, counts $3 up to n, shows and EMITs n, counts back down and shows n once more.
+One program (``examples/live_output.pal``) serves every test, so the compiled engine builds
+one kernel: it shows 7, counts $3 up to n, shows and EMITs n, counts back down and shows n
+once more.
 """
 from __future__ import annotations
 
@@ -15,31 +16,17 @@ import numpy
 import pytest
 from click.testing import CliRunner
 
-from revasm.assembler import assemble
+from revasm.assembler import assemble_file
 from revasm.cli.main import cli
 from revasm.sim.compiled import slices
 from revasm.sim.engines import available, load
 
-LIVE = """;; pendulum pal file
-.input n $5 int = 100
-        start
-        addi  $1 7
-        show  $1          ; 7
-top:    bne   $3 $0 bottom
-        addi  $3 1
-bottom: bne   $3 $5 top   ; $3 = n
-        show  $3          ; n
-        xor   $4 $3
-        emit  $4          ; n, onto the tape ($4 = 0)
-up:     bne   $3 $5 down
-        addi  $3 -1
-down:   bne   $3 $0 up    ; $3 = 0
-        show  $5          ; n
-        finish
-"""
-IMAGE = assemble(LIVE, "live.pal")
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+LIVE = EXAMPLES / "live_output.pal"
+IMAGE = assemble_file(str(LIVE))
 ENGINES = [name for name in ("reference", "vector", "compiled") if name in available()]
-#: ``revasm run live.pal --set n=100``, as it printed before output was live: the summary.
+#: ``revasm run examples/live_output.pal``, as it printed before output was live: the summary.
 SUMMARY = """finished after 608 steps, 608 cycles
   n = 100
   registers: $1=7, $5=100
@@ -109,31 +96,25 @@ def test_slices_aim_at_half_the_latency_bound():
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_run_prints_each_word_then_the_summary_of_before(tmp_path, engine):
-    source = tmp_path / "live.pal"
-    source.write_text(LIVE)
-    result = CliRunner().invoke(cli, ["run", str(source), "--engine", engine])
+def test_run_prints_each_word_then_the_summary_of_before(engine):
+    result = CliRunner().invoke(cli, ["run", str(LIVE), "--engine", engine])
     assert result.exit_code == 0, result.output
     assert result.stdout == "7\n100\n100\n100\n" + SUMMARY
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_run_json_is_one_object_with_the_output_inside(tmp_path, engine):
-    source = tmp_path / "live.pal"
-    source.write_text(LIVE)
-    result = CliRunner().invoke(cli, ["run", str(source), "--engine", engine, "--json"])
+def test_run_json_is_one_object_with_the_output_inside(engine):
+    result = CliRunner().invoke(cli, ["run", str(LIVE), "--engine", engine, "--json"])
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)  # one object: nothing printed before it
     assert payload["output"] == [7, 100, 100, 100] and payload["steps"] == 608
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_a_fault_is_reported_after_the_words_shown_before_it(tmp_path, engine):
+def test_a_fault_is_reported_after_the_words_shown_before_it(engine):
     """Backward from FINISH with an empty tape: SHOW $5 prints, the count runs up, and
     taking the EMIT back faults."""
-    source = tmp_path / "live.pal"
-    source.write_text(LIVE)
-    result = CliRunner().invoke(cli, ["run", str(source), "--engine", engine, "--reverse",
+    result = CliRunner().invoke(cli, ["run", str(LIVE), "--engine", engine, "--reverse",
                                       "--set", "n=3"])
     assert result.exit_code == 1
     lines = result.stdout.splitlines()
@@ -141,12 +122,10 @@ def test_a_fault_is_reported_after_the_words_shown_before_it(tmp_path, engine):
     assert "tape-empty" in result.stderr
 
 
-def _first_line_while_running(tmp_path: Path, engine: str, *extra: str) -> tuple[str, object]:
+def _first_line_while_running(engine: str, *extra: str) -> tuple[str, object]:
     """Start ``revasm run`` on a run of ~10^10 steps, read its first line through a pipe,
     and say whether the process was still running then; then stop it."""
-    source = tmp_path / "live.pal"
-    source.write_text(LIVE)
-    command = [sys.executable, "-m", "revasm", "run", str(source), "--engine", engine,
+    command = [sys.executable, "-m", "revasm", "run", str(LIVE), "--engine", engine,
                "--set", "n=2000000000", "--max-steps", str(10**15), *extra]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                text=True)
@@ -160,7 +139,7 @@ def _first_line_while_running(tmp_path: Path, engine: str, *extra: str) -> tuple
 
 
 @pytest.mark.parametrize("engine", [e for e in ("reference", "compiled") if e in ENGINES])
-def test_words_reach_a_pipe_while_the_program_still_runs(tmp_path, engine):
-    line, exit_code = _first_line_while_running(tmp_path, engine)
+def test_words_reach_a_pipe_while_the_program_still_runs(engine):
+    line, exit_code = _first_line_while_running(engine)
     assert line == "7\n"
     assert exit_code is None  # 6 * 10^9 steps to go: the word came as the program showed it
