@@ -370,6 +370,7 @@ class CompiledLanes(ModeSwitches):
             self._call(module, runner, active, args)
             seconds = time.perf_counter() - started
             self.kernel_seconds += seconds
+            advanced = int((self.CTL[STEPS, active] - steps_before).max())  # the kernel's
             stuck = False
             if slices is not None and slices.sliced(limit):
                 stuck = self._end_slice(active, steps_before)
@@ -391,7 +392,7 @@ class CompiledLanes(ModeSwitches):
             if on_output is not None:
                 self._announce(on_output, active, announced)
             if slices is not None:
-                slices.timed(seconds, stuck)
+                slices.timed(seconds, advanced, stuck)
             active = active[self.CTL[STATUS, active] == RUNNING]
         if len(ran) and self._run_mode == (False, False):
             self._record(module, float(self.CTL[STEPS, ran].mean()))

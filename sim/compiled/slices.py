@@ -8,9 +8,12 @@ stops each lane there exactly as at ``max_steps`` -- between two instructions, n
 the next one done (fault code ``F_STEPS``, or ``HANDOFF`` before a block that no longer
 fits) -- and the host resumes the lane in the next call (``machine.CompiledLanes._go``).
 
-The budget is steps, the goal time: it starts at :data:`FIRST_SLICE_STEPS` and is scaled
-after every call so that a call takes about half the latency bound (a fast kernel runs
-10^8-10^9 steps a second, a slow one -- the function unit, gradient mode -- 100x fewer).
+The budget is steps, the goal time: it starts at :data:`FIRST_SLICE_STEPS` and after every
+call is set from the steps a second that call ran, so that a call takes about half the
+latency bound (a fast kernel runs 10^8-10^9 steps a second, a slow one -- the function
+unit, gradient mode, a loaded machine -- 100x fewer).  The rate, not the call's time:
+calls that pause to grow a table end early, and scaling by their time alone let the
+budget run away (a 0.9 s wait measured on the 10^8-step run).
 *Rejected:* a time check inside the kernels (``generate.py``, the lead's): a clock read per
 block costs every run, with or without a listener; the limit is already there.
 """
@@ -23,8 +26,8 @@ from revasm.sim.engine import LIVE_OUTPUT_SECONDS
 #: The first slice's steps: small enough that the first words arrive at once, large enough
 #: for almost any block (a lane whose next block does not fit is given a wider slice).
 FIRST_SLICE_STEPS = 1 << 16
-#: A slice never grows or shrinks by more than this factor from one call to the next (the
-#: first call's time includes loading or compiling the kernel).
+#: A slice grows at most this many times from one call to the next (a rate measured on a
+#: short call is rough); it shrinks at once.
 MOST_CHANGE = 8
 #: The most steps a slice takes (then the run's own limit rules).
 MOST_SLICE_STEPS = 1 << 50
@@ -52,15 +55,18 @@ class Slices:
         """Whether a call with this limit stops lanes short of the run's own limit."""
         return limit < self.run_limit
 
-    def timed(self, seconds: float, stuck: bool) -> None:
-        """After a call of ``seconds``: scale the budget toward half the latency bound, and
-        widen the next call's room if a lane did not get through (``stuck``) -- repeated,
-        its limit reaches the run's own and the lane is handed off for real -- else
-        narrow it again."""
+    def timed(self, seconds: float, advanced: int, stuck: bool) -> None:
+        """After a call of ``seconds`` in which the furthest lane ran ``advanced`` steps:
+        aim the budget at half the latency bound at that rate (a call that ended early --
+        a pause to grow a table, a halt -- says as much about the rate as a whole slice),
+        growing at most :data:`MOST_CHANGE` times a call; and widen the next call's room
+        if a lane did not get through (``stuck``) -- repeated, its limit reaches the run's
+        own and the lane is handed off for real -- else narrow it again."""
         self.calls += 1
         self.longest = max(self.longest, seconds)
-        goal = LIVE_OUTPUT_SECONDS / 2
-        factor = goal / seconds if seconds > 0 else MOST_CHANGE
-        factor = min(MOST_CHANGE, max(1 / MOST_CHANGE, factor))
-        self.budget = int(min(MOST_SLICE_STEPS, max(FIRST_SLICE_STEPS, self.budget * factor)))
+        if advanced > 0:
+            rate = advanced / max(seconds, 1e-9)  # steps a second, the call's overhead in
+            wanted = rate * LIVE_OUTPUT_SECONDS / 2
+            self.budget = int(min(MOST_SLICE_STEPS, self.budget * MOST_CHANGE,
+                                  max(FIRST_SLICE_STEPS, wanted)))
         self.room = self.room * 16 if stuck else 1
