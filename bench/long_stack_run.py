@@ -6,12 +6,13 @@ offsets on a downward stack (2^32 - 1 down), K times, SHOW after each call.  Ful
 quick: K = 200 (324 006).  In a process of its own with an empty kernel cache, a time
 budget and 6 GiB of address space (``common.run_child``): the kernel build (a run with
 K = 1), the run to FINISH without a listener (its seconds, its steps against the formula,
-its output: one word per call, checked word by word against the sums) and the same run with
-its output as it runs (``on_output``: each word printed on a line and flushed, as ``revasm
-run`` prints it -- to stdout the first time, then to os.devnull; the time to the first word
-and the longest wait for one), each repeated (3 times, quick 5), interleaved, the best
-time of each kept (the machine is shared and noisy), then ``check``:
-a fresh machine run forward and backward, which must restore its initial state exactly
+its output: one word per call, checked word by word against the sums; then printed, as
+``revasm run`` printed them after the run) and the same run with its output as it runs
+(``on_output``: each word printed on a line and flushed, as ``revasm run`` prints it -- to
+stdout the first time, then to os.devnull; the time to the first word and the longest wait
+for one), each repeated (3 times, quick 5), interleaved, the best time of each kept (the
+machine is shared and noisy), then ``check``: a fresh machine run forward and backward,
+which must restore its initial state exactly
 (``round_trips``, what ``revasm check`` runs); its numbers as one JSON line, with its peak
 resident memory (``ru_maxrss``).  Then ``revasm run`` itself on the program (the kernel
 cached), read through a pipe line by line: when the first output line came after the
@@ -118,19 +119,25 @@ def child(arguments: list[str]) -> None:
     started = time.perf_counter()
     machine(1).run(1)  # builds (and caches) the kernel
     build_s = time.perf_counter() - started
-    plain_s, live_s, firsts, waits, calls = [], [], [], [], []
+    plain_s, printed_s, live_s, firsts, waits, calls = [], [], [], [], [], []
     with open(os.devnull, "w") as devnull:
+
+        def print_words(sink, words: list[int]) -> None:  # as `revasm run` prints them
+            sink.write("".join(f"{word}\n" for word in words))
+            sink.flush()
+
         for repeat in range(repeats):  # interleaved, best of each: a shared machine is noisy
             running = machine(k)
             started = time.perf_counter()
             running.run(1)
             plain_s.append(time.perf_counter() - started)
+            print_words(devnull, running.output(0))  # output at the end, as before
+            printed_s.append(time.perf_counter() - started)
             arrivals: list[float] = []
             sink = sys.stdout if repeat == 0 else devnull  # the words printed once
 
             def print_live(_lane: int, words: list[int], sink=sink, arrivals=arrivals) -> None:
-                sink.write("".join(f"{word}\n" for word in words))  # as `revasm run` does
-                sink.flush()
+                print_words(sink, words)
                 arrivals.append(time.perf_counter())
 
             live = machine(k)
@@ -157,7 +164,8 @@ def child(arguments: list[str]) -> None:
         "repeats": repeats, "run_s_each": [round(t, 6) for t in plain_s],
         "live_run_s": round(min(live_s), 6), "live_run_s_each": [round(t, 6) for t in live_s],
         "live_instructions_per_s": round(steps / min(live_s)),
-        "live_over_plain": round(min(live_s) / run_s, 3), "live_listener_calls": calls,
+        "run_and_print_s": round(min(printed_s), 6),
+        "live_over_plain": round(min(live_s) / min(printed_s), 3), "live_listener_calls": calls,
         "live_first_output_s": [round(t, 6) if t is not None else None for t in firsts],
         "live_longest_wait_s": [round(t, 6) for t in waits],
         "live_output_equal": live.output(0) == output and int(live.steps[0]) == steps,

@@ -422,7 +422,7 @@ class CompiledLanes(ModeSwitches):
         fresh = lanes[self.OUTLEN[lanes] > announced[lanes]]
         for lane in fresh.tolist():
             start, end = int(announced[lane]), int(self.OUTLEN[lane])
-            on_output(lane, [int(word) for word in self.OUT[lane, start:end].tolist()])
+            on_output(lane, self.OUT[lane, start:end].tolist())  # uint64 -> Python ints
             announced[lane] = end
 
     def _record(self, module: Any, steps: float) -> None:
