@@ -86,22 +86,32 @@ def run(image: Image, inputs: dict[str, object] | None = None, *,
         prepare: Prepare | None = None, reverse: bool = False, engine: str = "auto",
         max_steps: int | None = None,
         trace: Callable[[TraceRecord], object] | None = None,
-        strict: bool = False) -> RunResult:
+        strict: bool = False,
+        on_output: Callable[[list[int]], object] | None = None) -> RunResult:
     """Run ``image`` forward from START (``reverse``: backward from FINISH) on one lane.
 
     The declared defaults are loaded first, then ``inputs``, then ``prepare``.  A machine
     fault does not raise: the result has ``status == "fault"`` and the fault.  ``trace``
-    (an engine that traces: the reference) is called after every instruction.  The result
-    counts the run's overflow events (``overflows``); ``strict`` makes the first a fault.
+    (an engine that traces: the reference) is called after every instruction;
+    ``on_output(words)`` with the SHOW/EMIT words (signed, as ``output``) as the run shows
+    them, within ``revasm.sim.engine.LIVE_OUTPUT_SECONDS`` on every engine, the last ones
+    before this returns.  The result counts the run's overflow events (``overflows``);
+    ``strict`` makes the first a fault.
     """
     machine = choose(engine, trace=trace is not None).load(image, 1, max_steps=max_steps)
     machine.strict = strict
     load_inputs(machine, image, inputs, prepare)
     direction = -1 if reverse else 1
+    listener = None
+    if on_output is not None:
+        signed = WordFormat(image.width).signed
+
+        def listener(_lane: int, words: list[int]) -> None:
+            on_output([signed(word) for word in words])
     if trace is not None:
-        machine.run(direction, trace=trace)  # type: ignore[call-arg]
+        machine.run(direction, trace=trace, on_output=listener)  # type: ignore[call-arg]
     else:
-        machine.run(direction)
+        machine.run(direction, on_output=listener)
     return lane_result(machine)
 
 

@@ -106,6 +106,8 @@ def run(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
       revasm run examples/multiply.pal --set a=12 --set b=34 --json
       revasm run examples/fixed_point.pal --set x=0.25 --trace
       revasm run examples/fib.pal --vcd fib.vcd      waveforms, as the RTL's
+    Each word the program shows (SHOW, EMIT) is printed on a line of its own as
+    the run shows it, before the summary (which lists the output again).
     Exit code 1 and a report (PC, source line, BR, DIR, registers) on a fault.
     Overflow events (exact results that did not fit) are counted (`overflows`)
     and warned about; --strict makes the first one a fault.
@@ -124,9 +126,12 @@ def run(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
             records.append(record)
             if printer is not None:
                 printer(record)
+    # Output as it runs: each word on a line of its own when the program shows it (a trace
+    # line shows it already; --json prints one object, output inside it).
+    live = None if as_json or trace else print_output_lines
     result = api.run(image, prepare=lambda machine: load_inputs(machine, image, sets, mems),
                      reverse=reverse, engine=engine_for(engine_name, trace=trace or bool(vcd)),
-                     max_steps=max_steps, trace=sink, strict=strict)
+                     max_steps=max_steps, trace=sink, strict=strict, on_output=live)
     if vcd:
         write_waveforms(vcd, image, records, sets, mems, reverse=reverse, fault=result.fault)
     payload = result.to_json()
@@ -143,6 +148,12 @@ def run(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
     warn_overflows(result.overflows)
     if result.fault:
         raise SystemExit(EXIT_FAILURE)
+
+
+def print_output_lines(words: list[int]) -> None:
+    """Words a run has just shown, one signed integer a line, flushed at once (to a
+    terminal, a pipe or a file alike) so that a reader sees each as the program shows it."""
+    click.echo("\n".join(str(word) for word in words))
 
 
 def _print_summary(result: dict, image: Image, *, registers: bool = True) -> None:

@@ -22,6 +22,12 @@ adding an engine is one module and one registry line.  Bank names are the templa
 ``TG``/``TGM`` gradient tangents; a name ending in ``M`` is indexed by address; ``OV`` (one
 word, index 0) is the overflow counter.  ``strict`` is the third switch (with ``gradient`` and
 ``tangent``): an overflow event then faults (kind ``overflow``) instead of being counted.
+
+Output as it runs: ``run`` and ``run_back`` take ``on_output(lane, words)``, called with each
+lane's new SHOW/EMIT words, in order, while the run goes on -- at most
+:data:`LIVE_OUTPUT_SECONDS` after the program showed them -- and with the last ones before
+the run returns, so a fault is reported after every word that preceded it.  The words it is
+handed, in order, are exactly what ``output(lane)`` gains over the run.
 """
 from __future__ import annotations
 
@@ -36,6 +42,14 @@ from .reference.state import Snapshot
 
 #: The value banks and the gradient-mode banks, by their template names.
 BANK_NAMES = ("R", "MEM", "G", "GM", "T", "TM", "TG", "TGM")
+
+#: ``on_output(lane, words)``: a lane's new output words (unsigned W-bit), as the run shows them.
+OutputListener = Callable[[int, list[int]], object]
+
+#: The longest an engine keeps a shown word from ``on_output`` while a run goes on: the
+#: reference and vector engines hand each word over as it is shown, the compiled engine
+#: between slices of its kernel calls of about this length (``sim/compiled/machine.py``).
+LIVE_OUTPUT_SECONDS = 0.05
 
 
 @runtime_checkable
@@ -64,17 +78,20 @@ class Lanes(Protocol):
         """Every lane's word of a bank at a register number or address (a copy)."""
 
     def run(self, direction: int = 1, *, progress: Callable[[int], object] | None = None,
-            start: Any = None) -> None:
+            start: Any = None, on_output: OutputListener | None = None) -> None:
         """Run every lane from START (``+1``) or FINISH (``-1``) until it halts or faults;
-        ``progress(lanes done)`` is called now and then on long runs.
+        ``progress(lanes done)`` is called now and then on long runs; ``on_output(lane,
+        words)`` with the words each lane shows, as it shows them (the module's doc).
 
         ``start`` (the reference and compiled engines): each lane's first PC instead --
         one for every lane or one per lane -- so lanes can run different programs laid
         side by side in one image (each halts at the FINISH or START it reaches)."""
 
-    def run_back(self, *, progress: Callable[[int], object] | None = None) -> None:
+    def run_back(self, *, progress: Callable[[int], object] | None = None,
+                 on_output: OutputListener | None = None) -> None:
         """Turn the lanes that halted around (BR = 0, DIR reversed, counts reset) and run
-        them on; lanes that faulted stay stopped.  The host protocol's second pass."""
+        them on; lanes that faulted stay stopped.  The host protocol's second pass;
+        ``on_output`` as for :meth:`run`."""
 
     @property
     def steps(self) -> Any:

@@ -85,6 +85,14 @@ def test_quick_suite_writes_every_result(tmp_path):
     assert long_run["run"]["steps_as_expected"] and long_run["run"]["output_as_expected"]
     assert long_run["run"]["check"] == "restored" and long_run["run"]["fault"] is None
     assert long_run["run"]["lines_printed"] == 200 and long_run["run"]["peak_rss_mib"] > 0
+    assert long_run["run"]["live_output_equal"]  # the same run with its output as it runs
+    assert len(long_run["run"]["live_run_s_each"]) == long_run["run"]["repeats"] == 5
+    assert all(calls >= 1 for calls in long_run["run"]["live_listener_calls"])
+    assert all(wait > 0 for wait in long_run["run"]["live_longest_wait_s"])
+    command_line = long_run["revasm_run"]  # `revasm run` read line by line through a pipe
+    assert command_line["status"] == "measured" and command_line["output_lines"] == 200
+    assert command_line["summary"] == "finished after 324006 steps, 364408 cycles"
+    assert command_line["first_line_s"] > 0 and command_line["largest_gap_between_lines_s"] >= 0
     sparse = printed["sparse_memory"]  # as compiled beside dense, per engine
     for row in sparse["workloads"].values():
         assert row["status"] == "measured" and row["same_values"], row

@@ -29,6 +29,7 @@ import numpy
 from revasm.assembler.image import Image
 from revasm.isa.adjoint import BANKS as GRADIENT_BANKS
 from revasm.isa.fixed_point import WordFormat
+from revasm.sim.engine import OutputListener
 from revasm.sim.reference import DEFAULT_MEMORY_WORDS, MachineFault, Program, Snapshot
 from revasm.sim.reference.faults import (
     illegal_message,
@@ -65,6 +66,7 @@ from .generate import (
     kernel_source,
 )
 from .interpreter import interpreter_source, program_arrays
+from .slices import Slices
 
 REGISTER_COUNT = 32
 REGISTER_BANKS = ("R", "G", "T", "TG")
@@ -346,7 +348,7 @@ class CompiledLanes(ModeSwitches):
         return self._program_source((self._gradient, self._tangent))
 
     def run(self, direction: int = 1, *, progress: Callable[[int], object] | None = None,
-            start: Any = None) -> None:
+            start: Any = None, on_output: OutputListener | None = None) -> None:
         self._no_finish = None
         try:
             if start is None:
@@ -369,11 +371,12 @@ class CompiledLanes(ModeSwitches):
         ctl[CYCLES] = 0
         ctl[STATUS] = RUNNING
         ctl[FCODE] = 0
-        self._go()
+        self._go(on_output)
         if progress is not None:
             progress(self.lanes)
 
-    def run_back(self, *, progress: Callable[[int], object] | None = None) -> None:
+    def run_back(self, *, progress: Callable[[int], object] | None = None,
+                 on_output: OutputListener | None = None) -> None:
         ctl = self.CTL
         halted = ctl[STATUS] == HALTED  # BR as it halted (a jump onto FINISH)
         ctl[DIR, halted] = -ctl[DIR, halted]
@@ -381,11 +384,14 @@ class CompiledLanes(ModeSwitches):
         ctl[CYCLES, halted] = 0
         ctl[STATUS, halted] = RUNNING
         ctl[FCODE, halted] = 0
-        self._go()
+        self._go(on_output)
         if progress is not None:
             progress(self.lanes)
 
-    def _go(self) -> None:
+    def _go(self, on_output: OutputListener | None = None) -> None:
+        """Run the running lanes to a halt or fault: kernel calls, with the pauses (a table
+        to grow) and hand-offs between them; with ``on_output``, calls of a slice of steps
+        each (``slices.py``), the new output words handed over after every call."""
         running = self.CTL[STATUS] == RUNNING
         if self._faults:
             for lane in numpy.nonzero(running)[0].tolist():
@@ -394,16 +400,21 @@ class CompiledLanes(ModeSwitches):
         self.CTL[STRICT] = int(self._strict)
         self._run_mode = (self._gradient, self._tangent)
         self._lane_mode[running] = self._gradient or self._tangent
-        limit = numpy.int64(self.max_steps if self.max_steps is not None else 1 << 62)
+        run_limit = self.max_steps if self.max_steps is not None else 1 << 62
+        slices = Slices(run_limit) if on_output is not None else None
+        announced = self.OUTLEN.copy()  # the words of the log before this run are not new
         active = numpy.nonzero(self.CTL[STATUS] == RUNNING)[0].astype(numpy.int64)
         ran = active
         while len(active):
+            limit = run_limit if slices is None else slices.limit(self.CTL[STEPS, active])
+            steps_before = self.CTL[STEPS, active]  # (a copy: fancy indexing)
             banks = [self._banks[name] for name in ("G", "T", "TG")]
             memories = [self._banks[name] for name in MEMORY_BANKS]
             args = (self._banks["R"],
                     *[b if b is not None else self._dummy_registers for b in banks],
                     *[m if m is not None else self._dummy_memory for m in memories],
-                    self.KEYS, self.CTL, self.OUT, self.OUTLEN, self.TAPE, self.TAPELEN, limit)
+                    self.KEYS, self.CTL, self.OUT, self.OUTLEN, self.TAPE, self.TAPELEN,
+                    numpy.int64(limit))
             if getattr(module, "INTERPRETER", False):  # it reads the program at run time
                 if self._program is None:
                     self._program = program_arrays(self.image)
@@ -411,25 +422,62 @@ class CompiledLanes(ModeSwitches):
             runner = "run_parallel" if len(active) >= PARALLEL_LANES else "run_serial"
             started = time.perf_counter()
             self._call(module, runner, active, args)
-            self.kernel_seconds += time.perf_counter() - started
+            seconds = time.perf_counter() - started
+            self.kernel_seconds += seconds
+            advanced = int((self.CTL[STEPS, active] - steps_before).max())  # the kernel's
+            stuck = False
+            if slices is not None and slices.sliced(limit):
+                stuck = self._end_slice(active, steps_before)
             handed = active[self.CTL[STATUS, active] == HANDOFF]
             for lane in handed.tolist():
-                self._hand_off(lane)
-            paused = self.CTL[STATUS, active] == NEEDS_ROOM
-            if not bool(numpy.any(paused)):
-                break
-            active = active[paused]
-            needs = {code - 100 for code in self.CTL[FCODE, active].tolist()}
-            if tr.ROOM_MEMORY in needs:
-                self._grow_memory()
-            if tr.ROOM_OUTPUT in needs:
-                self._grow("OUT")
-            if tr.ROOM_TAPE in needs:
-                self._grow("TAPE")
-            self.CTL[STATUS, active] = RUNNING
-            self.CTL[FCODE, active] = 0
+                self._hand_off(lane, on_output)
+                announced[lane] = self.OUTLEN[lane]  # the oracle handed its words over
+            paused = active[self.CTL[STATUS, active] == NEEDS_ROOM]
+            if len(paused):
+                needs = {code - 100 for code in self.CTL[FCODE, paused].tolist()}
+                if tr.ROOM_MEMORY in needs:
+                    self._grow_memory()
+                if tr.ROOM_OUTPUT in needs:
+                    self._grow("OUT")
+                if tr.ROOM_TAPE in needs:
+                    self._grow("TAPE")
+                self.CTL[STATUS, paused] = RUNNING
+                self.CTL[FCODE, paused] = 0
+            if on_output is not None:
+                self._announce(on_output, active, announced)
+            if slices is not None:
+                slices.timed(seconds, advanced, stuck)
+            active = active[self.CTL[STATUS, active] == RUNNING]
         if len(ran) and self._run_mode == (False, False):
             self._record(module, float(self.CTL[STEPS, ran].mean()))
+
+    def _end_slice(self, active: Any, steps_before: Any) -> bool:
+        """After a call with a slice's step limit: the lanes it stopped there -- a step-limit
+        fault, or a hand-off before a block past the limit after some progress -- go on
+        (running again: nothing of their next instruction was done).  A lane handed off
+        without progress is before a data cell (the oracle's) or a block longer than the
+        slice: it stays handed off, and True asks for a wider next slice."""
+        ctl = self.CTL
+        status = ctl[STATUS, active]
+        moved = ctl[STEPS, active] > steps_before
+        ended = (((status == FAULTED) & (ctl[FCODE, active] == tr.F_STEPS))
+                 | ((status == HANDOFF) & moved))
+        stopped = active[ended]
+        ctl[STATUS, stopped] = RUNNING
+        ctl[FCODE, stopped] = 0
+        stuck = (status == HANDOFF) & ~moved
+        if not bool(numpy.any(stuck)):
+            return False
+        ctl[STATUS, active[stuck]] = RUNNING  # tried again with a wider slice
+        return True
+
+    def _announce(self, on_output: OutputListener, lanes: Any, announced: Any) -> None:
+        """Hand each lane's words past ``announced`` to ``on_output``; move the mark."""
+        fresh = lanes[self.OUTLEN[lanes] > announced[lanes]]
+        for lane in fresh.tolist():
+            start, end = int(announced[lane]), int(self.OUTLEN[lane])
+            on_output(lane, self.OUT[lane, start:end].tolist())  # uint64 -> Python ints
+            announced[lane] = end
 
     def _record(self, module: Any, steps: float) -> None:
         """Record a value-mode run's steps per lane beside its kernel: ``auto`` goes by
@@ -467,13 +515,16 @@ class CompiledLanes(ModeSwitches):
 
     # --- the oracle finishes a lane's run --------------------------------------------------
 
-    def _hand_off(self, lane: int) -> None:
+    def _hand_off(self, lane: int, on_output: OutputListener | None = None) -> None:
         """Finish ``lane``'s run on the reference machine (the kernel stopped it where
         only single steps apply: a landing on a data cell, the last steps before
-        ``max_steps``), then take its state back."""
+        ``max_steps``), then take its state back; ``on_output`` hears the words the
+        oracle shows as it shows them."""
         from revasm.sim.reference import Machine
 
         machine = Machine(self.image, memory_words=self.memory_words, max_steps=self.max_steps)
+        if on_output is not None:
+            machine.on_output = lambda word: on_output(lane, [word])
         machine.gradient, machine.tangent = self._run_mode
         machine.strict = self._strict
         machine.registers[:] = [int(w) for w in self._banks["R"][lane].tolist()]

@@ -12,7 +12,7 @@ from typing import Any
 import numpy
 
 from revasm.assembler.image import Image
-from revasm.sim.engine import Engine
+from revasm.sim.engine import Engine, OutputListener
 
 from .faults import MachineFault
 from .machine import DEFAULT_MEMORY_WORDS, MEMORY_BANK_NAMES, Machine
@@ -106,16 +106,18 @@ class ReferenceLanes:
     # --- running ---------------------------------------------------------------------
 
     def run(self, direction: int = 1, *, progress: Progress | None = None,
-            trace: Trace | None = None, start: Any = None) -> None:
-        """Run every lane in turn; ``progress(lanes done)`` after each, ``trace`` per step;
-        ``start``: each lane's first PC (one for all or one per lane), else START/FINISH."""
+            trace: Trace | None = None, start: Any = None,
+            on_output: OutputListener | None = None) -> None:
+        """Run every lane in turn; ``progress(lanes done)`` after each, ``trace`` per step,
+        ``on_output(lane, [word])`` per word shown; ``start``: each lane's first PC (one for
+        all or one per lane), else START/FINISH."""
         starts = None if start is None else self._lane_pcs(start)
         for lane, machine in enumerate(self.machines):
             if starts is None:
-                self._go(lane, lambda m=machine: m.run(direction, trace=trace))
+                self._go(lane, lambda m=machine: m.run(direction, trace=trace), on_output)
             else:
                 self._go(lane, lambda m=machine, pc=starts[lane]: _run_from(m, pc, direction,
-                                                                             trace))
+                                                                             trace), on_output)
             if progress is not None:
                 progress(lane + 1)
 
@@ -127,19 +129,24 @@ class ReferenceLanes:
             raise ValueError(f"expected {self.lanes} lane start PCs, got {len(pcs)}")
         return pcs
 
-    def run_back(self, *, progress: Progress | None = None, trace: Trace | None = None) -> None:
+    def run_back(self, *, progress: Progress | None = None, trace: Trace | None = None,
+                 on_output: OutputListener | None = None) -> None:
         for lane, machine in enumerate(self.machines):
             if self._status[lane] == HALTED:
                 machine.direction = -machine.direction  # BR as it halted (a jump onto FINISH)
                 machine.steps = machine.cycles = 0
                 machine.halted = False
-                self._go(lane, lambda m=machine: m.resume(trace=trace))
+                self._go(lane, lambda m=machine: m.resume(trace=trace), on_output)
             if progress is not None:
                 progress(lane + 1)
 
-    def _go(self, lane: int, start: Callable[[], None]) -> None:
+    def _go(self, lane: int, start: Callable[[], None],
+            on_output: OutputListener | None = None) -> None:
         self._faults[lane] = None
         self._status[lane] = RUNNING
+        machine = self.machines[lane]
+        if on_output is not None:  # each word as the machine shows it
+            machine.on_output = lambda word: on_output(lane, [word])
         try:
             start()
         except MachineFault as fault:
@@ -147,6 +154,8 @@ class ReferenceLanes:
             self._status[lane] = FAULTED
         else:
             self._status[lane] = HALTED
+        finally:
+            machine.on_output = None
 
     # --- results ---------------------------------------------------------------------
 

@@ -154,6 +154,9 @@ class Machine(ModeSwitches):
         #: ``OV``: the overflow counter (one W-bit word; the templates' ``OV[0]``)
         self.overflow_counter: list[int] = [0]
         self.output: list[int] = []
+        #: When set, called with each word SHOW or EMIT appends to ``output``, as it does:
+        #: output as the program runs (``revasm run``; sim/engine.py ``on_output``)
+        self.on_output: Callable[[int], object] | None = None
         self.emitted: list[int] = []
         self.steps = 0
         self.cycles = 0
@@ -256,17 +259,19 @@ class Machine(ModeSwitches):
 
         def show(word: int) -> None:
             machine.output.append(word)
+            if machine.on_output is not None:
+                machine.on_output(word)
 
         def emit(word: int) -> None:
-            machine.output.append(word)
             machine.emitted.append(word)
+            show(word)
 
         def unemit() -> int:
             if not machine.emitted:
                 raise Trap("tape-empty", "the output tape is empty, so there is nothing "
                                          "to take back")
             word = machine.emitted.pop()
-            machine.output.append(word)
+            show(word)
             return word
 
         strict_detail = overflow_detail(self.fmt.name)

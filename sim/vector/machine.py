@@ -37,6 +37,7 @@ import numpy
 
 from revasm.assembler.image import Image
 from revasm.isa.fixed_point import WordFormat
+from revasm.sim.engine import OutputListener
 from revasm.sim.reference import DEFAULT_MEMORY_WORDS, Program, Snapshot
 from revasm.sim.reference.machine import run_start
 from revasm.sim.reference.predecode import Decoded
@@ -210,8 +211,10 @@ class VectorMachine(DeviceNamespace, Scheduler, GroupRunner, FusedBlocks, LaneFa
 
     # --- running --------------------------------------------------------------
 
-    def run(self, direction: int = 1, *, progress: Progress | None = None) -> None:
-        """Run every lane forward from START (or backward from FINISH) until it halts or faults."""
+    def run(self, direction: int = 1, *, progress: Progress | None = None,
+            on_output: OutputListener | None = None) -> None:
+        """Run every lane forward from START (or backward from FINISH) until it halts or
+        faults; ``on_output(lane, words)`` gets the words each round shows."""
         start = run_start(self.image, direction)
         xp = self.xp
         # Lanes that halted where this run starts keep BR (a jump onto FINISH halts with it).
@@ -225,9 +228,10 @@ class VectorMachine(DeviceNamespace, Scheduler, GroupRunner, FusedBlocks, LaneFa
         self.status = xp.full(self.lanes, RUNNING, dtype=xp.int8)
         self._fault_event = xp.full(self.lanes, -1, dtype=xp.int32)
         self._fault_events = []
-        self.resume(progress=progress)
+        self.resume(progress=progress, on_output=on_output)
 
-    def run_back(self, *, progress: Progress | None = None) -> None:
+    def run_back(self, *, progress: Progress | None = None,
+                 on_output: OutputListener | None = None) -> None:
         """Turn the lanes that halted (at their FINISH) around and run them back to START.
 
         The host protocol's second pass (``sim/reference/gradient.py``): BR as the lane
@@ -240,7 +244,7 @@ class VectorMachine(DeviceNamespace, Scheduler, GroupRunner, FusedBlocks, LaneFa
         self.steps = xp.where(halted, 0, self.steps)
         self.cycles = xp.where(halted, 0, self.cycles)
         self.status = xp.where(halted, xp.int8(RUNNING), self.status)
-        self.resume(progress=progress)
+        self.resume(progress=progress, on_output=on_output)
 
     @property
     def halted(self) -> Any:
@@ -261,6 +265,17 @@ class VectorMachine(DeviceNamespace, Scheduler, GroupRunner, FusedBlocks, LaneFa
             if at < len(lanes) and int(lanes[at]) == lane:
                 out.append(int(values[at]))
         return out
+
+    def _announce_output(self, on_output: OutputListener, since: int) -> int:
+        """Hand the output log's entries from ``since`` on to ``on_output``, each lane's
+        words together and in order; returns the log's length."""
+        words: dict[int, list[int]] = {}
+        for lanes, values in self._outputs[since:]:
+            for lane, word in zip(lanes.tolist(), values.tolist()):
+                words.setdefault(int(lane), []).append(int(word))
+        for lane, shown in words.items():
+            on_output(lane, shown)
+        return len(self._outputs)
 
     def emitted(self, lane: int) -> tuple[int, ...]:
         depth = int(self._tape_length[lane])

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from revasm.sim.engine import OutputListener
+
 from .lane_status import RUNNING
 
 #: Called with the number of lanes that have stopped (halted or faulted) so far.
@@ -21,20 +23,25 @@ Progress = Callable[[int], object]
 class Scheduler:
     """``resume``: the queue of waiting lanes and the rounds that empty it."""
 
-    def resume(self, *, progress: Progress | None = None) -> None:
+    def resume(self, *, progress: Progress | None = None,
+               on_output: OutputListener | None = None) -> None:
         """Go on until every lane has halted or faulted.
 
         The waiting lanes are kept in a queue keyed by (DIR, PC) in scheduling order
         (forward lanes by lowest PC, then backward lanes by highest PC); a round pops
         the first key, runs those lanes, and files only them again under their new
-        keys, so a round costs the size of its group, not of the whole batch.
+        keys, so a round costs the size of its group, not of the whole batch.  The words
+        a round shows go to ``on_output`` before the next round.
         """
         xp = self.xp
         self._uniform = None
         queue: dict[int, list] = {}
         running = xp.nonzero(self.status == RUNNING)[0]
         waiting = self._file(queue, running, everything=len(running) == self.lanes)
+        announced = len(self._outputs)
         while queue:
+            if on_output is not None and len(self._outputs) > announced:
+                announced = self._announce_output(on_output, announced)
             if progress is not None:
                 progress(self.lanes - waiting)
             key = min(queue)
@@ -66,6 +73,8 @@ class Scheduler:
                     continue
             alive = lanes[self.status[lanes] == RUNNING]
             waiting += self._file(queue, alive)
+        if on_output is not None:
+            self._announce_output(on_output, announced)
         if progress is not None:
             progress(self.lanes)
 
