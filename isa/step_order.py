@@ -153,8 +153,6 @@ def checks_first(parts: list[str], distinct: tuple[tuple[str, str], ...] = (),
     ``distinct`` (the entry's operand pairs that name different registers) decides
     which operand registers may be one; ``name`` is for the error message.
     """
-    if len(parts) <= 1:
-        return parts[0] if parts else ""
     pairs = frozenset(frozenset(p) for p in distinct)
     guards: list[list[_Line]] = []
     rests: list[list[_Line]] = []
@@ -168,6 +166,8 @@ def checks_first(parts: list[str], distinct: tuple[tuple[str, str], ...] = (),
                                      "its own template")
         guards.append(guard)
         rests.append(rest)
+    if len(parts) <= 1:  # checked, and left as the table wrote it
+        return parts[0] if parts else ""
     hoisted: list[_Line] = []
     for index, guard in enumerate(guards):
         passed = [line for rest in rests[:index] for line in rest]

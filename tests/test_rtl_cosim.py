@@ -353,3 +353,21 @@ def test_overflow_events_agree_forward_and_backward(width: int) -> None:
         assert (forward.status, backward.status) == ("finished", "finished")
         assert forward.overflows == expected[result.job.name], result.job.name
         assert backward.overflows == 0, result.job.name
+
+
+def test_a_fault_the_rtl_takes_after_its_adjoint_is_a_loud_divergence() -> None:
+    """docs/rtl.md "Gradient mode": the engines check a step's faults first, the RTL runs
+    the adjoint micro-program before the value step backward.  ADDLOG $1 $2 backward with
+    $2 = -1.0: the reference faults (log of a negative) before writing; the RTL has added
+    G[$1] * (1 / $2) to G[$2] by then.  The lockstep must say so, not pass."""
+    from revasm.sim.host import Place
+    fmt_one = 1 << 16
+    b = ProgramBuilder(width=32)
+    b.op("START").op("ADDLOG", 1, 2).op("FINISH")
+    job = Job(b.build(), {2: -fmt_one & 0xFFFFFFFF}, {}, directions=(-1,), name="log(-1)",
+              loss=Place("y", register=1))
+    (result,) = Lockstep(CoreParams(width=32, memory_words=TEST_MEMORY_WORDS,
+                                    gradient=True)).run([job], stop_on_divergence=False)
+    (run,) = result.runs
+    assert run.status == "divergence", run
+    assert "G[$2]" in (run.divergence or ""), run.divergence

@@ -22,10 +22,11 @@ from hypothesis import strategies as st
 from program_generators import ProgramBuilder, examples
 
 from revasm.isa import INSTRUCTIONS
-from revasm.isa.adjoint import banks_needed, mode_statements
+from revasm.isa.adjoint import banks_needed, mode_sequence, mode_statements, mode_template
 from revasm.isa.fixed_point import WordFormat
 from revasm.isa.instruction import Instruction
-from revasm.isa.step_order import FAULTING_CALLS
+from revasm.isa.step_order import FAULTING_CALLS, StepOrderError, checks_first
+from revasm.isa.vocabulary import vocabulary
 from revasm.sim.engines import engine
 
 DATA_ENTRIES = [ins for ins in INSTRUCTIONS if ins.kind == "data"]
@@ -47,6 +48,80 @@ def _operand_sets(ins: Instruction) -> list[dict[str, int]]:
     if "c" in ins.operand_names and ("b", "c") not in ins.distinct:
         sets.append({**sets[0], "c": 2})
     return sets
+
+
+# --- the step's order, on the templates alone ---------------------------------------------
+
+def _write_before_a_check(template: str) -> str | None:
+    """The first line that writes a word before a later line that can fault, if any."""
+    written = None
+    for line in template.split("\n"):
+        target = line.split(" = ")[0] if " = " in line else line
+        faults = any(f"{name}(" in line for name in FAULTING_CALLS)
+        if faults and written is not None:
+            return written
+        if "[" in target and written is None:
+            written = line
+    return None
+
+
+@pytest.mark.parametrize("ins", INSTRUCTIONS, ids=lambda ins: ins.mnemonic)
+def test_every_step_checks_every_fault_before_its_first_write(ins):
+    for direction in (1, -1):
+        assert mode_template(ins, direction) == (ins.forward if direction > 0 else ins.backward)
+        for gradient, tangent in MODES[1:]:
+            template = mode_template(ins, direction, gradient, tangent)
+            assert _write_before_a_check(template) is None, (ins.mnemonic, direction, template)
+
+
+def _execute(template: str, state: dict, width: int) -> None:
+    namespace = dict(vocabulary(WordFormat(width)))
+    namespace.update(state, addr=lambda word: word % 4, overflow=lambda flag: flag,
+                     unemit=lambda: 0, show=lambda word: None, emit=lambda word: None)
+    exec(compile(template, "<step>", "exec"), namespace)  # noqa: S102
+
+
+@pytest.mark.parametrize("width", [32, 64])
+def test_checks_first_changes_nothing_when_nothing_faults(width):
+    """The reordered step and the templates in order leave the same words."""
+    import random
+    rng = random.Random(width)
+    fmt = WordFormat(width)
+    compared = 0
+    for ins in INSTRUCTIONS:
+        values = {"a": 1, "b": 2, "c": 3, "imm": 5, "k": 1, "amt": 3, "off": 1}
+        for direction in (1, -1):
+            for gradient, tangent in MODES[1:]:
+                step = mode_template(ins, direction, gradient, tangent).format(**values)
+                plain = mode_sequence(ins, direction, gradient, tangent).format(**values)
+                for _ in range(4):
+                    state = {bank: [0] + [rng.randrange(fmt.one // 4, 2 * fmt.one)
+                                          for _ in range(3)]
+                             for bank in ("R", "G", "T", "TG")}
+                    state.update({bank: [rng.randrange(fmt.mask + 1) for _ in range(4)]
+                                  for bank in ("MEM", "GM", "TM", "TGM")})
+                    state.update(OV=[0], BR=0, DIR=direction)
+                    ours = {k: list(v) if isinstance(v, list) else v for k, v in state.items()}
+                    theirs = {k: list(v) if isinstance(v, list) else v for k, v in state.items()}
+                    _execute(step, ours, width)
+                    _execute(plain, theirs, width)
+                    assert ours == theirs, (ins.mnemonic, direction, gradient, tangent)
+                    compared += 1
+    assert compared > 500
+
+
+def test_a_check_that_would_read_an_earlier_write_is_refused():
+    first = "R[{a}] = (R[{a}] + 1) & M"
+    second = "_d = fdiv(one, R[{b}])\nG[{b}] = (G[{b}] + _d) & M"
+    with pytest.raises(StepOrderError, match="reads a word"):
+        checks_first([first, second])  # $a and $b may be one register
+    assert checks_first([first, second], (("a", "b"),)).split("\n") == [
+        "_d = fdiv(one, R[{b}])", first, "G[{b}] = (G[{b}] + _d) & M"]
+    with pytest.raises(StepOrderError, match="writes before a fault check"):
+        checks_first(["G[{a}] = 0\n_d = fdiv(one, R[{b}])"])
+    lifted = checks_first([first, "OV[0] = (OV[0] + overflow(R[{b}])) & M"], (("a", "b"),))
+    assert lifted.split("\n") == ["_f1_0_0 = overflow(R[{b}])", first,
+                                    "OV[0] = (OV[0] + _f1_0_0) & M"]
 
 
 #: Dense words every image gets (more than the longest layout), and the dense data word
@@ -243,3 +318,37 @@ def test_a_faulting_step_leaves_the_machine_as_before_it_on_reference_and_vector
             assert_same_faults(Outcome({key: w[lanes] for key, w in expected.words.items()},
                                 expected.faults[lanes]), moved(after, lay.starts[k]),
                         f"{what}: {case[0].mnemonic} {case[1]}")
+
+
+#: The compiled engine's share (each kernel build costs seconds): the entries whose
+#: gradient-mode steps can fault in a derivative or (strict) in the value step that runs
+#: after the adjoint, one image, gradient mode and both modes.
+COMPILED_ENTRIES = ("EXCH", "ADDMUL", "ADDDIV", "SUBDIV", "ADDLOG", "SUBLOG", "ADDSQRT",
+                    "SUBSQRT", "ADDATAN", "SUBATAN", "ADDATAN2", "SUBATAN2", "ADDPOW", "SUBPOW")
+
+
+@pytest.mark.slow
+def test_a_faulting_step_leaves_the_machine_as_before_it_on_the_compiled_engine():
+    pytest.importorskip("numba")
+    width = 32
+    cases = cases_of([ins for ins in DATA_ENTRIES if ins.mnemonic in COMPILED_ENTRIES])
+    lay = layout(cases, width)
+    states = lane_states(width, lay.data, seed=width)
+    programs = [k for k in range(len(cases)) for _ in states]
+    reference = engine("reference").load(lay.image, len(programs), max_steps=10,
+                                         memory_words=MEMORY_WORDS)
+    compiled = engine("compiled").load(lay.image, len(programs), max_steps=10,
+                                       memory_words=MEMORY_WORDS)
+    faulted = 0
+    for gradient, tangent, direction, strict in PASSES:
+        if not gradient:
+            continue
+        what = _describe(width, gradient, tangent, direction)
+        _, expected, _ = run(reference, lay, programs, states, direction, gradient, tangent,
+                             strict)
+        before, after, snapshots = run(compiled, lay, programs, states, direction, gradient,
+                                       tangent, strict)
+        faulted += assert_faulting_lanes_unchanged(lay, programs, before, after, snapshots,
+                                                   direction, f"compiled {what}")
+        assert_same_faults(expected, after, f"compiled {what}")
+    assert faulted > 0
