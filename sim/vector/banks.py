@@ -65,14 +65,11 @@ class RegisterBank:
         self.xp = xp
         self.group: Group | None = None
         self.writes: dict[int, Any] = {}
-        self.history: list[tuple[int, int, Any]] = []
-        self.statement = lambda: 0
         self.pool: Any = None
 
     def bind(self, group: Group) -> None:
         self.group = group
         self.writes = {}
-        self.history = []
 
     def __getitem__(self, register: int) -> Any:
         value = self.writes.get(register)
@@ -82,16 +79,6 @@ class RegisterBank:
 
     def __setitem__(self, register: int, value: Any) -> None:
         self.writes[register] = value
-        self.history.append((self.statement(), register, value))
-
-    def commit_before(self, mask: Any, statement: int, target: Any) -> None:
-        """For lanes that faulted in ``statement``: keep the writes of earlier statements."""
-        done: dict[int, Any] = {}
-        for index, register, value in self.history:
-            if index < statement:
-                done[register] = value
-        for register, value in done.items():
-            self.rows[register][target] = as_row(value, self.group.n, self.xp)[mask]
 
     def commit(self, ok: Any, target: Any, seen: set[int] | None) -> None:
         """Store the buffered writes: rebind (``seen`` given) or scatter into ``target``."""
@@ -157,8 +144,6 @@ class MemoryBank:
         self.rows: dict[int, Any] = _Rows(self)
         self.group: Group | None = None
         self.writes: list[tuple[Any, Any]] = []
-        self.indices: list[int] = []
-        self.statement = lambda: 0
         self.pool: Any = None
 
     def row(self, address: int) -> Any:
@@ -179,7 +164,6 @@ class MemoryBank:
     def bind(self, group: Group) -> None:
         self.group = group
         self.writes = []
-        self.indices = []
 
     def _uniform(self, index: Any) -> int | None:
         if not hasattr(index, "dtype"):
@@ -204,18 +188,6 @@ class MemoryBank:
 
     def __setitem__(self, index: Any, value: Any) -> None:
         self.writes.append((index, value))
-        self.indices.append(self.statement())
-
-    def commit_before(self, mask: Any, statement: int, target: Any) -> None:
-        """For lanes that faulted in ``statement``: keep the writes of earlier statements."""
-        kept = [w for w, i in zip(self.writes, self.indices) if i < statement]
-        if not kept:
-            return
-        writes, self.writes = self.writes, kept
-        try:
-            self.commit(mask, target, None)
-        finally:
-            self.writes = writes
 
     def commit(self, ok: Any, target: Any, seen: set[int] | None) -> None:
         group, xp = self.group, self.xp
