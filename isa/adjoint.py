@@ -144,7 +144,8 @@ def _mode_template(instruction: Instruction, direction: int, gradient: bool,
 def mode_sequence(instruction: Instruction, direction: int, gradient: bool = False,
                   tangent: bool = False) -> str:
     """:func:`mode_statements` joined as they are, template after template: the order the
-    RTL's gradient unit runs them in (docs/rtl.md "Gradient mode")."""
+    RTL's gradient unit runs them in (it undoes the first part when the second faults,
+    docs/rtl.md "Gradient mode")."""
     return "\n".join(mode_statements(instruction, direction, gradient, tangent))
 
 

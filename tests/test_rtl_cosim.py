@@ -355,19 +355,27 @@ def test_overflow_events_agree_forward_and_backward(width: int) -> None:
         assert backward.overflows == 0, result.job.name
 
 
-def test_a_fault_the_rtl_takes_after_its_adjoint_is_a_loud_divergence() -> None:
-    """docs/rtl.md "Gradient mode": the engines check a step's faults first, the RTL runs
-    the adjoint micro-program before the value step backward.  ADDLOG $1 $2 backward with
-    $2 = -1.0: the reference faults (log of a negative) before writing; the RTL has added
-    G[$1] * (1 / $2) to G[$2] by then.  The lockstep must say so, not pass."""
+def _one_step_job(mnemonic: str, operands: tuple[int, ...], registers: dict[int, int],
+                  direction: int) -> Job:
     from revasm.sim.host import Place
-    fmt_one = 1 << 16
     b = ProgramBuilder(width=32)
-    b.op("START").op("ADDLOG", 1, 2).op("FINISH")
-    job = Job(b.build(), {2: -fmt_one & 0xFFFFFFFF}, {}, directions=(-1,), name="log(-1)",
-              loss=Place("y", register=1))
-    (result,) = Lockstep(CoreParams(width=32, memory_words=TEST_MEMORY_WORDS,
-                                    gradient=True)).run([job], stop_on_divergence=False)
-    (run,) = result.runs
-    assert run.status == "divergence", run
-    assert "G[$2]" in (run.divergence or ""), run.divergence
+    b.op("START").op(mnemonic, *operands).op("FINISH")
+    return Job(b.build(), registers, {}, directions=(direction,),
+               name=f"{mnemonic} {direction:+d}", loss=Place("y", register=1),
+               gradient_forward=direction > 0)
+
+
+def test_a_step_that_faults_after_its_adjoint_leaves_no_effect_on_the_rtl() -> None:
+    """A faulting step has no effect on the RTL either (docs/rtl.md "Gradient mode").
+    Backward, ADDLOG $1 $2 in gradient mode with $2 = -1.0: the adjoint micro-program adds
+    G[$1] * (1 / $2) to G[$2], then the value step takes log of a negative; the core puts
+    G back before it faults, and the lockstep (which reads G back after a fault) agrees."""
+    backward = _one_step_job("ADDLOG", (1, 2), {2: -(1 << 16) & 0xFFFFFFFF}, -1)
+    # SUBATAN2 $1 $2 $3 forward at b = c = 2^-9: the value step takes atan2 = pi/4 from
+    # $1, then the inverse adjoint divides by b^2 + c^2, which rounds to 0; the core puts
+    # $1 and OV back before it faults
+    forward = _one_step_job("SUBATAN2", (1, 2, 3), {2: 128, 3: 128}, +1)
+    results = Lockstep(CoreParams(width=32, memory_words=TEST_MEMORY_WORDS, gradient=True)
+                       ).run([backward, forward], stop_on_divergence=False)
+    assert [(run.status, run.fault_kind) for result in results for run in result.runs] == [
+        ("fault", "domain-error"), ("fault", "divide-by-zero")], _report(results)
