@@ -78,8 +78,8 @@ def _analyse(text: str) -> _Line:
     defines = {t.id for t in targets if isinstance(t, ast.Name)}
     writes = {_slot(t) for t in targets if isinstance(t, ast.Subscript)}
     if any(not isinstance(t, (ast.Name, ast.Subscript)) for t in targets) or (
-            not isinstance(stmt, (ast.Assign, ast.AugAssign, ast.Expr))):
-        writes.add(("?", text))  # anything else (a branch, BR, DIR): a barrier
+            not isinstance(stmt, (ast.Assign, ast.AugAssign))):
+        writes.add(("?", text))  # anything else (a branch, a device call): a barrier
     if any(name in ("BR", "DIR") for name in defines):
         writes.add(("?", text))
     reads, uses = set(), set()
