@@ -57,6 +57,10 @@ def as_row(value: Any, n: int, xp: Any) -> Any:
     return value
 
 
+def _copy(value: Any, xp: Any) -> Any:
+    return xp.asarray(value, copy=True) if hasattr(value, "dtype") else value
+
+
 class RegisterBank:
     """A register-like bank (``R``, and later the gradient banks): rows indexed by number."""
 
@@ -79,6 +83,12 @@ class RegisterBank:
 
     def __setitem__(self, register: int, value: Any) -> None:
         self.writes[register] = value
+
+    def own_values(self) -> None:
+        """Copy every buffered value: a value may be a stored row itself (``R[1]`` read by
+        ``R[1], MEM[i] = MEM[i], R[1]``), which a scatter into that row would change."""
+        self.writes = {register: _copy(value, self.xp)
+                       for register, value in self.writes.items()}
 
     def commit(self, ok: Any, target: Any, seen: set[int] | None) -> None:
         """Store the buffered writes: rebind (``seen`` given) or scatter into ``target``."""
@@ -188,6 +198,10 @@ class MemoryBank:
 
     def __setitem__(self, index: Any, value: Any) -> None:
         self.writes.append((index, value))
+
+    def own_values(self) -> None:
+        """Copy every buffered value (see ``RegisterBank.own_values``)."""
+        self.writes = [(index, _copy(value, self.xp)) for index, value in self.writes]
 
     def commit(self, ok: Any, target: Any, seen: set[int] | None) -> None:
         group, xp = self.group, self.xp

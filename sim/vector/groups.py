@@ -161,6 +161,9 @@ class GroupRunner:
         else:
             target = ok if group.full else group.lanes[ok]
             seen = None
+            if group.full:  # scatters go into the stored rows the values may be
+                for bank in banks:
+                    bank.own_values()
         for bank in banks:
             bank.commit(ok, target, seen)
         if not self._pending:
