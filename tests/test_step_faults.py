@@ -74,11 +74,11 @@ def test_every_step_checks_every_fault_before_its_first_write(ins):
             assert _write_before_a_check(template) is None, (ins.mnemonic, direction, template)
 
 
-def _execute(template: str, state: dict, width: int) -> None:
-    namespace = dict(vocabulary(WordFormat(width)))
+def _execute(code, state: dict, words: dict) -> None:
+    namespace = dict(words)
     namespace.update(state, addr=lambda word: word % 4, overflow=lambda flag: flag,
                      unemit=lambda: 0, show=lambda word: None, emit=lambda word: None)
-    exec(compile(template, "<step>", "exec"), namespace)  # noqa: S102
+    exec(code, namespace)  # noqa: S102
 
 
 @pytest.mark.parametrize("width", [32, 64])
@@ -87,13 +87,16 @@ def test_checks_first_changes_nothing_when_nothing_faults(width):
     import random
     rng = random.Random(width)
     fmt = WordFormat(width)
+    words = vocabulary(fmt)
     compared = 0
     for ins in INSTRUCTIONS:
         values = {"a": 1, "b": 2, "c": 3, "imm": 5, "k": 1, "amt": 3, "off": 1}
         for direction in (1, -1):
             for gradient, tangent in MODES[1:]:
-                step = mode_template(ins, direction, gradient, tangent).format(**values)
-                plain = mode_sequence(ins, direction, gradient, tangent).format(**values)
+                step = compile(mode_template(ins, direction, gradient, tangent).format(
+                    **values), "<step>", "exec")
+                plain = compile(mode_sequence(ins, direction, gradient, tangent).format(
+                    **values), "<step>", "exec")
                 for _ in range(4):
                     state = {bank: [0] + [rng.randrange(fmt.one // 4, 2 * fmt.one)
                                           for _ in range(3)]
@@ -103,8 +106,8 @@ def test_checks_first_changes_nothing_when_nothing_faults(width):
                     state.update(OV=[0], BR=0, DIR=direction)
                     ours = {k: list(v) if isinstance(v, list) else v for k, v in state.items()}
                     theirs = {k: list(v) if isinstance(v, list) else v for k, v in state.items()}
-                    _execute(step, ours, width)
-                    _execute(plain, theirs, width)
+                    _execute(step, ours, words)
+                    _execute(plain, theirs, words)
                     assert ours == theirs, (ins.mnemonic, direction, gradient, tangent)
                     compared += 1
     assert compared > 500
@@ -173,7 +176,7 @@ def lane_states(width: int, data: tuple[int, int], seed: int) -> list[dict]:
         **{bank: st.tuples(word, word, word) for bank in ("G", "T", "TG")},
         **{bank: st.tuples(word, word) for bank in ("MEM", "GM", "TM", "TGM")},
         "OV": st.tuples(st.sampled_from([0, 1, mask])),
-    }), len(edges) + 3, seed=seed, distinct=False)
+    }), len(edges) + 2, seed=seed, distinct=False)
     for state, values in zip(drawn, edges):
         state["R"] = tuple(v & mask for v in values)
     return drawn
@@ -303,12 +306,14 @@ def test_a_faulting_step_leaves_the_machine_as_before_it_on_reference_and_vector
                                                    direction, what)
         outcomes[gradient, tangent, direction] = after
     assert faulted > 0
+    # the vector engine at W = 64: the modes with several templates per step (time)
+    passes = PASSES if width == 32 else [p for p in PASSES if p[0] or p[1]]
     for k, case in enumerate(cases):
         alone = layout([case], width)
         vector = engine("vector").load(alone.image, len(states), max_steps=10,
                                        memory_words=MEMORY_WORDS)
         lanes = slice(k * len(states), (k + 1) * len(states))
-        for gradient, tangent, direction, strict in PASSES:
+        for gradient, tangent, direction, strict in passes:
             what = f"vector {_describe(width, gradient, tangent, direction)}"
             before, after, snapshots = run(vector, alone, [0] * len(states), states,
                                            direction, gradient, tangent, strict)
