@@ -189,7 +189,9 @@ def _crossing_problem(line: _Line, passed: list[_Line], hoisted: list[_Line],
     for other in passed:
         if any(_may_alias(r, w, distinct) for r in line.reads for w in other.writes):
             return f"it reads a word {other.text!r} writes"
-        if repeated:
+        if repeated:  # nothing in between may give the local another value
+            if line.defines & other.defines and other.text != line.text:
+                return f"{other.text!r} redefines its local"
             continue
         if line.uses & other.defines or line.defines & (other.defines | other.uses):
             return f"it shares a local with {other.text!r}"

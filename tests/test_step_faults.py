@@ -122,6 +122,11 @@ def test_a_check_that_would_read_an_earlier_write_is_refused():
         "_d = fdiv(one, R[{b}])", first, "G[{b}] = (G[{b}] + _d) & M"]
     with pytest.raises(StepOrderError, match="writes before a fault check"):
         checks_first(["G[{a}] = 0\n_d = fdiv(one, R[{b}])"])
+    check = "_x = fdiv(one, R[{b}])"
+    with pytest.raises(StepOrderError, match="redefines its local"):  # a repeat may not
+        checks_first([f"{check}\nG[{{a}}] = (G[{{a}}] + _x) & M",  # skip a redefinition
+                      "_x = fmul(R[{b}], R[{b}])\nT[{a}] = (T[{a}] + _x) & M",
+                      f"{check}\nTG[{{a}}] = (TG[{{a}}] + _x) & M"])
     lifted = checks_first([first, "OV[0] = (OV[0] + overflow(R[{b}])) & M"], (("a", "b"),))
     assert lifted.split("\n") == ["_f1_0_0 = overflow(R[{b}])", first,
                                     "OV[0] = (OV[0] + _f1_0_0) & M"]
