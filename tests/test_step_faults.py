@@ -301,9 +301,12 @@ def test_a_faulting_step_leaves_the_machine_as_before_it_on_reference_and_vector
     programs = [k for k in range(len(cases)) for _ in states]
     reference = engine("reference").load(lay.image, len(programs), max_steps=10,
                                          memory_words=MEMORY_WORDS)
+    # at W = 64 the modes with several templates per step (time); both engines run the
+    # same passes in the same order (an EXCH leaves words behind for the next pass)
+    passes = PASSES if width == 32 else [p for p in PASSES if p[0] or p[1]]
     outcomes = {}
     faulted = 0
-    for gradient, tangent, direction, strict in PASSES:
+    for gradient, tangent, direction, strict in passes:
         what = _describe(width, gradient, tangent, direction)
         before, after, snapshots = run(reference, lay, programs, states, direction,
                                        gradient, tangent, strict)
@@ -311,8 +314,6 @@ def test_a_faulting_step_leaves_the_machine_as_before_it_on_reference_and_vector
                                                    direction, what)
         outcomes[gradient, tangent, direction] = after
     assert faulted > 0
-    # the vector engine at W = 64: the modes with several templates per step (time)
-    passes = PASSES if width == 32 else [p for p in PASSES if p[0] or p[1]]
     for k, case in enumerate(cases):
         alone = layout([case], width)
         vector = engine("vector").load(alone.image, len(states), max_steps=10,
