@@ -78,15 +78,12 @@ class Timeline:
             return False
         pc, br_in = machine.pc, machine.br
         self.fault = None
-        before = self._register_words()
         try:
             machine.step()
-        except MachineFault as fault:
+        except MachineFault as fault:  # no effect (MachineFault), in gradient mode too
             self.fault = fault
             if fault.kind == "uncaught-jump":  # its landing instruction ran
                 self.time += 1
-            else:
-                self._restore(before)
             raise
         self.time += 1
         self._track_call(pc, br_in, machine.br, forward=True)
@@ -117,35 +114,15 @@ class Timeline:
         machine.halted = False
         machine.pc = pc
         machine.direction = -machine.direction
-        before = self._register_words()
         try:
             machine.step()
         except MachineFault:  # (a value changed by `set`): as before, facing as before
-            self._restore(before)
             machine.direction = -machine.direction
             raise
         finally:
             machine.halted = False
             machine.pc = pc
         machine.direction = -machine.direction
-
-    def _register_words(self) -> tuple[list[int], list[int] | None, int]:
-        """The words an instruction that faults may have written: registers, their
-        gradients and OV (no instruction writes memory before it can fault)."""
-        machine = self.machine
-        return (list(machine.registers), list(machine.gradients) if machine.gradient else None,
-                machine.overflow_counter[0])
-
-    def _restore(self, words: tuple[list[int], list[int] | None, int]) -> None:
-        """A faulting instruction has no effect (``MachineFault``'s contract): in gradient
-        mode the reference machine can fault in an adjoint statement after the value
-        statement ran, so the debugger puts the words back before going on either way."""
-        registers, gradients, overflow = words
-        machine = self.machine
-        machine.registers[:] = registers
-        if gradients is not None:
-            machine.gradients[:] = gradients
-        machine.overflow_counter[0] = overflow
 
     def _undo_fault(self) -> bool:
         """Step back from a fault: only an uncaught jump ran its landing instruction."""

@@ -32,12 +32,16 @@ Bitwise, shift, comparison, integer-immediate and control instructions have
 empty templates: their gradient words are left as they are.
 
 This module holds the banks and the order one gradient-mode step runs an
-entry's templates in (:func:`mode_statements`); it re-exports the derivative
+entry's templates in (:func:`mode_statements`), and the one template the engines
+execute for it (:func:`mode_template`: every template's fault checks first, so a
+faulting step has no effect, ``isa/step_order.py``); it re-exports the derivative
 declarations and :func:`invert` so ``revasm.isa.adjoint`` stays the one place
 to import the gradient-mode rules from.  It reads the table (through
 ``isa/codec.py``); the table reads only ``derivatives`` and ``inverse_rules``.
 """
 from __future__ import annotations
+
+from functools import lru_cache
 
 from .codec import lookup
 from .derivatives import (
@@ -52,6 +56,7 @@ from .derivatives import (
 )
 from .instruction import Instruction
 from .inverse_rules import invert
+from .step_order import checks_first
 
 #: The bank names a gradient template may use, with what they hold.
 BANKS = {
@@ -121,10 +126,30 @@ def mode_statements(instruction: Instruction, direction: int, gradient: bool,
 
 def mode_template(instruction: Instruction, direction: int, gradient: bool = False,
                   tangent: bool = False) -> str:
-    """:func:`mode_statements` joined into one template."""
+    """The one template a step executes: :func:`mode_statements` with every fault check
+    first (``isa/step_order.py``), so a faulting step writes nothing, in every engine.
+
+    Without the gradient and tangent switches it is the value template itself.
+    """
+    return _mode_template(instruction, direction, gradient, tangent)
+
+
+@lru_cache(maxsize=4096)
+def _mode_template(instruction: Instruction, direction: int, gradient: bool,
+                   tangent: bool) -> str:
+    return checks_first(mode_statements(instruction, direction, gradient, tangent),
+                        instruction.distinct, instruction.mnemonic)
+
+
+def mode_sequence(instruction: Instruction, direction: int, gradient: bool = False,
+                  tangent: bool = False) -> str:
+    """:func:`mode_statements` joined as they are, template after template: the order the
+    RTL's gradient unit runs them in (it undoes the first part when the second faults,
+    docs/rtl.md "Gradient mode")."""
     return "\n".join(mode_statements(instruction, direction, gradient, tangent))
 
 
 __all__ = ["BANKS", "BINARY_DERIVATIVES", "COPY_DERIVATIVE", "PRODUCT_DERIVATIVE",
            "QUOTIENT_DERIVATIVE", "UNARY_DERIVATIVES", "Derivative", "GradientRules",
-           "accumulate_rules", "banks_needed", "invert", "mode_statements", "mode_template"]
+           "accumulate_rules", "banks_needed", "invert", "mode_sequence", "mode_statements",
+           "mode_template"]

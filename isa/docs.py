@@ -160,7 +160,11 @@ def _gradient_section() -> list[str]:
         "the gradient pass is exactly reversible. The inverses are derived from these "
         "templates by isa/adjoint.py. An entry that names its partner's rules runs the "
         "partner's gradient-mode step in the opposite direction, so IROT forward is bit for "
-        "bit ROT backward. Instructions not listed leave every bank alone.",
+        "bit ROT backward. Instructions not listed leave every bank alone. A step is "
+        "atomic: every rule's fault checks (its definitions up to its last call that can "
+        "fault) run first, in this order, before any of them writes (isa/step_order.py), "
+        "so an instruction that faults in a derivative -- SUBATAN2 at b = c = 0 -- leaves "
+        "every bank as it was.",
         "",
         "For the accumulate families `a ±= phi(b, c)` the rules are derived from phi's "
         "partial derivatives (isa/adjoint.py): backward, `G[b] ±= G[a]·dphi/db` and "

@@ -82,6 +82,14 @@ class Core(wiring.Component):
             ]
             program_after = Signal()  # the micro-program follows the value step
             m.d.comb += program_after.eq(grad_on & gu.has_program & gu.value_first)
+            # A faulting step has no effect (isa/step_order.py): the words a fault in the
+            # step's second part must put back -- forward, what the value step wrote
+            # (R[a], R[b], OV); backward, the gradients of a, b, c the adjoint may have
+            # changed -- and the fault to raise once they are back.
+            saved_a, saved_b, saved_c, saved_ov = (Signal(w, name=f"saved_{x}")
+                                                   for x in ("a", "b", "c", "ov"))
+            saved_wa, saved_wb, saving_g = Signal(), Signal(), Signal()
+            undo_kind = Signal.like(ctl.fault_kind_in)
 
         else:
             program_after = 0
@@ -171,6 +179,20 @@ class Core(wiring.Component):
             m.d.comb += [ctl.raise_fault.eq(1), ctl.fault_kind_in.eq(FAULT_CODE[kind])]
             m.next = "IDLE"
 
+        def value_fault(kind) -> None:
+            """A fault of the value step; in gradient mode after the adjoint has run
+            (backward), the adjoint's writes are undone first (states UNDO_G*)."""
+            if grad:
+                with m.If(grad_on & grad_done):
+                    m.d.sync += undo_kind.eq(kind)
+                    m.next = "UNDO_GC"
+                with m.Else():
+                    m.d.comb += [ctl.raise_fault.eq(1), ctl.fault_kind_in.eq(kind)]
+                    m.next = "IDLE"
+            else:
+                m.d.comb += [ctl.raise_fault.eq(1), ctl.fault_kind_in.eq(kind)]
+                m.next = "IDLE"
+
         in_memory = Signal()
         m.d.comb += in_memory.eq((ctl.pc >= 0) & (ctl.pc < p.memory_map.low_words))
 
@@ -218,6 +240,7 @@ class Core(wiring.Component):
                         fault("unimplemented")
                     with m.Elif(grad_on & gu.has_program & ~gu.value_first & ~grad_done):
                         m.d.comb += gu.start.eq(1)  # the adjoint runs before the value step
+                        m.d.sync += saving_g.eq(1)  # G of a, b, c: read out in GRAD's 1st cycle
                         m.next = "GRAD"
                 with m.Else():
                     m.next = "EXEC"
@@ -231,13 +254,12 @@ class Core(wiring.Component):
             with m.State("WAIT"):
                 m.d.comb += [host.busy.eq(1), mem.raddr.eq(alu.mem_addr)]
                 with m.If(alu.mem_use & (mem_bad | mem.rdata[w])):
-                    fault("memory-address")
+                    value_fault(FAULT_CODE["memory-address"])
                 with m.Elif(phase < alu.ncalls):  # a unit call outstanding
                     with m.If(~unit_done):
                         pass
                     with m.Elif(unit_fault):
-                        m.d.comb += [ctl.raise_fault.eq(1), ctl.fault_kind_in.eq(unit_kind)]
-                        m.next = "IDLE"
+                        value_fault(unit_kind)
                     with m.Else():
                         with m.Switch(phase):
                             for k, (r0, r1) in enumerate(results):
@@ -246,9 +268,9 @@ class Core(wiring.Component):
                                                  overflows[k].eq(unit_ovf)]
                         m.d.sync += phase.eq(phase + 1)
                 with m.Elif(alu.pop & tape.empty):
-                    fault("tape-empty")
+                    value_fault(FAULT_CODE["tape-empty"])
                 with m.Elif(alu.push & tape.full):
-                    fault("tape-full")
+                    value_fault(FAULT_CODE["tape-full"])
                 with m.Else():
                     m.d.comb += [
                         rf.waddr.eq(dec.a), rf.wdata.eq(alu.wa_data), rf.we.eq(alu.wa_en),
@@ -276,7 +298,11 @@ class Core(wiring.Component):
                     if grad:
                         # a micro-program after the value step (forward): BR/DIR/PC and the
                         # retire report wait for its end (the entry is a data entry, so its
-                        # BR and DIR do not depend on the registers it writes)
+                        # BR and DIR do not depend on the registers it writes); the words
+                        # it overwrites are kept in case the micro-program faults
+                        m.d.sync += [saved_a.eq(rf.rdata_a), saved_b.eq(rf.rdata_b),
+                                     saved_ov.eq(ctl.ov), saved_wa.eq(alu.wa_en),
+                                     saved_wb.eq(alu.wb_en)]
                         with m.If(~program_after):
                             m.d.comb += ctl.commit.eq(1)
                             m.d.sync += retire.valid.eq(1)
@@ -319,8 +345,15 @@ class Core(wiring.Component):
                         gmem.we.eq(gu.gm_we),
                     ]
                     start_unit(gu.unit_start)
+                    with m.If(saving_g):  # the ports still show G at REGS' addresses a, b, c
+                        m.d.sync += [saved_a.eq(grf.rdata_a), saved_b.eq(grf.rdata_b),
+                                     saved_c.eq(grf.rdata_c), saving_g.eq(0)]
                     with m.If(gu.done):
-                        with m.If(gu.fault):
+                        with m.If(gu.fault & program_after):  # the value step has written
+                            m.d.sync += [undo_kind.eq(gu.fault_kind),
+                                         fault_addr.eq(gu.fault_addr)]
+                            m.next = "UNDO_A"
+                        with m.Elif(gu.fault):  # (its checks come before its writes)
                             m.d.comb += [ctl.raise_fault.eq(1), ctl.fault_kind_in.eq(gu.fault_kind)]
                             m.d.sync += fault_addr.eq(gu.fault_addr)
                             m.next = "IDLE"
@@ -331,6 +364,29 @@ class Core(wiring.Component):
                         with m.Else():  # now the value step (REGS reads its registers)
                             m.d.sync += grad_done.eq(1)
                             m.next = "REGS"
+                # forward: the micro-program faulted after the value step; put R[a], OV
+                # and R[b] back, then fault
+                with m.State("UNDO_A"):
+                    m.d.comb += [host.busy.eq(1), rf.waddr.eq(dec.a), rf.wdata.eq(saved_a),
+                                 rf.we.eq(saved_wa), ctl.ov_we.eq(1), ctl.ov_wdata.eq(saved_ov)]
+                    m.next = "UNDO_B"
+                with m.State("UNDO_B"):
+                    m.d.comb += [host.busy.eq(1), rf.waddr.eq(wb_addr), rf.wdata.eq(saved_b),
+                                 rf.we.eq(saved_wb), ctl.raise_fault.eq(1),
+                                 ctl.fault_kind_in.eq(undo_kind)]
+                    m.next = "IDLE"
+                # backward: the value step faulted after the adjoint; put G of c, b, a back
+                for state, reg, word, following in (("UNDO_GC", dec.c, saved_c, "UNDO_GB"),
+                                                    ("UNDO_GB", dec.b, saved_b, "UNDO_GA"),
+                                                    ("UNDO_GA", dec.a, saved_a, None)):
+                    with m.State(state):
+                        m.d.comb += [host.busy.eq(1), grf.waddr.eq(reg), grf.wdata.eq(word),
+                                     grf.we.eq(1)]
+                        if following is None:
+                            m.d.comb += [ctl.raise_fault.eq(1), ctl.fault_kind_in.eq(undo_kind)]
+                            m.next = "IDLE"
+                        else:
+                            m.next = following
             with m.State("NEXT"):
                 m.d.comb += host.busy.eq(1)
                 with m.If(ctl.fault | ctl.halted):

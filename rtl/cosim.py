@@ -51,6 +51,8 @@ class Job:
     #: gradient mode: before the backward run, G[loss] = 1 and the gradient switch on
     #: (a ``revasm.sim.host.Place``); needs a core with the gradient bank
     loss: object | None = None
+    #: gradient mode for the forward run too (the host protocol runs it in value mode)
+    gradient_forward: bool = False
 
 
 @dataclass
@@ -446,7 +448,7 @@ class Lockstep:
         for direction in job.directions:
             if direction < 0 and image.finish is None:
                 continue
-            grad = job.loss is not None and direction < 0
+            grad = job.loss is not None and (direction < 0 or job.gradient_forward)
             if grad:
                 if not p.gradient:
                     raise ValueError("gradient mode needs a core built with the gradient bank")

@@ -28,7 +28,7 @@ import ast
 from dataclasses import dataclass, field, replace
 from functools import cache
 
-from revasm.isa.adjoint import mode_template
+from revasm.isa.adjoint import mode_sequence
 from revasm.isa.table import INSTRUCTIONS
 
 from .semantics import PLACEHOLDERS, UNIT_OF, TemplateError, _parse
@@ -342,7 +342,7 @@ def step(index: int, backward: bool) -> Step:
     run (in either order) or uses a construct the micro-operations do not have.
     """
     ins = INSTRUCTIONS[index]
-    source = mode_template(ins, -1 if backward else 1, gradient=True).format(**PLACEHOLDERS)
+    source = mode_sequence(ins, -1 if backward else 1, gradient=True).format(**PLACEHOLDERS)
     runs = _split(source)
     value = ins.backward if backward else ins.forward
     value_runs = [stmts for is_value, stmts in runs if is_value]

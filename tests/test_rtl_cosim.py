@@ -374,3 +374,29 @@ def test_overflow_events_agree_forward_and_backward(width: int) -> None:
         assert (forward.status, backward.status) == ("finished", "finished")
         assert forward.overflows == expected[result.job.name], result.job.name
         assert backward.overflows == 0, result.job.name
+
+
+def _one_step_job(mnemonic: str, operands: tuple[int, ...], registers: dict[int, int],
+                  direction: int) -> Job:
+    from revasm.sim.host import Place
+    b = ProgramBuilder(width=32)
+    b.op("START").op(mnemonic, *operands).op("FINISH")
+    return Job(b.build(), registers, {}, directions=(direction,),
+               name=f"{mnemonic} {direction:+d}", loss=Place("y", register=1),
+               gradient_forward=direction > 0)
+
+
+def test_a_step_that_faults_after_its_adjoint_leaves_no_effect_on_the_rtl() -> None:
+    """A faulting step has no effect on the RTL either (docs/rtl.md "Gradient mode").
+    Backward, ADDLOG $1 $2 in gradient mode with $2 = -1.0: the adjoint micro-program adds
+    G[$1] * (1 / $2) to G[$2], then the value step takes log of a negative; the core puts
+    G back before it faults, and the lockstep (which reads G back after a fault) agrees."""
+    backward = _one_step_job("ADDLOG", (1, 2), {2: -(1 << 16) & 0xFFFFFFFF}, -1)
+    # SUBATAN2 $1 $2 $3 forward at b = c = 2^-9: the value step takes atan2 = pi/4 from
+    # $1, then the inverse adjoint divides by b^2 + c^2, which rounds to 0; the core puts
+    # $1 and OV back before it faults
+    forward = _one_step_job("SUBATAN2", (1, 2, 3), {2: 128, 3: 128}, +1)
+    results = Lockstep(CoreParams(width=32, memory_words=TEST_MEMORY_WORDS, gradient=True)
+                       ).run([backward, forward], stop_on_divergence=False)
+    assert [(run.status, run.fault_kind) for result in results for run in result.runs] == [
+        ("fault", "domain-error"), ("fault", "divide-by-zero")], _report(results)

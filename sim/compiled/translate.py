@@ -26,6 +26,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from revasm.isa.step_order import FAULTING_CALLS
+
 MASK64 = (1 << 64) - 1
 
 #: Fault and pause codes the kernels report (``CTL[FCODE, lane]``).
@@ -42,7 +44,8 @@ WORD_FUNCTIONS = {"shl", "srl", "sra", "rotl", "rotr", "slt", "fmul", "fdiv", "f
                   "fsub", "fsign", "ovf_add", "ovf_sub", "ovf_mul", "ovf_div", "ovf_sat",
                   "ovf_rot", "ovf_irot"}
 PAIR_FUNCTIONS = {"rot", "irot"}
-FAULTING = {"fdiv", "fn_log", "fn_sqrt", "fn_pow", "addr", "unemit"}
+#: The calls that can fault, hoisted behind their checks (``overflow`` has its own).
+FAULTING = FAULTING_CALLS - {"overflow"}
 #: Results computed together: ``fdiv`` and its overflow predicate share one division
 #: (``fdiv_ovf64`` returns both; LLVM does not merge two ``div`` instructions), ``fmul``
 #: and ``ovf_mul`` one product.  A template that asks for both gets the second free.

@@ -57,6 +57,10 @@ def as_row(value: Any, n: int, xp: Any) -> Any:
     return value
 
 
+def _copy(value: Any, xp: Any) -> Any:
+    return xp.asarray(value, copy=True) if hasattr(value, "dtype") else value
+
+
 class RegisterBank:
     """A register-like bank (``R``, and later the gradient banks): rows indexed by number."""
 
@@ -65,14 +69,11 @@ class RegisterBank:
         self.xp = xp
         self.group: Group | None = None
         self.writes: dict[int, Any] = {}
-        self.history: list[tuple[int, int, Any]] = []
-        self.statement = lambda: 0
         self.pool: Any = None
 
     def bind(self, group: Group) -> None:
         self.group = group
         self.writes = {}
-        self.history = []
 
     def __getitem__(self, register: int) -> Any:
         value = self.writes.get(register)
@@ -82,16 +83,12 @@ class RegisterBank:
 
     def __setitem__(self, register: int, value: Any) -> None:
         self.writes[register] = value
-        self.history.append((self.statement(), register, value))
 
-    def commit_before(self, mask: Any, statement: int, target: Any) -> None:
-        """For lanes that faulted in ``statement``: keep the writes of earlier statements."""
-        done: dict[int, Any] = {}
-        for index, register, value in self.history:
-            if index < statement:
-                done[register] = value
-        for register, value in done.items():
-            self.rows[register][target] = as_row(value, self.group.n, self.xp)[mask]
+    def own_values(self) -> None:
+        """Copy every buffered value: a value may be a stored row itself (``R[1]`` read by
+        ``R[1], MEM[i] = MEM[i], R[1]``), which a scatter into that row would change."""
+        self.writes = {register: _copy(value, self.xp)
+                       for register, value in self.writes.items()}
 
     def commit(self, ok: Any, target: Any, seen: set[int] | None) -> None:
         """Store the buffered writes: rebind (``seen`` given) or scatter into ``target``."""
@@ -157,8 +154,6 @@ class MemoryBank:
         self.rows: dict[int, Any] = _Rows(self)
         self.group: Group | None = None
         self.writes: list[tuple[Any, Any]] = []
-        self.indices: list[int] = []
-        self.statement = lambda: 0
         self.pool: Any = None
 
     def row(self, address: int) -> Any:
@@ -179,7 +174,6 @@ class MemoryBank:
     def bind(self, group: Group) -> None:
         self.group = group
         self.writes = []
-        self.indices = []
 
     def _uniform(self, index: Any) -> int | None:
         if not hasattr(index, "dtype"):
@@ -204,18 +198,10 @@ class MemoryBank:
 
     def __setitem__(self, index: Any, value: Any) -> None:
         self.writes.append((index, value))
-        self.indices.append(self.statement())
 
-    def commit_before(self, mask: Any, statement: int, target: Any) -> None:
-        """For lanes that faulted in ``statement``: keep the writes of earlier statements."""
-        kept = [w for w, i in zip(self.writes, self.indices) if i < statement]
-        if not kept:
-            return
-        writes, self.writes = self.writes, kept
-        try:
-            self.commit(mask, target, None)
-        finally:
-            self.writes = writes
+    def own_values(self) -> None:
+        """Copy every buffered value (see ``RegisterBank.own_values``)."""
+        self.writes = [(index, _copy(value, self.xp)) for index, value in self.writes]
 
     def commit(self, ok: Any, target: Any, seen: set[int] | None) -> None:
         group, xp = self.group, self.xp

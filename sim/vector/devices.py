@@ -111,6 +111,5 @@ class DeviceNamespace:
                 rows[register] = value
 
         namespace.update(addr=addr, show=show, emit=emit, unemit=unemit, overflow=overflow,
-                         _at=ctx.at,
                          _store=store, _snap=ctx.snap, _unsnap=ctx.unsnap)
         return namespace

@@ -4,9 +4,9 @@ A group is the lanes at one (PC, DIR) (``banks.Group``: every lane, or an index
 array).  ``_run_group`` runs them through the instruction there and on through
 the following data instructions -- as fused blocks (``fused.py``) while every
 lane is in the group and none landed by a jump, else one template at a time,
-committing each instruction's writes for the lanes that did not fault.  A
-lane that faults inside a multi-statement template keeps the statements before
-the faulting one, as the reference's ``exec`` does.  A control instruction ends
+committing each instruction's writes for the lanes that did not fault (a step's
+template checks every fault before its first write, ``isa/step_order.py``, so a lane
+that faults keeps nothing of the instruction).  A control instruction ends
 the group's round: ``_control`` sets BR, DIR, halts, checks the come-from rule
 and moves the PC.  A mixin of
 :class:`~revasm.sim.vector.machine.VectorMachine` (``machine.py``).
@@ -109,7 +109,6 @@ class GroupRunner:
             ok = None
             if failed is not None:
                 ok = ~failed
-                self._keep_done_statements(group, banks)
                 self._execution_faults(group, cell, direction, executed, spent)
                 if not bool(xp.any(ok)):
                     return
@@ -146,16 +145,6 @@ class GroupRunner:
                           dir_out, executed, spent)
             return
 
-    def _keep_done_statements(self, group: Group, banks: list) -> None:
-        """A lane that faults in a template's k-th statement keeps statements 0..k-1,
-        as the reference's ``exec`` of the whole template does (gradient mode)."""
-        for mask, _kind, _describe, statement in self._ctx.events:
-            if statement == 0:
-                continue
-            target = mask if group.full else group.lanes[mask]
-            for bank in banks:
-                bank.commit_before(mask, statement, target)
-
     def _advance(self, group: Group, executed: int, spent: int) -> None:
         if group.full:
             self.steps += executed
@@ -172,6 +161,9 @@ class GroupRunner:
         else:
             target = ok if group.full else group.lanes[ok]
             seen = None
+            if group.full:  # scatters go into the stored rows the values may be
+                for bank in banks:
+                    bank.own_values()
         for bank in banks:
             bank.commit(ok, target, seen)
         if not self._pending:

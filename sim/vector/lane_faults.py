@@ -57,7 +57,7 @@ class LaneFaults:
         if self._gradient or self._tangent:
             going += " in gradient mode"
         where = self._where(cell.pc)
-        for mask, kind, detail, _statement in self._ctx.events:
+        for mask, kind, detail in self._ctx.events:
             lanes = self._absolute(group, mask)
             positions = xp.nonzero(mask)[0].tolist()
             self._lane_faults(lanes, kind, lambda lane, j, p=positions, d=detail: (

@@ -91,7 +91,6 @@ class VectorMachine(DeviceNamespace, Scheduler, GroupRunner, FusedBlocks, LaneFa
         self.MEM = MemoryBank([w & mask for w in image.words], lanes, xp)
         self._banks: dict[str, Any] = dict.fromkeys(BANKS)
         self._banks.update(R=self.R, MEM=self.MEM)
-        self.R.statement = self.MEM.statement = self._statement
         self._gradient = False
         self._tangent = False
         self.pc = xp.full(lanes, image.entry, dtype=xp.int64)
@@ -137,13 +136,9 @@ class VectorMachine(DeviceNamespace, Scheduler, GroupRunner, FusedBlocks, LaneFa
                 rows = 1 if name == "OV" else REGISTER_COUNT
                 bank = RegisterBank([xp.zeros(self.lanes, dtype=xp.uint64)
                                      for _ in range(rows)], xp)
-            bank.statement = self._statement
             bank.pool = self._pool
             self._banks[name] = bank
         return bank
-
-    def _statement(self) -> int:
-        return self._ctx.statement
 
     def bank_word(self, name: str, index: int) -> Any:
         """Every lane's word of a bank at a register number or address (a copy)."""

@@ -199,9 +199,7 @@ def vector_source(statement: str, banks: tuple[str, ...]) -> str:
                             f"vector engine does not hold (it has {', '.join(banks)})")
     body: list[ast.stmt] = []
     transformer = _Vectorize()
-    for index, statement_node in enumerate(tree.body):
-        if index:  # a fault from here on keeps the earlier statements' effects (as exec does)
-            body.append(ast.Expr(value=_call("_at", ast.Constant(index))))
+    for statement_node in tree.body:
         result = transformer.visit(statement_node)
         body += result if isinstance(result, list) else [result]
     module = ast.fix_missing_locations(ast.Module(body=body, type_ignores=[]))

@@ -65,8 +65,7 @@ class LaneContext:
         self.xp = xp
         self.n = 0
         self.failed: Any = None
-        self.statement = 0
-        self.events: list[tuple[Any, str, Describe, int]] = []
+        self.events: list[tuple[Any, str, Describe]] = []
         self.strict = False
         self.guard: tuple[int, list[tuple[list, int, Any]]] | None = None
 
@@ -80,12 +79,7 @@ class LaneContext:
     def reset(self, n: int) -> None:
         self.n = n
         self.failed = None
-        self.statement = 0
         self.events = []
-
-    def at(self, statement: int) -> None:
-        """The template's statement now running (its earlier ones stay done on a fault)."""
-        self.statement = statement
 
     def fault(self, mask: Any, kind: str, describe: Describe) -> None:
         """Lanes (a boolean mask over the group) fault with ``kind``; first fault wins."""
@@ -101,7 +95,7 @@ class LaneContext:
             fresh = mask & ~self.failed
             self.failed = self.failed | mask
         if bool(xp.any(fresh)):
-            self.events.append((fresh, kind, describe, self.statement))
+            self.events.append((fresh, kind, describe))
 
     def column(self, value: Any) -> list:
         """A template argument as one Python int per lane."""
