@@ -39,26 +39,33 @@ def interpreter(monkeypatch):
     monkeypatch.setenv("REVASM_KERNEL", "interpreter")
 
 
+#: Programs of each kind per width in ``make test`` (kernels compiled: three modes);
+#: ``bench/compiled_campaign.py --kernel interpreter`` runs the same checks on 10^4.
+SAMPLE = {"straight-line": 20, "structured": 12, "faulting": 25}
+
+
 def _sample(width: int) -> list:
     seed = width + 101  # not the program kernels' sample (test_compiled_differential*.py)
-    return (examples(straight_line_programs(width, max_length=10), 40, seed=seed)
-            + examples(structured_programs(width, max_procedures=2, statements=4), 25,
-                       seed=seed)
-            + examples(faulting_programs(width), 45, seed=seed))
+    return (examples(straight_line_programs(width, max_length=10), SAMPLE["straight-line"],
+                     seed=seed)
+            + examples(structured_programs(width, max_procedures=2, statements=4),
+                       SAMPLE["structured"], seed=seed)
+            + examples(faulting_programs(width), SAMPLE["faulting"], seed=seed))
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("width, derivative", [(64, "hessian"), (32, "gradient")])
+@pytest.mark.parametrize("width, derivative", [(64, "hessian"), (32, None)])
 def test_random_programs_run_alike_on_the_interpreter_and_the_reference(
         interpreter, width, derivative):
     cases = _sample(width)
     report = check_batch(cases, seed=width, derivative=derivative)
     assert not report.failures, "\n".join(report.failures[:20])
-    assert report.programs == len(cases) == 110
-    assert {"forward", "backward", "from-finish", derivative} <= set(report.passes)
+    assert report.programs == len(cases) == sum(SAMPLE.values())
+    assert {"forward", "backward", "from-finish"} <= set(report.passes)
+    assert derivative is None or derivative in report.passes
     # faults of several kinds came out alike (their fields are compared lane by lane)
     assert len(report.faults) >= 4, report.faults
-    assert sum(report.faults.values()) >= 40
+    assert sum(report.faults.values()) >= 20
 
 
 def test_the_sample_runs_every_instruction():
