@@ -126,6 +126,40 @@ class FunctionUnit(wiring.Component):
         root = Signal(sqrt_bits + 1)
         srem = Signal(sqrt_bits + 3)
 
+        # --- the shared shifter: sh_out = +-(sh_in * 2**-sh_amount), floor or rounded -------------
+        # one barrel for every scaling, normalisation and rounding of the pre- and
+        # post-processing and for one of the CORDIC's two shifts (each state drives it)
+        sw = w + 8
+        sh_in = Signal(signed(sw))
+        sh_amount = Signal(signed(8))  # > 0: right shift; <= 0: left shift by -sh_amount
+        sh_round = Signal()  # a right shift rounds half-up (floor((v + 2**(n-1)) / 2**n))
+        sh_negate = Signal()
+        sh_out = Signal(signed(sw))
+        sh_left = p - 1  # the largest left shift (atan's and log's normalisation)
+        rounding = Signal()
+        funnel_shift = Signal(range(sh_left + w + 6))
+        shifted = Signal(signed(sw + 1))
+        rounded = Signal(signed(sw + 1))
+        # a rounded shift by n is a floor shift by n - 1, then (v + 1) >> 1: no mask, no decoder
+        m.d.comb += [rounding.eq(sh_round & (sh_amount > 0)),
+                     funnel_shift.eq(sh_left + sh_amount - rounding),
+                     shifted.eq((sh_in << sh_left) >> funnel_shift),
+                     rounded.eq(Mux(rounding, (shifted + 1) >> 1, shifted)),
+                     sh_out.eq(Mux(sh_negate, -rounded, rounded))]
+
+        def shift(value, amount, *, round_half_up: bool = False, negate=None) -> None:
+            """Drive the shared shifter in the current state (its result: ``sh_out``)."""
+            m.d.comb += [sh_in.eq(value), sh_amount.eq(amount), sh_round.eq(int(round_half_up))]
+            if negate is not None:
+                m.d.comb += sh_negate.eq(negate)
+
+        # --- the shared leading-one detector (atan's and log's normalisation) ----------------
+        lo_in = Signal(w)
+        length = Signal(range(w + 1))  # bit_length(lo_in)
+        for bit in range(w):
+            with m.If(lo_in[bit]):
+                m.d.comb += length.eq(bit + 1)
+
         angles = Array(Const(a, signed(w + 4)) for (_, _, a) in t.circular)
         shifts = Array(Const(i, range(w)) for (i, _, _) in t.circular)
         iterations = len(t.circular)
@@ -168,21 +202,10 @@ class FunctionUnit(wiring.Component):
         def saturate(v):
             return Mux(v > maximum, maximum, Mux(v < minimum, minimum, v))
 
-        def round_p(v):
-            return (v + t.half_guard) >> g
-
         def start_smul(a, b, back: str) -> None:
             """Signed product; ``prod_s`` holds it at ``back``.  ``b`` must fit W + 1 bits."""
             m.d.sync += fm_neg.eq((a < 0) ^ (b < 0))
             start_mul(_abs(a).as_unsigned(), _abs(b).as_unsigned(), back)
-
-        def scale_round(v, shift):
-            """_scale_round: round(v / 2**shift) half-up, or v << -shift (shift >= -3 here)."""
-            right = Signal(range(2 * w + 8))
-            left = Signal(range(4))
-            m.d.comb += [right.eq(Mux(shift > 0, shift, 0)), left.eq(Mux(shift < 0, -shift, 0))]
-            rounding = (Const(1, 2 * w + 8) << right) >> 1
-            return Mux(shift > 0, (v + rounding) >> right, v << left)
 
         def start_exp(z, which: int) -> None:
             """The routine of _exp_from_p / _hyperbolic_abs on a P-bit argument z."""
@@ -302,7 +325,8 @@ class FunctionUnit(wiring.Component):
                     i = Mux(hyper, h_shifts[count], shifts[count])
                     angle = Mux(hyper, h_angles[count], angles[count])
                     half = (Const(1, w + 1) << i) >> 1
-                    dy = ((cy + half) >> i)
+                    shift(cy, i, round_half_up=True)
+                    dy = sh_out
                     dx = ((cx + half) >> i)
                     sigma = Mux(vectoring, cy < 0, cz >= 0)
                     with m.If(sigma ^ hyper):
@@ -354,13 +378,11 @@ class FunctionUnit(wiring.Component):
                     for k, (sv, cv) in enumerate(((s, c), (c, -s), (-s, -c), (-c, s))):
                         with m.Case(k):
                             m.d.comb += [sin_sel.eq(sv), cos_sel.eq(cv)]
-                sin_v = round_p(sin_sel)
+                shift(Mux(fn == FN_COS, cos_sel, sin_sel), g, round_half_up=True,
+                      negate=arg_neg & (fn == FN_SIN))
                 with m.Switch(fn):
-                    with m.Case(FN_SIN):
-                        m.d.sync += result.eq(Mux(arg_neg, -sin_v, sin_v))
-                        m.next = "SC_DONE"
-                    with m.Case(FN_COS):
-                        m.d.sync += result.eq(round_p(cos_sel))
+                    with m.Case(FN_SIN, FN_COS):
+                        m.d.sync += result.eq(sh_out)
                         m.next = "SC_DONE"
                     with m.Case(FN_TAN):
                         num = Mux(q[0], c, s)
@@ -390,36 +412,33 @@ class FunctionUnit(wiring.Component):
                         m.next = "ROT_SHEAR"
 
             # --- atan2 (fx_atan2; atan(x) = atan2(x, 1)) ------------------------------------------
+            # (|x|, |y|) with ox = y, oy = x; the larger is big, normalised to P - 1 bits
+            ay_v = _abs(ox.as_signed()).as_unsigned()[:w]
+            ax_v = _abs(oy.as_signed()).as_unsigned()[:w]
+            big = Mux(swap, ay_v, ax_v)
+            small = Mux(swap, ax_v, ay_v)
+            norm = Signal(signed(8))  # P - 1 - bit_length(big): the left shift
             with m.State("ATAN"):
-                yv, xv = ox.as_signed(), oy.as_signed()  # ox = y, oy = x
-                ay_v, ax_v = _abs(yv).as_unsigned()[:w], _abs(xv).as_unsigned()[:w]
                 swap_v = ay_v > ax_v
-                big = Mux(swap_v, ay_v, ax_v)
-                small = Mux(swap_v, ax_v, ay_v)
-                m.d.sync += [swap.eq(swap_v), ay_neg.eq(yv < 0), ax_neg.eq(xv < 0)]
-                with m.If(big == 0):
+                m.d.sync += [swap.eq(swap_v), ay_neg.eq(ox[-1]), ax_neg.eq(oy[-1])]
+                m.d.comb += lo_in.eq(Mux(swap_v, ay_v, ax_v))
+                with m.If(lo_in == 0):
                     finish(0)
                 with m.Else():
-                    # shift = P - 1 - bit_length(big)
-                    length = Signal(range(w + 1))
-                    for bit in range(w):
-                        with m.If(big[bit]):
-                            m.d.comb += length.eq(bit + 1)
-                    shift = Signal(signed(8))
-                    m.d.comb += shift.eq(p - 1 - length)
-                    with m.If(shift >= 0):
-                        m.d.sync += [cx.eq(big << shift.as_unsigned()),
-                                     cy.eq(small << shift.as_unsigned())]
-                    with m.Else():
-                        m.d.sync += [cx.eq(big >> (-shift).as_unsigned()),
-                                     cy.eq(small >> (-shift).as_unsigned())]
-                    m.d.sync += [cz.eq(0), vectoring.eq(1), hyper.eq(0), count.eq(0)]
-                    call("CORDIC", "ATAN_CORDIC")
+                    m.d.sync += norm.eq(p - 1 - length)
+                    m.next = "ATAN_X"
+            with m.State("ATAN_X"):
+                shift(big, -norm)
+                m.d.sync += cx.eq(sh_out)
+                m.next = "ATAN_Y"
+            with m.State("ATAN_Y"):
+                shift(small, -norm)
+                m.d.sync += [cy.eq(sh_out), cz.eq(0), vectoring.eq(1), hyper.eq(0), count.eq(0)]
+                call("CORDIC", "ATAN_CORDIC")
             with m.State("ATAN_CORDIC"):
                 a1 = Mux(swap, t.half_pi_p - cz, cz)
-                a2 = Mux(ax_neg, t.pi_p - a1, a1)
-                v = round_p(a2)
-                finish(Mux(ay_neg, -v, v))
+                shift(Mux(ax_neg, t.pi_p - a1, a1), g, round_half_up=True, negate=ay_neg)
+                finish(sh_out)
 
             # --- rot / irot (isa/rotation.py) -----------------------------------------------------
             with m.State("ROT"):
@@ -503,15 +522,15 @@ class FunctionUnit(wiring.Component):
                 m.d.sync += [cz.eq(hz - ((prod_s + 128) >> 8)), cx.eq(t.hyperbolic_x0), cy.eq(0),
                              vectoring.eq(0), hyper.eq(1), count.eq(0)]
                 call("CORDIC", "HX_CORDIC")
+            ep = Signal(signed(w + 6))  # e**r * 2**P = cosh r + sinh r
+            em_scaled = Signal(signed(w + 6))  # round(e**-r * 4**-k * 2**P)
+            m.d.comb += ep.eq(cx + cy)
             with m.State("HX_CORDIC"):
-                ep = Signal(signed(w + 6))
-                em = Signal(signed(w + 6))
-                em_scaled = Signal(signed(w + 6))
-                sh = Signal(range(w + 5))
-                m.d.comb += [ep.eq(cx + cy), em.eq(cx - cy),
-                             sh.eq(Mux(kk > (w + 4) // 2, w + 4, Mux(kk < 0, 0, kk * 2)))]
-                m.d.comb += em_scaled.eq(Mux(sh == 0, em,
-                                             (em + ((Const(1, w + 6) << sh) >> 1)) >> sh))
+                two_k = Mux(kk > (w + 4) // 2, w + 4, Mux(kk < 0, 0, kk * 2))
+                shift(cx - cy, two_k, round_half_up=True)
+                m.d.sync += em_scaled.eq(sh_out)
+                m.next = "HX_POST"
+            with m.State("HX_POST"):
                 with m.Switch(hfn):
                     with m.Case(HX_EXP):
                         with m.If(kk >= w - f):
@@ -519,18 +538,17 @@ class FunctionUnit(wiring.Component):
                         with m.Elif(kk <= -f - 2):
                             finish(0)
                         with m.Else():
-                            v = Signal(signed(w + 8))
-                            m.d.comb += v.eq(scale_round(ep, g - kk))
-                            finish(Mux(v > maximum, maximum, v))
+                            shift(ep, g - kk, round_half_up=True)
+                            finish(Mux(sh_out > maximum, maximum, sh_out))
                     with m.Case(HX_SINH):
-                        v = Signal(signed(w + 8))
-                        m.d.comb += v.eq(Mux(kk > w - f, maximum + 1,
-                                             scale_round(ep - em_scaled, g + 1 - kk)))
-                        finish(saturate(Mux(h_neg, -v, v)))
+                        with m.If(kk > w - f):
+                            finish(Mux(h_neg, minimum, maximum))
+                        with m.Else():
+                            shift(ep - em_scaled, g + 1 - kk, round_half_up=True, negate=h_neg)
+                            finish(saturate(sh_out))
                     with m.Case(HX_COSH):
-                        v = Signal(signed(w + 8))
-                        m.d.comb += v.eq(scale_round(ep + em_scaled, g + 1 - kk))
-                        finish(Mux((kk > w - f) | (v > maximum), maximum, v))
+                        shift(ep + em_scaled, g + 1 - kk, round_half_up=True)
+                        finish(Mux((kk > w - f) | (sh_out > maximum), maximum, sh_out))
                     with m.Case(HX_TANH):
                         with m.If(kk >= f // 2 + 2):
                             finish(Mux(h_neg, -t.one, t.one))
@@ -548,18 +566,11 @@ class FunctionUnit(wiring.Component):
 
             # --- log and pow (_ln_p, fx_pow) ------------------------------------------------------
             with m.State("LOG"):
-                length = Signal(range(w + 1))
-                for bit in range(w):
-                    with m.If(ox[bit]):
-                        m.d.comb += length.eq(bit + 1)
                 s_bits = p - 1
-                shift = Signal(signed(8))
                 a = Signal(w + 2)
-                m.d.comb += shift.eq(s_bits - (length - 1))
-                with m.If(shift >= 0):
-                    m.d.comb += a.eq(ox << shift.as_unsigned())
-                with m.Else():
-                    m.d.comb += a.eq(ox >> (-shift).as_unsigned())
+                m.d.comb += lo_in.eq(ox)
+                shift(ox, length - 1 - s_bits)  # m * 2**S, m in [1, 2)
+                m.d.comb += a.eq(sh_out)
                 e_v = Signal(signed(16))
                 m.d.comb += e_v.eq(length - 1 - f)
                 high = a >= t.sqrt2_s
@@ -577,7 +588,8 @@ class FunctionUnit(wiring.Component):
                 lnp = Signal(signed(w + 12))
                 m.d.comb += lnp.eq(((prod_s + 128) >> 8) + 2 * cz)
                 with m.If(op == OP["fn_log"]):
-                    finish(round_p(lnp))
+                    shift(lnp, g, round_half_up=True)
+                    finish(sh_out)
                 with m.Else():
                     start_smul(lnp, oy.as_signed(), "POW_Z")
             with m.State("POW_Z"):
