@@ -77,15 +77,16 @@ class FunctionUnit(wiring.Component):
         op = Signal.like(self.op)
         # operands kept for the whole operation
         ox, oy, oz = Signal(w), Signal(w), Signal(w)
-        # --- multiply subroutine: acc = mul_a * mul_b (unsigned) --------------------
+        # --- multiply subroutine: acc = preload + mul_a * mul_b (unsigned) -----------------
         mul_a = Signal(wide)
         mul_b = Signal(w + 1)
         acc = Signal(wide)
         # --- divide subroutine: quot, rem = divmod(div_n, div_d) (unsigned) ------------
-        div_n = Signal(wide)
-        div_d = Signal(wide)
-        quot = Signal(wide)
-        rem = Signal(wide + 1)
+        # every dividend is below 2**(W + F + 4), every divisor below 2**(W + 4)
+        div_n = Signal(div_bits)
+        div_d = Signal(w + 4)
+        quot = Signal(div_bits)
+        rem = Signal(w + 4)
         # --- CORDIC subroutine --------------------------------------------------------------
         cx, cy, cz = (Signal(signed(w + 4)) for _ in range(3))
         vectoring = Signal()
@@ -99,7 +100,7 @@ class FunctionUnit(wiring.Component):
         ax = Signal(w + 1)
         q = Signal(w + 1)
         tan_neg = Signal()
-        result = Signal(signed(wide + 2))
+        result = Signal(signed(div_bits + 2))
         # --- atan2 ---------------------------------------------------------------------------
         swap = Signal()
         ay_neg, ax_neg = Signal(), Signal()
@@ -114,12 +115,15 @@ class FunctionUnit(wiring.Component):
         # --- exp family and log ----------------------------------------------------------------
         hyper = Signal()
         hfn = Signal(range(4))
-        hz = Signal(signed(wide))
+        hz = Signal(signed(w + 8))  # within +-lim (the callers saturate beyond)
         kk = Signal(signed(16))
         ee = Signal(signed(16))
         h_neg = Signal()
-        prod_s = Signal(signed(wide + 1))
-        m.d.comb += prod_s.eq(Mux(fm_neg, -acc, acc))
+        # a signed product rounded to a shift s, +-(acc >> s) (see start_smul), narrowed to
+        # the W + 8 bits every consumer needs: one negation for all of them
+        pmag = Signal(w + 8)
+        pterm = Signal(signed(w + 9))
+        m.d.comb += pterm.eq(Mux(fm_neg, -pmag, pmag))
         # --- sqrt ------------------------------------------------------------------------------
         sqrt_bits = t.sqrt_bits
         radicand = Signal(2 * sqrt_bits)
@@ -184,13 +188,13 @@ class FunctionUnit(wiring.Component):
                 m.d.sync += [self.fault.eq(1), self.fault_kind.eq(FAULT_CODE[fault])]
             m.next = "IDLE"
 
-        def start_mul(a, b, back: str) -> None:
-            m.d.sync += [mul_a.eq(a), mul_b.eq(b), acc.eq(0), count.eq((w + 2) // 2)]
+        def start_mul(a, b, back: str, preload=0) -> None:
+            m.d.sync += [mul_a.eq(a), mul_b.eq(b), acc.eq(preload), count.eq((w + 2) // 2)]
             call("MUL", back)
 
         def start_div(n, d, back: str) -> None:
             # every dividend here is below 2**(W + F + 4): start with its top bit
-            m.d.sync += [div_n.eq(n << (wide - div_bits)), div_d.eq(d), quot.eq(0), rem.eq(0),
+            m.d.sync += [div_n.eq(n), div_d.eq(d), quot.eq(0), rem.eq(0),
                          count.eq(div_bits)]
             call("DIV", back)
 
@@ -202,10 +206,23 @@ class FunctionUnit(wiring.Component):
         def saturate(v):
             return Mux(v > maximum, maximum, Mux(v < minimum, minimum, v))
 
-        def start_smul(a, b, back: str) -> None:
-            """Signed product; ``prod_s`` holds it at ``back``.  ``b`` must fit W + 1 bits."""
-            m.d.sync += fm_neg.eq((a < 0) ^ (b < 0))
-            start_mul(_abs(a).as_unsigned(), _abs(b).as_unsigned(), back)
+        def rounding_preload(neg, s: int):
+            """The multiplier's start value so that +-(acc >> s) = floor(+-a*b / 2**s + 1/2):
+            floor((c - m) / 2**s) = -floor((m + 2**s - 1 - c) / 2**s) for c = 2**(s-1)."""
+            return Mux(neg, (1 << (s - 1)) - 1, 1 << (s - 1))
+
+        def start_smul(a, b, back: str, s: int) -> None:
+            """Signed product rounded to the shift ``s``: ``rounded_product(s)`` at ``back``.
+            ``b`` must fit W + 1 bits."""
+            neg = (a < 0) ^ (b < 0)
+            m.d.sync += fm_neg.eq(neg)
+            start_mul(_abs(a).as_unsigned(), _abs(b).as_unsigned(), back,
+                      rounding_preload(neg, s))
+
+        def rounded_product(s: int):
+            """floor(a*b / 2**s + 1/2) of the last start_smul/start_fmul (W + 8 bits kept)."""
+            m.d.comb += pmag.eq(acc >> s)
+            return pterm
 
         def start_exp(z, which: int) -> None:
             """The routine of _exp_from_p / _hyperbolic_abs on a P-bit argument z."""
@@ -214,9 +231,10 @@ class FunctionUnit(wiring.Component):
 
         def start_fmul(a, b) -> None:
             """fx_mul(S(a), S(b)) via magnitudes; the FMUL return finishes it."""
-            m.d.sync += fm_neg.eq(a[-1] ^ b[-1])
+            neg = a[-1] ^ b[-1]
+            m.d.sync += fm_neg.eq(neg)
             start_mul(_abs(a.as_signed()).as_unsigned(), _abs(b.as_signed()).as_unsigned(),
-                      "FMUL")
+                      "FMUL", rounding_preload(neg, f))
 
         with m.FSM():
             with m.State("IDLE"):
@@ -251,7 +269,13 @@ class FunctionUnit(wiring.Component):
                                          vy.eq(self.y)]
                             m.next = "ROT"
                         with m.Case(OP["fn_exp"]):
-                            start_exp(sx << g, HX_EXP)
+                            # _exp_from_p's bound checks: sx << G against +-(W + 2) << P
+                            with m.If(sx >= ((w + 2) << f)):
+                                finish(maximum)
+                            with m.Elif(sx <= -((w + 2) << f)):
+                                finish(0)
+                            with m.Else():
+                                start_exp(sx << g, HX_EXP)
                         with m.Case(OP["fn_sinh"]):
                             with m.If(_abs(sx) >= ((w + 2) << f)):
                                 finish(Mux(sx < 0, minimum, maximum))
@@ -309,7 +333,7 @@ class FunctionUnit(wiring.Component):
                 with m.If(count == 0):
                     go_back()
                 with m.Else():
-                    trial = Signal(wide + 1)
+                    trial = Signal(w + 5)
                     m.d.comb += trial.eq((rem << 1) | div_n[-1])
                     with m.If(trial >= div_d):
                         m.d.sync += [rem.eq(trial - div_d), quot.eq((quot << 1) | 1)]
@@ -358,15 +382,17 @@ class FunctionUnit(wiring.Component):
             with m.State("SC_START"):
                 magnitude = _abs(arg).as_unsigned()[:w + 1]
                 m.d.sync += [arg_neg.eq(arg < 0), ax.eq(magnitude)]
-                start_mul(magnitude, t.two_over_pi, "SC_Q")
+                start_mul(magnitude, t.two_over_pi, "SC_Q", 1 << (f + w - 1))
             with m.State("SC_Q"):
-                qv = (acc + (1 << (f + w - 1))) >> (f + w)
+                qv = acc >> (f + w)  # rounded by the preload
                 m.d.sync += q.eq(qv)
-                start_mul(t.half_pi_wide, qv, "SC_R")
+                # floor((ax 2**(G+E) - q pi/2 + 2**(E-1)) / 2**E) = ax 2**G - floor((q pi/2 +
+                # 2**(E-1) - 1) / 2**E): the preload rounds, and r fits W + 6 bits
+                start_mul(t.half_pi_wide, qv, "SC_R", (1 << (e - 1)) - 1)
             with m.State("SC_R"):
-                wide_r = Signal(signed(wide + 2))
-                m.d.comb += wide_r.eq((ax << (g + e)) - acc)
-                m.d.sync += [cz.eq((wide_r + (1 << (e - 1))) >> e), cx.eq(t.circular_x0),
+                r_v = Signal(signed(w + 6))
+                m.d.comb += r_v.eq((ax << g)[:w + 6] - (acc >> e)[:w + 6])
+                m.d.sync += [cz.eq(r_v), cx.eq(t.circular_x0),
                              cy.eq(0), vectoring.eq(0), hyper.eq(0), count.eq(0)]
                 call("CORDIC", "SC_CORDIC")
             with m.State("SC_CORDIC"):
@@ -453,7 +479,8 @@ class FunctionUnit(wiring.Component):
                 m.d.sync += negate.eq(quot[0])
                 start_mul(pi, quot, "ROT_REDUCED")
             with m.State("ROT_REDUCED"):
-                r = Mux(theta > 0, theta - acc, theta + acc)
+                turns_pi = acc[:w + 2]  # |theta| - |reduced| < 2**(W + 1)
+                r = Mux(theta > 0, theta - turns_pi, theta + turns_pi)
                 m.d.sync += reduced.eq(r)
                 start_sincos(r >> 1, FN_TAN, CONT_ROT_TAN)
             with m.State("ROT_SHEAR"):
@@ -486,11 +513,10 @@ class FunctionUnit(wiring.Component):
                             finish(vx, second=vy)
             with m.State("FMUL"):
                 is_rot = op == OP["rot"]
-                prod = Mux(fm_neg, -acc, acc)
                 term = Signal(w)
-                exact_term = Signal(signed(wide + 2))  # the term before it is cut to W bits
-                m.d.comb += [exact_term.eq((prod + (1 << (f - 1))) >> f), term.eq(exact_term)]
-                sheared = Signal(signed(wide + 4))  # the shear's exact sum
+                exact_term = Signal(signed(w + 9))  # the term before it is cut to W bits
+                m.d.comb += [exact_term.eq(rounded_product(f)), term.eq(exact_term)]
+                sheared = Signal(signed(w + 11))  # the shear's exact sum
                 with m.Switch(rstep):
                     with m.Case(0, 2):
                         m.d.sync += vx.eq(Mux(is_rot, vx - term, vx + term))
@@ -506,20 +532,14 @@ class FunctionUnit(wiring.Component):
                 m.next = "ROT_SHEAR"
 
             # --- exp, sinh, cosh, tanh (_exp_from_p, _hyperbolic_abs) --------------------------
-            with m.State("HX_START"):
-                lim = (w + 2) << p
-                with m.If((hfn == HX_EXP) & (hz >= lim)):
-                    finish(maximum)
-                with m.Elif((hfn == HX_EXP) & (hz <= -lim)):
-                    finish(0)
-                with m.Else():
-                    start_smul(hz >> (p - 20), Const(t.inv_ln2_20, signed(23)), "HX_K")
+            with m.State("HX_START"):  # |hz| < (W + 2) << P: the callers saturate beyond
+                start_smul(hz >> (p - 20), Const(t.inv_ln2_20, signed(23)), "HX_K", 40)
             with m.State("HX_K"):
-                k_v = (prod_s + (1 << 39)) >> 40
+                k_v = rounded_product(40)
                 m.d.sync += kk.eq(k_v)
-                start_smul(Const(t.ln2_wide, signed(p + 10)), k_v[:16].as_signed(), "HX_R")
+                start_smul(Const(t.ln2_wide, signed(p + 10)), k_v[:16].as_signed(), "HX_R", 8)
             with m.State("HX_R"):
-                m.d.sync += [cz.eq(hz - ((prod_s + 128) >> 8)), cx.eq(t.hyperbolic_x0), cy.eq(0),
+                m.d.sync += [cz.eq(hz - rounded_product(8)), cx.eq(t.hyperbolic_x0), cy.eq(0),
                              vectoring.eq(0), hyper.eq(1), count.eq(0)]
                 call("CORDIC", "HX_CORDIC")
             ep = Signal(signed(w + 6))  # e**r * 2**P = cosh r + sinh r
@@ -555,7 +575,7 @@ class FunctionUnit(wiring.Component):
                         with m.Else():
                             num = ep - em_scaled
                             den = ep + em_scaled
-                            n_v = Signal(signed(wide))
+                            n_v = Signal(signed(div_bits + 1))
                             m.d.comb += n_v.eq((num << (f + 1)) + den)
                             # floor division by 2 den > 0, also for a negative numerator
                             m.d.sync += tan_neg.eq(n_v < 0)
@@ -583,15 +603,18 @@ class FunctionUnit(wiring.Component):
                 with m.Else():
                     call("CORDIC", "LOG_Z")
             with m.State("LOG_Z"):
-                start_smul(Const(t.ln2_wide, signed(p + 10)), ee, "LOG_E")
+                start_smul(Const(t.ln2_wide, signed(p + 10)), ee, "LOG_E", 8)
             with m.State("LOG_E"):
                 lnp = Signal(signed(w + 12))
-                m.d.comb += lnp.eq(((prod_s + 128) >> 8) + 2 * cz)
+                m.d.comb += lnp.eq(rounded_product(8) + 2 * cz)
                 with m.If(op == OP["fn_log"]):
                     shift(lnp, g, round_half_up=True)
                     finish(sh_out)
                 with m.Else():
-                    start_smul(lnp, oy.as_signed(), "POW_Z")
-            with m.State("POW_Z"):
-                start_exp((prod_s + (1 << (f - 1))) >> f, HX_EXP)
+                    start_smul(lnp, oy.as_signed(), "POW_Z", f)
+            with m.State("POW_Z"):  # z = y ln x at P bits; _exp_from_p saturates |z| >= lim
+                with m.If(acc >= (((w + 2) << p) << f)):
+                    finish(Mux(fm_neg, 0, maximum))
+                with m.Else():
+                    start_exp(rounded_product(f), HX_EXP)
         return m
