@@ -89,6 +89,7 @@ class FunctionUnit(wiring.Component):
         rem = Signal(w + 4)
         # --- CORDIC subroutine --------------------------------------------------------------
         cx, cy, cz = (Signal(signed(w + 4)) for _ in range(3))
+        cdx = Signal(signed(w + 4))  # round(x >> i), the first half of an iteration
         vectoring = Signal()
         count = Signal(range(wide + 1))
         ret = Signal(range(16))
@@ -122,8 +123,9 @@ class FunctionUnit(wiring.Component):
         # a signed product rounded to a shift s, +-(acc >> s) (see start_smul), narrowed to
         # the W + 8 bits every consumer needs: one negation for all of them
         pmag = Signal(w + 8)
+        pflip = Signal()  # negate once more (a rotation shear that subtracts its term)
         pterm = Signal(signed(w + 9))
-        m.d.comb += pterm.eq(Mux(fm_neg, -pmag, pmag))
+        m.d.comb += pterm.eq(Mux(fm_neg ^ pflip, -pmag, pmag))
         # --- sqrt ------------------------------------------------------------------------------
         sqrt_bits = t.sqrt_bits
         radicand = Signal(2 * sqrt_bits)
@@ -340,28 +342,33 @@ class FunctionUnit(wiring.Component):
                     with m.Else():
                         m.d.sync += [rem.eq(trial), quot.eq(quot << 1)]
                     m.d.sync += [div_n.eq(div_n << 1), count.eq(count - 1)]
+            # one iteration in two cycles, both shifts on the shared shifter:
+            # circular: x -= sigma dy; hyperbolic: x += sigma dy; both y += sigma dx,
+            # z -= sigma a; sigma = +1 when z >= 0 (rotation) or y < 0 (vectoring)
+            i = Mux(hyper, h_shifts[count], shifts[count])
             with m.State("CORDIC"):
-                # circular: x -= sigma dy; hyperbolic: x += sigma dy; both y += sigma dx,
-                # z -= sigma a; sigma = +1 when z >= 0 (rotation) or y < 0 (vectoring)
                 with m.If(count == Mux(hyper, h_iterations, iterations)):
                     go_back()
                 with m.Else():
-                    i = Mux(hyper, h_shifts[count], shifts[count])
-                    angle = Mux(hyper, h_angles[count], angles[count])
-                    half = (Const(1, w + 1) << i) >> 1
-                    shift(cy, i, round_half_up=True)
-                    dy = sh_out
-                    dx = ((cx + half) >> i)
-                    sigma = Mux(vectoring, cy < 0, cz >= 0)
-                    with m.If(sigma ^ hyper):
-                        m.d.sync += cx.eq(cx - dy)
-                    with m.Else():
-                        m.d.sync += cx.eq(cx + dy)
-                    with m.If(sigma):
-                        m.d.sync += [cy.eq(cy + dx), cz.eq(cz - angle)]
-                    with m.Else():
-                        m.d.sync += [cy.eq(cy - dx), cz.eq(cz + angle)]
-                    m.d.sync += count.eq(count + 1)
+                    shift(cx, i, round_half_up=True)
+                    m.d.sync += cdx.eq(sh_out)
+                    m.next = "CORDIC_Y"
+            with m.State("CORDIC_Y"):
+                m.next = "CORDIC"
+                angle = Mux(hyper, h_angles[count], angles[count])
+                shift(cy, i, round_half_up=True)
+                dy = sh_out
+                dx = cdx
+                sigma = Mux(vectoring, cy < 0, cz >= 0)
+                with m.If(sigma ^ hyper):
+                    m.d.sync += cx.eq(cx - dy)
+                with m.Else():
+                    m.d.sync += cx.eq(cx + dy)
+                with m.If(sigma):
+                    m.d.sync += [cy.eq(cy + dx), cz.eq(cz - angle)]
+                with m.Else():
+                    m.d.sync += [cy.eq(cy - dx), cz.eq(cz + angle)]
+                m.d.sync += count.eq(count + 1)
 
             # --- sqrt --------------------------------------------------------------------------
             with m.State("SQRT"):
@@ -411,16 +418,17 @@ class FunctionUnit(wiring.Component):
                         m.d.sync += result.eq(sh_out)
                         m.next = "SC_DONE"
                     with m.Case(FN_TAN):
-                        num = Mux(q[0], c, s)
-                        den = Mux(q[0], -s, c)
-                        m.d.sync += tan_neg.eq((num < 0) ^ (den < 0) ^ arg_neg)
-                        with m.If(den == 0):
-                            m.d.sync += result.eq(Mux((num < 0) ^ arg_neg, -(maximum + 1),
+                        # (num, den) = (s, c), or (c, -s) in odd quadrants: by magnitudes
+                        abs_c, abs_s = _abs(c).as_unsigned(), _abs(s).as_unsigned()
+                        num_neg = Mux(q[0], c < 0, s < 0)
+                        n_abs = Mux(q[0], abs_c, abs_s)
+                        d_abs = Mux(q[0], abs_s, abs_c)
+                        m.d.sync += tan_neg.eq(num_neg ^ Mux(q[0], s > 0, c < 0) ^ arg_neg)
+                        with m.If(d_abs == 0):
+                            m.d.sync += result.eq(Mux(num_neg ^ arg_neg, -(maximum + 1),
                                                       maximum + 1))
                             m.next = "SC_DONE"
                         with m.Else():
-                            n_abs = _abs(num).as_unsigned()
-                            d_abs = _abs(den).as_unsigned()
                             start_div((n_abs << (f + 1)) + d_abs, d_abs << 1, "TAN_DIV")
             with m.State("TAN_DIV"):
                 m.d.sync += result.eq(Mux(tan_neg, -quot, quot))
@@ -513,19 +521,15 @@ class FunctionUnit(wiring.Component):
                             finish(vx, second=vy)
             with m.State("FMUL"):
                 is_rot = op == OP["rot"]
-                term = Signal(w)
-                exact_term = Signal(signed(w + 9))  # the term before it is cut to W bits
-                m.d.comb += [exact_term.eq(rounded_product(f)), term.eq(exact_term)]
+                # rot: x -= t*y (steps 0, 2), y += s*x (step 1); irot the opposite signs.
+                # One adder gives the shear's exact sum; its low W bits are the new word.
+                m.d.comb += pflip.eq(is_rot ^ (rstep == 1))
                 sheared = Signal(signed(w + 11))  # the shear's exact sum
-                with m.Switch(rstep):
-                    with m.Case(0, 2):
-                        m.d.sync += vx.eq(Mux(is_rot, vx - term, vx + term))
-                        m.d.comb += sheared.eq(vx.as_signed()
-                                               + Mux(is_rot, -exact_term, exact_term))
-                    with m.Case(1):
-                        m.d.sync += vy.eq(Mux(is_rot, vy + term, vy - term))
-                        m.d.comb += sheared.eq(vy.as_signed()
-                                               + Mux(is_rot, exact_term, -exact_term))
+                m.d.comb += sheared.eq(Mux(rstep == 1, vy, vx).as_signed() + rounded_product(f))
+                with m.If(rstep == 1):
+                    m.d.sync += vy.eq(sheared[:w])
+                with m.Else():
+                    m.d.sync += vx.eq(sheared[:w])
                 with m.If((sheared < -(1 << (w - 1))) | (sheared >= (1 << (w - 1)))):
                     m.d.sync += self.overflow.eq(1)
                 m.d.sync += rstep.eq(rstep + 1)
@@ -594,8 +598,8 @@ class FunctionUnit(wiring.Component):
                 e_v = Signal(signed(16))
                 m.d.comb += e_v.eq(length - 1 - f)
                 high = a >= t.sqrt2_s
-                u = Mux(high, a + (2 << s_bits), a + (1 << s_bits))
-                vv = Mux(high, a - (2 << s_bits), a - (1 << s_bits))
+                u = a + Mux(high, 2 << s_bits, 1 << s_bits)
+                vv = a - Mux(high, 2 << s_bits, 1 << s_bits)
                 m.d.sync += [ee.eq(Mux(high, e_v + 1, e_v)), cx.eq(u), cy.eq(vv), cz.eq(0),
                              vectoring.eq(1), hyper.eq(1), count.eq(0)]
                 with m.If(vv == 0):

@@ -380,6 +380,11 @@ def test_function_unit_is_bit_exact(width: int) -> None:
     big, angle = (fmt.mask >> 1) * 7 // 8, fmt.from_real("0.7")
     cases += [("rot", big, big, angle), ("irot", big, big, angle),  # a shear wraps
               ("rot", 1 << (width - 1), 0, fmt.from_real("3"))]  # the negation wraps
+    # the saturations before the CORDIC: exp's operand and pow's y ln x at +-(W + 2)
+    edge = (width + 2) * fmt.one
+    cases += [("fn_exp", e, 0, 0) for e in (edge, edge - 1, fmt.wrap(-edge), fmt.wrap(1 - edge))]
+    cases += [("fn_pow", fmt.from_real("100"), fmt.from_real("50"), 0),
+              ("fn_pow", fmt.from_real("0.01"), fmt.from_real("100"), 0)]
     dut = FunctionUnit(width)
     checked = {"fault": 0, "value": 0, "wraps": 0}
 
