@@ -100,8 +100,10 @@ class FunctionUnit(wiring.Component):
         arg_neg = Signal()
         ax = Signal(w + 1)
         q = Signal(w + 1)
-        tan_neg = Signal()
-        result = Signal(signed(div_bits + 2))
+        tan_neg = Signal()  # the quotient's sign (tan, tanh)
+        result = Signal(signed(w))  # the routine's result, saturated
+        signed_quot = Signal(signed(w + 1))  # +-quot where it fits W bits
+        m.d.comb += signed_quot.eq(Mux(tan_neg, -quot[:w], quot[:w]))
         # --- atan2 ---------------------------------------------------------------------------
         swap = Signal()
         ay_neg, ax_neg = Signal(), Signal()
@@ -425,16 +427,17 @@ class FunctionUnit(wiring.Component):
                         d_abs = Mux(q[0], abs_s, abs_c)
                         m.d.sync += tan_neg.eq(num_neg ^ Mux(q[0], s > 0, c < 0) ^ arg_neg)
                         with m.If(d_abs == 0):
-                            m.d.sync += result.eq(Mux(num_neg ^ arg_neg, -(maximum + 1),
-                                                      maximum + 1))
+                            m.d.sync += result.eq(Mux(num_neg ^ arg_neg, minimum, maximum))
                             m.next = "SC_DONE"
                         with m.Else():
                             start_div((n_abs << (f + 1)) + d_abs, d_abs << 1, "TAN_DIV")
             with m.State("TAN_DIV"):
-                m.d.sync += result.eq(Mux(tan_neg, -quot, quot))
+                # saturate: |quot| >= 2**(W-1) gives min or max (-2**(W-1) is min itself)
+                m.d.sync += result.eq(Mux(quot[w - 1:] != 0, Mux(tan_neg, minimum, maximum),
+                                          signed_quot))
                 m.next = "SC_DONE"
             with m.State("SC_DONE"):
-                value = Mux(fn == FN_TAN, saturate(result), result)
+                value = result
                 with m.Switch(cont):
                     with m.Case(CONT_RESULT):
                         finish(value)
@@ -476,10 +479,10 @@ class FunctionUnit(wiring.Component):
 
             # --- rot / irot (isa/rotation.py) -----------------------------------------------------
             with m.State("ROT"):
-                with m.If(theta > half_pi):
-                    start_div(theta - half_pi + pi - 1, pi, "ROT_TURNS")
-                with m.Elif(theta < -half_pi):
-                    start_div(-half_pi - theta + pi - 1, pi, "ROT_TURNS")
+                # turns = ceil((|theta| - pi/2) / pi), for theta of either sign
+                abs_theta = _abs(theta).as_unsigned()
+                with m.If(abs_theta > half_pi):
+                    start_div(abs_theta + (pi - 1 - half_pi), pi, "ROT_TURNS")
                 with m.Else():
                     m.d.sync += [reduced.eq(theta), negate.eq(0)]
                     start_sincos(theta >> 1, FN_TAN, CONT_ROT_TAN)
@@ -582,11 +585,10 @@ class FunctionUnit(wiring.Component):
                             n_v = Signal(signed(div_bits + 1))
                             m.d.comb += n_v.eq((num << (f + 1)) + den)
                             # floor division by 2 den > 0, also for a negative numerator
-                            m.d.sync += tan_neg.eq(n_v < 0)
+                            m.d.sync += tan_neg.eq((n_v < 0) ^ h_neg)
                             start_div(Mux(n_v < 0, -n_v + 2 * den - 1, n_v), den << 1, "TANH_DIV")
             with m.State("TANH_DIV"):
-                v = Mux(tan_neg, -quot, quot)
-                finish(Mux(h_neg, -v, v))
+                finish(signed_quot)  # |tanh| <= 1 fits
 
             # --- log and pow (_ln_p, fx_pow) ------------------------------------------------------
             with m.State("LOG"):

@@ -385,6 +385,9 @@ def test_function_unit_is_bit_exact(width: int) -> None:
     cases += [("fn_exp", e, 0, 0) for e in (edge, edge - 1, fmt.wrap(-edge), fmt.wrap(1 - edge))]
     cases += [("fn_pow", fmt.from_real("100"), fmt.from_real("50"), 0),
               ("fn_pow", fmt.from_real("0.01"), fmt.from_real("100"), 0)]
+    # tan next to its pole at pi/2, both signs: the quotient saturates
+    pole = fmt.from_real("1.5707963267948966")
+    cases += [("fn_tan", fmt.wrap(sign * (pole + d)), 0, 0) for sign in (1, -1) for d in (-1, 0, 1)]
     dut = FunctionUnit(width)
     checked = {"fault": 0, "value": 0, "wraps": 0}
 
