@@ -28,7 +28,7 @@ from revasm.isa.fixed_point import WordFormat
 from revasm.isa.rotation import _pi_raw
 
 from .params import FAULT_CODE, FAULT_NAMES
-from .semantics import FUNCTION_OPS
+from .semantics import FUNCTION_OPS, MULDIV_OPS
 
 #: The operations this unit computes (vocabulary names).
 IMPLEMENTED: frozenset[str] = frozenset({
@@ -41,6 +41,10 @@ FN_SIN, FN_COS, FN_TAN = 0, 1, 2
 CONT_RESULT, CONT_ROT_TAN, CONT_ROT_SIN = 0, 1, 2
 # what the exp routine finishes as
 HX_EXP, HX_SINH, HX_COSH, HX_TANH = 0, 1, 2, 3
+# the states a subroutine (MUL, DIV, CORDIC) returns to
+_RETURNS = ("SC_Q", "SC_R", "SC_CORDIC", "TAN_DIV", "ROT_TURNS", "ROT_REDUCED", "FMUL",
+            "ATAN_CORDIC", "HX_K", "HX_R", "HX_CORDIC", "TANH_DIV", "LOG_Z", "LOG_E", "POW_Z",
+            "ARITH_MUL", "ARITH_DIV")
 
 
 def _abs(v):
@@ -54,7 +58,9 @@ class FunctionUnit(wiring.Component):
         self.width = width
         w = width
         super().__init__({
-            "start": In(1), "op": In(range(len(FUNCTION_OPS))),
+            "start": In(1), "op": In(range(max(len(FUNCTION_OPS), len(MULDIV_OPS)))),
+            # 1: ``op`` indexes MULDIV_OPS (fmul, fdiv: the multiply/divide unit's work)
+            "arith": In(1),
             "x": In(w), "y": In(w), "z": In(w),
             "done": Out(1), "r0": Out(w), "r1": Out(w),
             # with done after rot/irot: the rotation wrapped (ovf_rot/ovf_irot); else 0
@@ -92,7 +98,7 @@ class FunctionUnit(wiring.Component):
         cdx = Signal(signed(w + 4))  # round(x >> i), the first half of an iteration
         vectoring = Signal()
         count = Signal(range(wide + 1))
-        ret = Signal(range(16))
+        ret = Signal(range(len(_RETURNS)))
         # --- sin/cos/tan routine state ---------------------------------------------------
         fn = Signal(range(3))
         cont = Signal(range(3))
@@ -175,10 +181,7 @@ class FunctionUnit(wiring.Component):
         h_shifts = Array(Const(i, range(w)) for (i, _, _) in t.hyperbolic)
         h_iterations = len(t.hyperbolic)
 
-        RET = {name: i for i, name in enumerate(
-            ("SC_Q", "SC_R", "SC_CORDIC", "TAN_DIV", "ROT_TURNS", "ROT_REDUCED", "FMUL",
-             "ATAN_CORDIC", "HX_K", "HX_R", "HX_CORDIC", "TANH_DIV", "LOG_Z", "LOG_E",
-             "POW_Z"))}
+        RET = {name: i for i, name in enumerate(_RETURNS)}
 
         def call(name: str, back: str) -> None:
             m.d.sync += ret.eq(RET[back])
@@ -246,77 +249,90 @@ class FunctionUnit(wiring.Component):
                     m.d.sync += [self.done.eq(0), self.fault.eq(0), self.fault_kind.eq(0),
                                  self.overflow.eq(0),
                                  op.eq(self.op), ox.eq(self.x), oy.eq(self.y), oz.eq(self.z)]
-                    with m.Switch(self.op):
-                        with m.Case(OP["fn_abs"]):
-                            finish(Mux(sx >= 0, sx, Mux(sx == minimum, maximum, -sx)))
-                        with m.Case(OP["fn_sqrt"]):
-                            with m.If(sx < 0):
-                                finish(0, "domain-error")
-                            with m.Else():
-                                m.d.sync += [radicand.eq(self.x << f), root.eq(0), srem.eq(0),
-                                             count.eq(sqrt_bits)]
-                                m.next = "SQRT"
-                        with m.Case(OP["fn_sin"]):
-                            start_sincos(sx, FN_SIN, CONT_RESULT)
-                        with m.Case(OP["fn_cos"]):
-                            start_sincos(sx, FN_COS, CONT_RESULT)
-                        with m.Case(OP["fn_tan"]):
-                            start_sincos(sx, FN_TAN, CONT_RESULT)
-                        with m.Case(OP["fn_atan"]):
-                            m.d.sync += [ox.eq(self.x), oy.eq(1 << f)]  # atan2(x, 1)
-                            m.next = "ATAN"
-                        with m.Case(OP["fn_atan2"]):
-                            m.d.sync += [ox.eq(self.x), oy.eq(self.y)]  # atan2(y=b, x=c)
-                            m.next = "ATAN"
-                        with m.Case(OP["rot"], OP["irot"]):
-                            m.d.sync += [theta.eq(self.z.as_signed()), vx.eq(self.x),
-                                         vy.eq(self.y)]
-                            m.next = "ROT"
-                        with m.Case(OP["fn_exp"]):
-                            # _exp_from_p's bound checks: sx << G against +-(W + 2) << P
-                            with m.If(sx >= ((w + 2) << f)):
-                                finish(maximum)
-                            with m.Elif(sx <= -((w + 2) << f)):
-                                finish(0)
-                            with m.Else():
-                                start_exp(sx << g, HX_EXP)
-                        with m.Case(OP["fn_sinh"]):
-                            with m.If(_abs(sx) >= ((w + 2) << f)):
-                                finish(Mux(sx < 0, minimum, maximum))
-                            with m.Else():
-                                m.d.sync += h_neg.eq(sx < 0)
-                                start_exp(_abs(sx) << g, HX_SINH)
-                        with m.Case(OP["fn_cosh"]):
-                            with m.If(_abs(sx) >= ((w + 2) << f)):
-                                finish(maximum)
-                            with m.Else():
-                                start_exp(_abs(sx) << g, HX_COSH)
-                        with m.Case(OP["fn_tanh"]):
-                            with m.If(_abs(sx) >= ((f + 4) << f)):
-                                finish(Mux(sx < 0, -t.one, t.one))
-                            with m.Else():
-                                m.d.sync += h_neg.eq(sx < 0)
-                                start_exp(_abs(sx) << g, HX_TANH)
-                        with m.Case(OP["fn_log"]):
-                            with m.If(sx <= 0):
-                                finish(0, "domain-error")
-                            with m.Else():
-                                m.next = "LOG"
-                        with m.Case(OP["fn_pow"]):
-                            sy = self.y.as_signed()
-                            with m.If(sx < 0):
-                                finish(0, "domain-error")
-                            with m.Elif(sx == 0):
-                                with m.If(sy < 0):
-                                    finish(0, "divide-by-zero")
-                                with m.Elif(sy == 0):
-                                    finish(t.one)
+                    with m.If(self.arith):
+                        # fmul: floor(S(x) S(y) / 2**F + 1/2); fdiv: round(S(x) 2**F / S(y)), ties
+                        # away from zero, as floor((2|x| 2**F + |y|) / (2|y|)) with the sign
+                        with m.If(self.op == MULDIV_OPS.index("fmul")):
+                            start_smul(sx, self.y.as_signed(), "ARITH_MUL", f)
+                        with m.Elif(self.y == 0):
+                            finish(0, "divide-by-zero")
+                        with m.Else():
+                            abs_y = _abs(self.y.as_signed()).as_unsigned()
+                            m.d.sync += tan_neg.eq(self.x[-1] ^ self.y[-1])
+                            start_div((_abs(sx).as_unsigned() << (f + 1)) + abs_y, abs_y << 1,
+                                      "ARITH_DIV")
+                    with m.Else():
+                        with m.Switch(self.op):
+                            with m.Case(OP["fn_abs"]):
+                                finish(Mux(sx >= 0, sx, Mux(sx == minimum, maximum, -sx)))
+                            with m.Case(OP["fn_sqrt"]):
+                                with m.If(sx < 0):
+                                    finish(0, "domain-error")
                                 with m.Else():
+                                    m.d.sync += [radicand.eq(self.x << f), root.eq(0), srem.eq(0),
+                                                 count.eq(sqrt_bits)]
+                                    m.next = "SQRT"
+                            with m.Case(OP["fn_sin"]):
+                                start_sincos(sx, FN_SIN, CONT_RESULT)
+                            with m.Case(OP["fn_cos"]):
+                                start_sincos(sx, FN_COS, CONT_RESULT)
+                            with m.Case(OP["fn_tan"]):
+                                start_sincos(sx, FN_TAN, CONT_RESULT)
+                            with m.Case(OP["fn_atan"]):
+                                m.d.sync += [ox.eq(self.x), oy.eq(1 << f)]  # atan2(x, 1)
+                                m.next = "ATAN"
+                            with m.Case(OP["fn_atan2"]):
+                                m.d.sync += [ox.eq(self.x), oy.eq(self.y)]  # atan2(y=b, x=c)
+                                m.next = "ATAN"
+                            with m.Case(OP["rot"], OP["irot"]):
+                                m.d.sync += [theta.eq(self.z.as_signed()), vx.eq(self.x),
+                                             vy.eq(self.y)]
+                                m.next = "ROT"
+                            with m.Case(OP["fn_exp"]):
+                                # _exp_from_p's bound checks: sx << G against +-(W + 2) << P
+                                with m.If(sx >= ((w + 2) << f)):
+                                    finish(maximum)
+                                with m.Elif(sx <= -((w + 2) << f)):
                                     finish(0)
-                            with m.Else():
-                                m.next = "LOG"
-                        with m.Default():
-                            finish(0, "unimplemented")
+                                with m.Else():
+                                    start_exp(sx << g, HX_EXP)
+                            with m.Case(OP["fn_sinh"]):
+                                with m.If(_abs(sx) >= ((w + 2) << f)):
+                                    finish(Mux(sx < 0, minimum, maximum))
+                                with m.Else():
+                                    m.d.sync += h_neg.eq(sx < 0)
+                                    start_exp(_abs(sx) << g, HX_SINH)
+                            with m.Case(OP["fn_cosh"]):
+                                with m.If(_abs(sx) >= ((w + 2) << f)):
+                                    finish(maximum)
+                                with m.Else():
+                                    start_exp(_abs(sx) << g, HX_COSH)
+                            with m.Case(OP["fn_tanh"]):
+                                with m.If(_abs(sx) >= ((f + 4) << f)):
+                                    finish(Mux(sx < 0, -t.one, t.one))
+                                with m.Else():
+                                    m.d.sync += h_neg.eq(sx < 0)
+                                    start_exp(_abs(sx) << g, HX_TANH)
+                            with m.Case(OP["fn_log"]):
+                                with m.If(sx <= 0):
+                                    finish(0, "domain-error")
+                                with m.Else():
+                                    m.next = "LOG"
+                            with m.Case(OP["fn_pow"]):
+                                sy = self.y.as_signed()
+                                with m.If(sx < 0):
+                                    finish(0, "domain-error")
+                                with m.Elif(sx == 0):
+                                    with m.If(sy < 0):
+                                        finish(0, "divide-by-zero")
+                                    with m.Elif(sy == 0):
+                                        finish(t.one)
+                                    with m.Else():
+                                        finish(0)
+                                with m.Else():
+                                    m.next = "LOG"
+                            with m.Default():
+                                finish(0, "unimplemented")
 
             # --- subroutines ---------------------------------------------------------------
             def go_back() -> None:
@@ -476,6 +492,19 @@ class FunctionUnit(wiring.Component):
                 a1 = Mux(swap, t.half_pi_p - cz, cz)
                 shift(Mux(ax_neg, t.pi_p - a1, a1), g, round_half_up=True, negate=ay_neg)
                 finish(sh_out)
+
+            # --- fmul, fdiv (the vocabulary's; overflow: ovf_mul, ovf_div) -----------------------
+            with m.State("ARITH_MUL"):
+                # the rounded product +-(acc >> F) fits W bits signed while acc >> F is
+                # below 2**(W-1), or up to 2**(W-1) when negative
+                m.d.sync += self.overflow.eq(acc >= (Mux(fm_neg, (1 << (w - 1)) + 1, 1 << (w - 1))
+                                                     << f))
+                finish(rounded_product(f)[:w])
+            with m.State("ARITH_DIV"):
+                # the quotient fits W bits signed below 2**(W-1), or at it when negative
+                m.d.sync += self.overflow.eq((quot[w:] != 0)
+                                             | (quot[w - 1] & (~tan_neg | (quot[:w - 1] != 0))))
+                finish(signed_quot[:w])
 
             # --- rot / irot (isa/rotation.py) -----------------------------------------------------
             with m.State("ROT"):
