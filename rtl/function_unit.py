@@ -4,7 +4,14 @@ Each operation is the same integer algorithm as the Python definition (same
 constants, from ``isa/elementary``'s tables, same iteration order and
 rounding), one step per cycle, on a shared datapath: a shift-and-add
 multiplier, a restoring divider and a CORDIC stage, each a small subroutine
-of the sequencer (a return-state register picks where to go on).
+of the sequencer (a return-state register picks where to go on), and one
+shifter (floor or rounded half-up, then negated or not) that every state
+drives for its scaling, normalisation or rounding -- and the CORDIC for both
+shifts of an iteration, which takes two cycles.  The multiplier starts from a
+rounding preload, so a signed rounded product is ``+-(acc >> s)`` through one
+narrow negation.  With ``arith`` the unit does the multiply/divide unit's
+``fmul``/``fdiv`` (``op`` then indexes MULDIV_OPS), so a core with this unit
+needs no other (docs/decisions.md; cycles per function: docs/rtl.md).
 
 Implemented: ``abs``; ``sqrt`` (digit by digit); ``sin``, ``cos``, ``tan``
 (quadrant reduction with the wide pi/2, circular CORDIC in rotation mode, one
