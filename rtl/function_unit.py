@@ -54,6 +54,21 @@ _RETURNS = ("SC_Q", "SC_R", "SC_CORDIC", "TAN_DIV", "ROT_TURNS", "ROT_REDUCED", 
             "ARITH_MUL", "ARITH_DIV")
 
 
+#: Cycles of one CORDIC iteration: both of its shifts go through the shared shifter, one
+#: per cycle (states CORDIC and CORDIC_Y).
+CORDIC_ITERATION_CYCLES = 2
+
+
+def multiplier_steps(width: int) -> int:
+    """Steps of one product: two bits of the W + 1-bit multiplier per cycle."""
+    return (width + 2) // 2
+
+
+def divider_steps(width: int) -> int:
+    """Steps of one quotient, one bit each: every dividend is below 2**(W + F + 4)."""
+    return width + _TABLES[width].frac + 4
+
+
 def _abs(v):
     return Mux(v < 0, -v, v)
 
@@ -83,7 +98,7 @@ class FunctionUnit(wiring.Component):
         pi = _pi_raw(WordFormat(w))
         half_pi = pi >> 1
         wide = 2 * w + 8
-        div_bits = w + f + 4
+        div_bits = divider_steps(w)
         maximum, minimum = t.max_signed, t.min_signed
         sx = self.x.as_signed()
 
@@ -203,7 +218,7 @@ class FunctionUnit(wiring.Component):
             m.next = "IDLE"
 
         def start_mul(a, b, back: str, preload=0) -> None:
-            m.d.sync += [mul_a.eq(a), mul_b.eq(b), acc.eq(preload), count.eq((w + 2) // 2)]
+            m.d.sync += [mul_a.eq(a), mul_b.eq(b), acc.eq(preload), count.eq(multiplier_steps(w))]
             call("MUL", back)
 
         def start_div(n, d, back: str) -> None:
