@@ -36,7 +36,10 @@ class Core(wiring.Component):
 
     ``function_unit=False`` builds the core without the function unit (its
     requests then fault as ``unimplemented``), for synthesis reports that give
-    the function unit separately.
+    the function unit separately; that core multiplies and divides on
+    :class:`MulDiv`. With the function unit, ``fmul``/``fdiv`` run on the
+    function unit's multiplier and divider (its ``arith`` input), and there is
+    no separate multiply/divide unit.
     """
 
     def __init__(self, params: CoreParams | None = None, *, memory_init: list[int] | None = None,
@@ -60,10 +63,11 @@ class Core(wiring.Component):
         m.submodules.memory = mem = DataMemory(w, p.memory_words, self.memory_init)
         m.submodules.tape = tape = Tape(w, p.tape_words)
         m.submodules.control = ctl = ControlUnit(p)
-        m.submodules.muldiv = md = MulDiv(w)
-        fu = None
+        md = fu = None
         if self.function_unit:
             m.submodules.function_unit = fu = FunctionUnit(w)
+        else:
+            m.submodules.muldiv = md = MulDiv(w)
         grad = p.gradient
         if grad:
             m.submodules.gregfile = grf = RegisterFile(w)
@@ -122,27 +126,33 @@ class Core(wiring.Component):
             with m.If(in_grad):
                 m.d.comb += [unit_sel.eq(gu.unit), unit_op.eq(gu.unit_op), unit_x.eq(gu.unit_x),
                              unit_y.eq(gu.unit_y), unit_z.eq(gu.unit_z)]
-        m.d.comb += [md.op.eq(unit_op), md.x.eq(unit_x), md.y.eq(unit_y)]
+        if md is not None:
+            m.d.comb += [md.op.eq(unit_op), md.x.eq(unit_x), md.y.eq(unit_y)]
         unit_done = Signal()
         unit_fault = Signal()
         unit_kind = Signal.like(ctl.fault_kind_in)
         unit_r0, unit_r1 = Signal(w), Signal(w)
         unit_ovf = Signal()
-        with m.If(unit_sel == UNIT_MULDIV):
-            m.d.comb += [unit_r0.eq(md.result), unit_ovf.eq(md.overflow), unit_done.eq(md.done),
-                         unit_fault.eq(md.fault), unit_kind.eq(FAULT_CODE["divide-by-zero"])]
-        with m.Elif(unit_sel == UNIT_FUNCTION):
-            if fu is not None:
+        if fu is not None:  # fmul/fdiv and the functions: the function unit
+            with m.If((unit_sel == UNIT_FUNCTION) | (unit_sel == UNIT_MULDIV)):
                 m.d.comb += [unit_r0.eq(fu.r0), unit_r1.eq(fu.r1), unit_ovf.eq(fu.overflow),
                              unit_done.eq(fu.done), unit_fault.eq(fu.fault),
                              unit_kind.eq(fu.fault_kind)]
-            else:
+            with m.Else():
+                m.d.comb += unit_done.eq(1)
+        elif md is not None:  # fmul/fdiv on the multiply/divide unit; functions fault
+            with m.If(unit_sel == UNIT_MULDIV):
+                m.d.comb += [unit_r0.eq(md.result), unit_ovf.eq(md.overflow),
+                             unit_done.eq(md.done), unit_fault.eq(md.fault),
+                             unit_kind.eq(FAULT_CODE["divide-by-zero"])]
+            with m.Elif(unit_sel == UNIT_FUNCTION):
                 m.d.comb += [unit_done.eq(1), unit_fault.eq(1),
                              unit_kind.eq(FAULT_CODE["unimplemented"])]
-        with m.Else():
-            m.d.comb += unit_done.eq(1)
+            with m.Else():
+                m.d.comb += unit_done.eq(1)
         if fu is not None:
-            m.d.comb += [fu.op.eq(unit_op), fu.x.eq(unit_x), fu.y.eq(unit_y), fu.z.eq(unit_z)]
+            m.d.comb += [fu.op.eq(unit_op), fu.x.eq(unit_x), fu.y.eq(unit_y), fu.z.eq(unit_z),
+                         fu.arith.eq(unit_sel == UNIT_MULDIV)]
         if grad:
             m.d.comb += [gu.unit_done.eq(unit_done), gu.unit_fault.eq(unit_fault),
                          gu.unit_fault_kind.eq(unit_kind), gu.unit_r0.eq(unit_r0),
@@ -161,9 +171,11 @@ class Core(wiring.Component):
                      ctl.ov_wdata.eq(host.reg_wdata)]
 
         def start_unit(request=1) -> None:
-            m.d.comb += md.start.eq(request & (unit_sel == UNIT_MULDIV))
+            if md is not None:
+                m.d.comb += md.start.eq(request & (unit_sel == UNIT_MULDIV))
             if fu is not None:
-                m.d.comb += fu.start.eq(request & (unit_sel == UNIT_FUNCTION))
+                m.d.comb += fu.start.eq(request & ((unit_sel == UNIT_FUNCTION)
+                                                   | (unit_sel == UNIT_MULDIV)))
 
         # host view
         m.d.comb += [

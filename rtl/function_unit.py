@@ -4,7 +4,14 @@ Each operation is the same integer algorithm as the Python definition (same
 constants, from ``isa/elementary``'s tables, same iteration order and
 rounding), one step per cycle, on a shared datapath: a shift-and-add
 multiplier, a restoring divider and a CORDIC stage, each a small subroutine
-of the sequencer (a return-state register picks where to go on).
+of the sequencer (a return-state register picks where to go on), and one
+shifter (floor or rounded half-up, then negated or not) that every state
+drives for its scaling, normalisation or rounding -- and the CORDIC for both
+shifts of an iteration, which takes two cycles.  The multiplier starts from a
+rounding preload, so a signed rounded product is ``+-(acc >> s)`` through one
+narrow negation.  With ``arith`` the unit does the multiply/divide unit's
+``fmul``/``fdiv`` (``op`` then indexes MULDIV_OPS), so a core with this unit
+needs no other (docs/decisions.md; cycles per function: docs/rtl.md).
 
 Implemented: ``abs``; ``sqrt`` (digit by digit); ``sin``, ``cos``, ``tan``
 (quadrant reduction with the wide pi/2, circular CORDIC in rotation mode, one
@@ -28,7 +35,7 @@ from revasm.isa.fixed_point import WordFormat
 from revasm.isa.rotation import _pi_raw
 
 from .params import FAULT_CODE, FAULT_NAMES
-from .semantics import FUNCTION_OPS
+from .semantics import FUNCTION_OPS, MULDIV_OPS
 
 #: The operations this unit computes (vocabulary names).
 IMPLEMENTED: frozenset[str] = frozenset({
@@ -41,6 +48,25 @@ FN_SIN, FN_COS, FN_TAN = 0, 1, 2
 CONT_RESULT, CONT_ROT_TAN, CONT_ROT_SIN = 0, 1, 2
 # what the exp routine finishes as
 HX_EXP, HX_SINH, HX_COSH, HX_TANH = 0, 1, 2, 3
+# the states a subroutine (MUL, DIV, CORDIC) returns to
+_RETURNS = ("SC_Q", "SC_R", "SC_CORDIC", "TAN_DIV", "ROT_TURNS", "ROT_REDUCED", "FMUL",
+            "ATAN_CORDIC", "HX_K", "HX_R", "HX_CORDIC", "TANH_DIV", "LOG_Z", "LOG_E", "POW_Z",
+            "ARITH_MUL", "ARITH_DIV")
+
+
+#: Cycles of one CORDIC iteration: both of its shifts go through the shared shifter, one
+#: per cycle (states CORDIC and CORDIC_Y).
+CORDIC_ITERATION_CYCLES = 2
+
+
+def multiplier_steps(width: int) -> int:
+    """Steps of one product: two bits of the W + 1-bit multiplier per cycle."""
+    return (width + 2) // 2
+
+
+def divider_steps(width: int) -> int:
+    """Steps of one quotient, one bit each: every dividend is below 2**(W + F + 4)."""
+    return width + _TABLES[width].frac + 4
 
 
 def _abs(v):
@@ -54,7 +80,9 @@ class FunctionUnit(wiring.Component):
         self.width = width
         w = width
         super().__init__({
-            "start": In(1), "op": In(range(len(FUNCTION_OPS))),
+            "start": In(1), "op": In(range(max(len(FUNCTION_OPS), len(MULDIV_OPS)))),
+            # 1: ``op`` indexes MULDIV_OPS (fmul, fdiv: the multiply/divide unit's work)
+            "arith": In(1),
             "x": In(w), "y": In(w), "z": In(w),
             "done": Out(1), "r0": Out(w), "r1": Out(w),
             # with done after rot/irot: the rotation wrapped (ovf_rot/ovf_irot); else 0
@@ -70,27 +98,29 @@ class FunctionUnit(wiring.Component):
         pi = _pi_raw(WordFormat(w))
         half_pi = pi >> 1
         wide = 2 * w + 8
-        div_bits = w + f + 4
+        div_bits = divider_steps(w)
         maximum, minimum = t.max_signed, t.min_signed
         sx = self.x.as_signed()
 
         op = Signal.like(self.op)
         # operands kept for the whole operation
         ox, oy, oz = Signal(w), Signal(w), Signal(w)
-        # --- multiply subroutine: acc = mul_a * mul_b (unsigned) --------------------
+        # --- multiply subroutine: acc = preload + mul_a * mul_b (unsigned) -----------------
         mul_a = Signal(wide)
         mul_b = Signal(w + 1)
         acc = Signal(wide)
         # --- divide subroutine: quot, rem = divmod(div_n, div_d) (unsigned) ------------
-        div_n = Signal(wide)
-        div_d = Signal(wide)
-        quot = Signal(wide)
-        rem = Signal(wide + 1)
+        # every dividend is below 2**(W + F + 4), every divisor below 2**(W + 4)
+        div_n = Signal(div_bits)
+        div_d = Signal(w + 4)
+        quot = Signal(div_bits)
+        rem = Signal(w + 4)
         # --- CORDIC subroutine --------------------------------------------------------------
         cx, cy, cz = (Signal(signed(w + 4)) for _ in range(3))
+        cdx = Signal(signed(w + 4))  # round(x >> i), the first half of an iteration
         vectoring = Signal()
         count = Signal(range(wide + 1))
-        ret = Signal(range(16))
+        ret = Signal(range(len(_RETURNS)))
         # --- sin/cos/tan routine state ---------------------------------------------------
         fn = Signal(range(3))
         cont = Signal(range(3))
@@ -98,8 +128,10 @@ class FunctionUnit(wiring.Component):
         arg_neg = Signal()
         ax = Signal(w + 1)
         q = Signal(w + 1)
-        tan_neg = Signal()
-        result = Signal(signed(wide + 2))
+        tan_neg = Signal()  # the quotient's sign (tan, tanh)
+        result = Signal(signed(w))  # the routine's result, saturated
+        signed_quot = Signal(signed(w + 1))  # +-quot where it fits W bits
+        m.d.comb += signed_quot.eq(Mux(tan_neg, -quot[:w], quot[:w]))
         # --- atan2 ---------------------------------------------------------------------------
         swap = Signal()
         ay_neg, ax_neg = Signal(), Signal()
@@ -114,17 +146,55 @@ class FunctionUnit(wiring.Component):
         # --- exp family and log ----------------------------------------------------------------
         hyper = Signal()
         hfn = Signal(range(4))
-        hz = Signal(signed(wide))
+        hz = Signal(signed(w + 8))  # within +-lim (the callers saturate beyond)
         kk = Signal(signed(16))
         ee = Signal(signed(16))
         h_neg = Signal()
-        prod_s = Signal(signed(wide + 1))
-        m.d.comb += prod_s.eq(Mux(fm_neg, -acc, acc))
+        # a signed product rounded to a shift s, +-(acc >> s) (see start_smul), narrowed to
+        # the W + 8 bits every consumer needs: one negation for all of them
+        pmag = Signal(w + 8)
+        pflip = Signal()  # negate once more (a rotation shear that subtracts its term)
+        pterm = Signal(signed(w + 9))
+        m.d.comb += pterm.eq(Mux(fm_neg ^ pflip, -pmag, pmag))
         # --- sqrt ------------------------------------------------------------------------------
         sqrt_bits = t.sqrt_bits
         radicand = Signal(2 * sqrt_bits)
         root = Signal(sqrt_bits + 1)
         srem = Signal(sqrt_bits + 3)
+
+        # --- the shared shifter: sh_out = +-(sh_in * 2**-sh_amount), floor or rounded -------------
+        # one barrel for every scaling, normalisation and rounding of the pre- and
+        # post-processing and for one of the CORDIC's two shifts (each state drives it)
+        sw = w + 8
+        sh_in = Signal(signed(sw))
+        sh_amount = Signal(signed(8))  # > 0: right shift; <= 0: left shift by -sh_amount
+        sh_round = Signal()  # a right shift rounds half-up (floor((v + 2**(n-1)) / 2**n))
+        sh_negate = Signal()
+        sh_out = Signal(signed(sw))
+        sh_left = p - 1  # the largest left shift (atan's and log's normalisation)
+        rounding = Signal()
+        funnel_shift = Signal(range(sh_left + w + 6))
+        shifted = Signal(signed(sw + 1))
+        rounded = Signal(signed(sw + 1))
+        # a rounded shift by n is a floor shift by n - 1, then (v + 1) >> 1: no mask, no decoder
+        m.d.comb += [rounding.eq(sh_round & (sh_amount > 0)),
+                     funnel_shift.eq(sh_left + sh_amount - rounding),
+                     shifted.eq((sh_in << sh_left) >> funnel_shift),
+                     rounded.eq(Mux(rounding, (shifted + 1) >> 1, shifted)),
+                     sh_out.eq(Mux(sh_negate, -rounded, rounded))]
+
+        def shift(value, amount, *, round_half_up: bool = False, negate=None) -> None:
+            """Drive the shared shifter in the current state (its result: ``sh_out``)."""
+            m.d.comb += [sh_in.eq(value), sh_amount.eq(amount), sh_round.eq(int(round_half_up))]
+            if negate is not None:
+                m.d.comb += sh_negate.eq(negate)
+
+        # --- the shared leading-one detector (atan's and log's normalisation) ----------------
+        lo_in = Signal(w)
+        length = Signal(range(w + 1))  # bit_length(lo_in)
+        for bit in range(w):
+            with m.If(lo_in[bit]):
+                m.d.comb += length.eq(bit + 1)
 
         angles = Array(Const(a, signed(w + 4)) for (_, _, a) in t.circular)
         shifts = Array(Const(i, range(w)) for (i, _, _) in t.circular)
@@ -133,10 +203,7 @@ class FunctionUnit(wiring.Component):
         h_shifts = Array(Const(i, range(w)) for (i, _, _) in t.hyperbolic)
         h_iterations = len(t.hyperbolic)
 
-        RET = {name: i for i, name in enumerate(
-            ("SC_Q", "SC_R", "SC_CORDIC", "TAN_DIV", "ROT_TURNS", "ROT_REDUCED", "FMUL",
-             "ATAN_CORDIC", "HX_K", "HX_R", "HX_CORDIC", "TANH_DIV", "LOG_Z", "LOG_E",
-             "POW_Z"))}
+        RET = {name: i for i, name in enumerate(_RETURNS)}
 
         def call(name: str, back: str) -> None:
             m.d.sync += ret.eq(RET[back])
@@ -150,13 +217,13 @@ class FunctionUnit(wiring.Component):
                 m.d.sync += [self.fault.eq(1), self.fault_kind.eq(FAULT_CODE[fault])]
             m.next = "IDLE"
 
-        def start_mul(a, b, back: str) -> None:
-            m.d.sync += [mul_a.eq(a), mul_b.eq(b), acc.eq(0), count.eq((w + 2) // 2)]
+        def start_mul(a, b, back: str, preload=0) -> None:
+            m.d.sync += [mul_a.eq(a), mul_b.eq(b), acc.eq(preload), count.eq(multiplier_steps(w))]
             call("MUL", back)
 
         def start_div(n, d, back: str) -> None:
             # every dividend here is below 2**(W + F + 4): start with its top bit
-            m.d.sync += [div_n.eq(n << (wide - div_bits)), div_d.eq(d), quot.eq(0), rem.eq(0),
+            m.d.sync += [div_n.eq(n), div_d.eq(d), quot.eq(0), rem.eq(0),
                          count.eq(div_bits)]
             call("DIV", back)
 
@@ -168,21 +235,23 @@ class FunctionUnit(wiring.Component):
         def saturate(v):
             return Mux(v > maximum, maximum, Mux(v < minimum, minimum, v))
 
-        def round_p(v):
-            return (v + t.half_guard) >> g
+        def rounding_preload(neg, s: int):
+            """The multiplier's start value so that +-(acc >> s) = floor(+-a*b / 2**s + 1/2):
+            floor((c - m) / 2**s) = -floor((m + 2**s - 1 - c) / 2**s) for c = 2**(s-1)."""
+            return Mux(neg, (1 << (s - 1)) - 1, 1 << (s - 1))
 
-        def start_smul(a, b, back: str) -> None:
-            """Signed product; ``prod_s`` holds it at ``back``.  ``b`` must fit W + 1 bits."""
-            m.d.sync += fm_neg.eq((a < 0) ^ (b < 0))
-            start_mul(_abs(a).as_unsigned(), _abs(b).as_unsigned(), back)
+        def start_smul(a, b, back: str, s: int) -> None:
+            """Signed product rounded to the shift ``s``: ``rounded_product(s)`` at ``back``.
+            ``b`` must fit W + 1 bits."""
+            neg = (a < 0) ^ (b < 0)
+            m.d.sync += fm_neg.eq(neg)
+            start_mul(_abs(a).as_unsigned(), _abs(b).as_unsigned(), back,
+                      rounding_preload(neg, s))
 
-        def scale_round(v, shift):
-            """_scale_round: round(v / 2**shift) half-up, or v << -shift (shift >= -3 here)."""
-            right = Signal(range(2 * w + 8))
-            left = Signal(range(4))
-            m.d.comb += [right.eq(Mux(shift > 0, shift, 0)), left.eq(Mux(shift < 0, -shift, 0))]
-            rounding = (Const(1, 2 * w + 8) << right) >> 1
-            return Mux(shift > 0, (v + rounding) >> right, v << left)
+        def rounded_product(s: int):
+            """floor(a*b / 2**s + 1/2) of the last start_smul/start_fmul (W + 8 bits kept)."""
+            m.d.comb += pmag.eq(acc >> s)
+            return pterm
 
         def start_exp(z, which: int) -> None:
             """The routine of _exp_from_p / _hyperbolic_abs on a P-bit argument z."""
@@ -191,9 +260,10 @@ class FunctionUnit(wiring.Component):
 
         def start_fmul(a, b) -> None:
             """fx_mul(S(a), S(b)) via magnitudes; the FMUL return finishes it."""
-            m.d.sync += fm_neg.eq(a[-1] ^ b[-1])
+            neg = a[-1] ^ b[-1]
+            m.d.sync += fm_neg.eq(neg)
             start_mul(_abs(a.as_signed()).as_unsigned(), _abs(b.as_signed()).as_unsigned(),
-                      "FMUL")
+                      "FMUL", rounding_preload(neg, f))
 
         with m.FSM():
             with m.State("IDLE"):
@@ -201,71 +271,90 @@ class FunctionUnit(wiring.Component):
                     m.d.sync += [self.done.eq(0), self.fault.eq(0), self.fault_kind.eq(0),
                                  self.overflow.eq(0),
                                  op.eq(self.op), ox.eq(self.x), oy.eq(self.y), oz.eq(self.z)]
-                    with m.Switch(self.op):
-                        with m.Case(OP["fn_abs"]):
-                            finish(Mux(sx >= 0, sx, Mux(sx == minimum, maximum, -sx)))
-                        with m.Case(OP["fn_sqrt"]):
-                            with m.If(sx < 0):
-                                finish(0, "domain-error")
-                            with m.Else():
-                                m.d.sync += [radicand.eq(self.x << f), root.eq(0), srem.eq(0),
-                                             count.eq(sqrt_bits)]
-                                m.next = "SQRT"
-                        with m.Case(OP["fn_sin"]):
-                            start_sincos(sx, FN_SIN, CONT_RESULT)
-                        with m.Case(OP["fn_cos"]):
-                            start_sincos(sx, FN_COS, CONT_RESULT)
-                        with m.Case(OP["fn_tan"]):
-                            start_sincos(sx, FN_TAN, CONT_RESULT)
-                        with m.Case(OP["fn_atan"]):
-                            m.d.sync += [ox.eq(self.x), oy.eq(1 << f)]  # atan2(x, 1)
-                            m.next = "ATAN"
-                        with m.Case(OP["fn_atan2"]):
-                            m.d.sync += [ox.eq(self.x), oy.eq(self.y)]  # atan2(y=b, x=c)
-                            m.next = "ATAN"
-                        with m.Case(OP["rot"], OP["irot"]):
-                            m.d.sync += [theta.eq(self.z.as_signed()), vx.eq(self.x),
-                                         vy.eq(self.y)]
-                            m.next = "ROT"
-                        with m.Case(OP["fn_exp"]):
-                            start_exp(sx << g, HX_EXP)
-                        with m.Case(OP["fn_sinh"]):
-                            with m.If(_abs(sx) >= ((w + 2) << f)):
-                                finish(Mux(sx < 0, minimum, maximum))
-                            with m.Else():
-                                m.d.sync += h_neg.eq(sx < 0)
-                                start_exp(_abs(sx) << g, HX_SINH)
-                        with m.Case(OP["fn_cosh"]):
-                            with m.If(_abs(sx) >= ((w + 2) << f)):
-                                finish(maximum)
-                            with m.Else():
-                                start_exp(_abs(sx) << g, HX_COSH)
-                        with m.Case(OP["fn_tanh"]):
-                            with m.If(_abs(sx) >= ((f + 4) << f)):
-                                finish(Mux(sx < 0, -t.one, t.one))
-                            with m.Else():
-                                m.d.sync += h_neg.eq(sx < 0)
-                                start_exp(_abs(sx) << g, HX_TANH)
-                        with m.Case(OP["fn_log"]):
-                            with m.If(sx <= 0):
-                                finish(0, "domain-error")
-                            with m.Else():
-                                m.next = "LOG"
-                        with m.Case(OP["fn_pow"]):
-                            sy = self.y.as_signed()
-                            with m.If(sx < 0):
-                                finish(0, "domain-error")
-                            with m.Elif(sx == 0):
-                                with m.If(sy < 0):
-                                    finish(0, "divide-by-zero")
-                                with m.Elif(sy == 0):
-                                    finish(t.one)
+                    with m.If(self.arith):
+                        # fmul: floor(S(x) S(y) / 2**F + 1/2); fdiv: round(S(x) 2**F / S(y)), ties
+                        # away from zero, as floor((2|x| 2**F + |y|) / (2|y|)) with the sign
+                        with m.If(self.op == MULDIV_OPS.index("fmul")):
+                            start_smul(sx, self.y.as_signed(), "ARITH_MUL", f)
+                        with m.Elif(self.y == 0):
+                            finish(0, "divide-by-zero")
+                        with m.Else():
+                            abs_y = _abs(self.y.as_signed()).as_unsigned()
+                            m.d.sync += tan_neg.eq(self.x[-1] ^ self.y[-1])
+                            start_div((_abs(sx).as_unsigned() << (f + 1)) + abs_y, abs_y << 1,
+                                      "ARITH_DIV")
+                    with m.Else():
+                        with m.Switch(self.op):
+                            with m.Case(OP["fn_abs"]):
+                                finish(Mux(sx >= 0, sx, Mux(sx == minimum, maximum, -sx)))
+                            with m.Case(OP["fn_sqrt"]):
+                                with m.If(sx < 0):
+                                    finish(0, "domain-error")
                                 with m.Else():
+                                    m.d.sync += [radicand.eq(self.x << f), root.eq(0), srem.eq(0),
+                                                 count.eq(sqrt_bits)]
+                                    m.next = "SQRT"
+                            with m.Case(OP["fn_sin"]):
+                                start_sincos(sx, FN_SIN, CONT_RESULT)
+                            with m.Case(OP["fn_cos"]):
+                                start_sincos(sx, FN_COS, CONT_RESULT)
+                            with m.Case(OP["fn_tan"]):
+                                start_sincos(sx, FN_TAN, CONT_RESULT)
+                            with m.Case(OP["fn_atan"]):
+                                m.d.sync += [ox.eq(self.x), oy.eq(1 << f)]  # atan2(x, 1)
+                                m.next = "ATAN"
+                            with m.Case(OP["fn_atan2"]):
+                                m.d.sync += [ox.eq(self.x), oy.eq(self.y)]  # atan2(y=b, x=c)
+                                m.next = "ATAN"
+                            with m.Case(OP["rot"], OP["irot"]):
+                                m.d.sync += [theta.eq(self.z.as_signed()), vx.eq(self.x),
+                                             vy.eq(self.y)]
+                                m.next = "ROT"
+                            with m.Case(OP["fn_exp"]):
+                                # _exp_from_p's bound checks: sx << G against +-(W + 2) << P
+                                with m.If(sx >= ((w + 2) << f)):
+                                    finish(maximum)
+                                with m.Elif(sx <= -((w + 2) << f)):
                                     finish(0)
-                            with m.Else():
-                                m.next = "LOG"
-                        with m.Default():
-                            finish(0, "unimplemented")
+                                with m.Else():
+                                    start_exp(sx << g, HX_EXP)
+                            with m.Case(OP["fn_sinh"]):
+                                with m.If(_abs(sx) >= ((w + 2) << f)):
+                                    finish(Mux(sx < 0, minimum, maximum))
+                                with m.Else():
+                                    m.d.sync += h_neg.eq(sx < 0)
+                                    start_exp(_abs(sx) << g, HX_SINH)
+                            with m.Case(OP["fn_cosh"]):
+                                with m.If(_abs(sx) >= ((w + 2) << f)):
+                                    finish(maximum)
+                                with m.Else():
+                                    start_exp(_abs(sx) << g, HX_COSH)
+                            with m.Case(OP["fn_tanh"]):
+                                with m.If(_abs(sx) >= ((f + 4) << f)):
+                                    finish(Mux(sx < 0, -t.one, t.one))
+                                with m.Else():
+                                    m.d.sync += h_neg.eq(sx < 0)
+                                    start_exp(_abs(sx) << g, HX_TANH)
+                            with m.Case(OP["fn_log"]):
+                                with m.If(sx <= 0):
+                                    finish(0, "domain-error")
+                                with m.Else():
+                                    m.next = "LOG"
+                            with m.Case(OP["fn_pow"]):
+                                sy = self.y.as_signed()
+                                with m.If(sx < 0):
+                                    finish(0, "domain-error")
+                                with m.Elif(sx == 0):
+                                    with m.If(sy < 0):
+                                        finish(0, "divide-by-zero")
+                                    with m.Elif(sy == 0):
+                                        finish(t.one)
+                                    with m.Else():
+                                        finish(0)
+                                with m.Else():
+                                    m.next = "LOG"
+                            with m.Default():
+                                finish(0, "unimplemented")
 
             # --- subroutines ---------------------------------------------------------------
             def go_back() -> None:
@@ -286,34 +375,40 @@ class FunctionUnit(wiring.Component):
                 with m.If(count == 0):
                     go_back()
                 with m.Else():
-                    trial = Signal(wide + 1)
+                    trial = Signal(w + 5)
                     m.d.comb += trial.eq((rem << 1) | div_n[-1])
                     with m.If(trial >= div_d):
                         m.d.sync += [rem.eq(trial - div_d), quot.eq((quot << 1) | 1)]
                     with m.Else():
                         m.d.sync += [rem.eq(trial), quot.eq(quot << 1)]
                     m.d.sync += [div_n.eq(div_n << 1), count.eq(count - 1)]
+            # one iteration in two cycles, both shifts on the shared shifter:
+            # circular: x -= sigma dy; hyperbolic: x += sigma dy; both y += sigma dx,
+            # z -= sigma a; sigma = +1 when z >= 0 (rotation) or y < 0 (vectoring)
+            i = Mux(hyper, h_shifts[count], shifts[count])
             with m.State("CORDIC"):
-                # circular: x -= sigma dy; hyperbolic: x += sigma dy; both y += sigma dx,
-                # z -= sigma a; sigma = +1 when z >= 0 (rotation) or y < 0 (vectoring)
                 with m.If(count == Mux(hyper, h_iterations, iterations)):
                     go_back()
                 with m.Else():
-                    i = Mux(hyper, h_shifts[count], shifts[count])
-                    angle = Mux(hyper, h_angles[count], angles[count])
-                    half = (Const(1, w + 1) << i) >> 1
-                    dy = ((cy + half) >> i)
-                    dx = ((cx + half) >> i)
-                    sigma = Mux(vectoring, cy < 0, cz >= 0)
-                    with m.If(sigma ^ hyper):
-                        m.d.sync += cx.eq(cx - dy)
-                    with m.Else():
-                        m.d.sync += cx.eq(cx + dy)
-                    with m.If(sigma):
-                        m.d.sync += [cy.eq(cy + dx), cz.eq(cz - angle)]
-                    with m.Else():
-                        m.d.sync += [cy.eq(cy - dx), cz.eq(cz + angle)]
-                    m.d.sync += count.eq(count + 1)
+                    shift(cx, i, round_half_up=True)
+                    m.d.sync += cdx.eq(sh_out)
+                    m.next = "CORDIC_Y"
+            with m.State("CORDIC_Y"):
+                m.next = "CORDIC"
+                angle = Mux(hyper, h_angles[count], angles[count])
+                shift(cy, i, round_half_up=True)
+                dy = sh_out
+                dx = cdx
+                sigma = Mux(vectoring, cy < 0, cz >= 0)
+                with m.If(sigma ^ hyper):
+                    m.d.sync += cx.eq(cx - dy)
+                with m.Else():
+                    m.d.sync += cx.eq(cx + dy)
+                with m.If(sigma):
+                    m.d.sync += [cy.eq(cy + dx), cz.eq(cz - angle)]
+                with m.Else():
+                    m.d.sync += [cy.eq(cy - dx), cz.eq(cz + angle)]
+                m.d.sync += count.eq(count + 1)
 
             # --- sqrt --------------------------------------------------------------------------
             with m.State("SQRT"):
@@ -334,15 +429,17 @@ class FunctionUnit(wiring.Component):
             with m.State("SC_START"):
                 magnitude = _abs(arg).as_unsigned()[:w + 1]
                 m.d.sync += [arg_neg.eq(arg < 0), ax.eq(magnitude)]
-                start_mul(magnitude, t.two_over_pi, "SC_Q")
+                start_mul(magnitude, t.two_over_pi, "SC_Q", 1 << (f + w - 1))
             with m.State("SC_Q"):
-                qv = (acc + (1 << (f + w - 1))) >> (f + w)
+                qv = acc >> (f + w)  # rounded by the preload
                 m.d.sync += q.eq(qv)
-                start_mul(t.half_pi_wide, qv, "SC_R")
+                # floor((ax 2**(G+E) - q pi/2 + 2**(E-1)) / 2**E) = ax 2**G - floor((q pi/2 +
+                # 2**(E-1) - 1) / 2**E): the preload rounds, and r fits W + 6 bits
+                start_mul(t.half_pi_wide, qv, "SC_R", (1 << (e - 1)) - 1)
             with m.State("SC_R"):
-                wide_r = Signal(signed(wide + 2))
-                m.d.comb += wide_r.eq((ax << (g + e)) - acc)
-                m.d.sync += [cz.eq((wide_r + (1 << (e - 1))) >> e), cx.eq(t.circular_x0),
+                r_v = Signal(signed(w + 6))
+                m.d.comb += r_v.eq((ax << g)[:w + 6] - (acc >> e)[:w + 6])
+                m.d.sync += [cz.eq(r_v), cx.eq(t.circular_x0),
                              cy.eq(0), vectoring.eq(0), hyper.eq(0), count.eq(0)]
                 call("CORDIC", "SC_CORDIC")
             with m.State("SC_CORDIC"):
@@ -354,31 +451,31 @@ class FunctionUnit(wiring.Component):
                     for k, (sv, cv) in enumerate(((s, c), (c, -s), (-s, -c), (-c, s))):
                         with m.Case(k):
                             m.d.comb += [sin_sel.eq(sv), cos_sel.eq(cv)]
-                sin_v = round_p(sin_sel)
+                shift(Mux(fn == FN_COS, cos_sel, sin_sel), g, round_half_up=True,
+                      negate=arg_neg & (fn == FN_SIN))
                 with m.Switch(fn):
-                    with m.Case(FN_SIN):
-                        m.d.sync += result.eq(Mux(arg_neg, -sin_v, sin_v))
-                        m.next = "SC_DONE"
-                    with m.Case(FN_COS):
-                        m.d.sync += result.eq(round_p(cos_sel))
+                    with m.Case(FN_SIN, FN_COS):
+                        m.d.sync += result.eq(sh_out)
                         m.next = "SC_DONE"
                     with m.Case(FN_TAN):
-                        num = Mux(q[0], c, s)
-                        den = Mux(q[0], -s, c)
-                        m.d.sync += tan_neg.eq((num < 0) ^ (den < 0) ^ arg_neg)
-                        with m.If(den == 0):
-                            m.d.sync += result.eq(Mux((num < 0) ^ arg_neg, -(maximum + 1),
-                                                      maximum + 1))
+                        # (num, den) = (s, c), or (c, -s) in odd quadrants: by magnitudes
+                        abs_c, abs_s = _abs(c).as_unsigned(), _abs(s).as_unsigned()
+                        num_neg = Mux(q[0], c < 0, s < 0)
+                        n_abs = Mux(q[0], abs_c, abs_s)
+                        d_abs = Mux(q[0], abs_s, abs_c)
+                        m.d.sync += tan_neg.eq(num_neg ^ Mux(q[0], s > 0, c < 0) ^ arg_neg)
+                        with m.If(d_abs == 0):
+                            m.d.sync += result.eq(Mux(num_neg ^ arg_neg, minimum, maximum))
                             m.next = "SC_DONE"
                         with m.Else():
-                            n_abs = _abs(num).as_unsigned()
-                            d_abs = _abs(den).as_unsigned()
                             start_div((n_abs << (f + 1)) + d_abs, d_abs << 1, "TAN_DIV")
             with m.State("TAN_DIV"):
-                m.d.sync += result.eq(Mux(tan_neg, -quot, quot))
+                # saturate: |quot| >= 2**(W-1) gives min or max (-2**(W-1) is min itself)
+                m.d.sync += result.eq(Mux(quot[w - 1:] != 0, Mux(tan_neg, minimum, maximum),
+                                          signed_quot))
                 m.next = "SC_DONE"
             with m.State("SC_DONE"):
-                value = Mux(fn == FN_TAN, saturate(result), result)
+                value = result
                 with m.Switch(cont):
                     with m.Case(CONT_RESULT):
                         finish(value)
@@ -390,43 +487,53 @@ class FunctionUnit(wiring.Component):
                         m.next = "ROT_SHEAR"
 
             # --- atan2 (fx_atan2; atan(x) = atan2(x, 1)) ------------------------------------------
+            # (|x|, |y|) with ox = y, oy = x; the larger is big, normalised to P - 1 bits
+            ay_v = _abs(ox.as_signed()).as_unsigned()[:w]
+            ax_v = _abs(oy.as_signed()).as_unsigned()[:w]
+            big = Mux(swap, ay_v, ax_v)
+            small = Mux(swap, ax_v, ay_v)
+            norm = Signal(signed(8))  # P - 1 - bit_length(big): the left shift
             with m.State("ATAN"):
-                yv, xv = ox.as_signed(), oy.as_signed()  # ox = y, oy = x
-                ay_v, ax_v = _abs(yv).as_unsigned()[:w], _abs(xv).as_unsigned()[:w]
                 swap_v = ay_v > ax_v
-                big = Mux(swap_v, ay_v, ax_v)
-                small = Mux(swap_v, ax_v, ay_v)
-                m.d.sync += [swap.eq(swap_v), ay_neg.eq(yv < 0), ax_neg.eq(xv < 0)]
-                with m.If(big == 0):
+                m.d.sync += [swap.eq(swap_v), ay_neg.eq(ox[-1]), ax_neg.eq(oy[-1])]
+                m.d.comb += lo_in.eq(Mux(swap_v, ay_v, ax_v))
+                with m.If(lo_in == 0):
                     finish(0)
                 with m.Else():
-                    # shift = P - 1 - bit_length(big)
-                    length = Signal(range(w + 1))
-                    for bit in range(w):
-                        with m.If(big[bit]):
-                            m.d.comb += length.eq(bit + 1)
-                    shift = Signal(signed(8))
-                    m.d.comb += shift.eq(p - 1 - length)
-                    with m.If(shift >= 0):
-                        m.d.sync += [cx.eq(big << shift.as_unsigned()),
-                                     cy.eq(small << shift.as_unsigned())]
-                    with m.Else():
-                        m.d.sync += [cx.eq(big >> (-shift).as_unsigned()),
-                                     cy.eq(small >> (-shift).as_unsigned())]
-                    m.d.sync += [cz.eq(0), vectoring.eq(1), hyper.eq(0), count.eq(0)]
-                    call("CORDIC", "ATAN_CORDIC")
+                    m.d.sync += norm.eq(p - 1 - length)
+                    m.next = "ATAN_X"
+            with m.State("ATAN_X"):
+                shift(big, -norm)
+                m.d.sync += cx.eq(sh_out)
+                m.next = "ATAN_Y"
+            with m.State("ATAN_Y"):
+                shift(small, -norm)
+                m.d.sync += [cy.eq(sh_out), cz.eq(0), vectoring.eq(1), hyper.eq(0), count.eq(0)]
+                call("CORDIC", "ATAN_CORDIC")
             with m.State("ATAN_CORDIC"):
                 a1 = Mux(swap, t.half_pi_p - cz, cz)
-                a2 = Mux(ax_neg, t.pi_p - a1, a1)
-                v = round_p(a2)
-                finish(Mux(ay_neg, -v, v))
+                shift(Mux(ax_neg, t.pi_p - a1, a1), g, round_half_up=True, negate=ay_neg)
+                finish(sh_out)
+
+            # --- fmul, fdiv (the vocabulary's; overflow: ovf_mul, ovf_div) -----------------------
+            with m.State("ARITH_MUL"):
+                # the rounded product +-(acc >> F) fits W bits signed while acc >> F is
+                # below 2**(W-1), or up to 2**(W-1) when negative
+                m.d.sync += self.overflow.eq(acc >= (Mux(fm_neg, (1 << (w - 1)) + 1, 1 << (w - 1))
+                                                     << f))
+                finish(rounded_product(f)[:w])
+            with m.State("ARITH_DIV"):
+                # the quotient fits W bits signed below 2**(W-1), or at it when negative
+                m.d.sync += self.overflow.eq((quot[w:] != 0)
+                                             | (quot[w - 1] & (~tan_neg | (quot[:w - 1] != 0))))
+                finish(signed_quot[:w])
 
             # --- rot / irot (isa/rotation.py) -----------------------------------------------------
             with m.State("ROT"):
-                with m.If(theta > half_pi):
-                    start_div(theta - half_pi + pi - 1, pi, "ROT_TURNS")
-                with m.Elif(theta < -half_pi):
-                    start_div(-half_pi - theta + pi - 1, pi, "ROT_TURNS")
+                # turns = ceil((|theta| - pi/2) / pi), for theta of either sign
+                abs_theta = _abs(theta).as_unsigned()
+                with m.If(abs_theta > half_pi):
+                    start_div(abs_theta + (pi - 1 - half_pi), pi, "ROT_TURNS")
                 with m.Else():
                     m.d.sync += [reduced.eq(theta), negate.eq(0)]
                     start_sincos(theta >> 1, FN_TAN, CONT_ROT_TAN)
@@ -434,7 +541,8 @@ class FunctionUnit(wiring.Component):
                 m.d.sync += negate.eq(quot[0])
                 start_mul(pi, quot, "ROT_REDUCED")
             with m.State("ROT_REDUCED"):
-                r = Mux(theta > 0, theta - acc, theta + acc)
+                turns_pi = acc[:w + 2]  # |theta| - |reduced| < 2**(W + 1)
+                r = Mux(theta > 0, theta - turns_pi, theta + turns_pi)
                 m.d.sync += reduced.eq(r)
                 start_sincos(r >> 1, FN_TAN, CONT_ROT_TAN)
             with m.State("ROT_SHEAR"):
@@ -467,51 +575,40 @@ class FunctionUnit(wiring.Component):
                             finish(vx, second=vy)
             with m.State("FMUL"):
                 is_rot = op == OP["rot"]
-                prod = Mux(fm_neg, -acc, acc)
-                term = Signal(w)
-                exact_term = Signal(signed(wide + 2))  # the term before it is cut to W bits
-                m.d.comb += [exact_term.eq((prod + (1 << (f - 1))) >> f), term.eq(exact_term)]
-                sheared = Signal(signed(wide + 4))  # the shear's exact sum
-                with m.Switch(rstep):
-                    with m.Case(0, 2):
-                        m.d.sync += vx.eq(Mux(is_rot, vx - term, vx + term))
-                        m.d.comb += sheared.eq(vx.as_signed()
-                                               + Mux(is_rot, -exact_term, exact_term))
-                    with m.Case(1):
-                        m.d.sync += vy.eq(Mux(is_rot, vy + term, vy - term))
-                        m.d.comb += sheared.eq(vy.as_signed()
-                                               + Mux(is_rot, exact_term, -exact_term))
+                # rot: x -= t*y (steps 0, 2), y += s*x (step 1); irot the opposite signs.
+                # One adder gives the shear's exact sum; its low W bits are the new word.
+                m.d.comb += pflip.eq(is_rot ^ (rstep == 1))
+                sheared = Signal(signed(w + 11))  # the shear's exact sum
+                m.d.comb += sheared.eq(Mux(rstep == 1, vy, vx).as_signed() + rounded_product(f))
+                with m.If(rstep == 1):
+                    m.d.sync += vy.eq(sheared[:w])
+                with m.Else():
+                    m.d.sync += vx.eq(sheared[:w])
                 with m.If((sheared < -(1 << (w - 1))) | (sheared >= (1 << (w - 1)))):
                     m.d.sync += self.overflow.eq(1)
                 m.d.sync += rstep.eq(rstep + 1)
                 m.next = "ROT_SHEAR"
 
             # --- exp, sinh, cosh, tanh (_exp_from_p, _hyperbolic_abs) --------------------------
-            with m.State("HX_START"):
-                lim = (w + 2) << p
-                with m.If((hfn == HX_EXP) & (hz >= lim)):
-                    finish(maximum)
-                with m.Elif((hfn == HX_EXP) & (hz <= -lim)):
-                    finish(0)
-                with m.Else():
-                    start_smul(hz >> (p - 20), Const(t.inv_ln2_20, signed(23)), "HX_K")
+            with m.State("HX_START"):  # |hz| < (W + 2) << P: the callers saturate beyond
+                start_smul(hz >> (p - 20), Const(t.inv_ln2_20, signed(23)), "HX_K", 40)
             with m.State("HX_K"):
-                k_v = (prod_s + (1 << 39)) >> 40
+                k_v = rounded_product(40)
                 m.d.sync += kk.eq(k_v)
-                start_smul(Const(t.ln2_wide, signed(p + 10)), k_v[:16].as_signed(), "HX_R")
+                start_smul(Const(t.ln2_wide, signed(p + 10)), k_v[:16].as_signed(), "HX_R", 8)
             with m.State("HX_R"):
-                m.d.sync += [cz.eq(hz - ((prod_s + 128) >> 8)), cx.eq(t.hyperbolic_x0), cy.eq(0),
+                m.d.sync += [cz.eq(hz - rounded_product(8)), cx.eq(t.hyperbolic_x0), cy.eq(0),
                              vectoring.eq(0), hyper.eq(1), count.eq(0)]
                 call("CORDIC", "HX_CORDIC")
+            ep = Signal(signed(w + 6))  # e**r * 2**P = cosh r + sinh r
+            em_scaled = Signal(signed(w + 6))  # round(e**-r * 4**-k * 2**P)
+            m.d.comb += ep.eq(cx + cy)
             with m.State("HX_CORDIC"):
-                ep = Signal(signed(w + 6))
-                em = Signal(signed(w + 6))
-                em_scaled = Signal(signed(w + 6))
-                sh = Signal(range(w + 5))
-                m.d.comb += [ep.eq(cx + cy), em.eq(cx - cy),
-                             sh.eq(Mux(kk > (w + 4) // 2, w + 4, Mux(kk < 0, 0, kk * 2)))]
-                m.d.comb += em_scaled.eq(Mux(sh == 0, em,
-                                             (em + ((Const(1, w + 6) << sh) >> 1)) >> sh))
+                two_k = Mux(kk > (w + 4) // 2, w + 4, Mux(kk < 0, 0, kk * 2))
+                shift(cx - cy, two_k, round_half_up=True)
+                m.d.sync += em_scaled.eq(sh_out)
+                m.next = "HX_POST"
+            with m.State("HX_POST"):
                 with m.Switch(hfn):
                     with m.Case(HX_EXP):
                         with m.If(kk >= w - f):
@@ -519,52 +616,43 @@ class FunctionUnit(wiring.Component):
                         with m.Elif(kk <= -f - 2):
                             finish(0)
                         with m.Else():
-                            v = Signal(signed(w + 8))
-                            m.d.comb += v.eq(scale_round(ep, g - kk))
-                            finish(Mux(v > maximum, maximum, v))
+                            shift(ep, g - kk, round_half_up=True)
+                            finish(Mux(sh_out > maximum, maximum, sh_out))
                     with m.Case(HX_SINH):
-                        v = Signal(signed(w + 8))
-                        m.d.comb += v.eq(Mux(kk > w - f, maximum + 1,
-                                             scale_round(ep - em_scaled, g + 1 - kk)))
-                        finish(saturate(Mux(h_neg, -v, v)))
+                        with m.If(kk > w - f):
+                            finish(Mux(h_neg, minimum, maximum))
+                        with m.Else():
+                            shift(ep - em_scaled, g + 1 - kk, round_half_up=True, negate=h_neg)
+                            finish(saturate(sh_out))
                     with m.Case(HX_COSH):
-                        v = Signal(signed(w + 8))
-                        m.d.comb += v.eq(scale_round(ep + em_scaled, g + 1 - kk))
-                        finish(Mux((kk > w - f) | (v > maximum), maximum, v))
+                        shift(ep + em_scaled, g + 1 - kk, round_half_up=True)
+                        finish(Mux((kk > w - f) | (sh_out > maximum), maximum, sh_out))
                     with m.Case(HX_TANH):
                         with m.If(kk >= f // 2 + 2):
                             finish(Mux(h_neg, -t.one, t.one))
                         with m.Else():
                             num = ep - em_scaled
                             den = ep + em_scaled
-                            n_v = Signal(signed(wide))
+                            n_v = Signal(signed(div_bits + 1))
                             m.d.comb += n_v.eq((num << (f + 1)) + den)
                             # floor division by 2 den > 0, also for a negative numerator
-                            m.d.sync += tan_neg.eq(n_v < 0)
+                            m.d.sync += tan_neg.eq((n_v < 0) ^ h_neg)
                             start_div(Mux(n_v < 0, -n_v + 2 * den - 1, n_v), den << 1, "TANH_DIV")
             with m.State("TANH_DIV"):
-                v = Mux(tan_neg, -quot, quot)
-                finish(Mux(h_neg, -v, v))
+                finish(signed_quot)  # |tanh| <= 1 fits
 
             # --- log and pow (_ln_p, fx_pow) ------------------------------------------------------
             with m.State("LOG"):
-                length = Signal(range(w + 1))
-                for bit in range(w):
-                    with m.If(ox[bit]):
-                        m.d.comb += length.eq(bit + 1)
                 s_bits = p - 1
-                shift = Signal(signed(8))
                 a = Signal(w + 2)
-                m.d.comb += shift.eq(s_bits - (length - 1))
-                with m.If(shift >= 0):
-                    m.d.comb += a.eq(ox << shift.as_unsigned())
-                with m.Else():
-                    m.d.comb += a.eq(ox >> (-shift).as_unsigned())
+                m.d.comb += lo_in.eq(ox)
+                shift(ox, length - 1 - s_bits)  # m * 2**S, m in [1, 2)
+                m.d.comb += a.eq(sh_out)
                 e_v = Signal(signed(16))
                 m.d.comb += e_v.eq(length - 1 - f)
                 high = a >= t.sqrt2_s
-                u = Mux(high, a + (2 << s_bits), a + (1 << s_bits))
-                vv = Mux(high, a - (2 << s_bits), a - (1 << s_bits))
+                u = a + Mux(high, 2 << s_bits, 1 << s_bits)
+                vv = a - Mux(high, 2 << s_bits, 1 << s_bits)
                 m.d.sync += [ee.eq(Mux(high, e_v + 1, e_v)), cx.eq(u), cy.eq(vv), cz.eq(0),
                              vectoring.eq(1), hyper.eq(1), count.eq(0)]
                 with m.If(vv == 0):
@@ -572,14 +660,18 @@ class FunctionUnit(wiring.Component):
                 with m.Else():
                     call("CORDIC", "LOG_Z")
             with m.State("LOG_Z"):
-                start_smul(Const(t.ln2_wide, signed(p + 10)), ee, "LOG_E")
+                start_smul(Const(t.ln2_wide, signed(p + 10)), ee, "LOG_E", 8)
             with m.State("LOG_E"):
                 lnp = Signal(signed(w + 12))
-                m.d.comb += lnp.eq(((prod_s + 128) >> 8) + 2 * cz)
+                m.d.comb += lnp.eq(rounded_product(8) + 2 * cz)
                 with m.If(op == OP["fn_log"]):
-                    finish(round_p(lnp))
+                    shift(lnp, g, round_half_up=True)
+                    finish(sh_out)
                 with m.Else():
-                    start_smul(lnp, oy.as_signed(), "POW_Z")
-            with m.State("POW_Z"):
-                start_exp((prod_s + (1 << (f - 1))) >> f, HX_EXP)
+                    start_smul(lnp, oy.as_signed(), "POW_Z", f)
+            with m.State("POW_Z"):  # z = y ln x at P bits; _exp_from_p saturates |z| >= lim
+                with m.If(acc >= (((w + 2) << p) << f)):
+                    finish(Mux(fm_neg, 0, maximum))
+                with m.Else():
+                    start_exp(rounded_product(f), HX_EXP)
         return m

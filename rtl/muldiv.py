@@ -24,6 +24,16 @@ OP_MUL = MULDIV_OPS.index("fmul")
 OP_DIV = MULDIV_OPS.index("fdiv")
 
 
+def product_steps(width: int) -> int:
+    """Steps of one product: one multiplier bit per cycle."""
+    return width
+
+
+def quotient_steps(width: int) -> int:
+    """Steps of one quotient, one bit each: the dividend ``2|x| 2^F + |y|`` has W + F + 2."""
+    return width + width // 2 + 2
+
+
 class MulDiv(wiring.Component):
     """``start`` with ``op``, ``x``, ``y``; ``done`` rises with ``result`` (or ``fault``)."""
 
@@ -38,7 +48,7 @@ class MulDiv(wiring.Component):
         m = Module()
         w = self.width
         f = w // 2
-        nbits = w + f + 2
+        nbits = quotient_steps(w)
         sx, sy = self.x.as_signed(), self.y.as_signed()
         neg = Signal()
         count = Signal(range(nbits + 1))
@@ -64,7 +74,7 @@ class MulDiv(wiring.Component):
                                  lost.eq(0), neg.eq(sx[w - 1] ^ sy[w - 1])]
                     with m.If(self.op == OP_MUL):
                         m.d.sync += [multiplicand.eq(mag_x), multiplier.eq(mag_y), acc.eq(0),
-                                     count.eq(w)]
+                                     count.eq(product_steps(w))]
                         m.next = "MUL"
                     with m.Elif(self.y == 0):
                         m.d.sync += [self.done.eq(1), self.fault.eq(1)]

@@ -9,12 +9,13 @@ one cycle each, and commits at the edge that ends WAIT: the first at the run edg
 next one 6 edges (7 after a WRITEB) after the one before.  An instruction that calls the
 multiply/divide or the function unit starts it in EXEC and waits in WAIT until it is done,
 then one more cycle to latch its result: it commits later by the cycles of the call, which
-depend on its operands (``rtl/unit_timing.py``; the operands are the table template's
-arguments over the registers the step reads, :func:`unit_calls`).  In gradient mode a
-step with a micro-program runs it on the gradient unit between REGS and a second REGS
-(:func:`gradient_program_cycles`, its unit calls timed from the registers and the
-gradient registers); a micro-program after the value step (a forward step in gradient
-mode, which the host protocol never runs) is not modelled.
+depend on its operands and on the unit that serves it -- the function unit, or the
+multiply/divide unit of a core built without it (``rtl/unit_timing.py``; the operands are
+the table template's arguments over the registers the step reads, :func:`unit_calls`).
+In gradient mode a step with a micro-program runs it on the gradient unit between REGS
+and a second REGS (:func:`gradient_program_cycles`, its unit calls timed from the
+registers and the gradient registers); a micro-program after the value step (a forward
+step in gradient mode, which the host protocol never runs) is not modelled.
 
 ``revasm run --vcd`` times the reference's waveforms by this schedule, and the lockstep
 checks it against the core at every retired instruction (on both backends), so the two
@@ -93,17 +94,20 @@ UnitCall = tuple[str, tuple[int, ...]]
 
 
 def to_commit(word: int, backward: bool, registers: Sequence[int], width: int,
-              gradients: Sequence[int] | None = None) -> int:
+              gradients: Sequence[int] | None = None, *, function_unit: bool = True) -> int:
     """Edges from the start of this instruction's FETCH to its commit (FETCH .. WAIT):
     five, plus the cycles of its unit call (``rtl/unit_timing.py``) over ``registers``,
     the register words it reads; in gradient mode (``gradients``: the gradient registers
-    G before the step) plus its micro-program (:func:`gradient_program_cycles`)."""
+    G before the step) plus its micro-program (:func:`gradient_program_cycles`).
+    ``function_unit``: the core was built with the function unit (``fmul``/``fdiv`` run on
+    it), not with the multiply/divide unit (``Core(function_unit=False)``)."""
     commit = FIRST_COMMIT
     if step_shape(word, backward).calls:
-        commit += sum(call_cycles(name, args, width)
+        commit += sum(call_cycles(name, args, width, function_unit=function_unit)
                       for name, args in unit_calls(word, backward, registers, width))
     if gradients is not None:
-        commit += gradient_program_cycles(word, backward, registers, gradients, width)
+        commit += gradient_program_cycles(word, backward, registers, gradients, width,
+                                          function_unit=function_unit)
     return commit
 
 
@@ -119,7 +123,8 @@ def unit_calls(word: int, backward: bool, registers: Sequence[int],
 
 
 def gradient_program_cycles(word: int, backward: bool, registers: Sequence[int],
-                            gradients: Sequence[int], width: int) -> int:
+                            gradients: Sequence[int], width: int, *,
+                            function_unit: bool = True) -> int:
     """The cycles a gradient-mode step adds before its commit: its micro-program on the
     gradient unit (``rtl/gradient_unit.py``: READ and EXEC per micro-operation, CHECK
     after an address, WAIT for the cycles of a unit call), then REGS again before the
@@ -147,7 +152,8 @@ def gradient_program_cycles(word: int, backward: bool, registers: Sequence[int],
         calls = calls[:len(units)]  # the gradient statements run before the value template
         if [name for name, _ in calls] != [op.unit for op in units]:  # pragma: no cover
             raise NotScheduled(f"{entry.mnemonic}: the micro-program's calls could not be traced")
-        cycles += sum(call_cycles(name, args, width) for name, args in calls)
+        cycles += sum(call_cycles(name, args, width, function_unit=function_unit)
+                      for name, args in calls)
     return cycles
 
 

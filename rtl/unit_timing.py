@@ -1,13 +1,16 @@
 """How many clock cycles a call of a multi-cycle unit takes, from its operands.
 
-One function per unit: :func:`muldiv_cycles` (``rtl/muldiv.py``) and
-:func:`function_unit_cycles` (``rtl/function_unit.py``).  Each counts the states the
-unit's sequencer visits for one call, from the cycle it sees ``start`` (in IDLE) to the
-cycle whose edge raises ``done``, both included; the branches it takes are decided by the
-same integer algorithm as the unit's (``isa/elementary.py``, ``isa/rotation.py``), so the
-count is exact for every operand.  The core (``rtl/core.py``) starts the unit in EXEC and
-commits one cycle after ``done`` is seen in WAIT: a step with one unit call commits this
-many cycles later than one without (``rtl/schedule.py``).
+One function per unit: :func:`muldiv_cycles` (``rtl/muldiv.py``, the multiply/divide
+unit of a core built without the function unit) and :func:`function_unit_cycles`
+(``rtl/function_unit.py``, which also does ``fmul``/``fdiv`` on a core that has it).
+Each counts the states the unit's sequencer visits for one call, from the cycle it sees
+``start`` (in IDLE) to the cycle whose edge raises ``done``, both included; the branches
+it takes are decided by the same integer algorithm as the unit's (``isa/elementary.py``,
+``isa/rotation.py``), and the lengths of its loops come from the unit's own constants
+(``multiplier_steps``, ``divider_steps``, ``CORDIC_ITERATION_CYCLES``, the CORDIC tables),
+so the count is exact for every operand.  The core (``rtl/core.py``) starts the unit in
+EXEC and commits one cycle after ``done`` is seen in WAIT: a step with one unit call
+commits this many cycles later than one without (``rtl/schedule.py``).
 
 ``tests/test_unit_timing.py`` runs each unit alone in Amaranth's simulator over random and
 edge-case operands of every operation at both widths and checks every count: whoever
@@ -20,32 +23,35 @@ from revasm.isa.fixed_point import WordFormat
 from revasm.isa.functions.cordic import _Tables
 from revasm.isa.rotation import _pi_raw
 
+from .function_unit import CORDIC_ITERATION_CYCLES, divider_steps, multiplier_steps
+from .muldiv import product_steps, quotient_steps
 from .semantics import FUNCTION_OPS, MULDIV_OPS
 
 
 def muldiv_cycles(op: str, x: int, y: int, width: int) -> int:
-    """Cycles of ``fmul``/``fdiv`` of the words ``x``, ``y``: IDLE, then one cycle per
-    bit of the shift-and-add product (W) or of the restoring division (W + F + 2), then
-    the cycle that rounds and signs the result; a division by zero faults in IDLE."""
+    """Cycles of ``fmul``/``fdiv`` of the words ``x``, ``y`` on the multiply/divide unit:
+    IDLE, then one cycle per bit of the shift-and-add product or of the restoring
+    division, then the cycle that rounds and signs the result; a division by zero faults
+    in IDLE."""
     if op not in MULDIV_OPS:
         raise ValueError(f"the multiply/divide unit has no operation {op!r}")
     if op == "fmul":
-        return width + 2
+        return 1 + product_steps(width) + 1
     if y & ((1 << width) - 1) == 0:
         return 1
-    return width + width // 2 + 4
+    return 1 + quotient_steps(width) + 1
 
 
 class _Cost:
     """The cycles of the function unit's subroutines for one width: each is the cycles
-    spent in the subroutine's state, the last of which returns to the caller."""
+    spent in the subroutine's state(s), the last of which returns to the caller."""
 
     def __init__(self, t: _Tables) -> None:
         w = t.width
-        self.mul = (w + 2) // 2 + 1  # two multiplier bits per cycle, then return
-        self.div = w + t.frac + 4 + 1  # one quotient bit per cycle, then return
-        self.circular = len(t.circular) + 1  # one CORDIC stage per cycle, then return
-        self.hyperbolic = len(t.hyperbolic) + 1
+        self.mul = multiplier_steps(w) + 1
+        self.div = divider_steps(w) + 1
+        self.circular = CORDIC_ITERATION_CYCLES * len(t.circular) + 1
+        self.hyperbolic = CORDIC_ITERATION_CYCLES * len(t.hyperbolic) + 1
         self.sqrt = t.sqrt_bits + 1  # one root bit per cycle, then the rounding
 
 
@@ -67,14 +73,12 @@ def _sincos(angle: int, tan: bool, t: _Tables, cost: _Cost) -> int:
 
 
 def _exponential(op: str, z: int, t: _Tables, cost: _Cost) -> int:
-    """HX_START .. the finish, for the P-bit argument ``z`` of ``_exp_from_p`` or
-    ``_hyperbolic_abs``: exp saturates in HX_START; else two products (k, r), the
-    hyperbolic rotation, and for tanh a division unless it rounds to one."""
-    lim = (t.width + 2) << t.prec
-    if op == "fn_exp" and not -lim < z < lim:
-        return 1
-    # HX_START, MUL, HX_K, MUL, HX_R, CORDIC, HX_CORDIC (which finishes, or divides)
-    cycles = 1 + cost.mul + 1 + cost.mul + 1 + cost.hyperbolic + 1
+    """HX_START .. HX_POST for the P-bit argument ``z`` of ``_exp_from_p`` or
+    ``_hyperbolic_abs`` (the callers saturate beyond its range): two products (k, r),
+    the hyperbolic rotation, e**-r scaled, and for tanh a division unless it rounds to
+    one."""
+    # HX_START, MUL, HX_K, MUL, HX_R, CORDIC, HX_CORDIC, HX_POST (which finishes, or divides)
+    cycles = 1 + cost.mul + 1 + cost.mul + 1 + cost.hyperbolic + 1 + 1
     if op == "fn_tanh":
         k = ((z >> (t.prec - 20)) * t.inv_ln2_20 + (1 << 39)) >> 40
         if k < t.frac // 2 + 2:
@@ -94,15 +98,20 @@ def _logarithm(x: int, t: _Tables, cost: _Cost) -> int:
 
 def function_unit_cycles(op: str, x: int, y: int, z: int, width: int) -> int:
     """Cycles of one call of the function unit: operation ``op`` (a vocabulary name of
-    ``FUNCTION_OPS``) on the words ``x``, ``y``, ``z`` (its ports; ``rot``/``irot``: the
-    two words and the angle).  Faults (domain, divide-by-zero) and the results decided
-    from the operand alone (saturation, abs) finish in IDLE: one cycle."""
-    if op not in FUNCTION_OPS:
+    ``FUNCTION_OPS``, or ``fmul``/``fdiv`` of ``MULDIV_OPS``, which the unit does with
+    its ``arith`` input) on the words ``x``, ``y``, ``z`` (its ports; ``rot``/``irot``:
+    the two words and the angle).  Faults (domain, divide-by-zero) and the results
+    decided from the operand alone (saturation, abs) finish in IDLE: one cycle."""
+    if op not in FUNCTION_OPS and op not in MULDIV_OPS:
         raise ValueError(f"the function unit has no operation {op!r}")
     t = _TABLES[width]
     cost = _Cost(t)
     sx, sy, sz = (_signed(v, width) for v in (x, y, z))
     f, g = t.frac, t.guard
+    if op == "fmul":
+        return 1 + cost.mul + 1  # IDLE, MUL, ARITH_MUL
+    if op == "fdiv":
+        return 1 if sy == 0 else 1 + cost.div + 1  # IDLE, DIV, ARITH_DIV
     if op == "fn_abs":
         return 1
     if op == "fn_sqrt":
@@ -110,14 +119,16 @@ def function_unit_cycles(op: str, x: int, y: int, z: int, width: int) -> int:
     if op in ("fn_sin", "fn_cos", "fn_tan"):
         return 1 + _sincos(sx, op == "fn_tan", t, cost)
     if op in ("fn_atan", "fn_atan2"):
-        both_zero = op == "fn_atan2" and sx == 0 and sy == 0
-        return 2 + (0 if both_zero else cost.circular + 1)  # IDLE, ATAN, CORDIC, ATAN_CORDIC
+        if op == "fn_atan2" and sx == 0 and sy == 0:
+            return 2  # IDLE, ATAN
+        return 4 + cost.circular + 1  # IDLE, ATAN, ATAN_X, ATAN_Y, CORDIC, ATAN_CORDIC
     if op in ("rot", "irot"):
         return 1 + _rotation(sz, t, cost)
+    lim = (width + 2) << f  # _exp_from_p's and _hyperbolic_abs's range, tested in IDLE
     if op == "fn_exp":
-        return 1 + _exponential(op, sx << g, t, cost)
+        return 1 if not -lim < sx < lim else 1 + _exponential(op, sx << g, t, cost)
     if op in ("fn_sinh", "fn_cosh", "fn_tanh"):
-        limit = (f + 4 if op == "fn_tanh" else width + 2) << f
+        limit = (f + 4) << f if op == "fn_tanh" else lim
         return 1 if abs(sx) >= limit else 1 + _exponential(op, abs(sx) << g, t, cost)
     if op == "fn_log":
         return 1 if sx <= 0 else 1 + _logarithm(sx, t, cost)
@@ -125,8 +136,11 @@ def function_unit_cycles(op: str, x: int, y: int, z: int, width: int) -> int:
         if sx <= 0:
             return 1
         power = (sy * _ln_p(sx, t) + (1 << (f - 1))) >> f  # y ln x at P bits
-        # the logarithm, the product y ln x (MUL, POW_Z), then exp of it
-        return 1 + _logarithm(sx, t, cost) + cost.mul + 1 + _exponential("fn_exp", power, t, cost)
+        # the logarithm, the product y ln x (MUL, POW_Z: saturates), then exp of it
+        cycles = 1 + _logarithm(sx, t, cost) + cost.mul + 1
+        p_lim = (width + 2) << t.prec
+        return cycles if not -p_lim < power < p_lim else cycles + _exponential(
+            "fn_exp", power, t, cost)
     raise ValueError(f"no cycle model for the function unit's {op!r}")  # pragma: no cover
 
 
@@ -147,10 +161,16 @@ def _rotation(theta: int, t: _Tables, cost: _Cost) -> int:
     return cycles + 3 * (1 + cost.mul + 1) + 1  # three shears (ROT_SHEAR, MUL, FMUL), finish
 
 
-def call_cycles(name: str, args: tuple[int, ...], width: int) -> int:
+def call_cycles(name: str, args: tuple[int, ...], width: int, *,
+                function_unit: bool = True) -> int:
     """Cycles of one unit call as a template names it (``fmul(x, y)``, ``fn_sin(x)``,
-    ``rot(x, y, theta)``, ...), whichever unit serves it."""
+    ``rot(x, y, theta)``, ...) on a core built with the function unit (which serves every
+    call, ``fmul``/``fdiv`` included) or, ``function_unit=False``, without it (``fmul``/
+    ``fdiv`` on the multiply/divide unit; the functions fault there, so are refused)."""
     words = (*args, 0, 0, 0)[:3]
-    if name in MULDIV_OPS:
-        return muldiv_cycles(name, words[0], words[1], width)
-    return function_unit_cycles(name, *words, width)
+    if function_unit:
+        return function_unit_cycles(name, *words, width)
+    if name not in MULDIV_OPS:
+        raise ValueError(f"a core without the function unit has no {name!r} "
+                         "(it faults as unimplemented)")
+    return muldiv_cycles(name, words[0], words[1], width)

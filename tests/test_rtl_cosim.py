@@ -274,7 +274,7 @@ def test_a_gradient_step_off_its_modelled_cycles_is_a_divergence(monkeypatch) ->
     from revasm.sim.host import Place
     real = schedule.gradient_program_cycles
     monkeypatch.setattr(schedule, "gradient_program_cycles",
-                        lambda *args: real(*args) + bool(real(*args)))  # steps with a program
+                        lambda *args, **kw: real(*args, **kw) + bool(real(*args, **kw)))
     b = ProgramBuilder(32)
     b.op("START").op("ADDMUL", 1, 2, 3).op("FINISH")
     job = Job(b.build(), {2: 3 << 15, 3: 5 << 14}, {}, name="addmul", loss=Place("a", register=1))

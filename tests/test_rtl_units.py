@@ -324,8 +324,11 @@ def test_every_gradient_step_has_a_micro_program() -> None:
 
 # --- multiply / divide ------------------------------------------------------------------------
 
+@pytest.mark.parametrize("unit", ["muldiv", "function-unit"])
 @pytest.mark.parametrize("width", [32, 64])
-def test_muldiv_is_the_vocabulary(width: int) -> None:
+def test_muldiv_is_the_vocabulary(width: int, unit: str) -> None:
+    """fmul/fdiv and their overflow bits, on the multiply/divide unit and on the function
+    unit (which does their work in a core that has it)."""
     fmt = WordFormat(width)
     names = vocabulary(fmt)
     rng = random.Random(width + 1)
@@ -334,12 +337,19 @@ def test_muldiv_is_the_vocabulary(width: int) -> None:
     cases += [(OP_MUL, fmt.from_real("50000"), fmt.from_real("50000")),
               (OP_DIV, fmt.wrap(fmt.min_signed), fmt.wrap(-fmt.one)),
               (OP_DIV, fmt.wrap(fmt.min_signed), fmt.one), (OP_DIV, fmt.one, 1)]
-    dut = MulDiv(width)
+    # products at the ends of the range: -2**(W-1) fits, +2**(W-1) does not
+    cases += [(OP_MUL, fmt.wrap(fmt.min_signed), fmt.one),
+              (OP_MUL, fmt.wrap(fmt.min_signed), fmt.wrap(-fmt.one)),
+              (OP_MUL, fmt.max_signed, fmt.one), (OP_MUL, 0, fmt.wrap(-fmt.one))]
+    dut = MulDiv(width) if unit == "muldiv" else FunctionUnit(width)
+    result = dut.result if unit == "muldiv" else dut.r0
     overflows = [0, 0]
 
     async def testbench(ctx) -> None:
         for op, x, y in cases:
             ctx.set(dut.op, op)
+            if unit != "muldiv":
+                ctx.set(dut.arith, 1)
             ctx.set(dut.x, x)
             ctx.set(dut.y, y)
             ctx.set(dut.start, 1)
@@ -351,7 +361,7 @@ def test_muldiv_is_the_vocabulary(width: int) -> None:
                 continue
             want = names["fmul" if op == OP_MUL else "fdiv"](x, y)
             assert not ctx.get(dut.fault)
-            assert ctx.get(dut.result) == want, (op, fmt.signed(x), fmt.signed(y))
+            assert ctx.get(result) == want, (op, fmt.signed(x), fmt.signed(y))
             fits = names["ovf_mul" if op == OP_MUL else "ovf_div"](x, y)
             assert ctx.get(dut.overflow) == fits, (op, fmt.signed(x), fmt.signed(y))
             overflows[fits] += 1
@@ -380,6 +390,14 @@ def test_function_unit_is_bit_exact(width: int) -> None:
     big, angle = (fmt.mask >> 1) * 7 // 8, fmt.from_real("0.7")
     cases += [("rot", big, big, angle), ("irot", big, big, angle),  # a shear wraps
               ("rot", 1 << (width - 1), 0, fmt.from_real("3"))]  # the negation wraps
+    # the saturations before the CORDIC: exp's operand and pow's y ln x at +-(W + 2)
+    edge = (width + 2) * fmt.one
+    cases += [("fn_exp", e, 0, 0) for e in (edge, edge - 1, fmt.wrap(-edge), fmt.wrap(1 - edge))]
+    cases += [("fn_pow", fmt.from_real("100"), fmt.from_real("50"), 0),
+              ("fn_pow", fmt.from_real("0.01"), fmt.from_real("100"), 0)]
+    # tan next to its pole at pi/2, both signs: the quotient saturates
+    pole = fmt.from_real("1.5707963267948966")
+    cases += [("fn_tan", fmt.wrap(sign * (pole + d)), 0, 0) for sign in (1, -1) for d in (-1, 0, 1)]
     dut = FunctionUnit(width)
     checked = {"fault": 0, "value": 0, "wraps": 0}
 

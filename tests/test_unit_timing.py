@@ -3,8 +3,8 @@
 Each unit runs alone in Amaranth's simulator; a call is ``start`` for one cycle, then the
 cycles until ``done``.  The operands cover every branch of the sequencers (faults,
 saturation in IDLE, tan's pole where the division is skipped, the reduction of a rotation
-angle by pi, tanh rounding to one, log of a power of two, pow through exp's saturation)
-and random words, at both widths.
+angle by pi, tanh rounding to one, log of a power of two, pow through exp's saturation,
+fmul/fdiv on either unit) and random words, at both widths.
 """
 from __future__ import annotations
 
@@ -69,7 +69,7 @@ def test_muldiv_takes_the_modelled_cycles(width: int) -> None:
                         [(MULDIV_OPS.index(op), x, y) for op, x, y in cases])
     for (op, x, y), cycles in zip(cases, measured):
         assert muldiv_cycles(op, x, y, width) == cycles, (op, fmt.signed(x), fmt.signed(y))
-        assert call_cycles(op, (x, y), width) == cycles
+        assert call_cycles(op, (x, y), width, function_unit=False) == cycles
     assert len(set(measured)) == 3  # product, quotient, division by zero
 
 
@@ -88,14 +88,19 @@ def _function_cases(fmt: WordFormat, rng: random.Random) -> list[tuple[str, int,
         ("fn_tanh", x(-r(str(w // 2 - 2))), 0, 0),  # k >= F/2 + 2: rounds to one
         ("fn_tanh", r(str(w // 2 + 4)), 0, 0), ("fn_log", 4 * one, 0, 0),  # a power of two
         ("fn_log", r("3.0"), 0, 0), ("fn_log", 0, 0, 0), ("fn_pow", r("2.0"), r("1.5"), 0),
-        ("fn_pow", r("100.0"), r("100.0"), 0),  # exp of y ln x saturates in HX_START
+        ("fn_pow", r("100.0"), r("100.0"), 0),  # exp of y ln x saturates in POW_Z
+        ("fn_pow", r("0.01"), r("100.0"), 0),  # ... below its range too
+        ("fn_exp", r(str(w // 2 + 1)), 0, 0),  # in range, saturates after the CORDIC
+        ("fmul", r("1.5"), x(-r("2.25")), 0), ("fmul", fmt.max_signed, fmt.max_signed, 0),
+        ("fdiv", one, x(-r("3.0")), 0), ("fdiv", one, 0, 0),  # divide by zero in IDLE
         ("fn_pow", 0, x(-one), 0), ("fn_pow", 0, 0, 0), ("fn_pow", x(-one), one, 0),
     ]
     if w == 32:
         branches += [("fn_tan", TAN_POLE_32, 0, 0), ("fn_tan", x(-TAN_POLE_32), 0, 0)]
-    words = _random_words(fmt, rng, 3 * len(FUNCTION_OPS) * 2)
+    words = _random_words(fmt, rng, 3 * len(FUNCTION_OPS) * 2 + 2 * len(MULDIV_OPS))
     randoms = [(op, words.pop(), words.pop(), words.pop()) for op in FUNCTION_OPS
                for _ in range(2)]
+    randoms += [(op, words.pop(), words.pop(), 0) for op in MULDIV_OPS]
     return branches + randoms
 
 
@@ -103,17 +108,23 @@ def _function_cases(fmt: WordFormat, rng: random.Random) -> list[tuple[str, int,
 def test_function_unit_takes_the_modelled_cycles(width: int) -> None:
     fmt = WordFormat(width)
     cases = _function_cases(fmt, random.Random(width + 7))
-    assert {op for op, *_ in cases} == set(FUNCTION_OPS)
-    measured = _measure(FunctionUnit(width), ("op", "x", "y", "z"),
-                        [(FUNCTION_OPS.index(op), *words) for op, *words in cases])
+    assert {op for op, *_ in cases} == set(FUNCTION_OPS) | set(MULDIV_OPS)
+    # fmul/fdiv with ``arith``: ``op`` indexes MULDIV_OPS (a core's multiply and divide)
+    measured = _measure(FunctionUnit(width), ("arith", "op", "x", "y", "z"),
+                        [(1, MULDIV_OPS.index(op), *words) if op in MULDIV_OPS
+                         else (0, FUNCTION_OPS.index(op), *words) for op, *words in cases])
     for (op, x, y, z), cycles in zip(cases, measured):
         assert function_unit_cycles(op, x, y, z, width) == cycles, (
             op, fmt.signed(x), fmt.signed(y), fmt.signed(z))
+        args = (x, y) if op in MULDIV_OPS else (x, y, z)
+        assert call_cycles(op, args, width) == cycles  # a core with the function unit
     assert len(set(measured)) >= 12  # the branches take different times
 
 
 def test_an_operation_no_unit_has_is_refused() -> None:
     with pytest.raises(ValueError, match="no operation 'fn_sin'"):
         muldiv_cycles("fn_sin", 0, 0, 32)
-    with pytest.raises(ValueError, match="no operation 'fmul'"):
-        function_unit_cycles("fmul", 0, 0, 0, 32)
+    with pytest.raises(ValueError, match="no operation 'fn_erf'"):
+        function_unit_cycles("fn_erf", 0, 0, 0, 32)
+    with pytest.raises(ValueError, match="without the function unit has no 'fn_sin'"):
+        call_cycles("fn_sin", (0,), 32, function_unit=False)
