@@ -20,7 +20,7 @@ demo: $(STAMP)
 # ruff and mypy run first; either failing fails `make test`.  The suite runs in one
 # worker process per core (at most 4), each test file whole in one worker (docs/decisions.md).
 test: lint typecheck
-	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadfile
+	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadfile --durations=25
 
 # The PAL conformance suite with every program on every engine (make test leaves the
 # compiled engine out of the longest ones: its kernel build takes minutes for them).

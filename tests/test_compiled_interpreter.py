@@ -41,7 +41,7 @@ def interpreter(monkeypatch):
 
 #: Programs of each kind per width in ``make test`` (kernels compiled: three modes);
 #: ``bench/compiled_campaign.py --kernel interpreter`` runs the same checks on 10^4.
-SAMPLE = {"straight-line": 20, "structured": 12, "faulting": 25}
+SAMPLE = {"straight-line": 30, "structured": 12, "faulting": 25}
 
 
 def _sample(width: int) -> list:
