@@ -365,7 +365,7 @@ def test_grad_expr_accepts_the_functions_its_help_lists():
 def test_rtl_synth_warns_and_shows_progress_on_stderr(monkeypatch):
     import revasm.rtl.synth as synth_module
 
-    def fake_synthesize(part, params, target, place=True, progress=None):
+    def fake_synthesize(part, params, target, place=True, progress=None, **options):
         for stage in synth_module.STAGES:
             progress(stage, "fake")
         return synth_module.SynthResult(part, params.width, params.gradient, target, 1, 2, 0,
