@@ -513,13 +513,7 @@ class _Kernel:
 
         lines = [
             f'"""{header}"""',
-            "import numpy as np",
-            "from numba import njit, prange",
-            "from revasm.sim.compiled.vocab import *  # noqa: F401,F403 - the vocabulary",
-            "from revasm.sim.compiled.overflow import *  # noqa: F401,F403 - its ovf_* names",
-            "",
-            "U = np.uint64",
-            "I = np.int64",
+            *MODULE_PRELUDE,
             f"MEMORY_WORDS = {memory_words}",
             f"CODE_LENGTH = {len(code)}",
             f"CODE = {array(code, 'bool_')}",
@@ -544,6 +538,16 @@ class _Kernel:
         return "\n".join(lines) + "\n" + body + "\n"
 
 
+#: The imports and type names every kernel module starts with (after its docstring).
+MODULE_PRELUDE = (
+    "import numpy as np",
+    "from numba import njit, prange",
+    "from revasm.sim.compiled.vocab import *  # noqa: F401,F403 - the vocabulary",
+    "from revasm.sim.compiled.overflow import *  # noqa: F401,F403 - its ovf_* names",
+    "",
+    "U = np.uint64",
+    "I = np.int64",
+)
 #: ``U(<digits>)``: a uint64 constant of the generated code (hoisted to a global).
 _WORD_CONSTANT = re.compile(r"\bU\((\d+)\)")
 #: ``I(<literal>)``: an int64 constant; a plain literal is typed int64 by numba.

@@ -36,6 +36,7 @@ from .generate import (
     FAULTED,
     HALTED,
     KERNEL_ARGS,
+    MODULE_PRELUDE,
     NEEDS_ROOM,
     OVERFLOWS,
     PARALLEL_CHUNKS,
@@ -234,13 +235,7 @@ class _Source:
         header = [
             f'"""revasm interpreter kernel: W = {self.width}, gradient={self.gradient}, '
             f'tangent={self.tangent} (sim/compiled/interpreter.py)."""',
-            "import numpy as np",
-            "from numba import njit, prange",
-            "from revasm.sim.compiled.vocab import *  # noqa: F401,F403 - the vocabulary",
-            "from revasm.sim.compiled.overflow import *  # noqa: F401,F403 - its ovf_* names",
-            "",
-            "U = np.uint64",
-            "I = np.int64",
+            *MODULE_PRELUDE,
             "#: this module runs any image: the host passes the program's arrays",
             "INTERPRETER = True",
             f"CONTROL_COLUMNS = {CONTROL_COLUMNS}",
