@@ -32,6 +32,7 @@ from amaranth.lib.wiring import In, Out
 
 from revasm.isa.elementary import _TABLES
 from revasm.isa.fixed_point import WordFormat
+from revasm.isa.functions.cordic import _Tables
 from revasm.isa.rotation import _pi_raw
 
 from .params import FAULT_CODE, FAULT_NAMES
@@ -67,6 +68,31 @@ def multiplier_steps(width: int) -> int:
 def divider_steps(width: int) -> int:
     """Steps of one quotient, one bit each: every dividend is below 2**(W + F + 4)."""
     return width + _TABLES[width].frac + 4
+
+
+def _repeats(t: _Tables) -> tuple[int, ...]:
+    """The hyperbolic iterations (positions in ``t.hyperbolic``) that repeat a shift."""
+    shifts = [i for i, _, _ in t.hyperbolic]
+    return tuple(k for k in range(1, len(shifts)) if shifts[k] == shifts[k - 1])
+
+
+def _leading_angles(t: _Tables) -> int:
+    """How many leading CORDIC iterations have an angle other than 2**(P - i): beyond
+    them atan(2**-i) and atanh(2**-i) round to 2**-i at P bits, a decoded power of two."""
+    def differs(table):
+        return [k for k, (i, _, a) in enumerate(table) if a != 1 << (t.prec - i)]
+    return max(differs(t.circular) + differs(t.hyperbolic)) + 1
+
+
+def cordic_schedule(t: _Tables, k: int, hyper: bool) -> tuple[int, int]:
+    """Iteration ``k``'s shift and angle as the unit forms them: the shift k (circular)
+    or k + 1 less the repeats so far (hyperbolic); the angle from a table of the leading
+    iterations, else 2**(P - shift).  ``tests/test_rtl_units.py`` checks every
+    iteration against the CORDIC tables of ``isa/elementary``."""
+    shift = k + 1 - sum(k >= r for r in _repeats(t)) if hyper else k
+    if k < _leading_angles(t):
+        return shift, (t.hyperbolic if hyper else t.circular)[k][2]
+    return shift, 1 << (t.prec - shift)
 
 
 def _abs(v):
@@ -196,14 +222,25 @@ class FunctionUnit(wiring.Component):
             with m.If(lo_in[bit]):
                 m.d.comb += length.eq(bit + 1)
 
-        angles = Array(Const(a, signed(w + 4)) for (_, _, a) in t.circular)
-        shifts = Array(Const(i, range(w)) for (i, _, _) in t.circular)
         iterations = len(t.circular)
-        h_angles = Array(Const(a, signed(w + 4)) for (_, _, a) in t.hyperbolic)
-        h_shifts = Array(Const(i, range(w)) for (i, _, _) in t.hyperbolic)
         h_iterations = len(t.hyperbolic)
 
         RET = {name: i for i, name in enumerate(_RETURNS)}
+
+        # the CORDIC's iteration k: its shift and angle (cordic_schedule, in gates)
+        leading = _leading_angles(t)
+        angle_table = Array(Const(table[k][2] if k < len(table) else 0, signed(w + 4))
+                            for table in (t.circular, t.hyperbolic) for k in range(leading))
+
+        def cordic_step(k, hyperbolic) -> tuple[Signal, Signal]:
+            shift_v = Signal(range(w))
+            angle_v = Signal(signed(w + 4))
+            m.d.comb += shift_v.eq(Mux(hyperbolic, k + 1 - sum(k >= r for r in _repeats(t)), k))
+            m.d.comb += angle_v.eq(Mux(k < leading, angle_table[Mux(hyperbolic, leading, 0) + k],
+                                       Const(1 << p, w + 4) >> shift_v))
+            return shift_v, angle_v
+
+        i, angle = cordic_step(count, hyper)
 
         def call(name: str, back: str) -> None:
             m.d.sync += ret.eq(RET[back])
@@ -385,7 +422,6 @@ class FunctionUnit(wiring.Component):
             # one iteration in two cycles, both shifts on the shared shifter:
             # circular: x -= sigma dy; hyperbolic: x += sigma dy; both y += sigma dx,
             # z -= sigma a; sigma = +1 when z >= 0 (rotation) or y < 0 (vectoring)
-            i = Mux(hyper, h_shifts[count], shifts[count])
             with m.State("CORDIC"):
                 with m.If(count == Mux(hyper, h_iterations, iterations)):
                     go_back()
@@ -395,7 +431,6 @@ class FunctionUnit(wiring.Component):
                     m.next = "CORDIC_Y"
             with m.State("CORDIC_Y"):
                 m.next = "CORDIC"
-                angle = Mux(hyper, h_angles[count], angles[count])
                 shift(cy, i, round_half_up=True)
                 dy = sh_out
                 dx = cdx

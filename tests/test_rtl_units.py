@@ -15,12 +15,13 @@ pytestmark = WARNINGS_ARE_ERRORS
 from amaranth.sim import Simulator  # noqa: E402
 
 from revasm.isa.codec import IllegalInstruction, decode, encode  # noqa: E402
+from revasm.isa.elementary import _TABLES  # noqa: E402
 from revasm.isa.fixed_point import WordFormat  # noqa: E402
 from revasm.isa.table import INSTRUCTIONS  # noqa: E402
 from revasm.isa.vocabulary import vocabulary  # noqa: E402
 from revasm.rtl.alu import Alu  # noqa: E402
 from revasm.rtl.decoder import Decoder  # noqa: E402
-from revasm.rtl.function_unit import IMPLEMENTED, FunctionUnit  # noqa: E402
+from revasm.rtl.function_unit import IMPLEMENTED, FunctionUnit, cordic_schedule  # noqa: E402
 from revasm.rtl.memory import Tape  # noqa: E402
 from revasm.rtl.muldiv import OP_DIV, OP_MUL, MulDiv  # noqa: E402
 from revasm.rtl.params import CoreParams  # noqa: E402
@@ -374,6 +375,16 @@ def test_muldiv_is_the_vocabulary(width: int, unit: str) -> None:
 
 def test_every_function_unit_operation_is_implemented() -> None:
     assert IMPLEMENTED == frozenset(FUNCTION_OPS)
+
+
+@pytest.mark.parametrize("width", [32, 64])
+def test_cordic_schedule_is_the_tables(width: int) -> None:
+    """The unit forms each CORDIC iteration's shift and angle (a short table, then powers of
+    two): every one equals isa/elementary's tables."""
+    t = _TABLES[width]
+    for hyperbolic, table in ((False, t.circular), (True, t.hyperbolic)):
+        for k, (shift, _, angle) in enumerate(table):
+            assert cordic_schedule(t, k, hyperbolic) == (shift, angle), (hyperbolic, k)
 
 
 @pytest.mark.parametrize("width", [32, 64])
