@@ -26,7 +26,7 @@ the table's list answers with the ``unimplemented`` fault.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Array, Const, Module, Mux, Signal, signed
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, signed
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -246,8 +246,23 @@ class FunctionUnit(wiring.Component):
             m.d.sync += ret.eq(RET[back])
             m.next = name
 
-        def finish(value, fault: str | None = None, second=None) -> None:
-            m.d.sync += [self.r0.eq(value), self.done.eq(1)]
+        # the result: a constant, or the shifter's output saturated or wrapped to W bits, so
+        # that r0 has three sources however many states finish
+        finishing = Signal()
+        fin_shifted = Signal()
+        fin_wrap = Signal()
+        fin_const = Signal(w)
+
+        def finish(value=None, fault: str | None = None, second=None, *,
+                   wrap: bool = False) -> None:
+            """Finish with the constant ``value``, or without one with the shifter's output
+            (driven in this state): saturated, or ``wrap`` its low W bits."""
+            m.d.comb += finishing.eq(1)
+            if value is None:
+                m.d.comb += [fin_shifted.eq(1), fin_wrap.eq(int(wrap))]
+            else:
+                m.d.comb += fin_const.eq(value)
+            m.d.sync += self.done.eq(1)
             if second is not None:
                 m.d.sync += self.r1.eq(second)
             if fault is not None:
@@ -323,7 +338,8 @@ class FunctionUnit(wiring.Component):
                     with m.Else():
                         with m.Switch(self.op):
                             with m.Case(OP["fn_abs"]):
-                                finish(Mux(sx >= 0, sx, Mux(sx == minimum, maximum, -sx)))
+                                shift(sx, 0, negate=sx < 0)  # -min saturates to max
+                                finish()
                             with m.Case(OP["fn_sqrt"]):
                                 with m.If(sx < 0):
                                     finish(0, "domain-error")
@@ -448,7 +464,9 @@ class FunctionUnit(wiring.Component):
             # --- sqrt --------------------------------------------------------------------------
             with m.State("SQRT"):
                 with m.If(count == 0):
-                    finish(Mux(srem > root, root + 1, root))
+                    # root + 1 when the remainder exceeds the root: (2 root + c + 1) >> 1
+                    shift(Cat(srem > root, root), 1, round_half_up=True)
+                    finish()
                 with m.Else():
                     shifted = Signal(sqrt_bits + 3)
                     trial_s = Signal(sqrt_bits + 3)
@@ -511,9 +529,10 @@ class FunctionUnit(wiring.Component):
                 m.next = "SC_DONE"
             with m.State("SC_DONE"):
                 value = result
+                shift(result, 0)
                 with m.Switch(cont):
                     with m.Case(CONT_RESULT):
-                        finish(value)
+                        finish()
                     with m.Case(CONT_ROT_TAN):
                         m.d.sync += coef_t.eq(value)
                         start_sincos(reduced, FN_SIN, CONT_ROT_SIN)
@@ -548,7 +567,7 @@ class FunctionUnit(wiring.Component):
             with m.State("ATAN_CORDIC"):
                 a1 = Mux(swap, t.half_pi_p - cz, cz)
                 shift(Mux(ax_neg, t.pi_p - a1, a1), g, round_half_up=True, negate=ay_neg)
-                finish(sh_out)
+                finish()
 
             # --- fmul, fdiv (the vocabulary's; overflow: ovf_mul, ovf_div) -----------------------
             with m.State("ARITH_MUL"):
@@ -556,12 +575,15 @@ class FunctionUnit(wiring.Component):
                 # below 2**(W-1), or up to 2**(W-1) when negative
                 m.d.sync += self.overflow.eq(acc >= (Mux(fm_neg, (1 << (w - 1)) + 1, 1 << (w - 1))
                                                      << f))
-                finish(rounded_product(f)[:w])
+                m.d.comb += pmag.eq(acc >> f)
+                shift(pmag, 0, negate=fm_neg)
+                finish(wrap=True)
             with m.State("ARITH_DIV"):
                 # the quotient fits W bits signed below 2**(W-1), or at it when negative
                 m.d.sync += self.overflow.eq((quot[w:] != 0)
                                              | (quot[w - 1] & (~tan_neg | (quot[:w - 1] != 0))))
-                finish(signed_quot[:w])
+                shift(quot, 0, negate=tan_neg)
+                finish(wrap=True)
 
             # --- rot / irot (isa/rotation.py) -----------------------------------------------------
             with m.State("ROT"):
@@ -604,10 +626,9 @@ class FunctionUnit(wiring.Component):
                     with m.Case(3):
                         with m.If(~is_rot & negate_wraps):
                             m.d.sync += self.overflow.eq(1)
-                        with m.If(~is_rot & negate):
-                            finish((-vx)[:w], second=(-vy)[:w])
-                        with m.Else():
-                            finish(vx, second=vy)
+                        unnegate = ~is_rot & negate
+                        shift(vx, 0, negate=unnegate)
+                        finish(second=Mux(unnegate, -vy, vy), wrap=True)
             with m.State("FMUL"):
                 is_rot = op == OP["rot"]
                 # rot: x -= t*y (steps 0, 2), y += s*x (step 1); irot the opposite signs.
@@ -652,16 +673,19 @@ class FunctionUnit(wiring.Component):
                             finish(0)
                         with m.Else():
                             shift(ep, g - kk, round_half_up=True)
-                            finish(Mux(sh_out > maximum, maximum, sh_out))
+                            finish()
                     with m.Case(HX_SINH):
                         with m.If(kk > w - f):
                             finish(Mux(h_neg, minimum, maximum))
                         with m.Else():
                             shift(ep - em_scaled, g + 1 - kk, round_half_up=True, negate=h_neg)
-                            finish(saturate(sh_out))
+                            finish()
                     with m.Case(HX_COSH):
-                        shift(ep + em_scaled, g + 1 - kk, round_half_up=True)
-                        finish(Mux((kk > w - f) | (sh_out > maximum), maximum, sh_out))
+                        with m.If(kk > w - f):
+                            finish(maximum)
+                        with m.Else():
+                            shift(ep + em_scaled, g + 1 - kk, round_half_up=True)
+                            finish()
                     with m.Case(HX_TANH):
                         with m.If(kk >= f // 2 + 2):
                             finish(Mux(h_neg, -t.one, t.one))
@@ -674,7 +698,8 @@ class FunctionUnit(wiring.Component):
                             m.d.sync += tan_neg.eq((n_v < 0) ^ h_neg)
                             start_div(Mux(n_v < 0, -n_v + 2 * den - 1, n_v), den << 1, "TANH_DIV")
             with m.State("TANH_DIV"):
-                finish(signed_quot)  # |tanh| <= 1 fits
+                shift(quot, 0, negate=tan_neg)
+                finish()  # |tanh| <= 1 fits
 
             # --- log and pow (_ln_p, fx_pow) ------------------------------------------------------
             with m.State("LOG"):
@@ -701,7 +726,7 @@ class FunctionUnit(wiring.Component):
                 m.d.comb += lnp.eq(rounded_product(8) + 2 * cz)
                 with m.If(op == OP["fn_log"]):
                     shift(lnp, g, round_half_up=True)
-                    finish(sh_out)
+                    finish()
                 with m.Else():
                     start_smul(lnp, oy.as_signed(), "POW_Z", f)
             with m.State("POW_Z"):  # z = y ln x at P bits; _exp_from_p saturates |z| >= lim
@@ -709,4 +734,8 @@ class FunctionUnit(wiring.Component):
                     finish(Mux(fm_neg, 0, maximum))
                 with m.Else():
                     start_exp(rounded_product(f), HX_EXP)
+
+        with m.If(finishing):
+            m.d.sync += self.r0.eq(Mux(fin_shifted, Mux(fin_wrap, sh_out[:w], saturate(sh_out)),
+                                       fin_const))
         return m
