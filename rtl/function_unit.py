@@ -61,8 +61,15 @@ CORDIC_ITERATION_CYCLES = 2
 
 
 def multiplier_steps(width: int) -> int:
-    """Steps of one product: two bits of the W + 1-bit multiplier per cycle."""
-    return (width + 2) // 2
+    """Steps of one product: one bit of the W + 1-bit signed multiplier per cycle."""
+    return width + 1
+
+
+def multiplicand_bits(width: int) -> int:
+    """Bits of the multiplicand register: the widest of pi/2 at P + E bits (the
+    reduction of sin/cos/tan), ln 2 at P + 8 bits, y ln x's ln x (W + 12 bits), signed."""
+    t = _TABLES[width]
+    return max(t.half_pi_wide.bit_length(), t.ln2_wide.bit_length(), width + 11) + 1
 
 
 def divider_steps(width: int) -> int:
@@ -131,10 +138,16 @@ class FunctionUnit(wiring.Component):
         op = Signal.like(self.op)
         # operands kept for the whole operation
         ox, oy, oz = Signal(w), Signal(w), Signal(w)
-        # --- multiply subroutine: acc = preload + mul_a * mul_b (unsigned) -----------------
-        mul_a = Signal(wide)
-        mul_b = Signal(w + 1)
-        acc = Signal(wide)
+        # --- multiply subroutine: acc = preload + mul_a * mul_b (signed) ------------------
+        # shift-and-add from the multiplier's low bit: the running sum's top part ``hi``
+        # takes mul_a once per multiplier bit (subtracts it for the sign bit), then hi:lo
+        # shifts right, so the product's low bits fill ``lo`` as the multiplier leaves it
+        mul_a = Signal(signed(multiplicand_bits(w)))
+        preload_bits = f + w  # the largest preload is 2**(F + W - 1)
+        hi = Signal(signed(max(len(mul_a), preload_bits + 1) + 1))
+        lo = Signal(w + 1)  # the multiplier (signed), then the product's low bits
+        acc = Signal(signed(len(hi) + len(lo)))
+        m.d.comb += acc.eq(Cat(lo, hi))
         # --- divide subroutine: quot, rem = divmod(div_n, div_d) (unsigned) ------------
         # every dividend is below 2**(W + F + 4), every divisor below 2**(W + 4)
         div_n = Signal(div_bits)
@@ -168,7 +181,6 @@ class FunctionUnit(wiring.Component):
         coef_t, coef_s = Signal(signed(w + 1)), Signal(signed(w + 1))
         vx, vy = Signal(w), Signal(w)
         rstep = Signal(range(4))
-        fm_neg = Signal()
         # --- exp family and log ----------------------------------------------------------------
         hyper = Signal()
         hfn = Signal(range(4))
@@ -176,12 +188,9 @@ class FunctionUnit(wiring.Component):
         kk = Signal(signed(16))
         ee = Signal(signed(16))
         h_neg = Signal()
-        # a signed product rounded to a shift s, +-(acc >> s) (see start_smul), narrowed to
+        # a signed product rounded to a shift s, acc >> s (see start_mul), narrowed to
         # the W + 8 bits every consumer needs: one negation for all of them
-        pmag = Signal(w + 8)
-        pflip = Signal()  # negate once more (a rotation shear that subtracts its term)
-        pterm = Signal(signed(w + 9))
-        m.d.comb += pterm.eq(Mux(fm_neg ^ pflip, -pmag, pmag))
+        pterm = Signal(signed(w + 8))
         # --- sqrt ------------------------------------------------------------------------------
         sqrt_bits = t.sqrt_bits
         radicand = Signal(2 * sqrt_bits)
@@ -269,8 +278,10 @@ class FunctionUnit(wiring.Component):
                 m.d.sync += [self.fault.eq(1), self.fault_kind.eq(FAULT_CODE[fault])]
             m.next = "IDLE"
 
-        def start_mul(a, b, back: str, preload=0) -> None:
-            m.d.sync += [mul_a.eq(a), mul_b.eq(b), acc.eq(preload), count.eq(multiplier_steps(w))]
+        def start_mul(a, b, back: str, preload: int = 0) -> None:
+            """acc = preload + a*b, signed (``b`` fits W + 1 bits signed): with the preload
+            2**(s-1), ``rounded_product(s)`` = floor(a*b / 2**s + 1/2) at ``back``."""
+            m.d.sync += [mul_a.eq(a), lo.eq(b), hi.eq(preload), count.eq(multiplier_steps(w))]
             call("MUL", back)
 
         def start_div(n, d, back: str) -> None:
@@ -287,22 +298,10 @@ class FunctionUnit(wiring.Component):
         def saturate(v):
             return Mux(v > maximum, maximum, Mux(v < minimum, minimum, v))
 
-        def rounding_preload(neg, s: int):
-            """The multiplier's start value so that +-(acc >> s) = floor(+-a*b / 2**s + 1/2):
-            floor((c - m) / 2**s) = -floor((m + 2**s - 1 - c) / 2**s) for c = 2**(s-1)."""
-            return Mux(neg, (1 << (s - 1)) - 1, 1 << (s - 1))
-
-        def start_smul(a, b, back: str, s: int) -> None:
-            """Signed product rounded to the shift ``s``: ``rounded_product(s)`` at ``back``.
-            ``b`` must fit W + 1 bits."""
-            neg = (a < 0) ^ (b < 0)
-            m.d.sync += fm_neg.eq(neg)
-            start_mul(_abs(a).as_unsigned(), _abs(b).as_unsigned(), back,
-                      rounding_preload(neg, s))
-
         def rounded_product(s: int):
-            """floor(a*b / 2**s + 1/2) of the last start_smul/start_fmul (W + 8 bits kept)."""
-            m.d.comb += pmag.eq(acc >> s)
+            """acc >> s, narrowed to W + 8 bits: with the preload 2**(s-1), floor(a*b / 2**s
+            + 1/2) of the last start_mul."""
+            m.d.comb += pterm.eq(acc >> s)
             return pterm
 
         def start_exp(z, which: int) -> None:
@@ -311,11 +310,8 @@ class FunctionUnit(wiring.Component):
             m.next = "HX_START"
 
         def start_fmul(a, b) -> None:
-            """fx_mul(S(a), S(b)) via magnitudes; the FMUL return finishes it."""
-            neg = a[-1] ^ b[-1]
-            m.d.sync += fm_neg.eq(neg)
-            start_mul(_abs(a.as_signed()).as_unsigned(), _abs(b.as_signed()).as_unsigned(),
-                      "FMUL", rounding_preload(neg, f))
+            """fx_mul(S(a), S(b)); the FMUL return finishes it."""
+            start_mul(a.as_signed(), b.as_signed(), "FMUL", 1 << (f - 1))
 
         with m.FSM():
             with m.State("IDLE"):
@@ -327,7 +323,7 @@ class FunctionUnit(wiring.Component):
                         # fmul: floor(S(x) S(y) / 2**F + 1/2); fdiv: round(S(x) 2**F / S(y)), ties
                         # away from zero, as floor((2|x| 2**F + |y|) / (2|y|)) with the sign
                         with m.If(self.op == MULDIV_OPS.index("fmul")):
-                            start_smul(sx, self.y.as_signed(), "ARITH_MUL", f)
+                            start_mul(sx, self.y.as_signed(), "ARITH_MUL", 1 << (f - 1))
                         with m.Elif(self.y == 0):
                             finish(0, "divide-by-zero")
                         with m.Else():
@@ -416,13 +412,15 @@ class FunctionUnit(wiring.Component):
                         with m.Case(code):
                             m.next = name
 
-            with m.State("MUL"):  # two multiplier bits per cycle
+            with m.State("MUL"):  # one multiplier bit per cycle, its sign bit last
                 with m.If(count == 0):
                     go_back()
                 with m.Else():
-                    m.d.sync += [acc.eq(acc + Mux(mul_b[0], mul_a, 0)
-                                        + Mux(mul_b[1], mul_a << 1, 0)),
-                                 mul_a.eq(mul_a << 2), mul_b.eq(mul_b >> 2),
+                    subtract = (count == 1) & lo[0]
+                    addend = Mux(lo[0], mul_a, 0)
+                    total = Signal(signed(len(hi) + 1))
+                    m.d.comb += total.eq(hi + Mux(subtract, ~addend, addend) + subtract)
+                    m.d.sync += [hi.eq(total >> 1), lo.eq(Cat(lo[1:], total[0])),
                                  count.eq(count - 1)]
             with m.State("DIV"):
                 with m.If(count == 0):
@@ -488,7 +486,7 @@ class FunctionUnit(wiring.Component):
                 m.d.sync += q.eq(qv)
                 # floor((ax 2**(G+E) - q pi/2 + 2**(E-1)) / 2**E) = ax 2**G - floor((q pi/2 +
                 # 2**(E-1) - 1) / 2**E): the preload rounds, and r fits W + 6 bits
-                start_mul(t.half_pi_wide, qv, "SC_R", (1 << (e - 1)) - 1)
+                start_mul(Const(t.half_pi_wide), qv, "SC_R", (1 << (e - 1)) - 1)
             with m.State("SC_R"):
                 r_v = Signal(signed(w + 6))
                 m.d.comb += r_v.eq((ax << g)[:w + 6] - (acc >> e)[:w + 6])
@@ -571,12 +569,11 @@ class FunctionUnit(wiring.Component):
 
             # --- fmul, fdiv (the vocabulary's; overflow: ovf_mul, ovf_div) -----------------------
             with m.State("ARITH_MUL"):
-                # the rounded product +-(acc >> F) fits W bits signed while acc >> F is
-                # below 2**(W-1), or up to 2**(W-1) when negative
-                m.d.sync += self.overflow.eq(acc >= (Mux(fm_neg, (1 << (w - 1)) + 1, 1 << (w - 1))
-                                                     << f))
-                m.d.comb += pmag.eq(acc >> f)
-                shift(pmag, 0, negate=fm_neg)
+                # the rounded product acc >> F fits W bits signed when its bits from W - 1
+                # up are all equal (the sign)
+                top = acc[f + w - 1:]
+                m.d.sync += self.overflow.eq(top.any() & ~top.all())
+                shift(rounded_product(f), 0)
                 finish(wrap=True)
             with m.State("ARITH_DIV"):
                 # the quotient fits W bits signed below 2**(W-1), or at it when negative
@@ -596,7 +593,7 @@ class FunctionUnit(wiring.Component):
                     start_sincos(theta >> 1, FN_TAN, CONT_ROT_TAN)
             with m.State("ROT_TURNS"):
                 m.d.sync += negate.eq(quot[0])
-                start_mul(pi, quot, "ROT_REDUCED")
+                start_mul(Const(pi), quot, "ROT_REDUCED")
             with m.State("ROT_REDUCED"):
                 turns_pi = acc[:w + 2]  # |theta| - |reduced| < 2**(W + 1)
                 r = Mux(theta > 0, theta - turns_pi, theta + turns_pi)
@@ -633,9 +630,11 @@ class FunctionUnit(wiring.Component):
                 is_rot = op == OP["rot"]
                 # rot: x -= t*y (steps 0, 2), y += s*x (step 1); irot the opposite signs.
                 # One adder gives the shear's exact sum; its low W bits are the new word.
-                m.d.comb += pflip.eq(is_rot ^ (rstep == 1))
+                subtract = is_rot ^ (rstep == 1)
                 sheared = Signal(signed(w + 11))  # the shear's exact sum
-                m.d.comb += sheared.eq(Mux(rstep == 1, vy, vx).as_signed() + rounded_product(f))
+                product = rounded_product(f)
+                m.d.comb += sheared.eq(Mux(rstep == 1, vy, vx).as_signed()
+                                       + Mux(subtract, ~product, product) + subtract)
                 with m.If(rstep == 1):
                     m.d.sync += vy.eq(sheared[:w])
                 with m.Else():
@@ -647,11 +646,11 @@ class FunctionUnit(wiring.Component):
 
             # --- exp, sinh, cosh, tanh (_exp_from_p, _hyperbolic_abs) --------------------------
             with m.State("HX_START"):  # |hz| < (W + 2) << P: the callers saturate beyond
-                start_smul(hz >> (p - 20), Const(t.inv_ln2_20, signed(23)), "HX_K", 40)
+                start_mul(hz >> (p - 20), Const(t.inv_ln2_20), "HX_K", 1 << 39)
             with m.State("HX_K"):
                 k_v = rounded_product(40)
                 m.d.sync += kk.eq(k_v)
-                start_smul(Const(t.ln2_wide, signed(p + 10)), k_v[:16].as_signed(), "HX_R", 8)
+                start_mul(Const(t.ln2_wide), k_v[:16].as_signed(), "HX_R", 1 << 7)
             with m.State("HX_R"):
                 m.d.sync += [cz.eq(hz - rounded_product(8)), cx.eq(t.hyperbolic_x0), cy.eq(0),
                              vectoring.eq(0), hyper.eq(1), count.eq(0)]
@@ -720,7 +719,7 @@ class FunctionUnit(wiring.Component):
                 with m.Else():
                     call("CORDIC", "LOG_Z")
             with m.State("LOG_Z"):
-                start_smul(Const(t.ln2_wide, signed(p + 10)), ee, "LOG_E", 8)
+                start_mul(Const(t.ln2_wide), ee, "LOG_E", 1 << 7)
             with m.State("LOG_E"):
                 lnp = Signal(signed(w + 12))
                 m.d.comb += lnp.eq(rounded_product(8) + 2 * cz)
@@ -728,10 +727,13 @@ class FunctionUnit(wiring.Component):
                     shift(lnp, g, round_half_up=True)
                     finish()
                 with m.Else():
-                    start_smul(lnp, oy.as_signed(), "POW_Z", f)
+                    start_mul(lnp, oy.as_signed(), "POW_Z", 1 << (f - 1))
             with m.State("POW_Z"):  # z = y ln x at P bits; _exp_from_p saturates |z| >= lim
-                with m.If(acc >= (((w + 2) << p) << f)):
-                    finish(Mux(fm_neg, 0, maximum))
+                power = acc >> f
+                with m.If(power >= (w + 2) << p):
+                    finish(maximum)
+                with m.Elif(power <= -((w + 2) << p)):
+                    finish(0)
                 with m.Else():
                     start_exp(rounded_product(f), HX_EXP)
 
