@@ -26,7 +26,7 @@ the table's list answers with the ``unimplemented`` fault.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, signed
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, Value, signed
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -169,8 +169,13 @@ class FunctionUnit(wiring.Component):
         q = Signal(w + 1)
         tan_neg = Signal()  # the quotient's sign (tan, tanh)
         result = Signal(signed(w))  # the routine's result, saturated
-        signed_quot = Signal(signed(w + 1))  # +-quot where it fits W bits
-        m.d.comb += signed_quot.eq(Mux(tan_neg, -quot[:w], quot[:w]))
+        # a rounded quotient: the divider gives floor(2 n 2**F / d) for floor((2 n 2**F + d) /
+        # (2 d)) = (that + 1) >> 1, one rounded shift on the shifter; ``strict`` rounds a
+        # tie down instead (tanh's negative numerator, floor division)
+        strict = Signal()
+        quot_tie = Signal()
+        quot_big = Signal()  # the rounded quotient is at least 2**(W + 5): beyond any word
+        m.d.comb += [quot_tie.eq(quot[0] & (rem == 0)), quot_big.eq(quot[w + 6:].any())]
         # --- atan2 ---------------------------------------------------------------------------
         swap = Signal()
         ay_neg, ax_neg = Signal(), Signal()
@@ -218,9 +223,11 @@ class FunctionUnit(wiring.Component):
                      rounded.eq(Mux(rounding, (shifted + 1) >> 1, shifted)),
                      sh_out.eq(Mux(sh_negate, -rounded, rounded))]
 
-        def shift(value, amount, *, round_half_up: bool = False, negate=None) -> None:
+        def shift(value, amount, *, round_half_up=False, negate=None) -> None:
             """Drive the shared shifter in the current state (its result: ``sh_out``)."""
-            m.d.comb += [sh_in.eq(value), sh_amount.eq(amount), sh_round.eq(int(round_half_up))]
+            m.d.comb += [sh_in.eq(value), sh_amount.eq(amount),
+                         sh_round.eq(round_half_up if isinstance(round_half_up, Value)
+                                     else int(round_half_up))]
             if negate is not None:
                 m.d.comb += sh_negate.eq(negate)
 
@@ -298,6 +305,10 @@ class FunctionUnit(wiring.Component):
         def saturate(v):
             return Mux(v > maximum, maximum, Mux(v < minimum, minimum, v))
 
+        def rounded_quotient(negative) -> None:
+            """Drive the shifter with +-(the rounded quotient) (saturate unless quot_big)."""
+            shift(quot, 1, round_half_up=~(strict & quot_tie), negate=negative)
+
         def rounded_product(s: int):
             """acc >> s, narrowed to W + 8 bits: with the preload 2**(s-1), floor(a*b / 2**s
             + 1/2) of the last start_mul."""
@@ -329,8 +340,8 @@ class FunctionUnit(wiring.Component):
                         with m.Else():
                             abs_y = _abs(self.y.as_signed()).as_unsigned()
                             m.d.sync += tan_neg.eq(self.x[-1] ^ self.y[-1])
-                            start_div((_abs(sx).as_unsigned() << (f + 1)) + abs_y, abs_y << 1,
-                                      "ARITH_DIV")
+                            m.d.sync += strict.eq(0)
+                            start_div(_abs(sx).as_unsigned() << (f + 1), abs_y, "ARITH_DIV")
                     with m.Else():
                         with m.Switch(self.op):
                             with m.Case(OP["fn_abs"]):
@@ -519,11 +530,13 @@ class FunctionUnit(wiring.Component):
                             m.d.sync += result.eq(Mux(num_neg ^ arg_neg, minimum, maximum))
                             m.next = "SC_DONE"
                         with m.Else():
-                            start_div((n_abs << (f + 1)) + d_abs, d_abs << 1, "TAN_DIV")
+                            m.d.sync += strict.eq(0)
+                            start_div(n_abs << (f + 1), d_abs, "TAN_DIV")
             with m.State("TAN_DIV"):
                 # saturate: |quot| >= 2**(W-1) gives min or max (-2**(W-1) is min itself)
-                m.d.sync += result.eq(Mux(quot[w - 1:] != 0, Mux(tan_neg, minimum, maximum),
-                                          signed_quot))
+                rounded_quotient(tan_neg)
+                m.d.sync += result.eq(Mux(quot_big, Mux(tan_neg, minimum, maximum),
+                                          saturate(sh_out)))
                 m.next = "SC_DONE"
             with m.State("SC_DONE"):
                 value = result
@@ -577,9 +590,8 @@ class FunctionUnit(wiring.Component):
                 finish(wrap=True)
             with m.State("ARITH_DIV"):
                 # the quotient fits W bits signed below 2**(W-1), or at it when negative
-                m.d.sync += self.overflow.eq((quot[w:] != 0)
-                                             | (quot[w - 1] & (~tan_neg | (quot[:w - 1] != 0))))
-                shift(quot, 0, negate=tan_neg)
+                rounded_quotient(tan_neg)
+                m.d.sync += self.overflow.eq(quot_big | (sh_out > maximum) | (sh_out < minimum))
                 finish(wrap=True)
 
             # --- rot / irot (isa/rotation.py) -----------------------------------------------------
@@ -689,15 +701,15 @@ class FunctionUnit(wiring.Component):
                         with m.If(kk >= f // 2 + 2):
                             finish(Mux(h_neg, -t.one, t.one))
                         with m.Else():
-                            num = ep - em_scaled
+                            num = Signal(signed(w + 7))
+                            m.d.comb += num.eq(ep - em_scaled)
                             den = ep + em_scaled
-                            n_v = Signal(signed(div_bits + 1))
-                            m.d.comb += n_v.eq((num << (f + 1)) + den)
-                            # floor division by 2 den > 0, also for a negative numerator
-                            m.d.sync += tan_neg.eq((n_v < 0) ^ h_neg)
-                            start_div(Mux(n_v < 0, -n_v + 2 * den - 1, n_v), den << 1, "TANH_DIV")
+                            # floor division by den > 0: a negative numerator rounds its
+                            # magnitude's ties down
+                            m.d.sync += [tan_neg.eq((num < 0) ^ h_neg), strict.eq(num < 0)]
+                            start_div(_abs(num).as_unsigned() << (f + 1), den, "TANH_DIV")
             with m.State("TANH_DIV"):
-                shift(quot, 0, negate=tan_neg)
+                rounded_quotient(tan_neg)
                 finish()  # |tanh| <= 1 fits
 
             # --- log and pow (_ln_p, fx_pow) ------------------------------------------------------
