@@ -210,6 +210,9 @@ class FunctionUnit(wiring.Component):
         sh_amount = Signal(signed(8))  # > 0: right shift; <= 0: left shift by -sh_amount
         sh_round = Signal()  # a right shift rounds half-up (floor((v + 2**(n-1)) / 2**n))
         sh_negate = Signal()
+        # round a tie of a shift by G down instead (then negated: the half-up rounding of
+        # the negated value, -floor((v + 2**(G-1) - 1) / 2**G)): sin/cos of quadrants 1-3
+        sh_half_down = Signal()
         sh_out = Signal(signed(sw))
         sh_left = p - 1  # the largest left shift (atan's and log's normalisation)
         rounding = Signal()
@@ -220,7 +223,8 @@ class FunctionUnit(wiring.Component):
         m.d.comb += [rounding.eq(sh_round & (sh_amount > 0)),
                      funnel_shift.eq(sh_left + sh_amount - rounding),
                      shifted.eq((sh_in << sh_left) >> funnel_shift),
-                     rounded.eq(Mux(rounding, (shifted + 1) >> 1, shifted)),
+                     rounded.eq(Mux(rounding, (shifted + ~(sh_half_down & (sh_in[:g - 1] == 0)))
+                                    >> 1, shifted)),
                      sh_out.eq(Mux(sh_negate, -rounded, rounded))]
 
         def shift(value, amount, *, round_half_up=False, negate=None) -> None:
@@ -245,14 +249,15 @@ class FunctionUnit(wiring.Component):
 
         # the CORDIC's iteration k: its shift and angle (cordic_schedule, in gates)
         leading = _leading_angles(t)
-        angle_table = Array(Const(table[k][2] if k < len(table) else 0, signed(w + 4))
-                            for table in (t.circular, t.hyperbolic) for k in range(leading))
+        index_bits = (leading - 1).bit_length()
+        angle_table = Array(Const(table[k][2] if k < leading else 0, signed(w + 4))
+                            for table in (t.circular, t.hyperbolic) for k in range(1 << index_bits))
 
         def cordic_step(k, hyperbolic) -> tuple[Signal, Signal]:
             shift_v = Signal(range(w))
             angle_v = Signal(signed(w + 4))
             m.d.comb += shift_v.eq(Mux(hyperbolic, k + 1 - sum(k >= r for r in _repeats(t)), k))
-            m.d.comb += angle_v.eq(Mux(k < leading, angle_table[Mux(hyperbolic, leading, 0) + k],
+            m.d.comb += angle_v.eq(Mux(k < leading, angle_table[Cat(k[:index_bits], hyperbolic)],
                                        Const(1 << p, w + 4) >> shift_v))
             return shift_v, angle_v
 
@@ -506,15 +511,13 @@ class FunctionUnit(wiring.Component):
                 call("CORDIC", "SC_CORDIC")
             with m.State("SC_CORDIC"):
                 c, s = cx, cy
-                quadrant = q[:2]
-                sin_sel = Signal(signed(w + 5))
-                cos_sel = Signal(signed(w + 5))
-                with m.Switch(quadrant):
-                    for k, (sv, cv) in enumerate(((s, c), (c, -s), (-s, -c), (-c, s))):
-                        with m.Case(k):
-                            m.d.comb += [sin_sel.eq(sv), cos_sel.eq(cv)]
-                shift(Mux(fn == FN_COS, cos_sel, sin_sel), g, round_half_up=True,
-                      negate=arg_neg & (fn == FN_SIN))
+                # sin by quadrant: s, c, -s, -c; cos: c, -s, -c, s (the one for tan unused)
+                is_cos = fn == FN_COS
+                use_c = q[0] ^ is_cos
+                minus = q[1] ^ (q[0] & is_cos)
+                m.d.comb += sh_half_down.eq(minus)
+                shift(Mux(use_c, c, s), g, round_half_up=True,
+                      negate=minus ^ (arg_neg & (fn == FN_SIN)))
                 with m.Switch(fn):
                     with m.Case(FN_SIN, FN_COS):
                         m.d.sync += result.eq(sh_out)
