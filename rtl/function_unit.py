@@ -149,14 +149,20 @@ class FunctionUnit(wiring.Component):
         acc = Signal(signed(len(hi) + len(lo)))
         m.d.comb += acc.eq(Cat(lo, hi))
         # --- divide subroutine: quot, rem = divmod(div_n, div_d) (unsigned) ------------
+        # the quotient's bits shift into div_n as the dividend's leave it (quot is div_n);
+        # sqrt runs on the same registers and comparator: the radicand in div_n, the root
+        # in div_d, the remainder in rem
         # every dividend is below 2**(W + F + 4), every divisor below 2**(W + 4)
         div_n = Signal(div_bits)
         div_d = Signal(w + 4)
-        quot = Signal(div_bits)
+        quot = div_n
         rem = Signal(w + 4)
         # --- CORDIC subroutine --------------------------------------------------------------
-        cx, cy, cz = (Signal(signed(w + 4)) for _ in range(3))
-        cdx = Signal(signed(w + 4))  # round(x >> i), the first half of an iteration
+        cx, cy = (Signal(signed(w + 4)) for _ in range(2))
+        cz = Signal(signed(w + 6))  # also exp's argument, below (W + 2) 2**P
+        # round(x >> i), the first half of an iteration; after the hyperbolic rotation,
+        # round(e**-r * 4**-k * 2**P) (em_scaled)
+        cdx = Signal(signed(w + 6))
         vectoring = Signal()
         count = Signal(range(wide + 1))
         ret = Signal(range(len(_RETURNS)))
@@ -189,18 +195,18 @@ class FunctionUnit(wiring.Component):
         # --- exp family and log ----------------------------------------------------------------
         hyper = Signal()
         hfn = Signal(range(4))
-        hz = Signal(signed(w + 8))  # within +-lim (the callers saturate beyond)
-        kk = Signal(signed(16))
-        ee = Signal(signed(16))
+        # the exp routine's argument z, within +-lim (the callers saturate beyond), waits
+        # in cz until the reduction r = z - k ln 2 replaces it there
+        hz = cz
+        kk = Signal(signed(16))  # exp's k; log's exponent e before it
+        ee = kk
         h_neg = Signal()
         # a signed product rounded to a shift s, acc >> s (see start_mul), narrowed to
         # the W + 8 bits every consumer needs: one negation for all of them
         pterm = Signal(signed(w + 8))
         # --- sqrt ------------------------------------------------------------------------------
         sqrt_bits = t.sqrt_bits
-        radicand = Signal(2 * sqrt_bits)
-        root = Signal(sqrt_bits + 1)
-        srem = Signal(sqrt_bits + 3)
+        radicand, root, srem = div_n, div_d, rem
 
         # --- the shared shifter: sh_out = +-(sh_in * 2**-sh_amount), floor or rounded -------------
         # one barrel for every scaling, normalisation and rounding of the pre- and
@@ -298,8 +304,7 @@ class FunctionUnit(wiring.Component):
 
         def start_div(n, d, back: str) -> None:
             # every dividend here is below 2**(W + F + 4): start with its top bit
-            m.d.sync += [div_n.eq(n), div_d.eq(d), quot.eq(0), rem.eq(0),
-                         count.eq(div_bits)]
+            m.d.sync += [div_n.eq(n), div_d.eq(d), rem.eq(0), count.eq(div_bits)]
             call("DIV", back)
 
         def start_sincos(angle, which: int, then: int) -> None:
@@ -356,8 +361,10 @@ class FunctionUnit(wiring.Component):
                                 with m.If(sx < 0):
                                     finish(0, "domain-error")
                                 with m.Else():
-                                    m.d.sync += [radicand.eq(self.x << f), root.eq(0), srem.eq(0),
-                                                 count.eq(sqrt_bits)]
+                                    # the radicand x 2**F at the top of div_n
+                                    top = f + div_bits - 2 * sqrt_bits
+                                    m.d.sync += [radicand.eq(self.x << top),
+                                                 root.eq(0), srem.eq(0), count.eq(sqrt_bits)]
                                     m.next = "SQRT"
                             with m.Case(OP["fn_sin"]):
                                 start_sincos(sx, FN_SIN, CONT_RESULT)
@@ -438,17 +445,22 @@ class FunctionUnit(wiring.Component):
                     m.d.comb += total.eq(hi + Mux(subtract, ~addend, addend) + subtract)
                     m.d.sync += [hi.eq(total >> 1), lo.eq(Cat(lo[1:], total[0])),
                                  count.eq(count - 1)]
+            # one comparator and subtractor for the divider's and the square root's steps:
+            # divide: trial (rem << 1 | next bit) against d; sqrt: (rem << 2 | next two
+            # bits) against (root << 2 | 1)
+            is_sqrt = Signal()
+            trial = Signal(w + 5)
+            subtrahend = Signal(w + 6)
+            fits = Signal()
+            m.d.comb += [trial.eq(Mux(is_sqrt, (rem << 2) | div_n[-2:], (rem << 1) | div_n[-1])),
+                         subtrahend.eq(Mux(is_sqrt, (root << 2) | 1, div_d)),
+                         fits.eq(trial >= subtrahend)]
             with m.State("DIV"):
                 with m.If(count == 0):
                     go_back()
                 with m.Else():
-                    trial = Signal(w + 5)
-                    m.d.comb += trial.eq((rem << 1) | div_n[-1])
-                    with m.If(trial >= div_d):
-                        m.d.sync += [rem.eq(trial - div_d), quot.eq((quot << 1) | 1)]
-                    with m.Else():
-                        m.d.sync += [rem.eq(trial), quot.eq(quot << 1)]
-                    m.d.sync += [div_n.eq(div_n << 1), count.eq(count - 1)]
+                    m.d.sync += [rem.eq(Mux(fits, trial - subtrahend, trial)),
+                                 div_n.eq(Cat(fits, div_n[:-1])), count.eq(count - 1)]
             # one iteration in two cycles, both shifts on the shared shifter:
             # circular: x -= sigma dy; hyperbolic: x += sigma dy; both y += sigma dx,
             # z -= sigma a; sigma = +1 when z >= 0 (rotation) or y < 0 (vectoring)
@@ -482,15 +494,10 @@ class FunctionUnit(wiring.Component):
                     shift(Cat(srem > root, root), 1, round_half_up=True)
                     finish()
                 with m.Else():
-                    shifted = Signal(sqrt_bits + 3)
-                    trial_s = Signal(sqrt_bits + 3)
-                    m.d.comb += [shifted.eq((srem << 2) | radicand[-2:]),
-                                 trial_s.eq((root << 2) | 1)]
-                    with m.If(shifted >= trial_s):
-                        m.d.sync += [srem.eq(shifted - trial_s), root.eq((root << 1) | 1)]
-                    with m.Else():
-                        m.d.sync += [srem.eq(shifted), root.eq(root << 1)]
-                    m.d.sync += [radicand.eq(radicand << 2), count.eq(count - 1)]
+                    m.d.comb += is_sqrt.eq(1)
+                    m.d.sync += [srem.eq(Mux(fits, trial - subtrahend, trial)),
+                                 root.eq(Cat(fits, root[:-1])),
+                                 radicand.eq(radicand << 2), count.eq(count - 1)]
 
             # --- sin / cos / tan (fx_sin, fx_cos, fx_tan) -----------------------------------------
             with m.State("SC_START"):
@@ -671,7 +678,7 @@ class FunctionUnit(wiring.Component):
                              vectoring.eq(0), hyper.eq(1), count.eq(0)]
                 call("CORDIC", "HX_CORDIC")
             ep = Signal(signed(w + 6))  # e**r * 2**P = cosh r + sinh r
-            em_scaled = Signal(signed(w + 6))  # round(e**-r * 4**-k * 2**P)
+            em_scaled = cdx
             m.d.comb += ep.eq(cx + cy)
             with m.State("HX_CORDIC"):
                 two_k = Mux(kk > (w + 4) // 2, w + 4, Mux(kk < 0, 0, kk * 2))
