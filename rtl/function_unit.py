@@ -340,6 +340,7 @@ class FunctionUnit(wiring.Component):
                     m.d.sync += [self.done.eq(0), self.fault.eq(0), self.fault_kind.eq(0),
                                  self.overflow.eq(0),
                                  op.eq(self.op), ox.eq(self.x), oy.eq(self.y), oz.eq(self.z)]
+                    shift(sx, 0, negate=sx < 0)  # |x|: abs (-min saturates to max), fdiv
                     with m.If(self.arith):
                         # fmul: floor(S(x) S(y) / 2**F + 1/2); fdiv: round(S(x) 2**F / S(y)), ties
                         # away from zero, as floor((2|x| 2**F + |y|) / (2|y|)) with the sign
@@ -351,11 +352,10 @@ class FunctionUnit(wiring.Component):
                             abs_y = _abs(self.y.as_signed()).as_unsigned()
                             m.d.sync += tan_neg.eq(self.x[-1] ^ self.y[-1])
                             m.d.sync += strict.eq(0)
-                            start_div(_abs(sx).as_unsigned() << (f + 1), abs_y, "ARITH_DIV")
+                            start_div(sh_out[:w] << (f + 1), abs_y, "ARITH_DIV")
                     with m.Else():
                         with m.Switch(self.op):
                             with m.Case(OP["fn_abs"]):
-                                shift(sx, 0, negate=sx < 0)  # -min saturates to max
                                 finish()
                             with m.Case(OP["fn_sqrt"]):
                                 with m.If(sx < 0):
@@ -530,18 +530,22 @@ class FunctionUnit(wiring.Component):
                         m.d.sync += result.eq(sh_out)
                         m.next = "SC_DONE"
                     with m.Case(FN_TAN):
-                        # (num, den) = (s, c), or (c, -s) in odd quadrants: by magnitudes
-                        abs_c, abs_s = _abs(c).as_unsigned(), _abs(s).as_unsigned()
+                        # (num, den) = (s, c), or (c, -s) in odd quadrants: by magnitudes,
+                        # |den| through the shifter now, |num| next cycle (TAN_N)
                         num_neg = Mux(q[0], c < 0, s < 0)
-                        n_abs = Mux(q[0], abs_c, abs_s)
-                        d_abs = Mux(q[0], abs_s, abs_c)
+                        d = Mux(q[0], s, c)
                         m.d.sync += tan_neg.eq(num_neg ^ Mux(q[0], s > 0, c < 0) ^ arg_neg)
-                        with m.If(d_abs == 0):
+                        with m.If(d == 0):
                             m.d.sync += result.eq(Mux(num_neg ^ arg_neg, minimum, maximum))
                             m.next = "SC_DONE"
                         with m.Else():
-                            m.d.sync += strict.eq(0)
-                            start_div(n_abs << (f + 1), d_abs, "TAN_DIV")
+                            shift(d, 0, negate=d < 0)
+                            m.d.sync += [div_d.eq(sh_out), strict.eq(0)]
+                            m.next = "TAN_N"
+            with m.State("TAN_N"):
+                n = Mux(q[0], cx, cy)
+                shift(n, 0, negate=n < 0)
+                start_div(sh_out[:w + 4] << (f + 1), div_d, "TAN_DIV")
             with m.State("TAN_DIV"):
                 # saturate: |quot| >= 2**(W-1) gives min or max (-2**(W-1) is min itself)
                 rounded_quotient(tan_neg)

@@ -68,7 +68,7 @@ def _sincos(angle: int, tan: bool, t: _Tables, cost: _Cost) -> int:
     if tan:
         c, s, q = _sincos_abs(abs(angle), t)
         if (-s if q & 1 else c) != 0:
-            cycles += cost.div + 1  # DIV, TAN_DIV
+            cycles += 1 + cost.div + 1  # TAN_N, DIV, TAN_DIV
     return cycles
 
 
