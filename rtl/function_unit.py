@@ -340,7 +340,8 @@ class FunctionUnit(wiring.Component):
                     m.d.sync += [self.done.eq(0), self.fault.eq(0), self.fault_kind.eq(0),
                                  self.overflow.eq(0),
                                  op.eq(self.op), ox.eq(self.x), oy.eq(self.y), oz.eq(self.z)]
-                    shift(sx, 0, negate=sx < 0)  # |x|: abs (-min saturates to max), fdiv
+                    shift(sx, 0, negate=sx < 0)  # |x|: abs (-min saturates to max), fdiv, ...
+                    abs_x = sh_out
                     with m.If(self.arith):
                         # fmul: floor(S(x) S(y) / 2**F + 1/2); fdiv: round(S(x) 2**F / S(y)), ties
                         # away from zero, as floor((2|x| 2**F + |y|) / (2|y|)) with the sign
@@ -391,22 +392,22 @@ class FunctionUnit(wiring.Component):
                                 with m.Else():
                                     start_exp(sx << g, HX_EXP)
                             with m.Case(OP["fn_sinh"]):
-                                with m.If(_abs(sx) >= ((w + 2) << f)):
+                                with m.If(abs_x >= ((w + 2) << f)):
                                     finish(Mux(sx < 0, minimum, maximum))
                                 with m.Else():
                                     m.d.sync += h_neg.eq(sx < 0)
-                                    start_exp(_abs(sx) << g, HX_SINH)
+                                    start_exp(abs_x << g, HX_SINH)
                             with m.Case(OP["fn_cosh"]):
-                                with m.If(_abs(sx) >= ((w + 2) << f)):
+                                with m.If(abs_x >= ((w + 2) << f)):
                                     finish(maximum)
                                 with m.Else():
-                                    start_exp(_abs(sx) << g, HX_COSH)
+                                    start_exp(abs_x << g, HX_COSH)
                             with m.Case(OP["fn_tanh"]):
-                                with m.If(_abs(sx) >= ((f + 4) << f)):
+                                with m.If(abs_x >= ((f + 4) << f)):
                                     finish(Mux(sx < 0, -t.one, t.one))
                                 with m.Else():
                                     m.d.sync += h_neg.eq(sx < 0)
-                                    start_exp(_abs(sx) << g, HX_TANH)
+                                    start_exp(abs_x << g, HX_TANH)
                             with m.Case(OP["fn_log"]):
                                 with m.If(sx <= 0):
                                     finish(0, "domain-error")
@@ -501,7 +502,8 @@ class FunctionUnit(wiring.Component):
 
             # --- sin / cos / tan (fx_sin, fx_cos, fx_tan) -----------------------------------------
             with m.State("SC_START"):
-                magnitude = _abs(arg).as_unsigned()[:w + 1]
+                shift(arg, 0, negate=arg < 0)
+                magnitude = sh_out.as_unsigned()[:w + 1]
                 m.d.sync += [arg_neg.eq(arg < 0), ax.eq(magnitude)]
                 start_mul(magnitude, t.two_over_pi, "SC_Q", 1 << (f + w - 1))
             with m.State("SC_Q"):
@@ -566,15 +568,23 @@ class FunctionUnit(wiring.Component):
                         m.next = "ROT_SHEAR"
 
             # --- atan2 (fx_atan2; atan(x) = atan2(x, 1)) ------------------------------------------
-            # (|x|, |y|) with ox = y, oy = x; the larger is big, normalised to P - 1 bits
-            ay_v = _abs(ox.as_signed()).as_unsigned()[:w]
-            ax_v = _abs(oy.as_signed()).as_unsigned()[:w]
+            # (|x|, |y|) with ox = y, oy = x, made magnitudes by the shifter one a cycle (ATAN,
+            # ATAN_B); the larger is big, normalised to P - 1 bits
+            ay_v, ax_v = ox, oy
             big = Mux(swap, ay_v, ax_v)
             small = Mux(swap, ax_v, ay_v)
             norm = Signal(signed(8))  # P - 1 - bit_length(big): the left shift
             with m.State("ATAN"):
+                shift(ox.as_signed(), 0, negate=ox[-1])
+                m.d.sync += [ox.eq(sh_out), ay_neg.eq(ox[-1])]
+                m.next = "ATAN_B"
+            with m.State("ATAN_B"):
+                shift(oy.as_signed(), 0, negate=oy[-1])
+                m.d.sync += [oy.eq(sh_out), ax_neg.eq(oy[-1])]
+                m.next = "ATAN_N"
+            with m.State("ATAN_N"):
                 swap_v = ay_v > ax_v
-                m.d.sync += [swap.eq(swap_v), ay_neg.eq(ox[-1]), ax_neg.eq(oy[-1])]
+                m.d.sync += swap.eq(swap_v)
                 m.d.comb += lo_in.eq(Mux(swap_v, ay_v, ax_v))
                 with m.If(lo_in == 0):
                     finish(0)
@@ -590,8 +600,12 @@ class FunctionUnit(wiring.Component):
                 m.d.sync += [cy.eq(sh_out), cz.eq(0), vectoring.eq(1), hyper.eq(0), count.eq(0)]
                 call("CORDIC", "ATAN_CORDIC")
             with m.State("ATAN_CORDIC"):
-                a1 = Mux(swap, t.half_pi_p - cz, cz)
-                shift(Mux(ax_neg, t.pi_p - a1, a1), g, round_half_up=True, negate=ay_neg)
+                # pi/2 - a when swapped, then pi - that when x < 0: K +- a in one adder
+                offset = Array(Const(k, w + 2) for k in (0, t.half_pi_p, t.pi_p,
+                                                         t.pi_p - t.half_pi_p))[Cat(swap, ax_neg)]
+                minus = swap ^ ax_neg
+                shift(offset + Mux(minus, ~cz, cz) + minus, g, round_half_up=True,
+                      negate=ay_neg)
                 finish()
 
             # --- fmul, fdiv (the vocabulary's; overflow: ovf_mul, ovf_div) -----------------------
@@ -611,7 +625,8 @@ class FunctionUnit(wiring.Component):
             # --- rot / irot (isa/rotation.py) -----------------------------------------------------
             with m.State("ROT"):
                 # turns = ceil((|theta| - pi/2) / pi), for theta of either sign
-                abs_theta = _abs(theta).as_unsigned()
+                shift(theta, 0, negate=theta < 0)
+                abs_theta = sh_out.as_unsigned()[:w]
                 with m.If(abs_theta > half_pi):
                     start_div(abs_theta + (pi - 1 - half_pi), pi, "ROT_TURNS")
                 with m.Else():
@@ -721,7 +736,8 @@ class FunctionUnit(wiring.Component):
                             # floor division by den > 0: a negative numerator rounds its
                             # magnitude's ties down
                             m.d.sync += [tan_neg.eq((num < 0) ^ h_neg), strict.eq(num < 0)]
-                            start_div(_abs(num).as_unsigned() << (f + 1), den, "TANH_DIV")
+                            shift(num, 0, negate=num < 0)
+                            start_div(sh_out.as_unsigned()[:w + 7] << (f + 1), den, "TANH_DIV")
             with m.State("TANH_DIV"):
                 rounded_quotient(tan_neg)
                 finish()  # |tanh| <= 1 fits

@@ -120,8 +120,9 @@ def function_unit_cycles(op: str, x: int, y: int, z: int, width: int) -> int:
         return 1 + _sincos(sx, op == "fn_tan", t, cost)
     if op in ("fn_atan", "fn_atan2"):
         if op == "fn_atan2" and sx == 0 and sy == 0:
-            return 2  # IDLE, ATAN
-        return 4 + cost.circular + 1  # IDLE, ATAN, ATAN_X, ATAN_Y, CORDIC, ATAN_CORDIC
+            return 4  # IDLE, ATAN, ATAN_B, ATAN_N
+        # IDLE, ATAN, ATAN_B, ATAN_N, ATAN_X, ATAN_Y, CORDIC, ATAN_CORDIC
+        return 6 + cost.circular + 1
     if op in ("rot", "irot"):
         return 1 + _rotation(sz, t, cost)
     lim = (width + 2) << f  # _exp_from_p's and _hyperbolic_abs's range, tested in IDLE
