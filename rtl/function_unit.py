@@ -233,13 +233,30 @@ class FunctionUnit(wiring.Component):
                                     >> 1, shifted)),
                      sh_out.eq(Mux(sh_negate, -rounded, rounded))]
 
+        # the shifter's distinct inputs, in the order of first use: one multiplexer input
+        # each, however many states shift the same value (picked by sh_source)
+        sh_sources: list[Value] = []
+        sh_source = Signal(range(32))
+
         def shift(value, amount, *, round_half_up=False, negate=None) -> None:
             """Drive the shared shifter in the current state (its result: ``sh_out``)."""
-            m.d.comb += [sh_in.eq(value), sh_amount.eq(amount),
+            index = next((k for k, known in enumerate(sh_sources) if known is value), None)
+            if index is None:
+                index = len(sh_sources)
+                sh_sources.append(value)
+            m.d.comb += [sh_source.eq(index), sh_amount.eq(amount),
                          sh_round.eq(round_half_up if isinstance(round_half_up, Value)
                                      else int(round_half_up))]
             if negate is not None:
                 m.d.comb += sh_negate.eq(negate)
+
+        # two of the shifter's inputs pick a register: cx or cy, ox or oy
+        pick_y = Signal()
+        cxy = Signal(signed(w + 4))
+        pick_oy = Signal()
+        oxy = Signal(w)
+        oxy_signed = oxy.as_signed()
+        m.d.comb += [cxy.eq(Mux(pick_y, cy, cx)), oxy.eq(Mux(pick_oy, oy, ox))]
 
         # --- the shared leading-one detector (atan's and log's normalisation) ----------------
         lo_in = Signal(w)
@@ -469,12 +486,13 @@ class FunctionUnit(wiring.Component):
                 with m.If(count == Mux(hyper, h_iterations, iterations)):
                     go_back()
                 with m.Else():
-                    shift(cx, i, round_half_up=True)
+                    shift(cxy, i, round_half_up=True)
                     m.d.sync += cdx.eq(sh_out)
                     m.next = "CORDIC_Y"
             with m.State("CORDIC_Y"):
                 m.next = "CORDIC"
-                shift(cy, i, round_half_up=True)
+                m.d.comb += pick_y.eq(1)
+                shift(cxy, i, round_half_up=True)
                 dy = sh_out
                 dx = cdx
                 sigma = Mux(vectoring, cy < 0, cz >= 0)
@@ -525,7 +543,8 @@ class FunctionUnit(wiring.Component):
                 use_c = q[0] ^ is_cos
                 minus = q[1] ^ (q[0] & is_cos)
                 m.d.comb += sh_half_down.eq(minus)
-                shift(Mux(use_c, c, s), g, round_half_up=True,
+                m.d.comb += pick_y.eq(~use_c)
+                shift(cxy, g, round_half_up=True,
                       negate=minus ^ (arg_neg & (fn == FN_SIN)))
                 with m.Switch(fn):
                     with m.Case(FN_SIN, FN_COS):
@@ -535,7 +554,8 @@ class FunctionUnit(wiring.Component):
                         # (num, den) = (s, c), or (c, -s) in odd quadrants: by magnitudes,
                         # |den| through the shifter now, |num| next cycle (TAN_N)
                         num_neg = Mux(q[0], c < 0, s < 0)
-                        d = Mux(q[0], s, c)
+                        m.d.comb += pick_y.eq(q[0])
+                        d = cxy
                         m.d.sync += tan_neg.eq(num_neg ^ Mux(q[0], s > 0, c < 0) ^ arg_neg)
                         with m.If(d == 0):
                             m.d.sync += result.eq(Mux(num_neg ^ arg_neg, minimum, maximum))
@@ -545,7 +565,8 @@ class FunctionUnit(wiring.Component):
                             m.d.sync += [div_d.eq(sh_out), strict.eq(0)]
                             m.next = "TAN_N"
             with m.State("TAN_N"):
-                n = Mux(q[0], cx, cy)
+                m.d.comb += pick_y.eq(~q[0])
+                n = cxy
                 shift(n, 0, negate=n < 0)
                 start_div(sh_out[:w + 4] << (f + 1), div_d, "TAN_DIV")
             with m.State("TAN_DIV"):
@@ -571,15 +592,14 @@ class FunctionUnit(wiring.Component):
             # (|x|, |y|) with ox = y, oy = x, made magnitudes by the shifter one a cycle (ATAN,
             # ATAN_B); the larger is big, normalised to P - 1 bits
             ay_v, ax_v = ox, oy
-            big = Mux(swap, ay_v, ax_v)
-            small = Mux(swap, ax_v, ay_v)
             norm = Signal(signed(8))  # P - 1 - bit_length(big): the left shift
             with m.State("ATAN"):
-                shift(ox.as_signed(), 0, negate=ox[-1])
+                shift(oxy_signed, 0, negate=ox[-1])
                 m.d.sync += [ox.eq(sh_out), ay_neg.eq(ox[-1])]
                 m.next = "ATAN_B"
             with m.State("ATAN_B"):
-                shift(oy.as_signed(), 0, negate=oy[-1])
+                m.d.comb += pick_oy.eq(1)
+                shift(oxy_signed, 0, negate=oy[-1])
                 m.d.sync += [oy.eq(sh_out), ax_neg.eq(oy[-1])]
                 m.next = "ATAN_N"
             with m.State("ATAN_N"):
@@ -592,11 +612,13 @@ class FunctionUnit(wiring.Component):
                     m.d.sync += norm.eq(p - 1 - length)
                     m.next = "ATAN_X"
             with m.State("ATAN_X"):
-                shift(big, -norm)
+                m.d.comb += pick_oy.eq(~swap)  # big
+                shift(oxy, -norm)
                 m.d.sync += cx.eq(sh_out)
                 m.next = "ATAN_Y"
             with m.State("ATAN_Y"):
-                shift(small, -norm)
+                m.d.comb += pick_oy.eq(swap)  # small
+                shift(oxy, -norm)
                 m.d.sync += [cy.eq(sh_out), cz.eq(0), vectoring.eq(1), hyper.eq(0), count.eq(0)]
                 call("CORDIC", "ATAN_CORDIC")
             with m.State("ATAN_CORDIC"):
@@ -747,7 +769,7 @@ class FunctionUnit(wiring.Component):
                 s_bits = p - 1
                 a = Signal(w + 2)
                 m.d.comb += lo_in.eq(ox)
-                shift(ox, length - 1 - s_bits)  # m * 2**S, m in [1, 2)
+                shift(oxy, length - 1 - s_bits)  # m * 2**S, m in [1, 2)
                 m.d.comb += a.eq(sh_out)
                 e_v = Signal(signed(16))
                 m.d.comb += e_v.eq(length - 1 - f)
@@ -778,6 +800,12 @@ class FunctionUnit(wiring.Component):
                     finish(0)
                 with m.Else():
                     start_exp(rounded_product(f), HX_EXP)
+
+        assert len(sh_sources) <= 32
+        with m.Switch(sh_source):
+            for index, value in enumerate(sh_sources):
+                with m.Case(index):
+                    m.d.comb += sh_in.eq(value)
 
         with m.If(finishing):
             m.d.sync += self.r0.eq(Mux(fin_shifted, Mux(fin_wrap, sh_out[:w], saturate(sh_out)),
