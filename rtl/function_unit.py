@@ -718,15 +718,24 @@ class FunctionUnit(wiring.Component):
                 m.d.sync += [cz.eq(hz - rounded_product(8)), cx.eq(t.hyperbolic_x0), cy.eq(0),
                              vectoring.eq(0), hyper.eq(1), count.eq(0)]
                 call("CORDIC", "HX_CORDIC")
-            ep = Signal(signed(w + 6))  # e**r * 2**P = cosh r + sinh r
+            # one adder for the post-processing: cx -+ (cy or em_scaled); after HX_EP, cx holds
+            # e**r * 2**P = cosh r + sinh r
             em_scaled = cdx
-            m.d.comb += ep.eq(cx + cy)
+            hx_sub, hx_em = Signal(), Signal()
+            hx_sum = Signal(signed(w + 7))
+            hx_operand = Mux(hx_em, em_scaled, cy)
+            m.d.comb += hx_sum.eq(cx + Mux(hx_sub, ~hx_operand, hx_operand) + hx_sub)
             with m.State("HX_CORDIC"):
                 two_k = Mux(kk > (w + 4) // 2, w + 4, Mux(kk < 0, 0, kk * 2))
-                shift(cx - cy, two_k, round_half_up=True)
+                m.d.comb += hx_sub.eq(1)  # e**-r 2**P = cosh r - sinh r, scaled by 4**-k
+                shift(hx_sum, two_k, round_half_up=True)
                 m.d.sync += em_scaled.eq(sh_out)
+                m.next = "HX_EP"
+            with m.State("HX_EP"):
+                m.d.sync += cx.eq(hx_sum)
                 m.next = "HX_POST"
             with m.State("HX_POST"):
+                m.d.comb += hx_em.eq(1)
                 with m.Switch(hfn):
                     with m.Case(HX_EXP):
                         with m.If(kk >= w - f):
@@ -734,32 +743,35 @@ class FunctionUnit(wiring.Component):
                         with m.Elif(kk <= -f - 2):
                             finish(0)
                         with m.Else():
-                            shift(ep, g - kk, round_half_up=True)
+                            shift(cxy, g - kk, round_half_up=True)
                             finish()
                     with m.Case(HX_SINH):
                         with m.If(kk > w - f):
                             finish(Mux(h_neg, minimum, maximum))
                         with m.Else():
-                            shift(ep - em_scaled, g + 1 - kk, round_half_up=True, negate=h_neg)
+                            m.d.comb += hx_sub.eq(1)
+                            shift(hx_sum, g + 1 - kk, round_half_up=True, negate=h_neg)
                             finish()
                     with m.Case(HX_COSH):
                         with m.If(kk > w - f):
                             finish(maximum)
                         with m.Else():
-                            shift(ep + em_scaled, g + 1 - kk, round_half_up=True)
+                            shift(hx_sum, g + 1 - kk, round_half_up=True)
                             finish()
                     with m.Case(HX_TANH):
                         with m.If(kk >= f // 2 + 2):
                             finish(Mux(h_neg, -t.one, t.one))
                         with m.Else():
-                            num = Signal(signed(w + 7))
-                            m.d.comb += num.eq(ep - em_scaled)
-                            den = ep + em_scaled
-                            # floor division by den > 0: a negative numerator rounds its
-                            # magnitude's ties down
-                            m.d.sync += [tan_neg.eq((num < 0) ^ h_neg), strict.eq(num < 0)]
-                            shift(num, 0, negate=num < 0)
-                            start_div(sh_out.as_unsigned()[:w + 7] << (f + 1), den, "TANH_DIV")
+                            m.d.sync += div_d.eq(hx_sum)  # den, then num in TANH_N
+                            m.next = "TANH_N"
+            with m.State("TANH_N"):
+                m.d.comb += [hx_em.eq(1), hx_sub.eq(1)]
+                num = hx_sum
+                # floor division by den > 0: a negative numerator rounds its magnitude's
+                # ties down
+                m.d.sync += [tan_neg.eq((num < 0) ^ h_neg), strict.eq(num < 0)]
+                shift(num, 0, negate=num < 0)
+                start_div(sh_out.as_unsigned()[:w + 7] << (f + 1), div_d, "TANH_DIV")
             with m.State("TANH_DIV"):
                 rounded_quotient(tan_neg)
                 finish()  # |tanh| <= 1 fits

@@ -77,12 +77,13 @@ def _exponential(op: str, z: int, t: _Tables, cost: _Cost) -> int:
     ``_hyperbolic_abs`` (the callers saturate beyond its range): two products (k, r),
     the hyperbolic rotation, e**-r scaled, and for tanh a division unless it rounds to
     one."""
-    # HX_START, MUL, HX_K, MUL, HX_R, CORDIC, HX_CORDIC, HX_POST (which finishes, or divides)
-    cycles = 1 + cost.mul + 1 + cost.mul + 1 + cost.hyperbolic + 1 + 1
+    # HX_START, MUL, HX_K, MUL, HX_R, CORDIC, HX_CORDIC, HX_EP, HX_POST (which finishes,
+    # or divides)
+    cycles = 1 + cost.mul + 1 + cost.mul + 1 + cost.hyperbolic + 1 + 1 + 1
     if op == "fn_tanh":
         k = ((z >> (t.prec - 20)) * t.inv_ln2_20 + (1 << 39)) >> 40
         if k < t.frac // 2 + 2:
-            cycles += cost.div + 1  # DIV, TANH_DIV
+            cycles += 1 + cost.div + 1  # TANH_N, DIV, TANH_DIV
     return cycles
 
 
