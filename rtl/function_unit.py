@@ -659,7 +659,10 @@ class FunctionUnit(wiring.Component):
                 start_mul(Const(pi), quot, "ROT_REDUCED")
             with m.State("ROT_REDUCED"):
                 turns_pi = acc[:w + 2]  # |theta| - |reduced| < 2**(W + 1)
-                r = Mux(theta > 0, theta - turns_pi, theta + turns_pi)
+                toward_zero = theta > 0
+                r = Signal(signed(w + 1))
+                turns_pi_s = Cat(turns_pi, 0).as_signed()
+                m.d.comb += r.eq(theta + Mux(toward_zero, ~turns_pi_s, turns_pi_s) + toward_zero)
                 m.d.sync += reduced.eq(r)
                 start_sincos(r >> 1, FN_TAN, CONT_ROT_TAN)
             with m.State("ROT_SHEAR"):
