@@ -808,13 +808,15 @@ class FunctionUnit(wiring.Component):
                 with m.Else():
                     start_mul(lnp, oy.as_signed(), "POW_Z", 1 << (f - 1))
             with m.State("POW_Z"):  # z = y ln x at P bits; _exp_from_p saturates |z| >= lim
-                power = acc >> f
-                with m.If(power >= (w + 2) << p):
-                    finish(maximum)
-                with m.Elif(power <= -((w + 2) << p)):
-                    finish(0)
+                # z is acc >> F; it is in range when it fits the W + 8 bits kept and lies
+                # within +-lim there
+                power = rounded_product(f)
+                top = acc[f + len(power) - 1:]
+                lim = (w + 2) << p
+                with m.If((top.any() & ~top.all()) | (power >= lim) | (power <= -lim)):
+                    finish(Mux(acc[-1], 0, maximum))
                 with m.Else():
-                    start_exp(rounded_product(f), HX_EXP)
+                    start_exp(power, HX_EXP)
 
         assert len(sh_sources) <= 32
         with m.Switch(sh_source):
