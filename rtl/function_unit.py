@@ -665,21 +665,21 @@ class FunctionUnit(wiring.Component):
                 m.d.comb += r.eq(theta + Mux(toward_zero, ~turns_pi_s, turns_pi_s) + toward_zero)
                 m.d.sync += reduced.eq(r)
                 start_sincos(r >> 1, FN_TAN, CONT_ROT_TAN)
+            word_min = 1 << (w - 1)
+            negate_wraps = (vx == word_min) | (vy == word_min)
+            vx_signed, vy_signed = vx.as_signed(), vy.as_signed()
             with m.State("ROT_SHEAR"):
                 is_rot = op == OP["rot"]
                 # rot: negate first, then x -= t*y; y += s*x; x -= t*y
                 # irot: x += t*y; y -= s*x; x += t*y, then negate
                 # overflow (isa/rotation.py): negating -2^(W-1), or a shear's exact sum
                 # outside the signed range; rot negates first, irot last
-                word_min = 1 << (w - 1)
-                negate_wraps = negate & ((vx == word_min) | (vy == word_min))
+                # the negation by pi goes through the shifter, a word a cycle (ROT_NEG_X,
+                # ROT_NEG_Y; irot: ROT_UNNEG_Y, then the finish negates x)
                 with m.Switch(rstep):
                     with m.Case(0):
                         with m.If(is_rot & negate):
-                            m.d.sync += [vx.eq(-vx), vy.eq(-vy)]
-                            with m.If(negate_wraps):
-                                m.d.sync += self.overflow.eq(1)
-                            start_fmul(coef_t[:w], (-vy)[:w])
+                            m.next = "ROT_NEG_X"
                         with m.Else():
                             start_fmul(coef_t[:w], vy)
                     with m.Case(1):
@@ -687,11 +687,30 @@ class FunctionUnit(wiring.Component):
                     with m.Case(2):
                         start_fmul(coef_t[:w], vy)
                     with m.Case(3):
-                        with m.If(~is_rot & negate_wraps):
-                            m.d.sync += self.overflow.eq(1)
-                        unnegate = ~is_rot & negate
-                        shift(vx, 0, negate=unnegate)
-                        finish(second=Mux(unnegate, -vy, vy), wrap=True)
+                        with m.If(~is_rot & negate):
+                            m.next = "ROT_UNNEG_Y"
+                        with m.Else():
+                            shift(vx_signed, 0)
+                            finish(second=vy, wrap=True)
+            with m.State("ROT_NEG_X"):
+                with m.If(negate_wraps):
+                    m.d.sync += self.overflow.eq(1)
+                shift(vx_signed, 0, negate=1)
+                m.d.sync += vx.eq(sh_out)
+                m.next = "ROT_NEG_Y"
+            with m.State("ROT_NEG_Y"):
+                shift(vy_signed, 0, negate=1)
+                m.d.sync += vy.eq(sh_out)
+                start_fmul(coef_t[:w], sh_out[:w])
+            with m.State("ROT_UNNEG_Y"):
+                with m.If(negate_wraps):
+                    m.d.sync += self.overflow.eq(1)
+                shift(vy_signed, 0, negate=1)
+                m.d.sync += vy.eq(sh_out)
+                m.next = "ROT_UNNEG_X"
+            with m.State("ROT_UNNEG_X"):
+                shift(vx_signed, 0, negate=1)
+                finish(second=vy, wrap=True)
             with m.State("FMUL"):
                 is_rot = op == OP["rot"]
                 # rot: x -= t*y (steps 0, 2), y += s*x (step 1); irot the opposite signs.

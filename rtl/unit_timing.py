@@ -159,6 +159,8 @@ def _rotation(theta: int, t: _Tables, cost: _Cost) -> int:
         turns = (span + pi - 1) // pi
         reduced = theta - turns * pi if theta > 0 else theta + turns * pi
         cycles += cost.div + 1 + cost.mul + 1  # DIV, ROT_TURNS, MUL, ROT_REDUCED
+        if turns & 1:  # the negation by pi, a word a cycle (ROT_NEG_X/Y or ROT_UNNEG_Y/X)
+            cycles += 2
     cycles += _sincos(reduced >> 1, True, t, cost) + _sincos(reduced, False, t, cost)
     return cycles + 3 * (1 + cost.mul + 1) + 1  # three shears (ROT_SHEAR, MUL, FMUL), finish
 
