@@ -102,10 +102,6 @@ def cordic_schedule(t: _Tables, k: int, hyper: bool) -> tuple[int, int]:
     return shift, 1 << (t.prec - shift)
 
 
-def _abs(v):
-    return Mux(v < 0, -v, v)
-
-
 class FunctionUnit(wiring.Component):
     """``start`` with ``op`` (index into FUNCTION_OPS) and operands; ``done`` with results."""
 
@@ -367,10 +363,10 @@ class FunctionUnit(wiring.Component):
                         with m.Elif(self.y == 0):
                             finish(0, "divide-by-zero")
                         with m.Else():
-                            abs_y = _abs(self.y.as_signed()).as_unsigned()
-                            m.d.sync += tan_neg.eq(self.x[-1] ^ self.y[-1])
-                            m.d.sync += strict.eq(0)
-                            start_div(sh_out[:w] << (f + 1), abs_y, "ARITH_DIV")
+                            # |x| 2**(F+1) now, |y| through the shifter next cycle (FDIV_D)
+                            m.d.sync += [tan_neg.eq(self.x[-1] ^ self.y[-1]), strict.eq(0),
+                                         div_n.eq(sh_out[:w] << (f + 1))]
+                            m.next = "FDIV_D"
                     with m.Else():
                         with m.Switch(self.op):
                             with m.Case(OP["fn_abs"]):
@@ -638,6 +634,10 @@ class FunctionUnit(wiring.Component):
                 m.d.sync += self.overflow.eq(top.any() & ~top.all())
                 shift(rounded_product(f), 0)
                 finish(wrap=True)
+            with m.State("FDIV_D"):
+                m.d.comb += pick_oy.eq(1)
+                shift(oxy_signed, 0, negate=oy[-1])
+                start_div(div_n, sh_out[:w], "ARITH_DIV")
             with m.State("ARITH_DIV"):
                 # the quotient fits W bits signed below 2**(W-1), or at it when negative
                 rounded_quotient(tan_neg)

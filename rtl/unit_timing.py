@@ -112,7 +112,7 @@ def function_unit_cycles(op: str, x: int, y: int, z: int, width: int) -> int:
     if op == "fmul":
         return 1 + cost.mul + 1  # IDLE, MUL, ARITH_MUL
     if op == "fdiv":
-        return 1 if sy == 0 else 1 + cost.div + 1  # IDLE, DIV, ARITH_DIV
+        return 1 if sy == 0 else 2 + cost.div + 1  # IDLE, FDIV_D, DIV, ARITH_DIV
     if op == "fn_abs":
         return 1
     if op == "fn_sqrt":
