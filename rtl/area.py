@@ -43,12 +43,15 @@ def register_breakdown(netlist: dict) -> tuple[list[RegisterArea], int]:
     """The LUT4 of a yosys JSON netlist by the registers they feed, largest first, and the
     LUTs that reach no register or output (none after a clean synthesis)."""
     module = _module(netlist)
+    # a bit's name: the shortest visible one (yosys also names nets after the cells
+    # between them, e.g. mul_a_SB_DFFESR_Q_37_D_..., which Amaranth's names are shorter than)
     names: dict[int, str] = {}
     for name, info in module["netnames"].items():
-        visible = not info.get("hide_name", 0)
+        rank = (bool(info.get("hide_name", 0)), len(name))
         for bit in info["bits"]:
-            if isinstance(bit, int) and (bit not in names or visible):
-                names[bit] = name.lstrip("\\")
+            if isinstance(bit, int) and (bit not in names or rank < names[bit][0]):
+                names[bit] = (rank, name.lstrip("\\"))
+    names = {bit: name for bit, (_, name) in names.items()}
     cells = module["cells"]
     readers: dict[int, list[str]] = defaultdict(list)
     for cell_name, cell in cells.items():

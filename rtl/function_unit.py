@@ -48,7 +48,8 @@ OP = {name: code for code, name in enumerate(FUNCTION_OPS)}
 FN_SIN, FN_COS, FN_TAN = 0, 1, 2
 CONT_RESULT, CONT_ROT_TAN, CONT_ROT_SIN = 0, 1, 2
 # what the exp routine finishes as
-HX_EXP, HX_SINH, HX_COSH, HX_TANH = 0, 1, 2, 3
+HX_OPS = ("fn_exp", "fn_sinh", "fn_cosh", "fn_tanh")
+HX_EXP, HX_SINH, HX_COSH, HX_TANH = range(4)
 # the states a subroutine (MUL, DIV, CORDIC) returns to
 _RETURNS = ("SC_Q", "SC_R", "SC_CORDIC", "TAN_DIV", "ROT_TURNS", "ROT_REDUCED", "FMUL",
             "ATAN_CORDIC", "HX_K", "HX_R", "HX_CORDIC", "TANH_DIV", "LOG_Z", "LOG_E", "POW_Z",
@@ -133,7 +134,7 @@ class FunctionUnit(wiring.Component):
 
         op = Signal.like(self.op)
         # operands kept for the whole operation
-        ox, oy, oz = Signal(w), Signal(w), Signal(w)
+        ox, oy, oz = Signal(w, name="ox"), Signal(w, name="oy"), Signal(w, name="oz")
         # --- multiply subroutine: acc = preload + mul_a * mul_b (signed) ------------------
         # shift-and-add from the multiplier's low bit: the running sum's top part ``hi``
         # takes mul_a once per multiplier bit (subtracts it for the sign bit), then hi:lo
@@ -154,7 +155,7 @@ class FunctionUnit(wiring.Component):
         quot = div_n
         rem = Signal(w + 4)
         # --- CORDIC subroutine --------------------------------------------------------------
-        cx, cy = (Signal(signed(w + 4)) for _ in range(2))
+        cx, cy = Signal(signed(w + 4), name="cx"), Signal(signed(w + 4), name="cy")
         cz = Signal(signed(w + 6))  # also exp's argument, below (W + 2) 2**P
         # round(x >> i), the first half of an iteration; after the hyperbolic rotation,
         # round(e**-r * 4**-k * 2**P) (em_scaled)
@@ -180,13 +181,13 @@ class FunctionUnit(wiring.Component):
         m.d.comb += [quot_tie.eq(quot[0] & (rem == 0)), quot_big.eq(quot[w + 6:].any())]
         # --- atan2 ---------------------------------------------------------------------------
         swap = Signal()
-        ay_neg, ax_neg = Signal(), Signal()
+        ay_neg, ax_neg = Signal(name="ay_neg"), Signal(name="ax_neg")
         # --- rotation ------------------------------------------------------------------------
         theta = Signal(signed(w))
         reduced = Signal(signed(w + 1))
         negate = Signal()
-        coef_t, coef_s = Signal(signed(w + 1)), Signal(signed(w + 1))
-        vx, vy = Signal(w), Signal(w)
+        coef_t, coef_s = Signal(signed(w + 1), name="coef_t"), Signal(signed(w + 1), name="coef_s")
+        vx, vy = Signal(w, name="vx"), Signal(w, name="vy")
         rstep = Signal(range(4))
         # --- exp family and log ----------------------------------------------------------------
         hyper = Signal()
@@ -338,7 +339,17 @@ class FunctionUnit(wiring.Component):
             m.d.comb += pterm.eq(acc >> s)
             return pterm
 
-        def start_exp(z, which: int) -> None:
+        # the CORDIC's start angle, one subtractor: r = ax 2**G - (q pi/2 rounded) for
+        # sin/cos/tan, r = z - k ln 2 (z waiting in cz) for the exp family; mod 2**(W + 6)
+        reduce_from_ax = Signal()
+        reduced_z_v = Signal(signed(w + 6))
+        m.d.comb += reduced_z_v.eq(Mux(reduce_from_ax, (ax << g)[:w + 6], cz) - pterm)
+
+        def reduced_z(s: int) -> Signal:
+            rounded_product(s)
+            return reduced_z_v
+
+        def start_exp(z, which) -> None:
             """The routine of _exp_from_p / _hyperbolic_abs on a P-bit argument z."""
             m.d.sync += [hz.eq(z), hfn.eq(which)]
             m.next = "HX_START"
@@ -353,7 +364,9 @@ class FunctionUnit(wiring.Component):
                     m.d.sync += [self.done.eq(0), self.fault.eq(0), self.fault_kind.eq(0),
                                  self.overflow.eq(0),
                                  op.eq(self.op), ox.eq(self.x), oy.eq(self.y), oz.eq(self.z)]
-                    shift(sx, 0, negate=sx < 0)  # |x|: abs (-min saturates to max), fdiv, ...
+                    # |x|: abs (-min saturates to max), fdiv, sinh, cosh, tanh; x for exp
+                    is_exp = ~self.arith & (self.op == OP["fn_exp"])
+                    shift(sx, 0, negate=(sx < 0) & ~is_exp)
                     abs_x = sh_out
                     with m.If(self.arith):
                         # fmul: floor(S(x) S(y) / 2**F + 1/2); fdiv: round(S(x) 2**F / S(y)), ties
@@ -396,31 +409,25 @@ class FunctionUnit(wiring.Component):
                                 m.d.sync += [theta.eq(self.z.as_signed()), vx.eq(self.x),
                                              vy.eq(self.y)]
                                 m.next = "ROT"
-                            with m.Case(OP["fn_exp"]):
-                                # _exp_from_p's bound checks: sx << G against +-(W + 2) << P
-                                with m.If(sx >= ((w + 2) << f)):
-                                    finish(maximum)
-                                with m.Elif(sx <= -((w + 2) << f)):
+                            with m.Case(*(OP[name] for name in HX_OPS)):
+                                # exp takes x (abs_x is x then), sinh/cosh/tanh |x|; the bound
+                                # checks of _exp_from_p (x << G against +-(W + 2) << P) and of
+                                # fx_sinh, fx_cosh, fx_tanh
+                                is_tanh = self.op == OP["fn_tanh"]
+                                with m.If(is_exp & (sx <= -((w + 2) << f))):
                                     finish(0)
-                                with m.Else():
-                                    start_exp(sx << g, HX_EXP)
-                            with m.Case(OP["fn_sinh"]):
-                                with m.If(abs_x >= ((w + 2) << f)):
-                                    finish(Mux(sx < 0, minimum, maximum))
-                                with m.Else():
-                                    m.d.sync += h_neg.eq(sx < 0)
-                                    start_exp(abs_x << g, HX_SINH)
-                            with m.Case(OP["fn_cosh"]):
-                                with m.If(abs_x >= ((w + 2) << f)):
-                                    finish(maximum)
-                                with m.Else():
-                                    start_exp(abs_x << g, HX_COSH)
-                            with m.Case(OP["fn_tanh"]):
-                                with m.If(abs_x >= ((f + 4) << f)):
-                                    finish(Mux(sx < 0, -t.one, t.one))
+                                with m.Elif(abs_x >= Mux(is_tanh, (f + 4) << f, (w + 2) << f)):
+                                    negative = (sx < 0) & ~is_exp
+                                    finish(Mux(is_tanh, Mux(negative, -t.one, t.one),
+                                               Mux(negative & (self.op == OP["fn_sinh"]),
+                                                   minimum, maximum)))
                                 with m.Else():
                                     m.d.sync += h_neg.eq(sx < 0)
-                                    start_exp(abs_x << g, HX_TANH)
+                                    which = HX_EXP
+                                    for name in HX_OPS[1:]:
+                                        which = Mux(self.op == OP[name], HX_OPS.index(name),
+                                                    which)
+                                    start_exp(abs_x << g, which)
                             with m.Case(OP["fn_log"]):
                                 with m.If(sx <= 0):
                                     finish(0, "domain-error")
@@ -527,9 +534,8 @@ class FunctionUnit(wiring.Component):
                 # 2**(E-1) - 1) / 2**E): the preload rounds, and r fits W + 6 bits
                 start_mul(Const(t.half_pi_wide), qv, "SC_R", (1 << (e - 1)) - 1)
             with m.State("SC_R"):
-                r_v = Signal(signed(w + 6))
-                m.d.comb += r_v.eq((ax << g)[:w + 6] - (acc >> e)[:w + 6])
-                m.d.sync += [cz.eq(r_v), cx.eq(t.circular_x0),
+                m.d.comb += reduce_from_ax.eq(1)
+                m.d.sync += [cz.eq(reduced_z(e)), cx.eq(t.circular_x0),
                              cy.eq(0), vectoring.eq(0), hyper.eq(0), count.eq(0)]
                 call("CORDIC", "SC_CORDIC")
             with m.State("SC_CORDIC"):
@@ -724,7 +730,8 @@ class FunctionUnit(wiring.Component):
                     m.d.sync += vy.eq(sheared[:w])
                 with m.Else():
                     m.d.sync += vx.eq(sheared[:w])
-                with m.If((sheared < -(1 << (w - 1))) | (sheared >= (1 << (w - 1)))):
+                beyond = sheared[w - 1:]  # the sum fits W bits when these are all the sign
+                with m.If(beyond.any() & ~beyond.all()):
                     m.d.sync += self.overflow.eq(1)
                 m.d.sync += rstep.eq(rstep + 1)
                 m.next = "ROT_SHEAR"
@@ -737,13 +744,13 @@ class FunctionUnit(wiring.Component):
                 m.d.sync += kk.eq(k_v)
                 start_mul(Const(t.ln2_wide), k_v[:16].as_signed(), "HX_R", 1 << 7)
             with m.State("HX_R"):
-                m.d.sync += [cz.eq(hz - rounded_product(8)), cx.eq(t.hyperbolic_x0), cy.eq(0),
+                m.d.sync += [cz.eq(reduced_z(8)), cx.eq(t.hyperbolic_x0), cy.eq(0),
                              vectoring.eq(0), hyper.eq(1), count.eq(0)]
                 call("CORDIC", "HX_CORDIC")
             # one adder for the post-processing: cx -+ (cy or em_scaled); after HX_EP, cx holds
             # e**r * 2**P = cosh r + sinh r
             em_scaled = cdx
-            hx_sub, hx_em = Signal(), Signal()
+            hx_sub, hx_em = Signal(name="hx_sub"), Signal(name="hx_em")
             hx_sum = Signal(signed(w + 7))
             hx_operand = Mux(hx_em, em_scaled, cy)
             m.d.comb += hx_sum.eq(cx + Mux(hx_sub, ~hx_operand, hx_operand) + hx_sub)
