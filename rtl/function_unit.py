@@ -183,8 +183,9 @@ class FunctionUnit(wiring.Component):
         swap = Signal()
         ay_neg, ax_neg = Signal(name="ay_neg"), Signal(name="ax_neg")
         # --- rotation ------------------------------------------------------------------------
-        theta = Signal(signed(w))
+        # the angle theta, then theta reduced by pi to [-pi/2, pi/2]
         reduced = Signal(signed(w + 1))
+        theta = reduced
         negate = Signal()
         coef_t, coef_s = Signal(signed(w + 1), name="coef_t"), Signal(signed(w + 1), name="coef_s")
         vx, vy = Signal(w, name="vx"), Signal(w, name="vy")
@@ -658,8 +659,8 @@ class FunctionUnit(wiring.Component):
                 with m.If(abs_theta > half_pi):
                     start_div(abs_theta + (pi - 1 - half_pi), pi, "ROT_TURNS")
                 with m.Else():
-                    m.d.sync += [reduced.eq(theta), negate.eq(0)]
-                    start_sincos(theta >> 1, FN_TAN, CONT_ROT_TAN)
+                    m.d.sync += negate.eq(0)
+                    m.next = "ROT_TAN"
             with m.State("ROT_TURNS"):
                 m.d.sync += negate.eq(quot[0])
                 start_mul(Const(pi), quot, "ROT_REDUCED")
@@ -670,7 +671,9 @@ class FunctionUnit(wiring.Component):
                 turns_pi_s = Cat(turns_pi, 0).as_signed()
                 m.d.comb += r.eq(theta + Mux(toward_zero, ~turns_pi_s, turns_pi_s) + toward_zero)
                 m.d.sync += reduced.eq(r)
-                start_sincos(r >> 1, FN_TAN, CONT_ROT_TAN)
+                m.next = "ROT_TAN"
+            with m.State("ROT_TAN"):
+                start_sincos(reduced >> 1, FN_TAN, CONT_ROT_TAN)
             word_min = 1 << (w - 1)
             negate_wraps = (vx == word_min) | (vy == word_min)
             vx_signed, vy_signed = vx.as_signed(), vy.as_signed()
@@ -683,15 +686,11 @@ class FunctionUnit(wiring.Component):
                 # the negation by pi goes through the shifter, a word a cycle (ROT_NEG_X,
                 # ROT_NEG_Y; irot: ROT_UNNEG_Y, then the finish negates x)
                 with m.Switch(rstep):
-                    with m.Case(0):
+                    with m.Case(0, 1, 2):
                         with m.If(is_rot & negate):
                             m.next = "ROT_NEG_X"
-                        with m.Else():
-                            start_fmul(coef_t[:w], vy)
-                    with m.Case(1):
-                        start_fmul(coef_s[:w], vx)
-                    with m.Case(2):
-                        start_fmul(coef_t[:w], vy)
+                        with m.Else():  # t*y, s*x, t*y
+                            start_fmul(Mux(rstep[0], coef_s, coef_t)[:w], Mux(rstep[0], vx, vy))
                     with m.Case(3):
                         with m.If(~is_rot & negate):
                             m.next = "ROT_UNNEG_Y"
@@ -706,8 +705,8 @@ class FunctionUnit(wiring.Component):
                 m.next = "ROT_NEG_Y"
             with m.State("ROT_NEG_Y"):
                 shift(vy_signed, 0, negate=1)
-                m.d.sync += vy.eq(sh_out)
-                start_fmul(coef_t[:w], sh_out[:w])
+                m.d.sync += [vy.eq(sh_out), negate.eq(0)]  # done: the shears next
+                m.next = "ROT_SHEAR"
             with m.State("ROT_UNNEG_Y"):
                 with m.If(negate_wraps):
                     m.d.sync += self.overflow.eq(1)

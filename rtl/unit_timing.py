@@ -125,7 +125,7 @@ def function_unit_cycles(op: str, x: int, y: int, z: int, width: int) -> int:
         # IDLE, ATAN, ATAN_B, ATAN_N, ATAN_X, ATAN_Y, CORDIC, ATAN_CORDIC
         return 6 + cost.circular + 1
     if op in ("rot", "irot"):
-        return 1 + _rotation(sz, t, cost)
+        return 1 + _rotation(op, sz, t, cost)
     lim = (width + 2) << f  # _exp_from_p's and _hyperbolic_abs's range, tested in IDLE
     if op == "fn_exp":
         return 1 if not -lim < sx < lim else 1 + _exponential(op, sx << g, t, cost)
@@ -146,7 +146,7 @@ def function_unit_cycles(op: str, x: int, y: int, z: int, width: int) -> int:
     raise ValueError(f"no cycle model for the function unit's {op!r}")  # pragma: no cover
 
 
-def _rotation(theta: int, t: _Tables, cost: _Cost) -> int:
+def _rotation(op: str, theta: int, t: _Tables, cost: _Cost) -> int:
     """ROT .. the finish of rot/irot by the signed angle ``theta``: the reduction by pi
     (a division and a product) when |theta| > pi/2, tan(theta'/2) and sin(theta'), then
     three shears of one product each and the finishing step."""
@@ -159,8 +159,9 @@ def _rotation(theta: int, t: _Tables, cost: _Cost) -> int:
         turns = (span + pi - 1) // pi
         reduced = theta - turns * pi if theta > 0 else theta + turns * pi
         cycles += cost.div + 1 + cost.mul + 1  # DIV, ROT_TURNS, MUL, ROT_REDUCED
-        if turns & 1:  # the negation by pi, a word a cycle (ROT_NEG_X/Y or ROT_UNNEG_Y/X)
-            cycles += 2
+        if turns & 1:  # the negation by pi, a word a cycle: ROT_NEG_X, ROT_NEG_Y and back
+            cycles += 3 if op == "rot" else 2  # to ROT_SHEAR; or ROT_UNNEG_Y, ROT_UNNEG_X
+    cycles += 1  # ROT_TAN
     cycles += _sincos(reduced >> 1, True, t, cost) + _sincos(reduced, False, t, cost)
     return cycles + 3 * (1 + cost.mul + 1) + 1  # three shears (ROT_SHEAR, MUL, FMUL), finish
 
