@@ -142,18 +142,18 @@ class FunctionUnit(wiring.Component):
         mul_a = Signal(signed(multiplicand_bits(w)))
         preload_bits = f + w  # the largest preload is 2**(F + W - 1)
         hi = Signal(signed(max(len(mul_a), preload_bits + 1) + 1))
-        # the multiplier (signed, its low W + 1 bits), then the product's low bits from the
-        # top down; the divider's dividend, then its quotient
-        lo = Signal(max(w + 1, div_bits))
-        acc = Signal(signed(len(hi) + w + 1))
-        m.d.comb += acc.eq(Cat(lo[len(lo) - (w + 1):], hi))
+        lo = Signal(w + 1)  # the multiplier (signed), then the product's low bits
+        acc = Signal(signed(len(hi) + len(lo)))
+        m.d.comb += acc.eq(Cat(lo, hi))
         # --- divide subroutine: quot, rem = divmod(div_n, div_d) (unsigned) ------------
-        # on the multiplier's registers and adder: the divisor in mul_a, the remainder in
-        # hi, the dividend in lo, the quotient's bits shifting in as the dividend's leave
-        # (quot is lo); sqrt likewise: the radicand in lo, the root in mul_a, the remainder
-        # in hi.  Every dividend is below 2**(W + F + 4), every divisor below 2**(W + 4).
-        div_n, div_d, rem = lo, mul_a, hi
+        # the quotient's bits shift into div_n as the dividend's leave it (quot is div_n);
+        # sqrt runs on the same registers and comparator: the radicand in div_n, the root
+        # in div_d, the remainder in rem
+        # every dividend is below 2**(W + F + 4), every divisor below 2**(W + 4)
+        div_n = Signal(div_bits)
+        div_d = Signal(w + 4)
         quot = div_n
+        rem = Signal(w + 4)
         # --- CORDIC subroutine --------------------------------------------------------------
         cx, cy = Signal(signed(w + 4), name="cx"), Signal(signed(w + 4), name="cy")
         cz = Signal(signed(w + 6))  # also exp's argument, below (W + 2) 2**P
@@ -203,7 +203,7 @@ class FunctionUnit(wiring.Component):
         pterm = Signal(signed(w + 8))
         # --- sqrt ------------------------------------------------------------------------------
         sqrt_bits = t.sqrt_bits
-        radicand, root, srem = div_n, mul_a, hi
+        radicand, root, srem = div_n, div_d, rem
 
         # --- the shared shifter: sh_out = +-(sh_in * 2**-sh_amount), floor or rounded -------------
         # one barrel for every scaling, normalisation and rounding of the pre- and
@@ -375,32 +375,6 @@ class FunctionUnit(wiring.Component):
             """fx_mul(S(a), S(b)); the FMUL return finishes it."""
             start_mul(a.as_signed(), b.as_signed(), "FMUL", 1 << (f - 1))
 
-        # the one adder of the multiplier, the divider and sqrt:
-        # multiply: hi +- (mul_a or 0) (the multiplier's sign bit subtracts);
-        # divide: trial = rem << 1 | the dividend's next bit, less the divisor mul_a;
-        # sqrt: trial = rem << 2 | the radicand's next two bits, less root << 2 | 1;
-        # sqrt's rounding: rem - root - 1 (no_carry), >= 0 when rem exceeds the root
-        dividing = Signal()  # subtract mul_a (or root << 2 | 1): fits when the total >= 0
-        left_shift = Signal(range(3))
-        no_carry = Signal()
-        trial = Signal(signed(len(hi) + 2))
-        subtrahend = Signal(signed(len(mul_a) + 2))
-        total = Signal(signed(len(hi) + 3))
-        fits = Signal()
-        with m.Switch(left_shift):
-            with m.Case(0):
-                m.d.comb += trial.eq(hi)
-            with m.Case(1):
-                m.d.comb += trial.eq(Cat(div_n[-1], hi))
-            with m.Case(2):
-                m.d.comb += trial.eq(Cat(div_n[-2:], hi))
-        m.d.comb += subtrahend.eq(Mux(left_shift == 2, Cat(1, 0, root), mul_a))
-        multiply_subtract = (count == 1) & lo[0]
-        addend = Mux(dividing, subtrahend, Mux(lo[0], mul_a, 0))
-        subtracts = dividing | multiply_subtract
-        m.d.comb += [total.eq(trial + Mux(subtracts, ~addend, addend) + (subtracts & ~no_carry)),
-                     fits.eq(total >= 0)]
-
         with m.FSM():
             with m.State("IDLE"):
                 with m.If(self.start):
@@ -503,14 +477,27 @@ class FunctionUnit(wiring.Component):
                 with m.If(count == 0):
                     go_back()
                 with m.Else():
+                    subtract = (count == 1) & lo[0]
+                    addend = Mux(lo[0], mul_a, 0)
+                    total = Signal(signed(len(hi) + 1))
+                    m.d.comb += total.eq(hi + Mux(subtract, ~addend, addend) + subtract)
                     m.d.sync += [hi.eq(total >> 1), lo.eq(Cat(lo[1:], total[0])),
                                  count.eq(count - 1)]
-            with m.State("DIV"):  # restoring, one quotient bit per cycle
+            # one comparator and subtractor for the divider's and the square root's steps:
+            # divide: trial (rem << 1 | next bit) against d; sqrt: (rem << 2 | next two
+            # bits) against (root << 2 | 1)
+            is_sqrt = Signal()
+            trial = Signal(w + 5)
+            subtrahend = Signal(w + 6)
+            fits = Signal()
+            m.d.comb += [trial.eq(Mux(is_sqrt, (rem << 2) | div_n[-2:], (rem << 1) | div_n[-1])),
+                         subtrahend.eq(Mux(is_sqrt, (root << 2) | 1, div_d)),
+                         fits.eq(trial >= subtrahend)]
+            with m.State("DIV"):
                 with m.If(count == 0):
                     go_back()
                 with m.Else():
-                    m.d.comb += [dividing.eq(1), left_shift.eq(1)]
-                    m.d.sync += [rem.eq(Mux(fits, total, trial)),
+                    m.d.sync += [rem.eq(Mux(fits, trial - subtrahend, trial)),
                                  div_n.eq(Cat(fits, div_n[:-1])), count.eq(count - 1)]
             # one iteration in two cycles, both shifts on the shared shifter:
             # circular: x -= sigma dy; hyperbolic: x += sigma dy; both y += sigma dx,
@@ -542,14 +529,12 @@ class FunctionUnit(wiring.Component):
             # --- sqrt --------------------------------------------------------------------------
             with m.State("SQRT"):
                 with m.If(count == 0):
-                    # root + 1 when the remainder exceeds the root (rem - root - 1 >= 0):
-                    # (2 root + c + 1) >> 1
-                    m.d.comb += [dividing.eq(1), no_carry.eq(1)]
-                    shift(Cat(fits, root), 1, round_half_up=True)
+                    # root + 1 when the remainder exceeds the root: (2 root + c + 1) >> 1
+                    shift(Cat(srem > root, root), 1, round_half_up=True)
                     finish()
                 with m.Else():
-                    m.d.comb += [dividing.eq(1), left_shift.eq(2)]
-                    m.d.sync += [srem.eq(Mux(fits, total, trial)),
+                    m.d.comb += is_sqrt.eq(1)
+                    m.d.sync += [srem.eq(Mux(fits, trial - subtrahend, trial)),
                                  root.eq(Cat(fits, root[:-1])),
                                  radicand.eq(radicand << 2), count.eq(count - 1)]
 
