@@ -171,6 +171,7 @@ class FunctionUnit(wiring.Component):
         ax = Signal(w + 1)
         q = Signal(w + 1)
         tan_neg = Signal()  # the quotient's sign (tan, tanh)
+        result = Signal(signed(w))  # the routine's result, saturated
         # a rounded quotient: the divider gives floor(2 n 2**F / d) for floor((2 n 2**F + d) /
         # (2 d)) = (that + 1) >> 1, one rounded shift on the shifter; ``strict`` rounds a
         # tie down instead (tanh's negative numerator, floor division)
@@ -328,23 +329,6 @@ class FunctionUnit(wiring.Component):
 
         def saturate(v):
             return Mux(v > maximum, maximum, Mux(v < minimum, minimum, v))
-
-        sh_saturated = Signal(signed(w))
-        m.d.comb += sh_saturated.eq(saturate(sh_out))
-
-        def deliver(value=None) -> None:
-            """The sin/cos/tan routine's result -- the constant ``value``, or the shifter's
-            output saturated -- to whoever called it (``cont``): finish, or rot's next step."""
-            word = sh_saturated if value is None else value
-            with m.Switch(cont):
-                with m.Case(CONT_RESULT):
-                    finish(value)
-                with m.Case(CONT_ROT_TAN):
-                    m.d.sync += coef_t.eq(word)
-                    start_sincos(reduced, FN_SIN, CONT_ROT_SIN)
-                with m.Case(CONT_ROT_SIN):
-                    m.d.sync += [coef_s.eq(word), rstep.eq(0)]
-                    m.next = "ROT_SHEAR"
 
         def rounded_quotient(negative) -> None:
             """Drive the shifter with +-(the rounded quotient) (saturate unless quot_big)."""
@@ -567,7 +551,8 @@ class FunctionUnit(wiring.Component):
                       negate=minus ^ (arg_neg & (fn == FN_SIN)))
                 with m.Switch(fn):
                     with m.Case(FN_SIN, FN_COS):
-                        deliver()
+                        m.d.sync += result.eq(sh_out)
+                        m.next = "SC_DONE"
                     with m.Case(FN_TAN):
                         # (num, den) = (s, c), or (c, -s) in odd quadrants: by magnitudes,
                         # |den| through the shifter now, |num| next cycle (TAN_N)
@@ -576,7 +561,8 @@ class FunctionUnit(wiring.Component):
                         d = cxy
                         m.d.sync += tan_neg.eq(num_neg ^ Mux(q[0], s > 0, c < 0) ^ arg_neg)
                         with m.If(d == 0):
-                            deliver(Mux(num_neg ^ arg_neg, minimum, maximum))
+                            m.d.sync += result.eq(Mux(num_neg ^ arg_neg, minimum, maximum))
+                            m.next = "SC_DONE"
                         with m.Else():
                             shift(d, 0, negate=d < 0)
                             m.d.sync += [div_d.eq(sh_out), strict.eq(0)]
@@ -589,10 +575,21 @@ class FunctionUnit(wiring.Component):
             with m.State("TAN_DIV"):
                 # saturate: |quot| >= 2**(W-1) gives min or max (-2**(W-1) is min itself)
                 rounded_quotient(tan_neg)
-                with m.If(quot_big):
-                    deliver(Mux(tan_neg, minimum, maximum))
-                with m.Else():
-                    deliver()
+                m.d.sync += result.eq(Mux(quot_big, Mux(tan_neg, minimum, maximum),
+                                          saturate(sh_out)))
+                m.next = "SC_DONE"
+            with m.State("SC_DONE"):
+                value = result
+                shift(result, 0)
+                with m.Switch(cont):
+                    with m.Case(CONT_RESULT):
+                        finish()
+                    with m.Case(CONT_ROT_TAN):
+                        m.d.sync += coef_t.eq(value)
+                        start_sincos(reduced, FN_SIN, CONT_ROT_SIN)
+                    with m.Case(CONT_ROT_SIN):
+                        m.d.sync += [coef_s.eq(value), rstep.eq(0)]
+                        m.next = "ROT_SHEAR"
 
             # --- atan2 (fx_atan2; atan(x) = atan2(x, 1)) ------------------------------------------
             # (|x|, |y|) with ox = y, oy = x, made magnitudes by the shifter one a cycle (ATAN,
@@ -853,6 +850,6 @@ class FunctionUnit(wiring.Component):
                     m.d.comb += sh_in.eq(value)
 
         with m.If(finishing):
-            m.d.sync += self.r0.eq(Mux(fin_shifted, Mux(fin_wrap, sh_out[:w], sh_saturated),
+            m.d.sync += self.r0.eq(Mux(fin_shifted, Mux(fin_wrap, sh_out[:w], saturate(sh_out)),
                                        fin_const))
         return m

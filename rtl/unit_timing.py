@@ -61,10 +61,10 @@ def _signed(word: int, width: int) -> int:
 
 
 def _sincos(angle: int, tan: bool, t: _Tables, cost: _Cost) -> int:
-    """SC_START .. SC_CORDIC for a signed angle: two products (quadrant, reduction), the
+    """SC_START .. SC_DONE for a signed angle: two products (quadrant, reduction), the
     circular rotation, and for tan one division unless its denominator is 0."""
-    # SC_START, MUL, SC_Q, MUL, SC_R, CORDIC, SC_CORDIC (which delivers, or divides)
-    cycles = 1 + cost.mul + 1 + cost.mul + 1 + cost.circular + 1
+    # SC_START, MUL, SC_Q, MUL, SC_R, CORDIC, SC_CORDIC, SC_DONE
+    cycles = 1 + cost.mul + 1 + cost.mul + 1 + cost.circular + 1 + 1
     if tan:
         c, s, q = _sincos_abs(abs(angle), t)
         if (-s if q & 1 else c) != 0:
