@@ -188,7 +188,7 @@ class FunctionUnit(wiring.Component):
         theta = reduced
         negate = Signal()
         coef_t, coef_s = Signal(signed(w + 1), name="coef_t"), Signal(signed(w + 1), name="coef_s")
-        vx, vy = Signal(w, name="vx"), Signal(w, name="vy")
+        vx, vy = ox, oy  # rot's words: the operands x, y as loaded
         rstep = Signal(range(4))
         # --- exp family and log ----------------------------------------------------------------
         hyper = Signal()
@@ -407,8 +407,7 @@ class FunctionUnit(wiring.Component):
                                 m.d.sync += [ox.eq(self.x), oy.eq(self.y)]  # atan2(y=b, x=c)
                                 m.next = "ATAN"
                             with m.Case(OP["rot"], OP["irot"]):
-                                m.d.sync += [theta.eq(self.z.as_signed()), vx.eq(self.x),
-                                             vy.eq(self.y)]
+                                m.d.sync += theta.eq(self.z.as_signed())
                                 m.next = "ROT"
                             with m.Case(*(OP[name] for name in HX_OPS)):
                                 # exp takes x (abs_x is x then), sinh/cosh/tanh |x|; the bound
@@ -676,7 +675,7 @@ class FunctionUnit(wiring.Component):
                 start_sincos(reduced >> 1, FN_TAN, CONT_ROT_TAN)
             word_min = 1 << (w - 1)
             negate_wraps = (vx == word_min) | (vy == word_min)
-            vx_signed, vy_signed = vx.as_signed(), vy.as_signed()
+            # x or y reaches the shifter, the multiplier and the shear's adder as oxy
             with m.State("ROT_SHEAR"):
                 is_rot = op == OP["rot"]
                 # rot: negate first, then x -= t*y; y += s*x; x -= t*y
@@ -690,31 +689,34 @@ class FunctionUnit(wiring.Component):
                         with m.If(is_rot & negate):
                             m.next = "ROT_NEG_X"
                         with m.Else():  # t*y, s*x, t*y
-                            start_fmul(Mux(rstep[0], coef_s, coef_t)[:w], Mux(rstep[0], vx, vy))
+                            m.d.comb += pick_oy.eq(~rstep[0])
+                            start_fmul(Mux(rstep[0], coef_s, coef_t)[:w], oxy)
                     with m.Case(3):
                         with m.If(~is_rot & negate):
                             m.next = "ROT_UNNEG_Y"
                         with m.Else():
-                            shift(vx_signed, 0)
+                            shift(oxy_signed, 0)
                             finish(second=vy, wrap=True)
             with m.State("ROT_NEG_X"):
                 with m.If(negate_wraps):
                     m.d.sync += self.overflow.eq(1)
-                shift(vx_signed, 0, negate=1)
+                shift(oxy_signed, 0, negate=1)
                 m.d.sync += vx.eq(sh_out)
                 m.next = "ROT_NEG_Y"
             with m.State("ROT_NEG_Y"):
-                shift(vy_signed, 0, negate=1)
+                m.d.comb += pick_oy.eq(1)
+                shift(oxy_signed, 0, negate=1)
                 m.d.sync += [vy.eq(sh_out), negate.eq(0)]  # done: the shears next
                 m.next = "ROT_SHEAR"
             with m.State("ROT_UNNEG_Y"):
                 with m.If(negate_wraps):
                     m.d.sync += self.overflow.eq(1)
-                shift(vy_signed, 0, negate=1)
+                m.d.comb += pick_oy.eq(1)
+                shift(oxy_signed, 0, negate=1)
                 m.d.sync += vy.eq(sh_out)
                 m.next = "ROT_UNNEG_X"
             with m.State("ROT_UNNEG_X"):
-                shift(vx_signed, 0, negate=1)
+                shift(oxy_signed, 0, negate=1)
                 finish(second=vy, wrap=True)
             with m.State("FMUL"):
                 is_rot = op == OP["rot"]
@@ -723,7 +725,8 @@ class FunctionUnit(wiring.Component):
                 subtract = is_rot ^ (rstep == 1)
                 sheared = Signal(signed(w + 11))  # the shear's exact sum
                 product = rounded_product(f)
-                m.d.comb += sheared.eq(Mux(rstep == 1, vy, vx).as_signed()
+                m.d.comb += pick_oy.eq(rstep == 1)
+                m.d.comb += sheared.eq(oxy_signed
                                        + Mux(subtract, ~product, product) + subtract)
                 with m.If(rstep == 1):
                     m.d.sync += vy.eq(sheared[:w])
