@@ -166,9 +166,9 @@ class FunctionUnit(wiring.Component):
         # --- sin/cos/tan routine state ---------------------------------------------------
         fn = Signal(range(3))
         cont = Signal(range(3))
-        arg = Signal(signed(w + 1))  # the routine's argument
+        arg = Signal(signed(w + 2))  # the routine's argument, then its magnitude (ax)
         arg_neg = Signal()
-        ax = Signal(w + 1)
+        ax = arg
         q = Signal(w + 1)
         tan_neg = Signal()  # the quotient's sign (tan, tanh)
         result = Signal(signed(w))  # the routine's result, saturated
@@ -525,7 +525,7 @@ class FunctionUnit(wiring.Component):
             with m.State("SC_START"):
                 shift(arg, 0, negate=arg < 0)
                 magnitude = sh_out.as_unsigned()[:w + 1]
-                m.d.sync += [arg_neg.eq(arg < 0), ax.eq(magnitude)]
+                m.d.sync += [arg_neg.eq(arg < 0), ax.eq(magnitude)]  # arg becomes |arg|
                 start_mul(magnitude, t.two_over_pi, "SC_Q", 1 << (f + w - 1))
             with m.State("SC_Q"):
                 qv = acc >> (f + w)  # rounded by the preload
