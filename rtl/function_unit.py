@@ -187,7 +187,7 @@ class FunctionUnit(wiring.Component):
         reduced = Signal(signed(w + 1))
         theta = reduced
         negate = Signal()
-        coef_t, coef_s = Signal(signed(w + 1), name="coef_t"), Signal(signed(w + 1), name="coef_s")
+        coef_t = Signal(signed(w + 1), name="coef_t")  # tan(theta / 2)
         vx, vy = ox, oy  # rot's words: the operands x, y as loaded
         rstep = Signal(range(4))
         # --- exp family and log ----------------------------------------------------------------
@@ -587,7 +587,7 @@ class FunctionUnit(wiring.Component):
                         m.d.sync += coef_t.eq(value)
                         start_sincos(reduced, FN_SIN, CONT_ROT_SIN)
                     with m.Case(CONT_ROT_SIN):
-                        m.d.sync += [coef_s.eq(value), rstep.eq(0)]
+                        m.d.sync += rstep.eq(0)  # sin(theta) stays in result
                         m.next = "ROT_SHEAR"
 
             # --- atan2 (fx_atan2; atan(x) = atan2(x, 1)) ------------------------------------------
@@ -690,7 +690,7 @@ class FunctionUnit(wiring.Component):
                             m.next = "ROT_NEG_X"
                         with m.Else():  # t*y, s*x, t*y
                             m.d.comb += pick_oy.eq(~rstep[0])
-                            start_fmul(Mux(rstep[0], coef_s, coef_t)[:w], oxy)
+                            start_fmul(Mux(rstep[0], result, coef_t[:w].as_signed()), oxy)
                     with m.Case(3):
                         with m.If(~is_rot & negate):
                             m.next = "ROT_UNNEG_Y"
