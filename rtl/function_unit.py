@@ -2,16 +2,21 @@
 
 Each operation is the same integer algorithm as the Python definition (same
 constants, from ``isa/elementary``'s tables, same iteration order and
-rounding), one step per cycle, on a shared datapath: a shift-and-add
-multiplier, a restoring divider and a CORDIC stage, each a small subroutine
-of the sequencer (a return-state register picks where to go on), and one
-shifter (floor or rounded half-up, then negated or not) that every state
-drives for its scaling, normalisation or rounding -- and the CORDIC for both
-shifts of an iteration, which takes two cycles.  The multiplier starts from a
-rounding preload, so a signed rounded product is ``+-(acc >> s)`` through one
-narrow negation.  With ``arith`` the unit does the multiply/divide unit's
-``fmul``/``fdiv`` (``op`` then indexes MULDIV_OPS), so a core with this unit
-needs no other (docs/decisions.md; cycles per function: docs/rtl.md).
+rounding), one step per cycle, on a shared datapath: a signed shift-and-add
+multiplier (one bit per cycle, one adder), a restoring divider (sqrt on its
+registers and comparator) and a CORDIC stage, each a small subroutine of the
+sequencer (a return-state register picks where to go on), and one shifter
+(floor or rounded half-up, then negated or not) that every state drives for
+its scaling, normalisation, rounding, magnitudes and negations -- and the
+CORDIC for both shifts of an iteration, which takes two cycles.  The
+multiplier starts from the preload 2**(s-1), so a rounded product is
+``acc >> s`` as ``isa/elementary`` writes it.  Values that many states drive
+reach their register or the shifter through one input each (the shifter's
+inputs are deduplicated, the result is a constant or the shifter's output),
+which is where the unit's area went (docs/rtl.md, ``rtl/area.py``).  With
+``arith`` the unit does the multiply/divide unit's ``fmul``/``fdiv`` (``op``
+then indexes MULDIV_OPS), so a core with this unit needs no other
+(docs/decisions.md; cycles per function: docs/rtl.md, ``rtl/unit_timing.py``).
 
 Implemented: ``abs``; ``sqrt`` (digit by digit); ``sin``, ``cos``, ``tan``
 (quadrant reduction with the wide pi/2, circular CORDIC in rotation mode, one
