@@ -517,8 +517,11 @@ class FunctionUnit(wiring.Component):
             # --- sqrt --------------------------------------------------------------------------
             with m.State("SQRT"):
                 with m.If(count == 0):
-                    # root + 1 when the remainder exceeds the root: (2 root + c + 1) >> 1
-                    shift(Cat(srem > root, root), 1, round_half_up=True)
+                    # root + 1 when the remainder exceeds the root, (2 root + c + 1) >> 1: the
+                    # step's comparator, the radicand used up (two zero bits), tests
+                    # 4 rem >= 4 root + 1
+                    m.d.comb += is_sqrt.eq(1)
+                    shift(Cat(fits, root), 1, round_half_up=True)
                     finish()
                 with m.Else():
                     m.d.comb += is_sqrt.eq(1)
