@@ -2,16 +2,21 @@
 
 Each operation is the same integer algorithm as the Python definition (same
 constants, from ``isa/elementary``'s tables, same iteration order and
-rounding), one step per cycle, on a shared datapath: a shift-and-add
-multiplier, a restoring divider and a CORDIC stage, each a small subroutine
-of the sequencer (a return-state register picks where to go on), and one
-shifter (floor or rounded half-up, then negated or not) that every state
-drives for its scaling, normalisation or rounding -- and the CORDIC for both
-shifts of an iteration, which takes two cycles.  The multiplier starts from a
-rounding preload, so a signed rounded product is ``+-(acc >> s)`` through one
-narrow negation.  With ``arith`` the unit does the multiply/divide unit's
-``fmul``/``fdiv`` (``op`` then indexes MULDIV_OPS), so a core with this unit
-needs no other (docs/decisions.md; cycles per function: docs/rtl.md).
+rounding), one step per cycle, on a shared datapath: a signed shift-and-add
+multiplier (one bit per cycle, one adder), a restoring divider (sqrt on its
+registers and comparator) and a CORDIC stage, each a small subroutine of the
+sequencer (a return-state register picks where to go on), and one shifter
+(floor or rounded half-up, then negated or not) that every state drives for
+its scaling, normalisation, rounding, magnitudes and negations -- and the
+CORDIC for both shifts of an iteration, which takes two cycles.  The
+multiplier starts from the preload 2**(s-1), so a rounded product is
+``acc >> s`` as ``isa/elementary`` writes it.  Values that many states drive
+reach their register or the shifter through one input each (the shifter's
+inputs are deduplicated, the result is a constant or the shifter's output),
+which is where the unit's area went (docs/rtl.md, ``rtl/area.py``).  With
+``arith`` the unit does the multiply/divide unit's ``fmul``/``fdiv`` (``op``
+then indexes MULDIV_OPS), so a core with this unit needs no other
+(docs/decisions.md; cycles per function: docs/rtl.md, ``rtl/unit_timing.py``).
 
 Implemented: ``abs``; ``sqrt`` (digit by digit); ``sin``, ``cos``, ``tan``
 (quadrant reduction with the wide pi/2, circular CORDIC in rotation mode, one
@@ -26,12 +31,13 @@ the table's list answers with the ``unimplemented`` fault.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Array, Const, Module, Mux, Signal, signed
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, Value, signed
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from revasm.isa.elementary import _TABLES
 from revasm.isa.fixed_point import WordFormat
+from revasm.isa.functions.cordic import _Tables
 from revasm.isa.rotation import _pi_raw
 
 from .params import FAULT_CODE, FAULT_NAMES
@@ -47,7 +53,8 @@ OP = {name: code for code, name in enumerate(FUNCTION_OPS)}
 FN_SIN, FN_COS, FN_TAN = 0, 1, 2
 CONT_RESULT, CONT_ROT_TAN, CONT_ROT_SIN = 0, 1, 2
 # what the exp routine finishes as
-HX_EXP, HX_SINH, HX_COSH, HX_TANH = 0, 1, 2, 3
+HX_OPS = ("fn_exp", "fn_sinh", "fn_cosh", "fn_tanh")
+HX_EXP, HX_SINH, HX_COSH, HX_TANH = range(4)
 # the states a subroutine (MUL, DIV, CORDIC) returns to
 _RETURNS = ("SC_Q", "SC_R", "SC_CORDIC", "TAN_DIV", "ROT_TURNS", "ROT_REDUCED", "FMUL",
             "ATAN_CORDIC", "HX_K", "HX_R", "HX_CORDIC", "TANH_DIV", "LOG_Z", "LOG_E", "POW_Z",
@@ -60,8 +67,15 @@ CORDIC_ITERATION_CYCLES = 2
 
 
 def multiplier_steps(width: int) -> int:
-    """Steps of one product: two bits of the W + 1-bit multiplier per cycle."""
-    return (width + 2) // 2
+    """Steps of one product: one bit of the W + 1-bit signed multiplier per cycle."""
+    return width + 1
+
+
+def multiplicand_bits(width: int) -> int:
+    """Bits of the multiplicand register: the widest of pi/2 at P + E bits (the
+    reduction of sin/cos/tan), ln 2 at P + 8 bits, y ln x's ln x (W + 12 bits), signed."""
+    t = _TABLES[width]
+    return max(t.half_pi_wide.bit_length(), t.ln2_wide.bit_length(), width + 11) + 1
 
 
 def divider_steps(width: int) -> int:
@@ -69,8 +83,29 @@ def divider_steps(width: int) -> int:
     return width + _TABLES[width].frac + 4
 
 
-def _abs(v):
-    return Mux(v < 0, -v, v)
+def _repeats(t: _Tables) -> tuple[int, ...]:
+    """The hyperbolic iterations (positions in ``t.hyperbolic``) that repeat a shift."""
+    shifts = [i for i, _, _ in t.hyperbolic]
+    return tuple(k for k in range(1, len(shifts)) if shifts[k] == shifts[k - 1])
+
+
+def _leading_angles(t: _Tables) -> int:
+    """How many leading CORDIC iterations have an angle other than 2**(P - i): beyond
+    them atan(2**-i) and atanh(2**-i) round to 2**-i at P bits, a decoded power of two."""
+    def differs(table):
+        return [k for k, (i, _, a) in enumerate(table) if a != 1 << (t.prec - i)]
+    return max(differs(t.circular) + differs(t.hyperbolic)) + 1
+
+
+def cordic_schedule(t: _Tables, k: int, hyper: bool) -> tuple[int, int]:
+    """Iteration ``k``'s shift and angle as the unit forms them: the shift k (circular)
+    or k + 1 less the repeats so far (hyperbolic); the angle from a table of the leading
+    iterations, else 2**(P - shift).  ``tests/test_rtl_units.py`` checks every
+    iteration against the CORDIC tables of ``isa/elementary``."""
+    shift = k + 1 - sum(k >= r for r in _repeats(t)) if hyper else k
+    if k < _leading_angles(t):
+        return shift, (t.hyperbolic if hyper else t.circular)[k][2]
+    return shift, 1 << (t.prec - shift)
 
 
 class FunctionUnit(wiring.Component):
@@ -104,63 +139,77 @@ class FunctionUnit(wiring.Component):
 
         op = Signal.like(self.op)
         # operands kept for the whole operation
-        ox, oy, oz = Signal(w), Signal(w), Signal(w)
-        # --- multiply subroutine: acc = preload + mul_a * mul_b (unsigned) -----------------
-        mul_a = Signal(wide)
-        mul_b = Signal(w + 1)
-        acc = Signal(wide)
+        ox, oy, oz = Signal(w, name="ox"), Signal(w, name="oy"), Signal(w, name="oz")
+        # --- multiply subroutine: acc = preload + mul_a * mul_b (signed) ------------------
+        # shift-and-add from the multiplier's low bit: the running sum's top part ``hi``
+        # takes mul_a once per multiplier bit (subtracts it for the sign bit), then hi:lo
+        # shifts right, so the product's low bits fill ``lo`` as the multiplier leaves it
+        mul_a = Signal(signed(multiplicand_bits(w)))
+        preload_bits = f + w  # the largest preload is 2**(F + W - 1)
+        hi = Signal(signed(max(len(mul_a), preload_bits + 1) + 1))
+        lo = Signal(w + 1)  # the multiplier (signed), then the product's low bits
+        acc = Signal(signed(len(hi) + len(lo)))
+        m.d.comb += acc.eq(Cat(lo, hi))
         # --- divide subroutine: quot, rem = divmod(div_n, div_d) (unsigned) ------------
+        # the quotient's bits shift into div_n as the dividend's leave it (quot is div_n);
+        # sqrt runs on the same registers and comparator: the radicand in div_n, the root
+        # in div_d, the remainder in rem
         # every dividend is below 2**(W + F + 4), every divisor below 2**(W + 4)
         div_n = Signal(div_bits)
         div_d = Signal(w + 4)
-        quot = Signal(div_bits)
+        quot = div_n
         rem = Signal(w + 4)
         # --- CORDIC subroutine --------------------------------------------------------------
-        cx, cy, cz = (Signal(signed(w + 4)) for _ in range(3))
-        cdx = Signal(signed(w + 4))  # round(x >> i), the first half of an iteration
+        cx, cy = Signal(signed(w + 4), name="cx"), Signal(signed(w + 4), name="cy")
+        cz = Signal(signed(w + 6))  # also exp's argument, below (W + 2) 2**P
+        # round(x >> i), the first half of an iteration; after the hyperbolic rotation,
+        # round(e**-r * 4**-k * 2**P) (em_scaled)
+        cdx = Signal(signed(w + 6))
         vectoring = Signal()
         count = Signal(range(wide + 1))
         ret = Signal(range(len(_RETURNS)))
         # --- sin/cos/tan routine state ---------------------------------------------------
         fn = Signal(range(3))
         cont = Signal(range(3))
-        arg = Signal(signed(w + 1))  # the routine's argument
+        arg = Signal(signed(w + 2))  # the routine's argument, then its magnitude (ax)
         arg_neg = Signal()
-        ax = Signal(w + 1)
+        ax = arg
         q = Signal(w + 1)
         tan_neg = Signal()  # the quotient's sign (tan, tanh)
         result = Signal(signed(w))  # the routine's result, saturated
-        signed_quot = Signal(signed(w + 1))  # +-quot where it fits W bits
-        m.d.comb += signed_quot.eq(Mux(tan_neg, -quot[:w], quot[:w]))
+        # a rounded quotient: the divider gives floor(2 n 2**F / d) for floor((2 n 2**F + d) /
+        # (2 d)) = (that + 1) >> 1, one rounded shift on the shifter; ``strict`` rounds a
+        # tie down instead (tanh's negative numerator, floor division)
+        strict = Signal()
+        quot_tie = Signal()
+        quot_big = Signal()  # the rounded quotient is at least 2**(W + 5): beyond any word
+        m.d.comb += [quot_tie.eq(quot[0] & (rem == 0)), quot_big.eq(quot[w + 6:].any())]
         # --- atan2 ---------------------------------------------------------------------------
         swap = Signal()
-        ay_neg, ax_neg = Signal(), Signal()
+        ay_neg, ax_neg = Signal(name="ay_neg"), Signal(name="ax_neg")
         # --- rotation ------------------------------------------------------------------------
-        theta = Signal(signed(w))
+        # the angle theta, then theta reduced by pi to [-pi/2, pi/2]
         reduced = Signal(signed(w + 1))
+        theta = reduced
         negate = Signal()
-        coef_t, coef_s = Signal(signed(w + 1)), Signal(signed(w + 1))
-        vx, vy = Signal(w), Signal(w)
+        coef_t = Signal(signed(w + 1), name="coef_t")  # tan(theta / 2)
+        vx, vy = ox, oy  # rot's words: the operands x, y as loaded
         rstep = Signal(range(4))
-        fm_neg = Signal()
         # --- exp family and log ----------------------------------------------------------------
         hyper = Signal()
         hfn = Signal(range(4))
-        hz = Signal(signed(w + 8))  # within +-lim (the callers saturate beyond)
-        kk = Signal(signed(16))
-        ee = Signal(signed(16))
+        # the exp routine's argument z, within +-lim (the callers saturate beyond), waits
+        # in cz until the reduction r = z - k ln 2 replaces it there
+        hz = cz
+        kk = Signal(signed(16))  # exp's k; log's exponent e before it
+        ee = kk
         h_neg = Signal()
-        # a signed product rounded to a shift s, +-(acc >> s) (see start_smul), narrowed to
+        # a signed product rounded to a shift s, acc >> s (see start_mul), narrowed to
         # the W + 8 bits every consumer needs: one negation for all of them
-        pmag = Signal(w + 8)
-        pflip = Signal()  # negate once more (a rotation shear that subtracts its term)
-        pterm = Signal(signed(w + 9))
-        m.d.comb += pterm.eq(Mux(fm_neg ^ pflip, -pmag, pmag))
+        pterm = Signal(signed(w + 8))
         # --- sqrt ------------------------------------------------------------------------------
         sqrt_bits = t.sqrt_bits
-        radicand = Signal(2 * sqrt_bits)
-        root = Signal(sqrt_bits + 1)
-        srem = Signal(sqrt_bits + 3)
+        radicand, root, srem = div_n, div_d, rem
 
         # --- the shared shifter: sh_out = +-(sh_in * 2**-sh_amount), floor or rounded -------------
         # one barrel for every scaling, normalisation and rounding of the pre- and
@@ -170,6 +219,9 @@ class FunctionUnit(wiring.Component):
         sh_amount = Signal(signed(8))  # > 0: right shift; <= 0: left shift by -sh_amount
         sh_round = Signal()  # a right shift rounds half-up (floor((v + 2**(n-1)) / 2**n))
         sh_negate = Signal()
+        # round a tie of a shift by G down instead (then negated: the half-up rounding of
+        # the negated value, -floor((v + 2**(G-1) - 1) / 2**G)): sin/cos of quadrants 1-3
+        sh_half_down = Signal()
         sh_out = Signal(signed(sw))
         sh_left = p - 1  # the largest left shift (atan's and log's normalisation)
         rounding = Signal()
@@ -180,14 +232,34 @@ class FunctionUnit(wiring.Component):
         m.d.comb += [rounding.eq(sh_round & (sh_amount > 0)),
                      funnel_shift.eq(sh_left + sh_amount - rounding),
                      shifted.eq((sh_in << sh_left) >> funnel_shift),
-                     rounded.eq(Mux(rounding, (shifted + 1) >> 1, shifted)),
+                     rounded.eq(Mux(rounding, (shifted + ~(sh_half_down & (sh_in[:g - 1] == 0)))
+                                    >> 1, shifted)),
                      sh_out.eq(Mux(sh_negate, -rounded, rounded))]
 
-        def shift(value, amount, *, round_half_up: bool = False, negate=None) -> None:
+        # the shifter's distinct inputs, in the order of first use: one multiplexer input
+        # each, however many states shift the same value (picked by sh_source)
+        sh_sources: list[Value] = []
+        sh_source = Signal(range(32))
+
+        def shift(value, amount, *, round_half_up=False, negate=None) -> None:
             """Drive the shared shifter in the current state (its result: ``sh_out``)."""
-            m.d.comb += [sh_in.eq(value), sh_amount.eq(amount), sh_round.eq(int(round_half_up))]
+            index = next((k for k, known in enumerate(sh_sources) if known is value), None)
+            if index is None:
+                index = len(sh_sources)
+                sh_sources.append(value)
+            m.d.comb += [sh_source.eq(index), sh_amount.eq(amount),
+                         sh_round.eq(round_half_up if isinstance(round_half_up, Value)
+                                     else int(round_half_up))]
             if negate is not None:
                 m.d.comb += sh_negate.eq(negate)
+
+        # two of the shifter's inputs pick a register: cx or cy, ox or oy
+        pick_y = Signal()
+        cxy = Signal(signed(w + 4))
+        pick_oy = Signal()
+        oxy = Signal(w)
+        oxy_signed = oxy.as_signed()
+        m.d.comb += [cxy.eq(Mux(pick_y, cy, cx)), oxy.eq(Mux(pick_oy, oy, ox))]
 
         # --- the shared leading-one detector (atan's and log's normalisation) ----------------
         lo_in = Signal(w)
@@ -196,35 +268,63 @@ class FunctionUnit(wiring.Component):
             with m.If(lo_in[bit]):
                 m.d.comb += length.eq(bit + 1)
 
-        angles = Array(Const(a, signed(w + 4)) for (_, _, a) in t.circular)
-        shifts = Array(Const(i, range(w)) for (i, _, _) in t.circular)
         iterations = len(t.circular)
-        h_angles = Array(Const(a, signed(w + 4)) for (_, _, a) in t.hyperbolic)
-        h_shifts = Array(Const(i, range(w)) for (i, _, _) in t.hyperbolic)
         h_iterations = len(t.hyperbolic)
 
         RET = {name: i for i, name in enumerate(_RETURNS)}
+
+        # the CORDIC's iteration k: its shift and angle (cordic_schedule, in gates)
+        leading = _leading_angles(t)
+        index_bits = (leading - 1).bit_length()
+        angle_table = Array(Const(table[k][2] if k < leading else 0, signed(w + 4))
+                            for table in (t.circular, t.hyperbolic) for k in range(1 << index_bits))
+
+        def cordic_step(k, hyperbolic) -> tuple[Signal, Signal]:
+            shift_v = Signal(range(w))
+            angle_v = Signal(signed(w + 4))
+            m.d.comb += shift_v.eq(Mux(hyperbolic, k + 1 - sum(k >= r for r in _repeats(t)), k))
+            m.d.comb += angle_v.eq(Mux(k < leading, angle_table[Cat(k[:index_bits], hyperbolic)],
+                                       Const(1 << p, w + 4) >> shift_v))
+            return shift_v, angle_v
+
+        i, angle = cordic_step(count, hyper)
 
         def call(name: str, back: str) -> None:
             m.d.sync += ret.eq(RET[back])
             m.next = name
 
-        def finish(value, fault: str | None = None, second=None) -> None:
-            m.d.sync += [self.r0.eq(value), self.done.eq(1)]
+        # the result: a constant, or the shifter's output saturated or wrapped to W bits, so
+        # that r0 has three sources however many states finish
+        finishing = Signal()
+        fin_shifted = Signal()
+        fin_wrap = Signal()
+        fin_const = Signal(w)
+
+        def finish(value=None, fault: str | None = None, second=None, *,
+                   wrap: bool = False) -> None:
+            """Finish with the constant ``value``, or without one with the shifter's output
+            (driven in this state): saturated, or ``wrap`` its low W bits."""
+            m.d.comb += finishing.eq(1)
+            if value is None:
+                m.d.comb += [fin_shifted.eq(1), fin_wrap.eq(int(wrap))]
+            else:
+                m.d.comb += fin_const.eq(value)
+            m.d.sync += self.done.eq(1)
             if second is not None:
                 m.d.sync += self.r1.eq(second)
             if fault is not None:
                 m.d.sync += [self.fault.eq(1), self.fault_kind.eq(FAULT_CODE[fault])]
             m.next = "IDLE"
 
-        def start_mul(a, b, back: str, preload=0) -> None:
-            m.d.sync += [mul_a.eq(a), mul_b.eq(b), acc.eq(preload), count.eq(multiplier_steps(w))]
+        def start_mul(a, b, back: str, preload: int = 0) -> None:
+            """acc = preload + a*b, signed (``b`` fits W + 1 bits signed): with the preload
+            2**(s-1), ``rounded_product(s)`` = floor(a*b / 2**s + 1/2) at ``back``."""
+            m.d.sync += [mul_a.eq(a), lo.eq(b), hi.eq(preload), count.eq(multiplier_steps(w))]
             call("MUL", back)
 
         def start_div(n, d, back: str) -> None:
             # every dividend here is below 2**(W + F + 4): start with its top bit
-            m.d.sync += [div_n.eq(n), div_d.eq(d), quot.eq(0), rem.eq(0),
-                         count.eq(div_bits)]
+            m.d.sync += [div_n.eq(n), div_d.eq(d), rem.eq(0), count.eq(div_bits)]
             call("DIV", back)
 
         def start_sincos(angle, which: int, then: int) -> None:
@@ -235,35 +335,34 @@ class FunctionUnit(wiring.Component):
         def saturate(v):
             return Mux(v > maximum, maximum, Mux(v < minimum, minimum, v))
 
-        def rounding_preload(neg, s: int):
-            """The multiplier's start value so that +-(acc >> s) = floor(+-a*b / 2**s + 1/2):
-            floor((c - m) / 2**s) = -floor((m + 2**s - 1 - c) / 2**s) for c = 2**(s-1)."""
-            return Mux(neg, (1 << (s - 1)) - 1, 1 << (s - 1))
-
-        def start_smul(a, b, back: str, s: int) -> None:
-            """Signed product rounded to the shift ``s``: ``rounded_product(s)`` at ``back``.
-            ``b`` must fit W + 1 bits."""
-            neg = (a < 0) ^ (b < 0)
-            m.d.sync += fm_neg.eq(neg)
-            start_mul(_abs(a).as_unsigned(), _abs(b).as_unsigned(), back,
-                      rounding_preload(neg, s))
+        def rounded_quotient(negative) -> None:
+            """Drive the shifter with +-(the rounded quotient) (saturate unless quot_big)."""
+            shift(quot, 1, round_half_up=~(strict & quot_tie), negate=negative)
 
         def rounded_product(s: int):
-            """floor(a*b / 2**s + 1/2) of the last start_smul/start_fmul (W + 8 bits kept)."""
-            m.d.comb += pmag.eq(acc >> s)
+            """acc >> s, narrowed to W + 8 bits: with the preload 2**(s-1), floor(a*b / 2**s
+            + 1/2) of the last start_mul."""
+            m.d.comb += pterm.eq(acc >> s)
             return pterm
 
-        def start_exp(z, which: int) -> None:
+        # the CORDIC's start angle, one subtractor: r = ax 2**G - (q pi/2 rounded) for
+        # sin/cos/tan, r = z - k ln 2 (z waiting in cz) for the exp family; mod 2**(W + 6)
+        reduce_from_ax = Signal()
+        reduced_z_v = Signal(signed(w + 6))
+        m.d.comb += reduced_z_v.eq(Mux(reduce_from_ax, (ax << g)[:w + 6], cz) - pterm)
+
+        def reduced_z(s: int) -> Signal:
+            rounded_product(s)
+            return reduced_z_v
+
+        def start_exp(z, which) -> None:
             """The routine of _exp_from_p / _hyperbolic_abs on a P-bit argument z."""
             m.d.sync += [hz.eq(z), hfn.eq(which)]
             m.next = "HX_START"
 
         def start_fmul(a, b) -> None:
-            """fx_mul(S(a), S(b)) via magnitudes; the FMUL return finishes it."""
-            neg = a[-1] ^ b[-1]
-            m.d.sync += fm_neg.eq(neg)
-            start_mul(_abs(a.as_signed()).as_unsigned(), _abs(b.as_signed()).as_unsigned(),
-                      "FMUL", rounding_preload(neg, f))
+            """fx_mul(S(a), S(b)); the FMUL return finishes it."""
+            start_mul(a.as_signed(), b.as_signed(), "FMUL", 1 << (f - 1))
 
         with m.FSM():
             with m.State("IDLE"):
@@ -271,28 +370,34 @@ class FunctionUnit(wiring.Component):
                     m.d.sync += [self.done.eq(0), self.fault.eq(0), self.fault_kind.eq(0),
                                  self.overflow.eq(0),
                                  op.eq(self.op), ox.eq(self.x), oy.eq(self.y), oz.eq(self.z)]
+                    # |x|: abs (-min saturates to max), fdiv, sinh, cosh, tanh; x for exp
+                    is_exp = ~self.arith & (self.op == OP["fn_exp"])
+                    shift(sx, 0, negate=(sx < 0) & ~is_exp)
+                    abs_x = sh_out
                     with m.If(self.arith):
                         # fmul: floor(S(x) S(y) / 2**F + 1/2); fdiv: round(S(x) 2**F / S(y)), ties
                         # away from zero, as floor((2|x| 2**F + |y|) / (2|y|)) with the sign
                         with m.If(self.op == MULDIV_OPS.index("fmul")):
-                            start_smul(sx, self.y.as_signed(), "ARITH_MUL", f)
+                            start_mul(sx, self.y.as_signed(), "ARITH_MUL", 1 << (f - 1))
                         with m.Elif(self.y == 0):
                             finish(0, "divide-by-zero")
                         with m.Else():
-                            abs_y = _abs(self.y.as_signed()).as_unsigned()
-                            m.d.sync += tan_neg.eq(self.x[-1] ^ self.y[-1])
-                            start_div((_abs(sx).as_unsigned() << (f + 1)) + abs_y, abs_y << 1,
-                                      "ARITH_DIV")
+                            # |x| 2**(F+1) now, |y| through the shifter next cycle (FDIV_D)
+                            m.d.sync += [tan_neg.eq(self.x[-1] ^ self.y[-1]), strict.eq(0),
+                                         div_n.eq(sh_out[:w] << (f + 1))]
+                            m.next = "FDIV_D"
                     with m.Else():
                         with m.Switch(self.op):
                             with m.Case(OP["fn_abs"]):
-                                finish(Mux(sx >= 0, sx, Mux(sx == minimum, maximum, -sx)))
+                                finish()
                             with m.Case(OP["fn_sqrt"]):
                                 with m.If(sx < 0):
                                     finish(0, "domain-error")
                                 with m.Else():
-                                    m.d.sync += [radicand.eq(self.x << f), root.eq(0), srem.eq(0),
-                                                 count.eq(sqrt_bits)]
+                                    # the radicand x 2**F at the top of div_n
+                                    top = f + div_bits - 2 * sqrt_bits
+                                    m.d.sync += [radicand.eq(self.x << top),
+                                                 root.eq(0), srem.eq(0), count.eq(sqrt_bits)]
                                     m.next = "SQRT"
                             with m.Case(OP["fn_sin"]):
                                 start_sincos(sx, FN_SIN, CONT_RESULT)
@@ -307,34 +412,27 @@ class FunctionUnit(wiring.Component):
                                 m.d.sync += [ox.eq(self.x), oy.eq(self.y)]  # atan2(y=b, x=c)
                                 m.next = "ATAN"
                             with m.Case(OP["rot"], OP["irot"]):
-                                m.d.sync += [theta.eq(self.z.as_signed()), vx.eq(self.x),
-                                             vy.eq(self.y)]
+                                m.d.sync += theta.eq(self.z.as_signed())
                                 m.next = "ROT"
-                            with m.Case(OP["fn_exp"]):
-                                # _exp_from_p's bound checks: sx << G against +-(W + 2) << P
-                                with m.If(sx >= ((w + 2) << f)):
-                                    finish(maximum)
-                                with m.Elif(sx <= -((w + 2) << f)):
+                            with m.Case(*(OP[name] for name in HX_OPS)):
+                                # exp takes x (abs_x is x then), sinh/cosh/tanh |x|; the bound
+                                # checks of _exp_from_p (x << G against +-(W + 2) << P) and of
+                                # fx_sinh, fx_cosh, fx_tanh
+                                is_tanh = self.op == OP["fn_tanh"]
+                                with m.If(is_exp & (sx <= -((w + 2) << f))):
                                     finish(0)
-                                with m.Else():
-                                    start_exp(sx << g, HX_EXP)
-                            with m.Case(OP["fn_sinh"]):
-                                with m.If(_abs(sx) >= ((w + 2) << f)):
-                                    finish(Mux(sx < 0, minimum, maximum))
-                                with m.Else():
-                                    m.d.sync += h_neg.eq(sx < 0)
-                                    start_exp(_abs(sx) << g, HX_SINH)
-                            with m.Case(OP["fn_cosh"]):
-                                with m.If(_abs(sx) >= ((w + 2) << f)):
-                                    finish(maximum)
-                                with m.Else():
-                                    start_exp(_abs(sx) << g, HX_COSH)
-                            with m.Case(OP["fn_tanh"]):
-                                with m.If(_abs(sx) >= ((f + 4) << f)):
-                                    finish(Mux(sx < 0, -t.one, t.one))
+                                with m.Elif(abs_x >= Mux(is_tanh, (f + 4) << f, (w + 2) << f)):
+                                    negative = (sx < 0) & ~is_exp
+                                    finish(Mux(is_tanh, Mux(negative, -t.one, t.one),
+                                               Mux(negative & (self.op == OP["fn_sinh"]),
+                                                   minimum, maximum)))
                                 with m.Else():
                                     m.d.sync += h_neg.eq(sx < 0)
-                                    start_exp(_abs(sx) << g, HX_TANH)
+                                    which = HX_EXP
+                                    for name in HX_OPS[1:]:
+                                        which = Mux(self.op == OP[name], HX_OPS.index(name),
+                                                    which)
+                                    start_exp(abs_x << g, which)
                             with m.Case(OP["fn_log"]):
                                 with m.If(sx <= 0):
                                     finish(0, "domain-error")
@@ -363,40 +461,46 @@ class FunctionUnit(wiring.Component):
                         with m.Case(code):
                             m.next = name
 
-            with m.State("MUL"):  # two multiplier bits per cycle
+            with m.State("MUL"):  # one multiplier bit per cycle, its sign bit last
                 with m.If(count == 0):
                     go_back()
                 with m.Else():
-                    m.d.sync += [acc.eq(acc + Mux(mul_b[0], mul_a, 0)
-                                        + Mux(mul_b[1], mul_a << 1, 0)),
-                                 mul_a.eq(mul_a << 2), mul_b.eq(mul_b >> 2),
+                    subtract = (count == 1) & lo[0]
+                    addend = Mux(lo[0], mul_a, 0)
+                    total = Signal(signed(len(hi) + 1))
+                    m.d.comb += total.eq(hi + Mux(subtract, ~addend, addend) + subtract)
+                    m.d.sync += [hi.eq(total >> 1), lo.eq(Cat(lo[1:], total[0])),
                                  count.eq(count - 1)]
+            # one comparator and subtractor for the divider's and the square root's steps:
+            # divide: trial (rem << 1 | next bit) against d; sqrt: (rem << 2 | next two
+            # bits) against (root << 2 | 1)
+            is_sqrt = Signal()
+            trial = Signal(w + 5)
+            subtrahend = Signal(w + 6)
+            fits = Signal()
+            m.d.comb += [trial.eq(Mux(is_sqrt, (rem << 2) | div_n[-2:], (rem << 1) | div_n[-1])),
+                         subtrahend.eq(Mux(is_sqrt, (root << 2) | 1, div_d)),
+                         fits.eq(trial >= subtrahend)]
             with m.State("DIV"):
                 with m.If(count == 0):
                     go_back()
                 with m.Else():
-                    trial = Signal(w + 5)
-                    m.d.comb += trial.eq((rem << 1) | div_n[-1])
-                    with m.If(trial >= div_d):
-                        m.d.sync += [rem.eq(trial - div_d), quot.eq((quot << 1) | 1)]
-                    with m.Else():
-                        m.d.sync += [rem.eq(trial), quot.eq(quot << 1)]
-                    m.d.sync += [div_n.eq(div_n << 1), count.eq(count - 1)]
+                    m.d.sync += [rem.eq(Mux(fits, trial - subtrahend, trial)),
+                                 div_n.eq(Cat(fits, div_n[:-1])), count.eq(count - 1)]
             # one iteration in two cycles, both shifts on the shared shifter:
             # circular: x -= sigma dy; hyperbolic: x += sigma dy; both y += sigma dx,
             # z -= sigma a; sigma = +1 when z >= 0 (rotation) or y < 0 (vectoring)
-            i = Mux(hyper, h_shifts[count], shifts[count])
             with m.State("CORDIC"):
                 with m.If(count == Mux(hyper, h_iterations, iterations)):
                     go_back()
                 with m.Else():
-                    shift(cx, i, round_half_up=True)
+                    shift(cxy, i, round_half_up=True)
                     m.d.sync += cdx.eq(sh_out)
                     m.next = "CORDIC_Y"
             with m.State("CORDIC_Y"):
                 m.next = "CORDIC"
-                angle = Mux(hyper, h_angles[count], angles[count])
-                shift(cy, i, round_half_up=True)
+                m.d.comb += pick_y.eq(1)
+                shift(cxy, i, round_half_up=True)
                 dy = sh_out
                 dx = cdx
                 sigma = Mux(vectoring, cy < 0, cz >= 0)
@@ -413,89 +517,104 @@ class FunctionUnit(wiring.Component):
             # --- sqrt --------------------------------------------------------------------------
             with m.State("SQRT"):
                 with m.If(count == 0):
-                    finish(Mux(srem > root, root + 1, root))
+                    # root + 1 when the remainder exceeds the root, (2 root + c + 1) >> 1: the
+                    # step's comparator, the radicand used up (two zero bits), tests
+                    # 4 rem >= 4 root + 1
+                    m.d.comb += is_sqrt.eq(1)
+                    shift(Cat(fits, root), 1, round_half_up=True)
+                    finish()
                 with m.Else():
-                    shifted = Signal(sqrt_bits + 3)
-                    trial_s = Signal(sqrt_bits + 3)
-                    m.d.comb += [shifted.eq((srem << 2) | radicand[-2:]),
-                                 trial_s.eq((root << 2) | 1)]
-                    with m.If(shifted >= trial_s):
-                        m.d.sync += [srem.eq(shifted - trial_s), root.eq((root << 1) | 1)]
-                    with m.Else():
-                        m.d.sync += [srem.eq(shifted), root.eq(root << 1)]
-                    m.d.sync += [radicand.eq(radicand << 2), count.eq(count - 1)]
+                    m.d.comb += is_sqrt.eq(1)
+                    m.d.sync += [srem.eq(Mux(fits, trial - subtrahend, trial)),
+                                 root.eq(Cat(fits, root[:-1])),
+                                 radicand.eq(radicand << 2), count.eq(count - 1)]
 
             # --- sin / cos / tan (fx_sin, fx_cos, fx_tan) -----------------------------------------
             with m.State("SC_START"):
-                magnitude = _abs(arg).as_unsigned()[:w + 1]
-                m.d.sync += [arg_neg.eq(arg < 0), ax.eq(magnitude)]
+                shift(arg, 0, negate=arg < 0)
+                magnitude = sh_out.as_unsigned()[:w + 1]
+                m.d.sync += [arg_neg.eq(arg < 0), ax.eq(magnitude)]  # arg becomes |arg|
                 start_mul(magnitude, t.two_over_pi, "SC_Q", 1 << (f + w - 1))
             with m.State("SC_Q"):
                 qv = acc >> (f + w)  # rounded by the preload
                 m.d.sync += q.eq(qv)
                 # floor((ax 2**(G+E) - q pi/2 + 2**(E-1)) / 2**E) = ax 2**G - floor((q pi/2 +
                 # 2**(E-1) - 1) / 2**E): the preload rounds, and r fits W + 6 bits
-                start_mul(t.half_pi_wide, qv, "SC_R", (1 << (e - 1)) - 1)
+                start_mul(Const(t.half_pi_wide), qv, "SC_R", (1 << (e - 1)) - 1)
             with m.State("SC_R"):
-                r_v = Signal(signed(w + 6))
-                m.d.comb += r_v.eq((ax << g)[:w + 6] - (acc >> e)[:w + 6])
-                m.d.sync += [cz.eq(r_v), cx.eq(t.circular_x0),
+                m.d.comb += reduce_from_ax.eq(1)
+                m.d.sync += [cz.eq(reduced_z(e)), cx.eq(t.circular_x0),
                              cy.eq(0), vectoring.eq(0), hyper.eq(0), count.eq(0)]
                 call("CORDIC", "SC_CORDIC")
             with m.State("SC_CORDIC"):
                 c, s = cx, cy
-                quadrant = q[:2]
-                sin_sel = Signal(signed(w + 5))
-                cos_sel = Signal(signed(w + 5))
-                with m.Switch(quadrant):
-                    for k, (sv, cv) in enumerate(((s, c), (c, -s), (-s, -c), (-c, s))):
-                        with m.Case(k):
-                            m.d.comb += [sin_sel.eq(sv), cos_sel.eq(cv)]
-                shift(Mux(fn == FN_COS, cos_sel, sin_sel), g, round_half_up=True,
-                      negate=arg_neg & (fn == FN_SIN))
+                # sin by quadrant: s, c, -s, -c; cos: c, -s, -c, s (the one for tan unused)
+                is_cos = fn == FN_COS
+                use_c = q[0] ^ is_cos
+                minus = q[1] ^ (q[0] & is_cos)
+                m.d.comb += sh_half_down.eq(minus)
+                m.d.comb += pick_y.eq(~use_c)
+                shift(cxy, g, round_half_up=True,
+                      negate=minus ^ (arg_neg & (fn == FN_SIN)))
                 with m.Switch(fn):
                     with m.Case(FN_SIN, FN_COS):
                         m.d.sync += result.eq(sh_out)
                         m.next = "SC_DONE"
                     with m.Case(FN_TAN):
-                        # (num, den) = (s, c), or (c, -s) in odd quadrants: by magnitudes
-                        abs_c, abs_s = _abs(c).as_unsigned(), _abs(s).as_unsigned()
+                        # (num, den) = (s, c), or (c, -s) in odd quadrants: by magnitudes,
+                        # |den| through the shifter now, |num| next cycle (TAN_N)
                         num_neg = Mux(q[0], c < 0, s < 0)
-                        n_abs = Mux(q[0], abs_c, abs_s)
-                        d_abs = Mux(q[0], abs_s, abs_c)
+                        m.d.comb += pick_y.eq(q[0])
+                        d = cxy
                         m.d.sync += tan_neg.eq(num_neg ^ Mux(q[0], s > 0, c < 0) ^ arg_neg)
-                        with m.If(d_abs == 0):
+                        with m.If(d == 0):
                             m.d.sync += result.eq(Mux(num_neg ^ arg_neg, minimum, maximum))
                             m.next = "SC_DONE"
                         with m.Else():
-                            start_div((n_abs << (f + 1)) + d_abs, d_abs << 1, "TAN_DIV")
+                            shift(d, 0, negate=d < 0)
+                            m.d.sync += [div_d.eq(sh_out), strict.eq(0)]
+                            m.next = "TAN_N"
+            with m.State("TAN_N"):
+                m.d.comb += pick_y.eq(~q[0])
+                n = cxy
+                shift(n, 0, negate=n < 0)
+                start_div(sh_out[:w + 4] << (f + 1), div_d, "TAN_DIV")
             with m.State("TAN_DIV"):
                 # saturate: |quot| >= 2**(W-1) gives min or max (-2**(W-1) is min itself)
-                m.d.sync += result.eq(Mux(quot[w - 1:] != 0, Mux(tan_neg, minimum, maximum),
-                                          signed_quot))
+                rounded_quotient(tan_neg)
+                m.d.sync += result.eq(Mux(quot_big, Mux(tan_neg, minimum, maximum),
+                                          saturate(sh_out)))
                 m.next = "SC_DONE"
             with m.State("SC_DONE"):
                 value = result
+                shift(result, 0)
                 with m.Switch(cont):
                     with m.Case(CONT_RESULT):
-                        finish(value)
+                        finish()
                     with m.Case(CONT_ROT_TAN):
                         m.d.sync += coef_t.eq(value)
                         start_sincos(reduced, FN_SIN, CONT_ROT_SIN)
                     with m.Case(CONT_ROT_SIN):
-                        m.d.sync += [coef_s.eq(value), rstep.eq(0)]
+                        m.d.sync += rstep.eq(0)  # sin(theta) stays in result
                         m.next = "ROT_SHEAR"
 
             # --- atan2 (fx_atan2; atan(x) = atan2(x, 1)) ------------------------------------------
-            # (|x|, |y|) with ox = y, oy = x; the larger is big, normalised to P - 1 bits
-            ay_v = _abs(ox.as_signed()).as_unsigned()[:w]
-            ax_v = _abs(oy.as_signed()).as_unsigned()[:w]
-            big = Mux(swap, ay_v, ax_v)
-            small = Mux(swap, ax_v, ay_v)
+            # (|x|, |y|) with ox = y, oy = x, made magnitudes by the shifter one a cycle (ATAN,
+            # ATAN_B); the larger is big, normalised to P - 1 bits
+            ay_v, ax_v = ox, oy
             norm = Signal(signed(8))  # P - 1 - bit_length(big): the left shift
             with m.State("ATAN"):
+                shift(oxy_signed, 0, negate=ox[-1])
+                m.d.sync += [ox.eq(sh_out), ay_neg.eq(ox[-1])]
+                m.next = "ATAN_B"
+            with m.State("ATAN_B"):
+                m.d.comb += pick_oy.eq(1)
+                shift(oxy_signed, 0, negate=oy[-1])
+                m.d.sync += [oy.eq(sh_out), ax_neg.eq(oy[-1])]
+                m.next = "ATAN_N"
+            with m.State("ATAN_N"):
                 swap_v = ay_v > ax_v
-                m.d.sync += [swap.eq(swap_v), ay_neg.eq(ox[-1]), ax_neg.eq(oy[-1])]
+                m.d.sync += swap.eq(swap_v)
                 m.d.comb += lo_in.eq(Mux(swap_v, ay_v, ax_v))
                 with m.If(lo_in == 0):
                     finish(0)
@@ -503,112 +622,159 @@ class FunctionUnit(wiring.Component):
                     m.d.sync += norm.eq(p - 1 - length)
                     m.next = "ATAN_X"
             with m.State("ATAN_X"):
-                shift(big, -norm)
+                m.d.comb += pick_oy.eq(~swap)  # big
+                shift(oxy, -norm)
                 m.d.sync += cx.eq(sh_out)
                 m.next = "ATAN_Y"
             with m.State("ATAN_Y"):
-                shift(small, -norm)
+                m.d.comb += pick_oy.eq(swap)  # small
+                shift(oxy, -norm)
                 m.d.sync += [cy.eq(sh_out), cz.eq(0), vectoring.eq(1), hyper.eq(0), count.eq(0)]
                 call("CORDIC", "ATAN_CORDIC")
             with m.State("ATAN_CORDIC"):
-                a1 = Mux(swap, t.half_pi_p - cz, cz)
-                shift(Mux(ax_neg, t.pi_p - a1, a1), g, round_half_up=True, negate=ay_neg)
-                finish(sh_out)
+                # pi/2 - a when swapped, then pi - that when x < 0: K +- a in one adder
+                offset = Array(Const(k, w + 2) for k in (0, t.half_pi_p, t.pi_p,
+                                                         t.pi_p - t.half_pi_p))[Cat(swap, ax_neg)]
+                minus = swap ^ ax_neg
+                shift(offset + Mux(minus, ~cz, cz) + minus, g, round_half_up=True,
+                      negate=ay_neg)
+                finish()
 
             # --- fmul, fdiv (the vocabulary's; overflow: ovf_mul, ovf_div) -----------------------
             with m.State("ARITH_MUL"):
-                # the rounded product +-(acc >> F) fits W bits signed while acc >> F is
-                # below 2**(W-1), or up to 2**(W-1) when negative
-                m.d.sync += self.overflow.eq(acc >= (Mux(fm_neg, (1 << (w - 1)) + 1, 1 << (w - 1))
-                                                     << f))
-                finish(rounded_product(f)[:w])
+                # the rounded product acc >> F fits W bits signed when its bits from W - 1
+                # up are all equal (the sign)
+                top = acc[f + w - 1:]
+                m.d.sync += self.overflow.eq(top.any() & ~top.all())
+                shift(rounded_product(f), 0)
+                finish(wrap=True)
+            with m.State("FDIV_D"):
+                m.d.comb += pick_oy.eq(1)
+                shift(oxy_signed, 0, negate=oy[-1])
+                start_div(div_n, sh_out[:w], "ARITH_DIV")
             with m.State("ARITH_DIV"):
                 # the quotient fits W bits signed below 2**(W-1), or at it when negative
-                m.d.sync += self.overflow.eq((quot[w:] != 0)
-                                             | (quot[w - 1] & (~tan_neg | (quot[:w - 1] != 0))))
-                finish(signed_quot[:w])
+                rounded_quotient(tan_neg)
+                m.d.sync += self.overflow.eq(quot_big | (sh_out > maximum) | (sh_out < minimum))
+                finish(wrap=True)
 
             # --- rot / irot (isa/rotation.py) -----------------------------------------------------
             with m.State("ROT"):
                 # turns = ceil((|theta| - pi/2) / pi), for theta of either sign
-                abs_theta = _abs(theta).as_unsigned()
+                shift(theta, 0, negate=theta < 0)
+                abs_theta = sh_out.as_unsigned()[:w]
                 with m.If(abs_theta > half_pi):
                     start_div(abs_theta + (pi - 1 - half_pi), pi, "ROT_TURNS")
                 with m.Else():
-                    m.d.sync += [reduced.eq(theta), negate.eq(0)]
-                    start_sincos(theta >> 1, FN_TAN, CONT_ROT_TAN)
+                    m.d.sync += negate.eq(0)
+                    m.next = "ROT_TAN"
             with m.State("ROT_TURNS"):
                 m.d.sync += negate.eq(quot[0])
-                start_mul(pi, quot, "ROT_REDUCED")
+                start_mul(Const(pi), quot, "ROT_REDUCED")
             with m.State("ROT_REDUCED"):
                 turns_pi = acc[:w + 2]  # |theta| - |reduced| < 2**(W + 1)
-                r = Mux(theta > 0, theta - turns_pi, theta + turns_pi)
+                toward_zero = theta > 0
+                r = Signal(signed(w + 1))
+                turns_pi_s = Cat(turns_pi, 0).as_signed()
+                m.d.comb += r.eq(theta + Mux(toward_zero, ~turns_pi_s, turns_pi_s) + toward_zero)
                 m.d.sync += reduced.eq(r)
-                start_sincos(r >> 1, FN_TAN, CONT_ROT_TAN)
+                m.next = "ROT_TAN"
+            with m.State("ROT_TAN"):
+                start_sincos(reduced >> 1, FN_TAN, CONT_ROT_TAN)
+            word_min = 1 << (w - 1)
+            negate_wraps = (vx == word_min) | (vy == word_min)
+            # x or y reaches the shifter, the multiplier and the shear's adder as oxy
             with m.State("ROT_SHEAR"):
                 is_rot = op == OP["rot"]
                 # rot: negate first, then x -= t*y; y += s*x; x -= t*y
                 # irot: x += t*y; y -= s*x; x += t*y, then negate
                 # overflow (isa/rotation.py): negating -2^(W-1), or a shear's exact sum
                 # outside the signed range; rot negates first, irot last
-                word_min = 1 << (w - 1)
-                negate_wraps = negate & ((vx == word_min) | (vy == word_min))
+                # the negation by pi goes through the shifter, a word a cycle (ROT_NEG_X,
+                # ROT_NEG_Y; irot: ROT_UNNEG_Y, then the finish negates x)
                 with m.Switch(rstep):
-                    with m.Case(0):
+                    with m.Case(0, 1, 2):
                         with m.If(is_rot & negate):
-                            m.d.sync += [vx.eq(-vx), vy.eq(-vy)]
-                            with m.If(negate_wraps):
-                                m.d.sync += self.overflow.eq(1)
-                            start_fmul(coef_t[:w], (-vy)[:w])
-                        with m.Else():
-                            start_fmul(coef_t[:w], vy)
-                    with m.Case(1):
-                        start_fmul(coef_s[:w], vx)
-                    with m.Case(2):
-                        start_fmul(coef_t[:w], vy)
+                            m.next = "ROT_NEG_X"
+                        with m.Else():  # t*y, s*x, t*y
+                            m.d.comb += pick_oy.eq(~rstep[0])
+                            start_fmul(Mux(rstep[0], result, coef_t[:w].as_signed()), oxy)
                     with m.Case(3):
-                        with m.If(~is_rot & negate_wraps):
-                            m.d.sync += self.overflow.eq(1)
                         with m.If(~is_rot & negate):
-                            finish((-vx)[:w], second=(-vy)[:w])
+                            m.next = "ROT_UNNEG_Y"
                         with m.Else():
-                            finish(vx, second=vy)
+                            shift(oxy_signed, 0)
+                            finish(second=vy, wrap=True)
+            with m.State("ROT_NEG_X"):
+                with m.If(negate_wraps):
+                    m.d.sync += self.overflow.eq(1)
+                shift(oxy_signed, 0, negate=1)
+                m.d.sync += vx.eq(sh_out)
+                m.next = "ROT_NEG_Y"
+            with m.State("ROT_NEG_Y"):
+                m.d.comb += pick_oy.eq(1)
+                shift(oxy_signed, 0, negate=1)
+                m.d.sync += [vy.eq(sh_out), negate.eq(0)]  # done: the shears next
+                m.next = "ROT_SHEAR"
+            with m.State("ROT_UNNEG_Y"):
+                with m.If(negate_wraps):
+                    m.d.sync += self.overflow.eq(1)
+                m.d.comb += pick_oy.eq(1)
+                shift(oxy_signed, 0, negate=1)
+                m.d.sync += vy.eq(sh_out)
+                m.next = "ROT_UNNEG_X"
+            with m.State("ROT_UNNEG_X"):
+                shift(oxy_signed, 0, negate=1)
+                finish(second=vy, wrap=True)
             with m.State("FMUL"):
                 is_rot = op == OP["rot"]
                 # rot: x -= t*y (steps 0, 2), y += s*x (step 1); irot the opposite signs.
                 # One adder gives the shear's exact sum; its low W bits are the new word.
-                m.d.comb += pflip.eq(is_rot ^ (rstep == 1))
+                subtract = is_rot ^ (rstep == 1)
                 sheared = Signal(signed(w + 11))  # the shear's exact sum
-                m.d.comb += sheared.eq(Mux(rstep == 1, vy, vx).as_signed() + rounded_product(f))
+                product = rounded_product(f)
+                m.d.comb += pick_oy.eq(rstep == 1)
+                m.d.comb += sheared.eq(oxy_signed
+                                       + Mux(subtract, ~product, product) + subtract)
                 with m.If(rstep == 1):
                     m.d.sync += vy.eq(sheared[:w])
                 with m.Else():
                     m.d.sync += vx.eq(sheared[:w])
-                with m.If((sheared < -(1 << (w - 1))) | (sheared >= (1 << (w - 1)))):
+                beyond = sheared[w - 1:]  # the sum fits W bits when these are all the sign
+                with m.If(beyond.any() & ~beyond.all()):
                     m.d.sync += self.overflow.eq(1)
                 m.d.sync += rstep.eq(rstep + 1)
                 m.next = "ROT_SHEAR"
 
             # --- exp, sinh, cosh, tanh (_exp_from_p, _hyperbolic_abs) --------------------------
             with m.State("HX_START"):  # |hz| < (W + 2) << P: the callers saturate beyond
-                start_smul(hz >> (p - 20), Const(t.inv_ln2_20, signed(23)), "HX_K", 40)
+                start_mul(hz >> (p - 20), Const(t.inv_ln2_20), "HX_K", 1 << 39)
             with m.State("HX_K"):
                 k_v = rounded_product(40)
                 m.d.sync += kk.eq(k_v)
-                start_smul(Const(t.ln2_wide, signed(p + 10)), k_v[:16].as_signed(), "HX_R", 8)
+                start_mul(Const(t.ln2_wide), k_v[:16].as_signed(), "HX_R", 1 << 7)
             with m.State("HX_R"):
-                m.d.sync += [cz.eq(hz - rounded_product(8)), cx.eq(t.hyperbolic_x0), cy.eq(0),
+                m.d.sync += [cz.eq(reduced_z(8)), cx.eq(t.hyperbolic_x0), cy.eq(0),
                              vectoring.eq(0), hyper.eq(1), count.eq(0)]
                 call("CORDIC", "HX_CORDIC")
-            ep = Signal(signed(w + 6))  # e**r * 2**P = cosh r + sinh r
-            em_scaled = Signal(signed(w + 6))  # round(e**-r * 4**-k * 2**P)
-            m.d.comb += ep.eq(cx + cy)
+            # one adder for the post-processing: cx -+ (cy or em_scaled); after HX_EP, cx holds
+            # e**r * 2**P = cosh r + sinh r
+            em_scaled = cdx
+            hx_sub, hx_em = Signal(name="hx_sub"), Signal(name="hx_em")
+            hx_sum = Signal(signed(w + 7))
+            hx_operand = Mux(hx_em, em_scaled, cy)
+            m.d.comb += hx_sum.eq(cx + Mux(hx_sub, ~hx_operand, hx_operand) + hx_sub)
             with m.State("HX_CORDIC"):
                 two_k = Mux(kk > (w + 4) // 2, w + 4, Mux(kk < 0, 0, kk * 2))
-                shift(cx - cy, two_k, round_half_up=True)
+                m.d.comb += hx_sub.eq(1)  # e**-r 2**P = cosh r - sinh r, scaled by 4**-k
+                shift(hx_sum, two_k, round_half_up=True)
                 m.d.sync += em_scaled.eq(sh_out)
+                m.next = "HX_EP"
+            with m.State("HX_EP"):
+                m.d.sync += cx.eq(hx_sum)
                 m.next = "HX_POST"
             with m.State("HX_POST"):
+                m.d.comb += hx_em.eq(1)
                 with m.Switch(hfn):
                     with m.Case(HX_EXP):
                         with m.If(kk >= w - f):
@@ -616,37 +782,45 @@ class FunctionUnit(wiring.Component):
                         with m.Elif(kk <= -f - 2):
                             finish(0)
                         with m.Else():
-                            shift(ep, g - kk, round_half_up=True)
-                            finish(Mux(sh_out > maximum, maximum, sh_out))
+                            shift(cxy, g - kk, round_half_up=True)
+                            finish()
                     with m.Case(HX_SINH):
                         with m.If(kk > w - f):
                             finish(Mux(h_neg, minimum, maximum))
                         with m.Else():
-                            shift(ep - em_scaled, g + 1 - kk, round_half_up=True, negate=h_neg)
-                            finish(saturate(sh_out))
+                            m.d.comb += hx_sub.eq(1)
+                            shift(hx_sum, g + 1 - kk, round_half_up=True, negate=h_neg)
+                            finish()
                     with m.Case(HX_COSH):
-                        shift(ep + em_scaled, g + 1 - kk, round_half_up=True)
-                        finish(Mux((kk > w - f) | (sh_out > maximum), maximum, sh_out))
+                        with m.If(kk > w - f):
+                            finish(maximum)
+                        with m.Else():
+                            shift(hx_sum, g + 1 - kk, round_half_up=True)
+                            finish()
                     with m.Case(HX_TANH):
                         with m.If(kk >= f // 2 + 2):
                             finish(Mux(h_neg, -t.one, t.one))
                         with m.Else():
-                            num = ep - em_scaled
-                            den = ep + em_scaled
-                            n_v = Signal(signed(div_bits + 1))
-                            m.d.comb += n_v.eq((num << (f + 1)) + den)
-                            # floor division by 2 den > 0, also for a negative numerator
-                            m.d.sync += tan_neg.eq((n_v < 0) ^ h_neg)
-                            start_div(Mux(n_v < 0, -n_v + 2 * den - 1, n_v), den << 1, "TANH_DIV")
+                            m.d.sync += div_d.eq(hx_sum)  # den, then num in TANH_N
+                            m.next = "TANH_N"
+            with m.State("TANH_N"):
+                m.d.comb += [hx_em.eq(1), hx_sub.eq(1)]
+                num = hx_sum
+                # floor division by den > 0: a negative numerator rounds its magnitude's
+                # ties down
+                m.d.sync += [tan_neg.eq((num < 0) ^ h_neg), strict.eq(num < 0)]
+                shift(num, 0, negate=num < 0)
+                start_div(sh_out.as_unsigned()[:w + 7] << (f + 1), div_d, "TANH_DIV")
             with m.State("TANH_DIV"):
-                finish(signed_quot)  # |tanh| <= 1 fits
+                rounded_quotient(tan_neg)
+                finish()  # |tanh| <= 1 fits
 
             # --- log and pow (_ln_p, fx_pow) ------------------------------------------------------
             with m.State("LOG"):
                 s_bits = p - 1
                 a = Signal(w + 2)
                 m.d.comb += lo_in.eq(ox)
-                shift(ox, length - 1 - s_bits)  # m * 2**S, m in [1, 2)
+                shift(oxy, length - 1 - s_bits)  # m * 2**S, m in [1, 2)
                 m.d.comb += a.eq(sh_out)
                 e_v = Signal(signed(16))
                 m.d.comb += e_v.eq(length - 1 - f)
@@ -660,18 +834,33 @@ class FunctionUnit(wiring.Component):
                 with m.Else():
                     call("CORDIC", "LOG_Z")
             with m.State("LOG_Z"):
-                start_smul(Const(t.ln2_wide, signed(p + 10)), ee, "LOG_E", 8)
+                start_mul(Const(t.ln2_wide), ee, "LOG_E", 1 << 7)
             with m.State("LOG_E"):
                 lnp = Signal(signed(w + 12))
                 m.d.comb += lnp.eq(rounded_product(8) + 2 * cz)
                 with m.If(op == OP["fn_log"]):
                     shift(lnp, g, round_half_up=True)
-                    finish(sh_out)
+                    finish()
                 with m.Else():
-                    start_smul(lnp, oy.as_signed(), "POW_Z", f)
+                    start_mul(lnp, oy.as_signed(), "POW_Z", 1 << (f - 1))
             with m.State("POW_Z"):  # z = y ln x at P bits; _exp_from_p saturates |z| >= lim
-                with m.If(acc >= (((w + 2) << p) << f)):
-                    finish(Mux(fm_neg, 0, maximum))
+                # z is acc >> F; it is in range when it fits the W + 8 bits kept and lies
+                # within +-lim there
+                power = rounded_product(f)
+                top = acc[f + len(power) - 1:]
+                lim = (w + 2) << p
+                with m.If((top.any() & ~top.all()) | (power >= lim) | (power <= -lim)):
+                    finish(Mux(acc[-1], 0, maximum))
                 with m.Else():
-                    start_exp(rounded_product(f), HX_EXP)
+                    start_exp(power, HX_EXP)
+
+        assert len(sh_sources) <= 32
+        with m.Switch(sh_source):
+            for index, value in enumerate(sh_sources):
+                with m.Case(index):
+                    m.d.comb += sh_in.eq(value)
+
+        with m.If(finishing):
+            m.d.sync += self.r0.eq(Mux(fin_shifted, Mux(fin_wrap, sh_out[:w], saturate(sh_out)),
+                                       fin_const))
         return m

@@ -68,7 +68,7 @@ def _sincos(angle: int, tan: bool, t: _Tables, cost: _Cost) -> int:
     if tan:
         c, s, q = _sincos_abs(abs(angle), t)
         if (-s if q & 1 else c) != 0:
-            cycles += cost.div + 1  # DIV, TAN_DIV
+            cycles += 1 + cost.div + 1  # TAN_N, DIV, TAN_DIV
     return cycles
 
 
@@ -77,12 +77,13 @@ def _exponential(op: str, z: int, t: _Tables, cost: _Cost) -> int:
     ``_hyperbolic_abs`` (the callers saturate beyond its range): two products (k, r),
     the hyperbolic rotation, e**-r scaled, and for tanh a division unless it rounds to
     one."""
-    # HX_START, MUL, HX_K, MUL, HX_R, CORDIC, HX_CORDIC, HX_POST (which finishes, or divides)
-    cycles = 1 + cost.mul + 1 + cost.mul + 1 + cost.hyperbolic + 1 + 1
+    # HX_START, MUL, HX_K, MUL, HX_R, CORDIC, HX_CORDIC, HX_EP, HX_POST (which finishes,
+    # or divides)
+    cycles = 1 + cost.mul + 1 + cost.mul + 1 + cost.hyperbolic + 1 + 1 + 1
     if op == "fn_tanh":
         k = ((z >> (t.prec - 20)) * t.inv_ln2_20 + (1 << 39)) >> 40
         if k < t.frac // 2 + 2:
-            cycles += cost.div + 1  # DIV, TANH_DIV
+            cycles += 1 + cost.div + 1  # TANH_N, DIV, TANH_DIV
     return cycles
 
 
@@ -111,7 +112,7 @@ def function_unit_cycles(op: str, x: int, y: int, z: int, width: int) -> int:
     if op == "fmul":
         return 1 + cost.mul + 1  # IDLE, MUL, ARITH_MUL
     if op == "fdiv":
-        return 1 if sy == 0 else 1 + cost.div + 1  # IDLE, DIV, ARITH_DIV
+        return 1 if sy == 0 else 2 + cost.div + 1  # IDLE, FDIV_D, DIV, ARITH_DIV
     if op == "fn_abs":
         return 1
     if op == "fn_sqrt":
@@ -120,10 +121,11 @@ def function_unit_cycles(op: str, x: int, y: int, z: int, width: int) -> int:
         return 1 + _sincos(sx, op == "fn_tan", t, cost)
     if op in ("fn_atan", "fn_atan2"):
         if op == "fn_atan2" and sx == 0 and sy == 0:
-            return 2  # IDLE, ATAN
-        return 4 + cost.circular + 1  # IDLE, ATAN, ATAN_X, ATAN_Y, CORDIC, ATAN_CORDIC
+            return 4  # IDLE, ATAN, ATAN_B, ATAN_N
+        # IDLE, ATAN, ATAN_B, ATAN_N, ATAN_X, ATAN_Y, CORDIC, ATAN_CORDIC
+        return 6 + cost.circular + 1
     if op in ("rot", "irot"):
-        return 1 + _rotation(sz, t, cost)
+        return 1 + _rotation(op, sz, t, cost)
     lim = (width + 2) << f  # _exp_from_p's and _hyperbolic_abs's range, tested in IDLE
     if op == "fn_exp":
         return 1 if not -lim < sx < lim else 1 + _exponential(op, sx << g, t, cost)
@@ -144,7 +146,7 @@ def function_unit_cycles(op: str, x: int, y: int, z: int, width: int) -> int:
     raise ValueError(f"no cycle model for the function unit's {op!r}")  # pragma: no cover
 
 
-def _rotation(theta: int, t: _Tables, cost: _Cost) -> int:
+def _rotation(op: str, theta: int, t: _Tables, cost: _Cost) -> int:
     """ROT .. the finish of rot/irot by the signed angle ``theta``: the reduction by pi
     (a division and a product) when |theta| > pi/2, tan(theta'/2) and sin(theta'), then
     three shears of one product each and the finishing step."""
@@ -157,6 +159,9 @@ def _rotation(theta: int, t: _Tables, cost: _Cost) -> int:
         turns = (span + pi - 1) // pi
         reduced = theta - turns * pi if theta > 0 else theta + turns * pi
         cycles += cost.div + 1 + cost.mul + 1  # DIV, ROT_TURNS, MUL, ROT_REDUCED
+        if turns & 1:  # the negation by pi, a word a cycle: ROT_NEG_X, ROT_NEG_Y and back
+            cycles += 3 if op == "rot" else 2  # to ROT_SHEAR; or ROT_UNNEG_Y, ROT_UNNEG_X
+    cycles += 1  # ROT_TAN
     cycles += _sincos(reduced >> 1, True, t, cost) + _sincos(reduced, False, t, cost)
     return cycles + 3 * (1 + cost.mul + 1) + 1  # three shears (ROT_SHEAR, MUL, FMUL), finish
 

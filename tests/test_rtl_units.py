@@ -13,14 +13,17 @@ WARNINGS_ARE_ERRORS = pytest.mark.filterwarnings("error")
 pytestmark = WARNINGS_ARE_ERRORS
 
 from amaranth.sim import Simulator  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
 
 from revasm.isa.codec import IllegalInstruction, decode, encode  # noqa: E402
+from revasm.isa.elementary import _TABLES  # noqa: E402
 from revasm.isa.fixed_point import WordFormat  # noqa: E402
 from revasm.isa.table import INSTRUCTIONS  # noqa: E402
 from revasm.isa.vocabulary import vocabulary  # noqa: E402
 from revasm.rtl.alu import Alu  # noqa: E402
 from revasm.rtl.decoder import Decoder  # noqa: E402
-from revasm.rtl.function_unit import IMPLEMENTED, FunctionUnit  # noqa: E402
+from revasm.rtl.function_unit import IMPLEMENTED, FunctionUnit, cordic_schedule  # noqa: E402
 from revasm.rtl.memory import Tape  # noqa: E402
 from revasm.rtl.muldiv import OP_DIV, OP_MUL, MulDiv  # noqa: E402
 from revasm.rtl.params import CoreParams  # noqa: E402
@@ -377,10 +380,19 @@ def test_every_function_unit_operation_is_implemented() -> None:
 
 
 @pytest.mark.parametrize("width", [32, 64])
+def test_cordic_schedule_is_the_tables(width: int) -> None:
+    """The unit forms each CORDIC iteration's shift and angle (a short table, then powers of
+    two): every one equals isa/elementary's tables."""
+    t = _TABLES[width]
+    for hyperbolic, table in ((False, t.circular), (True, t.hyperbolic)):
+        for k, (shift, _, angle) in enumerate(table):
+            assert cordic_schedule(t, k, hyperbolic) == (shift, angle), (hyperbolic, k)
+
+
+@pytest.mark.parametrize("width", [32, 64])
 def test_function_unit_is_bit_exact(width: int) -> None:
     """Every operation against isa/elementary and isa/rotation (through the vocabulary)."""
     fmt = WordFormat(width)
-    names = vocabulary(fmt)
     rng = random.Random(width + 2)
     pool = _words(width, rng, 40)
     cases = [(op, rng.choice(pool), rng.choice(pool), rng.choice(pool))
@@ -398,6 +410,36 @@ def test_function_unit_is_bit_exact(width: int) -> None:
     # tan next to its pole at pi/2, both signs: the quotient saturates
     pole = fmt.from_real("1.5707963267948966")
     cases += [("fn_tan", fmt.wrap(sign * (pole + d)), 0, 0) for sign in (1, -1) for d in (-1, 0, 1)]
+    checked = _run_function_unit(width, cases)
+    assert checked["fault"] >= 4 and checked["value"] > 100 and checked["wraps"] >= 3
+
+
+def _word_strategy(width: int):
+    """Words hypothesis draws: any word, small fixed-point reals, or tiny integers."""
+    fmt = WordFormat(width)
+    return st.one_of(st.integers(0, fmt.mask),
+                     st.integers(-8 * fmt.one, 8 * fmt.one).map(fmt.wrap),
+                     st.integers(-40, 40).map(fmt.wrap))
+
+
+@pytest.mark.parametrize("width", [32, 64])
+def test_function_unit_agrees_with_the_oracle_on_drawn_operands(width: int) -> None:
+    """The same law on operands hypothesis draws: a call of every operation per example."""
+    word = _word_strategy(width)
+
+    @settings(max_examples=4, deadline=None, derandomize=True)
+    @given(st.tuples(*(st.tuples(word, word, word) for _ in FUNCTION_OPS)))
+    def check(operands) -> None:
+        _run_function_unit(width, [(op, *words) for op, words in zip(FUNCTION_OPS, operands)])
+
+    check()
+
+
+def _run_function_unit(width: int, cases: list[tuple[str, int, int, int]]) -> dict[str, int]:
+    """Run each (op, x, y, z) on the unit and compare with isa/elementary and isa/rotation
+    (through the vocabulary): results, faults and overflow; returns what was checked."""
+    fmt = WordFormat(width)
+    names = vocabulary(fmt)
     dut = FunctionUnit(width)
     checked = {"fault": 0, "value": 0, "wraps": 0}
 
@@ -433,7 +475,7 @@ def test_function_unit_is_bit_exact(width: int) -> None:
             checked["value"] += 1
 
     _simulate(dut, testbench)
-    assert checked["fault"] >= 4 and checked["value"] > 100 and checked["wraps"] >= 3
+    return checked
 
 
 # --- tape -----------------------------------------------------------------------------------------
