@@ -28,6 +28,7 @@ from program_generators import (
     straight_line_programs,
     structured_programs,
 )
+from window_program import check_window_program
 
 pytest.importorskip("numba")
 pytestmark = pytest.mark.usefixtures("fresh_kernel_cache")
@@ -311,6 +312,15 @@ def test_faults_like_the_reference(name, direction):
         machine.run(direction)
     assert_same(compiled, reference)
     assert any(compiled.fault(lane) is not None for lane in range(3))
+
+
+def test_window_above_the_image_grows_and_takes_in_table_words():
+    """Stacks just above the image go to the window, which doubles as they climb; a far
+    word first lands in the table, then the grown window takes it in: bit for bit with the
+    reference, forward and in gradient mode (tests/window_program.py; the interpreter
+    kernel's case is in tests/test_compiled_interpreter.py)."""
+    compiled = check_window_program("program")
+    assert compiled.window >= 128
 
 
 @pytest.mark.parametrize("limit", [1, 5, 17, 40])

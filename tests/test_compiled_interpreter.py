@@ -20,6 +20,7 @@ from program_generators import (
     straight_line_programs,
     structured_programs,
 )
+from window_program import check_window_program
 
 pytest.importorskip("numba")
 
@@ -113,3 +114,9 @@ def test_a_long_example_runs_alike_on_both_kernels():
         runs[kernel] = (forward, lanes.register(1).tolist(), lanes.snapshot(0))
     assert runs["interpreter"] == runs["program"]
     assert runs["interpreter"][0][0] == [2584, 2584]
+
+
+def test_the_window_above_the_image_on_the_interpreter(interpreter):
+    """The window grows and takes in a table word on the interpreter too, forward and in
+    the Hessian pass (tests/window_program.py)."""
+    assert check_window_program("interpreter").window >= 128

@@ -6,7 +6,7 @@ stops for the host:
 * the lane's registers (and, in gradient mode, its G/T/TG registers) are locals --
   machine registers -- loaded at entry and stored at exit; memory words are
   ``MEM[lane, slot]`` (the image's DATA cells dense, other addresses in a per-lane
-  open-addressing table, ``vocab.find_slot``);
+  window above the image and an open-addressing table, ``vocab.window_slot``);
 * the program is a ``while True`` loop over an ``if pc == ...`` chain per direction
   (LLVM turns it into a jump table) whose cases are *blocks*: a control instruction
   (branch, RBRA, SWAPBR) or the first data instruction of a run, through the following
@@ -168,7 +168,7 @@ class _Kernel:
         lines = self.translator.statement(
             text,
             exit=lambda code, aux: self.leave(code, aux, site),
-            room=lambda code: self.leave(100 + code, "I(0)", site))
+            room=lambda code, aux: self.leave(100 + code, aux, site))
         self.out(indent, f"# pc {cell.pc}: {cell.text}")
         for line in lines:
             self.out(indent, line)

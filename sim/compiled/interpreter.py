@@ -134,7 +134,7 @@ class _Source:
             lines = self.translator.statement(
                 self.template(number, direction),
                 exit=lambda code, aux: self.leave(code, aux),
-                room=lambda code: self.leave(100 + code, "I(0)"))
+                room=lambda code, aux: self.leave(100 + code, aux))
             mnemonic = INSTRUCTIONS[number].mnemonic
             inner = indent + 1
             if position < len(numbers) - 1:

@@ -2,18 +2,22 @@
 
 State (one row per lane): ``R`` and, when switched on, ``G``/``T``/``TG`` as
 ``(lanes, 32)`` uint64; memory banks ``MEM``/``GM``/``TM``/``TGM`` as
-``(lanes, data + capacity)``: the image's DATA cells dense, every other address a lane
-touches in a per-lane open-addressing table (``KEYS``, shared by the memory banks) --
-so 10**6 lanes never hold 65536 words each; ``CTL`` (PC, BR, DIR, steps, cycles, status,
+``(lanes, data + window + capacity)``: the image's DATA cells dense, then a window of the
+words just above the image (where compiled code keeps its stacks: a word there is one
+index away, as a DATA cell is), then a per-lane open-addressing table for every other
+address a lane touches (``KEYS``, shared by the memory banks) -- so 10**6 lanes never
+hold 65536 words each; ``CTL`` (PC, BR, DIR, steps, cycles, status,
 fault code and values), the SHOW/EMIT log and the EMIT tape.  ``CTL`` alone is
 ``(fields, lanes)``: the host resets and reads whole fields between runs, a contiguous pass
 each (a field of a ``(lanes, fields)`` array is a pass over all of it: at 10**6 lanes the
 host's part of a J2 gradient was about a quarter of its time).
 
-Capacity: the tables start small and double whenever a lane fills one.  A full table
-pauses the lane *before* the instruction that needs room (status ``NEEDS_ROOM``, nothing
-of that instruction done); :meth:`CompiledLanes._go` grows the table and resumes the
-paused lanes, until every lane has halted or faulted.  No lane is ever cut short or
+Capacity: the tables start small and double whenever a lane fills one; the window starts
+empty and doubles whenever a lane touches a word at most ``vocab.WINDOW_REACH`` words
+above its end (so its words are never sparser than that).  A full table or window pauses
+the lane *before* the instruction that needs room (status ``NEEDS_ROOM``, nothing of that
+instruction done); :meth:`CompiledLanes._go` grows it and resumes the paused lanes,
+until every lane has halted or faulted.  No lane is ever cut short or
 silently wrong; the only limit is host memory.
 """
 from __future__ import annotations
@@ -76,6 +80,8 @@ EMPTY = numpy.uint64(0xFFFFFFFFFFFFFFFF)
 #: Fewer active lanes than this run on one thread (no pool start-up).
 PARALLEL_LANES = 64
 FIRST_CAPACITY = 16
+#: The window's words once a lane first touches the words above the image.
+FIRST_WINDOW = 16
 
 _EXECUTION_KINDS = {tr.F_MEMORY: "memory-address", tr.F_DIVIDE: "divide-by-zero",
                     tr.F_LOG: "domain-error", tr.F_SQRT: "domain-error",
@@ -153,9 +159,11 @@ class CompiledLanes(ModeSwitches):
         uses_memory = any("addr(" in cell.forward for cell in self.cells if not cell.illegal)
         self.capacity = FIRST_CAPACITY if uses_memory else 0
         self.KEYS = numpy.full((lanes, self.capacity), EMPTY, dtype=numpy.uint64)
+        #: The words of the window above the image (vocab.window_slot), every lane's.
+        self.window = 0
         self._banks: dict[str, Any] = dict.fromkeys(BANKS)
         self._banks["R"] = numpy.zeros((lanes, REGISTER_COUNT), dtype=numpy.uint64)
-        memory = numpy.zeros((lanes, self.dense + self.capacity), dtype=numpy.uint64)
+        memory = numpy.zeros((lanes, self._row), dtype=numpy.uint64)
         memory[:, :self.dense] = self._data_words
         self._banks["MEM"] = memory
         self.CTL = numpy.zeros((CONTROL_COLUMNS, lanes), dtype=numpy.int64)
@@ -197,11 +205,16 @@ class CompiledLanes(ModeSwitches):
         bank = self._banks[name]
         if bank is None:
             if name.endswith("M"):
-                bank = numpy.zeros((self.lanes, self.dense + self.capacity), dtype=numpy.uint64)
+                bank = numpy.zeros((self.lanes, self._row), dtype=numpy.uint64)
             else:
                 bank = numpy.zeros((self.lanes, REGISTER_COUNT), dtype=numpy.uint64)
             self._banks[name] = bank
         return bank
+
+    @property
+    def _row(self) -> int:
+        """A memory bank's words per lane: DATA cells, window, table."""
+        return self.dense + self.window + self.capacity
 
     def _lane_values(self, values: Any) -> Any:
         mask = self.fmt.mask
@@ -230,10 +243,19 @@ class CompiledLanes(ModeSwitches):
             return numpy.full(self.lanes, self._dense_index[address], dtype=numpy.int64)
         from .vocab import slots_of
         while True:
-            slots = slots_of(self.KEYS, numpy.uint64(address), self.dense, insert)
+            if insert and self._grows_window(address):
+                self._grow_memory(window=True)
+                continue
+            slots = slots_of(self.KEYS, numpy.uint64(address), len(self._code), self.dense,
+                             self.window, insert)
             if not insert or bool(numpy.all(slots >= 0)):
                 return slots
             self._grow_memory()
+
+    def _grows_window(self, address: int) -> bool:
+        """Whether a word at ``address`` (at or above the image) grows the window."""
+        from .vocab import WINDOW_REACH
+        return self.window <= address - len(self._code) < self.window + WINDOW_REACH
 
     def set_bank_word(self, name: str, index: int, values: Any) -> None:
         words = self._lane_values(values)
@@ -271,21 +293,28 @@ class CompiledLanes(ModeSwitches):
 
     # --- growing the per-lane tables -------------------------------------------------------
 
-    def _grow_memory(self) -> None:
+    def _grow_memory(self, window: bool = False) -> None:
+        """Double the table, or (``window``) the window above the image: the table's
+        words the window now covers move into it."""
         from .vocab import rehash
-        capacity = max(FIRST_CAPACITY, 2 * self.capacity)
+        capacity = self.capacity if window else max(FIRST_CAPACITY, 2 * self.capacity)
+        grown_window = max(FIRST_WINDOW, 2 * self.window) if window else self.window
         keys = numpy.full((self.lanes, capacity), EMPTY, dtype=numpy.uint64)
+        kept = self.dense + self.window  # the DATA cells and the window stay where they are
         grown = {}
         for name in MEMORY_BANKS:
             old = self._banks[name]
             if old is not None:
-                new = numpy.zeros((self.lanes, self.dense + capacity), dtype=numpy.uint64)
-                new[:, :self.dense] = old[:, :self.dense]
+                new = numpy.zeros((self.lanes, self.dense + grown_window + capacity),
+                                  dtype=numpy.uint64)
+                new[:, :kept] = old[:, :kept]
                 grown[name] = (old, new)
         for old, new in grown.values():  # every bank finds or inserts the same keys
-            rehash(self.KEYS, keys, old, new, self.dense)
+            rehash(self.KEYS, keys, old, new, len(self._code), self.dense, self.window,
+                   grown_window)
         self.KEYS = keys
         self.capacity = capacity
+        self.window = grown_window
         for name, (_old, new) in grown.items():
             self._banks[name] = new
 
@@ -435,8 +464,14 @@ class CompiledLanes(ModeSwitches):
             paused = active[self.CTL[STATUS, active] == NEEDS_ROOM]
             if len(paused):
                 needs = {code - 100 for code in self.CTL[FCODE, paused].tolist()}
-                if tr.ROOM_MEMORY in needs:
-                    self._grow_memory()
+                if tr.ROOM_MEMORY in needs:  # FAUX: which (vocab.window_slot's answer)
+                    memory = paused[self.CTL[FCODE, paused] == 100 + tr.ROOM_MEMORY]
+                    answers = set(self.CTL[FAUX, memory].tolist())
+                    from .vocab import GROW_WINDOW
+                    if GROW_WINDOW in answers:
+                        self._grow_memory(window=True)
+                    if answers - {GROW_WINDOW}:
+                        self._grow_memory()
                 if tr.ROOM_OUTPUT in needs:
                     self._grow("OUT")
                 if tr.ROOM_TAPE in needs:
@@ -580,12 +615,13 @@ class CompiledLanes(ModeSwitches):
         if address in self._dense_index:
             self._banks[name][lane, self._dense_index[address]] = word
             return
-        from .vocab import find_slot
+        from .vocab import GROW_WINDOW, window_slot
         while True:
-            slot = find_slot(self.KEYS, lane, numpy.uint64(address), self.dense)
+            slot = window_slot(self.KEYS, lane, numpy.uint64(address), len(self._code),
+                               self.dense, self.window)
             if slot >= 0:
                 break
-            self._grow_memory()
+            self._grow_memory(window=slot == GROW_WINDOW)
         self._banks[name][lane, slot] = word
 
     def _append(self, lane: int, attribute: str, length: str, word: int) -> None:
@@ -620,15 +656,19 @@ class CompiledLanes(ModeSwitches):
         return tuple(int(w) for w in self.TAPE[lane, :int(self.TAPELEN[lane])].tolist())
 
     def memory_of(self, lane: int, name: str = "MEM") -> dict[int, int]:
-        """``lane``'s words of a memory bank that it holds (DATA cells and touched
-        addresses), by address."""
+        """``lane``'s words of a memory bank that it holds (DATA cells, the window above
+        the image, touched addresses), by address."""
         words = {}
         memory = self._banks[name]
         for address, index in self._dense_index.items():
             words[address] = int(memory[lane, index])
+        above = len(self._code)
+        for offset, word in enumerate(memory[lane, self.dense:self.dense + self.window].tolist()):
+            words[above + offset] = int(word)
+        base = self.dense + self.window
         for j, key in enumerate(self.KEYS[lane].tolist()):
             if key != int(EMPTY):  # the top word of W = 64 is kept under 0 (vocab.table_key)
-                words[key or int(EMPTY)] = int(memory[lane, self.dense + j])
+                words[key or int(EMPTY)] = int(memory[lane, base + j])
         return words
 
     def snapshot(self, lane: int) -> Snapshot:

@@ -70,8 +70,8 @@ class Translator:
     """Translates the statements of one kernel (temporaries are unique per kernel).
 
     ``exit(code, aux)`` returns the lines that leave the kernel with a fault (``aux``: an
-    int64 expression the message needs); ``room(code)`` the lines that pause the lane
-    before the instruction because a table is full.
+    int64 expression the message needs); ``room(code, aux)`` the lines that pause the lane
+    before the instruction because a table is full (``aux``: which, for the host).
     """
 
     def __init__(self, width: int, constants: dict[str, int]) -> None:
@@ -91,7 +91,7 @@ class Translator:
     # --- entry point ----------------------------------------------------------------
 
     def statement(self, text: str, exit: Callable[[int, str], list[str]],
-                  room: Callable[[int], list[str]]) -> list[str]:
+                  room: Callable[[int, str], list[str]]) -> list[str]:
         """The kernel lines of one instruction's template (one or more statements)."""
         self.exit, self.room = exit, room
         self.locals: dict[str, Value] = {}
@@ -301,10 +301,10 @@ class Translator:
         else:
             self._expr(call)  # a faulting call used as a statement
 
-    def _room(self, code: int) -> None:
+    def _room(self, code: int, aux: str = "I(0)") -> None:
         outer = self.indent
         self.indent += "    "
-        self.emit_all(self.room(code))
+        self.emit_all(self.room(code, aux))
         self.indent = outer
 
     def _fault(self, code: int, aux: str) -> None:
@@ -483,12 +483,13 @@ class Translator:
         slot = self.fresh("_slot")
         self.emit(f"if {w} < U(DENSE_LENGTH):")
         self.emit(f"    {slot} = DENSE[{w}]")
-        self.emit("else:")
-        self.emit(f"    {slot} = find_slot(KEYS, lane, {w}, DENSE_WORDS)")
-        self.emit(f"    if {slot} < 0:")
+        self.emit("else:")  # the window's length is the bank's row less the rest
+        self.emit(f"    {slot} = window_slot(KEYS, lane, {w}, DENSE_LENGTH, DENSE_WORDS, "
+                  "MEM.shape[1] - DENSE_WORDS - KEYS.shape[1])")
+        self.emit(f"    if {slot} < 0:")  # the table is full, or the window must grow
         outer = self.indent
         self.indent += "    "
-        self._room(ROOM_MEMORY)
+        self._room(ROOM_MEMORY, slot)
         self.indent = outer
         return Value(slot, "s")
 

@@ -1117,12 +1117,26 @@ def fsub64(x, y):
     return x - y
 
 
-# --- the per-lane memory table -----------------------------------------------------------
+# --- the per-lane memory: the window above the image and the table -----------------------
+#
+# A memory bank's row is ``[DATA cells | window | table]``: the image's DATA cells (dense),
+# then the ``window`` words at the addresses just above the image (``dense_length``, the
+# image's length, upward: where compiled code keeps its stacks), then the slots of an
+# open-addressing table for every other address.  Both the window and the table grow on
+# the host (``machine.py``): the kernel pauses the lane before an instruction that needs
+# a word of either, and resumes it after.
 
 #: An empty table entry. At W = 64 it is also an address (the top word, where a downward
 #: stack from 0 pushes first): that address is stored under the key 0 instead, which no
 #: other address takes (address 0 is the image's, always dense; see ``table_key``).
 EMPTY = U(0xFFFFFFFFFFFFFFFF)
+
+#: An address at most this many words above the window's end grows the window (instead of
+#: taking a table slot), so the window's words are at worst 1 in ``WINDOW_REACH`` touched.
+WINDOW_REACH = 16
+
+#: ``window_slot``'s answer for an address that grows the window.
+GROW_WINDOW = -2
 
 
 @njit(**JIT)
@@ -1134,7 +1148,8 @@ def table_key(word):
 @njit(**JIT)
 def find_slot(keys, lane, word, dense):
     """The slot of ``word`` in the lane's open-addressing table (inserted if new), offset by
-    the dense words; -1 when the table is full (the host grows it and resumes the lane)."""
+    ``dense`` (the words before the table); -1 when the table is full (the host grows it
+    and resumes the lane)."""
     capacity = keys.shape[1]
     if capacity == 0:
         return I(-1)
@@ -1153,15 +1168,34 @@ def find_slot(keys, lane, word, dense):
 
 
 @njit(**JIT)
-def slots_of(keys, word, dense, insert):
-    """Every lane's slot of ``word`` (inserted when ``insert``; -1 where absent or full)."""
+def window_slot(keys, lane, word, dense_length, dense_words, window):
+    """The slot of an address at or above the image's end (``dense_length``): its word of
+    the window, or its table slot (inserted if new); ``GROW_WINDOW`` for an address just
+    above the window, -1 when the table is full."""
+    offset = word - U(dense_length)
+    if offset < U(window):
+        return I(dense_words) + I(offset)
+    if offset < U(window + WINDOW_REACH):
+        return I(GROW_WINDOW)
+    return find_slot(keys, lane, word, dense_words + window)
+
+
+@njit(**JIT)
+def slots_of(keys, word, dense_length, dense_words, window, insert):
+    """Every lane's slot of ``word`` (an address at or above ``dense_length``): its window
+    word, or its table slot (inserted when ``insert``; -1 where absent or full)."""
     lanes = keys.shape[0]
     out = np.empty(lanes, dtype=np.int64)
+    offset = word - U(dense_length)
+    if offset < U(window):
+        out[:] = I(dense_words) + I(offset)
+        return out
+    base = dense_words + window
     capacity = keys.shape[1]
     key_word = table_key(word)
     for lane in range(lanes):
         if insert:
-            out[lane] = find_slot(keys, lane, word, dense)
+            out[lane] = find_slot(keys, lane, word, base)
             continue
         out[lane] = -1
         if capacity == 0:
@@ -1171,7 +1205,7 @@ def slots_of(keys, word, dense, insert):
         for _ in range(capacity):
             key = keys[lane, j]
             if key == key_word:
-                out[lane] = I(dense) + I(j)
+                out[lane] = I(base) + I(j)
                 break
             if key == EMPTY:
                 break
@@ -1180,11 +1214,21 @@ def slots_of(keys, word, dense, insert):
 
 
 @njit(**JIT)
-def rehash(old_keys, new_keys, old_bank, new_bank, dense):
-    """Move every lane's table words of one bank into a larger table."""
+def rehash(old_keys, new_keys, old_bank, new_bank, dense_length, dense_words, old_window,
+           new_window):
+    """Move every lane's table words of one bank into a larger window and table: a word
+    the window now covers moves into it, the others into the new table."""
+    old_base = dense_words + old_window
+    new_base = dense_words + new_window
     for lane in range(old_keys.shape[0]):
         for j in range(old_keys.shape[1]):
             key = old_keys[lane, j]
-            if key != EMPTY:
-                slot = find_slot(new_keys, lane, key, dense)
-                new_bank[lane, slot] = old_bank[lane, dense + j]
+            if key == EMPTY:
+                continue
+            word = EMPTY if key == U(0) else key
+            offset = word - U(dense_length)
+            if word >= U(dense_length) and offset < U(new_window):
+                new_bank[lane, dense_words + I(offset)] = old_bank[lane, old_base + j]
+            else:
+                slot = find_slot(new_keys, lane, word, new_base)
+                new_bank[lane, slot] = old_bank[lane, old_base + j]
