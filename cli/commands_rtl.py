@@ -278,8 +278,8 @@ def verilog(output: str, width: str, memory_words: int, stack_words: int | None,
               help="Word width of the instruction proofs (the unit proofs run at their own "
                    "reduced width).")
 @click.option("--only", default=None, metavar="MNEMONIC,...",
-              help="Prove only these instructions ('unit' names the unit proofs; default: "
-                   "every proof).")
+              help="Prove only these instructions ('unit': the unit proofs; 'all': the two "
+                   "proofs of every entry at once; default: every proof).")
 @click.option("--property", "properties", default=None, metavar="PROPERTY,...",
               help="Prove only these properties: value, backward, adjoint, unit.")
 @click.option("--jobs", type=click.IntRange(min=1), default=2, show_default=True,
@@ -316,16 +316,17 @@ def formal(width: str, only: str | None, properties: str | None, jobs: int,
     if show_table:
         recorded = proofs_module.load(Path(record_file) if record_file
                                       else proofs_module.RESULTS_FILE)
-        click.echo(proofs_module.table(proofs, recorded))
+        text = proofs_module.table(proofs, recorded)
+        click.echo(json.dumps({"table": text}) if as_json else text)
         return
     names = None
     if only:
         names = [n.strip().upper() for n in only.split(",") if n.strip()]
-        unknown = [n for n in names if n != "UNIT" and lookup(n) is None]
+        unknown = [n for n in names if n not in ("UNIT", "ALL") and lookup(n) is None]
         if unknown:
             raise ToolError(f"revasm rtl formal: error: unknown instruction(s): "
                             f"{', '.join(unknown)}")
-        names = ["unit" if n == "UNIT" else lookup(n).mnemonic for n in names]
+        names = [n.lower() if n in ("UNIT", "ALL") else lookup(n).mnemonic for n in names]
     props = None
     if properties:
         props = [p.strip().lower() for p in properties.split(",") if p.strip()]
@@ -335,19 +336,20 @@ def formal(width: str, only: str | None, properties: str | None, jobs: int,
                             f" (choose from {', '.join(proofs_module.PROPERTIES)})")
     chosen = proofs_module.select(proofs, names, props)
 
+    command = "revasm rtl formal " + " ".join(
+        part for part in (f"--width {width}", f"--only {only}" if only else "",
+                          f"--property {properties}" if properties else "",
+                          f"--jobs {jobs}", f"--timeout {timeout:g}" if timeout else "")
+        if part)
+
     def progress(proof, result) -> None:
+        if record_file:  # after each proof: an interrupted campaign keeps what it proved
+            proofs_module.record(Path(record_file), [proof], [result], command)
         if not as_json:
             click.echo(f"{proof.key:<44} {result.status:<11} {result.seconds:7.1f} s  "
                        f"(W = {proof.width}, depth {proof.depth})")
 
     results = proofs_module.prove_all(chosen, jobs=jobs, timeout=timeout, progress=progress)
-    if record_file:
-        command = "revasm rtl formal " + " ".join(
-            part for part in (f"--width {width}", f"--only {only}" if only else "",
-                              f"--property {properties}" if properties else "",
-                              f"--jobs {jobs}", f"--timeout {timeout:g}" if timeout else "")
-            if part)
-        proofs_module.record(Path(record_file), chosen, results, command)
     bad_results = [r for r in results if r.status in ("failed", "timeout")]
     if as_json:
         click.echo(json.dumps({"width": int(width), "results": [

@@ -69,13 +69,21 @@ def has_gradient_rules(ins: Instruction) -> bool:
     return bool(ins.adjoint or ins.rules_from)
 
 
+#: The name of the two proofs that cover every entry at once (``--only all``).
+ALL_ENTRIES = "all entries"
+
+
 def registry(width: int = 32) -> list[Proof]:
-    """Every proof, in table order: per entry value, backward, adjoint; then the units."""
-    from .formal import GradientSpec, ReversibilitySpec, ValueSpec, gradient_depth
+    """Every proof: the value semantics of every entry at once, the backward run of every
+    entry but RBRA at once; per entry value, backward, adjoint; then the units."""
+    from .formal import GradientSpec, ReversibilitySpec, ValueSpec, gradient_depth, provable_group
     from .gradient_unit import MicroRom
     params = CoreParams(width=width)
     rom = MicroRom()
-    proofs: list[Proof] = []
+    proofs: list[Proof] = [
+        Proof(ALL_ENTRIES, "value", width, 1, lambda: ValueSpec(tuple(INSTRUCTIONS), params)),
+        Proof(ALL_ENTRIES, "backward", width, 1,
+              lambda: ReversibilitySpec(provable_group(), params))]
     for ins in INSTRUCTIONS:
         proofs.append(Proof(ins.mnemonic, "value", width, 1,
                             lambda ins=ins: ValueSpec(ins, params)))
@@ -109,11 +117,12 @@ def unit_registry() -> list[Proof]:
 
 def select(proofs: Iterable[Proof], names: list[str] | None = None,
            props: list[str] | None = None) -> list[Proof]:
-    """The proofs of these entries (mnemonics; ``unit`` for the unit proofs) and
-    properties."""
+    """The proofs of these entries (mnemonics; ``unit`` for the unit proofs, ``all`` for
+    the two that cover every entry at once) and properties."""
     chosen = []
     for proof in proofs:
         name = "unit" if proof.prop == "unit" else proof.name
+        name = "all" if name == ALL_ENTRIES else name
         if (names is None or name in names) and (props is None or proof.prop in props):
             chosen.append(proof)
     return chosen
@@ -166,10 +175,16 @@ def load(path: Path) -> dict:
         return {"results": {}}
 
 
-def _cell(proof: Proof | None, results: dict) -> str:
+def _cell(proof: Proof | None, results: dict, group: Proof | None = None) -> str:
+    """A proof's result; without one of its own, the result of ``group`` (the proof of
+    every entry at once that covers it), when that one proved."""
     if proof is None:
         return "-"
     entry = results.get(proof.key)
+    if entry is None and group is not None:
+        covering = results.get(group.key)
+        if covering is not None and covering["status"] == "proved":
+            return f"proved with all entries ({covering['seconds']} s for all)"
     if entry is None:
         return "not run"
     status, seconds = entry["status"], entry["seconds"]
@@ -196,9 +211,15 @@ def table(proofs: list[Proof], recorded: dict) -> str:
              f"`{ENGINE}`; `adjoint`: gradient mode, both directions, against the table's "
              "adjoint and its inverse (depth = the step's cycles), engine "
              f"`{MULTI_CYCLE_ENGINE}`; `-`: no gradient rule.", "",
+             "\"proved with all entries\": by the one proof of every entry at once "
+             "(`revasm rtl formal --only all`; RBRA's backward run is proved on its own).", "",
              "| instruction | value | backward | adjoint |", "|---|---|---|---|"]
+    groups = {"value": by_key.get(f"{ALL_ENTRIES} value"),
+              "backward": by_key.get(f"{ALL_ENTRIES} backward")}
     for ins in INSTRUCTIONS:
-        cells = [_cell(by_key.get(f"{ins.mnemonic} {prop}"), results)
+        covered = {"value": True, "backward": ins.kind != "rbra", "adjoint": False}
+        cells = [_cell(by_key.get(f"{ins.mnemonic} {prop}"), results,
+                       groups.get(prop) if covered[prop] else None)
                  for prop in ("value", "backward", "adjoint")]
         lines.append(f"| {ins.mnemonic} | " + " | ".join(cells) + " |")
     lines += ["", f"Units: sby bmc, `{MULTI_CYCLE_ENGINE}`, at a reduced width W (a "

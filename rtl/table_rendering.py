@@ -14,7 +14,9 @@ Three things cannot run on a value as they are, and are restated here:
 * a Python conditional: the vocabulary's ``slt``, ``fsign`` and ``ovf_sat`` (``1 if ...
   else 0``) become ``Mux``; ``rotl``/``rotr`` shift by ``W - n``, a signed amount Amaranth
   refuses, so they are written with an unsigned one; a branch's ``if c: BR = BR + off``
-  becomes ``BR = Mux(c, BR + off, BR)`` (an AST rewrite of the template);
+  becomes ``BR = Mux(c, BR + off, BR)`` (an AST rewrite of the template); ``shl``, ``srl``
+  and ``sra`` run as they are, given their amount already masked to its log2(W) bits (a
+  shift by a W-bit value would widen the result to 2^W bits);
 * the multi-cycle units (``fmul``, ``fdiv``, ``fn_*``, ``rot``, ``irot``) and the overflow
   bits of their calls (``ovf_mul``, ``ovf_div``, ``ovf_rot``, ``ovf_irot``): a
   :class:`UnitModel` answers them -- free results, so a proof holds for *every* unit (the
@@ -236,7 +238,19 @@ def _restated(fmt: WordFormat) -> dict[str, Callable]:
         back = (Const(w, amount_bits + 1) - n).as_unsigned()
         return ((x << n) | (x >> back))[:w] if left else ((x >> n) | (x << back))[:w]
 
+    words = vocabulary(fmt)
+
+    def narrow(n) -> Value:
+        # the amount as the vocabulary masks it (& (W - 1)), on the bits that can be set: a
+        # shift by a W-bit value would widen its result to 2^W bits
+        return (as_value(n) & (w - 1))[:amount_bits]
+
+    def shift(name: str) -> Callable:
+        function = words[name]
+        return lambda x, n: function(x, narrow(n))
+
     return {
+        "shl": shift("shl"), "srl": shift("srl"), "sra": shift("sra"),
         "slt": lambda x, y: Mux(S(x) < S(y), 1, 0),
         "fsign": lambda x: Mux(as_value(x)[:w] == 0, 0,
                                Mux(as_value(x)[w - 1], Const(-one & fmt.mask, w), Const(one, w))),
