@@ -621,12 +621,33 @@ def run_sby(spec: Elaboratable, depth: int, label: str, workdir: str | None = No
         try:
             log, _ = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
+            _stop_session(proc.pid)
             proc.communicate()
             return ProofResult(label, "timeout", time.perf_counter() - start)
     seconds = time.perf_counter() - start
     status = "proved" if proc.returncode == 0 and "DONE (PASS" in log else "failed"
     return ProofResult(label, status, seconds, log if status == "failed" else "")
+
+
+def _stop_session(session: int) -> None:
+    """Kill every process of a session: sby, and the solvers it starts in process groups
+    of their own (killing sby's group alone leaves smtbmc and z3 running)."""
+    try:
+        os.killpg(session, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc_dir = Path("/proc")
+    if not proc_dir.is_dir():
+        return
+    for entry in proc_dir.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            if int(fields[3]) == session:  # state, ppid, pgrp, session
+                os.kill(int(entry.name), signal.SIGKILL)
+        except (OSError, IndexError, ValueError):
+            continue
 
 
 def prove(ins: Instruction | tuple[Instruction, ...], params: CoreParams,
