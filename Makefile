@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck install clean docs conformance
+.PHONY: demo test lint typecheck install clean docs conformance formal
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,16 @@ test: lint typecheck
 # compiled engine out of the longest ones: its kernel build takes minutes for them).
 conformance: $(STAMP)
 	REVASM_CONFORMANCE_ALL=1 $(BIN)/python -m pytest -q tests/test_pal_conformance.py
+
+# Every formal proof of the RTL (docs/rtl.md "Formal proofs"), one at a time under nice, each
+# stopped after FORMAL_TIMEOUT seconds (reported as a time-out, never as proven); the results
+# go to docs/formal_results.json and the table in docs/rtl.md is regenerated from them.
+# Hours, not minutes: make test proves a bounded sample.
+FORMAL_TIMEOUT ?= 900
+formal: $(STAMP)
+	-nice -n 10 $(BIN)/revasm rtl formal --jobs 1 --timeout $(FORMAL_TIMEOUT) \
+		--record docs/formal_results.json
+	$(BIN)/python -m revasm.rtl.proof_registry docs/rtl.md
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

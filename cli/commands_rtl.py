@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 
@@ -273,52 +274,97 @@ def verilog(output: str, width: str, memory_words: int, stack_words: int | None,
 
 
 @rtl.command()
-@click.option("--width", type=click.Choice(["32", "64"]), default="32", show_default=True)
+@click.option("--width", type=click.Choice(["32", "64"]), default="32", show_default=True,
+              help="Word width of the instruction proofs (the unit proofs run at their own "
+                   "reduced width).")
 @click.option("--only", default=None, metavar="MNEMONIC,...",
-              help="Prove only these instructions (default: every instruction).")
+              help="Prove only these instructions ('unit': the unit proofs; 'all': the two "
+                   "proofs of every entry at once; default: every proof).")
+@click.option("--property", "properties", default=None, metavar="PROPERTY,...",
+              help="Prove only these properties: value, backward, adjoint, unit.")
 @click.option("--jobs", type=click.IntRange(min=1), default=2, show_default=True,
               help="Proofs run in parallel.")
+@click.option("--timeout", type=click.FloatRange(min=1), default=None, metavar="SECONDS",
+              help="Stop a proof after this long and report it as timed out.")
+@click.option("--record", "record_file", type=click.Path(dir_okay=False), default=None,
+              metavar="FILE", help="Merge the results into this JSON record (make formal: "
+                                   "docs/formal_results.json); with --table, the record "
+                                   "to read.")
+@click.option("--table", "show_table", is_flag=True,
+              help="Print the proof table (markdown) from the recorded results; runs nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
-def formal(width: str, only: str | None, jobs: int, as_json: bool) -> None:
-    """Prove with sby and z3, for every instruction, that executing it forward
-    and then backward restores the architectural state (registers, memory
-    word, BR, DIR, tape); RBRA: each direction is an involution.  ROT/IROT
-    are checked by simulation instead (their units differ).
+def formal(width: str, only: str | None, properties: str | None, jobs: int,
+           timeout: float | None, record_file: str | None, show_table: bool,
+           as_json: bool) -> None:
+    """Prove the RTL with sby and z3: for every instruction its value semantics
+    (the ALU against the table's templates, both directions), its backward run
+    (backward after forward restores the state) and its gradient-mode step (both
+    directions against the table's adjoint); for the multi-cycle units each
+    operation against the table's oracle at a reduced width.
 
     \b
-    Example:
+    Examples:
       revasm rtl formal --only ADD,EXCH,BEQ
-    Exit code 1 if any proof fails.
+      revasm rtl formal --property adjoint --only ADDSIN --timeout 600
+      revasm rtl formal --table            the table docs/rtl.md shows
+    Exit code 1 if any proof fails or times out.
     """
-    params = _params(int(width), 1024)
+    _params(int(width), 1024)
     from revasm.isa.codec import lookup
-    from revasm.rtl.formal import prove_all
+    from revasm.rtl import proof_registry as proofs_module
+    proofs = proofs_module.registry(int(width))
+    if show_table:
+        recorded = proofs_module.load(Path(record_file) if record_file
+                                      else proofs_module.RESULTS_FILE)
+        text = proofs_module.table(proofs, recorded)
+        click.echo(json.dumps({"table": text}) if as_json else text)
+        return
     names = None
     if only:
         names = [n.strip().upper() for n in only.split(",") if n.strip()]
-        unknown = [n for n in names if lookup(n) is None]
+        unknown = [n for n in names if n not in ("UNIT", "ALL") and lookup(n) is None]
         if unknown:
             raise ToolError(f"revasm rtl formal: error: unknown instruction(s): "
                             f"{', '.join(unknown)}")
-        names = [lookup(n).mnemonic for n in names]
+        names = [n.lower() if n in ("UNIT", "ALL") else lookup(n).mnemonic for n in names]
+    props = None
+    if properties:
+        props = [p.strip().lower() for p in properties.split(",") if p.strip()]
+        bad = [p for p in props if p not in proofs_module.PROPERTIES]
+        if bad:
+            raise ToolError(f"revasm rtl formal: error: unknown propert(y/ies) {', '.join(bad)}"
+                            f" (choose from {', '.join(proofs_module.PROPERTIES)})")
+    chosen = proofs_module.select(proofs, names, props)
 
-    def progress(result) -> None:
+    command = "revasm rtl formal " + " ".join(
+        part for part in (f"--width {width}", f"--only {only}" if only else "",
+                          f"--property {properties}" if properties else "",
+                          f"--jobs {jobs}", f"--timeout {timeout:g}" if timeout else "")
+        if part)
+
+    def progress(proof, result) -> None:
+        if record_file:  # after each proof: an interrupted campaign keeps what it proved
+            proofs_module.record(Path(record_file), [proof], [result], command)
         if not as_json:
-            click.echo(f"{result.mnemonic:<10} {result.status:<10} {result.seconds:6.2f} s")
+            click.echo(f"{proof.key:<44} {result.status:<11} {result.seconds:7.1f} s  "
+                       f"(W = {proof.width}, depth {proof.depth})")
 
-    results = prove_all(params, names, jobs=jobs, progress=progress)
-    failed = [r for r in results if r.status == "failed"]
+    results = proofs_module.prove_all(chosen, jobs=jobs, timeout=timeout, progress=progress)
+    bad_results = [r for r in results if r.status in ("failed", "timeout")]
     if as_json:
         click.echo(json.dumps({"width": int(width), "results": [
-            {"instruction": r.mnemonic, "status": r.status, "seconds": round(r.seconds, 2)}
-            for r in results], "failed": len(failed)}))
+            {"proof": p.key, "instruction": p.name, "property": p.prop, "status": r.status,
+             "width": p.width, "depth": p.depth, "seconds": round(r.seconds, 2)}
+            for p, r in zip(chosen, results)], "failed": len(bad_results)}))
     else:
-        proved = sum(r.status == "proved" for r in results)
-        click.echo(f"{proved} proved, {len(failed)} failed, "
-                   f"{sum(r.status == 'simulation' for r in results)} checked by simulation")
-        for r in failed:
-            click.echo(f"{r.mnemonic}: proof failed\n{r.log[-2000:]}", err=True)
-    if failed:
+        count = {s: sum(r.status == s for r in results)
+                 for s in ("proved", "failed", "timeout", "unbuildable")}
+        click.echo(f"{count['proved']} proved, {count['failed']} failed, {count['timeout']} "
+                   f"timed out, {count['unbuildable']} not built")
+        for r in results:
+            if r.status == "failed":
+                click.echo(f"{r.mnemonic}: proof failed\n{r.log[-2000:]}", err=True)
+    if bad_results:
         raise SystemExit(EXIT_FAILURE)
 
 

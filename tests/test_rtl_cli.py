@@ -85,6 +85,8 @@ def test_sim_refuses_gradient_mode_and_bad_input(tmp_path) -> None:
     assert _run("rtl", "synth", "--width", "48").exit_code == 2
     result = _run("rtl", "formal", "--only", "NOPE")
     assert result.exit_code == 1 and "unknown instruction" in result.output
+    result = _run("rtl", "formal", "--property", "speed")
+    assert result.exit_code == 1 and "unknown propert" in result.output
 
 
 def test_verilog(tmp_path) -> None:
@@ -100,8 +102,8 @@ def test_formal_proves_named_instructions() -> None:
     assert result.exit_code == 0, result.output
     summary = json.loads(result.output)
     assert summary["failed"] == 0
-    assert {r["instruction"]: r["status"] for r in summary["results"]} == {
-        "XOR": "proved", "XOR (gradient mode)": "proved"}
+    assert {r["proof"]: r["status"] for r in summary["results"]} == {
+        "XOR value": "proved", "XOR backward": "proved"}  # XOR has no gradient rule
 
 
 def test_sim_gradient_mode() -> None:
@@ -120,3 +122,13 @@ def test_rtl_sim_reports_the_overflow_counter(tmp_path) -> None:
     assert [r["overflows"] for r in runs] == [1, 0]  # one event forward, taken back backward
     text = _run("rtl", "sim", str(program)).stdout
     assert "forward: 7 instructions" in text and "OV = 1" in text
+
+
+def test_formal_table_prints_the_registry_without_proving(tmp_path) -> None:
+    record = tmp_path / "results.json"
+    record.write_text(json.dumps({"results": {"ADD value": {
+        "status": "proved", "seconds": 2.5, "command": "revasm rtl formal --only ADD"}}}))
+    result = _run("rtl", "formal", "--table", "--record", str(record))
+    assert result.exit_code == 0, result.output
+    assert "| ADD | proved (2.5 s) | not run | not run |" in result.output
+    assert "| XOR | not run | not run | - |" in result.output

