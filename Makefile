@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck install clean docs conformance formal
+.PHONY: demo test test-long lint typecheck install clean docs conformance formal
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,7 +20,12 @@ demo: $(STAMP)
 # ruff and mypy run first; either failing fails `make test`.  The suite runs in one
 # worker process per core (at most 4), each test file whole in one worker (docs/decisions.md).
 test: lint typecheck
-	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadfile --durations=25
+	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadfile --durations=25 -m "not long"
+
+# The campaigns make test samples (tests marked `long`: e.g. the interpreter kernel on
+# 134 random programs in three modes), on their own: tens of minutes.
+test-long: $(STAMP)
+	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadfile -m long
 
 # The PAL conformance suite with every program on every engine (make test leaves the
 # compiled engine out of the longest ones: its kernel build takes minutes for them).

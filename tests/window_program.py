@@ -28,10 +28,11 @@ bottom: bne   $6 $5 top
         finish
 """
 
-def check_window_program(kernel: str):  # -> CompiledLanes
+def check_window_program(kernel: str, gradient: bool = True):  # -> CompiledLanes
     """Run the program forward, then its gradient pass with tangents (the Hessian
-    kernels), on ``kernel`` and on the reference, the two the same after each (every
-    lane's state, the memory and gradient banks).  The compiled lanes are returned."""
+    kernels; without ``gradient`` a plain backward run), on ``kernel`` and on the
+    reference, the two the same after each (every lane's state, the memory and gradient
+    banks).  The compiled lanes are returned."""
     from test_compiled_engine import assert_same, gradient_pass
 
     from revasm.sim.compiled.machine import CompiledLanes
@@ -49,6 +50,12 @@ def check_window_program(kernel: str):  # -> CompiledLanes
     addresses = range(top, top + 200)
     assert_same(compiled, reference, banks=("MEM",), addresses=addresses)
     assert int(compiled.bank_word("MEM", top + 100)[2]) == 51  # lane 2 pushed 51 over the 9
+    if not gradient:
+        for machine in (compiled, reference):
+            machine.run(-1)
+        assert_same(compiled, reference, banks=("MEM",), addresses=addresses)
+        assert not compiled.bank_word("MEM", top + 100).any()  # every push undone
+        return compiled
     gradient_pass(ProgramCase(image), compiled, reference, 5, tangent=True)
     assert_same(compiled, reference, banks=("G", "GM", "T", "TM"), addresses=addresses)
     return compiled
