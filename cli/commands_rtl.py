@@ -411,5 +411,7 @@ def synth(width: str, grad: bool, target: str, part: tuple[str, ...], freq_mhz: 
             used = ", ".join(f"{bel} {use['used']}/{use['available']}"
                              for bel, use in r.utilization.items())
             click.echo(f"  on {r.device}: {used}")
+        if r.over_capacity:
+            click.echo(f"  does not fit {r.device}: {r.over_capacity}")
         if r.place_error:
             click.echo(f"  place and route on {r.device}: {r.place_error}", err=True)

@@ -103,6 +103,8 @@ class SynthResult:
     freq_mhz: float | None = None
     #: nextpnr's utilisation, bel type -> {"used", "available"} (types used only)
     utilization: dict | None = None
+    #: what the counts need beyond the part's data sheet ("13000 LUT4 of 12288"), or None
+    over_capacity: str | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -316,4 +318,5 @@ def synthesize(part: str, params: CoreParams, target: str = "ice40-hx8k",
         part, params.width, params.gradient, target, figures.lut4, figures.ff, figures.bram,
         figures.dsp, figures.carry, counts["cells"], placed.get("fmax_mhz"),
         round(counts["seconds"] + placed.get("seconds", 0.0), 1), placed.get("place_error"),
-        cached, chosen.device, freq_mhz if placing else None, placed.get("utilization"))
+        cached, chosen.device, freq_mhz if placing else None, placed.get("utilization"),
+        chosen.over_capacity(figures))

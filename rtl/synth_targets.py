@@ -33,8 +33,28 @@ class Target:
     synth_command: str
     #: nextpnr's arguments naming the device, package and speed grade; () = not placed
     device_args: tuple[str, ...]
-    #: the device's resources, for --help
-    capacity: str
+    #: the data sheet's LUT4 (iCE40: logic cells), block RAMs and DSPs; 0 = not limited
+    luts: int = 0
+    brams: int = 0
+    dsps: int = 0
+
+    @property
+    def capacity(self) -> str:
+        """The device's resources in words, for --help."""
+        if not self.luts:
+            return "yosys's generic cells, not placed"
+        bram, dsp = ("SB_RAM40_4K", "SB_MAC16") if self.family == "ice40" else \
+            ("DP16KD", "MULT18X18D")
+        return f"{self.luts} LUT4, {self.brams} {bram}, {self.dsps or 'no'} {dsp}"
+
+    def over_capacity(self, counts: CellCounts) -> str | None:
+        """What the counts need beyond the data sheet's resources, or None.  nextpnr's
+        model of an LFE5U-12F is the 25F die it is cut from (24288 LUT4, 56 DP16KD), so
+        a design it places there may still not fit the part as sold."""
+        over = [f"{need} {what} of {have}" for need, have, what in (
+            (counts.lut4, self.luts, "LUT4"), (counts.bram, self.brams, "block RAMs"),
+            (counts.dsp, self.dsps, "DSPs")) if self.luts and need > have]
+        return ", ".join(over) if over else None
 
     @property
     def nextpnr(self) -> str | None:
@@ -51,24 +71,23 @@ class Target:
                 "--timing-allow-fail", "--report", report, "--seed", "1"]
 
 
-def _ecp5(size: str, luts: str, brams: int, dsps: int) -> Target:
+def _ecp5(size: str, luts: int, brams: int, dsps: int) -> Target:
     # Speed grade 6 (the slowest, so fmax is what every part of the type reaches) and the
     # 381-ball caBGA, a package every ECP5 size comes in (12F through 85F).
     return Target(f"ecp5-{size}k", "ecp5", f"LFE5U-{size}F-6BG381C", "synth_ecp5",
-                  (f"--{size}k", "--package", "CABGA381", "--speed", "6"),
-                  f"{luts} LUT4, {brams} DP16KD, {dsps} MULT18X18D")
+                  (f"--{size}k", "--package", "CABGA381", "--speed", "6"), luts, brams, dsps)
 
 
 TARGETS: dict[str, Target] = {target.name: target for target in (
     Target("ice40-hx8k", "ice40", "iCE40HX8K-CT256", "synth_ice40", ("--hx8k", "--package",
-           "ct256"), "7680 LUT4, 32 SB_RAM40_4K, no DSP"),
+           "ct256"), 7680, 32, 0),
     Target("ice40-up5k", "ice40", "iCE40UP5K-SG48", "synth_ice40 -dsp", ("--up5k", "--package",
-           "sg48"), "5280 LUT4, 30 SB_RAM40_4K, 8 SB_MAC16"),
-    _ecp5("12", "12288", 32, 28),
-    _ecp5("25", "24288", 56, 28),
-    _ecp5("45", "43848", 108, 72),
-    _ecp5("85", "83640", 208, 156),
-    Target("generic", "generic", "", "synth", (), "yosys's generic cells, not placed"),
+           "sg48"), 5280, 30, 8),
+    _ecp5("12", 12288, 32, 28),
+    _ecp5("25", 24288, 56, 28),
+    _ecp5("45", 43848, 108, 72),
+    _ecp5("85", 83640, 208, 156),
+    Target("generic", "generic", "", "synth", ()),
 )}
 
 

