@@ -10,10 +10,12 @@ Cells count differently per family (:func:`count_cells`):
 - iCE40: a logic cell holds one LUT4 (``SB_LUT4``) and one carry (``SB_CARRY``), so LUT4
   is the ``SB_LUT4`` count; block RAM ``SB_RAM40_4K`` (4 kbit), DSP ``SB_MAC16``.
 - ECP5: a slice holds two LUT4s.  An adder is ``CCU2C`` cells, each two LUT4s with their
-  carry, so LUT4 is ``LUT4`` + 2 x ``CCU2C`` (+ 4 per ``TRELLIS_DPR16X4``, a 16 x 4
-  distributed RAM made of two slices' LUTs; the wide-function muxes ``PFUMX``/``L6MUX21``
-  sit beside the LUTs and take none).  Block RAM ``DP16KD`` and ``PDPW16KD`` (18 kbit),
-  DSP ``MULT18X18D`` (and ``ALU54B``), flip-flops ``TRELLIS_FF``.
+  carry, so LUT4 is ``LUT4`` + 2 x ``CCU2C`` + 6 x ``TRELLIS_DPR16X4`` (a 16 x 4
+  distributed RAM takes three slices: two hold the bits, the third its write port, DS1044
+  "distributed RAM"; nextpnr placed 8 of them in 49 of its LUT positions beside 9 logic
+  LUT4); the wide-function muxes ``PFUMX``/``L6MUX21`` sit beside the LUTs and take none.
+  Block RAM ``DP16KD`` and ``PDPW16KD`` (18 kbit), DSP ``MULT18X18D`` (and ``ALU54B``),
+  flip-flops ``TRELLIS_FF``.
 """
 from __future__ import annotations
 
@@ -119,7 +121,7 @@ def count_cells(family: str, cells: dict[str, int]) -> CellCounts:
     if family == "ecp5":
         carry = cells.get("CCU2C", 0)
         return CellCounts(
-            lut4=cells.get("LUT4", 0) + 2 * carry + 4 * cells.get("TRELLIS_DPR16X4", 0),
+            lut4=cells.get("LUT4", 0) + 2 * carry + 6 * cells.get("TRELLIS_DPR16X4", 0),
             ff=cells.get("TRELLIS_FF", 0),
             bram=cells.get("DP16KD", 0) + cells.get("PDPW16KD", 0),
             dsp=cells.get("MULT18X18D", 0) + cells.get("ALU54B", 0), carry=carry)

@@ -79,13 +79,13 @@ def test_a_small_unit_is_mapped_and_placed_on_an_ecp5(tmp_path, monkeypatch):
 
 
 def test_ecp5_cells_count_as_lut4_ff_bram_and_dsp() -> None:
-    """A CCU2C is two LUT4 with their carry; a 16 x 4 distributed RAM is two slices' four
-    LUT4; the wide-function muxes take no LUT."""
+    """A CCU2C is two LUT4 with their carry; a 16 x 4 distributed RAM takes three slices'
+    six LUT4; the wide-function muxes take no LUT."""
     cells = {"LUT4": 100, "CCU2C": 10, "TRELLIS_DPR16X4": 2, "PFUMX": 7, "L6MUX21": 3,
              "TRELLIS_FF": 40, "DP16KD": 3, "PDPW16KD": 1, "MULT18X18D": 2, "TRELLIS_IO": 9}
     counts = count_cells("ecp5", cells)
     assert (counts.lut4, counts.carry, counts.ff, counts.bram, counts.dsp) == (
-        100 + 20 + 8, 10, 40, 4, 2)
+        100 + 20 + 12, 10, 40, 4, 2)
     ice40 = count_cells("ice40", {"SB_LUT4": 5, "SB_CARRY": 2, "SB_DFFE": 3, "SB_DFF": 1,
                                   "SB_RAM40_4K": 2, "SB_MAC16": 1})
     assert (ice40.lut4, ice40.carry, ice40.ff, ice40.bram, ice40.dsp) == (5, 2, 4, 2, 1)
