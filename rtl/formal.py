@@ -62,6 +62,16 @@ from .semantics import FUNCTION_OPS, MULDIV_OPS, UNIT_OF
 from .table_rendering import FreeUnit, RenderError, SymbolicState, render
 
 
+def entry_index(m: Module, group: tuple[Instruction, ...]) -> Value:
+    """The table index a proof decodes: the one entry's, or (a group proved at once) a
+    free index assumed to be one of the group's."""
+    if len(group) == 1:
+        return Const(INSTRUCTIONS.index(group[0]), range(len(INSTRUCTIONS)))
+    index = AnyConst(range(len(INSTRUCTIONS)))
+    m.d.comb += Assume(Cat(*(index == INSTRUCTIONS.index(i) for i in group)).any())
+    return index
+
+
 class ReversibilitySpec(Elaboratable):
     """The proof obligation for one entry (see the module docstring)."""
 
@@ -77,11 +87,7 @@ class ReversibilitySpec(Elaboratable):
         m = Module()
         p = self.params
         w = p.width
-        if len(self.group) == 1:
-            index = INSTRUCTIONS.index(self.ins)
-        else:  # one proof for the whole group: the entry is free too
-            index = AnyConst(range(len(INSTRUCTIONS)))
-            m.d.comb += Assume(Cat(*(index == INSTRUCTIONS.index(i) for i in self.group)).any())
+        index = entry_index(m, self.group)
         m.submodules.fwd = fwd = Alu(w, p.br_width)
         m.submodules.bwd = bwd = Alu(w, p.br_width)
         ra, rb, rc, mem, top = (AnyConst(w) for _ in range(5))
@@ -183,11 +189,7 @@ class ValueSpec(Elaboratable):
         m = Module()
         p = self.params
         w = p.width
-        if len(self.group) == 1:
-            index = Const(INSTRUCTIONS.index(self.group[0]), range(len(INSTRUCTIONS)))
-        else:  # one proof for the whole group: the entry is free too
-            index = AnyConst(range(len(INSTRUCTIONS)))
-            m.d.comb += Assume(Cat(*(index == INSTRUCTIONS.index(i) for i in self.group)).any())
+        index = entry_index(m, self.group)
         ra, rb, rc, mem, top, ov, u0, u1 = (AnyConst(w) for _ in range(8))
         overflow_bit = AnyConst(1)
         br = AnyConst(signed(p.br_width))
