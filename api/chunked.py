@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -143,6 +144,35 @@ def run_chunks(work: Callable[[ChunkJob], R], jobs: list[ChunkJob], *, client: A
             future.cancel()
 
 
+#: A local worker's environment: one thread for the kernels (numba's pool, OpenMP).
+ONE_THREAD = {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+
+
+@contextmanager
+def _one_thread_workers() -> Iterator[None]:
+    """Local workers start with :data:`ONE_THREAD` in their environment *before* Python
+    starts, not only once the worker runs (``LocalCluster(env=)``): a spawned process first
+    imports its parent's main module, which may import numba, which reads its thread count
+    then.  Measured when it did (``revasm bench dask_batches``' own main module): each
+    worker ran its kernels on two OpenMP threads, so one worker took ~1.3 cores and two
+    workers fought over two.  Dask's ``distributed.nanny.pre-spawn-environ`` sets them in
+    this process while the nannies spawn; this process's own values come back after."""
+    import dask
+
+    saved = {name: os.environ.get(name) for name in ONE_THREAD}
+    spawn = {**dask.config.get("distributed.nanny.pre-spawn-environ", default={}),
+             **ONE_THREAD}
+    try:
+        with dask.config.set({"distributed.nanny.pre-spawn-environ": spawn}):
+            yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 class ClusterError(RuntimeError):
     """A Dask cluster that cannot be had: the extra not installed, a scheduler unreachable."""
 
@@ -173,8 +203,9 @@ def dask_client(scheduler: str | None = None, workers: int | None = None) -> Ite
             with client:
                 yield client
             return
-        with LocalCluster(n_workers=workers or 1, threads_per_worker=1, processes=True,
-                          dashboard_address=":0", env={"NUMBA_NUM_THREADS": "1"}) as cluster, \
+        with _one_thread_workers(), \
+                LocalCluster(n_workers=workers or 1, threads_per_worker=1, processes=True,
+                             dashboard_address=":0", env=dict(ONE_THREAD)) as cluster, \
                 Client(cluster) as client:
             yield client
     except KilledWorker as exc:  # Dask gave up on a chunk after its workers died

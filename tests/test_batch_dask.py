@@ -52,6 +52,25 @@ def test_a_chunk_runs_on_the_fastest_engine_of_its_worker(client):
     assert worker_engine("vector") == "vector"
 
 
+def _start_environment() -> dict[str, str]:
+    """This process's environment as it was when it started (Linux: /proc/self/environ)."""
+    raw = Path("/proc/self/environ").read_bytes().split(b"\0")
+    return dict(item.decode().split("=", 1) for item in raw if b"=" in item)
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs Linux's /proc")
+def test_local_workers_start_with_one_thread_and_this_process_keeps_its_environment(client):
+    # One thread from the process's start, before its first import: a worker that
+    # learns it later may already have numba's pool of one thread per core.
+    for environ in client.run(_start_environment).values():
+        assert environ["NUMBA_NUM_THREADS"] == "1" and environ["OMP_NUM_THREADS"] == "1"
+    assert set(client.run(lambda: __import__("numba").config.NUMBA_NUM_THREADS).values()) == {1}
+    before = {name: os.environ.get(name) for name in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS")}
+    with dask_client(workers=1):
+        pass
+    assert {name: os.environ.get(name) for name in before} == before
+
+
 @pytest.mark.parametrize("grad", [False, True])
 def test_two_worker_processes_give_the_in_process_bits(client, grad):
     columns = inputs(600, seed=11)

@@ -80,6 +80,22 @@ EMPTY = numpy.uint64(0xFFFFFFFFFFFFFFFF)
 #: Fewer active lanes than this run on one thread (no pool start-up).
 PARALLEL_LANES = 64
 FIRST_CAPACITY = 16
+
+
+def runner_for(lanes: int) -> str:
+    """The kernel entry that runs ``lanes`` active lanes: ``run_parallel`` (a ``prange``
+    over numba's thread pool) for many lanes when numba may use more than one thread,
+    else ``run_serial``.  With one thread (a Dask worker, ``NUMBA_NUM_THREADS=1``) the
+    pool only costs: called from a thread other than the one that started it, libgomp
+    runs a team of its own, measured at 0.3-0.4 extra CPU seconds per 5 * 10^5-lane J2
+    gradient chunk in a worker (docs/decisions.md)."""
+    if lanes < PARALLEL_LANES:
+        return "run_serial"
+    import numba
+
+    return "run_parallel" if numba.get_num_threads() > 1 else "run_serial"
+
+
 #: The window's words once a lane first touches the words above the image.
 FIRST_WINDOW = 16
 
@@ -448,7 +464,7 @@ class CompiledLanes(ModeSwitches):
                 if self._program is None:
                     self._program = program_arrays(self.image)
                 args = (*args, *self._program)
-            runner = "run_parallel" if len(active) >= PARALLEL_LANES else "run_serial"
+            runner = runner_for(len(active))
             started = time.perf_counter()
             self._call(module, runner, active, args)
             seconds = time.perf_counter() - started
