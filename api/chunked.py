@@ -203,9 +203,11 @@ def dask_client(scheduler: str | None = None, workers: int | None = None) -> Ite
             with client:
                 yield client
             return
+        # No dashboard: it is a web server in this process, updating while the cores are
+        # the workers' (with bokeh installed); a cluster of one's own has one.
         with _one_thread_workers(), \
                 LocalCluster(n_workers=workers or 1, threads_per_worker=1, processes=True,
-                             dashboard_address=":0", env=dict(ONE_THREAD)) as cluster, \
+                             dashboard_address=None, env=dict(ONE_THREAD)) as cluster, \
                 Client(cluster) as client:
             yield client
     except KilledWorker as exc:  # Dask gave up on a chunk after its workers died
