@@ -301,12 +301,13 @@ def check_batch(cases: list[ProgramCase], *, seed: int = 0, derivative: str | No
     return report
 
 
-def check_sample(cases: list[ProgramCase], seed: int, derivative_every: int = 0
-                 ) -> list[BatchReport]:
-    """Every batch of ``cases`` (:func:`batches`), with its passes."""
+def check_sample(cases: list[ProgramCase], seed: int, derivative_every: int = 0,
+                 first: int | None = None) -> list[BatchReport]:
+    """Every batch of ``cases`` (:func:`batches`; ``first`` picks the first derivative
+    pass, ``seed`` by default), with its passes."""
     return [check_batch(group, seed=seed + index, derivative=derivative)
             for index, (group, derivative) in
-            enumerate(batches(cases, derivative_every, first=seed))]
+            enumerate(batches(cases, derivative_every, first=seed if first is None else first))]
 
 
 # --- the bounded sample of `make test` ------------------------------------------------------------
@@ -317,24 +318,39 @@ STRATEGIES = {
     "structured": lambda width: structured_programs(width, max_procedures=2, statements=4),
     "faulting": lambda width: faulting_programs(width),
 }
-#: kind -> (programs per width, every how many batches a derivative pass runs)
-SAMPLE = {"straight-line": (50, 2), "structured": (35, 4), "faulting": (65, 3)}
+#: kind -> (programs per width, every how many batches a derivative pass runs): the
+#: program kernels' sample in ``make test`` -- every instruction, pass and fault kind, in
+#: few kernel builds (each is tens of seconds of numba; ``test_compiled_interpreter.py``
+#: adds 300 programs on the interpreter kernel, one build for them all).  Its counts are
+#: the fewest found whose programs use every instruction (a test checks it).
+SAMPLE = {"straight-line": (30, 1), "structured": (10, 1), "faulting": (30, 2)}
+#: The larger sample of ``make test-long`` (300 programs on program kernels: ~30 minutes).
+FULL_SAMPLE = {"straight-line": (50, 2), "structured": (35, 4), "faulting": (65, 3)}
+SAMPLES = {"bounded": SAMPLE, "full": FULL_SAMPLE}
 WIDTHS = (32, 64)
 
 
-def sample_cases(kind: str, width: int) -> list[ProgramCase]:
+def sample_cases(kind: str, width: int, sample: str = "bounded") -> list[ProgramCase]:
     """The sample's programs of one kind and width (the same on every run)."""
-    count, _ = SAMPLE[kind]
+    count, _ = SAMPLES[sample][kind]
     cases = examples(STRATEGIES[kind](width), count, seed=width)
     assert len(cases) == count
     return cases
 
 
-def check_kind(kind: str, width: int) -> list[BatchReport]:
+def first_derivative(width: int) -> int:
+    """:func:`batches`' ``first`` for a width's sample: the gradient pass first at W = 32,
+    the Hessian pass at W = 64 (a kind whose bounded sample is one batch a width still
+    runs both)."""
+    return width // 32 + 1
+
+
+def check_kind(kind: str, width: int, sample: str = "bounded") -> list[BatchReport]:
     """Check the sample's programs of one kind and width; fail on any difference."""
-    _, derivative_every = SAMPLE[kind]
-    cases = sample_cases(kind, width)
-    reports = check_sample(cases, seed=width, derivative_every=derivative_every)
+    _, derivative_every = SAMPLES[sample][kind]
+    cases = sample_cases(kind, width, sample)
+    reports = check_sample(cases, seed=width, derivative_every=derivative_every,
+                           first=first_derivative(width))
     failures = [f for r in reports for f in r.failures]
     assert not failures, "\n".join(failures[:20])
     assert sum(r.programs for r in reports) == len(cases)

@@ -14,10 +14,11 @@ import pytest
 from differential import (
     MAX_STEPS,
     PASSES,
-    SAMPLE,
+    SAMPLES,
     WIDTHS,
     batches,
     check_kind,
+    first_derivative,
     sample_cases,
 )
 from program_generators import (
@@ -35,24 +36,31 @@ from revasm.sim.reference.engine import ReferenceLanes
 
 pytestmark = pytest.mark.usefixtures("fresh_kernel_cache")  # kernels of its own
 
+#: The bounded sample in ``make test``, the full one in ``make test-long``.
+SAMPLE_NAMES = ["bounded", pytest.param("full", marks=pytest.mark.long)]
+
+
 @pytest.mark.slow
+@pytest.mark.parametrize("sample", SAMPLE_NAMES)
 @pytest.mark.parametrize("width", WIDTHS)
-def test_random_straight_line_programs_run_alike_on_both_engines(width):
-    reports = check_kind("straight-line", width)
+def test_random_straight_line_programs_run_alike_on_both_engines(width, sample):
+    reports = check_kind("straight-line", width, sample)
     assert {"gradient", "hessian"} <= set().union(*(r.passes for r in reports))
 
 
-def test_the_sample_covers_every_instruction_and_pass():
-    """The sample's programs (all kinds, both widths) use every instruction of the ISA
+@pytest.mark.parametrize("sample", SAMPLES)
+def test_the_sample_covers_every_instruction_and_pass(sample):
+    """Each sample's programs (all kinds, both widths) use every instruction of the ISA
     table, and its batches run every pass (the fault kinds: ``..._faults.py``)."""
     used: set[str] = set()
     passes = {"forward", "backward", "from-finish"}
-    for kind, (_, derivative_every) in SAMPLE.items():
+    for kind, (_, derivative_every) in SAMPLES[sample].items():
         for width in WIDTHS:
-            cases = sample_cases(kind, width)
+            cases = sample_cases(kind, width, sample)
             used.update(*(mnemonics(case.image) for case in cases))
             passes.update(derivative for _, derivative in
-                          batches(cases, derivative_every, first=width) if derivative)
+                          batches(cases, derivative_every, first=first_derivative(width))
+                          if derivative)
     assert {ins.mnemonic for ins in INSTRUCTIONS} - used == set()
     assert set(PASSES) - passes == set()
 

@@ -12,14 +12,16 @@ from differential import (
     check_kind,
 )
 from program_generators import FAULT_KINDS
+from test_compiled_differential import SAMPLE_NAMES
 
 pytestmark = pytest.mark.usefixtures("fresh_kernel_cache")  # kernels of its own
 
 @pytest.mark.slow
-def test_random_faulting_programs_run_alike_on_both_engines():
+@pytest.mark.parametrize("sample", SAMPLE_NAMES)
+def test_random_faulting_programs_run_alike_on_both_engines(sample):
     faults: Counter = Counter()
     for width in WIDTHS:
-        for report in check_kind("faulting", width):
+        for report in check_kind("faulting", width, sample):
             faults += report.faults
     # every planted kind (a landing on a data cell is an uncaught jump), and an EMIT
     # taken back from an empty tape when a lane runs backward from FINISH

@@ -44,8 +44,10 @@ def interpreter(monkeypatch):
 #: ``bench/compiled_campaign.py --kernel interpreter`` runs the same checks on 10^4.
 SAMPLE = {"straight-line": 30, "structured": 12, "faulting": 25}
 #: ``make test``'s bounded sample: W = 64, value passes -- the one interpreter kernel the
-#: rest of this file compiles anyway (each kernel is minutes of numba on a loaded core).
-SMALL_SAMPLE = {"straight-line": 10, "structured": 4, "faulting": 8}
+#: rest of this file compiles anyway (each kernel is minutes of numba on a loaded core),
+#: which runs any number of programs: 300 of them, with the program kernels' sample
+#: (``differential.SAMPLE``) the random programs ``make test`` checks on the compiled engine.
+SMALL_SAMPLE = {"straight-line": 150, "structured": 50, "faulting": 100}
 
 
 def _sample(width: int, sizes: dict[str, int] = SAMPLE, seed: int = 101) -> list:
@@ -79,7 +81,7 @@ def test_random_programs_run_alike_on_the_interpreter_and_the_reference(
 
 def test_a_bounded_sample_runs_alike_on_the_interpreter_and_the_reference(interpreter):
     """make test's share of the campaign above: other programs, W = 64, value passes."""
-    _check(64, None, SMALL_SAMPLE, 7, faults=6)
+    _check(64, None, SMALL_SAMPLE, 7, faults=60)
 
 
 def test_the_sample_runs_every_instruction():
