@@ -20,7 +20,7 @@ import asyncio
 import concurrent.futures
 import logging
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -149,28 +149,42 @@ ONE_THREAD = {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
 
 
 @contextmanager
-def _one_thread_workers() -> Iterator[None]:
-    """Local workers start with :data:`ONE_THREAD` in their environment *before* Python
-    starts, not only once the worker runs (``LocalCluster(env=)``): a spawned process first
-    imports its parent's main module, which may import numba, which reads its thread count
-    then.  Measured when it did (``revasm bench dask_batches``' own main module): each
-    worker ran its kernels on two OpenMP threads, so one worker took ~1.3 cores and two
-    workers fought over two.  Dask's ``distributed.nanny.pre-spawn-environ`` sets them in
-    this process while the nannies spawn; this process's own values come back after."""
-    import dask
-
-    saved = {name: os.environ.get(name) for name in ONE_THREAD}
-    spawn = {**dask.config.get("distributed.nanny.pre-spawn-environ", default={}),
-             **ONE_THREAD}
+def _kept_environment(names: Iterable[str]) -> Iterator[None]:
+    """This process's environment variables ``names`` as they were, when the block ends."""
+    saved = {name: os.environ.get(name) for name in names}
     try:
-        with dask.config.set({"distributed.nanny.pre-spawn-environ": spawn}):
-            yield
+        yield
     finally:
         for name, value in saved.items():
             if value is None:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
+
+
+def _one_thread_cluster(workers: int) -> Any:
+    """A ``LocalCluster`` of ``workers`` processes of one thread each, whose workers start
+    with :data:`ONE_THREAD` in their environment *before* Python starts, not only once
+    the worker runs (``LocalCluster(env=)``): a spawned process first imports its parent's
+    main module, which may import numba, which reads its thread count then.  Measured
+    when it did (``revasm bench dask_batches``' own main module): each worker ran its
+    kernels on two OpenMP threads, so one worker took ~1.3 cores and two workers fought
+    over two.  Dask's ``distributed.nanny.pre-spawn-environ`` sets them in this process
+    while the nannies spawn the workers; this process's own values come back as soon as
+    they are up -- numba here would take them at its next compile (one thread, or an
+    error once its pool runs).  A nanny that restarts a lost worker sets them here again
+    (Dask's way); :func:`dask_client` restores them when the cluster stops."""
+    import dask
+    from distributed import LocalCluster
+
+    spawn = {**dask.config.get("distributed.nanny.pre-spawn-environ", default={}),
+             **ONE_THREAD}
+    with _kept_environment(ONE_THREAD), \
+            dask.config.set({"distributed.nanny.pre-spawn-environ": spawn}):
+        # No dashboard: it is a web server in this process, updating while the cores
+        # are the workers' (with bokeh installed); a cluster of one's own has one.
+        return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                            dashboard_address=None, env=dict(ONE_THREAD))
 
 
 class ClusterError(RuntimeError):
@@ -184,7 +198,7 @@ def dask_client(scheduler: str | None = None, workers: int | None = None) -> Ite
     when the block ends.  Each local worker runs one chunk at a time on one core (one
     thread, ``NUMBA_NUM_THREADS=1``), so N workers use N cores."""
     try:
-        from distributed import Client, KilledWorker, LocalCluster
+        from distributed import Client, KilledWorker
     except ImportError:
         raise ClusterError("running on Dask needs dask and distributed, which are not "
                            "installed: pip install 'revasm[dist]'") from None
@@ -203,11 +217,7 @@ def dask_client(scheduler: str | None = None, workers: int | None = None) -> Ite
             with client:
                 yield client
             return
-        # No dashboard: it is a web server in this process, updating while the cores are
-        # the workers' (with bokeh installed); a cluster of one's own has one.
-        with _one_thread_workers(), \
-                LocalCluster(n_workers=workers or 1, threads_per_worker=1, processes=True,
-                             dashboard_address=None, env=dict(ONE_THREAD)) as cluster, \
+        with _kept_environment(ONE_THREAD), _one_thread_cluster(workers or 1) as cluster, \
                 Client(cluster) as client:
             yield client
     except KilledWorker as exc:  # Dask gave up on a chunk after its workers died

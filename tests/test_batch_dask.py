@@ -65,10 +65,14 @@ def test_local_workers_start_with_one_thread_and_this_process_keeps_its_environm
     for environ in client.run(_start_environment).values():
         assert environ["NUMBA_NUM_THREADS"] == "1" and environ["OMP_NUM_THREADS"] == "1"
     assert set(client.run(lambda: __import__("numba").config.NUMBA_NUM_THREADS).values()) == {1}
-    before = {name: os.environ.get(name) for name in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS")}
-    with dask_client(workers=1):
-        pass
-    assert {name: os.environ.get(name) for name in before} == before
+    # ... while this process keeps its own (numba here reads them at each compile)
+    names = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS")
+    before = {name: os.environ.get(name) for name in names}
+    with dask_client(workers=1) as one:
+        assert {name: os.environ.get(name) for name in names} == before
+        assert all(env["NUMBA_NUM_THREADS"] == "1"
+                   for env in one.run(_start_environment).values())
+    assert {name: os.environ.get(name) for name in names} == before
 
 
 @pytest.mark.parametrize("grad", [False, True])
