@@ -96,7 +96,7 @@ def runner_for(lanes: int) -> str:
     return "run_parallel" if numba.get_num_threads() > 1 else "run_serial"
 
 
-#: The window's words once a lane first touches the words above the image.
+#: The window's words from the start in a program that addresses memory.
 FIRST_WINDOW = 16
 
 _EXECUTION_KINDS = {tr.F_MEMORY: "memory-address", tr.F_DIVIDE: "divide-by-zero",
@@ -171,12 +171,14 @@ class CompiledLanes(ModeSwitches):
                 data_words.append(word & mask)
         self._data_words = numpy.array(data_words, dtype=numpy.uint64)
         self.dense = len(data_words)
-        # A program that addresses memory starts with a table (no first pause).
+        # A program that addresses memory starts with a table and a first window (no
+        # first pause: a pause and relaunch took half of ibesselj's 2.3 ms for 256 lanes,
+        # whose stack sits just above the image; bench sparse_memory).
         uses_memory = any("addr(" in cell.forward for cell in self.cells if not cell.illegal)
         self.capacity = FIRST_CAPACITY if uses_memory else 0
         self.KEYS = numpy.full((lanes, self.capacity), EMPTY, dtype=numpy.uint64)
         #: The words of the window above the image (vocab.window_slot), every lane's.
-        self.window = 0
+        self.window = FIRST_WINDOW if uses_memory else 0
         self._banks: dict[str, Any] = dict.fromkeys(BANKS)
         self._banks["R"] = numpy.zeros((lanes, REGISTER_COUNT), dtype=numpy.uint64)
         memory = numpy.zeros((lanes, self._row), dtype=numpy.uint64)
