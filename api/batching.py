@@ -19,6 +19,7 @@ from revasm.assembler.image import Image
 from revasm.isa.fixed_point import WordFormat
 from revasm.sim.batch_io import (
     BatchInputError,
+    check_column,
     check_inputs_given,
     column_words,
     resolve_column,
@@ -216,7 +217,7 @@ def check_batch_inputs(image: Image, source: Any, chunk_lanes: int | None) -> No
     step = chunk_lanes or source.lanes
     for start in range(0, source.lanes, step):
         for name, values in source.read(start, min(start + step, source.lanes)).items():
-            column_words(places[name], values, fmt, first_row=start + 1)
+            check_column(places[name], values, fmt, first_row=start + 1)
 
 
 #: A chunk of at least this many lanes whose lanes outlive their last reference is

@@ -75,6 +75,23 @@ def test_local_workers_start_with_one_thread_and_this_process_keeps_its_environm
     assert {name: os.environ.get(name) for name in names} == before
 
 
+def _profiling() -> bool:
+    import dask
+
+    return bool(dask.config.get("distributed.worker.profile.enabled"))
+
+
+def test_local_workers_skip_dask_s_periodic_profiling_and_this_process_keeps_its_config(
+        client):
+    import dask
+
+    assert set(client.run(_profiling).values()) == {False}
+    assert _profiling() and dask.config.get("distributed.admin.tick.interval") == "20ms"
+    with dask_client(workers=1) as one:  # a second cluster, after the first one's config
+        assert set(one.run(_profiling).values()) == {False}
+    assert _profiling() and dask.config.get("distributed.comm.require-encryption") is None
+
+
 @pytest.mark.parametrize("grad", [False, True])
 def test_two_worker_processes_give_the_in_process_bits(client, grad):
     columns = inputs(600, seed=11)

@@ -9,12 +9,21 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import revasm
 from revasm.assembler import assemble
 from revasm.cli.main import cli
 from revasm.isa.fixed_point import WordFormat
-from revasm.sim.batch_io import BatchInputError, read_columns, to_words
+from revasm.sim.batch_io import (
+    BatchInputError,
+    Column,
+    check_column,
+    column_words,
+    read_columns,
+    to_words,
+)
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -86,6 +95,35 @@ def test_exact_fixed_point_conversion_of_integers_and_its_range():
     with pytest.raises(BatchInputError, match="row 2: 32768.0 does not fit Q16.16"):
         to_words(np.array([0.0, 32768.0]), fmt, fixed=True)  # would wrap to -32768
     assert to_words(np.array([-32768.0]), fmt, fixed=True).tolist() == [1 << 31]
+
+
+def _outcome(call):
+    try:
+        call()
+    except BatchInputError as exc:
+        return str(exc)
+    return "ok"
+
+
+@settings(max_examples=300, deadline=None)
+@given(width=st.sampled_from([32, 64]), fixed=st.sampled_from([True, False, None]),
+       values=st.lists(st.one_of(
+           st.floats(allow_nan=True, allow_infinity=True),
+           st.floats(min_value=-40000.0, max_value=40000.0),
+           st.sampled_from([32767.0, 32767.5, 32768.0, -32768.0, -32768.5, 2.0**31,
+                            -2.0**31, 2.0**31 - 0.5, 2.0**47, 0.5, -0.0])),
+           min_size=1, max_size=6),
+       dtype=st.sampled_from([np.float64, np.float32]), row=st.integers(1, 10**9))
+def test_the_inputs_check_fails_exactly_where_the_conversion_does(width, fixed, values, dtype,
+                                                                   row):
+    """check_column (a chunked batch's check, before any lane runs) takes a shortcut for
+    float columns: it gives every verdict and message that building the words gives."""
+    column = Column("x", 3, None, fixed is not False, typed=fixed is not None)
+    with np.errstate(over="ignore"):  # float32: a huge float is inf, which is a case too
+        array = np.array(values, dtype=dtype)
+    fmt = WordFormat(width)
+    assert _outcome(lambda: check_column(column, array, fmt, row)) == \
+        _outcome(lambda: column_words(column, array, fmt, row))
 
 
 @pytest.mark.parametrize("content, message", [
