@@ -282,9 +282,10 @@ def _real_words_exact(ints: list[int], fmt: WordFormat, label: str, first_row: i
 
 def _real_words(values: np.ndarray, fmt: WordFormat, label: str, first_row: int = 1
                 ) -> np.ndarray:
-    scaled = np.abs(values) * float(1 << fmt.frac_bits)  # exact: a power of two
-    whole = np.floor(scaled)
-    rounded = whole + ((scaled - whole) >= 0.5)  # half away from zero, as from_real
+    with np.errstate(over="ignore", invalid="ignore"):  # a huge value: inf, refused below
+        scaled = np.abs(values) * float(1 << fmt.frac_bits)  # exact: a power of two
+        whole = np.floor(scaled)
+        rounded = whole + ((scaled - whole) >= 0.5)  # half away from zero, as from_real
     limit = float(1 << (fmt.width - 1))
     over = np.nonzero((rounded > limit) | ((rounded == limit) & (values > 0)))[0]
     if over.size:
