@@ -148,6 +148,7 @@ def child(arguments: list[str]) -> None:
         seconds / lanes, "instructions_per_gradient": steps,
         "lane_instructions_per_s": steps * lanes / seconds,
         "lanes_faulted": int(np.sum(~result.ok)), "first_and_last_lane_equal": same,
+        "kernel": "interpreter" if result.machine.uses_interpreter() else "program",
         "loss": float(fmt.to_fraction(int(result.loss[0]))), "gradient_lane_0": lane_0}),
         flush=True)
 
