@@ -196,9 +196,12 @@ def _one_thread_cluster(workers: int) -> Any:
     with _kept_environment(ONE_THREAD), \
             dask.config.set({"distributed.nanny.pre-spawn-environ": spawn, **QUIET_CLUSTER}):
         # No dashboard: it is a web server in this process, updating while the cores
-        # are the workers' (with bokeh installed); a cluster of one's own has one.
+        # are the workers' (with bokeh installed); a cluster of one's own has one.  The
+        # scheduler's small HTTP server (health, metrics) stays, on a free port: on its
+        # default, 8787, it would warn whenever another cluster or dashboard has that.
         return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                            dashboard_address=None, env=dict(ONE_THREAD))
+                            dashboard_address=None, env=dict(ONE_THREAD),
+                            scheduler_kwargs={"dashboard_address": ":0"})
 
 
 class ClusterError(RuntimeError):

@@ -92,6 +92,29 @@ def test_local_workers_skip_dask_s_periodic_profiling_and_this_process_keeps_its
     assert _profiling() and dask.config.get("distributed.comm.require-encryption") is None
 
 
+def test_a_local_cluster_leaves_port_8787_to_whoever_has_it(client):
+    """Dask's default HTTP port held by someone else (here a socket; else a user's
+    dashboard): the cluster starts without Dask's 'Port 8787 is already in use'."""
+    import socket
+    import warnings
+
+    holder = socket.socket()
+    try:
+        holder.bind(("", 8787))
+        holder.listen()
+    except OSError:
+        pass  # someone else has it: the same situation
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with dask_client(workers=1) as one:
+                assert one.submit(sum, [1, 2]).result() == 3
+    finally:
+        holder.close()
+    assert not [w for w in caught if "8787" in str(w.message)], \
+        [str(w.message) for w in caught]
+
+
 @pytest.mark.parametrize("grad", [False, True])
 def test_two_worker_processes_give_the_in_process_bits(client, grad):
     columns = inputs(600, seed=11)
