@@ -70,18 +70,24 @@ class Core(wiring.Component):
             m.submodules.muldiv = md = MulDiv(w)
         grad = p.gradient
         if grad:
-            m.submodules.gregfile = grf = RegisterFile(w)
+            # G has two read ports: the micro-programs read G only through the x and y
+            # operands (the z operand is R[c] alone), and GSAVE reads G[c] a cycle after
+            # G[a] and G[b] -- a 32-word bank in block RAM costs a copy per port
+            m.submodules.gregfile = grf = RegisterFile(w, read_ports=2)
             m.submodules.gmemory = gmem = DataMemory(w, p.memory_words, code_flag=False)
             m.submodules.gradient_unit = gu = GradientUnit(w, p.memory_map)
+            if any(source == "G" for source, _ in gu.rom.slots["z"]):  # pragma: no cover
+                raise ValueError("a micro-program reads G through its z operand, which "
+                                 "the two-port gradient register file cannot serve")
             grad_on = Signal()
             grad_done = Signal()  # the step's micro-program has run (it precedes the value step)
             m.d.comb += [
                 gu.index.eq(dec.index), gu.backward.eq(ctl.backward),
                 gu.na.eq(dec.a), gu.nb.eq(dec.b), gu.nc.eq(dec.c),
                 gu.r_x.eq(rf.rdata_a), gu.r_y.eq(rf.rdata_b), gu.r_z.eq(rf.rdata_c),
-                gu.g_x.eq(grf.rdata_a), gu.g_y.eq(grf.rdata_b), gu.g_z.eq(grf.rdata_c),
+                gu.g_x.eq(grf.rdata_a), gu.g_y.eq(grf.rdata_b), gu.g_z.eq(0),
                 gu.mem_code.eq(mem.rdata[w]), gu.gm_rdata.eq(gmem.rdata),
-                grf.raddr_a.eq(dec.a), grf.raddr_b.eq(dec.b), grf.raddr_c.eq(dec.c),
+                grf.raddr_a.eq(dec.a), grf.raddr_b.eq(dec.b),
                 self.host.greg_rdata.eq(grf.rdata_a), self.host.gmem_rdata.eq(gmem.rdata),
             ]
             program_after = Signal()  # the micro-program follows the value step
@@ -251,9 +257,7 @@ class Core(wiring.Component):
                     with m.Elif(grad_on & gu.unsupported):
                         fault("unimplemented")
                     with m.Elif(grad_on & gu.has_program & ~gu.value_first & ~grad_done):
-                        m.d.comb += gu.start.eq(1)  # the adjoint runs before the value step
-                        m.d.sync += saving_g.eq(1)  # G of a, b, c: read out in GRAD's 1st cycle
-                        m.next = "GRAD"
+                        m.next = "GSAVE"  # the adjoint runs before the value step
                 with m.Else():
                     m.next = "EXEC"
             with m.State("EXEC"):
@@ -344,22 +348,27 @@ class Core(wiring.Component):
                 else:
                     m.next = "NEXT"
             if grad:
+                # G of a, b and c, put back if the value step faults after the adjoint:
+                # G[a] and G[b] from REGS' addresses now, G[c] in GRAD's first cycle
+                with m.State("GSAVE"):
+                    m.d.comb += [host.busy.eq(1), grf.raddr_b.eq(dec.c), gu.start.eq(1)]
+                    m.d.sync += [saved_a.eq(grf.rdata_a), saved_b.eq(grf.rdata_b),
+                                 saving_g.eq(1)]
+                    m.next = "GRAD"
                 with m.State("GRAD"):  # the gradient unit runs the step's micro-program
                     m.d.comb += [
                         host.busy.eq(1), in_grad.eq(1),
                         rf.raddr_a.eq(gu.raddr_x), rf.raddr_b.eq(gu.raddr_y),
                         rf.raddr_c.eq(gu.raddr_z),
                         grf.raddr_a.eq(gu.raddr_x), grf.raddr_b.eq(gu.raddr_y),
-                        grf.raddr_c.eq(gu.raddr_z),
                         grf.waddr.eq(gu.g_waddr), grf.wdata.eq(gu.g_wdata), grf.we.eq(gu.g_we),
                         mem.raddr.eq(gu.mem_raddr), gmem.raddr.eq(gu.mem_raddr),
                         gmem.waddr.eq(gu.gm_waddr), gmem.wdata.eq(gu.gm_wdata),
                         gmem.we.eq(gu.gm_we),
                     ]
                     start_unit(gu.unit_start)
-                    with m.If(saving_g):  # the ports still show G at REGS' addresses a, b, c
-                        m.d.sync += [saved_a.eq(grf.rdata_a), saved_b.eq(grf.rdata_b),
-                                     saved_c.eq(grf.rdata_c), saving_g.eq(0)]
+                    with m.If(saving_g):  # port b still shows G at GSAVE's address c
+                        m.d.sync += [saved_c.eq(grf.rdata_b), saving_g.eq(0)]
                     with m.If(gu.done):
                         with m.If(gu.fault & program_after):  # the value step has written
                             m.d.sync += [undo_kind.eq(gu.fault_kind),

@@ -1,9 +1,11 @@
-"""The register file: 32 W-bit registers, three synchronous read ports, one write port.
+"""The register file: 32 W-bit registers, two or three synchronous read ports, one write port.
 
-Synchronous reads map to iCE40 block RAM (one copy per read port) instead of
-a thousand flip-flops.  ``$0`` is never written (the decoder refuses such
-instructions and the host interface ignores writes to it), so it reads zero.
-The gradient bank G is a second instance.
+Synchronous reads map to iCE40 block RAM (one copy per read port: two SB_RAM40_4K at
+W = 32) instead of a thousand flip-flops.  ``$0`` is never written (the decoder refuses
+such instructions and the host interface ignores writes to it), so it reads zero.
+The gradient bank G is a second instance with two read ports: the gradient unit reads G
+through its x and y operands only, and the core reads G of an instruction's three
+registers over two cycles (``rtl/core.py``, state GSAVE).
 """
 from __future__ import annotations
 
@@ -18,11 +20,14 @@ REGISTERS = 32
 class RegisterFile(wiring.Component):
     """Read data appears the cycle after its address; a write lands at the clock edge."""
 
-    def __init__(self, width: int) -> None:
+    def __init__(self, width: int, read_ports: int = 3) -> None:
+        if read_ports not in (2, 3):
+            raise ValueError(f"a register file has 2 or 3 read ports, not {read_ports}")
         self.width = width
+        self.ports = "abc"[:read_ports]
         super().__init__({
-            "raddr_a": In(5), "raddr_b": In(5), "raddr_c": In(5),
-            "rdata_a": Out(width), "rdata_b": Out(width), "rdata_c": Out(width),
+            **{f"raddr_{name}": In(5) for name in self.ports},
+            **{f"rdata_{name}": Out(width) for name in self.ports},
             "waddr": In(5), "wdata": In(width), "we": In(1),
         })
 
@@ -32,7 +37,7 @@ class RegisterFile(wiring.Component):
         write = bank.write_port()
         m.d.comb += [write.addr.eq(self.waddr), write.data.eq(self.wdata),
                      write.en.eq(self.we & (self.waddr != 0))]
-        for name in ("a", "b", "c"):
+        for name in self.ports:
             port = bank.read_port()
             m.d.comb += [port.addr.eq(getattr(self, f"raddr_{name}")),
                          getattr(self, f"rdata_{name}").eq(port.data)]

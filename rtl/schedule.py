@@ -13,9 +13,10 @@ depend on its operands and on the unit that serves it -- the function unit, or t
 multiply/divide unit of a core built without it (``rtl/unit_timing.py``; the operands are
 the table template's arguments over the registers the step reads, :func:`unit_calls`).
 In gradient mode a step with a micro-program runs it on the gradient unit between REGS
-and a second REGS (:func:`gradient_program_cycles`, its unit calls timed from the
-registers and the gradient registers); a micro-program after the value step (a forward
-step in gradient mode, which the host protocol never runs) is not modelled.
+and GSAVE (which reads the third register's gradient: G has two read ports) and a second
+REGS (:func:`gradient_program_cycles`, its unit calls timed from the registers and the
+gradient registers); a micro-program after the value step (a forward step in gradient
+mode, which the host protocol never runs) is not modelled.
 
 ``revasm run --vcd`` times the reference's waveforms by this schedule, and the lockstep
 checks it against the core at every retired instruction (on both backends), so the two
@@ -127,8 +128,8 @@ def gradient_program_cycles(word: int, backward: bool, registers: Sequence[int],
                             function_unit: bool = True) -> int:
     """The cycles a gradient-mode step adds before its commit: its micro-program on the
     gradient unit (``rtl/gradient_unit.py``: READ and EXEC per micro-operation, CHECK
-    after an address, WAIT for the cycles of a unit call), then REGS again before the
-    value step.  The calls' words come from the gradient-mode template
+    after an address, WAIT for the cycles of a unit call), after GSAVE and before REGS
+    again, then the value step.  The calls' words come from the gradient-mode template
     (``isa/adjoint.mode_template``) run over ``registers`` and ``gradients``; a step whose
     micro-program follows its value step is not modelled (:class:`NotScheduled`)."""
     from revasm.isa.table import INSTRUCTIONS
@@ -144,7 +145,7 @@ def gradient_program_cycles(word: int, backward: bool, registers: Sequence[int],
         return 0
     if program.value_first:
         raise NotScheduled(f"{entry.mnemonic}: a micro-program after the value step")
-    cycles = sum(2 + int(op.op == "ADDR") for op in program.ops) + 1
+    cycles = sum(2 + int(op.op == "ADDR") for op in program.ops) + 2  # GSAVE, REGS
     units = [op for op in program.ops if op.op == "CALL"]
     if units:
         calls = _trace_calls(_template(word, backward, True), width, R=list(registers),
