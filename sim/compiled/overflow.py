@@ -27,7 +27,8 @@ from .vocab import (
     fmul_ovf32,
     fmul_ovf64,
     mul_round32,
-    rotation_plan,
+    rotation_plan32,
+    rotation_plan64,
     smul128,
     w_add,
     w_fits64,
@@ -126,8 +127,7 @@ def _shear64(word, coefficient, other, sign):
 
 
 @njit(**JIT)
-def ovf_rot32(x, y, theta):
-    negate, t, sn = rotation_plan(S32(theta), 32)
+def ovf_rot32_planned(x, y, negate, t, sn):
     if negate:
         if x == SIGN32 or y == SIGN32:
             return U(1)
@@ -143,8 +143,13 @@ def ovf_rot32(x, y, theta):
 
 
 @njit(**JIT)
-def ovf_irot32(x, y, theta):
-    negate, t, sn = rotation_plan(S32(theta), 32)
+def ovf_rot32(x, y, theta):
+    negate, t, sn = rotation_plan32(theta)
+    return ovf_rot32_planned(x, y, negate, t, sn)
+
+
+@njit(**JIT)
+def ovf_irot32_planned(x, y, negate, t, sn):
     bad, x = _shear32(x, t, y, I(1))
     if bad:
         return U(1)
@@ -158,8 +163,13 @@ def ovf_irot32(x, y, theta):
 
 
 @njit(**JIT)
-def ovf_rot64(x, y, theta):
-    negate, t, sn = rotation_plan(I(theta), 64)
+def ovf_irot32(x, y, theta):
+    negate, t, sn = rotation_plan32(theta)
+    return ovf_irot32_planned(x, y, negate, t, sn)
+
+
+@njit(**JIT)
+def ovf_rot64_planned(x, y, negate, t, sn):
     if negate:
         if x == SIGN64 or y == SIGN64:
             return U(1)
@@ -175,8 +185,13 @@ def ovf_rot64(x, y, theta):
 
 
 @njit(**JIT)
-def ovf_irot64(x, y, theta):
-    negate, t, sn = rotation_plan(I(theta), 64)
+def ovf_rot64(x, y, theta):
+    negate, t, sn = rotation_plan64(theta)
+    return ovf_rot64_planned(x, y, negate, t, sn)
+
+
+@njit(**JIT)
+def ovf_irot64_planned(x, y, negate, t, sn):
     bad, x = _shear64(x, t, y, I(1))
     if bad:
         return U(1)
@@ -189,6 +204,14 @@ def ovf_irot64(x, y, theta):
     return U(1) if negate and (x == SIGN64 or y == SIGN64) else U(0)
 
 
+@njit(**JIT)
+def ovf_irot64(x, y, theta):
+    negate, t, sn = rotation_plan64(theta)
+    return ovf_irot64_planned(x, y, negate, t, sn)
+
+
 __all__ = ["ovf_add32", "ovf_add64", "ovf_div32", "ovf_div64", "ovf_irot32", "ovf_irot64",
+           "ovf_irot32_planned", "ovf_irot64_planned", "ovf_rot32_planned",
+           "ovf_rot64_planned",
            "ovf_mul32", "ovf_mul64", "ovf_rot32", "ovf_rot64", "ovf_sat32", "ovf_sat64",
            "ovf_sub32", "ovf_sub64"]

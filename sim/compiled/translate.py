@@ -50,6 +50,11 @@ FAULTING = FAULTING_CALLS - {"overflow"}
 #: (``fdiv_ovf64`` returns both; LLVM does not merge two ``div`` instructions), ``fmul``
 #: and ``ovf_mul`` one product.  A template that asks for both gets the second free.
 FUSED = {"fdiv": "ovf_div", "fmul": "ovf_mul"}
+#: Rotations and their overflow predicates by an angle: each needs the angle's *plan*
+#: (``vocab.rotation_plan``: tan(theta/2) and sin(theta), two CORDIC runs, nearly all of a
+#: rotation's time), computed once per instruction and angle word -- ROT's gradient-mode
+#: step rotates by one angle three times (values, overflow test, gradients).
+ROTATIONS = {"rot", "irot", "ovf_rot", "ovf_irot"}
 
 
 @dataclass
@@ -433,7 +438,11 @@ class Translator:
                     held.append(temp)
             self._check(name, held)
             return Value(self._word_call(name, held, key, words), "w")
-        call = f"{self.function(name)}({', '.join(words)})"
+        if name in ROTATIONS:
+            words = [*words[:2], self._rotation_plan(words[2])]
+            call = f"{self.function(name)}_planned({', '.join(words)})"
+        else:
+            call = f"{self.function(name)}({', '.join(words)})"
         if name in PAIR_FUNCTIONS:
             return Value(call, "pair")
         if name in FUSED:
@@ -444,6 +453,17 @@ class Translator:
             self.memo[key] = temp
             return Value(temp, "w")
         raise TranslationError(f"unknown vocabulary name {name}")
+
+    def _rotation_plan(self, theta: str) -> str:
+        """The plan of a rotation by the word ``theta`` (three locals, as call arguments),
+        computed at its first use in the instruction and remembered until ``theta``'s
+        words change (:meth:`_written`)."""
+        key = f"rotation_plan({theta})"
+        if key not in self.memo:
+            plan = [self.fresh() for _ in range(3)]
+            self.emit(f"{', '.join(plan)} = {self.function('rotation_plan')}({theta})")
+            self.memo[key] = ", ".join(plan)
+        return self.memo[key]
 
     def _word_call(self, name: str, args: list[str], key: str, words: list[str]) -> str:
         """A temporary holding ``name(args)``, remembered under ``key``; a :data:`FUSED`

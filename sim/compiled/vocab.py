@@ -910,8 +910,21 @@ def rotation_plan(theta, width):
 
 
 @njit(**OPAQUE)
-def rot32(x, y, theta):
-    negate, t, sn = rotation_plan(S32(theta), 32)
+def rotation_plan32(theta):
+    """The plan of a rotation by the word ``theta`` (W = 32): computed once per
+    instruction when its template rotates, or tests the overflow of rotating, by one angle
+    more than once (``translate.ROTATIONS``); two CORDIC runs, most of a rotation's time."""
+    return rotation_plan(S32(theta), 32)
+
+
+@njit(**OPAQUE)
+def rotation_plan64(theta):
+    """``rotation_plan32`` at W = 64."""
+    return rotation_plan(I(theta), 64)
+
+
+@njit(**JIT)
+def rot32_planned(x, y, negate, t, sn):
     if negate:
         x, y = (U(0) - x) & LOW32, (U(0) - y) & LOW32
     x = (x - U(mul_round32(t, S32(y)))) & LOW32
@@ -920,9 +933,8 @@ def rot32(x, y, theta):
     return x, y
 
 
-@njit(**OPAQUE)
-def irot32(x, y, theta):
-    negate, t, sn = rotation_plan(S32(theta), 32)
+@njit(**JIT)
+def irot32_planned(x, y, negate, t, sn):
     x = (x + U(mul_round32(t, S32(y)))) & LOW32
     y = (y - U(mul_round32(sn, S32(x)))) & LOW32
     x = (x + U(mul_round32(t, S32(y)))) & LOW32
@@ -931,9 +943,8 @@ def irot32(x, y, theta):
     return x, y
 
 
-@njit(**OPAQUE)
-def rot64(x, y, theta):
-    negate, t, sn = rotation_plan(I(theta), 64)
+@njit(**JIT)
+def rot64_planned(x, y, negate, t, sn):
     if negate:
         x, y = U(0) - x, U(0) - y
     x = x - mul_round64(t, I(y))
@@ -942,15 +953,38 @@ def rot64(x, y, theta):
     return x, y
 
 
-@njit(**OPAQUE)
-def irot64(x, y, theta):
-    negate, t, sn = rotation_plan(I(theta), 64)
+@njit(**JIT)
+def irot64_planned(x, y, negate, t, sn):
     x = x + mul_round64(t, I(y))
     y = y - mul_round64(sn, I(x))
     x = x + mul_round64(t, I(y))
     if negate:
         x, y = U(0) - x, U(0) - y
     return x, y
+
+
+@njit(**OPAQUE)
+def rot32(x, y, theta):
+    negate, t, sn = rotation_plan32(theta)
+    return rot32_planned(x, y, negate, t, sn)
+
+
+@njit(**OPAQUE)
+def irot32(x, y, theta):
+    negate, t, sn = rotation_plan32(theta)
+    return irot32_planned(x, y, negate, t, sn)
+
+
+@njit(**OPAQUE)
+def rot64(x, y, theta):
+    negate, t, sn = rotation_plan64(theta)
+    return rot64_planned(x, y, negate, t, sn)
+
+
+@njit(**OPAQUE)
+def irot64(x, y, theta):
+    negate, t, sn = rotation_plan64(theta)
+    return irot64_planned(x, y, negate, t, sn)
 
 
 # The elementary functions on words, per width (the template names ``fn_*``).
