@@ -45,7 +45,7 @@ from revasm.sim.reference.faults import (
 from revasm.sim.reference.machine import run_start
 from revasm.sim.switches import ModeSwitches
 
-from . import generate
+from . import control, generate
 from . import translate as tr
 from .cache import is_compiled, load_module, module_is_compiled, record_run, run_record
 from .generate import (
@@ -407,30 +407,18 @@ class CompiledLanes(ModeSwitches):
             self.CTL[STATUS] = FAULTED
             self.CTL[FCODE] = 0
             return
-        ctl = self.CTL
+        starts = numpy.asarray(start, dtype=numpy.int64).reshape(-1)
+        if len(starts) not in (1, self.lanes):
+            raise ValueError(f"start: one PC or one per lane ({self.lanes}), not {len(starts)}")
         # Lanes that halted where this run starts keep BR (a jump onto FINISH halts with it).
-        resumed = ((ctl[STATUS] == HALTED) & (ctl[PC] == start)
-                   & (ctl[DIR] == -direction))
-        ctl[PC] = start
-        ctl[BR, ~resumed] = 0
-        ctl[DIR] = direction
-        ctl[STEPS] = 0
-        ctl[CYCLES] = 0
-        ctl[STATUS] = RUNNING
-        ctl[FCODE] = 0
+        control.begin(self.CTL, starts, numpy.int64(direction))
         self._go(on_output)
         if progress is not None:
             progress(self.lanes)
 
     def run_back(self, *, progress: Callable[[int], object] | None = None,
                  on_output: OutputListener | None = None) -> None:
-        ctl = self.CTL
-        halted = ctl[STATUS] == HALTED  # BR as it halted (a jump onto FINISH)
-        ctl[DIR, halted] = -ctl[DIR, halted]
-        ctl[STEPS, halted] = 0
-        ctl[CYCLES, halted] = 0
-        ctl[STATUS, halted] = RUNNING
-        ctl[FCODE, halted] = 0
+        control.turn_back(self.CTL)  # the halted lanes, BR as they halted (onto FINISH)
         self._go(on_output)
         if progress is not None:
             progress(self.lanes)
@@ -439,22 +427,21 @@ class CompiledLanes(ModeSwitches):
         """Run the running lanes to a halt or fault: kernel calls, with the pauses (a table
         to grow) and hand-offs between them; with ``on_output``, calls of a slice of steps
         each (``slices.py``), the new output words handed over after every call."""
-        running = self.CTL[STATUS] == RUNNING
+        active = control.running(self.CTL, self._lane_mode, self._gradient or self._tangent)
         if self._faults:
-            for lane in numpy.nonzero(running)[0].tolist():
+            for lane in active.tolist():
                 self._faults.pop(lane, None)
         module = self._kernel()
         self.CTL[STRICT] = int(self._strict)
         self._run_mode = (self._gradient, self._tangent)
-        self._lane_mode[running] = self._gradient or self._tangent
         run_limit = self.max_steps if self.max_steps is not None else 1 << 62
         slices = Slices(run_limit) if on_output is not None else None
-        announced = self.OUTLEN.copy()  # the words of the log before this run are not new
-        active = numpy.nonzero(self.CTL[STATUS] == RUNNING)[0].astype(numpy.int64)
+        # the words of the log before this run are not new
+        announced = self.OUTLEN.copy() if on_output is not None else None
         ran = active
         while len(active):
             limit = run_limit if slices is None else slices.limit(self.CTL[STEPS, active])
-            steps_before = self.CTL[STEPS, active]  # (a copy: fancy indexing)
+            steps_before = self.CTL[STEPS, active] if slices is not None else None
             banks = [self._banks[name] for name in ("G", "T", "TG")]
             memories = [self._banks[name] for name in MEMORY_BANKS]
             args = (self._banks["R"],
@@ -471,16 +458,19 @@ class CompiledLanes(ModeSwitches):
             self._call(module, runner, active, args)
             seconds = time.perf_counter() - started
             self.kernel_seconds += seconds
-            advanced = int((self.CTL[STEPS, active] - steps_before).max())  # the kernel's
             stuck = False
-            if slices is not None and slices.sliced(limit):
-                stuck = self._end_slice(active, steps_before)
-            handed = active[self.CTL[STATUS, active] == HANDOFF]
-            for lane in handed.tolist():
-                self._hand_off(lane, on_output)
-                announced[lane] = self.OUTLEN[lane]  # the oracle handed its words over
-            paused = active[self.CTL[STATUS, active] == NEEDS_ROOM]
-            if len(paused):
+            if slices is not None:
+                advanced = int((self.CTL[STEPS, active] - steps_before).max())  # the kernel's
+                if slices.sliced(limit):
+                    stuck = self._end_slice(active, steps_before)
+            handed_count, paused_count, still = control.stopped(self.CTL, active)
+            if handed_count:  # the oracle finishes these lanes' runs (they halt or fault)
+                for lane in control.select(self.CTL, active, HANDOFF, handed_count).tolist():
+                    self._hand_off(lane, on_output)
+                    if announced is not None:
+                        announced[lane] = self.OUTLEN[lane]  # the oracle handed its words over
+            if paused_count:
+                paused = control.select(self.CTL, active, NEEDS_ROOM, paused_count)
                 needs = {code - 100 for code in self.CTL[FCODE, paused].tolist()}
                 if tr.ROOM_MEMORY in needs:  # FAUX: which (vocab.window_slot's answer)
                     memory = paused[self.CTL[FCODE, paused] == 100 + tr.ROOM_MEMORY]
@@ -500,9 +490,13 @@ class CompiledLanes(ModeSwitches):
                 self._announce(on_output, active, announced)
             if slices is not None:
                 slices.timed(seconds, advanced, stuck)
-            active = active[self.CTL[STATUS, active] == RUNNING]
+            # the paused lanes run again; a lane the oracle finished is counted anew
+            again = control.stopped(self.CTL, active)[2] if handed_count else \
+                still + paused_count
+            active = control.select(self.CTL, active, RUNNING, again) if again else active[:0]
         if len(ran) and self._run_mode == (False, False):
-            self._record(module, float(self.CTL[STEPS, ran].mean()))
+            steps = self.CTL[STEPS] if len(ran) == self.lanes else self.CTL[STEPS, ran]
+            self._record(module, float(steps.mean()))
 
     def _end_slice(self, active: Any, steps_before: Any) -> bool:
         """After a call with a slice's step limit: the lanes it stopped there -- a step-limit
