@@ -504,14 +504,12 @@ class FunctionUnit(wiring.Component):
                 dy = sh_out
                 dx = cdx
                 sigma = Mux(vectoring, cy < 0, cz >= 0)
-                with m.If(sigma ^ hyper):
-                    m.d.sync += cx.eq(cx - dy)
-                with m.Else():
-                    m.d.sync += cx.eq(cx + dy)
-                with m.If(sigma):
-                    m.d.sync += [cy.eq(cy + dx), cz.eq(cz - angle)]
-                with m.Else():
-                    m.d.sync += [cy.eq(cy - dx), cz.eq(cz + angle)]
+                # one adder per register, the subtraction as a + ~b + 1 (an add and a
+                # subtract under a multiplexer cost two adders and the multiplexer)
+                x_sub, y_sub = sigma ^ hyper, ~sigma
+                m.d.sync += [cx.eq(cx + Mux(x_sub, ~dy, dy) + x_sub),
+                             cy.eq(cy + Mux(y_sub, ~dx, dx) + y_sub),
+                             cz.eq(cz + Mux(sigma, ~angle, angle) + sigma)]
                 m.d.sync += count.eq(count + 1)
 
             # --- sqrt --------------------------------------------------------------------------
