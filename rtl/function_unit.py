@@ -332,8 +332,14 @@ class FunctionUnit(wiring.Component):
             m.d.sync += [arg.eq(angle), fn.eq(which), cont.eq(then)]
             m.next = "SC_START"
 
+        # the shifter's output beyond a signed word: its bits from W - 1 up differ (a test
+        # of the bits, not two comparators)
+        sh_beyond = Signal()
+        m.d.comb += sh_beyond.eq(sh_out[w - 1:].any() & ~sh_out[w - 1:].all())
+
         def saturate(v):
-            return Mux(v > maximum, maximum, Mux(v < minimum, minimum, v))
+            assert v is sh_out
+            return Mux(sh_beyond, Mux(sh_out[-1], minimum, maximum), sh_out[:w])
 
         def rounded_quotient(negative) -> None:
             """Drive the shifter with +-(the rounded quotient) (saturate unless quot_big)."""
@@ -347,9 +353,17 @@ class FunctionUnit(wiring.Component):
 
         # the CORDIC's start angle, one subtractor: r = ax 2**G - (q pi/2 rounded) for
         # sin/cos/tan, r = z - k ln 2 (z waiting in cz) for the exp family; mod 2**(W + 6)
+        # The same adder updates z in a CORDIC iteration: z -+ the angle (z_angle).
         reduce_from_ax = Signal()
+        z_angle = Signal()
+        sigma = Signal()  # the CORDIC's direction: +1 when z >= 0 (rotation) or y < 0 (vectoring)
+        m.d.comb += sigma.eq(Mux(vectoring, cy < 0, cz >= 0))
+        z_sub = Signal()
+        z_operand = Signal(signed(w + 6))
         reduced_z_v = Signal(signed(w + 6))
-        m.d.comb += reduced_z_v.eq(Mux(reduce_from_ax, (ax << g)[:w + 6], cz) - pterm)
+        m.d.comb += [z_sub.eq(~z_angle | sigma), z_operand.eq(Mux(z_angle, angle, pterm)),
+                     reduced_z_v.eq(Mux(reduce_from_ax, (ax << g)[:w + 6], cz)
+                                    + Mux(z_sub, ~z_operand, z_operand) + z_sub)]
 
         def reduced_z(s: int) -> Signal:
             rounded_product(s)
@@ -503,13 +517,13 @@ class FunctionUnit(wiring.Component):
                 shift(cxy, i, round_half_up=True)
                 dy = sh_out
                 dx = cdx
-                sigma = Mux(vectoring, cy < 0, cz >= 0)
                 # one adder per register, the subtraction as a + ~b + 1 (an add and a
                 # subtract under a multiplexer cost two adders and the multiplexer)
                 x_sub, y_sub = sigma ^ hyper, ~sigma
                 m.d.sync += [cx.eq(cx + Mux(x_sub, ~dy, dy) + x_sub),
                              cy.eq(cy + Mux(y_sub, ~dx, dx) + y_sub),
-                             cz.eq(cz + Mux(sigma, ~angle, angle) + sigma)]
+                             cz.eq(reduced_z_v)]
+                m.d.comb += z_angle.eq(1)
                 m.d.sync += count.eq(count + 1)
 
             # --- sqrt --------------------------------------------------------------------------
@@ -653,7 +667,7 @@ class FunctionUnit(wiring.Component):
             with m.State("ARITH_DIV"):
                 # the quotient fits W bits signed below 2**(W-1), or at it when negative
                 rounded_quotient(tan_neg)
-                m.d.sync += self.overflow.eq(quot_big | (sh_out > maximum) | (sh_out < minimum))
+                m.d.sync += self.overflow.eq(quot_big | sh_beyond)
                 finish(wrap=True)
 
             # --- rot / irot (isa/rotation.py) -----------------------------------------------------
