@@ -162,7 +162,7 @@ class FunctionUnit(wiring.Component):
         # --- CORDIC subroutine --------------------------------------------------------------
         cx, cy = Signal(signed(w + 4), name="cx"), Signal(signed(w + 4), name="cy")
         cz = Signal(signed(w + 6))  # also exp's argument, below (W + 2) 2**P
-        # round(x >> i), the first half of an iteration; after the hyperbolic rotation,
+        # round(y >> i), the first half of an iteration; after the hyperbolic rotation,
         # round(e**-r * 4**-k * 2**P) (em_scaled)
         cdx = Signal(signed(w + 6))
         vectoring = Signal()
@@ -351,13 +351,25 @@ class FunctionUnit(wiring.Component):
             m.d.comb += pterm.eq(acc >> s)
             return pterm
 
+        sigma = Signal()  # the CORDIC's direction: +1 when z >= 0 (rotation) or y < 0 (vectoring)
+        m.d.comb += sigma.eq(Mux(vectoring, cy < 0, cz >= 0))
+
+        # one adder for x: the CORDIC's x -+ dy (x_dy; dy waits in cdx), and the exp family's
+        # post-processing, cx -+ (cy or em_scaled: hx_em), below
+        x_dy = Signal()
+        hx_sub, hx_em = Signal(name="hx_sub"), Signal(name="hx_em")
+        hx_sum = Signal(signed(w + 7))
+        x_operand = Signal(signed(w + 8))
+        x_sub = Signal()
+        m.d.comb += [x_operand.eq(Mux(x_dy | hx_em, cdx, cy)),
+                     x_sub.eq(Mux(x_dy, sigma ^ hyper, hx_sub)),
+                     hx_sum.eq(cx + Mux(x_sub, ~x_operand, x_operand) + x_sub)]
+
         # the CORDIC's start angle, one subtractor: r = ax 2**G - (q pi/2 rounded) for
-        # sin/cos/tan, r = z - k ln 2 (z waiting in cz) for the exp family; mod 2**(W + 6)
+        # sin/cos/tan, r = z - k ln 2 (z waiting in cz) for the exp family; mod 2**(W + 6).
         # The same adder updates z in a CORDIC iteration: z -+ the angle (z_angle).
         reduce_from_ax = Signal()
         z_angle = Signal()
-        sigma = Signal()  # the CORDIC's direction: +1 when z >= 0 (rotation) or y < 0 (vectoring)
-        m.d.comb += sigma.eq(Mux(vectoring, cy < 0, cz >= 0))
         z_sub = Signal()
         z_operand = Signal(signed(w + 6))
         reduced_z_v = Signal(signed(w + 6))
@@ -508,19 +520,19 @@ class FunctionUnit(wiring.Component):
                 with m.If(count == Mux(hyper, h_iterations, iterations)):
                     go_back()
                 with m.Else():
+                    m.d.comb += pick_y.eq(1)
                     shift(cxy, i, round_half_up=True)
-                    m.d.sync += cdx.eq(sh_out)
+                    m.d.sync += cdx.eq(sh_out)  # dy
                     m.next = "CORDIC_Y"
             with m.State("CORDIC_Y"):
                 m.next = "CORDIC"
-                m.d.comb += pick_y.eq(1)
                 shift(cxy, i, round_half_up=True)
-                dy = sh_out
-                dx = cdx
+                dx = sh_out
                 # one adder per register, the subtraction as a + ~b + 1 (an add and a
                 # subtract under a multiplexer cost two adders and the multiplexer)
-                x_sub, y_sub = sigma ^ hyper, ~sigma
-                m.d.sync += [cx.eq(cx + Mux(x_sub, ~dy, dy) + x_sub),
+                y_sub = ~sigma
+                m.d.comb += x_dy.eq(1)
+                m.d.sync += [cx.eq(hx_sum),
                              cy.eq(cy + Mux(y_sub, ~dx, dx) + y_sub),
                              cz.eq(reduced_z_v)]
                 m.d.comb += z_angle.eq(1)
@@ -769,13 +781,9 @@ class FunctionUnit(wiring.Component):
                 m.d.sync += [cz.eq(reduced_z(8)), cx.eq(t.hyperbolic_x0), cy.eq(0),
                              vectoring.eq(0), hyper.eq(1), count.eq(0)]
                 call("CORDIC", "HX_CORDIC")
-            # one adder for the post-processing: cx -+ (cy or em_scaled); after HX_EP, cx holds
+            # the post-processing on x's adder: cx -+ (cy or em_scaled); after HX_EP, cx holds
             # e**r * 2**P = cosh r + sinh r
             em_scaled = cdx
-            hx_sub, hx_em = Signal(name="hx_sub"), Signal(name="hx_em")
-            hx_sum = Signal(signed(w + 7))
-            hx_operand = Mux(hx_em, em_scaled, cy)
-            m.d.comb += hx_sum.eq(cx + Mux(hx_sub, ~hx_operand, hx_operand) + hx_sub)
             with m.State("HX_CORDIC"):
                 two_k = Mux(kk > (w + 4) // 2, w + 4, Mux(kk < 0, 0, kk * 2))
                 m.d.comb += hx_sub.eq(1)  # e**-r 2**P = cosh r - sinh r, scaled by 4**-k
