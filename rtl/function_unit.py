@@ -201,7 +201,8 @@ class FunctionUnit(wiring.Component):
         # the exp routine's argument z, within +-lim (the callers saturate beyond), waits
         # in cz until the reduction r = z - k ln 2 replaces it there
         hz = cz
-        kk = Signal(signed(16))  # exp's k; log's exponent e before it
+        # exp's k (|k| < (W + 2) / ln 2 + 1); log's exponent e before it
+        kk = Signal(signed(8))
         ee = kk
         h_neg = Signal()
         # a signed product rounded to a shift s, acc >> s (see start_mul), narrowed to
@@ -705,8 +706,8 @@ class FunctionUnit(wiring.Component):
                 m.next = "ROT_TAN"
             with m.State("ROT_TAN"):
                 start_sincos(reduced >> 1, FN_TAN, CONT_ROT_TAN)
-            word_min = 1 << (w - 1)
-            negate_wraps = (vx == word_min) | (vy == word_min)
+            # negating a word wraps when it is -2**(W-1): -x beyond the word (sh_beyond),
+            # tested as each word is negated
             # x or y reaches the shifter, the multiplier and the shear's adder as oxy
             with m.State("ROT_SHEAR"):
                 is_rot = op == OP["rot"]
@@ -730,24 +731,28 @@ class FunctionUnit(wiring.Component):
                             shift(oxy_signed, 0)
                             finish(second=vy, wrap=True)
             with m.State("ROT_NEG_X"):
-                with m.If(negate_wraps):
+                with m.If(sh_beyond):
                     m.d.sync += self.overflow.eq(1)
                 shift(oxy_signed, 0, negate=1)
                 m.d.sync += vx.eq(sh_out)
                 m.next = "ROT_NEG_Y"
             with m.State("ROT_NEG_Y"):
+                with m.If(sh_beyond):
+                    m.d.sync += self.overflow.eq(1)
                 m.d.comb += pick_oy.eq(1)
                 shift(oxy_signed, 0, negate=1)
                 m.d.sync += [vy.eq(sh_out), negate.eq(0)]  # done: the shears next
                 m.next = "ROT_SHEAR"
             with m.State("ROT_UNNEG_Y"):
-                with m.If(negate_wraps):
+                with m.If(sh_beyond):
                     m.d.sync += self.overflow.eq(1)
                 m.d.comb += pick_oy.eq(1)
                 shift(oxy_signed, 0, negate=1)
                 m.d.sync += vy.eq(sh_out)
                 m.next = "ROT_UNNEG_X"
             with m.State("ROT_UNNEG_X"):
+                with m.If(sh_beyond):
+                    m.d.sync += self.overflow.eq(1)
                 shift(oxy_signed, 0, negate=1)
                 finish(second=vy, wrap=True)
             with m.State("FMUL"):
