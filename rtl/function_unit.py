@@ -684,6 +684,12 @@ class FunctionUnit(wiring.Component):
                 finish(wrap=True)
 
             # --- rot / irot (isa/rotation.py) -----------------------------------------------------
+            # the shears' adder: x or y (oxy; or theta: shear_theta) -+ acc >> F (shear_sub)
+            shear_theta, shear_sub = Signal(), Signal()
+            sheared = Signal(signed(w + 11))  # a shear's exact sum
+            product = pterm  # rounded_product(f) in both states
+            m.d.comb += sheared.eq(Mux(shear_theta, theta, oxy_signed)
+                                   + Mux(shear_sub, ~product, product) + shear_sub)
             with m.State("ROT"):
                 # turns = ceil((|theta| - pi/2) / pi), for theta of either sign
                 shift(theta, 0, negate=theta < 0)
@@ -695,14 +701,13 @@ class FunctionUnit(wiring.Component):
                     m.next = "ROT_TAN"
             with m.State("ROT_TURNS"):
                 m.d.sync += negate.eq(quot[0])
-                start_mul(Const(pi), quot, "ROT_REDUCED")
+                # turns pi 2**F, so that turns pi is the shears' rounded product acc >> F
+                start_mul(Const(pi << f), quot, "ROT_REDUCED")
             with m.State("ROT_REDUCED"):
-                turns_pi = acc[:w + 2]  # |theta| - |reduced| < 2**(W + 1)
-                toward_zero = theta > 0
-                r = Signal(signed(w + 1))
-                turns_pi_s = Cat(turns_pi, 0).as_signed()
-                m.d.comb += r.eq(theta + Mux(toward_zero, ~turns_pi_s, turns_pi_s) + toward_zero)
-                m.d.sync += reduced.eq(r)
+                # theta -+ turns pi (|theta| - |reduced| < 2**(W + 1)) on the shears' adder
+                rounded_product(f)
+                m.d.comb += [shear_theta.eq(1), shear_sub.eq(theta > 0)]
+                m.d.sync += reduced.eq(sheared)
                 m.next = "ROT_TAN"
             with m.State("ROT_TAN"):
                 start_sincos(reduced >> 1, FN_TAN, CONT_ROT_TAN)
@@ -759,12 +764,8 @@ class FunctionUnit(wiring.Component):
                 is_rot = op == OP["rot"]
                 # rot: x -= t*y (steps 0, 2), y += s*x (step 1); irot the opposite signs.
                 # One adder gives the shear's exact sum; its low W bits are the new word.
-                subtract = is_rot ^ (rstep == 1)
-                sheared = Signal(signed(w + 11))  # the shear's exact sum
-                product = rounded_product(f)
-                m.d.comb += pick_oy.eq(rstep == 1)
-                m.d.comb += sheared.eq(oxy_signed
-                                       + Mux(subtract, ~product, product) + subtract)
+                rounded_product(f)
+                m.d.comb += [shear_sub.eq(is_rot ^ (rstep == 1)), pick_oy.eq(rstep == 1)]
                 with m.If(rstep == 1):
                     m.d.sync += vy.eq(sheared[:w])
                 with m.Else():
