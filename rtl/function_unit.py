@@ -399,13 +399,16 @@ class FunctionUnit(wiring.Component):
                                  op.eq(self.op), ox.eq(self.x), oy.eq(self.y), oz.eq(self.z)]
                     # |x|: abs (-min saturates to max), fdiv, sinh, cosh, tanh; x for exp
                     is_exp = ~self.arith & (self.op == OP["fn_exp"])
-                    shift(sx, 0, negate=(sx < 0) & ~is_exp)
+                    is_fmul = self.arith & (self.op == MULDIV_OPS.index("fmul"))
+                    # fmul's multiplicand x as it is (the multiplicand's one variable input
+                    # is the shifter's output)
+                    shift(sx, 0, negate=(sx < 0) & ~is_exp & ~is_fmul)
                     abs_x = sh_out
                     with m.If(self.arith):
                         # fmul: floor(S(x) S(y) / 2**F + 1/2); fdiv: round(S(x) 2**F / S(y)), ties
                         # away from zero, as floor((2|x| 2**F + |y|) / (2|y|)) with the sign
                         with m.If(self.op == MULDIV_OPS.index("fmul")):
-                            start_mul(sx, self.y.as_signed(), "ARITH_MUL", 1 << (f - 1))
+                            start_mul(sh_out, self.y.as_signed(), "ARITH_MUL", 1 << (f - 1))
                         with m.Elif(self.y == 0):
                             finish(0, "divide-by-zero")
                         with m.Else():
@@ -559,7 +562,7 @@ class FunctionUnit(wiring.Component):
                 shift(arg, 0, negate=arg < 0)
                 magnitude = sh_out.as_unsigned()[:w + 1]
                 m.d.sync += [arg_neg.eq(arg < 0), ax.eq(magnitude)]  # arg becomes |arg|
-                start_mul(magnitude, t.two_over_pi, "SC_Q", 1 << (f + w - 1))
+                start_mul(sh_out, t.two_over_pi, "SC_Q", 1 << (f + w - 1))
             with m.State("SC_Q"):
                 qv = acc >> (f + w)  # rounded by the preload
                 m.d.sync += q.eq(qv)
@@ -778,7 +781,8 @@ class FunctionUnit(wiring.Component):
 
             # --- exp, sinh, cosh, tanh (_exp_from_p, _hyperbolic_abs) --------------------------
             with m.State("HX_START"):  # |hz| < (W + 2) << P: the callers saturate beyond
-                start_mul(hz >> (p - 20), Const(t.inv_ln2_20), "HX_K", 1 << 39)
+                shift(hz, p - 20)
+                start_mul(sh_out, Const(t.inv_ln2_20), "HX_K", 1 << 39)
             with m.State("HX_K"):
                 k_v = rounded_product(40)
                 m.d.sync += kk.eq(k_v)
@@ -868,7 +872,8 @@ class FunctionUnit(wiring.Component):
                     shift(lnp, g, round_half_up=True)
                     finish()
                 with m.Else():
-                    start_mul(lnp, oy.as_signed(), "POW_Z", 1 << (f - 1))
+                    shift(lnp, 0)  # |ln x| 2**P < 2**(W + 7)
+                    start_mul(sh_out, oy.as_signed(), "POW_Z", 1 << (f - 1))
             with m.State("POW_Z"):  # z = y ln x at P bits; _exp_from_p saturates |z| >= lim
                 # z is acc >> F; it is in range when it fits the W + 8 bits kept and lies
                 # within +-lim there
