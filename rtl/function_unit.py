@@ -558,6 +558,12 @@ class FunctionUnit(wiring.Component):
                                  radicand.eq(radicand << 2), count.eq(count - 1)]
 
             # --- sin / cos / tan (fx_sin, fx_cos, fx_tan) -----------------------------------------
+            # the routine's result: the shifter's output saturated, or (result_big) the
+            # minimum or the maximum -- one input of the result register for every state
+            result_big, result_neg = Signal(), Signal()
+            result_v = Signal(signed(w))
+            m.d.comb += result_v.eq(Mux(result_big, Mux(result_neg, minimum, maximum),
+                                        saturate(sh_out)))
             with m.State("SC_START"):
                 shift(arg, 0, negate=arg < 0)
                 magnitude = sh_out.as_unsigned()[:w + 1]
@@ -586,7 +592,7 @@ class FunctionUnit(wiring.Component):
                       negate=minus ^ (arg_neg & (fn == FN_SIN)))
                 with m.Switch(fn):
                     with m.Case(FN_SIN, FN_COS):
-                        m.d.sync += result.eq(sh_out)
+                        m.d.sync += result.eq(result_v)
                         m.next = "SC_DONE"
                     with m.Case(FN_TAN):
                         # (num, den) = (s, c), or (c, -s) in odd quadrants: by magnitudes,
@@ -596,7 +602,8 @@ class FunctionUnit(wiring.Component):
                         d = cxy
                         m.d.sync += tan_neg.eq(num_neg ^ Mux(q[0], s > 0, c < 0) ^ arg_neg)
                         with m.If(d == 0):
-                            m.d.sync += result.eq(Mux(num_neg ^ arg_neg, minimum, maximum))
+                            m.d.comb += [result_big.eq(1), result_neg.eq(num_neg ^ arg_neg)]
+                            m.d.sync += result.eq(result_v)
                             m.next = "SC_DONE"
                         with m.Else():
                             shift(d, 0, negate=d < 0)
@@ -610,8 +617,8 @@ class FunctionUnit(wiring.Component):
             with m.State("TAN_DIV"):
                 # saturate: |quot| >= 2**(W-1) gives min or max (-2**(W-1) is min itself)
                 rounded_quotient(tan_neg)
-                m.d.sync += result.eq(Mux(quot_big, Mux(tan_neg, minimum, maximum),
-                                          saturate(sh_out)))
+                m.d.comb += [result_big.eq(quot_big), result_neg.eq(tan_neg)]
+                m.d.sync += result.eq(result_v)
                 m.next = "SC_DONE"
             with m.State("SC_DONE"):
                 value = result
