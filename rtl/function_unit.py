@@ -374,8 +374,11 @@ class FunctionUnit(wiring.Component):
         z_sub = Signal()
         z_operand = Signal(signed(w + 6))
         reduced_z_v = Signal(signed(w + 6))
-        m.d.comb += [z_sub.eq(~z_angle | sigma), z_operand.eq(Mux(z_angle, angle, pterm)),
-                     reduced_z_v.eq(Mux(reduce_from_ax, (ax << g)[:w + 6], cz)
+        # (z_load: 0 + the product, pow's y ln x, so that z has one input from this adder)
+        z_load = Signal()
+        m.d.comb += [z_sub.eq(~z_load & (~z_angle | sigma)),
+                     z_operand.eq(Mux(z_angle, angle, pterm)),
+                     reduced_z_v.eq(Mux(z_load, 0, Mux(reduce_from_ax, (ax << g)[:w + 6], cz))
                                     + Mux(z_sub, ~z_operand, z_operand) + z_sub)]
 
         def reduced_z(s: int) -> Signal:
@@ -628,7 +631,8 @@ class FunctionUnit(wiring.Component):
                         finish()
                     with m.Case(CONT_ROT_TAN):
                         m.d.sync += coef_t.eq(value)
-                        start_sincos(reduced, FN_SIN, CONT_ROT_SIN)
+                        shift(reduced, 0)  # the routine's argument from the shifter, too
+                        start_sincos(sh_out, FN_SIN, CONT_ROT_SIN)
                     with m.Case(CONT_ROT_SIN):
                         m.d.sync += rstep.eq(0)  # sin(theta) stays in result
                         m.next = "ROT_SHEAR"
@@ -720,7 +724,8 @@ class FunctionUnit(wiring.Component):
                 m.d.sync += reduced.eq(sheared)
                 m.next = "ROT_TAN"
             with m.State("ROT_TAN"):
-                start_sincos(reduced >> 1, FN_TAN, CONT_ROT_TAN)
+                shift(reduced, 1)  # floor(theta / 2)
+                start_sincos(sh_out, FN_TAN, CONT_ROT_TAN)
             # negating a word wraps when it is -2**(W-1): -x beyond the word (sh_beyond),
             # tested as each word is negated
             # x or y reaches the shifter, the multiplier and the shear's adder as oxy
@@ -890,7 +895,8 @@ class FunctionUnit(wiring.Component):
                 with m.If((top.any() & ~top.all()) | (power >= lim) | (power <= -lim)):
                     finish(Mux(acc[-1], 0, maximum))
                 with m.Else():
-                    start_exp(power, HX_EXP)
+                    m.d.comb += z_load.eq(1)
+                    start_exp(reduced_z_v, HX_EXP)  # the power
 
         assert len(sh_sources) <= 32
         with m.Switch(sh_source):
