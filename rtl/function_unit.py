@@ -323,6 +323,10 @@ class FunctionUnit(wiring.Component):
             m.d.sync += [mul_a.eq(a), lo.eq(b), hi.eq(preload), count.eq(multiplier_steps(w))]
             call("MUL", back)
 
+        # a magnitude from the shifter times 2**(F + 1) (fdiv's |x|, tan's |num|, tanh's |num|):
+        # one input of div_n for all three (each fits the W + 7 bits)
+        shifted_dividend = sh_out.as_unsigned()[:w + 7] << (f + 1)
+
         def start_div(n, d, back: str) -> None:
             # every dividend here is below 2**(W + F + 4): start with its top bit
             m.d.sync += [div_n.eq(n), div_d.eq(d), rem.eq(0), count.eq(div_bits)]
@@ -417,7 +421,7 @@ class FunctionUnit(wiring.Component):
                         with m.Else():
                             # |x| 2**(F+1) now, |y| through the shifter next cycle (FDIV_D)
                             m.d.sync += [tan_neg.eq(self.x[-1] ^ self.y[-1]), strict.eq(0),
-                                         div_n.eq(sh_out[:w] << (f + 1))]
+                                         div_n.eq(shifted_dividend)]
                             m.next = "FDIV_D"
                     with m.Else():
                         with m.Switch(self.op):
@@ -616,7 +620,7 @@ class FunctionUnit(wiring.Component):
                 m.d.comb += pick_y.eq(~q[0])
                 n = cxy
                 shift(n, 0, negate=n < 0)
-                start_div(sh_out[:w + 4] << (f + 1), div_d, "TAN_DIV")
+                start_div(shifted_dividend, div_d, "TAN_DIV")
             with m.State("TAN_DIV"):
                 # saturate: |quot| >= 2**(W-1) gives min or max (-2**(W-1) is min itself)
                 rounded_quotient(tan_neg)
@@ -690,7 +694,7 @@ class FunctionUnit(wiring.Component):
             with m.State("FDIV_D"):
                 m.d.comb += pick_oy.eq(1)
                 shift(oxy_signed, 0, negate=oy[-1])
-                start_div(div_n, sh_out[:w], "ARITH_DIV")
+                start_div(div_n, sh_out, "ARITH_DIV")  # |y| <= 2**(W-1)
             with m.State("ARITH_DIV"):
                 # the quotient fits W bits signed below 2**(W-1), or at it when negative
                 rounded_quotient(tan_neg)
@@ -843,7 +847,8 @@ class FunctionUnit(wiring.Component):
                         with m.If(kk >= f // 2 + 2):
                             finish(Mux(h_neg, -t.one, t.one))
                         with m.Else():
-                            m.d.sync += div_d.eq(hx_sum)  # den, then num in TANH_N
+                            shift(hx_sum, 0)  # the divisor's one variable input: sh_out
+                            m.d.sync += div_d.eq(sh_out)  # den, then num in TANH_N
                             m.next = "TANH_N"
             with m.State("TANH_N"):
                 m.d.comb += [hx_em.eq(1), hx_sub.eq(1)]
@@ -852,7 +857,7 @@ class FunctionUnit(wiring.Component):
                 # ties down
                 m.d.sync += [tan_neg.eq((num < 0) ^ h_neg), strict.eq(num < 0)]
                 shift(num, 0, negate=num < 0)
-                start_div(sh_out.as_unsigned()[:w + 7] << (f + 1), div_d, "TANH_DIV")
+                start_div(shifted_dividend, div_d, "TANH_DIV")
             with m.State("TANH_DIV"):
                 rounded_quotient(tan_neg)
                 finish()  # |tanh| <= 1 fits
