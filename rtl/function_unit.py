@@ -380,8 +380,15 @@ class FunctionUnit(wiring.Component):
         reduced_z_v = Signal(signed(w + 6))
         # (z_load: 0 + the product, pow's y ln x, so that z has one input from this adder)
         z_load = Signal()
-        m.d.comb += [z_sub.eq(~z_load & (~z_angle | sigma)),
-                     z_operand.eq(Mux(z_angle, angle, pterm)),
+        # (z_atan: atan's z +- its offset K, below)
+        z_atan = Signal()
+        # pi/2 - a when swapped, then pi - that when x < 0: K +- a
+        atan_offset = Array(Const(k, w + 2) for k in (
+            0, t.half_pi_p, t.pi_p, t.pi_p - t.half_pi_p))[Cat(swap, ax_neg)]
+        atan_minus = Signal()
+        m.d.comb += atan_minus.eq(swap ^ ax_neg)
+        m.d.comb += [z_sub.eq(Mux(z_atan, atan_minus, ~z_load & (~z_angle | sigma))),
+                     z_operand.eq(Mux(z_angle, angle, Mux(z_atan, atan_offset, pterm))),
                      reduced_z_v.eq(Mux(z_load, 0, Mux(reduce_from_ax, (ax << g)[:w + 6], cz))
                                     + Mux(z_sub, ~z_operand, z_operand) + z_sub)]
 
@@ -675,12 +682,10 @@ class FunctionUnit(wiring.Component):
                 m.d.sync += [cy.eq(sh_out), cz.eq(0), vectoring.eq(1), hyper.eq(0), count.eq(0)]
                 call("CORDIC", "ATAN_CORDIC")
             with m.State("ATAN_CORDIC"):
-                # pi/2 - a when swapped, then pi - that when x < 0: K +- a in one adder
-                offset = Array(Const(k, w + 2) for k in (0, t.half_pi_p, t.pi_p,
-                                                         t.pi_p - t.half_pi_p))[Cat(swap, ax_neg)]
-                minus = swap ^ ax_neg
-                shift(offset + Mux(minus, ~cz, cz) + minus, g, round_half_up=True,
-                      negate=ay_neg)
+                # K +- a on z's adder: K + z, or K - z = -(z - K), whose half-up rounding is the
+                # negated half-down rounding of z - K (sh_half_down)
+                m.d.comb += [z_atan.eq(1), sh_half_down.eq(atan_minus)]
+                shift(reduced_z_v, g, round_half_up=True, negate=ay_neg ^ atan_minus)
                 finish()
 
             # --- fmul, fdiv (the vocabulary's; overflow: ovf_mul, ovf_div) -----------------------
