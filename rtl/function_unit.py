@@ -691,8 +691,9 @@ class FunctionUnit(wiring.Component):
             # --- fmul, fdiv (the vocabulary's; overflow: ovf_mul, ovf_div) -----------------------
             with m.State("ARITH_MUL"):
                 # the rounded product acc >> F fits W bits signed when its bits from W - 1
-                # up are all equal (the sign)
-                top = acc[f + w - 1:]
+                # up are all equal (the sign); |S(x) S(y)| <= 2**(2W - 2), so acc's bits from
+                # 2W - 1 up are its sign already
+                top = acc[f + w - 1:2 * w]
                 m.d.sync += self.overflow.eq(top.any() & ~top.all())
                 shift(rounded_product(f), 0)
                 finish(wrap=True)
@@ -900,7 +901,8 @@ class FunctionUnit(wiring.Component):
                 # z is acc >> F; it is in range when it fits the W + 8 bits kept and lies
                 # within +-lim there
                 power = rounded_product(f)
-                top = acc[f + len(power) - 1:]
+                # (the product of the W + 8-bit ln x and the word y fits 2W + 8 bits)
+                top = acc[f + len(power) - 1:len(sh_out) + w]
                 lim = (w + 2) << p
                 with m.If((top.any() & ~top.all()) | (power >= lim) | (power <= -lim)):
                     finish(Mux(acc[-1], 0, maximum))
