@@ -896,7 +896,8 @@ class FunctionUnit(wiring.Component):
                     finish()
                 with m.Else():
                     shift(lnp, 0)  # |ln x| 2**P < 2**(W + 7)
-                    start_mul(sh_out, oy.as_signed(), "POW_Z", 1 << (f - 1))
+                    m.d.comb += pick_oy.eq(1)  # y as oxy: the shears' multiplier input
+                    start_mul(sh_out, oxy_signed, "POW_Z", 1 << (f - 1))
             with m.State("POW_Z"):  # z = y ln x at P bits; _exp_from_p saturates |z| >= lim
                 # z is acc >> F; it is in range when it fits the W + 8 bits kept and lies
                 # within +-lim there
