@@ -162,7 +162,7 @@ class FunctionUnit(wiring.Component):
         # --- CORDIC subroutine --------------------------------------------------------------
         cx, cy = Signal(signed(w + 4), name="cx"), Signal(signed(w + 4), name="cy")
         cz = Signal(signed(w + 6))  # also exp's argument, below (W + 2) 2**P
-        # round(x >> i), the first half of an iteration; after the hyperbolic rotation,
+        # round(y >> i), the first half of an iteration; after the hyperbolic rotation,
         # round(e**-r * 4**-k * 2**P) (em_scaled)
         cdx = Signal(signed(w + 6))
         vectoring = Signal()
@@ -201,7 +201,8 @@ class FunctionUnit(wiring.Component):
         # the exp routine's argument z, within +-lim (the callers saturate beyond), waits
         # in cz until the reduction r = z - k ln 2 replaces it there
         hz = cz
-        kk = Signal(signed(16))  # exp's k; log's exponent e before it
+        # exp's k (|k| < (W + 2) / ln 2 + 1); log's exponent e before it
+        kk = Signal(signed(8))
         ee = kk
         h_neg = Signal()
         # a signed product rounded to a shift s, acc >> s (see start_mul), narrowed to
@@ -322,6 +323,10 @@ class FunctionUnit(wiring.Component):
             m.d.sync += [mul_a.eq(a), lo.eq(b), hi.eq(preload), count.eq(multiplier_steps(w))]
             call("MUL", back)
 
+        # a magnitude from the shifter times 2**(F + 1) (fdiv's |x|, tan's |num|, tanh's |num|):
+        # one input of div_n for all three (each fits the W + 7 bits)
+        shifted_dividend = sh_out.as_unsigned()[:w + 7] << (f + 1)
+
         def start_div(n, d, back: str) -> None:
             # every dividend here is below 2**(W + F + 4): start with its top bit
             m.d.sync += [div_n.eq(n), div_d.eq(d), rem.eq(0), count.eq(div_bits)]
@@ -332,8 +337,14 @@ class FunctionUnit(wiring.Component):
             m.d.sync += [arg.eq(angle), fn.eq(which), cont.eq(then)]
             m.next = "SC_START"
 
+        # the shifter's output beyond a signed word: its bits from W - 1 up differ (a test
+        # of the bits, not two comparators)
+        sh_beyond = Signal()
+        m.d.comb += sh_beyond.eq(sh_out[w - 1:].any() & ~sh_out[w - 1:].all())
+
         def saturate(v):
-            return Mux(v > maximum, maximum, Mux(v < minimum, minimum, v))
+            assert v is sh_out
+            return Mux(sh_beyond, Mux(sh_out[-1], minimum, maximum), sh_out[:w])
 
         def rounded_quotient(negative) -> None:
             """Drive the shifter with +-(the rounded quotient) (saturate unless quot_big)."""
@@ -345,11 +356,41 @@ class FunctionUnit(wiring.Component):
             m.d.comb += pterm.eq(acc >> s)
             return pterm
 
+        sigma = Signal()  # the CORDIC's direction: +1 when z >= 0 (rotation) or y < 0 (vectoring)
+        m.d.comb += sigma.eq(Mux(vectoring, cy < 0, cz >= 0))
+
+        # one adder for x: the CORDIC's x -+ dy (x_dy; dy waits in cdx), and the exp family's
+        # post-processing, cx -+ (cy or em_scaled: hx_em), below
+        x_dy = Signal()
+        hx_sub, hx_em = Signal(name="hx_sub"), Signal(name="hx_em")
+        hx_sum = Signal(signed(w + 7))
+        x_operand = Signal(signed(w + 8))
+        x_sub = Signal()
+        m.d.comb += [x_operand.eq(Mux(x_dy | hx_em, cdx, cy)),
+                     x_sub.eq(Mux(x_dy, sigma ^ hyper, hx_sub)),
+                     hx_sum.eq(cx + Mux(x_sub, ~x_operand, x_operand) + x_sub)]
+
         # the CORDIC's start angle, one subtractor: r = ax 2**G - (q pi/2 rounded) for
-        # sin/cos/tan, r = z - k ln 2 (z waiting in cz) for the exp family; mod 2**(W + 6)
+        # sin/cos/tan, r = z - k ln 2 (z waiting in cz) for the exp family; mod 2**(W + 6).
+        # The same adder updates z in a CORDIC iteration: z -+ the angle (z_angle).
         reduce_from_ax = Signal()
+        z_angle = Signal()
+        z_sub = Signal()
+        z_operand = Signal(signed(w + 6))
         reduced_z_v = Signal(signed(w + 6))
-        m.d.comb += reduced_z_v.eq(Mux(reduce_from_ax, (ax << g)[:w + 6], cz) - pterm)
+        # (z_load: 0 + the product, pow's y ln x, so that z has one input from this adder)
+        z_load = Signal()
+        # (z_atan: atan's z +- its offset K, below)
+        z_atan = Signal()
+        # pi/2 - a when swapped, then pi - that when x < 0: K +- a
+        atan_offset = Array(Const(k, w + 2) for k in (
+            0, t.half_pi_p, t.pi_p, t.pi_p - t.half_pi_p))[Cat(swap, ax_neg)]
+        atan_minus = Signal()
+        m.d.comb += atan_minus.eq(swap ^ ax_neg)
+        m.d.comb += [z_sub.eq(Mux(z_atan, atan_minus, ~z_load & (~z_angle | sigma))),
+                     z_operand.eq(Mux(z_angle, angle, Mux(z_atan, atan_offset, pterm))),
+                     reduced_z_v.eq(Mux(z_load, 0, Mux(reduce_from_ax, (ax << g)[:w + 6], cz))
+                                    + Mux(z_sub, ~z_operand, z_operand) + z_sub)]
 
         def reduced_z(s: int) -> Signal:
             rounded_product(s)
@@ -372,19 +413,22 @@ class FunctionUnit(wiring.Component):
                                  op.eq(self.op), ox.eq(self.x), oy.eq(self.y), oz.eq(self.z)]
                     # |x|: abs (-min saturates to max), fdiv, sinh, cosh, tanh; x for exp
                     is_exp = ~self.arith & (self.op == OP["fn_exp"])
-                    shift(sx, 0, negate=(sx < 0) & ~is_exp)
+                    is_fmul = self.arith & (self.op == MULDIV_OPS.index("fmul"))
+                    # fmul's multiplicand x as it is (the multiplicand's one variable input
+                    # is the shifter's output)
+                    shift(sx, 0, negate=(sx < 0) & ~is_exp & ~is_fmul)
                     abs_x = sh_out
                     with m.If(self.arith):
                         # fmul: floor(S(x) S(y) / 2**F + 1/2); fdiv: round(S(x) 2**F / S(y)), ties
                         # away from zero, as floor((2|x| 2**F + |y|) / (2|y|)) with the sign
                         with m.If(self.op == MULDIV_OPS.index("fmul")):
-                            start_mul(sx, self.y.as_signed(), "ARITH_MUL", 1 << (f - 1))
+                            start_mul(sh_out, self.y.as_signed(), "ARITH_MUL", 1 << (f - 1))
                         with m.Elif(self.y == 0):
                             finish(0, "divide-by-zero")
                         with m.Else():
                             # |x| 2**(F+1) now, |y| through the shifter next cycle (FDIV_D)
                             m.d.sync += [tan_neg.eq(self.x[-1] ^ self.y[-1]), strict.eq(0),
-                                         div_n.eq(sh_out[:w] << (f + 1))]
+                                         div_n.eq(shifted_dividend)]
                             m.next = "FDIV_D"
                     with m.Else():
                         with m.Switch(self.op):
@@ -494,24 +538,22 @@ class FunctionUnit(wiring.Component):
                 with m.If(count == Mux(hyper, h_iterations, iterations)):
                     go_back()
                 with m.Else():
+                    m.d.comb += pick_y.eq(1)
                     shift(cxy, i, round_half_up=True)
-                    m.d.sync += cdx.eq(sh_out)
+                    m.d.sync += cdx.eq(sh_out)  # dy
                     m.next = "CORDIC_Y"
             with m.State("CORDIC_Y"):
                 m.next = "CORDIC"
-                m.d.comb += pick_y.eq(1)
                 shift(cxy, i, round_half_up=True)
-                dy = sh_out
-                dx = cdx
-                sigma = Mux(vectoring, cy < 0, cz >= 0)
-                with m.If(sigma ^ hyper):
-                    m.d.sync += cx.eq(cx - dy)
-                with m.Else():
-                    m.d.sync += cx.eq(cx + dy)
-                with m.If(sigma):
-                    m.d.sync += [cy.eq(cy + dx), cz.eq(cz - angle)]
-                with m.Else():
-                    m.d.sync += [cy.eq(cy - dx), cz.eq(cz + angle)]
+                dx = sh_out
+                # one adder per register, the subtraction as a + ~b + 1 (an add and a
+                # subtract under a multiplexer cost two adders and the multiplexer)
+                y_sub = ~sigma
+                m.d.comb += x_dy.eq(1)
+                m.d.sync += [cx.eq(hx_sum),
+                             cy.eq(cy + Mux(y_sub, ~dx, dx) + y_sub),
+                             cz.eq(reduced_z_v)]
+                m.d.comb += z_angle.eq(1)
                 m.d.sync += count.eq(count + 1)
 
             # --- sqrt --------------------------------------------------------------------------
@@ -530,11 +572,17 @@ class FunctionUnit(wiring.Component):
                                  radicand.eq(radicand << 2), count.eq(count - 1)]
 
             # --- sin / cos / tan (fx_sin, fx_cos, fx_tan) -----------------------------------------
+            # the routine's result: the shifter's output saturated, or (result_big) the
+            # minimum or the maximum -- one input of the result register for every state
+            result_big, result_neg = Signal(), Signal()
+            result_v = Signal(signed(w))
+            m.d.comb += result_v.eq(Mux(result_big, Mux(result_neg, minimum, maximum),
+                                        saturate(sh_out)))
             with m.State("SC_START"):
                 shift(arg, 0, negate=arg < 0)
                 magnitude = sh_out.as_unsigned()[:w + 1]
                 m.d.sync += [arg_neg.eq(arg < 0), ax.eq(magnitude)]  # arg becomes |arg|
-                start_mul(magnitude, t.two_over_pi, "SC_Q", 1 << (f + w - 1))
+                start_mul(sh_out, t.two_over_pi, "SC_Q", 1 << (f + w - 1))
             with m.State("SC_Q"):
                 qv = acc >> (f + w)  # rounded by the preload
                 m.d.sync += q.eq(qv)
@@ -558,7 +606,7 @@ class FunctionUnit(wiring.Component):
                       negate=minus ^ (arg_neg & (fn == FN_SIN)))
                 with m.Switch(fn):
                     with m.Case(FN_SIN, FN_COS):
-                        m.d.sync += result.eq(sh_out)
+                        m.d.sync += result.eq(result_v)
                         m.next = "SC_DONE"
                     with m.Case(FN_TAN):
                         # (num, den) = (s, c), or (c, -s) in odd quadrants: by magnitudes,
@@ -568,7 +616,8 @@ class FunctionUnit(wiring.Component):
                         d = cxy
                         m.d.sync += tan_neg.eq(num_neg ^ Mux(q[0], s > 0, c < 0) ^ arg_neg)
                         with m.If(d == 0):
-                            m.d.sync += result.eq(Mux(num_neg ^ arg_neg, minimum, maximum))
+                            m.d.comb += [result_big.eq(1), result_neg.eq(num_neg ^ arg_neg)]
+                            m.d.sync += result.eq(result_v)
                             m.next = "SC_DONE"
                         with m.Else():
                             shift(d, 0, negate=d < 0)
@@ -578,12 +627,12 @@ class FunctionUnit(wiring.Component):
                 m.d.comb += pick_y.eq(~q[0])
                 n = cxy
                 shift(n, 0, negate=n < 0)
-                start_div(sh_out[:w + 4] << (f + 1), div_d, "TAN_DIV")
+                start_div(shifted_dividend, div_d, "TAN_DIV")
             with m.State("TAN_DIV"):
                 # saturate: |quot| >= 2**(W-1) gives min or max (-2**(W-1) is min itself)
                 rounded_quotient(tan_neg)
-                m.d.sync += result.eq(Mux(quot_big, Mux(tan_neg, minimum, maximum),
-                                          saturate(sh_out)))
+                m.d.comb += [result_big.eq(quot_big), result_neg.eq(tan_neg)]
+                m.d.sync += result.eq(result_v)
                 m.next = "SC_DONE"
             with m.State("SC_DONE"):
                 value = result
@@ -593,7 +642,8 @@ class FunctionUnit(wiring.Component):
                         finish()
                     with m.Case(CONT_ROT_TAN):
                         m.d.sync += coef_t.eq(value)
-                        start_sincos(reduced, FN_SIN, CONT_ROT_SIN)
+                        shift(reduced, 0)  # the routine's argument from the shifter, too
+                        start_sincos(sh_out, FN_SIN, CONT_ROT_SIN)
                     with m.Case(CONT_ROT_SIN):
                         m.d.sync += rstep.eq(0)  # sin(theta) stays in result
                         m.next = "ROT_SHEAR"
@@ -632,33 +682,38 @@ class FunctionUnit(wiring.Component):
                 m.d.sync += [cy.eq(sh_out), cz.eq(0), vectoring.eq(1), hyper.eq(0), count.eq(0)]
                 call("CORDIC", "ATAN_CORDIC")
             with m.State("ATAN_CORDIC"):
-                # pi/2 - a when swapped, then pi - that when x < 0: K +- a in one adder
-                offset = Array(Const(k, w + 2) for k in (0, t.half_pi_p, t.pi_p,
-                                                         t.pi_p - t.half_pi_p))[Cat(swap, ax_neg)]
-                minus = swap ^ ax_neg
-                shift(offset + Mux(minus, ~cz, cz) + minus, g, round_half_up=True,
-                      negate=ay_neg)
+                # K +- a on z's adder: K + z, or K - z = -(z - K), whose half-up rounding is the
+                # negated half-down rounding of z - K (sh_half_down)
+                m.d.comb += [z_atan.eq(1), sh_half_down.eq(atan_minus)]
+                shift(reduced_z_v, g, round_half_up=True, negate=ay_neg ^ atan_minus)
                 finish()
 
             # --- fmul, fdiv (the vocabulary's; overflow: ovf_mul, ovf_div) -----------------------
             with m.State("ARITH_MUL"):
                 # the rounded product acc >> F fits W bits signed when its bits from W - 1
-                # up are all equal (the sign)
-                top = acc[f + w - 1:]
+                # up are all equal (the sign); |S(x) S(y)| <= 2**(2W - 2), so acc's bits from
+                # 2W - 1 up are its sign already
+                top = acc[f + w - 1:2 * w]
                 m.d.sync += self.overflow.eq(top.any() & ~top.all())
                 shift(rounded_product(f), 0)
                 finish(wrap=True)
             with m.State("FDIV_D"):
                 m.d.comb += pick_oy.eq(1)
                 shift(oxy_signed, 0, negate=oy[-1])
-                start_div(div_n, sh_out[:w], "ARITH_DIV")
+                start_div(div_n, sh_out, "ARITH_DIV")  # |y| <= 2**(W-1)
             with m.State("ARITH_DIV"):
                 # the quotient fits W bits signed below 2**(W-1), or at it when negative
                 rounded_quotient(tan_neg)
-                m.d.sync += self.overflow.eq(quot_big | (sh_out > maximum) | (sh_out < minimum))
+                m.d.sync += self.overflow.eq(quot_big | sh_beyond)
                 finish(wrap=True)
 
             # --- rot / irot (isa/rotation.py) -----------------------------------------------------
+            # the shears' adder: x or y (oxy; or theta: shear_theta) -+ acc >> F (shear_sub)
+            shear_theta, shear_sub = Signal(), Signal()
+            sheared = Signal(signed(w + 11))  # a shear's exact sum
+            product = pterm  # rounded_product(f) in both states
+            m.d.comb += sheared.eq(Mux(shear_theta, theta, oxy_signed)
+                                   + Mux(shear_sub, ~product, product) + shear_sub)
             with m.State("ROT"):
                 # turns = ceil((|theta| - pi/2) / pi), for theta of either sign
                 shift(theta, 0, negate=theta < 0)
@@ -670,19 +725,19 @@ class FunctionUnit(wiring.Component):
                     m.next = "ROT_TAN"
             with m.State("ROT_TURNS"):
                 m.d.sync += negate.eq(quot[0])
-                start_mul(Const(pi), quot, "ROT_REDUCED")
+                # turns pi 2**F, so that turns pi is the shears' rounded product acc >> F
+                start_mul(Const(pi << f), quot, "ROT_REDUCED")
             with m.State("ROT_REDUCED"):
-                turns_pi = acc[:w + 2]  # |theta| - |reduced| < 2**(W + 1)
-                toward_zero = theta > 0
-                r = Signal(signed(w + 1))
-                turns_pi_s = Cat(turns_pi, 0).as_signed()
-                m.d.comb += r.eq(theta + Mux(toward_zero, ~turns_pi_s, turns_pi_s) + toward_zero)
-                m.d.sync += reduced.eq(r)
+                # theta -+ turns pi (|theta| - |reduced| < 2**(W + 1)) on the shears' adder
+                rounded_product(f)
+                m.d.comb += [shear_theta.eq(1), shear_sub.eq(theta > 0)]
+                m.d.sync += reduced.eq(sheared)
                 m.next = "ROT_TAN"
             with m.State("ROT_TAN"):
-                start_sincos(reduced >> 1, FN_TAN, CONT_ROT_TAN)
-            word_min = 1 << (w - 1)
-            negate_wraps = (vx == word_min) | (vy == word_min)
+                shift(reduced, 1)  # floor(theta / 2)
+                start_sincos(sh_out, FN_TAN, CONT_ROT_TAN)
+            # negating a word wraps when it is -2**(W-1): -x beyond the word (sh_beyond),
+            # tested as each word is negated
             # x or y reaches the shifter, the multiplier and the shear's adder as oxy
             with m.State("ROT_SHEAR"):
                 is_rot = op == OP["rot"]
@@ -706,36 +761,36 @@ class FunctionUnit(wiring.Component):
                             shift(oxy_signed, 0)
                             finish(second=vy, wrap=True)
             with m.State("ROT_NEG_X"):
-                with m.If(negate_wraps):
+                with m.If(sh_beyond):
                     m.d.sync += self.overflow.eq(1)
                 shift(oxy_signed, 0, negate=1)
                 m.d.sync += vx.eq(sh_out)
                 m.next = "ROT_NEG_Y"
             with m.State("ROT_NEG_Y"):
+                with m.If(sh_beyond):
+                    m.d.sync += self.overflow.eq(1)
                 m.d.comb += pick_oy.eq(1)
                 shift(oxy_signed, 0, negate=1)
                 m.d.sync += [vy.eq(sh_out), negate.eq(0)]  # done: the shears next
                 m.next = "ROT_SHEAR"
             with m.State("ROT_UNNEG_Y"):
-                with m.If(negate_wraps):
+                with m.If(sh_beyond):
                     m.d.sync += self.overflow.eq(1)
                 m.d.comb += pick_oy.eq(1)
                 shift(oxy_signed, 0, negate=1)
                 m.d.sync += vy.eq(sh_out)
                 m.next = "ROT_UNNEG_X"
             with m.State("ROT_UNNEG_X"):
+                with m.If(sh_beyond):
+                    m.d.sync += self.overflow.eq(1)
                 shift(oxy_signed, 0, negate=1)
                 finish(second=vy, wrap=True)
             with m.State("FMUL"):
                 is_rot = op == OP["rot"]
                 # rot: x -= t*y (steps 0, 2), y += s*x (step 1); irot the opposite signs.
                 # One adder gives the shear's exact sum; its low W bits are the new word.
-                subtract = is_rot ^ (rstep == 1)
-                sheared = Signal(signed(w + 11))  # the shear's exact sum
-                product = rounded_product(f)
-                m.d.comb += pick_oy.eq(rstep == 1)
-                m.d.comb += sheared.eq(oxy_signed
-                                       + Mux(subtract, ~product, product) + subtract)
+                rounded_product(f)
+                m.d.comb += [shear_sub.eq(is_rot ^ (rstep == 1)), pick_oy.eq(rstep == 1)]
                 with m.If(rstep == 1):
                     m.d.sync += vy.eq(sheared[:w])
                 with m.Else():
@@ -748,7 +803,8 @@ class FunctionUnit(wiring.Component):
 
             # --- exp, sinh, cosh, tanh (_exp_from_p, _hyperbolic_abs) --------------------------
             with m.State("HX_START"):  # |hz| < (W + 2) << P: the callers saturate beyond
-                start_mul(hz >> (p - 20), Const(t.inv_ln2_20), "HX_K", 1 << 39)
+                shift(hz, p - 20)
+                start_mul(sh_out, Const(t.inv_ln2_20), "HX_K", 1 << 39)
             with m.State("HX_K"):
                 k_v = rounded_product(40)
                 m.d.sync += kk.eq(k_v)
@@ -757,13 +813,9 @@ class FunctionUnit(wiring.Component):
                 m.d.sync += [cz.eq(reduced_z(8)), cx.eq(t.hyperbolic_x0), cy.eq(0),
                              vectoring.eq(0), hyper.eq(1), count.eq(0)]
                 call("CORDIC", "HX_CORDIC")
-            # one adder for the post-processing: cx -+ (cy or em_scaled); after HX_EP, cx holds
+            # the post-processing on x's adder: cx -+ (cy or em_scaled); after HX_EP, cx holds
             # e**r * 2**P = cosh r + sinh r
             em_scaled = cdx
-            hx_sub, hx_em = Signal(name="hx_sub"), Signal(name="hx_em")
-            hx_sum = Signal(signed(w + 7))
-            hx_operand = Mux(hx_em, em_scaled, cy)
-            m.d.comb += hx_sum.eq(cx + Mux(hx_sub, ~hx_operand, hx_operand) + hx_sub)
             with m.State("HX_CORDIC"):
                 two_k = Mux(kk > (w + 4) // 2, w + 4, Mux(kk < 0, 0, kk * 2))
                 m.d.comb += hx_sub.eq(1)  # e**-r 2**P = cosh r - sinh r, scaled by 4**-k
@@ -801,7 +853,8 @@ class FunctionUnit(wiring.Component):
                         with m.If(kk >= f // 2 + 2):
                             finish(Mux(h_neg, -t.one, t.one))
                         with m.Else():
-                            m.d.sync += div_d.eq(hx_sum)  # den, then num in TANH_N
+                            shift(hx_sum, 0)  # the divisor's one variable input: sh_out
+                            m.d.sync += div_d.eq(sh_out)  # den, then num in TANH_N
                             m.next = "TANH_N"
             with m.State("TANH_N"):
                 m.d.comb += [hx_em.eq(1), hx_sub.eq(1)]
@@ -810,7 +863,7 @@ class FunctionUnit(wiring.Component):
                 # ties down
                 m.d.sync += [tan_neg.eq((num < 0) ^ h_neg), strict.eq(num < 0)]
                 shift(num, 0, negate=num < 0)
-                start_div(sh_out.as_unsigned()[:w + 7] << (f + 1), div_d, "TANH_DIV")
+                start_div(shifted_dividend, div_d, "TANH_DIV")
             with m.State("TANH_DIV"):
                 rounded_quotient(tan_neg)
                 finish()  # |tanh| <= 1 fits
@@ -842,17 +895,21 @@ class FunctionUnit(wiring.Component):
                     shift(lnp, g, round_half_up=True)
                     finish()
                 with m.Else():
-                    start_mul(lnp, oy.as_signed(), "POW_Z", 1 << (f - 1))
+                    shift(lnp, 0)  # |ln x| 2**P < 2**(W + 7)
+                    m.d.comb += pick_oy.eq(1)  # y as oxy: the shears' multiplier input
+                    start_mul(sh_out, oxy_signed, "POW_Z", 1 << (f - 1))
             with m.State("POW_Z"):  # z = y ln x at P bits; _exp_from_p saturates |z| >= lim
                 # z is acc >> F; it is in range when it fits the W + 8 bits kept and lies
                 # within +-lim there
                 power = rounded_product(f)
-                top = acc[f + len(power) - 1:]
+                # (the product of the W + 8-bit ln x and the word y fits 2W + 8 bits)
+                top = acc[f + len(power) - 1:len(sh_out) + w]
                 lim = (w + 2) << p
                 with m.If((top.any() & ~top.all()) | (power >= lim) | (power <= -lim)):
                     finish(Mux(acc[-1], 0, maximum))
                 with m.Else():
-                    start_exp(power, HX_EXP)
+                    m.d.comb += z_load.eq(1)
+                    start_exp(reduced_z_v, HX_EXP)  # the power
 
         assert len(sh_sources) <= 32
         with m.Switch(sh_source):

@@ -401,7 +401,9 @@ def test_function_unit_is_bit_exact(width: int) -> None:
               ("fn_pow", fmt.wrap(-fmt.one), fmt.one, 0), ("fn_tanh", 0, 0, 0), ("fn_exp", 0, 0, 0)]
     big, angle = (fmt.mask >> 1) * 7 // 8, fmt.from_real("0.7")
     cases += [("rot", big, big, angle), ("irot", big, big, angle),  # a shear wraps
-              ("rot", 1 << (width - 1), 0, fmt.from_real("3"))]  # the negation wraps
+              ("rot", 1 << (width - 1), 0, fmt.from_real("3")),  # the negation wraps
+              ("irot", 0, 1 << (width - 1), fmt.from_real("3")),  # (irot: last, y then x)
+              ("rot", 0, 1 << (width - 1), fmt.wrap(fmt.from_real("-3")))]
     # the saturations before the CORDIC: exp's operand and pow's y ln x at +-(W + 2)
     edge = (width + 2) * fmt.one
     cases += [("fn_exp", e, 0, 0) for e in (edge, edge - 1, fmt.wrap(-edge), fmt.wrap(1 - edge))]
