@@ -262,7 +262,11 @@ class UnitPool:
     (operation and operands) and answered with the slot's free results; the rendered
     template's call of the same operation with the same operands gets the same results
     (Ackermann's reduction of an uninterpreted function: the proof then holds for every
-    unit).  Two slots with the same call are assumed to answer alike."""
+    unit).  Two slots with the same call are assumed to answer alike, and a rotation of
+    another slot's results by its angle the other way gives that slot's operands back --
+    the function unit's law ``irot(rot(x, y, c), c) = (x, y)`` (a unit proof), which on
+    a finite set of words also gives ``rot(irot(x, y, c), c) = (x, y)``: ROT's and IROT's
+    gradient steps rotate back what the other direction rotated."""
 
     def __init__(self, m: Module, width: int, slots: int) -> None:
         self.m = m
@@ -286,6 +290,23 @@ class UnitPool:
                 m.d.comb += Assume(~same | ((self.r0[i] == self.r0[j])
                                             & (self.r1[i] == self.r1[j])
                                             & (self.overflow_bits[i] == self.overflow_bits[j])))
+        for j in range(n):
+            for i in range(n):
+                if i != j:
+                    m.d.comb += Assume(~self._inverse_rotation(i, j)
+                                       | ((self.r0[j] == self.args[i][0])
+                                          & (self.r1[j] == self.args[i][1])))
+
+    def _inverse_rotation(self, i: int, j: int) -> Value:
+        """Slot ``j`` rotates slot ``i``'s results back by ``i``'s angle (rot after irot,
+        or irot after rot)."""
+        rot, irot = unit_op_code("rot"), unit_op_code("irot")
+        pair = (((self.op[i] == rot) & (self.op[j] == irot))
+                | ((self.op[i] == irot) & (self.op[j] == rot)))
+        return (self.valid[i] & self.valid[j] & (self.unit[i] == UNIT_OF["rot"])
+                & (self.unit[j] == UNIT_OF["rot"]) & pair
+                & (self.args[j][0] == self.r0[i]) & (self.args[j][1] == self.r1[i])
+                & (self.args[j][2] == self.args[i][2]))
 
     def _same_call(self, i: int, j: int) -> Value:
         same = self.valid[i] & self.valid[j] & (self.unit[i] == self.unit[j])
