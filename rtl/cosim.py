@@ -499,6 +499,9 @@ class Lockstep:
         # gradient registers before the step (the reference's: the states agreed before
         # it); the bus sees a commit one cycle later, on the retire port
         fetch_at = first_cycle + 1 if bus.timed else None
+        # per instruction word and direction: its edges to the commit when they are fixed
+        # (no unit call, value mode; else None: timed from the registers) and after it
+        fixed: dict[tuple[int, bool], tuple[int | None, int]] = {}
         while True:
             retired = await bus.retired()
             if retired is None:
@@ -507,9 +510,16 @@ class Lockstep:
             if fetch_at is not None:
                 word, backward = retired["insn"], bool(retired["backward_in"])
                 try:
-                    commit_at = fetch_at + schedule.to_commit(
-                        word, backward, reference.registers, w,
-                        reference.gradients if grad else None)
+                    known = fixed.get((word, backward))
+                    if known is None:
+                        timed = grad or schedule.step_shape(word, backward).calls
+                        known = fixed[(word, backward)] = (
+                            None if timed else schedule.FIRST_COMMIT,
+                            schedule.after_commit(word, backward))
+                    commit_at = fetch_at + (known[0] if known[0] is not None else
+                                            schedule.to_commit(
+                                                word, backward, reference.registers, w,
+                                                reference.gradients if grad else None))
                 except schedule.NotScheduled:
                     fetch_at = None
                 else:
@@ -518,7 +528,7 @@ class Lockstep:
                                     f"RTL reported its commit {bus.cycles - first_cycle} cycles "
                                     "after the run pulse, the schedule (rtl/schedule.py) says "
                                     f"{commit_at - first_cycle}")
-                    fetch_at = commit_at + schedule.after_commit(word, backward)
+                    fetch_at = commit_at + known[1]
             problem = checker.step(retired)
             steps = checker.steps
             if problem:
