@@ -73,7 +73,7 @@ class Core(wiring.Component):
             # G has two read ports: the micro-programs read G only through the x and y
             # operands (the z operand is R[c] alone), and GSAVE reads G[c] a cycle after
             # G[a] and G[b] -- a 32-word bank in block RAM costs a copy per port
-            m.submodules.gregfile = grf = RegisterFile(w, read_ports=2)
+            m.submodules.gregfile = grf = RegisterFile(w, read_ports=2, zero_register=False)
             m.submodules.gmemory = gmem = DataMemory(w, p.memory_words, code_flag=False)
             m.submodules.gradient_unit = gu = GradientUnit(w, p.memory_map)
             if any(source == "G" for source, _ in gu.rom.slots["z"]):  # pragma: no cover

@@ -5,7 +5,9 @@ W = 32) instead of a thousand flip-flops.  ``$0`` is never written (the decoder 
 such instructions and the host interface ignores writes to it), so it reads zero.
 The gradient bank G is a second instance with two read ports: the gradient unit reads G
 through its x and y operands only, and the core reads G of an instruction's three
-registers over two cycles (``rtl/core.py``, state GSAVE).
+registers over two cycles (``rtl/core.py``, state GSAVE).  G[0] is an ordinary word
+(``zero_register=False``): ``ADD $3 $0`` adds G[3] into it on the way back, as every
+engine does (docs/gradient.md), and the host reads it like any other.
 """
 from __future__ import annotations
 
@@ -20,10 +22,11 @@ REGISTERS = 32
 class RegisterFile(wiring.Component):
     """Read data appears the cycle after its address; a write lands at the clock edge."""
 
-    def __init__(self, width: int, read_ports: int = 3) -> None:
+    def __init__(self, width: int, read_ports: int = 3, zero_register: bool = True) -> None:
         if read_ports not in (2, 3):
             raise ValueError(f"a register file has 2 or 3 read ports, not {read_ports}")
         self.width = width
+        self.zero_register = zero_register
         self.ports = "abc"[:read_ports]
         super().__init__({
             **{f"raddr_{name}": In(5) for name in self.ports},
@@ -36,7 +39,7 @@ class RegisterFile(wiring.Component):
         m.submodules.bank = bank = Memory(shape=self.width, depth=REGISTERS, init=[])
         write = bank.write_port()
         m.d.comb += [write.addr.eq(self.waddr), write.data.eq(self.wdata),
-                     write.en.eq(self.we & (self.waddr != 0))]
+                     write.en.eq(self.we & ((self.waddr != 0) if self.zero_register else 1))]
         for name in self.ports:
             port = bank.read_port()
             m.d.comb += [port.addr.eq(getattr(self, f"raddr_{name}")),

