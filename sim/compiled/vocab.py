@@ -297,7 +297,12 @@ def half_up(v, i):
 def cordic(x, y, z, steps, hyperbolic, vectoring):
     """One CORDIC loop for both families and both modes (``isa/functions/cordic.py``):
     each step turns by +-a, towards z = 0 (rotation) or y = 0 (vectoring); the hyperbolic
-    family's x update has the opposite sign."""
+    family's x update has the opposite sign.
+
+    The turn's direction is data (a sign), so it is applied without a branch: ``k`` is 0
+    to turn one way and -1 the other, and ``(v ^ k) - k`` is ``v`` or ``-v`` (mod 2**64,
+    as the branches' sums and differences were) -- a mispredicted branch per step cost
+    more than the step's arithmetic (docs/decisions.md)."""
     for j in range(steps.shape[0]):
         i = steps[j, 0]
         a = steps[j, 2]
@@ -305,10 +310,10 @@ def cordic(x, y, z, steps, hyperbolic, vectoring):
         dy = half_up(x, i)
         if hyperbolic:
             dx = -dx
-        if (y < 0) if vectoring else (z >= 0):
-            x, y, z = x - dx, y + dy, z - a
-        else:
-            x, y, z = x + dx, y - dy, z + a
+        k = ~(y >> I(63)) if vectoring else z >> I(63)  # 0: x - dx, y + dy, z - a
+        x = x - ((dx ^ k) - k)
+        y = y + ((dy ^ k) - k)
+        z = z - ((a ^ k) - k)
     return x, y, z
 
 
