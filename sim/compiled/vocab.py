@@ -324,6 +324,25 @@ def circular_rotate(z, width):
 
 
 @njit(**JIT)
+def circular_rotate2(z1, z2, width):
+    """Two ``circular_rotate`` runs in one loop: each step of one does not wait for the
+    other's, so the processor overlaps them (a rotation plan needs two)."""
+    steps = _circ(width)
+    x1 = x2 = _t(width)[CX0]
+    y1 = y2 = I(0)
+    for j in range(steps.shape[0]):
+        i = steps[j, 0]
+        a = steps[j, 2]
+        k1 = z1 >> I(63)  # as in ``cordic``: 0 turns one way, -1 the other
+        k2 = z2 >> I(63)
+        dx1, dy1 = half_up(y1, i), half_up(x1, i)
+        dx2, dy2 = half_up(y2, i), half_up(x2, i)
+        x1, y1, z1 = x1 - ((dx1 ^ k1) - k1), y1 + ((dy1 ^ k1) - k1), z1 - ((a ^ k1) - k1)
+        x2, y2, z2 = x2 - ((dx2 ^ k2) - k2), y2 + ((dy2 ^ k2) - k2), z2 - ((a ^ k2) - k2)
+    return x1, y1, x2, y2
+
+
+@njit(**JIT)
 def circular_vector(x, y, width):
     return cordic(x, y, I(0), _circ(width), False, True)[2]
 
@@ -356,8 +375,9 @@ def saturate(v, width):
 
 
 @njit(**JIT)
-def sincos_abs(ax, width):
-    """``elementary._sincos_abs`` for a uint64 ``ax >= 0`` (|min_signed| included)."""
+def sincos_reduce(ax, width):
+    """``sincos_abs``'s argument reduction: CORDIC's angle (in [-pi/4, pi/4]) and the
+    quadrant."""
     t = _t(width)
     frac = t[FRAC]
     extra = t[EXTRA]
@@ -371,8 +391,15 @@ def sincos_abs(ax, width):
     wh, wl = w_sub(ah, al, bh, bl)
     wh, wl = w_add(wh, wl, *w_shl(I(0), U(1), extra - 1))
     rh, rl = w_sar(wh, wl, extra)
-    c, s = circular_rotate(I(rl), width)
-    return c, s, q & I(3)
+    return I(rl), q & I(3)
+
+
+@njit(**JIT)
+def sincos_abs(ax, width):
+    """``elementary._sincos_abs`` for a uint64 ``ax >= 0`` (|min_signed| included)."""
+    z, q = sincos_reduce(ax, width)
+    c, s = circular_rotate(z, width)
+    return c, s, q
 
 
 @njit(**JIT)
@@ -478,6 +505,12 @@ def hyperbolic_abs(ax, width):
 def fx_sin(x, width):
     ax = U(0) - U(x) if x < 0 else U(x)
     c, s, q = sincos_abs(ax, width)
+    return sin_result(x, c, s, q, width)
+
+
+@njit(**JIT)
+def sin_result(x, c, s, q, width):
+    """sin x from ``sincos_abs(|x|)``."""
     if q == 0:
         r = s
     elif q == 1:
@@ -507,9 +540,15 @@ def fx_cos(x, width):
 
 @njit(**JIT)
 def fx_tan(x, width):
-    t = _t(width)
     ax = U(0) - U(x) if x < 0 else U(x)
     c, s, q = sincos_abs(ax, width)
+    return tan_result(x, c, s, q, width)
+
+
+@njit(**JIT)
+def tan_result(x, c, s, q, width):
+    """tan x from ``sincos_abs(|x|)``."""
+    t = _t(width)
     if q & I(1):
         num, den = c, -s
     else:
@@ -911,7 +950,11 @@ def rotation_plan(theta, width):
         turns = (U(-half_pi) - U(reduced) + U(pi) - U(1)) // U(pi)
         reduced = I(U(reduced) + turns * U(pi))
         negate = (turns & U(1)) == U(1)
-    return negate, fx_tan(reduced >> I(1), width), fx_sin(reduced, width)
+    half = reduced >> I(1)
+    z1, q1 = sincos_reduce(U(0) - U(half) if half < 0 else U(half), width)
+    z2, q2 = sincos_reduce(U(0) - U(reduced) if reduced < 0 else U(reduced), width)
+    c1, s1, c2, s2 = circular_rotate2(z1, z2, width)
+    return negate, tan_result(half, c1, s1, q1, width), sin_result(reduced, c2, s2, q2, width)
 
 
 @njit(**OPAQUE)
