@@ -3,6 +3,7 @@ value mode and in gradient mode, every retired instruction against the reference
 
     python bench/rtl_lockstep.py [--programs 200] [--widths 32 64]
                                  [--paths amaranth verilator] [--seed 0] [--quick]
+                                 [--results DIR]
 
 Each program (``tests/program_generators.py``'s structured generator: loops, diamonds,
 procedure calls and uncalls, every data instruction) runs as three jobs
@@ -89,7 +90,7 @@ def run_path(path: str, width: int, cases: list, log) -> dict:
             "cycles_per_second": round(cycles / seconds) if seconds else None}
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--programs", type=int, default=200, help="programs per width")
     parser.add_argument("--widths", type=int, nargs="+", default=[32, 64], choices=(32, 64))
@@ -98,7 +99,9 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quick", action="store_true",
                         help="8 programs per width; writes rtl_lockstep.quick.json")
-    args = parser.parse_args()
+    parser.add_argument("--results", type=Path, default=RESULTS,
+                        help="where rtl_lockstep.json goes (default: bench/results)")
+    args = parser.parse_args(argv)
     programs = 8 if args.quick else args.programs
     sys.path.insert(0, str(TESTS))
     sys.path.insert(0, str(HERE.parent))
@@ -107,7 +110,7 @@ def main() -> int:
     from revasm.assembler.files import write_atomic
     from revasm.bench import result_path
 
-    out = result_path(RESULTS, NAME, args.quick)
+    out = result_path(args.results, NAME, args.quick)
     started = time.perf_counter()
 
     def log(line: str) -> None:
@@ -128,7 +131,7 @@ def main() -> int:
         "machine": {"python": platform.python_version(), "processor": platform.machine(),
                     "system": platform.system(), "cpus": os.cpu_count()},
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
+    args.results.mkdir(parents=True, exist_ok=True)
     write_atomic(out, json.dumps(result, indent=1) + "\n")
     for row in rows:
         print(f"{row['path']:9} W={row['width']}: {row['programs']} programs, {row['runs']} "
