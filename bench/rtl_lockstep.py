@@ -111,6 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     from revasm.bench import result_path
 
     out = result_path(args.results, NAME, args.quick)
+    commit = _commit()  # the code the campaign runs (a commit made meanwhile is not)
     started = time.perf_counter()
 
     def log(line: str) -> None:
@@ -123,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
         for path in args.paths:
             rows.append(run_path(path, width, cases, log))
     result = {
-        "benchmark": NAME, "quick": args.quick, "commit": _commit(), "seed": args.seed,
+        "benchmark": NAME, "quick": args.quick, "commit": commit, "seed": args.seed,
         "programs_per_width": programs, "widths": args.widths, "paths": args.paths,
         "job_kinds": ["value", "gradient", "gradient-both"], "max_steps": MAX_STEPS,
         "problems": sum(row["problems"] for row in rows), "rows": rows,
