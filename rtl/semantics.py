@@ -301,6 +301,18 @@ class _Evaluator:
                 return self.mem_value
         if isinstance(node, ast.Tuple):
             return tuple(self.expr(e) for e in node.elts)
+        if (isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitAnd)
+                and isinstance(node.right, ast.Name) and node.right.id == "M"
+                and isinstance(node.left, ast.BinOp) and isinstance(node.left.op, (ast.Add, ast.Sub))):
+            # (x +- y) & M only needs x and y mod 2**W: a wider or signed operand (ADDIS's
+            # imm << 16k) is cut to its low W bits, so the sum can take the shared adder
+            def low_word(v):
+                if isinstance(v, int) or (not v.shape().signed and len(v) <= w):
+                    return v
+                return self.word(v)
+            inner = self.binop(node.left.op, low_word(self.expr(node.left.left)),
+                               low_word(self.expr(node.left.right)))
+            return self.binop(node.op, inner, self.expr(node.right))
         if isinstance(node, ast.BinOp):
             return self.binop(node.op, self.expr(node.left), self.expr(node.right))
         if isinstance(node, ast.UnaryOp):
