@@ -81,6 +81,26 @@ def _common_xor_operand(values) -> Value | None:
     return operands[best] if best is not None and counts[best] >= 2 else None
 
 
+def _add_sub_parts(value: Value) -> tuple[str, bool, Value, Value] | None:
+    """``(operands' text, subtract, x, y)`` when ``value`` is ``x + y`` or ``x - y``."""
+    if isinstance(value, Operator) and value.operator in ("+", "-") and len(value.operands) == 2:
+        x, y = value.operands
+        return repr((x, y)), value.operator == "-", x, y
+    return None
+
+
+def _add_sub_pairs(values) -> dict[str, tuple[Value, Value]]:
+    """The operand pairs (x, y) that some of ``values`` add and others subtract."""
+    seen: dict[str, set] = {}
+    operands = {}
+    for value in values:
+        parts = _add_sub_parts(value)
+        if parts is not None:
+            seen.setdefault(parts[0], set()).add(parts[1])
+            operands[parts[0]] = parts[2:]
+    return {text: operands[text] for text, kinds in seen.items() if len(kinds) == 2}
+
+
 def _replace(value: Value, old: Value, new: Value) -> Value | None:
     """``value`` with the signal ``old`` replaced by ``new`` (None: a node it cannot rebuild)."""
     if value is old:
@@ -277,6 +297,27 @@ class Alu(wiring.Component):
             per_case, choices = merged(operand)
             exprs[port] = per_case
             exprs[f"{port}/use_imm"] = {key: Const(choice, 1) for key, choice in choices.items()}
+        # x + y and x - y of one output are one adder: x + (y or ~y) + (0 or 1), exact in
+        # the output's width (BR +- off of the branches, -BR -+ off of RBRA)
+        for port in list(exprs):
+            target = internal[port] if port in internal else getattr(self, port)
+            pairs = _add_sub_pairs(exprs[port].values())
+            if not pairs:
+                continue
+            name = port.replace("/", "_")
+            sub = Signal(name=f"{name}_sub")
+            internal[f"{port}/sub"] = sub
+            flags_of = {}
+            for text, (x, y) in pairs.items():
+                y_ext = Signal(len(target) + 1, name=f"{name}_addend")
+                comb += y_ext.eq(y)  # extended by y's own sign to the output's width
+                merged = x + Mux(sub, ~y_ext, y_ext) + sub
+                for key, value in exprs[port].items():
+                    parts = _add_sub_parts(value)
+                    if parts is not None and parts[0] == text:
+                        exprs[port][key] = merged
+                        flags_of[key] = Const(int(parts[1]), 1)
+            exprs[f"{port}/sub"] = flags_of
         # one mux input per distinct expression, chosen by a code looked up per entry
         selectors = {}
         for port, per_case in exprs.items():
