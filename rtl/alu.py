@@ -18,7 +18,7 @@ value statements on this datapath exactly as without the gradient switch.
 from __future__ import annotations
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value, signed
-from amaranth.hdl._ast import SwitchValue
+from amaranth.hdl._ast import Concat, Operator, Slice, SwitchValue
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -50,6 +50,116 @@ def _mux_parts(value: Value):
     if first != ("0",) or default is not None:
         return None
     return value.test, taken, other
+
+
+def _xor_rest(value: Value, word: Value) -> Value | None:
+    """``x`` when ``value`` is ``word ^ x`` (``word`` the very signal), else None."""
+    if isinstance(value, Operator) and value.operator == "^" and len(value.operands) == 2:
+        left, right = value.operands
+        if left is word:
+            return right
+        if right is word:
+            return left
+    return None
+
+
+def _common_xor_operand(values) -> Value | None:
+    """The signal that at least two distinct expressions of ``values`` XOR into, if any."""
+    seen: dict[str, Value] = {}
+    counts: dict[int, int] = {}
+    operands: dict[int, Value] = {}
+    for value in values:
+        if repr(value) in seen:
+            continue
+        seen[repr(value)] = value
+        if isinstance(value, Operator) and value.operator == "^" and len(value.operands) == 2:
+            for operand in value.operands:
+                if isinstance(operand, Signal):
+                    counts[id(operand)] = counts.get(id(operand), 0) + 1
+                    operands[id(operand)] = operand
+    best = max(counts, key=counts.get, default=None)
+    return operands[best] if best is not None and counts[best] >= 2 else None
+
+
+def _add_sub_parts(value: Value) -> tuple[str, bool, Value, Value] | None:
+    """``(operands' text, subtract, x, y)`` when ``value`` is ``x + y`` or ``x - y``."""
+    if isinstance(value, Operator) and value.operator in ("+", "-") and len(value.operands) == 2:
+        x, y = value.operands
+        return repr((x, y)), value.operator == "-", x, y
+    return None
+
+
+def _add_sub_pairs(values) -> dict[str, tuple[Value, Value]]:
+    """The operand pairs (x, y) that some of ``values`` add and others subtract."""
+    seen: dict[str, set] = {}
+    operands = {}
+    for value in values:
+        parts = _add_sub_parts(value)
+        if parts is not None:
+            seen.setdefault(parts[0], set()).add(parts[1])
+            operands[parts[0]] = parts[2:]
+    return {text: operands[text] for text, kinds in seen.items() if len(kinds) == 2}
+
+
+def _replace(value: Value, old: Value, new: Value) -> Value | None:
+    """``value`` with the signal ``old`` replaced by ``new`` (None: a node it cannot rebuild)."""
+    if value is old:
+        return new
+    if isinstance(value, (Const, Signal)):
+        return value
+    if isinstance(value, Operator):
+        operands = [_replace(o, old, new) for o in value.operands]
+        if any(o is None for o in operands):
+            return None
+        if all(o is p for o, p in zip(operands, value.operands)):
+            return value
+        return Operator(value.operator, operands)
+    if isinstance(value, Slice):
+        inner = _replace(value.value, old, new)
+        if inner is None:
+            return None
+        if inner is value.value:
+            return value
+        return Slice(inner, value.start, value.stop)
+    if isinstance(value, Concat):
+        parts = [_replace(o, old, new) for o in value.parts]
+        if any(o is None for o in parts):
+            return None
+        return value if all(o is p for o, p in zip(parts, value.parts)) else Concat(parts)
+    return None
+
+
+def _merge_operands(per_case: dict, first: Value, second: Value):
+    """When two distinct expressions of ``per_case`` differ only in reading ``first`` or
+    ``second``: a function of the operand signal giving the new expressions and, per key,
+    whether it reads ``second`` (1) or ``first`` (0); else None."""
+    marker = Signal(len(first), name="operand")
+    forms: dict[str, list] = {}
+    for key, value in per_case.items():
+        with_first = _replace(value, second, marker)
+        with_second = _replace(value, first, marker)
+        if with_first is None or with_second is None:
+            continue
+        uses_first, uses_second = repr(with_second) != repr(value), repr(with_first) != repr(value)
+        if uses_first == uses_second:  # neither or both: nothing to merge
+            continue
+        form = with_second if uses_first else with_first
+        forms.setdefault(repr(form), []).append((key, int(uses_second), value))
+    merged = {text: cases for text, cases in forms.items()
+              if len({choice for _, choice, _ in cases}) == 2}
+    if not merged:
+        return None
+
+    def build(operand: Value):
+        out = dict(per_case)
+        choices = {}
+        for cases in merged.values():
+            for key, choice, value in cases:
+                old = second if choice else first
+                out[key] = _replace(value, old, operand)
+                choices[key] = choice
+        return out, choices
+    return build
 
 
 def unit_op_code(name: str) -> int:
@@ -156,6 +266,58 @@ class Alu(wiring.Component):
                 for name, part in zip(("test", "taken", "other"), parts):
                     if part is not None:
                         exprs.setdefault(f"{port}/{name}", {})[key] = part
+        # an output whose expressions are often ``word ^ x`` for one word (R[a] ^= ... of
+        # the PISA logic entries) is ``(word or 0) ^ x``: one XOR, and x shared with the
+        # expressions that are x alone (SLLX's R[a] ^ shift and RL's shift)
+        for port in list(exprs):
+            per_case = exprs[port]
+            common = _common_xor_operand(per_case.values())
+            if common is None:
+                continue
+            target = internal[port] if port in internal else getattr(self, port)
+            keep = Signal(name=f"{port}_xor")
+            inner = Signal.like(target, name=f"{port}_inner")
+            comb += target.eq(Mux(keep, common, 0) ^ inner)
+            internal.update({f"{port}/xor": keep, f"{port}/inner": inner})
+            del exprs[port]
+            for key, value in per_case.items():
+                rest = _xor_rest(value, common)
+                exprs.setdefault(f"{port}/xor", {})[key] = Const(int(rest is not None), 1)
+                exprs.setdefault(f"{port}/inner", {})[key] = value if rest is None else rest
+        # expressions that differ only in taking R[c] or the immediate (ANDX and ANDIX,
+        # SLTX and SLTIX) are one expression of a second operand chosen per entry
+        for port in list(exprs):
+            merged = _merge_operands(exprs[port], self.rc, imm_word)
+            if merged is None:
+                continue
+            operand = Signal(self.width, name=f"{port.replace('/', '_')}_operand")
+            use_imm = Signal(name=f"{port.replace('/', '_')}_use_imm")
+            comb += operand.eq(Mux(use_imm, imm_word, self.rc))
+            internal[f"{port}/use_imm"] = use_imm
+            per_case, choices = merged(operand)
+            exprs[port] = per_case
+            exprs[f"{port}/use_imm"] = {key: Const(choice, 1) for key, choice in choices.items()}
+        # x + y and x - y of one output are one adder: x + (y or ~y) + (0 or 1), exact in
+        # the output's width (BR +- off of the branches, -BR -+ off of RBRA)
+        for port in list(exprs):
+            target = internal[port] if port in internal else getattr(self, port)
+            pairs = _add_sub_pairs(exprs[port].values())
+            if not pairs:
+                continue
+            name = port.replace("/", "_")
+            sub = Signal(name=f"{name}_sub")
+            internal[f"{port}/sub"] = sub
+            flags_of = {}
+            for text, (x, y) in pairs.items():
+                y_ext = Signal(len(target) + 1, name=f"{name}_addend")
+                comb += y_ext.eq(y)  # extended by y's own sign to the output's width
+                merged = x + Mux(sub, ~y_ext, y_ext) + sub
+                for key, value in exprs[port].items():
+                    parts = _add_sub_parts(value)
+                    if parts is not None and parts[0] == text:
+                        exprs[port][key] = merged
+                        flags_of[key] = Const(int(parts[1]), 1)
+            exprs[f"{port}/sub"] = flags_of
         # one mux input per distinct expression, chosen by a code looked up per entry
         selectors = {}
         for port, per_case in exprs.items():

@@ -57,10 +57,10 @@ class ControlUnit(wiring.Component):
             m.d.comb += step.eq(1)
         with m.Else():
             m.d.comb += step.eq(self.br_new)
-        with m.If(self.backward_new):
-            m.d.comb += self.next_pc.eq(self.pc - step)
-        with m.Else():
-            m.d.comb += self.next_pc.eq(self.pc + step)
+        # pc -+ step on one adder: pc + ~step + 1 or pc + step (an add and a subtract under an
+        # If would be two adders and a multiplexer)
+        back = self.backward_new
+        m.d.comb += self.next_pc.eq(self.pc + Mux(back, ~step, step) + back)
         ends = (self.kind == CONTROL_KINDS.index("finish")) | \
             (self.kind == CONTROL_KINDS.index("start"))
         resumed = self.halted & (self.pc == self.load_pc) & (self.backward != self.load_backward)

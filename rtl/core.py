@@ -140,9 +140,10 @@ class Core(wiring.Component):
         unit_r0, unit_r1 = Signal(w), Signal(w)
         unit_ovf = Signal()
         if fu is not None:  # fmul/fdiv and the functions: the function unit
+            # its results are read only when a call of it is done, so they need no gating
+            m.d.comb += [unit_r0.eq(fu.r0), unit_r1.eq(fu.r1), unit_ovf.eq(fu.overflow)]
             with m.If((unit_sel == UNIT_FUNCTION) | (unit_sel == UNIT_MULDIV)):
-                m.d.comb += [unit_r0.eq(fu.r0), unit_r1.eq(fu.r1), unit_ovf.eq(fu.overflow),
-                             unit_done.eq(fu.done), unit_fault.eq(fu.fault),
+                m.d.comb += [unit_done.eq(fu.done), unit_fault.eq(fu.fault),
                              unit_kind.eq(fu.fault_kind)]
             with m.Else():
                 m.d.comb += unit_done.eq(1)

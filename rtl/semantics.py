@@ -32,6 +32,7 @@ import operator
 from dataclasses import dataclass, field
 
 from amaranth.hdl import Cat, Const, Mux, Value, signed, unsigned
+from amaranth.hdl._ast import Slice
 
 from revasm.isa.table import BINARY_FUNCTIONS, UNARY_FUNCTIONS
 
@@ -301,6 +302,18 @@ class _Evaluator:
                 return self.mem_value
         if isinstance(node, ast.Tuple):
             return tuple(self.expr(e) for e in node.elts)
+        if (isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitAnd)
+                and isinstance(node.right, ast.Name) and node.right.id == "M"
+                and isinstance(node.left, ast.BinOp) and isinstance(node.left.op, (ast.Add, ast.Sub))):
+            # (x +- y) & M only needs x and y mod 2**W: a wider or signed operand (ADDIS's
+            # imm << 16k) is cut to its low W bits, so the sum can take the shared adder
+            def low_word(v):
+                if isinstance(v, int) or (not v.shape().signed and len(v) <= w):
+                    return v
+                return self.word(v)
+            inner = self.binop(node.left.op, low_word(self.expr(node.left.left)),
+                               low_word(self.expr(node.left.right)))
+            return self.binop(node.op, inner, self.expr(node.right))
         if isinstance(node, ast.BinOp):
             return self.binop(node.op, self.expr(node.left), self.expr(node.right))
         if isinstance(node, ast.UnaryOp):
@@ -339,6 +352,21 @@ class _Evaluator:
         """A word the shared adder can take (unsigned, at most W bits), while it is free."""
         return (self.inp.adder is not None and self.effects.add is None and isinstance(v, Value)
                 and not v.shape().signed and len(v) <= self.width)
+
+    def wrapped_sum(self, x: Value, y: Value, subtract: bool) -> Value | None:
+        """(x +- y) mod 2**W from the shared adder's request, when it made that sum or the
+        one it undoes (x is (p -+ y) mod 2**W, so x +- y is p); else None."""
+        if self.effects.add is None:
+            return None
+        ax, ay, asub = self.effects.add
+        x, y, ax, ay = (_whole(v) for v in (x, y, ax, ay))
+        if _same((x, y), (ax, ay)) and asub == subtract:
+            return self.inp.adder[:self.width]
+        adder_word = _whole(self.word(self.binop(ast.BitAnd(), self.inp.adder,
+                                                 Const((1 << self.width) - 1, self.width))))
+        if _same((x, y), (adder_word, ay)) and asub != subtract:
+            return self.word(ax)
+        return None
 
     def add_request(self, x: Value, y: Value, subtract: bool) -> Value:
         self.effects.add = (x, y, subtract)
@@ -426,6 +454,13 @@ class _Evaluator:
             self._calls.append((name, words, (r0, r1) if name in ("rot", "irot") else (r0,)))
             return result
         if name in ("ovf_add", "ovf_sub"):
+            subtract = name == "ovf_sub"
+            wrapped = self.wrapped_sum(self.word(args[0]), self.word(args[1]), subtract)
+            if wrapped is not None:
+                # the exact sum leaves the range when x and +-y have one sign and the
+                # wrapped sum the other: sign bits only, no adder of its own
+                xs, ys, ss = self.word(args[0])[w - 1], self.word(args[1])[w - 1], wrapped[w - 1]
+                return ~(xs ^ ys ^ int(subtract)) & (ss ^ xs)
             x, y = self.word(args[0]).as_signed(), self.word(args[1]).as_signed()
             exact = x + y if name == "ovf_add" else x - y  # W + 1 bits, signed
             return exact[w] ^ exact[w - 1]
@@ -459,6 +494,13 @@ class _Evaluator:
             self.effects.unemit = True
             return self.inp.tape_top
         raise TemplateError(f"call of {name}")
+
+
+def _whole(v: Value) -> Value:
+    """``v`` without slices that keep all of its bits (``word`` of a W-bit signal)."""
+    while isinstance(v, Slice) and v.start == 0 and v.stop == len(v.value):
+        v = v.value
+    return v
 
 
 def _same(a: tuple[Value, ...], b: tuple[Value, ...]) -> bool:
