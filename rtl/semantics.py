@@ -304,7 +304,8 @@ class _Evaluator:
             return tuple(self.expr(e) for e in node.elts)
         if (isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitAnd)
                 and isinstance(node.right, ast.Name) and node.right.id == "M"
-                and isinstance(node.left, ast.BinOp) and isinstance(node.left.op, (ast.Add, ast.Sub))):
+                and isinstance(node.left, ast.BinOp)
+                and isinstance(node.left.op, (ast.Add, ast.Sub))):
             # (x +- y) & M only needs x and y mod 2**W: a wider or signed operand (ADDIS's
             # imm << 16k) is cut to its low W bits, so the sum can take the shared adder
             def low_word(v):
