@@ -74,8 +74,10 @@ REGION_LINES = 400
 #: Pause cells a block runs on through (``_Kernel.members``): one keeps J2's loop body one
 #: dispatch, and every instruction is compiled at most twice more than once per direction.
 CHAINED_PAUSES = 1
-#: Kernel functions only other kernel functions call: no wrappers for Python or C callers.
-_INNER = "cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True"
+#: Kernel functions only other kernel functions call: no wrappers for Python or C callers,
+#: and numba's pipeline without SSA (:mod:`.pipeline`: a third less compile time).
+INNER_JIT = ("cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, "
+             "pipeline_class=KernelCompiler")
 #: A region function's status when the lane left its blocks (it is still running).
 _LEFT = -1
 _CONTROL_LOCALS = ((PC, "pc"), (BR, "br"), (DIR, "d"), (STEPS, "steps"), (CYCLES, "cycles"),
@@ -365,7 +367,7 @@ class _Kernel:
         """``lane_run`` as one function: both directions' blocks and the single step."""
         args = ", ".join(KERNEL_ARGS)
         out = self.out
-        out(0, f"@njit({_INNER})")
+        out(0, f"@njit({INNER_JIT})")
         out(0, f"def lane_range(active, first, last, {args}):")
         out(1, "for j in range(first, last):")
         out(2, "lane = active[j]")
@@ -392,7 +394,7 @@ class _Kernel:
                 used[prefix] |= numbers
         out = self.out
         first, last = blocks[0].start, blocks[-1].start
-        out(0, f"@njit({_INNER})")
+        out(0, f"@njit({INNER_JIT})")
         out(0, f"def region_{index}(lane, {', '.join(KERNEL_ARGS)}):")
         out(1, f'"""Blocks at pc {first}..{last}, DIR = {direction:+d}."""')
         self.entry(used)
@@ -418,7 +420,7 @@ class _Kernel:
         single step, until the lane stops."""
         args = ", ".join(KERNEL_ARGS)
         out = self.out
-        out(0, f"@njit({_INNER})")
+        out(0, f"@njit({INNER_JIT})")
         out(0, f"def lane_run(lane, {args}):")
         out(1, "region = I(-1)  # the region that just returned (its blocks declined)")
         for name in ("status", "fcode", "faux", "faux2", "br_in", "dir_in"):
@@ -454,7 +456,7 @@ class _Kernel:
             out(1, f"CTL[{column}, lane] = {name}")
         out(0, "")
         out(0, "")
-        out(0, f"@njit({_INNER})")
+        out(0, f"@njit({INNER_JIT})")
         out(0, f"def lane_range(active, first, last, {args}):")
         out(1, "for j in range(first, last):")
         out(2, f"lane_run(active[j], {args})")
@@ -494,7 +496,7 @@ class _Kernel:
             f"        lane_range(active, c * n // chunks, (c + 1) * n // chunks, {args})",
             "",
             "",
-            "@njit(cache=True, nogil=True)",
+            "@njit(cache=True, nogil=True, pipeline_class=KernelCompiler)",
             f"def run_serial(active, {args}):",
             f"    lane_range(active, 0, active.shape[0], {args})",
         ]
@@ -544,6 +546,7 @@ MODULE_PRELUDE = (
     "from numba import njit, prange",
     "from revasm.sim.compiled.vocab import *  # noqa: F401,F403 - the vocabulary",
     "from revasm.sim.compiled.overflow import *  # noqa: F401,F403 - its ovf_* names",
+    "from revasm.sim.compiled.pipeline import KernelCompiler",
     "",
     "U = np.uint64",
     "I = np.int64",

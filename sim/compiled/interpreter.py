@@ -35,6 +35,7 @@ from .generate import (
     CONTROL_COLUMNS,
     FAULTED,
     HALTED,
+    INNER_JIT,
     KERNEL_ARGS,
     MODULE_PRELUDE,
     NEEDS_ROOM,
@@ -59,7 +60,6 @@ _OPERANDS = {"a": Value("o_a", "i"), "b": Value("o_b", "i"), "c": Value("o_c", "
              "imm": Value("o_imm", "w")}
 _OPERAND_ROWS = {"a": A, "b": B, "c": C, "amt": AMT, "k": K, "off": OFF}
 _CONTROL = (("pc", 0), ("br", 1), ("d", 2), ("steps", 3), ("cycles", 4))
-_INNER = "cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True"
 
 
 def program_arrays(image: Image) -> tuple[Any, ...]:
@@ -150,7 +150,7 @@ class _Source:
     def source(self) -> str:
         out = self.out
         args = ", ".join(KERNEL_ARGS + PROGRAM_ARGS)
-        out(0, f"@njit({_INNER})")
+        out(0, f"@njit({INNER_JIT})")
         out(0, f"def lane_range(active, first, last, {args}):")
         out(1, "CODE_LENGTH = CODE.shape[0]")
         out(1, "DENSE_LENGTH = DENSE.shape[0]")
