@@ -18,9 +18,11 @@ demo: $(STAMP)
 	$(BIN)/python examples/demo.py
 
 # ruff and mypy run first; either failing fails `make test`.  The suite runs in one
-# worker process per core (at most 4), each test file whole in one worker (docs/decisions.md).
+# worker process per core (at most 4), each test file whole in one worker, the longest files
+# first (tests/conftest.py, docs/decisions.md).
 test: lint typecheck
-	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadfile --durations=25 -m "not long"
+	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadfile --no-loadscope-reorder \
+		--durations=25 -m "not long"
 
 # The campaigns make test samples (tests marked `long`: e.g. the interpreter kernel on
 # 134 random programs in three modes), on their own: tens of minutes.

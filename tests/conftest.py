@@ -13,6 +13,33 @@ _KERNEL_CACHE = tempfile.TemporaryDirectory(prefix="revasm-test-kernels-")
 os.environ["REVASM_CACHE_DIR"] = _KERNEL_CACHE.name
 
 
+#: The files that take minutes (``make test``'s ``--durations``, 2026-12-01), longest first.
+#: ``make test`` hands whole files to its workers in collection order
+#: (``--dist loadfile --no-loadscope-reorder``), so these go first and the short files
+#: fill in around them: both workers finish together.  (xdist's default order, files with
+#: the most tests first, left these few-test files to the end, one worker running them
+#: while the other idled.)  A file not named here keeps its place after them.
+LONGEST_FILES = (
+    "test_rtl_cosim.py",
+    "test_compiled_differential.py",
+    "test_rtl_cli.py",
+    "test_compiled_engine.py",
+    "test_compiled_differential_faults.py",
+    "test_rtl_verilator.py",
+    "test_compiled_differential_structured.py",
+    "test_compiled_interpreter.py",
+    "test_compiler_checks.py",
+    "test_bench_cli.py",
+    "test_step_faults.py",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The longest files first (:data:`LONGEST_FILES`), every file's tests in their order."""
+    rank = {name: index for index, name in enumerate(LONGEST_FILES)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+
+
 @pytest.fixture(scope="module")
 def fresh_kernel_cache(tmp_path_factory):
     """A module's kernels in a fresh directory of their own (compile times measured from
