@@ -8,9 +8,16 @@ import tempfile
 import pytest
 
 # The compiled engine's kernels go to a cache of this session's own, never the user's
-# (~/.cache/revasm): a test run neither reads stale kernels nor leaves files behind.
-_KERNEL_CACHE = tempfile.TemporaryDirectory(prefix="revasm-test-kernels-")
-os.environ["REVASM_CACHE_DIR"] = _KERNEL_CACHE.name
+# (~/.cache/revasm): a test run neither reads stale kernels nor leaves files behind.  One
+# cache for the whole run: pytest's main process makes it (this file is loaded there
+# first, ``testpaths``) and the xdist workers inherit its name, so a kernel one worker
+# compiled the other loads, as two processes of a user's share ~/.cache/revasm (the cache
+# is written by atomic renames, numba's files too).
+_SHARED = "REVASM_TEST_KERNEL_CACHE"
+if _SHARED not in os.environ:
+    _KERNEL_CACHE = tempfile.TemporaryDirectory(prefix="revasm-test-kernels-")
+    os.environ[_SHARED] = _KERNEL_CACHE.name
+os.environ["REVASM_CACHE_DIR"] = os.environ[_SHARED]
 
 
 #: The files that take minutes (``make test``'s ``--durations``, 2026-12-01), longest first.
