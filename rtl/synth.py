@@ -9,6 +9,12 @@ device's utilisation, runs on a thin wrapper: the host inputs come from a shift 
 fed by one pin and the outputs are folded by XOR into 8 pins (so no logic is removed).
 The wrapper's own flip-flops are counted separately and not in the unit's figures.
 
+What is synthesised is the co-processor as a part would carry it: its host port.  The
+retire port (``rtl/host.retire_signature``), which reports every retired instruction to a
+lockstep checker in simulation, is left unconnected (``HostPort``), so yosys removes its
+registers; ``trace=True`` keeps it.  When nextpnr cannot place a design, the utilisation
+its packer printed (logic cells needed of those the device has) is kept with the error.
+
 Synthesis takes minutes, so its two stages are cached (``$XDG_CACHE_HOME/revasm/synth``)
 apart: the cell counts keyed by the unit's RTLIL, the yosys script and yosys's version;
 the placement by the wrapper's RTLIL, its yosys script, nextpnr's arguments (device,
@@ -35,6 +41,7 @@ from pathlib import Path
 from amaranth.back import rtlil
 from amaranth.hdl import Cat, Elaboratable, Module, Signal
 from amaranth.lib import wiring
+from amaranth.lib.wiring import connect, flipped
 
 from .core import Core
 from .formal import tool
@@ -78,6 +85,21 @@ class PinWrapper(Elaboratable):
         return m
 
 
+class HostPort(wiring.Component):
+    """A core with its host port only: the retire port (a verification port) is left
+    unconnected, so synthesis removes the registers that only it reads."""
+
+    def __init__(self, core: wiring.Component) -> None:
+        self.core = core
+        super().__init__({"host": core.signature.members["host"]})
+
+    def elaborate(self, platform) -> Module:
+        m = Module()
+        m.submodules.core = self.core
+        connect(m, flipped(self.host), self.core.host)
+        return m
+
+
 @dataclass
 class SynthResult:
     part: str
@@ -105,12 +127,15 @@ class SynthResult:
     utilization: dict | None = None
     #: what the counts need beyond the part's data sheet ("13000 LUT4 of 12288"), or None
     over_capacity: str | None = None
+    #: whether the retire port (verification only) was synthesised with the design
+    trace: bool = False
 
     def as_dict(self) -> dict:
         return asdict(self)
 
 
 def build_unit(part: str, params: CoreParams) -> wiring.Component:
+    """The component ``part`` names, with every port it has."""
     if part == "core":
         return Core(params, function_unit=False)
     if part == "function-unit":
@@ -132,16 +157,20 @@ STAGES = ("elaborate", "synthesise", "wrap", "place and route")
 #: What a tool's log line says it is doing: yosys's numbered passes ("4.12. Executing
 #: ABC pass."), nextpnr's stages ("Info: Running main analytical placer.", "Info: Routing..")
 _YOSYS_PASS = re.compile(r"^\d+(?:\.\d+)*\. Executing (.+?)\.?$")
+#: nextpnr's "Device utilisation" lines ("Info: 	 ICESTORM_LC:  8804/  7680   114%")
+_NEXTPNR_USE = re.compile(r"^Info:\s+(\w+):\s+(\d+)/\s*(\d+)\s+\d+%$")
 _NEXTPNR_STAGE = re.compile(r"^Info: ((?:Packing|Running|Placed|Routing|Checksum|Max frequency|"
                             r"Program finished)[^\n]*?)[.]*$")
 #: Bumped when a cached result's meaning changes (its fields, how they are counted).
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3
 
 
 def _run_tool(command: list[str], cwd: str, activity: Callable[[str], None],
-              pattern: re.Pattern) -> tuple[int, str]:
+              pattern: re.Pattern,
+              keep: tuple[re.Pattern, list[str]] | None = None) -> tuple[int, str]:
     """Run a tool, calling ``activity`` with each log line ``pattern`` matches (its first
-    group) as it comes: the exit code and the log's last 60 lines."""
+    group) as it comes: the exit code and the log's last 60 lines (and, with ``keep``,
+    every line its pattern matches appended to its list)."""
     tail: deque[str] = deque(maxlen=60)
     with subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           text=True, errors="replace", env=_env()) as proc:
@@ -149,6 +178,8 @@ def _run_tool(command: list[str], cwd: str, activity: Callable[[str], None],
         for line in proc.stdout:
             line = line.rstrip()
             tail.append(line)
+            if keep is not None and keep[0].match(line):
+                keep[1].append(line)
             found = pattern.match(line)
             if found:
                 activity(found.group(1))
@@ -241,7 +272,9 @@ def _place(chosen: Target, script: str, pnr_args: list[str], wrapper: str, tmp: 
     assert chosen.nextpnr is not None
     report_stage("place and route", f"{chosen.nextpnr.removeprefix('yowasp-')} "
                                     f"{chosen.device}")
-    code, log = _run_tool([tool(chosen.nextpnr), *pnr_args], tmp, activity, _NEXTPNR_STAGE)
+    lines: list[str] = []
+    code, log = _run_tool([tool(chosen.nextpnr), *pnr_args], tmp, activity, _NEXTPNR_STAGE,
+                          (_NEXTPNR_USE, lines))
     fmax = utilization = place_error = None
     if code == 0 and Path(tmp, "report.json").exists():
         report = json.loads(Path(tmp, "report.json").read_text())
@@ -251,10 +284,32 @@ def _place(chosen: Target, script: str, pnr_args: list[str], wrapper: str, tmp: 
         utilization = {bel: use for bel, use in report.get("utilization", {}).items()
                        if use.get("used")}
     else:  # e.g. the design does not fit the device: keep the counts, say why
-        lines = [ln for ln in log.splitlines() if "ERROR" in ln]
-        place_error = lines[0] if lines else log[-300:]
+        errors = [ln for ln in log.splitlines() if "ERROR" in ln]
+        place_error = errors[0] if errors else log[-300:]
+        utilization = packed_utilization(lines) or None
     return {"fmax_mhz": fmax, "utilization": utilization, "place_error": place_error,
             "seconds": round(time.perf_counter() - began, 1)}
+
+
+def packed_utilization(log: list[str]) -> dict:
+    """nextpnr's utilisation after packing, from its log: bel type -> {"used",
+    "available"} (types used only) -- what a design needs even when it cannot be placed."""
+    found = {}
+    for line in log:
+        match = _NEXTPNR_USE.match(line)
+        if match and int(match.group(2)):
+            found[match.group(1)] = {"used": int(match.group(2)),
+                                     "available": int(match.group(3))}
+    return found
+
+
+def deployed_unit(part: str, params: CoreParams, trace: bool = False) -> wiring.Component:
+    """The unit as synthesised: ``build_unit``'s, behind :class:`HostPort` unless ``trace``
+    (or it has no retire port)."""
+    unit = build_unit(part, params)
+    if trace or "retire" not in unit.signature.members:
+        return unit
+    return HostPort(unit)
 
 
 def synthesize(part: str, params: CoreParams, target: str = "ice40-hx8k",
@@ -262,24 +317,24 @@ def synthesize(part: str, params: CoreParams, target: str = "ice40-hx8k",
                progress: Callable[[str, str], None] | None = None, *,
                activity: Callable[[str], None] | None = None, cache: bool = True,
                cache_root: str | os.PathLike | None = None,
-               freq_mhz: float = 25.0) -> SynthResult:
+               freq_mhz: float = 25.0, trace: bool = False) -> SynthResult:
     """Cell counts (and fmax and utilisation after place and route) of one part on a
     target of ``rtl/synth_targets.TARGETS``; ValueError for an unknown target.
 
     ``progress(stage, detail)`` is called as each stage starts (a stage of
     :data:`STAGES`; detail says what runs), so a caller can show the minutes go by;
     ``activity(text)`` with the pass or step a tool's log says it is in.  ``freq_mhz`` is
-    the clock target nextpnr places for.  With ``cache`` a stage done before for the same
-    design, options and tools is taken from the cache (``cached`` set when every stage
-    was); either way a fresh stage is stored (``cache_root``, default
-    ``$XDG_CACHE_HOME/revasm/synth``).
+    the clock target nextpnr places for; ``trace`` keeps the retire port.  With ``cache``
+    a stage done before for the same design, options and tools is taken from the cache
+    (``cached`` set when every stage was); either way a fresh stage is stored
+    (``cache_root``, default ``$XDG_CACHE_HOME/revasm/synth``).
     """
     chosen = find_target(target)
     report_stage = progress or (lambda stage, detail: None)
     report_activity = activity or (lambda text: None)
     placing = place and chosen.nextpnr is not None
     report_stage("elaborate", "Amaranth to RTLIL")
-    design = rtlil.convert(build_unit(part, params), name="top")
+    design = rtlil.convert(deployed_unit(part, params, trace), name="top")
     synth_script = (f"read_rtlil top.il; {chosen.synth_command} -top top; "
                     "tee -q -o stat.json stat -json")
     root = Path(cache_root or cache_dir("synth"))
@@ -289,7 +344,7 @@ def synthesize(part: str, params: CoreParams, target: str = "ice40-hx8k",
     placed = place_key = wrapper_text = None
     if placing:
         assert chosen.nextpnr is not None
-        wrapper = PinWrapper(build_unit(part, params))
+        wrapper = PinWrapper(deployed_unit(part, params, trace))
         wrapper_text = rtlil.convert(wrapper, name="top", ports=[wrapper.sin, wrapper.pins])
         wrap_script = f"read_rtlil wrap.il; {chosen.synth_command} -top top -json wrap.json"
         pnr_args = chosen.pnr_args("wrap.json", "report.json", freq_mhz)
@@ -319,4 +374,4 @@ def synthesize(part: str, params: CoreParams, target: str = "ice40-hx8k",
         figures.dsp, figures.carry, counts["cells"], placed.get("fmax_mhz"),
         round(counts["seconds"] + placed.get("seconds", 0.0), 1), placed.get("place_error"),
         cached, chosen.device, freq_mhz if placing else None, placed.get("utilization"),
-        chosen.over_capacity(figures))
+        chosen.over_capacity(figures), trace)

