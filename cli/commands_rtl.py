@@ -414,7 +414,7 @@ def synth(width: str, grad: bool, target: str, part: tuple[str, ...], freq_mhz: 
     \b
     Examples:
       revasm rtl synth --width 32 --target ice40-hx8k --json
-      revasm rtl synth --width 64 --part all --grad --target ecp5-45k
+      revasm rtl synth --width 64 --part all --grad --target ecp5-25k
     The first run compiles the WebAssembly tools (a minute or more).  Each stage is
     shown as it starts on stderr (a status line on a terminal).  Results are cached
     (~/.cache/revasm/synth), keyed by the design's RTLIL, the options and the tool
