@@ -278,8 +278,9 @@ def verilog(output: str, width: str, memory_words: int, stack_words: int | None,
               help="Word width of the instruction proofs (the unit proofs run at their own "
                    "reduced width).")
 @click.option("--only", default=None, metavar="MNEMONIC,...",
-              help="Prove only these instructions ('unit': the unit proofs; 'all': the two "
-                   "proofs of every entry at once; default: every proof).")
+              help="Prove only these instructions ('unit': the unit proofs; 'unit:OP': one "
+                   "unit operation's, e.g. unit:fn_sin, unit:law; 'all': the two proofs of "
+                   "every entry at once; default: every proof).")
 @click.option("--property", "properties", default=None, metavar="PROPERTY,...",
               help="Prove only these properties: value, backward, adjoint, unit.")
 @click.option("--jobs", type=click.IntRange(min=1), default=2, show_default=True,
@@ -306,6 +307,7 @@ def formal(width: str, only: str | None, properties: str | None, jobs: int,
     Examples:
       revasm rtl formal --only ADD,EXCH,BEQ
       revasm rtl formal --property adjoint --only ADDSIN --timeout 600
+      revasm rtl formal --only unit:fn_sqrt,unit:rot   the function unit at W = 8
       revasm rtl formal --table            the table docs/rtl.md shows
     Exit code 1 if any proof fails or times out.
     """
@@ -321,12 +323,19 @@ def formal(width: str, only: str | None, properties: str | None, jobs: int,
         return
     names = None
     if only:
-        names = [n.strip().upper() for n in only.split(",") if n.strip()]
-        unknown = [n for n in names if n not in ("UNIT", "ALL") and lookup(n) is None]
+        names = [n.strip() for n in only.split(",") if n.strip()]
+        operations = proofs_module.unit_operations()
+        units = [n for n in names if n.lower().startswith("unit:")]
+        unknown = [n for n in names if n not in units and n.upper() not in ("UNIT", "ALL")
+                   and lookup(n.upper()) is None]
+        unknown += [n for n in units if n.split(":", 1)[1].strip().lower() not in operations]
         if unknown:
-            raise ToolError(f"revasm rtl formal: error: unknown instruction(s): "
-                            f"{', '.join(unknown)}")
-        names = [n.lower() if n in ("UNIT", "ALL") else lookup(n).mnemonic for n in names]
+            raise ToolError(f"revasm rtl formal: error: unknown instruction(s) or unit "
+                            f"operation(s): {', '.join(unknown)} (unit operations: unit:"
+                            f"{', unit:'.join(operations)})")
+        names = ["unit:" + n.split(":", 1)[1].strip().lower() if n in units
+                 else n.lower() if n.upper() in ("UNIT", "ALL") else lookup(n.upper()).mnemonic
+                 for n in names]
     props = None
     if properties:
         props = [p.strip().lower() for p in properties.split(",") if p.strip()]

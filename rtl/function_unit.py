@@ -36,12 +36,12 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from revasm.isa.elementary import _TABLES
-from revasm.isa.fixed_point import WordFormat
 from revasm.isa.functions.cordic import _Tables
 from revasm.isa.rotation import _pi_raw
 
 from .params import FAULT_CODE, FAULT_NAMES
 from .semantics import FUNCTION_OPS, MULDIV_OPS
+from .table_rendering import word_format
 
 #: The operations this unit computes (vocabulary names).
 IMPLEMENTED: frozenset[str] = frozenset({
@@ -130,7 +130,7 @@ class FunctionUnit(wiring.Component):
         w = self.width
         t = _TABLES[w]
         f, p, g, e = t.frac, t.prec, t.guard, t.reduce_extra
-        pi = _pi_raw(WordFormat(w))
+        pi = _pi_raw(word_format(w))
         half_pi = pi >> 1
         wide = 2 * w + 8
         div_bits = divider_steps(w)
@@ -803,10 +803,10 @@ class FunctionUnit(wiring.Component):
 
             # --- exp, sinh, cosh, tanh (_exp_from_p, _hyperbolic_abs) --------------------------
             with m.State("HX_START"):  # |hz| < (W + 2) << P: the callers saturate beyond
-                shift(hz, p - 20)
-                start_mul(sh_out, Const(t.inv_ln2_20), "HX_K", 1 << 39)
+                shift(hz, p - t.k_bits)
+                start_mul(sh_out, Const(t.inv_ln2_k), "HX_K", 1 << (2 * t.k_bits - 1))
             with m.State("HX_K"):
-                k_v = rounded_product(40)
+                k_v = rounded_product(2 * t.k_bits)
                 m.d.sync += kk.eq(k_v)
                 start_mul(Const(t.ln2_wide), k_v[:16].as_signed(), "HX_R", 1 << 7)
             with m.State("HX_R"):

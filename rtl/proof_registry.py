@@ -51,6 +51,9 @@ class Proof:
     width: int
     depth: int
     build: Callable[[], Elaboratable]
+    #: a unit proof's operation (``fn_sin``, ``fmul``, ... ; ``law``: the rotation law),
+    #: which ``unit:OP`` selects (every unit's)
+    operation: str = ""
 
     @property
     def engine(self) -> str:
@@ -96,34 +99,43 @@ def registry(width: int = 32) -> list[Proof]:
     return proofs
 
 
+def unit_operations() -> list[str]:
+    """What ``unit:OP`` may name: every unit operation, and ``law`` (the rotation law)."""
+    return sorted({p.operation for p in unit_registry()})
+
+
 def unit_registry() -> list[Proof]:
     """The unit proofs: each operation of each unit against its oracle at a reduced
     width, and the function unit's rotation law."""
     from .semantics import FUNCTION_OPS, MULDIV_OPS
-    from .unit_proofs import FUNCTION_UNIT, MULDIV, RotationLawSpec, UnitSpec
+    from .unit_proofs import FUNCTION_UNIT, MULDIV, RotationLawSpec, RotationSpec, UnitSpec
     proofs = []
     for port, ops in ((MULDIV, MULDIV_OPS), (FUNCTION_UNIT, MULDIV_OPS + FUNCTION_OPS)):
         for op in ops:
-            if op in ("rot", "irot"):
-                continue  # three operands: the law below, and the ALU proofs' abstraction
             w = UNIT_WIDTH
+            # rot/irot: three operands, their plan tabulated on the angle (RotationSpec)
+            spec = RotationSpec if op in ("rot", "irot") else UnitSpec
             proofs.append(Proof(f"{port.name}: {op}", "unit", w, port.cycles(w, op) + 2,
-                                lambda port=port, op=op, w=w: UnitSpec(port, op, w)))
+                                lambda port=port, op=op, w=w, spec=spec: spec(port, op, w),
+                                op))
     proofs.append(Proof(f"{FUNCTION_UNIT.name}: irot(rot(x, y, c), c) = (x, y)", "unit",
                         UNIT_WIDTH, 2 * (FUNCTION_UNIT.cycles(UNIT_WIDTH, "rot") + 2),
-                        lambda: RotationLawSpec(FUNCTION_UNIT, UNIT_WIDTH)))
+                        lambda: RotationLawSpec(FUNCTION_UNIT, UNIT_WIDTH), "law"))
     return proofs
 
 
 def select(proofs: Iterable[Proof], names: list[str] | None = None,
            props: list[str] | None = None) -> list[Proof]:
-    """The proofs of these entries (mnemonics; ``unit`` for the unit proofs, ``all`` for
-    the two that cover every entry at once) and properties."""
+    """The proofs of these entries (mnemonics; ``unit`` for the unit proofs, ``unit:OP``
+    for one operation's, ``all`` for the two that cover every entry at once) and
+    properties."""
     chosen = []
     for proof in proofs:
         name = "unit" if proof.prop == "unit" else proof.name
         name = "all" if name == ALL_ENTRIES else name
-        if (names is None or name in names) and (props is None or proof.prop in props):
+        wanted = names is None or name in names or (
+            proof.prop == "unit" and f"unit:{proof.operation}" in names)
+        if wanted and (props is None or proof.prop in props):
             chosen.append(proof)
     return chosen
 
@@ -233,10 +245,34 @@ def table(proofs: list[Proof], recorded: dict) -> str:
     counts = {status: sum(1 for p in proofs if results.get(p.key, {}).get("status") == status)
               for status in ("proved", "failed", "timeout", "unbuildable")}
     missing = sum(1 for p in proofs if p.key not in results)
-    lines += ["", f"{len(proofs)} proofs: {counts['proved']} proved, {counts['failed']} "
-                  f"failed, {counts['timeout']} timed out, {counts['unbuildable']} not built, "
-                  f"{missing} not run.", "", TABLE_END]
+    lines += ["", coverage(proofs, recorded), "",
+              f"{len(proofs)} proofs: {counts['proved']} proved, {counts['failed']} "
+              f"failed, {counts['timeout']} timed out, {counts['unbuildable']} not built, "
+              f"{missing} not run (an entry's own value or backward proof is not run when "
+              "the proof of every entry at once covers it).", "", TABLE_END]
     return "\n".join(lines)
+
+
+def coverage(proofs: list[Proof], recorded: dict) -> str:
+    """Per property, how many instructions (or unit operations) are proved -- on their own
+    or by the proof of every entry at once -- of how many the registry holds."""
+    results = recorded.get("results", {})
+    by_key = {p.key: p for p in proofs}
+
+    def proved(key: str) -> bool:
+        return results.get(key, {}).get("status") == "proved"
+
+    parts = []
+    for prop in ("value", "backward", "adjoint"):
+        owners = [ins for ins in INSTRUCTIONS if f"{ins.mnemonic} {prop}" in by_key]
+        group = f"{ALL_ENTRIES} {prop}" if prop != "adjoint" else None
+        done = sum(1 for ins in owners if proved(f"{ins.mnemonic} {prop}") or (
+            group is not None and proved(group) and not (prop == "backward"
+                                                         and ins.kind == "rbra")))
+        parts.append(f"{prop} {done} of {len(owners)}")
+    units = [p for p in proofs if p.prop == "unit"]
+    parts.append(f"unit {sum(proved(p.key) for p in units)} of {len(units)}")
+    return "Proved, per property (instructions, then unit operations): " + ", ".join(parts) + "."
 
 
 def splice(document: str, new_table: str) -> str:

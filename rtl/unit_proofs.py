@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 
 from amaranth.asserts import AnyConst
 from amaranth.hdl import Assert, Cat, Const, Elaboratable, Module, Mux, Signal
@@ -67,12 +68,18 @@ def _function_unit_start(unit, name: str) -> list:
     return [unit.start.eq(1), unit.arith.eq(arith), unit.op.eq(code)]
 
 
+@cache
 def _function_unit_cycles(width: int, name: str) -> int:
-    """An upper bound on one operation's cycles, derived from W (docs/rtl.md's counts
-    scale with the iteration counts: P + 1 CORDIC iterations of two cycles, a W + F + 4
-    step quotient and a (W + 2) / 2 step product, a few of each per function)."""
-    prec = width - 2
-    return 8 * (2 * (prec + 1) + width + width // 2 + 4 + (width + 2) // 2) + 16
+    """The most cycles one operation takes at width W: the unit's cycle model
+    (``rtl/unit_timing.py``) maximised over every operand (rot/irot: every angle, on which
+    alone their cycles depend).  The proof checks the bound: ``done`` must rise within it."""
+    from .unit_timing import function_unit_cycles
+    words = range(1 << width)
+    if name in ("rot", "irot"):
+        return max(function_unit_cycles(name, 0, 0, z, width) for z in words)
+    if arity(name) == 2:
+        return max(function_unit_cycles(name, x, y, 0, width) for x in words for y in words)
+    return max(function_unit_cycles(name, x, 0, 0, width) for x in words)
 
 
 MULDIV = UnitPort(
@@ -118,6 +125,30 @@ def oracle_table(name: str, width: int) -> list[tuple[int, int, int, int]]:
     return rows
 
 
+def one_operation(m: Module, port: UnitPort, unit, name: str, depth: int, operands,
+                  correct, claim: str) -> None:
+    """The obligation of one operation: ``unit`` started with ``name`` on ``operands`` (the
+    other operand ports 0) in the first cycle; when ``done`` first rises, ``correct`` (a
+    1-bit value of the unit's outputs) is latched; by cycle ``depth`` ``done`` must have
+    risen and ``correct`` held."""
+    ports = port.operands(unit)
+    m.d.comb += [p.eq(o) for p, o in zip(ports, operands)]
+    m.d.comb += [p.eq(0) for p in ports[len(operands):]]
+    first = Signal(init=1)
+    m.d.sync += first.eq(0)
+    with m.If(first):
+        m.d.comb += port.start(unit, name)
+    seen = Signal()  # done has risen (once: the proof starts one operation)
+    ok = Signal(init=1)
+    with m.If(port.done(unit) & ~first & ~seen):
+        m.d.sync += [seen.eq(1), ok.eq(correct)]
+    cycle = Signal(range(depth + 2))
+    m.d.sync += cycle.eq(cycle + 1)
+    last = cycle >= depth - 1
+    m.d.comb += [Assert(~last | seen, f"{name}: done within {depth - 2} cycles"),
+                 Assert(~last | ok, f"{name}: {claim}")]
+
+
 class UnitSpec(Elaboratable):
     """One unit operation against its tabulated oracle at width W (module docstring)."""
 
@@ -132,16 +163,7 @@ class UnitSpec(Elaboratable):
         m = Module()
         w = self.width
         m.submodules.unit = unit = self.port.build(w)
-        n = arity(self.name)
-        operands = [AnyConst(w) for _ in range(n)]
-        ports = self.port.operands(unit)
-        m.d.comb += [p.eq(o) for p, o in zip(ports, operands)]
-        # unused operand ports: zero
-        m.d.comb += [p.eq(0) for p in ports[n:]]
-        first = Signal(init=1)
-        m.d.sync += first.eq(0)
-        with m.If(first):
-            m.d.comb += self.port.start(unit, self.name)
+        operands = [AnyConst(w) for _ in range(arity(self.name))]
         results = self.port.results(unit)
         # the tabulated oracle as a ROM (the solver reads it as an array)
         m.submodules.oracle = oracle = Memory(
@@ -152,22 +174,127 @@ class UnitSpec(Elaboratable):
         expected = read.data
         m.d.comb += read.addr.eq(Cat(*operands))
         r1 = results[1] if len(results) > 1 and self.name in ("rot", "irot") else Const(0, w)
-        seen = Signal()  # done has risen (once: the proof starts one operation)
-        ok = Signal(init=1)
-        done = self.port.done(unit)
-        fault = self.port.fault(unit)
-        with m.If(done & ~first & ~seen):
-            m.d.sync += seen.eq(1)
-            faulted = expected[2 * w + 1]
-            m.d.sync += ok.eq((fault == faulted) & (faulted | (
-                (results[0] == expected[:w]) & (r1 == expected[w:2 * w])
-                & (self.port.overflow(unit) == expected[2 * w]))))
-        cycle = Signal(range(self.depth + 2))
-        m.d.sync += cycle.eq(cycle + 1)
-        last = cycle >= self.depth - 1
-        m.d.comb += [Assert(~last | seen, f"{self.name}: done within {self.depth - 2} cycles"),
-                     Assert(~last | ok, f"{self.name}: result, overflow and fault are the "
-                                        "table's")]
+        faulted = expected[2 * w + 1]
+        correct = (self.port.fault(unit) == faulted) & (faulted | (
+            (results[0] == expected[:w]) & (r1 == expected[w:2 * w])
+            & (self.port.overflow(unit) == expected[2 * w])))
+        one_operation(m, self.port, unit, self.name, self.depth, operands, correct,
+                      "result, overflow and fault are the table's")
+        return m
+
+
+# --- rot and irot: three operands, so their oracle is tabulated on the angle alone -------------
+
+@dataclass(frozen=True)
+class Branching:
+    """How :func:`rotation_oracle` decides, on Python integers (``INTEGERS``) or on Amaranth
+    values (``VALUES``): ``pick(c, a, b)`` is ``a if c else b``, ``within(v, lo, hi)`` is
+    ``lo <= v <= hi``, ``both``/``either``/``opposite`` are ``and``/``or``/``not``."""
+
+    pick: Callable
+    within: Callable
+    both: Callable
+    either: Callable
+    opposite: Callable
+
+
+INTEGERS = Branching(pick=lambda c, a, b: a if c else b, within=lambda v, lo, hi: lo <= v <= hi,
+                     both=lambda a, b: bool(a and b), either=lambda a, b: bool(a or b),
+                     opposite=lambda a: not a)
+VALUES = Branching(pick=Mux, within=lambda v, lo, hi: (v >= lo) & (v <= hi),
+                   both=lambda a, b: a & b, either=lambda a, b: a | b, opposite=lambda a: ~a)
+
+
+def rotation_plans(width: int) -> list[tuple[int, int, int]]:
+    """``isa/rotation.rotation_plan`` on every angle word at width W: (negate, tan(theta'/2),
+    sin(theta')), the coefficients as words (they fit: both lie in [-1, 1])."""
+    from revasm.isa.rotation import rotation_plan
+    fmt = word_format(width)
+    plans = []
+    for theta in range(1 << width):
+        negate, tan_half, sine = rotation_plan(fmt.signed(theta), fmt)
+        for coefficient in (tan_half, sine):
+            if not fmt.min_signed <= coefficient <= fmt.max_signed:
+                raise ValueError(f"a rotation coefficient does not fit W = {width}")
+        plans.append((int(negate), fmt.wrap(tan_half), fmt.wrap(sine)))
+    return plans
+
+
+def rotation_oracle(name: str, x, y, plan: tuple, width: int, ops: Branching = INTEGERS):
+    """``rot``/``irot`` of the words (x, y) given the angle's plan (negate, tan(theta'/2),
+    sin(theta') as words): ``(x', y', wrapped)`` -- ``isa/rotation.py``'s ``rotate`` and
+    ``rotation_overflows`` (``unrotate``, ``unrotation_overflows``) restated without Python's
+    ``if``, so that it also runs on Amaranth values (``ops``).  The shears are the same
+    integer expressions (``fx_mul``'s rounded product, the wrap to W bits); the overflow is
+    the disjunction of the events those functions return at; ``tests/test_rtl_formal.py``
+    checks this restatement against them on every input at W = 6 (``make formal``: W = 8)."""
+    fmt = word_format(width)
+    negate = plan[0]
+    tan_half, sine = fmt.signed(plan[1]), fmt.signed(plan[2])
+    frac, sign = fmt.frac_bits, fmt.sign_bit
+
+    def product(coefficient, word):  # elementary.fx_mul(coefficient, S(word)), not wrapped
+        return (coefficient * fmt.signed(word) + (1 << (frac - 1))) >> frac
+
+    def negation_wraps(x, y):  # the rotation by pi negates -2**(W-1), which wraps
+        return ops.both(negate, ops.either(x == sign, y == sign))
+
+    wrapped = []
+
+    def shear(word, delta):
+        wrapped.append(ops.opposite(ops.within(fmt.signed(word) + delta, fmt.min_signed,
+                                               fmt.max_signed)))
+        return fmt.wrap(fmt.signed(word) + delta)
+
+    if name == "rot":
+        wrapped.append(negation_wraps(x, y))
+        x, y = fmt.wrap(ops.pick(negate, -x, x)), fmt.wrap(ops.pick(negate, -y, y))
+        x = shear(x, -product(tan_half, y))
+        y = shear(y, product(sine, x))
+        x = shear(x, -product(tan_half, y))
+    elif name == "irot":
+        x = shear(x, product(tan_half, y))
+        y = shear(y, -product(sine, x))
+        x = shear(x, product(tan_half, y))
+        wrapped.append(negation_wraps(x, y))
+        x, y = fmt.wrap(ops.pick(negate, -x, x)), fmt.wrap(ops.pick(negate, -y, y))
+    else:
+        raise ValueError(f"not a rotation: {name!r}")
+    overflow = wrapped[0]
+    for event in wrapped[1:]:
+        overflow = ops.either(overflow, event)
+    return x, y, overflow
+
+
+class RotationSpec(Elaboratable):
+    """``rot`` or ``irot`` at width W against the table: every word and angle free; the
+    angle's plan read from its table (``rotation_plans``, the table's Python on every
+    angle), the shears and the overflow from :func:`rotation_oracle` (docstring there)."""
+
+    def __init__(self, port: UnitPort, name: str, width: int) -> None:
+        self.port = port
+        self.name = name
+        self.width = width
+        self.depth = port.cycles(width, name) + 2
+        self.plans = rotation_plans(width)
+
+    def elaborate(self, platform) -> Module:
+        m = Module()
+        w = self.width
+        m.submodules.unit = unit = self.port.build(w)
+        x, y, theta = (AnyConst(w) for _ in range(3))
+        m.submodules.plans = plans = Memory(
+            shape=2 * w + 1, depth=len(self.plans),
+            init=[negate | (t << 1) | (sn << (w + 1)) for negate, t, sn in self.plans])
+        read = plans.read_port(domain="comb")
+        m.d.comb += read.addr.eq(theta)
+        plan = (read.data[0], read.data[1:w + 1], read.data[w + 1:])
+        want_x, want_y, want_overflow = rotation_oracle(self.name, x, y, plan, w, VALUES)
+        r0, r1 = self.port.results(unit)
+        correct = (~self.port.fault(unit) & (r0 == want_x) & (r1 == want_y)
+                   & (self.port.overflow(unit) == want_overflow))
+        one_operation(m, self.port, unit, self.name, self.depth, (x, y, theta), correct,
+                      "the words and the overflow are the table's")
         return m
 
 

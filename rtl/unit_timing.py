@@ -19,13 +19,14 @@ changes a unit's sequencer sees it fail and updates the one function here.
 from __future__ import annotations
 
 from revasm.isa.elementary import _TABLES, _ln_p, _sincos_abs
-from revasm.isa.fixed_point import WordFormat
 from revasm.isa.functions.cordic import _Tables
+from revasm.isa.functions.exp_log import _exp_k
 from revasm.isa.rotation import _pi_raw
 
 from .function_unit import CORDIC_ITERATION_CYCLES, divider_steps, multiplier_steps
 from .muldiv import product_steps, quotient_steps
 from .semantics import FUNCTION_OPS, MULDIV_OPS
+from .table_rendering import word_format
 
 
 def muldiv_cycles(op: str, x: int, y: int, width: int) -> int:
@@ -81,7 +82,7 @@ def _exponential(op: str, z: int, t: _Tables, cost: _Cost) -> int:
     # or divides)
     cycles = 1 + cost.mul + 1 + cost.mul + 1 + cost.hyperbolic + 1 + 1 + 1
     if op == "fn_tanh":
-        k = ((z >> (t.prec - 20)) * t.inv_ln2_20 + (1 << 39)) >> 40
+        k = _exp_k(z, t)
         if k < t.frac // 2 + 2:
             cycles += 1 + cost.div + 1  # TANH_N, DIV, TANH_DIV
     return cycles
@@ -150,7 +151,7 @@ def _rotation(op: str, theta: int, t: _Tables, cost: _Cost) -> int:
     """ROT .. the finish of rot/irot by the signed angle ``theta``: the reduction by pi
     (a division and a product) when |theta| > pi/2, tan(theta'/2) and sin(theta'), then
     three shears of one product each and the finishing step."""
-    pi = _pi_raw(WordFormat(t.width))
+    pi = _pi_raw(word_format(t.width))
     half_pi = pi >> 1
     cycles = 1  # ROT
     reduced = theta

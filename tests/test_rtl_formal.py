@@ -4,6 +4,7 @@ table is the registry's with the recorded results (`make formal` runs every proo
 from __future__ import annotations
 
 import dataclasses
+import random
 import shutil
 import sys
 from pathlib import Path
@@ -124,18 +125,82 @@ def test_a_broken_inverse_fails_the_proof(monkeypatch) -> None:
 
 
 @NEEDS_SBY
-def test_the_multiplier_is_the_tables_at_a_reduced_width() -> None:
-    """The multiply/divide unit's fmul at W = 4 on every operand pair (the oracle
-    tabulated from isa/vocabulary.py), and a wrong oracle row makes it fail (`make formal`
-    runs the unit proofs at W = 8)."""
-    spec = unit_proofs.UnitSpec(unit_proofs.MULDIV, "fmul", 4)
-    result = formal.run_sby(spec, spec.depth, "fmul", engine=formal.MULTI_CYCLE_ENGINE)
+@pytest.mark.parametrize(("unit", "name", "width", "row", "flip"), [
+    ("muldiv", "fmul", 4, 0x37, 1),
+    ("function unit", "fn_sqrt", 8, 0x59, 2)])
+def test_a_unit_is_the_tables_at_a_reduced_width(unit: str, name: str, width: int, row: int,
+                                                 flip: int) -> None:
+    """The multiply/divide unit's fmul at W = 4, and the function unit built at W = 8 (the
+    CORDIC tables exist for any even W >= 6) on sqrt, each on every operand against the
+    tabulated oracle (isa/vocabulary.py), and a wrong oracle row makes the proof fail
+    (`make formal` proves every operation at W = 8, rot and irot included)."""
+    port = {"muldiv": unit_proofs.MULDIV, "function unit": unit_proofs.FUNCTION_UNIT}[unit]
+    spec = unit_proofs.UnitSpec(port, name, width)
+    result = formal.run_sby(spec, spec.depth, name, engine=formal.MULTI_CYCLE_ENGINE)
     assert result.status == "proved", result.log[-3000:]
-    wrong = unit_proofs.UnitSpec(unit_proofs.MULDIV, "fmul", 4)
-    r0, r1, ovf, fault = wrong.table[0x37]
-    wrong.table[0x37] = (r0 ^ 1, r1, ovf, fault)
-    assert formal.run_sby(wrong, wrong.depth, "fmul",
+    wrong = unit_proofs.UnitSpec(port, name, width)
+    r0, r1, ovf, fault = wrong.table[row]
+    wrong.table[row] = (r0 ^ flip, r1, ovf, fault)
+    assert formal.run_sby(wrong, wrong.depth, name,
                           engine=formal.MULTI_CYCLE_ENGINE).status == "failed"
+
+
+def _rotation_cases(width: int, rng: random.Random, count: int) -> list[tuple[int, int, int]]:
+    mask = (1 << width) - 1
+    edges = [0, 1, mask, 1 << (width - 1), mask >> 1]
+    cases = [(x, y, theta) for x in edges for y in edges for theta in edges]
+    cases += [(rng.randrange(1 << width), rng.randrange(1 << width), rng.randrange(1 << width))
+              for _ in range(count)]
+    return cases
+
+
+@pytest.mark.parametrize("width", [6, 8, 32])
+def test_the_rotation_restatement_is_the_tables(width: int) -> None:
+    """rot/irot's restated oracle (words and overflow; the proofs of rot and irot read it)
+    against isa/rotation.py's rotate, unrotate and their overflow predicates."""
+    from revasm.isa.rotation import (
+        rotate,
+        rotation_overflows,
+        rotation_plan,
+        unrotate,
+        unrotation_overflows,
+    )
+    from revasm.rtl.table_rendering import word_format
+    fmt = word_format(width)
+    table = {"rot": (rotate, rotation_overflows), "irot": (unrotate, unrotation_overflows)}
+    wraps = 0
+    for x, y, theta in _rotation_cases(width, random.Random(width), 3000):
+        negate, tan_half, sine = rotation_plan(fmt.signed(theta), fmt)
+        plan = (int(negate), fmt.wrap(tan_half), fmt.wrap(sine))
+        for name, (words, overflows) in table.items():
+            got = unit_proofs.rotation_oracle(name, x, y, plan, width)
+            want = (*words(x, y, theta, fmt), overflows(x, y, theta, fmt))
+            assert (got[0], got[1], int(got[2])) == want, (name, x, y, theta)
+            wraps += want[2]
+    assert wraps > 100  # the overflow's events are reached, not only the plain shears
+    if width < 32:
+        plans = unit_proofs.rotation_plans(width)
+        assert all(plans[t] == (int(rotation_plan(fmt.signed(t), fmt)[0]),
+                                *(fmt.wrap(c) for c in rotation_plan(fmt.signed(t), fmt)[1:]))
+                   for t in range(1 << width))
+
+
+@pytest.mark.long
+def test_the_rotation_restatement_is_the_tables_on_every_input() -> None:
+    """The same at W = 6 on every (x, y, theta): 2**18 inputs, both directions."""
+    from revasm.isa.rotation import rotate, rotation_overflows, unrotate, unrotation_overflows
+    from revasm.rtl.table_rendering import word_format
+    fmt = word_format(6)
+    plans = unit_proofs.rotation_plans(6)
+    for theta in range(64):
+        for x in range(64):
+            for y in range(64):
+                rot = unit_proofs.rotation_oracle("rot", x, y, plans[theta], 6)
+                assert (rot[0], rot[1], int(rot[2])) == (
+                    *rotate(x, y, theta, fmt), rotation_overflows(x, y, theta, fmt))
+                irot = unit_proofs.rotation_oracle("irot", x, y, plans[theta], 6)
+                assert (irot[0], irot[1], int(irot[2])) == (
+                    *unrotate(x, y, theta, fmt), unrotation_overflows(x, y, theta, fmt))
 
 
 def test_the_oracle_table_is_the_vocabularys() -> None:

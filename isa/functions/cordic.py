@@ -91,7 +91,8 @@ class _Tables:
     pi_p: int  # round(pi * 2**P)
     half_pi_p: int  # round(pi/2 * 2**P)
     ln2_wide: int  # round(ln2 * 2**(P+8)); 8 extra bits so k*ln2 stays exact to 2**-P
-    inv_ln2_20: int  # round(2**20 / ln2)
+    k_bits: int  # K = min(20, P): fraction bits of exp's estimate of k = round(z / ln2)
+    inv_ln2_k: int  # round(2**K / ln2)
     sqrt2_s: int  # round(sqrt2 * 2**(P-1)): threshold of the log mantissa
     sqrt_bits: int  # result bits of the digit-by-digit square root
 
@@ -144,20 +145,38 @@ def _make_tables(width: int) -> _Tables:
             pi_p=_scaled(pi, prec),
             half_pi_p=_scaled(pi / 2, prec),
             ln2_wide=_scaled(ln2, prec + 8),
-            inv_ln2_20=_scaled(one / ln2, 20),
+            k_bits=min(20, prec),
+            inv_ln2_k=_scaled(one / ln2, min(20, prec)),
             sqrt2_s=_scaled(sqrt2, prec - 1),
             sqrt_bits=(width - 1 + frac + 1) // 2,
         )
 
 
-_TABLES: dict[int, _Tables] = {w: _make_tables(w) for w in (32, 64)}
+#: The narrowest word the functions are defined for: two guard bits (``G = W/2 - 2``) under
+#: the CORDIC's fraction.  Reduced widths serve the bounded proofs of the RTL function unit
+#: (``rtl/unit_proofs.py``); the engines run W = 32 and 64.
+MIN_WIDTH = 6
+
+
+class _PerWidth(dict[int, _Tables]):
+    """The tables of every width, made on first use (32 and 64 at import)."""
+
+    def __missing__(self, width: int) -> _Tables:
+        if width < MIN_WIDTH or width % 2:
+            raise KeyError(width)
+        self[width] = tables = _make_tables(width)
+        return tables
+
+
+_TABLES: dict[int, _Tables] = _PerWidth({w: _make_tables(w) for w in (32, 64)})
 
 
 def _tables(fmt: WordFormat) -> _Tables:
     try:
         return _TABLES[fmt.width]
     except KeyError:
-        raise ValueError(f"no elementary-function tables for width {fmt.width}") from None
+        raise ValueError(f"no elementary-function tables for width {fmt.width} (even widths "
+                         f"from {MIN_WIDTH})") from None
 
 
 # --------------------------------------------------------------------------

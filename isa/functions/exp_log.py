@@ -13,13 +13,20 @@ from .cordic import _hyperbolic_rotate, _hyperbolic_vector, _round_p, _scale_rou
 from .errors import DivideByZero, DomainError
 
 
+def _exp_k(z: int, t: _Tables) -> int:
+    """exp's ``k``, about ``z * 2**-P / ln2`` rounded: z's top bits at K fraction bits times a
+    K-bit 1/ln2 (exactness is not needed, only |r| < 1.11; K = 20 at W = 32 and 64)."""
+    kb = t.k_bits
+    return ((z >> (t.prec - kb)) * t.inv_ln2_k + (1 << (2 * kb - 1))) >> (2 * kb)
+
+
 def _exp_parts(z: int, t: _Tables) -> tuple[int, int, int]:
     """Split ``z * 2**-P = k ln2 + r`` with |r| <= ln2/2 (+tiny) and return (k, cosh r, sinh r).
 
-    ``k`` comes from the top bits of ``z`` times a 20-bit 1/ln2 (exactness is not
-    needed, only |r| < 1.11); ``r = z - k ln2`` uses ln2 to ``P + 8`` bits.
+    ``k`` comes from the top bits of ``z`` times a K-bit 1/ln2 (``_exp_k``); ``r = z - k
+    ln2`` uses ln2 to ``P + 8`` bits.
     """
-    k = ((z >> (t.prec - 20)) * t.inv_ln2_20 + (1 << 39)) >> 40
+    k = _exp_k(z, t)
     r = z - ((k * t.ln2_wide + 128) >> 8)
     c, s = _hyperbolic_rotate(r, t)
     return k, c, s

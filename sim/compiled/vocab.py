@@ -246,7 +246,7 @@ def _table(width: int) -> tuple[int, ...]:
         t.frac, t.prec, t.guard, t.half_guard, t.max_signed, t.min_signed, t.one,
         t.circular_x0, t.hyperbolic_x0, t.reduce_extra, t.half_pi_wide >> 64,
         _bits(t.half_pi_wide), _bits(t.two_over_pi), _bits(t.pi_p), t.half_pi_p, t.ln2_wide >> 64,
-        _bits(t.ln2_wide), t.inv_ln2_20, t.sqrt2_s, t.sqrt_bits, width,
+        _bits(t.ln2_wide), t.inv_ln2_k, t.sqrt2_s, t.sqrt_bits, width,
         _pi_raw(WordFormat(width))))
 
 
@@ -256,6 +256,10 @@ def _steps(steps: tuple) -> np.ndarray:
 
 T32 = _table(32)
 T64 = _table(64)
+#: exp's estimate of k reads z at K fraction bits (``exp_log._exp_k``): the same K at both widths
+K_BITS = elementary._TABLES[32].k_bits  # noqa: SLF001
+if elementary._TABLES[64].k_bits != K_BITS:  # noqa: SLF001
+    raise ImportError("the compiled kernels assume one K for W = 32 and 64")
 CIRC32 = _steps(elementary._TABLES[32].circular)  # noqa: SLF001
 CIRC64 = _steps(elementary._TABLES[64].circular)  # noqa: SLF001
 HYP32 = _steps(elementary._TABLES[32].hyperbolic)  # noqa: SLF001
@@ -406,8 +410,8 @@ def sincos_abs(ax, width):
 def exp_parts(zh, zl, width):
     """``elementary._exp_parts`` for a 128-bit z with |z| < 2**(P+7): (k, cosh r, sinh r)."""
     t = _t(width)
-    sh, sl = w_sar(zh, zl, t[PREC] - 20)
-    k = (I(sl) * t[INV_LN2] + (I(1) << I(39))) >> I(40)
+    sh, sl = w_sar(zh, zl, t[PREC] - K_BITS)
+    k = (I(sl) * t[INV_LN2] + (I(1) << I(2 * K_BITS - 1))) >> I(2 * K_BITS)
     mh, ml = w_mul_i(t[LN2_HI], U(t[LN2_LO]), k)
     mh, ml = w_add(mh, ml, I(0), U(128))
     mh, ml = w_sar(mh, ml, 8)

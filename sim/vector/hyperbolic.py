@@ -29,7 +29,8 @@ def _hyperbolic_vector(x: Any, y: Any, xp: Any) -> Any:
 
 
 def _exp_parts(z: Any, xp: Any) -> tuple[Any, Any, Any]:
-    k = ((z >> (_T.prec - 20)) * _T.inv_ln2_20 + (1 << 39)) >> 40
+    kb = _T.k_bits
+    k = ((z >> (_T.prec - kb)) * _T.inv_ln2_k + (1 << (2 * kb - 1))) >> (2 * kb)
     r = z - ((k * _T.ln2_wide + 128) >> 8)
     c, s = _hyperbolic_rotate(r, xp)
     return k, c, s
