@@ -224,8 +224,9 @@ def _ports_header(ports: list[Port]) -> str:
 
 
 # --- building -------------------------------------------------------------------------
-def _flags(jobs: int, trace: bool = False) -> list[str]:
-    return ["--cc", "--exe", "--build", "-j", str(jobs), "--top-module", TOP,
+def verilator_flags(jobs: int, trace: bool = False, top: str = TOP) -> list[str]:
+    """Verilator's flags for a harness build of the top module ``top``."""
+    return ["--cc", "--exe", "--build", "-j", str(jobs), "--top-module", top,
             "-Wno-fatal", "-Wno-lint", "-Wno-style", "-O3",
             # the PyPI wheel's verilated.mk leaves the precompiled header's -include out;
             # the model compiled with -O3 instead of verilated.mk's -Os runs about twice
@@ -267,51 +268,63 @@ def build(core, *, build_dir: str | os.PathLike | None = None, jobs: int = 2,
     text = verilog.convert(core, name="revasm_core") + "\n" + _wrapper(ports)
     header = _ports_header(ports)
     harness = HARNESS.read_text()
-    flags = _flags(jobs, trace)
+    flags = verilator_flags(jobs, trace)
     digest = hashlib.sha256("\0".join(
         [text, header, harness, verilator.origin, verilator.version(), " ".join(flags[5:])]
     ).encode()).hexdigest()
     root = Path(build_dir) if build_dir else cache_root()
+    started = time.monotonic()
+    executable, cached = compile_cached(
+        verilator, root, digest, {"top.v": text, "ports.h": header, "harness.cpp": harness},
+        flags, EXECUTABLE)
+    if cached:
+        return Build(executable, ports, cached=True, trace=trace)
+    return Build(executable, ports, cached=False, seconds=time.monotonic() - started,
+                 trace=trace)
+
+
+def compile_cached(verilator: Verilator, root: Path, digest: str, sources: dict[str, str],
+                   flags: list[str], name: str, keep: int = KEEP_BUILDS) -> tuple[Path, bool]:
+    """Build the executable ``name`` from ``sources`` (file name: text; the ``.v`` and
+    ``.cpp`` files are compiled) with ``flags`` under ``root/<digest>``, or find it there:
+    (the executable, whether it was cached).  Keeps the ``keep`` most recently used."""
     final = root / digest[:20]
-    executable = final / EXECUTABLE
+    executable = final / name
     if executable.is_file():
         try:
             os.utime(final)  # recently used: kept by _prune
         except OSError:
             pass
-        return Build(executable, ports, cached=True, trace=trace)
-    started = time.monotonic()
+        return executable, True
     root.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f"{digest[:20]}.", dir=root))
     try:
-        (work / "top.v").write_text(text)
-        (work / "ports.h").write_text(header)
-        (work / "harness.cpp").write_text(harness)
-        command = [*verilator.command, *flags, "--Mdir", "obj", "-o", EXECUTABLE,
-                   "top.v", "harness.cpp"]
+        for file, text in sources.items():
+            (work / file).write_text(text)
+        compiled = [f for f in sources if f.endswith((".v", ".cpp"))]
+        command = [*verilator.command, *flags, "--Mdir", "obj", "-o", name, *compiled]
         try:
             done = subprocess.run(command, cwd=work, env=verilator.environment(),
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         except OSError as exc:
             raise VerilatorError(f"cannot run {command[0]}: {exc}") from None
-        built = work / "obj" / EXECUTABLE
+        built = work / "obj" / name
         if done.returncode != 0 or not built.is_file():
             tail = "\n".join(done.stdout.splitlines()[-30:])
             raise VerilatorError(f"the Verilator build failed (exit {done.returncode}; "
                                  f"{verilator.origin} Verilator):\n{tail}")
         # keep the executable and its sources; the object files are ~100 MB
-        shutil.move(str(built), work / EXECUTABLE)
+        shutil.move(str(built), work / name)
         shutil.rmtree(work / "obj", ignore_errors=True)
         try:
             work.rename(final)
-        except OSError:  # another process built the same harness meanwhile
+        except OSError:  # another process built the same executable meanwhile
             if not executable.is_file():
                 raise
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    _prune(root, keep=KEEP_BUILDS)
-    return Build(executable, ports, cached=False, seconds=time.monotonic() - started,
-                 trace=trace)
+    _prune(root, keep=keep)
+    return executable, False
 
 
 def _prune(root: Path, keep: int) -> None:
