@@ -282,7 +282,8 @@ def verilog(output: str, width: str, memory_words: int, stack_words: int | None,
                    "unit operation's, e.g. unit:fn_sin, unit:law; 'all': the two proofs of "
                    "every entry at once; default: every proof).")
 @click.option("--property", "properties", default=None, metavar="PROPERTY,...",
-              help="Prove only these properties: value, backward, adjoint, unit.")
+              help="Prove only these properties: value, backward, adjoint, unit (the "
+                   "units by the solver), exhaustive (the units on every input, Verilator).")
 @click.option("--jobs", type=click.IntRange(min=1), default=2, show_default=True,
               help="Proofs run in parallel.")
 @click.option("--timeout", type=click.FloatRange(min=1), default=None, metavar="SECONDS",
@@ -297,11 +298,12 @@ def verilog(output: str, width: str, memory_words: int, stack_words: int | None,
 def formal(width: str, only: str | None, properties: str | None, jobs: int,
            timeout: float | None, record_file: str | None, show_table: bool,
            as_json: bool) -> None:
-    """Prove the RTL with sby and z3: for every instruction its value semantics
+    """Prove the RTL with sby (z3, Yices): for every instruction its value semantics
     (the ALU against the table's templates, both directions), its backward run
     (backward after forward restores the state) and its gradient-mode step (both
     directions against the table's adjoint); for the multi-cycle units each
-    operation against the table's oracle at a reduced width.
+    operation against the table's oracle at a reduced width (W = 8), by the
+    solver and on every input (Verilator).
 
     \b
     Examples:
