@@ -61,9 +61,11 @@ class Proof:
     def engine(self) -> str:
         """The sby engine: depth 1 plain z3, multi-cycle proofs one unrolled query (an
         exhaustive check: Verilator)."""
-        from .formal import ENGINE, MULTI_CYCLE_ENGINE
+        from .formal import ENGINE, MULTI_CYCLE_ENGINE, UNIT_ENGINE
         if self.check is not None:
             return EXHAUSTIVE_ENGINE
+        if self.prop == "unit":
+            return UNIT_ENGINE
         return ENGINE if self.depth == 1 else MULTI_CYCLE_ENGINE
 
     @property
@@ -194,7 +196,7 @@ def record(path: Path, proofs: list[Proof], results: list, command: str) -> None
     entries = data.setdefault("results", {})
     for proof, result in zip(proofs, results):
         entries[proof.key] = {"status": result.status, "seconds": round(result.seconds, 1),
-                              "command": command}
+                              "command": command, "engine": proof.engine}
         if result.status == "unbuildable":
             entries[proof.key]["reason"] = result.log
     write_atomic(path, json.dumps(data, indent=1, sort_keys=True) + "\n")
@@ -206,6 +208,18 @@ def load(path: Path) -> dict:
         return json.loads(Path(path).read_text())
     except FileNotFoundError:
         return {"results": {}}
+
+
+#: The engines of the results recorded before the record named its engine (2026-12-02):
+#: z3 for every sby proof (the multi-cycle ones unrolled).
+EARLIER_ENGINES = {True: "smtbmc z3", False: "smtbmc --nopresat --unroll z3"}
+
+
+def recorded_engine(proof: Proof, entry: dict) -> str:
+    """The engine that produced a recorded result."""
+    if proof.check is not None:
+        return EXHAUSTIVE_ENGINE
+    return entry.get("engine") or EARLIER_ENGINES[proof.depth == 1]
 
 
 def _cell(proof: Proof | None, results: dict, group: Proof | None = None) -> str:
@@ -222,6 +236,9 @@ def _cell(proof: Proof | None, results: dict, group: Proof | None = None) -> str
         return "not run"
     status, seconds = entry["status"], entry["seconds"]
     depth = f", depth {proof.depth}" if proof.depth > 1 else ""
+    engine = recorded_engine(proof, entry)
+    if engine != proof.engine:  # run before the registry's engine changed
+        depth += f", {engine}"
     if proof.check is not None:  # exhaustive: the inputs run
         from .unit_proofs import arity
         operands = 3 if proof.operation == "law" else arity(proof.operation)
@@ -237,7 +254,7 @@ def _cell(proof: Proof | None, results: dict, group: Proof | None = None) -> str
 
 def table(proofs: list[Proof], recorded: dict) -> str:
     """The proof table (markdown) of the registry with the recorded results."""
-    from .formal import ENGINE, MULTI_CYCLE_ENGINE
+    from .formal import ENGINE, MULTI_CYCLE_ENGINE, UNIT_ENGINE
     results = recorded.get("results", {})
     by_key = {p.key: p for p in proofs}
     width = next((p.width for p in proofs if p.prop != "unit"), 32)
@@ -260,7 +277,7 @@ def table(proofs: list[Proof], recorded: dict) -> str:
                  for prop in ("value", "backward", "adjoint")]
         lines.append(f"| {ins.mnemonic} | " + " | ".join(cells) + " |")
     lines += ["", "Units, at a reduced width W (a parameter), against the table's oracle on "
-                  f"every input: `bmc`: sby, `{MULTI_CYCLE_ENGINE}`, every operand free, "
+                  f"every input: `bmc`: sby, `{UNIT_ENGINE}`, every operand free, "
                   "depth = the operation's cycle bound; `every input`: "
                   f"{EXHAUSTIVE_ENGINE} -- the unit run from idle on each input "
                   "(`rtl/unit_exhaustive.py`), the result, overflow, fault and the cycle "

@@ -136,13 +136,13 @@ def test_a_unit_is_the_tables_at_a_reduced_width(unit: str, name: str, width: in
     (`make formal` proves every operation at W = 8, rot and irot included)."""
     port = {"muldiv": unit_proofs.MULDIV, "function unit": unit_proofs.FUNCTION_UNIT}[unit]
     spec = unit_proofs.UnitSpec(port, name, width)
-    result = formal.run_sby(spec, spec.depth, name, engine=formal.MULTI_CYCLE_ENGINE)
+    result = formal.run_sby(spec, spec.depth, name, engine=formal.UNIT_ENGINE)
     assert result.status == "proved", result.log[-3000:]
     wrong = unit_proofs.UnitSpec(port, name, width)
     r0, r1, ovf, fault = wrong.table[row]
     wrong.table[row] = (r0 ^ flip, r1, ovf, fault)
     assert formal.run_sby(wrong, wrong.depth, name,
-                          engine=formal.MULTI_CYCLE_ENGINE).status == "failed"
+                          engine=formal.UNIT_ENGINE).status == "failed"
 
 
 def _rotation_cases(width: int, rng: random.Random, count: int) -> list[tuple[int, int, int]]:
