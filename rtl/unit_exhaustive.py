@@ -105,6 +105,8 @@ def run(port: UnitPort, name: str, width: int, *, law: str | None = None,
     """The unit's records (``RECORD``) for ``name`` on every input, in packed order; with
     ``law``, ``name`` then ``law`` on its results with the same angle.  ``jobs``
     processes share the inputs."""
+    if not 4 <= width <= 16:
+        raise ValueError(f"the exhaustive checks run at 4 <= W <= 16 (16-bit records), not {width}")
     executable = build(port, width)
     names = operations(port)
     bound = port.cycles(width, name) + (port.cycles(width, law) if law else 0)

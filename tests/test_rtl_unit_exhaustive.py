@@ -49,6 +49,11 @@ def test_a_wrong_result_a_wrong_fault_or_a_wrong_cycle_count_is_found() -> None:
     assert found.startswith(f"rot({5000 & 63}, {(5000 >> 6) & 63}, {5000 >> 12}):"), found
 
 
+def test_a_width_beyond_the_records_is_refused() -> None:
+    with pytest.raises(ValueError, match="16-bit records"):
+        unit_exhaustive.run(FU, "fn_sin", 32)
+
+
 def test_the_checks_are_in_the_registry() -> None:
     """Every unit operation has a bmc proof and an exhaustive check, selectable alike."""
     from revasm.rtl import proof_registry
