@@ -69,18 +69,19 @@ class ControlUnit(wiring.Component):
             self.halt.eq(((self.kind == CONTROL_KINDS.index("finish")) & ~self.backward_new)
                          | ((self.kind == CONTROL_KINDS.index("start")) & self.backward_new)),
         ]
+        # a fault stops the PC on the faulting instruction until the next run loads it, so
+        # the fault's PC is the PC (no register of its own)
+        m.d.comb += self.fault_pc.eq(self.pc)
         with m.If(self.load):
             m.d.sync += [self.pc.eq(self.load_pc), self.br.eq(Mux(resumed, self.br, 0)),
                          self.backward.eq(self.load_backward), self.halted.eq(0),
                          self.fault.eq(0), self.fault_kind.eq(0)]
         with m.Elif(self.raise_fault):
-            m.d.sync += [self.fault.eq(1), self.fault_kind.eq(self.fault_kind_in),
-                         self.fault_pc.eq(self.pc)]
+            m.d.sync += [self.fault.eq(1), self.fault_kind.eq(self.fault_kind_in)]
         with m.Elif(self.commit):
             m.d.sync += [self.br.eq(self.br_new), self.backward.eq(self.backward_new)]
             with m.If(self.uncaught):
-                m.d.sync += [self.fault.eq(1), self.fault_kind.eq(FAULT_CODE["uncaught-jump"]),
-                             self.fault_pc.eq(self.pc)]
+                m.d.sync += [self.fault.eq(1), self.fault_kind.eq(FAULT_CODE["uncaught-jump"])]
             with m.Elif(self.halt):
                 m.d.sync += self.halted.eq(1)
             with m.Else():

@@ -26,6 +26,7 @@ from .function_unit import FunctionUnit
 from .gradient_unit import GradientUnit
 from .host import host_signature, retire_signature
 from .memory import DataMemory, Tape
+from .memory_map import below
 from .muldiv import MulDiv
 from .params import FAULT_CODE, CoreParams
 from .regfile import RegisterFile
@@ -96,8 +97,9 @@ class Core(wiring.Component):
             # step's second part must put back -- forward, what the value step wrote
             # (R[a], R[b], OV); backward, the gradients of a, b, c the adjoint may have
             # changed -- and the fault to raise once they are back.
-            saved_a, saved_b, saved_c, saved_ov = (Signal(w, name=f"saved_{x}")
-                                                   for x in ("a", "b", "c", "ov"))
+            saved_a, saved_b, saved_c = (Signal(w, name=f"saved_{x}") for x in ("a", "b", "c"))
+            # OV is put back by undoing the step's count: its event and direction
+            saved_event, saved_down = Signal(), Signal()
             saved_wa, saved_wb, saving_g = Signal(), Signal(), Signal()
             undo_kind = Signal.like(ctl.fault_kind_in)
 
@@ -148,9 +150,9 @@ class Core(wiring.Component):
             with m.Else():
                 m.d.comb += unit_done.eq(1)
         elif md is not None:  # fmul/fdiv on the multiply/divide unit; functions fault
+            m.d.comb += [unit_r0.eq(md.result), unit_ovf.eq(md.overflow)]  # as above
             with m.If(unit_sel == UNIT_MULDIV):
-                m.d.comb += [unit_r0.eq(md.result), unit_ovf.eq(md.overflow),
-                             unit_done.eq(md.done), unit_fault.eq(md.fault),
+                m.d.comb += [unit_done.eq(md.done), unit_fault.eq(md.fault),
                              unit_kind.eq(FAULT_CODE["divide-by-zero"])]
             with m.Elif(unit_sel == UNIT_FUNCTION):
                 m.d.comb += [unit_done.eq(1), unit_fault.eq(1),
@@ -164,11 +166,15 @@ class Core(wiring.Component):
             m.d.comb += [gu.unit_done.eq(unit_done), gu.unit_fault.eq(unit_fault),
                          gu.unit_fault_kind.eq(unit_kind), gu.unit_r0.eq(unit_r0),
                          gu.unit_r1.eq(unit_r1)]
-        # the value step's unit result (value templates make at most one call)
+        # the value step's unit results (value templates make at most one call): a unit
+        # holds its results until its next call is done, so the last call's are read from
+        # it, and only earlier calls' would need registers
         phase = Signal(range(alu.max_calls + 1))
+        last = alu.max_calls - 1
         results = [(Signal(w, name=f"res{k}_0"), Signal(w, name=f"res{k}_1"))
-                   for k in range(alu.max_calls)]
-        overflows = [Signal(name=f"ovf{k}") for k in range(alu.max_calls)]
+                   if k < last else (unit_r0, unit_r1) for k in range(alu.max_calls)]
+        overflows = [Signal(name=f"ovf{k}") if k < last else unit_ovf
+                     for k in range(alu.max_calls)]
         m.d.comb += alu.phase.eq(phase)
         for k, (r0, r1) in enumerate(results):
             m.d.comb += [getattr(alu, f"res{k}_0").eq(r0), getattr(alu, f"res{k}_1").eq(r1),
@@ -213,7 +219,7 @@ class Core(wiring.Component):
                 m.next = "IDLE"
 
         in_memory = Signal()
-        m.d.comb += in_memory.eq((ctl.pc >= 0) & (ctl.pc < p.memory_map.low_words))
+        m.d.comb += in_memory.eq(~ctl.pc[-1] & below(ctl.pc.as_unsigned(), p.memory_map.low_words))
 
         with m.FSM():
             with m.State("IDLE"):
@@ -279,7 +285,7 @@ class Core(wiring.Component):
                         value_fault(unit_kind)
                     with m.Else():
                         with m.Switch(phase):
-                            for k, (r0, r1) in enumerate(results):
+                            for k, (r0, r1) in enumerate(results[:last]):
                                 with m.Case(k):
                                     m.d.sync += [r0.eq(unit_r0), r1.eq(unit_r1),
                                                  overflows[k].eq(unit_ovf)]
@@ -318,7 +324,8 @@ class Core(wiring.Component):
                         # BR and DIR do not depend on the registers it writes); the words
                         # it overwrites are kept in case the micro-program faults
                         m.d.sync += [saved_a.eq(rf.rdata_a), saved_b.eq(rf.rdata_b),
-                                     saved_ov.eq(ctl.ov), saved_wa.eq(alu.wa_en),
+                                     saved_event.eq(ctl.ov_event),
+                                     saved_down.eq(ctl.ov_down), saved_wa.eq(alu.wa_en),
                                      saved_wb.eq(alu.wb_en)]
                         with m.If(~program_after):
                             m.d.comb += ctl.commit.eq(1)
@@ -390,7 +397,8 @@ class Core(wiring.Component):
                 # and R[b] back, then fault
                 with m.State("UNDO_A"):
                     m.d.comb += [host.busy.eq(1), rf.waddr.eq(dec.a), rf.wdata.eq(saved_a),
-                                 rf.we.eq(saved_wa), ctl.ov_we.eq(1), ctl.ov_wdata.eq(saved_ov)]
+                                 rf.we.eq(saved_wa), ctl.ov_step.eq(1),
+                                 ctl.ov_event.eq(saved_event), ctl.ov_down.eq(~saved_down)]
                     m.next = "UNDO_B"
                 with m.State("UNDO_B"):
                     m.d.comb += [host.busy.eq(1), rf.waddr.eq(wb_addr), rf.wdata.eq(saved_b),

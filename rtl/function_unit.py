@@ -119,6 +119,8 @@ class FunctionUnit(wiring.Component):
             # 1: ``op`` indexes MULDIV_OPS (fmul, fdiv: the multiply/divide unit's work)
             "arith": In(1),
             "x": In(w), "y": In(w), "z": In(w),
+            # r0 (and overflow, fault) hold until the next call is done; r1, rot/irot's
+            # second word, is the unit's y register: it holds until the next start
             "done": Out(1), "r0": Out(w), "r1": Out(w),
             # with done after rot/irot: the rotation wrapped (ovf_rot/ovf_irot); else 0
             "overflow": Out(1),
@@ -194,6 +196,7 @@ class FunctionUnit(wiring.Component):
         negate = Signal()
         coef_t = Signal(signed(w + 1), name="coef_t")  # tan(theta / 2)
         vx, vy = ox, oy  # rot's words: the operands x, y as loaded
+        m.d.comb += self.r1.eq(vy)  # rot/irot's second word (a copy would be a register)
         rstep = Signal(range(4))
         # --- exp family and log ----------------------------------------------------------------
         hyper = Signal()
@@ -301,8 +304,7 @@ class FunctionUnit(wiring.Component):
         fin_wrap = Signal()
         fin_const = Signal(w)
 
-        def finish(value=None, fault: str | None = None, second=None, *,
-                   wrap: bool = False) -> None:
+        def finish(value=None, fault: str | None = None, *, wrap: bool = False) -> None:
             """Finish with the constant ``value``, or without one with the shifter's output
             (driven in this state): saturated, or ``wrap`` its low W bits."""
             m.d.comb += finishing.eq(1)
@@ -311,8 +313,6 @@ class FunctionUnit(wiring.Component):
             else:
                 m.d.comb += fin_const.eq(value)
             m.d.sync += self.done.eq(1)
-            if second is not None:
-                m.d.sync += self.r1.eq(second)
             if fault is not None:
                 m.d.sync += [self.fault.eq(1), self.fault_kind.eq(FAULT_CODE[fault])]
             m.next = "IDLE"
@@ -759,7 +759,7 @@ class FunctionUnit(wiring.Component):
                             m.next = "ROT_UNNEG_Y"
                         with m.Else():
                             shift(oxy_signed, 0)
-                            finish(second=vy, wrap=True)
+                            finish(wrap=True)  # r1 is vy
             with m.State("ROT_NEG_X"):
                 with m.If(sh_beyond):
                     m.d.sync += self.overflow.eq(1)
@@ -784,7 +784,7 @@ class FunctionUnit(wiring.Component):
                 with m.If(sh_beyond):
                     m.d.sync += self.overflow.eq(1)
                 shift(oxy_signed, 0, negate=1)
-                finish(second=vy, wrap=True)
+                finish(wrap=True)  # r1 is vy
             with m.State("FMUL"):
                 is_rot = op == OP["rot"]
                 # rot: x -= t*y (steps 0, 2), y += s*x (step 1); irot the opposite signs.

@@ -143,6 +143,7 @@ class GradientUnit(wiring.Component):
             "unit_x": Out(w), "unit_y": Out(w), "unit_z": Out(w),
             "unit_done": In(1), "unit_fault": In(1),
             "unit_fault_kind": In(range(len(FAULT_NAMES))),
+            # the last call's results, held by the unit until its next call is done
             "unit_r0": In(w), "unit_r1": In(w),
         })
 
@@ -185,7 +186,8 @@ class GradientUnit(wiring.Component):
             return Mux(sel == 0, self.na, Mux(sel == 1, self.nb, self.nc))
 
         temps = [Signal(w, name=f"t{k}") for k in range(rom.temps)]
-        u0, u1 = Signal(w), Signal(w)
+        # the unit holds a call's results until its next call is done
+        u0, u1 = self.unit_r0, self.unit_r1
         maddr = Signal(abits)
         mbad = Signal()
         ports = {"x": (self.r_x, self.g_x), "y": (self.r_y, self.g_y), "z": (self.r_z, self.g_z)}
@@ -282,7 +284,6 @@ class GradientUnit(wiring.Component):
                                      self.fault_kind.eq(self.unit_fault_kind)]
                         m.next = "IDLE"
                     with m.Else():
-                        m.d.sync += [u0.eq(self.unit_r0), u1.eq(self.unit_r1)]
                         advance()
             with m.State("CHECK"):
                 m.d.comb += self.busy.eq(1)

@@ -9,12 +9,39 @@ from __future__ import annotations
 
 from amaranth.hdl import Module, Signal
 from amaranth.lib import wiring
-from amaranth.lib.memory import Memory
+from amaranth.lib.memory import Memory, ReadPort, WritePort
 from amaranth.lib.wiring import In, Out
+
+#: The attribute of a memory whose read ports never read in a cycle its write port writes
+#: (:func:`exclusive_ports`).  ``rtl/synth.py`` tells yosys so: a read colliding with the
+#: write would return the old word, which an iCE40 block RAM does not promise, and yosys
+#: would otherwise emulate it with a register per data bit, a multiplexer and an address
+#: comparator at every read port (about 480 logic cells of the W = 32 co-processor).
+COLLISION_FREE = "revasm_collision_free"
+
+
+def exclusive_memory(**kwargs) -> Memory:
+    """A :class:`Memory` whose ports :func:`exclusive_ports` makes."""
+    return Memory(attrs={COLLISION_FREE: 1}, **kwargs)
+
+
+def exclusive_ports(m: Module, memory: Memory, reads: int = 1
+                    ) -> tuple[WritePort, list[ReadPort]]:
+    """One write port and ``reads`` read ports that do not read while it writes: in a cycle
+    that writes, a read port keeps the word it read before.  No read and write of one cell
+    can then meet in a cycle, whatever the addresses."""
+    if memory.attrs.get(COLLISION_FREE) != 1:
+        raise ValueError("exclusive ports belong to a memory made by exclusive_memory()")
+    write = memory.write_port()
+    reads_ = [memory.read_port() for _ in range(reads)]
+    for port in reads_:
+        m.d.comb += port.en.eq(~write.en)
+    return write, reads_
 
 
 class DataMemory(wiring.Component):
-    """``depth`` words of W + 1 bits; one synchronous read port, one write port."""
+    """``depth`` words of W + 1 bits; one synchronous read port, one write port (a cycle
+    that writes does not read: ``rdata`` keeps its word)."""
 
     def __init__(self, width: int, depth: int, init: list[int] | None = None,
                  code_flag: bool = True) -> None:
@@ -30,10 +57,9 @@ class DataMemory(wiring.Component):
 
     def elaborate(self, platform) -> Module:
         m = Module()
-        m.submodules.cells = cells = Memory(shape=self.bits, depth=self.depth,
-                                            init=self._init)
-        read = cells.read_port()
-        write = cells.write_port()
+        m.submodules.cells = cells = exclusive_memory(shape=self.bits, depth=self.depth,
+                                                      init=self._init)
+        write, (read,) = exclusive_ports(m, cells)
         m.d.comb += [read.addr.eq(self.raddr), self.rdata.eq(read.data),
                      write.addr.eq(self.waddr), write.data.eq(self.wdata), write.en.eq(self.we)]
         return m
@@ -57,9 +83,9 @@ class Tape(wiring.Component):
 
     def elaborate(self, platform) -> Module:
         m = Module()
-        m.submodules.words = words = Memory(shape=self.width, depth=self.depth, init=[])
-        read = words.read_port()
-        write = words.write_port()
+        m.submodules.words = words = exclusive_memory(shape=self.width, depth=self.depth,
+                                                      init=[])
+        write, (read,) = exclusive_ports(m, words)
         top_index = Signal(range(self.depth))
         m.d.comb += [top_index.eq(self.count - 1), read.addr.eq(top_index),
                      self.top.eq(read.data),

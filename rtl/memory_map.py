@@ -17,7 +17,30 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from amaranth.hdl import Value
+from amaranth.hdl import Const, Value
+
+
+def below(value: Value, bound: int) -> Value:
+    """An Amaranth expression: 1 when the unsigned ``value`` is less than ``bound``; a test
+    of its high bits when ``bound`` is a power of two (a comparator against a constant is
+    a carry chain of a logic cell per bit on an iCE40, with nothing else in those cells)."""
+    if bound <= 0:
+        return Const(0, 1)
+    if bound & (bound - 1):
+        return value < bound
+    k = bound.bit_length() - 1
+    return Const(1, 1) if k >= len(value) else ~value[k:].any()
+
+
+def in_top(value: Value, count: int) -> Value:
+    """An Amaranth expression: 1 when the unsigned ``value`` is one of the top ``count``
+    values of its width (a test of its high bits when ``count`` is a power of two)."""
+    if count <= 0:
+        return Const(0, 1)
+    if count & (count - 1):
+        return value >= (1 << len(value)) - count
+    k = count.bit_length() - 1
+    return Const(1, 1) if k >= len(value) else value[k:].all()
 
 
 @dataclass(frozen=True)
@@ -52,9 +75,9 @@ class MemoryMap:
 
     def holds(self, address: Value) -> Value:
         """An Amaranth expression: 1 when the W-bit ``address`` lies in a window."""
-        inside = address < self.low_words
+        inside = below(address, self.low_words)
         if self.stack_words:
-            inside = inside | (address >= self.stack_base)
+            inside = inside | in_top(address, self.stack_words)
         return inside
 
     def describe(self) -> str:

@@ -13,14 +13,16 @@ from __future__ import annotations
 
 from amaranth.hdl import Module
 from amaranth.lib import wiring
-from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
+
+from .memory import exclusive_memory, exclusive_ports
 
 REGISTERS = 32
 
 
 class RegisterFile(wiring.Component):
-    """Read data appears the cycle after its address; a write lands at the clock edge."""
+    """Read data appears the cycle after its address; a write lands at the clock edge, and
+    a cycle that writes does not read (the ports keep their words)."""
 
     def __init__(self, width: int, read_ports: int = 3, zero_register: bool = True) -> None:
         if read_ports not in (2, 3):
@@ -36,12 +38,11 @@ class RegisterFile(wiring.Component):
 
     def elaborate(self, platform) -> Module:
         m = Module()
-        m.submodules.bank = bank = Memory(shape=self.width, depth=REGISTERS, init=[])
-        write = bank.write_port()
+        m.submodules.bank = bank = exclusive_memory(shape=self.width, depth=REGISTERS, init=[])
+        write, reads = exclusive_ports(m, bank, len(self.ports))
         m.d.comb += [write.addr.eq(self.waddr), write.data.eq(self.wdata),
                      write.en.eq(self.we & ((self.waddr != 0) if self.zero_register else 1))]
-        for name in self.ports:
-            port = bank.read_port()
+        for name, port in zip(self.ports, reads):
             m.d.comb += [port.addr.eq(getattr(self, f"raddr_{name}")),
                          getattr(self, f"rdata_{name}").eq(port.data)]
         return m

@@ -46,6 +46,7 @@ from amaranth.lib.wiring import connect, flipped
 from .core import Core
 from .formal import tool
 from .function_unit import FunctionUnit
+from .memory import COLLISION_FREE
 from .params import CoreParams
 from .synth_targets import Target, count_cells
 from .synth_targets import target as find_target
@@ -249,6 +250,40 @@ def _store(root: Path, key: str, record: dict) -> None:
         pass  # a cache that cannot be written only costs the next run its time
 
 
+def collision_free(design: str) -> str:
+    """The RTLIL ``design`` with the read ports of every memory marked
+    :data:`~revasm.rtl.memory.COLLISION_FREE` declared free of collisions with its write
+    port (``COLLISION_X_MASK``: a colliding read may return anything).  Their ports never
+    read while writing (``rtl/memory.exclusive_ports``), so no read is changed, and yosys
+    maps them onto block RAM without emulating a collision's old word."""
+    lines = design.splitlines(keepends=True)
+    marked, module, pending = set(), "", False
+    for line in lines:
+        words = line.split()
+        if words[:1] == ["module"]:
+            module = words[1]
+        elif words[:2] == ["attribute", "\\" + COLLISION_FREE]:
+            pending = True
+        elif words[:1] == ["memory"]:
+            if pending:
+                marked.add((module, words[-1]))
+            pending = False
+        elif words[:1] != ["attribute"]:
+            pending = False
+    out, memid = [], None
+    for line in lines:
+        words = line.split()
+        if words[:1] == ["module"]:
+            module = words[1]
+        elif words[:2] == ["parameter", "\\MEMID"]:
+            memid = words[2].strip('"').replace("\\\\", "\\")
+        elif words[:2] == ["parameter", "\\COLLISION_X_MASK"] and (module, memid) in marked:
+            bits = int(words[2].split("'")[0])
+            line = line.replace(words[2], f"{bits}'{'1' * bits}")
+        out.append(line)
+    return "".join(out)
+
+
 def _synthesise(script: str, design: str, tmp: str,
                 activity: Callable[[str], None]) -> dict:
     """Map the unit onto the family's cells: its cell counts by type."""
@@ -334,7 +369,7 @@ def synthesize(part: str, params: CoreParams, target: str = "ice40-hx8k",
     report_activity = activity or (lambda text: None)
     placing = place and chosen.nextpnr is not None
     report_stage("elaborate", "Amaranth to RTLIL")
-    design = rtlil.convert(deployed_unit(part, params, trace), name="top")
+    design = collision_free(rtlil.convert(deployed_unit(part, params, trace), name="top"))
     synth_script = (f"read_rtlil top.il; {chosen.synth_command} -top top; "
                     "tee -q -o stat.json stat -json")
     root = Path(cache_root or cache_dir("synth"))
@@ -345,7 +380,8 @@ def synthesize(part: str, params: CoreParams, target: str = "ice40-hx8k",
     if placing:
         assert chosen.nextpnr is not None
         wrapper = PinWrapper(deployed_unit(part, params, trace))
-        wrapper_text = rtlil.convert(wrapper, name="top", ports=[wrapper.sin, wrapper.pins])
+        wrapper_text = collision_free(rtlil.convert(wrapper, name="top",
+                                                    ports=[wrapper.sin, wrapper.pins]))
         wrap_script = f"read_rtlil wrap.il; {chosen.synth_command} -top top -json wrap.json"
         pnr_args = chosen.pnr_args("wrap.json", "report.json", freq_mhz)
         place_key = cache_key(wrapper_text, {
