@@ -23,7 +23,7 @@ from .alu import UNIT_FUNCTION, UNIT_MULDIV, Alu
 from .control import ControlUnit
 from .decoder import Decoder
 from .function_unit import FunctionUnit
-from .gradient_unit import GradientUnit
+from .gradient_unit import TEMP_BASE, GradientUnit
 from .host import host_signature, retire_signature
 from .memory import DataMemory, Tape
 from .memory_map import below
@@ -74,9 +74,11 @@ class Core(wiring.Component):
             # G has two read ports: the micro-programs read G only through the x and y
             # operands (the z operand is R[c] alone), and GSAVE reads G[c] a cycle after
             # G[a] and G[b] -- a 32-word bank in block RAM costs a copy per port
-            m.submodules.gregfile = grf = RegisterFile(w, read_ports=2, zero_register=False)
-            m.submodules.gmemory = gmem = DataMemory(w, p.memory_words, code_flag=False)
             m.submodules.gradient_unit = gu = GradientUnit(w, p.memory_map)
+            # G's block RAM holds the gradient unit's temporaries above the 32 registers
+            m.submodules.gregfile = grf = RegisterFile(w, read_ports=2, zero_register=False,
+                                                       words=TEMP_BASE + gu.rom.temps)
+            m.submodules.gmemory = gmem = DataMemory(w, p.memory_words, code_flag=False)
             if any(source == "G" for source, _ in gu.rom.slots["z"]):  # pragma: no cover
                 raise ValueError("a micro-program reads G through its z operand, which "
                                  "the two-port gradient register file cannot serve")

@@ -56,7 +56,7 @@ from revasm.isa.table import BINARY_FUNCTIONS, INSTRUCTIONS
 
 from .alu import UNIT_NONE, Alu, unit_op_code
 from .decoder import field_shape
-from .gradient_unit import GradientUnit, MicroRom
+from .gradient_unit import TEMP_BASE, GradientUnit, MicroRom
 from .params import CoreParams
 from .semantics import FUNCTION_OPS, MULDIV_OPS, UNIT_OF
 from .table_rendering import FreeUnit, RenderError, SymbolicState, render
@@ -433,6 +433,9 @@ class GradientSpec(Elaboratable):
         m.submodules.alu = alu = Alu(w, p.br_width, entries=(index,))
         pool = UnitPool(m, w, self.calls)
         init = {name: AnyConst(w) for name in ("ra", "rb", "rc", "mem", "ga", "gb", "gc", "gm")}
+        # the gradient unit's temporaries, G's words TEMP_BASE + k (free at the start)
+        temps = {TEMP_BASE + k: f"gt{k}" for k in range(gu.rom.temps)}
+        init.update({name: AnyConst(w) for name in temps.values()})
         junk = AnyConst(w)  # what a port reads at a register other than 1, 2, 3
         imm = AnyConst(field_shape("imm"))
         # EXCH: R[b] addresses a data word inside memory (a window of the memory map)
@@ -447,9 +450,13 @@ class GradientSpec(Elaboratable):
         m.d.comb += [gu.unit_r0.eq(last0), gu.unit_r1.eq(last1)]
 
         def bank(prefix: str, number):
-            return Mux(number == 1, state[prefix + "a"], Mux(number == 2, state[prefix + "b"],
+            word = Mux(number == 1, state[prefix + "a"], Mux(number == 2, state[prefix + "b"],
                                                              Mux(number == 3, state[prefix + "c"],
                                                                  junk)))
+            if prefix == "g":
+                for address, name in temps.items():
+                    word = Mux(number == address, state[name], word)
+            return word
 
         # register-file ports: synchronous reads, like the block RAMs
         for port, addr in (("x", gu.raddr_x), ("y", gu.raddr_y), ("z", gu.raddr_z)):
@@ -486,9 +493,11 @@ class GradientSpec(Elaboratable):
             checks[text] = flag
             m.d.sync += flag.eq((flag if sticky else 1) & condition)
 
-        check(~gu.g_we | ((gu.g_waddr >= 1) & (gu.g_waddr <= 3)), "G written at a, b or c")
+        check(~gu.g_we | ((gu.g_waddr >= 1) & (gu.g_waddr <= 3))
+              | ((gu.g_waddr >= TEMP_BASE) & (gu.g_waddr < TEMP_BASE + len(temps))),
+              "G written at a, b, c or a temporary")
         with m.If(gu.g_we):
-            for number, name in ((1, "ga"), (2, "gb"), (3, "gc")):
+            for number, name in ((1, "ga"), (2, "gb"), (3, "gc"), *temps.items()):
                 with m.If(gu.g_waddr == number):
                     m.d.sync += state[name].eq(gu.g_wdata)
         with m.If(gu.gm_we):
@@ -550,6 +559,8 @@ class GradientSpec(Elaboratable):
                 m.next = "STEP_F"
             with m.State("END"):
                 for name, value in init.items():
+                    if name not in end:  # a temporary: scratch, not the machine's state
+                        continue
                     m.d.comb += [
                         Assert((cycle < self.depth - 1) | (state[name] == end[name]),
                                f"forward step: {name} is the table's"),

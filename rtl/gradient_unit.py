@@ -26,9 +26,13 @@ from revasm.isa.table import INSTRUCTIONS
 from .memory_map import MemoryMap
 from .microcode import OPS, REGS, MicroOp, Operand, Step, TemplateError, step, temporaries
 from .params import FAULT_CODE, FAULT_NAMES
+from .regfile import REGISTERS
 from .semantics import FUNCTION_OPS, MULDIV_OPS, UNIT_OF
 
 _SLOTS = ("x", "y", "z")
+#: G's word holding temporary 0: the temporaries live in G's block RAM (256 words, 32 of
+#: them the registers), not in flip-flops with a multiplexer input each
+TEMP_BASE = REGISTERS
 
 
 def _key(o: Operand) -> tuple[str, str]:
@@ -122,6 +126,8 @@ class GradientUnit(wiring.Component):
         self.width = width
         self.memory_map = memory_map
         self.rom = MicroRom()
+        if self.rom.temps > 4:  # pragma: no cover - a temporary's number is two bits
+            raise ValueError(f"the micro-programs need {self.rom.temps} temporaries, not <= 4")
         abits = (memory_map.memory_words - 1).bit_length()
         w = width
         super().__init__({
@@ -130,10 +136,11 @@ class GradientUnit(wiring.Component):
             "has_program": Out(1), "value_first": Out(1), "unsupported": Out(1),
             "busy": Out(1), "done": Out(1), "fault": Out(1),
             "fault_kind": Out(range(len(FAULT_NAMES))), "fault_addr": Out(w),
-            # register ports (R and G share the address of a port)
-            "raddr_x": Out(5), "raddr_y": Out(5), "raddr_z": Out(5),
+            # register ports (R and G share the address of a port); the temporaries are
+            # G's words TEMP_BASE, TEMP_BASE + 1, ... (read through the x and y ports)
+            "raddr_x": Out(6), "raddr_y": Out(6), "raddr_z": Out(5),
             "r_x": In(w), "r_y": In(w), "r_z": In(w), "g_x": In(w), "g_y": In(w), "g_z": In(w),
-            "g_waddr": Out(5), "g_wdata": Out(w), "g_we": Out(1),
+            "g_waddr": Out(6), "g_wdata": Out(w), "g_we": Out(1),
             # memory: the address check reads MEM's code flag; GM is read and written
             "mem_raddr": Out(abits), "mem_code": In(1), "gm_rdata": In(w),
             "gm_waddr": Out(abits), "gm_wdata": Out(w), "gm_we": Out(1),
@@ -185,7 +192,6 @@ class GradientUnit(wiring.Component):
         def reg_number(sel):
             return Mux(sel == 0, self.na, Mux(sel == 1, self.nb, self.nc))
 
-        temps = [Signal(w, name=f"t{k}") for k in range(rom.temps)]
         # the unit holds a call's results until its next call is done
         u0, u1 = self.unit_r0, self.unit_r1
         maddr = Signal(abits)
@@ -198,13 +204,17 @@ class GradientUnit(wiring.Component):
                     "GM": self.gm_rdata, "U0": u0, "U1": u1}
             value = Signal(w, name=f"opnd_{slot}")
             reg = Signal(2, name=f"reg_{slot}")
+            temp = Signal(name=f"temp_{slot}")  # a temporary: G's word TEMP_BASE + reg
             with m.Switch(f[slot]):
                 for code, (source, which) in enumerate(rom.slots[slot]):
                     with m.Case(code):
-                        m.d.comb += value.eq(temps[int(which)] if source == "T" else data[source])
+                        if source == "T":
+                            m.d.comb += [value.eq(g), temp.eq(1), reg.eq(int(which))]
+                        else:
+                            m.d.comb += value.eq(data[source])
                         if source in ("R", "G"):
                             m.d.comb += reg.eq(REGS.index(which))
-            m.d.comb += raddr.eq(reg_number(reg))
+            m.d.comb += raddr.eq(Mux(temp, TEMP_BASE + reg, reg_number(reg)))
             operands[slot] = value
         x, y, z = operands["x"], operands["y"], operands["z"]
 
@@ -228,13 +238,17 @@ class GradientUnit(wiring.Component):
                                   Mux(x == 0, 0, Mux(x[w - 1], (-one) & ((1 << w) - 1), one)),
                                   sum_))
         dst_reg = Signal(2)
+        dst_temp = Signal()
         with m.Switch(f["dst"]):
             for code, (source, which) in enumerate(rom.dests):
                 with m.Case(code):
                     if source == "G":
                         m.d.comb += dst_reg.eq(REGS.index(which))
+                    elif source == "T":
+                        m.d.comb += [dst_reg.eq(int(which)), dst_temp.eq(1)]
         m.d.comb += [self.unit_x.eq(x), self.unit_y.eq(y), self.unit_z.eq(z),
-                     self.g_waddr.eq(reg_number(dst_reg)), self.g_wdata.eq(result),
+                     self.g_waddr.eq(Mux(dst_temp, TEMP_BASE + dst_reg, reg_number(dst_reg))),
+                     self.g_wdata.eq(result),
                      self.gm_waddr.eq(maddr), self.gm_wdata.eq(result),
                      self.mem_raddr.eq(maddr)]
 
@@ -267,14 +281,12 @@ class GradientUnit(wiring.Component):
                     m.next = "CHECK"
                 with m.Else():
                     with m.Switch(f["dst"]):
-                        for code, (source, which) in enumerate(rom.dests):
+                        for code, (source, _which) in enumerate(rom.dests):
                             with m.Case(code):
-                                if source == "G":
-                                    m.d.comb += self.g_we.eq(1)
-                                elif source == "GM":
+                                if source == "GM":
                                     m.d.comb += self.gm_we.eq(1)
-                                else:
-                                    m.d.sync += temps[int(which)].eq(result)
+                                else:  # G or a temporary (G's words above the registers)
+                                    m.d.comb += self.g_we.eq(1)
                     advance()
             with m.State("WAIT"):
                 m.d.comb += self.busy.eq(1)

@@ -7,7 +7,8 @@ The gradient bank G is a second instance with two read ports: the gradient unit 
 through its x and y operands only, and the core reads G of an instruction's three
 registers over two cycles (``rtl/core.py``, state GSAVE).  G[0] is an ordinary word
 (``zero_register=False``): ``ADD $3 $0`` adds G[3] into it on the way back, as every
-engine does (docs/gradient.md), and the host reads it like any other.
+engine does (docs/gradient.md), and the host reads it like any other.  G's block RAM
+(256 words) also holds the gradient unit's temporaries, in ``words`` beyond the 32.
 """
 from __future__ import annotations
 
@@ -24,21 +25,24 @@ class RegisterFile(wiring.Component):
     """Read data appears the cycle after its address; a write lands at the clock edge, and
     a cycle that writes does not read (the ports keep their words)."""
 
-    def __init__(self, width: int, read_ports: int = 3, zero_register: bool = True) -> None:
+    def __init__(self, width: int, read_ports: int = 3, zero_register: bool = True,
+                 words: int = REGISTERS) -> None:
         if read_ports not in (2, 3):
             raise ValueError(f"a register file has 2 or 3 read ports, not {read_ports}")
         self.width = width
         self.zero_register = zero_register
+        self.words = words
         self.ports = "abc"[:read_ports]
+        abits = (words - 1).bit_length()
         super().__init__({
-            **{f"raddr_{name}": In(5) for name in self.ports},
+            **{f"raddr_{name}": In(abits) for name in self.ports},
             **{f"rdata_{name}": Out(width) for name in self.ports},
-            "waddr": In(5), "wdata": In(width), "we": In(1),
+            "waddr": In(abits), "wdata": In(width), "we": In(1),
         })
 
     def elaborate(self, platform) -> Module:
         m = Module()
-        m.submodules.bank = bank = exclusive_memory(shape=self.width, depth=REGISTERS, init=[])
+        m.submodules.bank = bank = exclusive_memory(shape=self.width, depth=self.words, init=[])
         write, reads = exclusive_ports(m, bank, len(self.ports))
         m.d.comb += [write.addr.eq(self.waddr), write.data.eq(self.wdata),
                      write.en.eq(self.we & ((self.waddr != 0) if self.zero_register else 1))]

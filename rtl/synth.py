@@ -56,24 +56,40 @@ PARTS = ("core", "function-unit")
 
 
 class PinWrapper(Elaboratable):
-    """Feeds a component's inputs from a shift register and XOR-folds its outputs."""
+    """A component on a package's pins, as a board would carry it: its inputs on pins of
+    their own when the package has enough (``pins``, its user I/O, less the outputs and
+    the clock), else shifted in from one pin through a register per input bit; its
+    outputs, more than a package has, XOR-folded onto ``out_pins`` registered pins.
+    ``ports`` are the wrapper's own (``rtlil.convert``'s)."""
 
-    def __init__(self, unit: wiring.Component, out_pins: int = 8) -> None:
+    def __init__(self, unit: wiring.Component, out_pins: int = 8, pins: int = 0) -> None:
         self.unit = unit
-        self.sin = Signal()
+        self._inputs: list = []
+        self._outputs: list = []
+        for _path, member, value in unit.signature.flatten(unit):
+            (self._inputs if member.flow == wiring.In else self._outputs).append(value)
+        width_in = sum(len(v) for v in self._inputs)
+        #: the inputs on pins of their own (else a shift register)
+        self.direct = width_in + out_pins + 1 <= pins
+        self.pins_in = Signal(width_in if self.direct else 1)
         self.pins = Signal(out_pins)
+        #: the flip-flops the wrapper adds to the design
+        self.wrapper_flops = (0 if self.direct else width_in) + out_pins
+
+    @property
+    def ports(self) -> list[Signal]:
+        return [self.pins_in, self.pins]
 
     def elaborate(self, platform) -> Module:
         m = Module()
-        m.submodules.unit = unit = self.unit
-        inputs, outputs = [], []
-        for _path, member, value in unit.signature.flatten(unit):
-            (inputs if member.flow == wiring.In else outputs).append(value)
-        width_in = sum(len(v) for v in inputs)
-        chain = Signal(width_in)
-        m.d.sync += chain.eq(Cat(self.sin, chain[:-1]))
-        m.d.comb += Cat(*inputs).eq(chain)
-        flat = Cat(*outputs)
+        m.submodules.unit = self.unit
+        if self.direct:
+            m.d.comb += Cat(*self._inputs).eq(self.pins_in)
+        else:
+            chain = Signal(sum(len(v) for v in self._inputs))
+            m.d.sync += chain.eq(Cat(self.pins_in, chain[:-1]))
+            m.d.comb += Cat(*self._inputs).eq(chain)
+        flat = Cat(*self._outputs)
         folded = Signal(len(self.pins))
         bits = [flat[i] for i in range(len(flat))]
         for pin in range(len(self.pins)):
@@ -82,7 +98,6 @@ class PinWrapper(Elaboratable):
                 acc = acc ^ bit
             m.d.comb += folded[pin].eq(acc)
         m.d.sync += self.pins.eq(folded)
-        self.wrapper_flops = width_in + len(self.pins)
         return m
 
 
@@ -379,9 +394,8 @@ def synthesize(part: str, params: CoreParams, target: str = "ice40-hx8k",
     placed = place_key = wrapper_text = None
     if placing:
         assert chosen.nextpnr is not None
-        wrapper = PinWrapper(deployed_unit(part, params, trace))
-        wrapper_text = collision_free(rtlil.convert(wrapper, name="top",
-                                                    ports=[wrapper.sin, wrapper.pins]))
+        wrapper = PinWrapper(deployed_unit(part, params, trace), pins=chosen.io_pins)
+        wrapper_text = collision_free(rtlil.convert(wrapper, name="top", ports=wrapper.ports))
         wrap_script = f"read_rtlil wrap.il; {chosen.synth_command} -top top -json wrap.json"
         pnr_args = chosen.pnr_args("wrap.json", "report.json", freq_mhz)
         place_key = cache_key(wrapper_text, {

@@ -39,6 +39,8 @@ class Target:
     luts: int = 0
     brams: int = 0
     dsps: int = 0
+    #: the package's user I/O pins (nextpnr's SB_IO / TRELLIS_IO count); 0 = not placed
+    io_pins: int = 0
 
     @property
     def capacity(self) -> str:
@@ -75,16 +77,18 @@ class Target:
 
 def _ecp5(size: str, luts: int, brams: int, dsps: int) -> Target:
     # Speed grade 6 (the slowest, so fmax is what every part of the type reaches) and the
-    # 381-ball caBGA, a package every ECP5 size comes in (12F through 85F).
+    # 381-ball caBGA, a package every ECP5 size comes in (12F through 85F); its user I/O
+    # as the 12F and 25F have it (197, nextpnr's TRELLIS_IO), the fewest of the sizes.
     return Target(f"ecp5-{size}k", "ecp5", f"LFE5U-{size}F-6BG381C", "synth_ecp5",
-                  (f"--{size}k", "--package", "CABGA381", "--speed", "6"), luts, brams, dsps)
+                  (f"--{size}k", "--package", "CABGA381", "--speed", "6"), luts, brams, dsps,
+                  197)
 
 
 TARGETS: dict[str, Target] = {target.name: target for target in (
     Target("ice40-hx8k", "ice40", "iCE40HX8K-CT256", "synth_ice40", ("--hx8k", "--package",
-           "ct256"), 7680, 32, 0),
+           "ct256"), 7680, 32, 0, 206),
     Target("ice40-up5k", "ice40", "iCE40UP5K-SG48", "synth_ice40 -dsp", ("--up5k", "--package",
-           "sg48"), 5280, 30, 8),
+           "sg48"), 5280, 30, 8, 39),
     _ecp5("12", 12288, 32, 28),
     _ecp5("25", 24288, 56, 28),
     _ecp5("45", 43848, 108, 72),
