@@ -54,7 +54,7 @@ UNCHECKED = {
     "make test": "runs the whole suite, this test included",
     "revasm rtl sim examples/fib.pal --verilator":
         "builds a Verilator model (about a minute) and prints wall-clock times",
-    "revasm rtl synth --width 32 --part all --target ice40-hx8k":
+    "revasm rtl synth --width 32 --grad --part all --target ice40-hx8k":
         "yosys and nextpnr take minutes; the cell counts and fmax depend on the tool versions",
     "revasm bench --quick": "a minute or more, and prints timings that vary from run to run",
 }
