@@ -419,7 +419,11 @@ def test_a_step_that_faults_after_its_adjoint_leaves_no_effect_on_the_rtl() -> N
     # $1, then the inverse adjoint divides by b^2 + c^2, which rounds to 0; the core puts
     # $1 and OV back before it faults
     forward = _one_step_job("SUBATAN2", (1, 2, 3), {2: 128, 3: 128}, +1)
+    # the same from $1 = -2^31: the value step's subtraction overflows and counts in OV,
+    # which the core takes back (OV is compared after the fault)
+    counted = _one_step_job("SUBATAN2", (1, 2, 3), {1: 1 << 31, 2: 128, 3: 128}, +1)
     results = Lockstep(CoreParams(width=32, memory_words=TEST_MEMORY_WORDS, gradient=True)
-                       ).run([backward, forward], stop_on_divergence=False)
+                       ).run([backward, forward, counted], stop_on_divergence=False)
     assert [(run.status, run.fault_kind) for result in results for run in result.runs] == [
-        ("fault", "domain-error"), ("fault", "divide-by-zero")], _report(results)
+        ("fault", "domain-error"), ("fault", "divide-by-zero"), ("fault", "divide-by-zero")
+    ], _report(results)
