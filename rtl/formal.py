@@ -383,13 +383,37 @@ def _program(rom: MicroRom, index: int, backward: bool) -> tuple:
     return s.ops if s is not None else ()
 
 
-def gradient_depth(ins: Instruction, rom: MicroRom) -> int:
+#: GradientSpec's ``steps``: both directions in one run (backward, then forward from
+#: there), or one direction from a free state
+BOTH_STEPS, BACKWARD_STEP, FORWARD_STEP = "both", "backward", "forward"
+
+
+def gradient_depth(ins: Instruction, rom: MicroRom, steps: str = BOTH_STEPS) -> int:
     """The cycles of :class:`GradientSpec`'s run: LOAD, and per direction STEP, the
     micro-program (READ and EXEC per micro-operation, plus CHECK for an address, WAIT for
-    a unit: here the unit answers at once), the value step, then MID and END."""
+    a unit: here the unit answers at once), the value step, then MID (after the backward
+    step) and END."""
     index = INSTRUCTIONS.index(ins)
-    return 7 + sum(2 + (op.op in ("ADDR", "CALL")) for backward in (True, False)
-                   for op in _program(rom, index, backward))
+    directions = _directions(steps)
+    return 2 + (True in directions) + 2 * len(directions) + sum(
+        2 + (op.op in ("ADDR", "CALL")) for backward in directions
+        for op in _program(rom, index, backward))
+
+
+def gradient_calls(ins: Instruction, rom: MicroRom, steps: str = BOTH_STEPS) -> int:
+    """The unit calls of :class:`GradientSpec`'s steps: the micro-programs' and the value
+    steps'."""
+    index = INSTRUCTIONS.index(ins)
+    directions = _directions(steps)
+    return sum(op.op == "CALL" for backward in directions
+               for op in _program(rom, index, backward)) + sum(
+        1 for backward in directions
+        if any(f"{name}(" in (ins.backward if backward else ins.forward) for name in UNIT_OF))
+
+
+def _directions(steps: str) -> tuple[bool, ...]:
+    """The directions (backward?) a GradientSpec of ``steps`` runs, in order."""
+    return {BOTH_STEPS: (True, False), BACKWARD_STEP: (True,), FORWARD_STEP: (False,)}[steps]
 
 
 class GradientSpec(Elaboratable):
@@ -407,19 +431,21 @@ class GradientSpec(Elaboratable):
     switch on must change values and gradients exactly as the table's backward step
     does, the forward step exactly as the table's forward step does from there, and the
     two must give back the starting state; both steps must end within ``depth`` cycles.
+
+    ``steps`` ``backward`` or ``forward`` checks one direction alone, from a free state
+    (half the unit calls, so a quarter of the pool's pairwise constraints): the two prove
+    what the run of both proves but the round trip, which the table's own step has
+    (``tests/test_adjoint_rules.py``: every gradient template is undone by its inverse).
     """
 
-    def __init__(self, ins: Instruction, params: CoreParams, rom: MicroRom | None = None) -> None:
+    def __init__(self, ins: Instruction, params: CoreParams, rom: MicroRom | None = None,
+                 steps: str = BOTH_STEPS) -> None:
         self.ins = ins
         self.params = params
+        self.steps = steps
         rom = rom or MicroRom()
-        index = INSTRUCTIONS.index(ins)
-        self.depth = gradient_depth(ins, rom)
-        # the unit calls of both steps: the micro-programs' and the value steps'
-        self.calls = sum(op.op == "CALL" for backward in (True, False)
-                         for op in _program(rom, index, backward))
-        self.calls += sum(1 for template in (ins.forward, ins.backward)
-                          if any(f"{name}(" in template for name in UNIT_OF))
+        self.depth = gradient_depth(ins, rom, steps)
+        self.calls = gradient_calls(ins, rom, steps)
 
     def elaborate(self, platform) -> Module:
         m = Module()
@@ -513,24 +539,28 @@ class GradientSpec(Elaboratable):
             Const(0, signed(p.br_width)), Const(-1, signed(2)),
             {"IMM": imm.as_signed() & ((1 << w) - 1), "AMT": Const(0, 1), "K": Const(0, 1),
              "OFF": Const(0, 1)}, init["rb"], AnyConst(w))
-        for part in mode_statements(self.ins, -1, gradient=True, tangent=False):
-            render(part, table, pool)
-        middle = _modelled(table)
-        table = table.copy()
-        table.DIR = Const(1, signed(2))
-        for part in mode_statements(self.ins, 1, gradient=True, tangent=False):
-            render(part, table, pool)
-        end = _modelled(table)
-        for name in middle:  # set in MID (not sticky: MID comes once)
+        directions = _directions(self.steps)
+        middle = end = None
+        if True in directions:
+            for part in mode_statements(self.ins, -1, gradient=True, tangent=False):
+                render(part, table, pool)
+            middle = _modelled(table)
+            table = table.copy()
+        if False in directions:
+            table.DIR = Const(1, signed(2))
+            for part in mode_statements(self.ins, 1, gradient=True, tangent=False):
+                render(part, table, pool)
+            end = _modelled(table)
+        for name in middle or ():  # set in MID (not sticky: MID comes once)
             checks[f"backward step: {name} is the table's"] = Signal(name=f"ok_backward_{name}")
         cycle = Signal(range(self.depth + 2))
         m.d.sync += cycle.eq(cycle + 1)
         with m.FSM() as fsm:
             with m.State("LOAD"):
                 m.d.sync += [state[name].eq(value) for name, value in init.items()]
-                m.d.sync += backward.eq(1)
-                m.next = "STEP"
-            for direction in ("B", "F"):
+                m.d.sync += backward.eq(int(directions[0]))
+                m.next = "STEP" if directions[0] else "STEP_F"
+            for direction in ("B" if flag else "F" for flag in directions):
                 following = "MID" if direction == "B" else "END"
                 with m.State("STEP" if direction == "B" else "STEP_F"):
                     with m.If(gu.has_program & ~gu.value_first):
@@ -551,23 +581,24 @@ class GradientSpec(Elaboratable):
                 with m.State(f"AFTER_{direction}"):  # the adjoint's inverse after it
                     with m.If(gu.done):
                         m.next = following
-            with m.State("MID"):
-                for name, value in middle.items():
-                    m.d.sync += checks[f"backward step: {name} is the table's"].eq(
-                        state[name] == value)
-                m.d.sync += backward.eq(0)
-                m.next = "STEP_F"
+            if middle is not None:
+                with m.State("MID"):
+                    for name, value in middle.items():
+                        m.d.sync += checks[f"backward step: {name} is the table's"].eq(
+                            state[name] == value)
+                    m.d.sync += backward.eq(0)
+                    m.next = "STEP_F" if end is not None else "END"
             with m.State("END"):
                 for name, value in init.items():
-                    if name not in end:  # a temporary: scratch, not the machine's state
+                    if end is None or name not in end:  # a temporary: scratch
                         continue
-                    m.d.comb += [
-                        Assert((cycle < self.depth - 1) | (state[name] == end[name]),
-                               f"forward step: {name} is the table's"),
-                        Assert((cycle < self.depth - 1) | (state[name] == value),
-                               f"forward undoes backward: {name}")]
+                    m.d.comb += Assert((cycle < self.depth - 1) | (state[name] == end[name]),
+                                       f"forward step: {name} is the table's")
+                    if middle is not None:
+                        m.d.comb += Assert((cycle < self.depth - 1) | (state[name] == value),
+                                           f"forward undoes backward: {name}")
         m.d.comb += Assert((cycle < self.depth - 1) | fsm.ongoing("END"),
-                           "both steps end within the bound")
+                           "the steps end within the bound")
         for text, flag in checks.items():
             m.d.comb += Assert((cycle < self.depth - 1) | flag, text)
         for text, holds in table.obligations:
@@ -691,10 +722,11 @@ def _stop_session(session: int) -> None:
 
 def prove(ins: Instruction | tuple[Instruction, ...], params: CoreParams,
           workdir: str | None = None, gradient: bool = False,
-          semantics: bool = False) -> ProofResult:
+          semantics: bool = False, steps: str = BOTH_STEPS) -> ProofResult:
     """Run one proof of an entry (or of a tuple of entries at once): reversibility
     (:class:`ReversibilitySpec`), with ``semantics`` the table's value semantics
-    (:class:`ValueSpec`), with ``gradient`` the gradient-mode step (:class:`GradientSpec`)."""
+    (:class:`ValueSpec`), with ``gradient`` the gradient-mode step (:class:`GradientSpec`,
+    of ``steps``)."""
     if isinstance(ins, tuple):
         label = f"{len(ins)} entries at once"
     else:
@@ -702,7 +734,7 @@ def prove(ins: Instruction | tuple[Instruction, ...], params: CoreParams,
     spec: Elaboratable
     if gradient:
         assert not isinstance(ins, tuple)
-        spec = GradientSpec(ins, params)
+        spec = GradientSpec(ins, params, steps=steps)
     elif semantics:
         spec = ValueSpec(ins, params)
     else:

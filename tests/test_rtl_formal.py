@@ -88,6 +88,32 @@ def test_a_broken_micro_program_fails_the_gradient_proof(monkeypatch) -> None:
 
 
 @NEEDS_SBY
+def test_each_direction_is_proved_alone_and_a_broken_one_fails_its_own(monkeypatch) -> None:
+    """The proofs of one direction from a free state (the heaviest entries' adjoints):
+    ADD's both pass; with its backward micro-program's addition turned into a subtraction,
+    the backward step's proof fails and the forward step's still passes."""
+    from revasm.rtl import gradient_unit
+    from revasm.rtl.microcode import step
+
+    add = INSTRUCTIONS.index(lookup("ADD"))
+    for steps in ("backward", "forward"):
+        assert formal.prove(lookup("ADD"), W32, gradient=True, steps=steps).status == "proved"
+
+    def broken(index: int, backward: bool):
+        s = step(index, backward)
+        if index == add and backward:
+            ops = tuple(dataclasses.replace(op, op="SUB") if op.op == "ADD" else op
+                        for op in s.ops)
+            return dataclasses.replace(s, ops=ops)
+        return s
+
+    monkeypatch.setattr(gradient_unit, "step", broken)
+    failed = formal.prove(lookup("ADD"), W32, gradient=True, steps="backward")
+    assert failed.status == "failed" and "Assert failed" in failed.log
+    assert formal.prove(lookup("ADD"), W32, gradient=True, steps="forward").status == "proved"
+
+
+@NEEDS_SBY
 def test_a_broken_adjoint_fails_its_proof(monkeypatch) -> None:
     """The specification is the table: with ADD's backward adjoint changed (G[b] -= G[a])
     for the proof only, the unchanged core no longer matches it."""
@@ -217,7 +243,14 @@ def test_every_entry_has_its_proofs_in_the_registry() -> None:
     keys = {p.key for p in proofs}
     for ins in INSTRUCTIONS:
         assert f"{ins.mnemonic} value" in keys and f"{ins.mnemonic} backward" in keys
-        assert (f"{ins.mnemonic} adjoint" in keys) == bool(ins.adjoint or ins.rules_from)
+        adjoint = {p.key for p in proofs if p.name == ins.mnemonic and p.prop == "adjoint"}
+        assert bool(adjoint) == bool(ins.adjoint or ins.rules_from)
+        # one proof of both directions, or one per direction
+        assert adjoint in (set(), {f"{ins.mnemonic} adjoint"},
+                           {f"{ins.mnemonic} adjoint (backward step)",
+                            f"{ins.mnemonic} adjoint (forward step)"}), adjoint
+    split = {p.name for p in proofs if p.steps}
+    assert split == {"ADDATAN2", "SUBATAN2"}  # the heaviest: 18 unit calls
     assert len(keys) == len(proofs)
 
 
