@@ -76,7 +76,9 @@ def write_vcd(out: TextIO, image: Image, records: list[TraceRecord],
             (f"bank{register}", registers.get(register, 0) & mask))
     run = load_edges(params)
     start = image.entry if direction > 0 else image.finish
-    events[run] += [("host__busy", 1), ("host__pc", start), ("host__br", 0),
+    # the core's fault_pc is its PC (rtl/control.py), so it moves with host__pc
+    events[run] += [("host__busy", 1), ("host__pc", start), ("host__fault_pc", start),
+                    ("host__br", 0),
                     ("host__dir_backward", int(direction < 0)), ("host__halted", 0)]
     values = [registers.get(r, 0) & mask for r in range(32)]
     br, ov, fetch, now_backward = 0, 0, run, direction < 0
@@ -110,7 +112,8 @@ def write_vcd(out: TextIO, image: Image, records: list[TraceRecord],
             ("retire__wb_en", int(shape.wb_en)), ("retire__mem_en", int(shape.mem_en)),
             ("retire__out_en", int(shape.out_en)), ("retire__push", int(shape.push)),
             ("retire__pop", int(shape.pop)), ("retire__ov", ov),
-            ("host__pc", next_pc), ("host__br", br), ("host__dir_backward", int(after < 0)),
+            ("host__pc", next_pc), ("host__fault_pc", next_pc), ("host__br", br),
+            ("host__dir_backward", int(after < 0)),
         ]
         events[commit + 1].append(("retire__valid", 0))
         b = decode(word)[1].get("b") if shape.wb_en else None
