@@ -80,34 +80,22 @@ def test_a_register_file_keeps_its_read_words_in_a_cycle_that_writes() -> None:
     dut = RegisterFile(8, read_ports=2)
     seen = []
 
+    async def cycle(ctx, **ports) -> tuple[int, int]:
+        """Set ``ports``, take a clock edge, and return both ports' read words."""
+        for name, value in ports.items():
+            ctx.set(getattr(dut, name), value)
+        await ctx.tick()
+        return ctx.get(dut.rdata_a), ctx.get(dut.rdata_b)
+
     async def testbench(ctx) -> None:
-        for number, word in ((1, 0x11), (2, 0x22)):
-            ctx.set(dut.waddr, number)
-            ctx.set(dut.wdata, word)
-            ctx.set(dut.we, 1)
-            await ctx.tick()
-        ctx.set(dut.we, 0)
-        ctx.set(dut.raddr_a, 1)
-        ctx.set(dut.raddr_b, 2)
-        await ctx.tick()
-        seen.append((ctx.get(dut.rdata_a), ctx.get(dut.rdata_b)))
+        await cycle(ctx, waddr=1, wdata=0x11, we=1)
+        await cycle(ctx, waddr=2, wdata=0x22, we=1)
+        seen.append(await cycle(ctx, we=0, raddr_a=1, raddr_b=2))
         # a write of R1 while port a addresses R2: no read happens, both ports keep
-        ctx.set(dut.raddr_a, 2)
-        ctx.set(dut.waddr, 1)
-        ctx.set(dut.wdata, 0x33)
-        ctx.set(dut.we, 1)
-        await ctx.tick()
-        seen.append((ctx.get(dut.rdata_a), ctx.get(dut.rdata_b)))
-        ctx.set(dut.we, 0)
-        ctx.set(dut.raddr_a, 1)
-        await ctx.tick()
-        seen.append((ctx.get(dut.rdata_a), ctx.get(dut.rdata_b)))
+        seen.append(await cycle(ctx, raddr_a=2, waddr=1, wdata=0x33, we=1))
+        seen.append(await cycle(ctx, we=0, raddr_a=1))
         # $0 is never written, so a write to it reads as usual
-        ctx.set(dut.waddr, 0)
-        ctx.set(dut.we, 1)
-        ctx.set(dut.raddr_a, 2)
-        await ctx.tick()
-        seen.append((ctx.get(dut.rdata_a), ctx.get(dut.rdata_b)))
+        seen.append(await cycle(ctx, waddr=0, we=1, raddr_a=2))
 
     sim = Simulator(dut)
     sim.add_clock(1e-6)

@@ -65,8 +65,7 @@ def test_gradient_mode_applies_the_tables_adjoint_both_ways() -> None:
     assert result.status == "proved", result.log[-3000:]
 
 
-@NEEDS_SBY
-def test_a_broken_micro_program_fails_the_gradient_proof(monkeypatch) -> None:
+def _break_adds_backward_program(monkeypatch) -> None:
     """ADD's backward micro-program with its addition turned into a subtraction."""
     from revasm.rtl import gradient_unit
     from revasm.rtl.microcode import step
@@ -82,6 +81,12 @@ def test_a_broken_micro_program_fails_the_gradient_proof(monkeypatch) -> None:
         return s
 
     monkeypatch.setattr(gradient_unit, "step", broken)
+
+
+@NEEDS_SBY
+def test_a_broken_micro_program_fails_the_gradient_proof(monkeypatch) -> None:
+    """ADD's backward micro-program with its addition turned into a subtraction."""
+    _break_adds_backward_program(monkeypatch)
     result = formal.prove(lookup("ADD"), W32, gradient=True)
     assert result.status == "failed"
     assert "Assert failed" in result.log
@@ -92,22 +97,9 @@ def test_each_direction_is_proved_alone_and_a_broken_one_fails_its_own(monkeypat
     """The proofs of one direction from a free state (the heaviest entries' adjoints):
     ADD's both pass; with its backward micro-program's addition turned into a subtraction,
     the backward step's proof fails and the forward step's still passes."""
-    from revasm.rtl import gradient_unit
-    from revasm.rtl.microcode import step
-
-    add = INSTRUCTIONS.index(lookup("ADD"))
     for steps in ("backward", "forward"):
         assert formal.prove(lookup("ADD"), W32, gradient=True, steps=steps).status == "proved"
-
-    def broken(index: int, backward: bool):
-        s = step(index, backward)
-        if index == add and backward:
-            ops = tuple(dataclasses.replace(op, op="SUB") if op.op == "ADD" else op
-                        for op in s.ops)
-            return dataclasses.replace(s, ops=ops)
-        return s
-
-    monkeypatch.setattr(gradient_unit, "step", broken)
+    _break_adds_backward_program(monkeypatch)
     failed = formal.prove(lookup("ADD"), W32, gradient=True, steps="backward")
     assert failed.status == "failed" and "Assert failed" in failed.log
     assert formal.prove(lookup("ADD"), W32, gradient=True, steps="forward").status == "proved"
