@@ -31,7 +31,10 @@ the table's list answers with the ``unimplemented`` fault.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, Value, signed
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from amaranth.hdl import Array, Cat, Const, EnableInserter, Module, Mux, Signal, Value, signed
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -61,9 +64,21 @@ _RETURNS = ("SC_Q", "SC_R", "SC_CORDIC", "TAN_DIV", "ROT_TURNS", "ROT_REDUCED", 
             "ARITH_MUL", "ARITH_DIV")
 
 
-#: Cycles of one CORDIC iteration: both of its shifts go through the shared shifter, one
-#: per cycle (states CORDIC and CORDIC_Y).
-CORDIC_ITERATION_CYCLES = 2
+#: The states that drive the shared shifter.  Its inputs are registers (the multiplexer of
+#: its sources and the barrel would not fit one clock period at 25 MHz), so each of these
+#: states takes two cycles: the first loads the shifter's inputs and nothing else happens
+#: (every other register holds), the second is the state's work on the shifter's output.
+#: CORDIC_Y's input is loaded by CORDIC's second cycle (x does not change in CORDIC), so it
+#: takes one.  ``FunctionUnit.elaborate`` checks this set against the states that shift.
+TWO_CYCLE_STATES: frozenset[str] = frozenset({
+    "BEGIN", "CORDIC", "SQRT_END", "SC_START", "SC_CORDIC", "TAN_N", "TAN_DIV", "SC_DONE",
+    "ATAN", "ATAN_B", "ATAN_X", "ATAN_Y", "ATAN_CORDIC", "ARITH_MUL", "FDIV_D", "ARITH_DIV",
+    "ROT", "ROT_TAN", "ROT_SHEAR", "ROT_NEG_X", "ROT_NEG_Y", "ROT_UNNEG_Y", "ROT_UNNEG_X",
+    "HX_START", "HX_CORDIC", "HX_POST", "TANH_N", "TANH_DIV", "LOG", "LOG_E"})
+
+#: Cycles of one CORDIC iteration: its two shifts go through the shared shifter, CORDIC's
+#: in two cycles, CORDIC_Y's (loaded in CORDIC) in one.
+CORDIC_ITERATION_CYCLES = 3
 
 
 def multiplier_steps(width: int) -> int:
@@ -128,6 +143,9 @@ class FunctionUnit(wiring.Component):
         })
 
     def elaborate(self, platform) -> Module:  # noqa: C901 - one sequencer
+        # the sequencer's registers hold in the first cycle of a two-cycle state (``stall``);
+        # the shifter's input registers and the phase are outside it, in ``outer``
+        outer = Module()
         m = Module()
         w = self.width
         t = _TABLES[w]
@@ -137,11 +155,11 @@ class FunctionUnit(wiring.Component):
         wide = 2 * w + 8
         div_bits = divider_steps(w)
         maximum, minimum = t.max_signed, t.min_signed
-        sx = self.x.as_signed()
-
         op = Signal.like(self.op)
+        arith = Signal()
         # operands kept for the whole operation
         ox, oy, oz = Signal(w, name="ox"), Signal(w, name="oy"), Signal(w, name="oz")
+        sx = ox.as_signed()
         # --- multiply subroutine: acc = preload + mul_a * mul_b (signed) ------------------
         # shift-and-add from the multiplier's low bit: the running sum's top part ``hi``
         # takes mul_a once per multiplier bit (subtracts it for the sign bit), then hi:lo
@@ -227,26 +245,45 @@ class FunctionUnit(wiring.Component):
         # the negated value, -floor((v + 2**(G-1) - 1) / 2**G)): sin/cos of quadrants 1-3
         sh_half_down = Signal()
         sh_out = Signal(signed(sw))
+        # the inputs as the state drove them in the cycle before (TWO_CYCLE_STATES)
+        sh_in_r = Signal.like(sh_in)
+        sh_amount_r = Signal.like(sh_amount)
+        sh_round_r, sh_negate_r, sh_half_down_r = Signal(), Signal(), Signal()
+        outer.d.sync += [sh_in_r.eq(sh_in), sh_amount_r.eq(sh_amount), sh_round_r.eq(sh_round),
+                       sh_negate_r.eq(sh_negate), sh_half_down_r.eq(sh_half_down)]
         sh_left = p - 1  # the largest left shift (atan's and log's normalisation)
         rounding = Signal()
         funnel_shift = Signal(range(sh_left + w + 6))
         shifted = Signal(signed(sw + 1))
         rounded = Signal(signed(sw + 1))
         # a rounded shift by n is a floor shift by n - 1, then (v + 1) >> 1: no mask, no decoder
-        m.d.comb += [rounding.eq(sh_round & (sh_amount > 0)),
-                     funnel_shift.eq(sh_left + sh_amount - rounding),
-                     shifted.eq((sh_in << sh_left) >> funnel_shift),
-                     rounded.eq(Mux(rounding, (shifted + ~(sh_half_down & (sh_in[:g - 1] == 0)))
+        m.d.comb += [rounding.eq(sh_round_r & (sh_amount_r > 0)),
+                     funnel_shift.eq(sh_left + sh_amount_r - rounding),
+                     shifted.eq((sh_in_r << sh_left) >> funnel_shift),
+                     rounded.eq(Mux(rounding, (shifted + ~(sh_half_down_r & (sh_in_r[:g - 1] == 0)))
                                     >> 1, shifted)),
-                     sh_out.eq(Mux(sh_negate, -rounded, rounded))]
+                     sh_out.eq(Mux(sh_negate_r, -rounded, rounded))]
 
         # the shifter's distinct inputs, in the order of first use: one multiplexer input
         # each, however many states shift the same value (picked by sh_source)
         sh_sources: list[Value] = []
         sh_source = Signal(range(32))
+        # a two-cycle state's second cycle (phase) or first (stall)
+        phase, stall = Signal(), Signal()
+        # the state being described, and the states that shift (checked: TWO_CYCLE_STATES)
+        describing: list[str] = []
+        shifting_states: set[str] = set()
+
+        @contextmanager
+        def state(name: str) -> Iterator[None]:
+            describing[:] = [name]
+            with m.State(name):
+                yield
 
         def shift(value, amount, *, round_half_up=False, negate=None) -> None:
-            """Drive the shared shifter in the current state (its result: ``sh_out``)."""
+            """Drive the shared shifter in the current state (its result: ``sh_out``, in
+            the state's second cycle)."""
+            shifting_states.add(describing[0])
             index = next((k for k, known in enumerate(sh_sources) if known is value), None)
             if index is None:
                 index = len(sh_sources)
@@ -405,98 +442,99 @@ class FunctionUnit(wiring.Component):
             """fx_mul(S(a), S(b)); the FMUL return finishes it."""
             start_mul(a.as_signed(), b.as_signed(), "FMUL", 1 << (f - 1))
 
-        with m.FSM():
-            with m.State("IDLE"):
+        with m.FSM() as fsm:
+            with state("IDLE"):  # the call's operands, in the cycle of start
                 with m.If(self.start):
                     m.d.sync += [self.done.eq(0), self.fault.eq(0), self.fault_kind.eq(0),
-                                 self.overflow.eq(0),
-                                 op.eq(self.op), ox.eq(self.x), oy.eq(self.y), oz.eq(self.z)]
-                    # |x|: abs (-min saturates to max), fdiv, sinh, cosh, tanh; x for exp
-                    is_exp = ~self.arith & (self.op == OP["fn_exp"])
-                    is_fmul = self.arith & (self.op == MULDIV_OPS.index("fmul"))
-                    # fmul's multiplicand x as it is (the multiplicand's one variable input
-                    # is the shifter's output)
-                    shift(sx, 0, negate=(sx < 0) & ~is_exp & ~is_fmul)
-                    abs_x = sh_out
-                    with m.If(self.arith):
-                        # fmul: floor(S(x) S(y) / 2**F + 1/2); fdiv: round(S(x) 2**F / S(y)), ties
-                        # away from zero, as floor((2|x| 2**F + |y|) / (2|y|)) with the sign
-                        with m.If(self.op == MULDIV_OPS.index("fmul")):
-                            start_mul(sh_out, self.y.as_signed(), "ARITH_MUL", 1 << (f - 1))
-                        with m.Elif(self.y == 0):
-                            finish(0, "divide-by-zero")
-                        with m.Else():
-                            # |x| 2**(F+1) now, |y| through the shifter next cycle (FDIV_D)
-                            m.d.sync += [tan_neg.eq(self.x[-1] ^ self.y[-1]), strict.eq(0),
-                                         div_n.eq(shifted_dividend)]
-                            m.next = "FDIV_D"
+                                 self.overflow.eq(0), op.eq(self.op), arith.eq(self.arith),
+                                 ox.eq(self.x), oy.eq(self.y), oz.eq(self.z)]
+                    m.next = "BEGIN"
+            with state("BEGIN"):  # what the operands decide; |x| through the shifter
+                # |x|: abs (-min saturates to max), fdiv, sinh, cosh, tanh; x for exp
+                is_exp = ~arith & (op == OP["fn_exp"])
+                is_fmul = arith & (op == MULDIV_OPS.index("fmul"))
+                # fmul's multiplicand x as it is (the multiplicand's one variable input
+                # is the shifter's output)
+                shift(sx, 0, negate=(sx < 0) & ~is_exp & ~is_fmul)
+                abs_x = sh_out
+                with m.If(arith):
+                    # fmul: floor(S(x) S(y) / 2**F + 1/2); fdiv: round(S(x) 2**F / S(y)), ties
+                    # away from zero, as floor((2|x| 2**F + |y|) / (2|y|)) with the sign
+                    with m.If(op == MULDIV_OPS.index("fmul")):
+                        start_mul(sh_out, oy.as_signed(), "ARITH_MUL", 1 << (f - 1))
+                    with m.Elif(oy == 0):
+                        finish(0, "divide-by-zero")
                     with m.Else():
-                        with m.Switch(self.op):
-                            with m.Case(OP["fn_abs"]):
-                                finish()
-                            with m.Case(OP["fn_sqrt"]):
-                                with m.If(sx < 0):
-                                    finish(0, "domain-error")
+                        # |x| 2**(F+1) now, |y| through the shifter next (FDIV_D)
+                        m.d.sync += [tan_neg.eq(ox[-1] ^ oy[-1]), strict.eq(0),
+                                     div_n.eq(shifted_dividend)]
+                        m.next = "FDIV_D"
+                with m.Else():
+                    with m.Switch(op):
+                        with m.Case(OP["fn_abs"]):
+                            finish()
+                        with m.Case(OP["fn_sqrt"]):
+                            with m.If(sx < 0):
+                                finish(0, "domain-error")
+                            with m.Else():
+                                # the radicand x 2**F at the top of div_n
+                                top = f + div_bits - 2 * sqrt_bits
+                                m.d.sync += [radicand.eq(ox << top),
+                                             root.eq(0), srem.eq(0), count.eq(sqrt_bits)]
+                                m.next = "SQRT"
+                        with m.Case(OP["fn_sin"]):
+                            start_sincos(sx, FN_SIN, CONT_RESULT)
+                        with m.Case(OP["fn_cos"]):
+                            start_sincos(sx, FN_COS, CONT_RESULT)
+                        with m.Case(OP["fn_tan"]):
+                            start_sincos(sx, FN_TAN, CONT_RESULT)
+                        with m.Case(OP["fn_atan"]):
+                            m.d.sync += oy.eq(1 << f)  # atan2(x, 1)
+                            m.next = "ATAN"
+                        with m.Case(OP["fn_atan2"]):  # atan2(y=b, x=c): ox, oy as loaded
+                            m.next = "ATAN"
+                        with m.Case(OP["rot"], OP["irot"]):
+                            m.d.sync += theta.eq(oz.as_signed())
+                            m.next = "ROT"
+                        with m.Case(*(OP[name] for name in HX_OPS)):
+                            # exp takes x (abs_x is x then), sinh/cosh/tanh |x|; the bound
+                            # checks of _exp_from_p (x << G against +-(W + 2) << P) and of
+                            # fx_sinh, fx_cosh, fx_tanh
+                            is_tanh = op == OP["fn_tanh"]
+                            with m.If(is_exp & (sx <= -((w + 2) << f))):
+                                finish(0)
+                            with m.Elif(abs_x >= Mux(is_tanh, (f + 4) << f, (w + 2) << f)):
+                                negative = (sx < 0) & ~is_exp
+                                finish(Mux(is_tanh, Mux(negative, -t.one, t.one),
+                                           Mux(negative & (op == OP["fn_sinh"]),
+                                               minimum, maximum)))
+                            with m.Else():
+                                m.d.sync += h_neg.eq(sx < 0)
+                                which = HX_EXP
+                                for name in HX_OPS[1:]:
+                                    which = Mux(op == OP[name], HX_OPS.index(name),
+                                                which)
+                                start_exp(abs_x << g, which)
+                        with m.Case(OP["fn_log"]):
+                            with m.If(sx <= 0):
+                                finish(0, "domain-error")
+                            with m.Else():
+                                m.next = "LOG"
+                        with m.Case(OP["fn_pow"]):
+                            sy = oy.as_signed()
+                            with m.If(sx < 0):
+                                finish(0, "domain-error")
+                            with m.Elif(sx == 0):
+                                with m.If(sy < 0):
+                                    finish(0, "divide-by-zero")
+                                with m.Elif(sy == 0):
+                                    finish(t.one)
                                 with m.Else():
-                                    # the radicand x 2**F at the top of div_n
-                                    top = f + div_bits - 2 * sqrt_bits
-                                    m.d.sync += [radicand.eq(self.x << top),
-                                                 root.eq(0), srem.eq(0), count.eq(sqrt_bits)]
-                                    m.next = "SQRT"
-                            with m.Case(OP["fn_sin"]):
-                                start_sincos(sx, FN_SIN, CONT_RESULT)
-                            with m.Case(OP["fn_cos"]):
-                                start_sincos(sx, FN_COS, CONT_RESULT)
-                            with m.Case(OP["fn_tan"]):
-                                start_sincos(sx, FN_TAN, CONT_RESULT)
-                            with m.Case(OP["fn_atan"]):
-                                m.d.sync += [ox.eq(self.x), oy.eq(1 << f)]  # atan2(x, 1)
-                                m.next = "ATAN"
-                            with m.Case(OP["fn_atan2"]):
-                                m.d.sync += [ox.eq(self.x), oy.eq(self.y)]  # atan2(y=b, x=c)
-                                m.next = "ATAN"
-                            with m.Case(OP["rot"], OP["irot"]):
-                                m.d.sync += theta.eq(self.z.as_signed())
-                                m.next = "ROT"
-                            with m.Case(*(OP[name] for name in HX_OPS)):
-                                # exp takes x (abs_x is x then), sinh/cosh/tanh |x|; the bound
-                                # checks of _exp_from_p (x << G against +-(W + 2) << P) and of
-                                # fx_sinh, fx_cosh, fx_tanh
-                                is_tanh = self.op == OP["fn_tanh"]
-                                with m.If(is_exp & (sx <= -((w + 2) << f))):
                                     finish(0)
-                                with m.Elif(abs_x >= Mux(is_tanh, (f + 4) << f, (w + 2) << f)):
-                                    negative = (sx < 0) & ~is_exp
-                                    finish(Mux(is_tanh, Mux(negative, -t.one, t.one),
-                                               Mux(negative & (self.op == OP["fn_sinh"]),
-                                                   minimum, maximum)))
-                                with m.Else():
-                                    m.d.sync += h_neg.eq(sx < 0)
-                                    which = HX_EXP
-                                    for name in HX_OPS[1:]:
-                                        which = Mux(self.op == OP[name], HX_OPS.index(name),
-                                                    which)
-                                    start_exp(abs_x << g, which)
-                            with m.Case(OP["fn_log"]):
-                                with m.If(sx <= 0):
-                                    finish(0, "domain-error")
-                                with m.Else():
-                                    m.next = "LOG"
-                            with m.Case(OP["fn_pow"]):
-                                sy = self.y.as_signed()
-                                with m.If(sx < 0):
-                                    finish(0, "domain-error")
-                                with m.Elif(sx == 0):
-                                    with m.If(sy < 0):
-                                        finish(0, "divide-by-zero")
-                                    with m.Elif(sy == 0):
-                                        finish(t.one)
-                                    with m.Else():
-                                        finish(0)
-                                with m.Else():
-                                    m.next = "LOG"
-                            with m.Default():
-                                finish(0, "unimplemented")
+                            with m.Else():
+                                m.next = "LOG"
+                        with m.Default():
+                            finish(0, "unimplemented")
 
             # --- subroutines ---------------------------------------------------------------
             def go_back() -> None:
@@ -505,7 +543,7 @@ class FunctionUnit(wiring.Component):
                         with m.Case(code):
                             m.next = name
 
-            with m.State("MUL"):  # one multiplier bit per cycle, its sign bit last
+            with state("MUL"):  # one multiplier bit per cycle, its sign bit last
                 with m.If(count == 0):
                     go_back()
                 with m.Else():
@@ -525,7 +563,7 @@ class FunctionUnit(wiring.Component):
             m.d.comb += [trial.eq(Mux(is_sqrt, (rem << 2) | div_n[-2:], (rem << 1) | div_n[-1])),
                          subtrahend.eq(Mux(is_sqrt, (root << 2) | 1, div_d)),
                          fits.eq(trial >= subtrahend)]
-            with m.State("DIV"):
+            with state("DIV"):
                 with m.If(count == 0):
                     go_back()
                 with m.Else():
@@ -534,17 +572,19 @@ class FunctionUnit(wiring.Component):
             # one iteration in two cycles, both shifts on the shared shifter:
             # circular: x -= sigma dy; hyperbolic: x += sigma dy; both y += sigma dx,
             # z -= sigma a; sigma = +1 when z >= 0 (rotation) or y < 0 (vectoring)
-            with m.State("CORDIC"):
-                with m.If(count == Mux(hyper, h_iterations, iterations)):
+            # (a caller starts it with count 0 and at least one iteration)
+            with state("CORDIC"):
+                # y in the first cycle; in the second, x: CORDIC_Y's input (x and the
+                # iteration do not change here)
+                m.d.comb += pick_y.eq(~phase)
+                shift(cxy, i, round_half_up=True)
+                m.d.sync += cdx.eq(sh_out)  # dy
+                m.next = "CORDIC_Y"
+            with state("CORDIC_Y"):
+                with m.If(count == Mux(hyper, h_iterations, iterations) - 1):
                     go_back()
                 with m.Else():
-                    m.d.comb += pick_y.eq(1)
-                    shift(cxy, i, round_half_up=True)
-                    m.d.sync += cdx.eq(sh_out)  # dy
-                    m.next = "CORDIC_Y"
-            with m.State("CORDIC_Y"):
-                m.next = "CORDIC"
-                shift(cxy, i, round_half_up=True)
+                    m.next = "CORDIC"
                 dx = sh_out
                 # one adder per register, the subtraction as a + ~b + 1 (an add and a
                 # subtract under a multiplexer cost two adders and the multiplexer)
@@ -557,19 +597,20 @@ class FunctionUnit(wiring.Component):
                 m.d.sync += count.eq(count + 1)
 
             # --- sqrt --------------------------------------------------------------------------
-            with m.State("SQRT"):
-                with m.If(count == 0):
-                    # root + 1 when the remainder exceeds the root, (2 root + c + 1) >> 1: the
-                    # step's comparator, the radicand used up (two zero bits), tests
-                    # 4 rem >= 4 root + 1
-                    m.d.comb += is_sqrt.eq(1)
-                    shift(Cat(fits, root), 1, round_half_up=True)
-                    finish()
-                with m.Else():
-                    m.d.comb += is_sqrt.eq(1)
-                    m.d.sync += [srem.eq(Mux(fits, trial - subtrahend, trial)),
-                                 root.eq(Cat(fits, root[:-1])),
-                                 radicand.eq(radicand << 2), count.eq(count - 1)]
+            with state("SQRT"):  # one root bit a cycle (count starts at sqrt_bits >= 1)
+                m.d.comb += is_sqrt.eq(1)
+                m.d.sync += [srem.eq(Mux(fits, trial - subtrahend, trial)),
+                             root.eq(Cat(fits, root[:-1])),
+                             radicand.eq(radicand << 2), count.eq(count - 1)]
+                with m.If(count == 1):
+                    m.next = "SQRT_END"
+            with state("SQRT_END"):
+                # root + 1 when the remainder exceeds the root, (2 root + c + 1) >> 1: the
+                # step's comparator, the radicand used up (two zero bits), tests
+                # 4 rem >= 4 root + 1
+                m.d.comb += is_sqrt.eq(1)
+                shift(Cat(fits, root), 1, round_half_up=True)
+                finish()
 
             # --- sin / cos / tan (fx_sin, fx_cos, fx_tan) -----------------------------------------
             # the routine's result: the shifter's output saturated, or (result_big) the
@@ -578,23 +619,23 @@ class FunctionUnit(wiring.Component):
             result_v = Signal(signed(w))
             m.d.comb += result_v.eq(Mux(result_big, Mux(result_neg, minimum, maximum),
                                         saturate(sh_out)))
-            with m.State("SC_START"):
+            with state("SC_START"):
                 shift(arg, 0, negate=arg < 0)
                 magnitude = sh_out.as_unsigned()[:w + 1]
                 m.d.sync += [arg_neg.eq(arg < 0), ax.eq(magnitude)]  # arg becomes |arg|
                 start_mul(sh_out, t.two_over_pi, "SC_Q", 1 << (f + w - 1))
-            with m.State("SC_Q"):
+            with state("SC_Q"):
                 qv = acc >> (f + w)  # rounded by the preload
                 m.d.sync += q.eq(qv)
                 # floor((ax 2**(G+E) - q pi/2 + 2**(E-1)) / 2**E) = ax 2**G - floor((q pi/2 +
                 # 2**(E-1) - 1) / 2**E): the preload rounds, and r fits W + 6 bits
                 start_mul(Const(t.half_pi_wide), qv, "SC_R", (1 << (e - 1)) - 1)
-            with m.State("SC_R"):
+            with state("SC_R"):
                 m.d.comb += reduce_from_ax.eq(1)
                 m.d.sync += [cz.eq(reduced_z(e)), cx.eq(t.circular_x0),
                              cy.eq(0), vectoring.eq(0), hyper.eq(0), count.eq(0)]
                 call("CORDIC", "SC_CORDIC")
-            with m.State("SC_CORDIC"):
+            with state("SC_CORDIC"):
                 c, s = cx, cy
                 # sin by quadrant: s, c, -s, -c; cos: c, -s, -c, s (the one for tan unused)
                 is_cos = fn == FN_COS
@@ -623,18 +664,18 @@ class FunctionUnit(wiring.Component):
                             shift(d, 0, negate=d < 0)
                             m.d.sync += [div_d.eq(sh_out), strict.eq(0)]
                             m.next = "TAN_N"
-            with m.State("TAN_N"):
+            with state("TAN_N"):
                 m.d.comb += pick_y.eq(~q[0])
                 n = cxy
                 shift(n, 0, negate=n < 0)
                 start_div(shifted_dividend, div_d, "TAN_DIV")
-            with m.State("TAN_DIV"):
+            with state("TAN_DIV"):
                 # saturate: |quot| >= 2**(W-1) gives min or max (-2**(W-1) is min itself)
                 rounded_quotient(tan_neg)
                 m.d.comb += [result_big.eq(quot_big), result_neg.eq(tan_neg)]
                 m.d.sync += result.eq(result_v)
                 m.next = "SC_DONE"
-            with m.State("SC_DONE"):
+            with state("SC_DONE"):
                 value = result
                 shift(result, 0)
                 with m.Switch(cont):
@@ -653,16 +694,16 @@ class FunctionUnit(wiring.Component):
             # ATAN_B); the larger is big, normalised to P - 1 bits
             ay_v, ax_v = ox, oy
             norm = Signal(signed(8))  # P - 1 - bit_length(big): the left shift
-            with m.State("ATAN"):
+            with state("ATAN"):
                 shift(oxy_signed, 0, negate=ox[-1])
                 m.d.sync += [ox.eq(sh_out), ay_neg.eq(ox[-1])]
                 m.next = "ATAN_B"
-            with m.State("ATAN_B"):
+            with state("ATAN_B"):
                 m.d.comb += pick_oy.eq(1)
                 shift(oxy_signed, 0, negate=oy[-1])
                 m.d.sync += [oy.eq(sh_out), ax_neg.eq(oy[-1])]
                 m.next = "ATAN_N"
-            with m.State("ATAN_N"):
+            with state("ATAN_N"):
                 swap_v = ay_v > ax_v
                 m.d.sync += swap.eq(swap_v)
                 m.d.comb += lo_in.eq(Mux(swap_v, ay_v, ax_v))
@@ -671,17 +712,17 @@ class FunctionUnit(wiring.Component):
                 with m.Else():
                     m.d.sync += norm.eq(p - 1 - length)
                     m.next = "ATAN_X"
-            with m.State("ATAN_X"):
+            with state("ATAN_X"):
                 m.d.comb += pick_oy.eq(~swap)  # big
                 shift(oxy, -norm)
                 m.d.sync += cx.eq(sh_out)
                 m.next = "ATAN_Y"
-            with m.State("ATAN_Y"):
+            with state("ATAN_Y"):
                 m.d.comb += pick_oy.eq(swap)  # small
                 shift(oxy, -norm)
                 m.d.sync += [cy.eq(sh_out), cz.eq(0), vectoring.eq(1), hyper.eq(0), count.eq(0)]
                 call("CORDIC", "ATAN_CORDIC")
-            with m.State("ATAN_CORDIC"):
+            with state("ATAN_CORDIC"):
                 # K +- a on z's adder: K + z, or K - z = -(z - K), whose half-up rounding is the
                 # negated half-down rounding of z - K (sh_half_down)
                 m.d.comb += [z_atan.eq(1), sh_half_down.eq(atan_minus)]
@@ -689,7 +730,7 @@ class FunctionUnit(wiring.Component):
                 finish()
 
             # --- fmul, fdiv (the vocabulary's; overflow: ovf_mul, ovf_div) -----------------------
-            with m.State("ARITH_MUL"):
+            with state("ARITH_MUL"):
                 # the rounded product acc >> F fits W bits signed when its bits from W - 1
                 # up are all equal (the sign); |S(x) S(y)| <= 2**(2W - 2), so acc's bits from
                 # 2W - 1 up are its sign already
@@ -697,11 +738,11 @@ class FunctionUnit(wiring.Component):
                 m.d.sync += self.overflow.eq(top.any() & ~top.all())
                 shift(rounded_product(f), 0)
                 finish(wrap=True)
-            with m.State("FDIV_D"):
+            with state("FDIV_D"):
                 m.d.comb += pick_oy.eq(1)
                 shift(oxy_signed, 0, negate=oy[-1])
                 start_div(div_n, sh_out, "ARITH_DIV")  # |y| <= 2**(W-1)
-            with m.State("ARITH_DIV"):
+            with state("ARITH_DIV"):
                 # the quotient fits W bits signed below 2**(W-1), or at it when negative
                 rounded_quotient(tan_neg)
                 m.d.sync += self.overflow.eq(quot_big | sh_beyond)
@@ -714,7 +755,7 @@ class FunctionUnit(wiring.Component):
             product = pterm  # rounded_product(f) in both states
             m.d.comb += sheared.eq(Mux(shear_theta, theta, oxy_signed)
                                    + Mux(shear_sub, ~product, product) + shear_sub)
-            with m.State("ROT"):
+            with state("ROT"):
                 # turns = ceil((|theta| - pi/2) / pi), for theta of either sign
                 shift(theta, 0, negate=theta < 0)
                 abs_theta = sh_out.as_unsigned()[:w]
@@ -723,23 +764,23 @@ class FunctionUnit(wiring.Component):
                 with m.Else():
                     m.d.sync += negate.eq(0)
                     m.next = "ROT_TAN"
-            with m.State("ROT_TURNS"):
+            with state("ROT_TURNS"):
                 m.d.sync += negate.eq(quot[0])
                 # turns pi 2**F, so that turns pi is the shears' rounded product acc >> F
                 start_mul(Const(pi << f), quot, "ROT_REDUCED")
-            with m.State("ROT_REDUCED"):
+            with state("ROT_REDUCED"):
                 # theta -+ turns pi (|theta| - |reduced| < 2**(W + 1)) on the shears' adder
                 rounded_product(f)
                 m.d.comb += [shear_theta.eq(1), shear_sub.eq(theta > 0)]
                 m.d.sync += reduced.eq(sheared)
                 m.next = "ROT_TAN"
-            with m.State("ROT_TAN"):
+            with state("ROT_TAN"):
                 shift(reduced, 1)  # floor(theta / 2)
                 start_sincos(sh_out, FN_TAN, CONT_ROT_TAN)
             # negating a word wraps when it is -2**(W-1): -x beyond the word (sh_beyond),
             # tested as each word is negated
             # x or y reaches the shifter, the multiplier and the shear's adder as oxy
-            with m.State("ROT_SHEAR"):
+            with state("ROT_SHEAR"):
                 is_rot = op == OP["rot"]
                 # rot: negate first, then x -= t*y; y += s*x; x -= t*y
                 # irot: x += t*y; y -= s*x; x += t*y, then negate
@@ -760,32 +801,32 @@ class FunctionUnit(wiring.Component):
                         with m.Else():
                             shift(oxy_signed, 0)
                             finish(wrap=True)  # r1 is vy
-            with m.State("ROT_NEG_X"):
+            with state("ROT_NEG_X"):
                 with m.If(sh_beyond):
                     m.d.sync += self.overflow.eq(1)
                 shift(oxy_signed, 0, negate=1)
                 m.d.sync += vx.eq(sh_out)
                 m.next = "ROT_NEG_Y"
-            with m.State("ROT_NEG_Y"):
+            with state("ROT_NEG_Y"):
                 with m.If(sh_beyond):
                     m.d.sync += self.overflow.eq(1)
                 m.d.comb += pick_oy.eq(1)
                 shift(oxy_signed, 0, negate=1)
                 m.d.sync += [vy.eq(sh_out), negate.eq(0)]  # done: the shears next
                 m.next = "ROT_SHEAR"
-            with m.State("ROT_UNNEG_Y"):
+            with state("ROT_UNNEG_Y"):
                 with m.If(sh_beyond):
                     m.d.sync += self.overflow.eq(1)
                 m.d.comb += pick_oy.eq(1)
                 shift(oxy_signed, 0, negate=1)
                 m.d.sync += vy.eq(sh_out)
                 m.next = "ROT_UNNEG_X"
-            with m.State("ROT_UNNEG_X"):
+            with state("ROT_UNNEG_X"):
                 with m.If(sh_beyond):
                     m.d.sync += self.overflow.eq(1)
                 shift(oxy_signed, 0, negate=1)
                 finish(wrap=True)  # r1 is vy
-            with m.State("FMUL"):
+            with state("FMUL"):
                 is_rot = op == OP["rot"]
                 # rot: x -= t*y (steps 0, 2), y += s*x (step 1); irot the opposite signs.
                 # One adder gives the shear's exact sum; its low W bits are the new word.
@@ -802,30 +843,30 @@ class FunctionUnit(wiring.Component):
                 m.next = "ROT_SHEAR"
 
             # --- exp, sinh, cosh, tanh (_exp_from_p, _hyperbolic_abs) --------------------------
-            with m.State("HX_START"):  # |hz| < (W + 2) << P: the callers saturate beyond
+            with state("HX_START"):  # |hz| < (W + 2) << P: the callers saturate beyond
                 shift(hz, p - t.k_bits)
                 start_mul(sh_out, Const(t.inv_ln2_k), "HX_K", 1 << (2 * t.k_bits - 1))
-            with m.State("HX_K"):
+            with state("HX_K"):
                 k_v = rounded_product(2 * t.k_bits)
                 m.d.sync += kk.eq(k_v)
                 start_mul(Const(t.ln2_wide), k_v[:16].as_signed(), "HX_R", 1 << 7)
-            with m.State("HX_R"):
+            with state("HX_R"):
                 m.d.sync += [cz.eq(reduced_z(8)), cx.eq(t.hyperbolic_x0), cy.eq(0),
                              vectoring.eq(0), hyper.eq(1), count.eq(0)]
                 call("CORDIC", "HX_CORDIC")
             # the post-processing on x's adder: cx -+ (cy or em_scaled); after HX_EP, cx holds
             # e**r * 2**P = cosh r + sinh r
             em_scaled = cdx
-            with m.State("HX_CORDIC"):
+            with state("HX_CORDIC"):
                 two_k = Mux(kk > (w + 4) // 2, w + 4, Mux(kk < 0, 0, kk * 2))
                 m.d.comb += hx_sub.eq(1)  # e**-r 2**P = cosh r - sinh r, scaled by 4**-k
                 shift(hx_sum, two_k, round_half_up=True)
                 m.d.sync += em_scaled.eq(sh_out)
                 m.next = "HX_EP"
-            with m.State("HX_EP"):
+            with state("HX_EP"):
                 m.d.sync += cx.eq(hx_sum)
                 m.next = "HX_POST"
-            with m.State("HX_POST"):
+            with state("HX_POST"):
                 m.d.comb += hx_em.eq(1)
                 with m.Switch(hfn):
                     with m.Case(HX_EXP):
@@ -856,7 +897,7 @@ class FunctionUnit(wiring.Component):
                             shift(hx_sum, 0)  # the divisor's one variable input: sh_out
                             m.d.sync += div_d.eq(sh_out)  # den, then num in TANH_N
                             m.next = "TANH_N"
-            with m.State("TANH_N"):
+            with state("TANH_N"):
                 m.d.comb += [hx_em.eq(1), hx_sub.eq(1)]
                 num = hx_sum
                 # floor division by den > 0: a negative numerator rounds its magnitude's
@@ -864,12 +905,12 @@ class FunctionUnit(wiring.Component):
                 m.d.sync += [tan_neg.eq((num < 0) ^ h_neg), strict.eq(num < 0)]
                 shift(num, 0, negate=num < 0)
                 start_div(shifted_dividend, div_d, "TANH_DIV")
-            with m.State("TANH_DIV"):
+            with state("TANH_DIV"):
                 rounded_quotient(tan_neg)
                 finish()  # |tanh| <= 1 fits
 
             # --- log and pow (_ln_p, fx_pow) ------------------------------------------------------
-            with m.State("LOG"):
+            with state("LOG"):
                 s_bits = p - 1
                 a = Signal(w + 2)
                 m.d.comb += lo_in.eq(ox)
@@ -886,9 +927,9 @@ class FunctionUnit(wiring.Component):
                     m.next = "LOG_Z"
                 with m.Else():
                     call("CORDIC", "LOG_Z")
-            with m.State("LOG_Z"):
+            with state("LOG_Z"):
                 start_mul(Const(t.ln2_wide), ee, "LOG_E", 1 << 7)
-            with m.State("LOG_E"):
+            with state("LOG_E"):
                 lnp = Signal(signed(w + 12))
                 m.d.comb += lnp.eq(rounded_product(8) + 2 * cz)
                 with m.If(op == OP["fn_log"]):
@@ -898,7 +939,7 @@ class FunctionUnit(wiring.Component):
                     shift(lnp, 0)  # |ln x| 2**P < 2**(W + 7)
                     m.d.comb += pick_oy.eq(1)  # y as oxy: the shears' multiplier input
                     start_mul(sh_out, oxy_signed, "POW_Z", 1 << (f - 1))
-            with m.State("POW_Z"):  # z = y ln x at P bits; _exp_from_p saturates |z| >= lim
+            with state("POW_Z"):  # z = y ln x at P bits; _exp_from_p saturates |z| >= lim
                 # z is acc >> F; it is in range when it fits the W + 8 bits kept and lies
                 # within +-lim there
                 power = rounded_product(f)
@@ -920,4 +961,13 @@ class FunctionUnit(wiring.Component):
         with m.If(finishing):
             m.d.sync += self.r0.eq(Mux(fin_shifted, Mux(fin_wrap, sh_out[:w], saturate(sh_out)),
                                        fin_const))
-        return m
+
+        # a two-cycle state's first cycle: the sequencer holds, the shifter's inputs load
+        if shifting_states != TWO_CYCLE_STATES:
+            raise AssertionError("TWO_CYCLE_STATES is not the states that shift: "
+                                 f"{sorted(shifting_states ^ TWO_CYCLE_STATES)}")
+        m.d.comb += stall.eq(~phase & Cat(*(fsm.ongoing(name)
+                                            for name in sorted(TWO_CYCLE_STATES))).any())
+        outer.d.sync += phase.eq(stall)
+        outer.submodules.sequencer = EnableInserter({"sync": ~stall})(m)
+        return outer

@@ -8,7 +8,8 @@ Each counts the states the unit's sequencer visits for one call, from the cycle 
 it takes are decided by the same integer algorithm as the unit's (``isa/elementary.py``,
 ``isa/rotation.py``), and the lengths of its loops come from the unit's own constants
 (``multiplier_steps``, ``divider_steps``, ``CORDIC_ITERATION_CYCLES``, the CORDIC tables),
-so the count is exact for every operand.  The core (``rtl/core.py``) starts the unit in
+and a state that drives the shared shifter takes two cycles (``TWO_CYCLE_STATES``), so the
+count is exact for every operand.  The core (``rtl/core.py``) starts the unit in
 EXEC and commits one cycle after ``done`` is seen in WAIT: a step with one unit call
 commits this many cycles later than one without (``rtl/schedule.py``).
 
@@ -23,7 +24,12 @@ from revasm.isa.functions.cordic import _Tables
 from revasm.isa.functions.exp_log import _exp_k
 from revasm.isa.rotation import _pi_raw
 
-from .function_unit import CORDIC_ITERATION_CYCLES, divider_steps, multiplier_steps
+from .function_unit import (
+    CORDIC_ITERATION_CYCLES,
+    TWO_CYCLE_STATES,
+    divider_steps,
+    multiplier_steps,
+)
 from .muldiv import product_steps, quotient_steps
 from .semantics import FUNCTION_OPS, MULDIV_OPS
 from .table_rendering import word_format
@@ -43,6 +49,11 @@ def muldiv_cycles(op: str, x: int, y: int, width: int) -> int:
     return 1 + quotient_steps(width) + 1
 
 
+def _states(*names: str) -> int:
+    """Cycles of one visit of each of the function unit's states ``names``."""
+    return sum(2 if name in TWO_CYCLE_STATES else 1 for name in names)
+
+
 class _Cost:
     """The cycles of the function unit's subroutines for one width: each is the cycles
     spent in the subroutine's state(s), the last of which returns to the caller."""
@@ -51,9 +62,10 @@ class _Cost:
         w = t.width
         self.mul = multiplier_steps(w) + 1
         self.div = divider_steps(w) + 1
-        self.circular = CORDIC_ITERATION_CYCLES * len(t.circular) + 1
-        self.hyperbolic = CORDIC_ITERATION_CYCLES * len(t.hyperbolic) + 1
-        self.sqrt = t.sqrt_bits + 1  # one root bit per cycle, then the rounding
+        self.circular = CORDIC_ITERATION_CYCLES * len(t.circular)
+        self.hyperbolic = CORDIC_ITERATION_CYCLES * len(t.hyperbolic)
+        # one root bit per cycle, then the rounding
+        self.sqrt = t.sqrt_bits + _states("SQRT_END")
 
 
 def _signed(word: int, width: int) -> int:
@@ -64,12 +76,12 @@ def _signed(word: int, width: int) -> int:
 def _sincos(angle: int, tan: bool, t: _Tables, cost: _Cost) -> int:
     """SC_START .. SC_DONE for a signed angle: two products (quadrant, reduction), the
     circular rotation, and for tan one division unless its denominator is 0."""
-    # SC_START, MUL, SC_Q, MUL, SC_R, CORDIC, SC_CORDIC, SC_DONE
-    cycles = 1 + cost.mul + 1 + cost.mul + 1 + cost.circular + 1 + 1
+    cycles = (2 * cost.mul + cost.circular
+              + _states("SC_START", "SC_Q", "SC_R", "SC_CORDIC", "SC_DONE"))
     if tan:
         c, s, q = _sincos_abs(abs(angle), t)
         if (-s if q & 1 else c) != 0:
-            cycles += 1 + cost.div + 1  # TAN_N, DIV, TAN_DIV
+            cycles += _states("TAN_N", "TAN_DIV") + cost.div
     return cycles
 
 
@@ -78,13 +90,13 @@ def _exponential(op: str, z: int, t: _Tables, cost: _Cost) -> int:
     ``_hyperbolic_abs`` (the callers saturate beyond its range): two products (k, r),
     the hyperbolic rotation, e**-r scaled, and for tanh a division unless it rounds to
     one."""
-    # HX_START, MUL, HX_K, MUL, HX_R, CORDIC, HX_CORDIC, HX_EP, HX_POST (which finishes,
-    # or divides)
-    cycles = 1 + cost.mul + 1 + cost.mul + 1 + cost.hyperbolic + 1 + 1 + 1
+    # HX_POST finishes, or divides
+    cycles = (2 * cost.mul + cost.hyperbolic
+              + _states("HX_START", "HX_K", "HX_R", "HX_CORDIC", "HX_EP", "HX_POST"))
     if op == "fn_tanh":
         k = _exp_k(z, t)
         if k < t.frac // 2 + 2:
-            cycles += 1 + cost.div + 1  # TANH_N, DIV, TANH_DIV
+            cycles += _states("TANH_N", "TANH_DIV") + cost.div
     return cycles
 
 
@@ -95,7 +107,7 @@ def _logarithm(x: int, t: _Tables, cost: _Cost) -> int:
     shift = s - (x.bit_length() - 1)
     a = x << shift if shift >= 0 else x >> -shift
     exact = a == 1 << s  # v == 0 in _ln_p (a < 2 << s): no CORDIC
-    return 1 + (0 if exact else cost.hyperbolic) + 1 + cost.mul + 1  # LOG, LOG_Z, MUL, LOG_E
+    return (0 if exact else cost.hyperbolic) + cost.mul + _states("LOG", "LOG_Z", "LOG_E")
 
 
 def function_unit_cycles(op: str, x: int, y: int, z: int, width: int) -> int:
@@ -103,44 +115,46 @@ def function_unit_cycles(op: str, x: int, y: int, z: int, width: int) -> int:
     ``FUNCTION_OPS``, or ``fmul``/``fdiv`` of ``MULDIV_OPS``, which the unit does with
     its ``arith`` input) on the words ``x``, ``y``, ``z`` (its ports; ``rot``/``irot``:
     the two words and the angle).  Faults (domain, divide-by-zero) and the results
-    decided from the operand alone (saturation, abs) finish in IDLE: one cycle."""
+    decided from the operand alone (saturation, abs) finish in BEGIN, the state after
+    IDLE."""
     if op not in FUNCTION_OPS and op not in MULDIV_OPS:
         raise ValueError(f"the function unit has no operation {op!r}")
     t = _TABLES[width]
     cost = _Cost(t)
     sx, sy, sz = (_signed(v, width) for v in (x, y, z))
     f, g = t.frac, t.guard
+    begin = _states("IDLE", "BEGIN")  # the operands loaded, then what they decide
     if op == "fmul":
-        return 1 + cost.mul + 1  # IDLE, MUL, ARITH_MUL
+        return begin + cost.mul + _states("ARITH_MUL")
     if op == "fdiv":
-        return 1 if sy == 0 else 2 + cost.div + 1  # IDLE, FDIV_D, DIV, ARITH_DIV
+        return begin if sy == 0 else begin + _states("FDIV_D", "ARITH_DIV") + cost.div
     if op == "fn_abs":
-        return 1
+        return begin
     if op == "fn_sqrt":
-        return 1 if sx < 0 else 1 + cost.sqrt
+        return begin if sx < 0 else begin + cost.sqrt
     if op in ("fn_sin", "fn_cos", "fn_tan"):
-        return 1 + _sincos(sx, op == "fn_tan", t, cost)
+        return begin + _sincos(sx, op == "fn_tan", t, cost)
     if op in ("fn_atan", "fn_atan2"):
         if op == "fn_atan2" and sx == 0 and sy == 0:
-            return 4  # IDLE, ATAN, ATAN_B, ATAN_N
-        # IDLE, ATAN, ATAN_B, ATAN_N, ATAN_X, ATAN_Y, CORDIC, ATAN_CORDIC
-        return 6 + cost.circular + 1
+            return begin + _states("ATAN", "ATAN_B", "ATAN_N")
+        return begin + cost.circular + _states("ATAN", "ATAN_B", "ATAN_N", "ATAN_X", "ATAN_Y",
+                                               "ATAN_CORDIC")
     if op in ("rot", "irot"):
-        return 1 + _rotation(op, sz, t, cost)
-    lim = (width + 2) << f  # _exp_from_p's and _hyperbolic_abs's range, tested in IDLE
+        return begin + _rotation(op, sz, t, cost)
+    lim = (width + 2) << f  # _exp_from_p's and _hyperbolic_abs's range, tested in BEGIN
     if op == "fn_exp":
-        return 1 if not -lim < sx < lim else 1 + _exponential(op, sx << g, t, cost)
+        return begin if not -lim < sx < lim else begin + _exponential(op, sx << g, t, cost)
     if op in ("fn_sinh", "fn_cosh", "fn_tanh"):
         limit = (f + 4) << f if op == "fn_tanh" else lim
-        return 1 if abs(sx) >= limit else 1 + _exponential(op, abs(sx) << g, t, cost)
+        return begin if abs(sx) >= limit else begin + _exponential(op, abs(sx) << g, t, cost)
     if op == "fn_log":
-        return 1 if sx <= 0 else 1 + _logarithm(sx, t, cost)
+        return begin if sx <= 0 else begin + _logarithm(sx, t, cost)
     if op == "fn_pow":
         if sx <= 0:
-            return 1
+            return begin
         power = (sy * _ln_p(sx, t) + (1 << (f - 1))) >> f  # y ln x at P bits
         # the logarithm, the product y ln x (MUL, POW_Z: saturates), then exp of it
-        cycles = 1 + _logarithm(sx, t, cost) + cost.mul + 1
+        cycles = begin + _logarithm(sx, t, cost) + cost.mul + _states("POW_Z")
         p_lim = (width + 2) << t.prec
         return cycles if not -p_lim < power < p_lim else cycles + _exponential(
             "fn_exp", power, t, cost)
@@ -153,18 +167,21 @@ def _rotation(op: str, theta: int, t: _Tables, cost: _Cost) -> int:
     three shears of one product each and the finishing step."""
     pi = _pi_raw(word_format(t.width))
     half_pi = pi >> 1
-    cycles = 1  # ROT
+    cycles = _states("ROT")
     reduced = theta
     if theta > half_pi or theta < -half_pi:
         span = theta - half_pi if theta > 0 else -half_pi - theta
         turns = (span + pi - 1) // pi
         reduced = theta - turns * pi if theta > 0 else theta + turns * pi
-        cycles += cost.div + 1 + cost.mul + 1  # DIV, ROT_TURNS, MUL, ROT_REDUCED
-        if turns & 1:  # the negation by pi, a word a cycle: ROT_NEG_X, ROT_NEG_Y and back
-            cycles += 3 if op == "rot" else 2  # to ROT_SHEAR; or ROT_UNNEG_Y, ROT_UNNEG_X
-    cycles += 1  # ROT_TAN
+        cycles += cost.div + cost.mul + _states("ROT_TURNS", "ROT_REDUCED")
+        if turns & 1:  # the negation by pi, a word at a time, then back to ROT_SHEAR
+            cycles += (_states("ROT_NEG_X", "ROT_NEG_Y", "ROT_SHEAR") if op == "rot"
+                       else _states("ROT_UNNEG_Y", "ROT_UNNEG_X"))
+    cycles += _states("ROT_TAN")
     cycles += _sincos(reduced >> 1, True, t, cost) + _sincos(reduced, False, t, cost)
-    return cycles + 3 * (1 + cost.mul + 1) + 1  # three shears (ROT_SHEAR, MUL, FMUL), finish
+    # three shears (ROT_SHEAR, MUL, FMUL), then ROT_SHEAR finishes (irot: after
+    # ROT_SHEAR sends it to ROT_UNNEG_Y)
+    return cycles + 3 * (cost.mul + _states("ROT_SHEAR", "FMUL")) + _states("ROT_SHEAR")
 
 
 def call_cycles(name: str, args: tuple[int, ...], width: int, *,
