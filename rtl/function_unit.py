@@ -8,7 +8,10 @@ registers and comparator) and a CORDIC stage, each a small subroutine of the
 sequencer (a return-state register picks where to go on), and one shifter
 (floor or rounded half-up, then negated or not) that every state drives for
 its scaling, normalisation, rounding, magnitudes and negations -- and the
-CORDIC for both shifts of an iteration, which takes two cycles.  The
+CORDIC for both shifts of an iteration, which takes three cycles.  The
+shifter's inputs are registers, so a state that drives it takes two cycles,
+the first with the sequencer held (``TWO_CYCLE_STATES``): that splits the
+unit's longest path for 25 MHz on the iCE40 (docs/decisions.md).  The
 multiplier starts from the preload 2**(s-1), so a rounded product is
 ``acc >> s`` as ``isa/elementary`` writes it.  Values that many states drive
 reach their register or the shifter through one input each (the shifter's
