@@ -47,19 +47,7 @@ formal: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
-# mypy cannot follow the editable install's import hook, so it reads a tree of symlinks
-# with the installed layout (pyproject.toml [tool.mypy] says why): api/'s modules are
-# `revasm`, and each other root folder of setup.py's ROOTS is linked by name.  A new root
-# folder goes in TYPECHECK_ROOTS too (mypy reports its modules missing until it does).
-TYPECHECK := build/typecheck/revasm
-TYPECHECK_ROOTS := cli isa assembler sim compiler rtl report bench debug
-
-$(TYPECHECK): setup.py Makefile $(wildcard api/*.py)
-	rm -rf $@ && mkdir -p $@
-	for f in api/*.py; do ln -s ../../../$$f $@/; done
-	for d in $(TYPECHECK_ROOTS); do ln -s ../../../$$d $@/$$d; done
-
-typecheck: $(STAMP) $(TYPECHECK)
+typecheck: $(STAMP)
 	$(BIN)/mypy
 
 docs: $(STAMP)

@@ -10,6 +10,7 @@ range is a usage error on every command (it used to wrap).
 from __future__ import annotations
 
 import json
+import tomllib
 from pathlib import Path
 
 import click
@@ -49,8 +50,8 @@ def test_the_validator_rejects_what_the_schema_forbids():
 
 
 def test_the_schema_ships_as_package_data():
-    setup = (ROOT / "setup.py").read_text()
-    assert '"revasm.cli.schemas": ("cli/schemas", ["*.json"])' in setup
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert project["tool"]["setuptools"]["package-data"]["revasm.cli.schemas"] == ["*.json"]
     assert SCHEMA["properties"]["status"] == {"const": "error"}
     assert (ROOT / "docs" / "cli.md").read_text().count("error.schema.json") >= 1
 

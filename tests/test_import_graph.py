@@ -1,9 +1,10 @@
 """The project's import graph: no module imports itself back, and the folders are layered.
 
 The graph is read from the code with :mod:`ast`, not by importing it: every
-``.py`` file under the root folders that ``setup.py`` installs (its ``ROOTS``
-dict: ``cli/`` or ``api/`` is ``revasm``, ``isa/`` is ``revasm.isa``, ...)
-is a module, and every ``import x`` / ``from x import y`` in it -- relative
+``.py`` file under ``src/revasm`` is a module (``src/revasm/isa/table.py`` is
+``revasm.isa.table``); each subpackage of ``revasm`` is a top-level package of
+the layering, and the modules directly in ``src/revasm`` (the Python API) are
+``revasm``.  Every ``import x`` / ``from x import y`` in a module -- relative
 ones resolved, deferred ones inside functions and ``TYPE_CHECKING`` blocks
 included, a package ``__init__`` importing its submodules included -- is an
 edge.  ``from pkg import name`` is an edge to ``pkg.name`` when that is a
@@ -31,7 +32,7 @@ _EVERYTHING = frozenset({"revasm", "revasm.cli", "revasm.isa", "revasm.assembler
 
 #: Which other top-level packages each top-level package may import (the pipeline:
 #: isa <- assembler <- sim <- rtl / report <- bench <- cli / the Python API).
-#: A root in setup.py that is missing here fails the test: say where it sits.
+#: A subpackage of revasm that is missing here fails the test: say where it sits.
 LAYERS: dict[str, frozenset[str]] = {
     "revasm.isa": frozenset(),
     "revasm.assembler": frozenset({"revasm.isa"}),
@@ -65,28 +66,30 @@ COMMAND_LINE_ENTRIES = frozenset({"revasm.__main__"})
 
 # --- the graph -------------------------------------------------------------------
 
-def setup_roots(root: Path = ROOT) -> dict[str, str]:
-    """setup.py's ``ROOTS``: top-level package -> folder."""
-    tree = ast.parse((root / "setup.py").read_text())
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(
-                isinstance(target, ast.Name) and target.id == "ROOTS" for target in node.targets):
-            return ast.literal_eval(node.value)
-    raise AssertionError("setup.py has no ROOTS = {...} dict")
+PACKAGE = ROOT / "src" / "revasm"
 
 
-def module_files(roots: dict[str, str], root: Path = ROOT) -> dict[str, tuple[Path, bool]]:
-    """Module name -> (file, is a package ``__init__``), mapped as setup.py maps folders."""
+def package_roots(package: Path = PACKAGE) -> dict[str, Path]:
+    """Top-level package of the layering -> its folder: ``revasm`` (the modules directly in
+    ``src/revasm``) and each subpackage ``revasm.<folder>``."""
+    roots = {"revasm": package}
+    for init in sorted(package.glob("*/__init__.py")):
+        roots[f"revasm.{init.parent.name}"] = init.parent
+    return roots
+
+
+def module_files(package: Path = PACKAGE, name: str = "revasm") -> dict[str, tuple[Path, bool]]:
+    """Module name -> (file, is a package ``__init__``) of the package ``name`` in the
+    folder ``package``, as the installed package names them."""
     modules: dict[str, tuple[Path, bool]] = {}
-    for package, folder in roots.items():
-        for path in sorted((root / folder).rglob("*.py")):
-            if "__pycache__" in path.parts:
-                continue
-            parts = path.relative_to(root / folder).with_suffix("").parts
-            is_package = parts[-1] == "__init__"
-            if is_package:
-                parts = parts[:-1]
-            modules[".".join((package, *parts))] = (path, is_package)
+    for path in sorted(package.rglob("*.py")):
+        if "__pycache__" in path.parts:
+            continue
+        parts = path.relative_to(package).with_suffix("").parts
+        is_package = parts[-1] == "__init__"
+        if is_package:
+            parts = parts[:-1]
+        modules[".".join((name, *parts))] = (path, is_package)
     return modules
 
 
@@ -196,11 +199,11 @@ def _within(name: str, prefix: str) -> bool:
     return name == prefix or name.startswith(prefix + ".")
 
 
-def top_level(name: str, roots: dict[str, str]) -> str:
+def top_level(name: str, roots: dict[str, Path]) -> str:
     return max((package for package in roots if _within(name, package)), key=len)
 
 
-def layering_violations(graph: dict[str, dict[str, int]], roots: dict[str, str],
+def layering_violations(graph: dict[str, dict[str, int]], roots: dict[str, Path],
                         layers: dict[str, frozenset[str]],
                         known: dict[tuple[str, str], str]) -> tuple[list[str], set]:
     """Imports LAYERS forbids and no KNOWN_VIOLATIONS entry covers; and the entries used."""
@@ -226,8 +229,8 @@ def layering_violations(graph: dict[str, dict[str, int]], roots: dict[str, str],
 
 @pytest.fixture(scope="module")
 def project():
-    roots = setup_roots()
-    modules = module_files(roots)
+    roots = package_roots()
+    modules = module_files()
     return roots, modules, import_graph(modules)
 
 
@@ -245,7 +248,7 @@ def test_no_module_imports_itself_back(project):
     assert not found, "\n".join(_describe(cycle, graph, modules) for cycle in found)
 
 
-def test_every_setup_root_has_a_layer(project):
+def test_every_subpackage_has_a_layer(project):
     roots, _, _ = project
     missing = sorted(set(roots) - set(LAYERS))
     assert not missing, f"add {missing} to LAYERS in {Path(__file__).name}: what may they import?"
@@ -269,7 +272,7 @@ def test_the_graph_sees_every_kind_of_import(tmp_path):
     (package / "sub" / "__init__.py").write_text("")
     (package / "sub" / "b.py").write_text("from .. import a\nimport pkg.sub.c as c\n")
     (package / "sub" / "c.py").write_text("from pkg import A\n")  # a name, not a module
-    graph = import_graph(module_files({"pkg": "pkg"}, tmp_path))
+    graph = import_graph(module_files(tmp_path / "pkg", "pkg"))
     assert {name: set(edges) for name, edges in graph.items()} == {
         "pkg": {"pkg.a"}, "pkg.a": {"pkg.sub.b"}, "pkg.sub": set(),
         "pkg.sub.b": {"pkg.a", "pkg.sub.c"}, "pkg.sub.c": {"pkg"}}
@@ -287,7 +290,7 @@ def test_a_cycle_fails_and_is_named():
 
 
 def test_a_forbidden_import_fails_unless_listed():
-    roots = {"p.low": "low", "p.high": "high"}
+    roots = {"p.low": Path("low"), "p.high": Path("high")}
     layers = {"p.low": frozenset(), "p.high": frozenset({"p.low"})}
     graph = {"p.low.m": {"p.high.n": 7}, "p.high.n": {"p.low.m": 1}}
     violations, _ = layering_violations(graph, roots, layers, {})

@@ -2,7 +2,7 @@
 
 The wheel is built the way pip builds it for a user (an isolated build environment with
 the setuptools pyproject.toml asks for), then unpacked into a folder that is not the
-repository and imported from a third directory: the installed layout (``revasm`` = api/,
+repository and imported from a third directory: the installed layout (src/revasm:
 ``revasm.cli``, ``revasm.isa``, ..., the data packages) must be complete on its own.
 """
 from __future__ import annotations
@@ -46,7 +46,7 @@ def test_the_wheel_holds_every_package_and_data_file(wheel):
                      "revasm/rtl/harness/harness.cpp", "revasm/bench/__init__.py",
                      "revasm/compiler/api.py", "revasm/isa/table.py"):
         assert expected in names, expected
-    assert not any(name.startswith(("tests/", "examples/", "api/", "cli/")) for name in names)
+    assert not any(name.startswith(("tests/", "examples/", "src/", "bench/")) for name in names)
 
 
 def test_the_installed_package_runs_from_another_directory(wheel, tmp_path):

@@ -227,7 +227,7 @@ _FILE = re.compile(r"^[\w./-]+\.(pal|py|csv|npz|json|bin|hex|parquet|zarr)(:\w+)
 def _help_examples() -> list[tuple[str, str]]:
     """The example command lines of every ``--help`` text (cli/*.py docstrings)."""
     found = []
-    for path in sorted((ROOT / "cli").glob("*.py")):
+    for path in sorted((ROOT / "src" / "revasm" / "cli").glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.FunctionDef) and ast.get_docstring(node):
                 for line in ast.get_docstring(node).splitlines():

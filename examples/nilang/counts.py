@@ -4,7 +4,7 @@
 
 For each example: static instructions, executed instructions (the reversible
 run), the irreversible estimate (forward compute and control only; see
-api/program_counts.py) and NiLang's uncomputing level log2(reversible /
+src/revasm/program_counts.py) and NiLang's uncomputing level log2(reversible /
 irreversible); then compiled ibesselj against the hand-written
 examples/bessel_j2.pal (W = 64, the default compile options).
 """

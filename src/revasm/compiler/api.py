@@ -5,7 +5,7 @@
     program.pal, program.image                 # the assembly text and the image
 
 Running and differentiating compiled programs is the Python API's job
-(``revasm.run_program``, ``revasm.grad_program``; ``api/programs.py``), which sits above
+(``revasm.run_program``, ``revasm.grad_program``; ``src/revasm/programs.py``), which sits above
 both the compiler and the simulators.  ``@reversible`` (re-exported by
 ``compiler/edsl.py``) returns a :class:`ReversibleFunction`, a handle whose
 ``compile()`` is :func:`compile_function`.
