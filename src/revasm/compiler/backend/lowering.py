@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 from revasm.isa.fixed_point import WordFormat
 
@@ -177,7 +178,7 @@ class _ModuleLowering:
 def _default_and_domain(p: ir.Param, flat: int, kind: str, fmt: WordFormat) -> str:
     """`` = DEFAULT in LO..HI`` for a declaration (element ``flat`` of an array); a value
     the word cannot hold is a CompileError at the parameter."""
-    def literal(value) -> str:
+    def literal(value: Fraction) -> str:
         literal_word(value, kind == "int", fmt, p.pos,
                      f"{p.name}'s default or domain end {float(value):g}")
         return str(int(value)) if kind == "int" else _fixed_literal(value)

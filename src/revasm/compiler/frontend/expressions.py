@@ -11,10 +11,11 @@ import math
 from fractions import Fraction
 
 from ..ir import nodes as ir
+from .parser_state import FunctionParserState
 from .syntax import _BINOPS, _CMPOPS, _MARKER_MODULES, ELEMENTARY, _call_name, _closest
 
 
-class ExpressionParser:
+class ExpressionParser(FunctionParserState):
     """Targets (variables, array elements) and expressions."""
 
     def lvalue(self, node: ast.expr, what: str = "the target") -> ir.Expr:
@@ -61,7 +62,7 @@ class ExpressionParser:
         if len(items) != len(type_.shape):
             raise self.error(node, f"{name!r} has {len(type_.shape)} dimension(s) "
                                    f"{type_.shape}; {len(items)} index(es) given")
-        indices = []
+        indices: list[ir.Expr] = []
         for item, extent in zip(items, type_.shape):
             if isinstance(item, ast.Slice):
                 raise self.error(item, "slices are not supported",
