@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from revasm.assembler.image import Image
 from revasm.isa.fixed_point import WordFormat
@@ -20,6 +21,9 @@ from revasm.sim.reference import DEFAULT_MEMORY_WORDS, MachineFault
 from .counting import RunCounter
 from .energy_models import EnergyModel, evaluate
 from .erasure import changed_words, erasure_report
+
+if TYPE_CHECKING:
+    from revasm.sim.host import Place
 
 SCHEMA_ID = "revasm-report/1"
 OUTPUT_ROLES = ("output", "loss")
@@ -90,7 +94,8 @@ class ReportError(ValueError):
     """A request the report cannot serve (no loss declared, unknown name, ...)."""
 
 
-def _gradient_places(image: Image, loss: str | None, wrt: list[str] | None):
+def _gradient_places(image: Image, loss: str | None, wrt: list[str] | None
+                     ) -> tuple[Place, list[Place]]:
     from revasm.sim.host import GradientError, default_loss, default_wrt, resolve
     try:
         loss_place = resolve(image, loss if loss is not None else default_loss(image))
@@ -178,6 +183,6 @@ def build_report(image: Image, *, prepare: Callable[[Lanes], None],
     return report
 
 
-def build_value_report(image: Image, **options) -> dict:
+def build_value_report(image: Image, **options: Any) -> dict:
     """:func:`build_report` in value mode (forward, copy out, backward)."""
     return build_report(image, grad=False, **options)

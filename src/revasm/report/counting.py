@@ -113,6 +113,8 @@ class RunCounter:
     def _profile(self, pc: int, direction: int) -> _Profile:
         cell = self._cells[pc]
         ins = cell.instruction
+        if ins is None:  # the machine faults at an illegal cell before it traces a step
+            raise ValueError(f"a traced step at PC {pc}, which holds no instruction")
         access = access_of(ins, direction)
         operands = cell.operands
         reads = {operands[name] for name in access.register_reads} - {0}

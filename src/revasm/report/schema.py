@@ -8,6 +8,8 @@ found as ``path: message`` strings (empty when the report conforms).
 """
 from __future__ import annotations
 
+from typing import Any
+
 COUNT = {"type": "integer", "minimum": 0}
 JOULES = {"type": "number", "minimum": 0}
 COUNTS_BY_NAME = {"type": "object", "additionalProperties": COUNT}
@@ -115,7 +117,7 @@ ENERGY = {
     "additionalProperties": False,
 }
 
-REPORT_SCHEMA = {
+REPORT_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "revasm report",
     "type": "object",
