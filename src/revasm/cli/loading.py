@@ -3,11 +3,16 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from revasm.assembler import AssemblyError, assemble_file, read_bin
+from revasm.assembler.diagnostics import Diagnostic
 from revasm.assembler.image import Image
 
 from .errors import ToolError
+
+if TYPE_CHECKING:
+    from revasm.compiler import CompileError
 
 IMAGE_SUFFIXES = (".bin",)
 #: Janus source (docs/janus.md): compiled for the W = 32 machine when a command loads it.
@@ -75,7 +80,7 @@ def _positive(number: int) -> int | None:
     return number if number >= 1 else None
 
 
-def diagnostic_json(diagnostic) -> dict:
+def diagnostic_json(diagnostic: Diagnostic) -> dict:
     """One assembler diagnostic as the JSON error object lists it."""
     return {"file": diagnostic.file, "line": max(diagnostic.line, 1),
             "col": max(diagnostic.column, 1), "message": diagnostic.message,
@@ -93,7 +98,7 @@ def assembly_error(exc: AssemblyError, path: str, prefix: str = "") -> ToolError
                      diagnostics=[diagnostic_json(d) for d in exc.diagnostics])
 
 
-def compile_error(exc, prefix: str = "") -> ToolError:
+def compile_error(exc: CompileError, prefix: str = "") -> ToolError:
     """The ToolError of a CompileError: its message, place and hint."""
     return ToolError(prefix + exc.format(), kind="compile", file=exc.pos.file,
                      line=_positive(exc.pos.line), col=_positive(exc.pos.column),

@@ -59,6 +59,8 @@ def initial_words(image: Image, sets: tuple[str, ...] = (), mems: tuple[str, ...
     """The registers and non-zero memory words a run starts from: the image, the declared
     defaults and ``--set``/``--mem`` (for jobs handed to the RTL co-simulation)."""
     from revasm.sim import host
-    options = {} if memory_words is None else {"memory_words": memory_words}
-    return host.initial_words(image, prepare=lambda machine: load_inputs(machine, image, sets,
-                                                                         mems), **options)
+    def prepare(machine: Lanes) -> None:
+        load_inputs(machine, image, sets, mems)
+    if memory_words is None:
+        return host.initial_words(image, prepare=prepare)
+    return host.initial_words(image, prepare=prepare, memory_words=memory_words)
