@@ -321,7 +321,7 @@ def random_arguments(rng: random.Random) -> list[str]:
 
     cli = _command_line()
     name = rng.choice(CLI_COMMANDS)
-    command = cli.commands[name]  # type: ignore[attr-defined]
+    command = cli.commands[name]
     words = [name]
     options = [p for p in command.params if isinstance(p, click.Option)]
 
@@ -399,9 +399,12 @@ def batch_seeds() -> dict[str, list[bytes]]:
                                      EXAMPLES / "lanes.csv")]
     csvs.append(b"x,$3,n\n0.5,0x10,-3\n1e-3,7,1_000\n")
     npzs = [(EXAMPLES / "xs.npz").read_bytes()]
-    for arrays in ({"x": np.array([0.5, -1.0]), "n": np.array([1, 2], dtype=np.int8)},
-                   {"x": np.array([[1.0]])}, {"b": np.array([True, False])},
-                   {"s": np.array(["a"])}, {"z": np.array([1 + 2j])}):
+    # name -> array: np.savez's keyword arguments
+    files: list[dict[str, Any]] = [
+        {"x": np.array([0.5, -1.0]), "n": np.array([1, 2], dtype=np.int8)},
+        {"x": np.array([[1.0]])}, {"b": np.array([True, False])},
+        {"s": np.array(["a"])}, {"z": np.array([1 + 2j])}]
+    for arrays in files:
         buffer = io.BytesIO()
         np.savez(buffer, **arrays)
         npzs.append(buffer.getvalue())

@@ -19,6 +19,7 @@ needs 1/d and q/d), ``division_ns`` measures one, and those alone come to most o
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 from numba import njit, prange
@@ -29,7 +30,7 @@ U = np.uint64
 TERMS = 16
 #: Exact divisions per lane in the gradient protocol (2 per iteration forward, 6 backward).
 DIVISIONS = 8 * TERMS
-_JIT = dict(cache=True, nogil=True, error_model="numpy")
+_JIT: dict[str, Any] = dict(cache=True, nogil=True, error_model="numpy")  # njit's options
 
 
 @njit(inline="always", **_JIT)

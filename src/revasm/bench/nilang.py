@@ -15,6 +15,7 @@ records them as skipped).
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 
@@ -32,7 +33,7 @@ def _cases() -> dict:
     return {case.name: case for case in module.CASES}
 
 
-def _measure(case, lanes: int) -> dict:
+def _measure(case: Any, lanes: int) -> dict:
     from revasm.compiler import compile_file
     from revasm.programs import load_inputs
 

@@ -25,15 +25,25 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from revasm.assembler import assemble_file
 from revasm.sim.host import initial_words, resolve
 
 from .common import EXAMPLES
 
+
+class CoreShape(TypedDict):
+    """The co-processor's parameters (``rtl.params.CoreParams``) the benchmark runs."""
+
+    width: int
+    memory_words: int
+    gradient: bool
+
+
 #: The core measured: W = 32, 1024 memory words, the gradient bank.
-CORE = {"width": 32, "memory_words": 2048, "gradient": True}  # 1024 low + the stack window
+CORE: CoreShape = {"width": 32, "memory_words": 2048,  # 1024 low + the stack window
+                   "gradient": True}
 
 
 def _job(name: str, inputs: dict[str, object] | None = None, grad: bool = False) -> Any:

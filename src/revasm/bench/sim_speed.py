@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 from revasm.assembler import assemble
+from revasm.assembler.image import Image
 from revasm.sim.engines import available, load
 
 from .common import run_child
@@ -63,7 +64,7 @@ bottom: BNE   $3 $5 top
 """
 
 
-def loop_image(template: str, trips: int, width: int):
+def loop_image(template: str, trips: int, width: int) -> Image:
     # trips = high * 2^16 + low, with both digits signed 16-bit (ADDIS and ADDI).
     high, low = trips >> 16, trips & 0xFFFF
     if low >= 1 << 15:
@@ -80,7 +81,7 @@ def measure(name: str, template: str, trips: int, width: int, engine: str = "ref
     is the steady state that ``instructions_per_second`` reports."""
     image = loop_image(template, trips, width)
     machine = load(image, 1, engine_name=engine)
-    rows = []
+    rows: list[dict] = []
     first: list[float] = []
     for direction in (+1, -1, +1, -1):
         start = time.perf_counter()
