@@ -27,9 +27,9 @@ from program_generators import (
 
 pytest.importorskip("numba")
 
-from differential import check_batch  # noqa: E402
+from differential import check_batch
 
-from revasm.sim.compiled.generate import kernel_source  # noqa: E402
+from revasm.sim.compiled.generate import kernel_source
 
 #: Rotations, and instructions that change the registers they rotate by.
 MIX = tuple(ins for ins in DATA_INSTRUCTIONS

@@ -18,20 +18,20 @@ import pytest
 
 pytest.importorskip("amaranth", reason="the RTL needs the 'rtl' extra (amaranth)")
 
-import rtl_programs  # noqa: E402
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from program_generators import ProgramBuilder, examples, structured_programs  # noqa: E402
+import rtl_programs
+from hypothesis import HealthCheck, given, settings
+from program_generators import ProgramBuilder, examples, structured_programs
 
-from revasm.assembler import assemble_file  # noqa: E402
-from revasm.rtl.cosim import Bus, Job, Lockstep  # noqa: E402
-from revasm.rtl.params import CoreParams  # noqa: E402
-from revasm.rtl.unit_timing import function_unit_cycles  # noqa: E402
-from revasm.rtl.verilator import VerilatorError, VerilatorLockstep, core_ports, missing_tools  # noqa: E402
+from revasm.assembler import assemble_file
+from revasm.rtl.cosim import Bus, Job, Lockstep
+from revasm.rtl.params import CoreParams
+from revasm.rtl.unit_timing import function_unit_cycles
+from revasm.rtl.verilator import VerilatorError, VerilatorLockstep, core_ports, missing_tools
 from revasm.sim.host import (
-    initial_words,  # noqa: E402
-    resolve,  # noqa: E402
+    initial_words,
+    resolve,
 )
-from revasm.sim.reference import Machine, MachineFault  # noqa: E402
+from revasm.sim.reference import Machine, MachineFault
 
 EXAMPLES = sorted(glob.glob("examples/*.pal"))
 PARAMS = rtl_programs.params(32)

@@ -78,7 +78,7 @@ def _execute(code, state: dict, words: dict) -> None:
     namespace = dict(words)
     namespace.update(state, addr=lambda word: word % 4, overflow=lambda flag: flag,
                      unemit=lambda: 0, show=lambda word: None, emit=lambda word: None)
-    exec(code, namespace)  # noqa: S102
+    exec(code, namespace)
 
 
 @pytest.mark.parametrize("width", [32, 64])

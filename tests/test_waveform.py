@@ -18,16 +18,16 @@ import pytest
 
 pytest.importorskip("amaranth", reason="the RTL needs the 'rtl' extra (amaranth)")
 
-from click.testing import CliRunner  # noqa: E402
-from vcdvcd import VCDVCD  # noqa: E402
+from click.testing import CliRunner
+from vcdvcd import VCDVCD
 
-from revasm.cli.loading import load_program  # noqa: E402
-from revasm.cli.machine_io import initial_words  # noqa: E402
-from revasm.cli.main import cli  # noqa: E402
-from revasm.rtl.cosim import Job, Lockstep, reference_lane  # noqa: E402
-from revasm.rtl.params import CoreParams  # noqa: E402
-from revasm.rtl.waveform import WaveformError, write_vcd  # noqa: E402
-from revasm.sim.reference import MachineFault  # noqa: E402
+from revasm.cli.loading import load_program
+from revasm.cli.machine_io import initial_words
+from revasm.cli.main import cli
+from revasm.rtl.cosim import Job, Lockstep, reference_lane
+from revasm.rtl.params import CoreParams
+from revasm.rtl.waveform import WaveformError, write_vcd
+from revasm.sim.reference import MachineFault
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -449,7 +449,7 @@ def run(quick: bool) -> dict:
             continue
         try:
             workloads[name] = measure(name, names[name], budget)
-        except Exception as exc:  # noqa: BLE001 - one workload failing must not hide the others
+        except Exception as exc:  # one workload failing must not hide the others
             workloads[name] = {"status": "failed", "reason": f"{type(exc).__name__}: {exc}"}
     measured = [w for w in workloads.values() if w["status"] == "measured"]
     return {"status": "measured" if len(measured) == len(names) else "partial",

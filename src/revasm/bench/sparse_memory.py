@@ -150,7 +150,7 @@ def run(quick: bool) -> dict:
             workloads[name] = {"status": "measured",
                                **_measure(cases[name], not quick, lanes, repeats,
                                          QUICK_TRY_SECONDS if quick else TRY_SECONDS)}
-        except Exception as exc:  # noqa: BLE001 - one workload failing must not hide the others
+        except Exception as exc:  # one workload failing must not hide the others
             workloads[name] = {"status": "failed", "reason": f"{type(exc).__name__}: {exc}"}
     summary: dict = {}
     for engine, key in (("reference", "ratio"), ("reference", "sparse_ratio"),

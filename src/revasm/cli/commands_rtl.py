@@ -27,7 +27,7 @@ INSTALL_HINT = ("the RTL commands need the 'rtl' extra: pip install 'revasm[rtl]
 def _need_rtl() -> None:
     """Fail with exit 1 and an install hint when Amaranth is missing."""
     try:
-        import amaranth  # noqa: F401
+        import amaranth
         import amaranth.back.verilog  # noqa: F401
     except ImportError:
         raise ToolError(f"revasm rtl: error: {INSTALL_HINT}") from None

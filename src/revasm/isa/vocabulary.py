@@ -33,7 +33,7 @@ def vocabulary(fmt: WordFormat) -> dict[str, object]:
     sign = fmt.sign_bit
     amount_mask = width - 1
 
-    def S(word: int) -> int:  # noqa: N802 - the vocabulary's name for "signed view"
+    def S(word: int) -> int:  # the vocabulary's name for "signed view"
         return word - ((word & sign) << 1)
 
     def shl(word: int, amount: int) -> int:

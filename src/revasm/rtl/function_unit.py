@@ -145,7 +145,7 @@ class FunctionUnit(wiring.Component):
             "fault": Out(1), "fault_kind": Out(range(len(FAULT_NAMES))),
         })
 
-    def elaborate(self, platform) -> Module:  # noqa: C901 - one sequencer
+    def elaborate(self, platform) -> Module:  # one sequencer
         # the sequencer's registers hold in the first cycle of a two-cycle state (``stall``);
         # the shifter's input registers and the phase are outside it, in ``outer``
         outer = Module()

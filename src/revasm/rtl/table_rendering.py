@@ -230,7 +230,7 @@ def _restated(fmt: WordFormat) -> dict[str, Callable]:
     w, one = fmt.width, fmt.one
     amount_bits = (w - 1).bit_length()
 
-    def S(x):  # noqa: N802 - the vocabulary's name
+    def S(x):  # the vocabulary's name
         return as_value(x)[:w].as_signed()
 
     def rotate(x, n, left: bool) -> Value:

@@ -117,7 +117,7 @@ def run(port: UnitPort, name: str, width: int, *, law: str | None = None,
         for job in range(jobs):
             first = job * share
             count = max(0, min(share, total - first))
-            out = open(Path(tmp) / f"{job}.bin", "wb")  # noqa: SIM115 - closed below
+            out = open(Path(tmp) / f"{job}.bin", "wb")  # closed below
             args = [str(executable), str(names.index(name)), str(arity(name)), str(width),
                     str(bound), str(names.index(law) if law else -1), str(first), str(count)]
             running.append((subprocess.Popen(args, stdout=out, stderr=subprocess.PIPE), out))

@@ -594,9 +594,9 @@ class CompiledLanes(ModeSwitches):
         tracked = {"MEM": _Written(machine.memory)}
         machine.memory = tracked["MEM"]
         for name in ("GM", "TM", "TGM"):
-            if machine._namespace[name] is not None:  # noqa: SLF001 - the reference's banks
-                tracked[name] = _Written(machine._namespace[name])  # noqa: SLF001
-                machine._namespace[name] = machine._step_namespace[name] = tracked[name]  # noqa: SLF001
+            if machine._namespace[name] is not None:  # the reference's banks
+                tracked[name] = _Written(machine._namespace[name])
+                machine._namespace[name] = machine._step_namespace[name] = tracked[name]
         try:
             machine.resume()
             ctl[STATUS] = HALTED
@@ -611,7 +611,7 @@ class CompiledLanes(ModeSwitches):
             if self._banks[name] is not None:
                 self._banks[name][lane] = numpy.array(machine.bank(name), dtype=numpy.uint64)
         # the oracle's memory indices -> addresses (its words above the dense ones)
-        addresses = {index: address for address, index in machine._sparse.items()}  # noqa: SLF001
+        addresses = {index: address for address, index in machine._sparse.items()}
         for name, memory in tracked.items():
             if self._banks[name] is None:
                 continue

@@ -378,7 +378,7 @@ class Translator:
             right = self._expr(node.comparators[0])
             op = _COMPARE[type(node.ops[0])]
             if left.kind == "c" and right.kind == "c":
-                value = int(eval(f"{left.const} {op} {right.const}"))  # noqa: S307 - ints
+                value = int(eval(f"{left.const} {op} {right.const}"))  # ints
                 return Value(str(bool(value)), "c", value)
             if "w" in (left.kind, right.kind):
                 return Value(f"({self.word(left)} {op} {self.word(right)})", "b")
@@ -390,7 +390,7 @@ class Translator:
     def _binop(self, op: ast.operator, left: Value, right: Value) -> Value:
         symbol = _BINARY[type(op)]
         if left.kind == "c" and right.kind == "c":
-            value = eval(f"({left.const}) {symbol} ({right.const})")  # noqa: S307 - ints
+            value = eval(f"({left.const}) {symbol} ({right.const})")  # ints
             return Value(str(value), "c", value)
         wide = "w" in (left.kind, right.kind) or any(
             v.kind == "c" and not -(1 << 63) <= v.const < (1 << 63) for v in (left, right))

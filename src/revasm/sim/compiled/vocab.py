@@ -241,7 +241,7 @@ def _bits(value: int) -> int:
 
 
 def _table(width: int) -> tuple[int, ...]:
-    t = elementary._TABLES[width]  # noqa: SLF001 - the one definition of the constants
+    t = elementary._TABLES[width]  # the one definition of the constants
     return tuple(np.int64(v) for v in (
         t.frac, t.prec, t.guard, t.half_guard, t.max_signed, t.min_signed, t.one,
         t.circular_x0, t.hyperbolic_x0, t.reduce_extra, t.half_pi_wide >> 64,
@@ -257,13 +257,13 @@ def _steps(steps: tuple) -> np.ndarray:
 T32 = _table(32)
 T64 = _table(64)
 #: exp's estimate of k reads z at K fraction bits (``exp_log._exp_k``): the same K at both widths
-K_BITS = elementary._TABLES[32].k_bits  # noqa: SLF001
-if elementary._TABLES[64].k_bits != K_BITS:  # noqa: SLF001
+K_BITS = elementary._TABLES[32].k_bits
+if elementary._TABLES[64].k_bits != K_BITS:
     raise ImportError("the compiled kernels assume one K for W = 32 and 64")
-CIRC32 = _steps(elementary._TABLES[32].circular)  # noqa: SLF001
-CIRC64 = _steps(elementary._TABLES[64].circular)  # noqa: SLF001
-HYP32 = _steps(elementary._TABLES[32].hyperbolic)  # noqa: SLF001
-HYP64 = _steps(elementary._TABLES[64].hyperbolic)  # noqa: SLF001
+CIRC32 = _steps(elementary._TABLES[32].circular)
+CIRC64 = _steps(elementary._TABLES[64].circular)
+HYP32 = _steps(elementary._TABLES[32].hyperbolic)
+HYP64 = _steps(elementary._TABLES[64].hyperbolic)
 
 # Field positions in T32 / T64.
 FRAC, PREC, GUARD, HALF_GUARD, MAX_S, MIN_S, ONE, CX0, HX0, EXTRA, HPW_HI, HPW_LO, \
@@ -748,12 +748,12 @@ def fx_abs(x, width):
 
 
 @njit(**JIT)
-def S32(w):  # noqa: N802 - the vocabulary's name
+def S32(w):  # the vocabulary's name
     return I(w) - I((w & U(0x80000000)) << U(1))
 
 
 @njit(**JIT)
-def S64(w):  # noqa: N802
+def S64(w):
     return I(w)
 
 

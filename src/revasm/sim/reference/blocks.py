@@ -74,7 +74,7 @@ class CompiledBlocks:
 
     def functions(self, namespace: dict) -> dict[int, object]:
         """Execute the module in ``namespace``; block start pc -> function."""
-        exec(self.code, namespace)  # noqa: S102 - generated from the ISA table only
+        exec(self.code, namespace)  # generated from the ISA table only
         return {pc: namespace[f"_b{pc}"] for pc in self.starts}
 
 

@@ -405,7 +405,7 @@ class Machine(ModeSwitches):
             output_before = len(self.output)
             self._touched.clear()
         try:
-            exec(cell.code(dir_in, self._gradient, self._tangent), namespace)  # noqa: S102
+            exec(cell.code(dir_in, self._gradient, self._tangent), namespace)
         except (Trap, ArithmeticError) as exc:
             raise self._execution_fault(exc, cell) from None
         br = namespace["BR"]
@@ -458,9 +458,9 @@ class Machine(ModeSwitches):
         """Run whole blocks while they apply; leave the rest to :meth:`_step`."""
         forward = self._block_functions(1)
         backward = self._block_functions(-1)
-        R = self.registers  # noqa: N806 - the templates' names
-        MEM = self.memory  # noqa: N806
-        pc, BR, DIR = self.pc, self.br, self.direction  # noqa: N806
+        R = self.registers  # the templates' names
+        MEM = self.memory
+        pc, BR, DIR = self.pc, self.br, self.direction
         steps, cycles = self.steps, self.cycles
         if self.max_steps is None:
             limit = float("inf")
@@ -475,7 +475,7 @@ class Machine(ModeSwitches):
                 result = block(R, MEM, BR, DIR)
                 if result is None:
                     break
-                pc, BR, DIR, executed, spent = result  # noqa: N806
+                pc, BR, DIR, executed, spent = result
                 steps += executed
                 cycles += spent
         except ComeFromViolation as violation:

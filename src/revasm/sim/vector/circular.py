@@ -14,7 +14,7 @@ from typing import Any
 
 from revasm.isa import elementary
 
-_T = elementary._TABLES[32]  # noqa: SLF001 - the one definition of the constants
+_T = elementary._TABLES[32]  # the one definition of the constants
 
 
 def cordic(x: Any, y: Any, z: Any, steps: tuple, xp: Any, *, hyperbolic: bool = False,

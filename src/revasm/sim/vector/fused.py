@@ -54,7 +54,7 @@ class FusedBlocks:
             at += direction
         block = None
         if len(statements) >= MIN_FUSED:
-            exec(fused_code(tuple(statements), FUSED_BANKS), self._namespace)  # noqa: S102
+            exec(fused_code(tuple(statements), FUSED_BANKS), self._namespace)
             block = (self._namespace.pop("_block"), len(statements), cycles)
         self._fused[key] = block
         return block

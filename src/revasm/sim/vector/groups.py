@@ -30,7 +30,7 @@ class GroupRunner:
         text = cell.statement(direction, self._gradient, self._tangent)
         function = self._functions.get(text)
         if function is None:
-            exec(compile_template(text, BANKS), self._namespace)  # noqa: S102 - table text
+            exec(compile_template(text, BANKS), self._namespace)  # table text
             function = self._functions[text] = self._namespace.pop("_cell")
         return function
 
@@ -44,7 +44,7 @@ class GroupRunner:
         landed = bool(xp.any(br_in != 0))
         if landed and full:
             br_in = xp.asarray(br_in, copy=True)
-        BR: Any = xp.asarray(br_in, copy=True) if landed else 0  # noqa: N806
+        BR: Any = xp.asarray(br_in, copy=True) if landed else 0
         room = float("inf")
         if self.max_steps is not None:
             room = self.max_steps - int(xp.max(group.take(self.steps)))
@@ -120,7 +120,7 @@ class GroupRunner:
                 group = Group(lanes, False, n)
                 br_in = br_in[ok]
                 if hasattr(BR, "dtype"):
-                    BR = BR[ok]  # noqa: N806
+                    BR = BR[ok]
                 if hasattr(br_out, "shape") and br_out.shape:
                     br_out = br_out[ok]
                 if hasattr(dir_out, "shape") and dir_out.shape:

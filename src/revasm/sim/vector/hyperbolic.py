@@ -13,7 +13,7 @@ from revasm.isa import elementary
 
 from .circular import bit_length, cordic
 
-_T = elementary._TABLES[32]  # noqa: SLF001 - the one definition of the constants
+_T = elementary._TABLES[32]  # the one definition of the constants
 
 
 def _hyperbolic_rotate(z: Any, xp: Any) -> tuple[Any, Any]:

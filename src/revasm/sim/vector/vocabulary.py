@@ -133,7 +133,7 @@ def lanewise(function: Callable, ctx: LaneContext, xp: Any, name: str) -> Callab
     try:
         probe = function(*([0] * function.__code__.co_argcount))
         probe_arity = len(probe) if isinstance(probe, tuple) else 0
-    except Exception:  # noqa: BLE001 - the probe only learns the result's shape
+    except Exception:  # the probe only learns the result's shape
         probe_arity = 0
 
     def apply(*args: Any) -> Any:
@@ -185,7 +185,7 @@ def vector_vocabulary(fmt: WordFormat, xp: Any, ctx: LaneContext) -> dict[str, A
             return word if word.dtype == u64 else reinterpret(word, u64, xp)
         return xp.asarray(int(word) & MASK64, dtype=u64)
 
-    def S(word: Any) -> Any:  # noqa: N802 - the vocabulary's name
+    def S(word: Any) -> Any:  # the vocabulary's name
         if not hasattr(word, "dtype"):
             return fmt.signed(int(word) & mask)
         s = reinterpret(as_words(word), i64, xp)
