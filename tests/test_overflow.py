@@ -1,4 +1,4 @@
-"""Overflow events (DESIGN §3.4, docs/isa.md "Overflow events"): counted reversibly on OV,
+"""Overflow events (docs/isa.md "Overflow events"): counted reversibly on OV,
 bit for bit alike on every engine, a fault on a strict machine, reported by every command."""
 from __future__ import annotations
 

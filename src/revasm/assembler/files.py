@@ -1,4 +1,4 @@
-"""Writing output files so that nothing is lost (DESIGN §9).
+"""Writing output files so that nothing is lost (docs/cli.md, "Output files").
 
 Every file revasm writes goes first to a temporary file in the same folder, which
 then replaces the target in one ``os.replace``: a reader sees the old file or the

@@ -1,4 +1,4 @@
-"""Fuzzing the readers: every bad input gets a clear error, never a traceback (DESIGN §9).
+"""Fuzzing the readers: every bad input gets a clear error, never a traceback (docs/cli.md).
 
 Five targets, each fed inputs made by mutating the real examples (insert, delete,
 replace and duplicate tokens, lines or bytes), so that inputs reach past the first

@@ -6,8 +6,8 @@ Runs counted loops (ADD/ADDI/XOR bodies closed by a paired-branch back edge) for
 FINISH and backward to START on one lane of each engine available here (the reference's
 generated blocks, the vector engine, the compiled engine), and a shorter run on the
 reference's traced single-step path, at W = 32 and 64.  Every engine runs the same image
-and must end with the same registers and counts.  The reference's goal (DESIGN §4): at
-least 2 million instructions per second on one core for the main loop.
+and must end with the same registers and counts.  The reference's goal (docs/bench.md,
+"sim_speed"): at least 2 million instructions per second on one core for the main loop.
 
 ``process``: the whole command a user types, ``revasm run LOOP.pal --engine compiled``, on
 the compiled engine's long loop (10^8 instructions in a full run), timed from outside the

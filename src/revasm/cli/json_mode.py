@@ -1,4 +1,4 @@
-"""``--json``: exactly one JSON object on stdout, whatever happens (DESIGN §8, docs/cli.md).
+"""``--json``: exactly one JSON object on stdout, whatever happens (docs/cli.md).
 
 :class:`JsonGroup` is the ``revasm`` group.  When the command line holds ``--json``
 it runs the command with stdout captured, and then prints either what the command

@@ -1,4 +1,4 @@
-"""Output files: never over an input (DESIGN §9), always written whole (assembler/files.py)."""
+"""Output files: never over an input (docs/cli.md), always written whole (assembler/files.py)."""
 from __future__ import annotations
 
 import os

@@ -13,7 +13,7 @@ backward).  After every instruction: if BR == 0 then PC += DIR, else
 PC += BR * DIR.  An instruction reached through BR != 0 must leave BR == 0
 (the checked come-from rule); otherwise the machine faults.
 
-Exactness (DESIGN §3.4): fixed-point words wrap mod 2^W, and every extension
+Exactness (docs/isa.md, "Overflow events"): fixed-point words wrap mod 2^W, and every extension
 instruction whose exact result does not fit its word counts one *overflow event* on
 the architectural overflow counter ``OV`` (``OV[0]``, one W-bit word, read signed):
 forward adds 1, backward (which recomputes the event from the state it restores)

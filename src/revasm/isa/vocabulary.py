@@ -10,7 +10,7 @@ their own ``addr`` (memory address check), ``show``, ``emit`` and ``unemit``
 (output devices) and ``overflow`` (the overflow-event device: returns its flag, or
 faults when the machine is strict).
 
-Overflow predicates (0 or 1, on words; DESIGN §3.4 "no silent wrong answer"):
+Overflow predicates (0 or 1, on words; no answer is silently wrong: docs/isa.md, "Overflow events"):
 ``ovf_add``/``ovf_sub`` (the exact signed sum/difference leaves the range),
 ``ovf_mul``/``ovf_div`` (the rounded product/quotient does not fit; ``ovf_div(x, 0)``
 is 0, the division faults first), ``ovf_sat`` (a saturating function's result sits

@@ -114,8 +114,8 @@ def build_report(image: Image, *, prepare: Callable[[Lanes], None],
 
     Value mode: forward, copy the results out, backward.  Gradient mode
     (``grad``): forward, copy the loss out, seed grad[loss] = 1, switch the
-    gradient bank on, backward (DESIGN §3.5), copy the gradients of ``wrt``
-    out.  ``models`` are evaluated in order; ``all_models`` resolves an
+    gradient bank on, backward (docs/gradient.md, "The host protocol"), copy the
+    gradients of ``wrt`` out.  ``models`` are evaluated in order; ``all_models`` resolves an
     adiabatic model's ``base_model``.  A fault stops the protocol there; the
     report then has ``status: "fault"`` and the counts up to the fault.
     """

@@ -57,7 +57,7 @@ class Lanes(Protocol):
     """A program loaded on an engine: ``lanes`` copies of the machine state.
 
     Arrays are numpy arrays with one entry per lane (words as ``uint64``, counts as
-    ``int64``).  ``gradient`` and ``tangent`` are the mode switches of DESIGN §3.5:
+    ``int64``).  ``gradient`` and ``tangent`` are the mode switches of docs/gradient.md:
     flipping one on allocates the banks its rules need, zeroed, so the host can seed
     them before a pass.
     """

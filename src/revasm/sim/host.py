@@ -1,6 +1,6 @@
 """The host's side of the machine, over any engine: inputs in, passes, gradients out.
 
-The host protocol of gradient mode (DESIGN §3.5)::
+The host protocol of gradient mode (docs/gradient.md)::
 
     inputs in -> forward to FINISH -> loss out -> grad[loss] = 1
       -> gradient switch on -> backward to START -> gradients out

@@ -1,6 +1,6 @@
 """The reference machine: state, the single-step path and the block-running fast path.
 
-Execution model (``isa/table.py``, DESIGN §3.2-3.3): each instruction runs its
+Execution model (``isa/table.py``, docs/simulator.md "Execution model"): each instruction runs its
 table template for the current direction, ``forward`` when DIR = +1 and
 ``backward`` when DIR = -1; then, if BR = 0, PC += DIR, else PC += BR·DIR.
 An instruction executed while the BR carried from the previous step is
@@ -115,7 +115,7 @@ class Machine(ModeSwitches):
     or EMIT displayed, in order, either direction), ``steps`` and ``cycles``
     of the current run, and ``halted``.
 
-    Gradient mode (DESIGN §3.5, docs/gradient.md): ``gradient=True`` switches
+    Gradient mode (docs/gradient.md): ``gradient=True`` switches
     on the gradient banks ``gradients`` / ``memory_gradients`` (``G``/``GM``
     in the templates), ``tangent=True`` the tangent banks ``tangents`` /
     ``memory_tangents`` (``T``/``TM``); with both, also ``gradient_tangents``
