@@ -127,7 +127,7 @@ def test_a_strict_machine_stops_exactly_where_the_counter_first_moves(width, dat
             strict.run(1)
             assert strict.snapshot() == counting.snapshot()
             continue
-        from revasm.sim.reference import MachineFault
+        from revasm.machine import MachineFault
         with pytest.raises(MachineFault) as info:
             strict.run(1)
         assert info.value.kind == "overflow"

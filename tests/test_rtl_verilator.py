@@ -23,6 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from program_generators import ProgramBuilder, examples, structured_programs
 
 from revasm.assembler import assemble_file
+from revasm.machine import MachineFault
 from revasm.rtl.cosim import Bus, Job, Lockstep
 from revasm.rtl.params import CoreParams
 from revasm.rtl.unit_timing import function_unit_cycles
@@ -31,7 +32,7 @@ from revasm.sim.host import (
     initial_words,
     resolve,
 )
-from revasm.sim.reference import Machine, MachineFault
+from revasm.sim.reference import Machine
 
 EXAMPLES = sorted(glob.glob("examples/*.pal"))
 PARAMS = rtl_programs.params(32)

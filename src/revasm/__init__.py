@@ -24,11 +24,11 @@ same bits.  The command line (``revasm --help``) is a thin layer over these call
 from revasm.assembler import assemble, assemble_file, disassemble
 from revasm.assembler.image import Image
 from revasm.compiler import compile_file, compile_function, compile_source, reversible
+from revasm.machine import MachineFault
 from revasm.sim.engines import available as engines
 from revasm.sim.engines import load
 from revasm.sim.host import gradient as grad
 from revasm.sim.host import hessian
-from revasm.sim.reference import MachineFault
 
 from .batch_files import BatchSummary, batch_file
 from .batching import BatchResult, batch

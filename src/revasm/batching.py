@@ -17,6 +17,7 @@ import numpy as np
 
 from revasm.assembler.image import Image
 from revasm.isa.fixed_point import WordFormat
+from revasm.machine import fault_json
 from revasm.sim.batch_io import (
     BatchInputError,
     check_column,
@@ -315,10 +316,7 @@ def _results(machine: Lanes, fmt: WordFormat, keep: frozenset[str] | None = None
         assert fault is not None
         kinds[lane] = fault.kind
         if len(faults) < FAULTS_DESCRIBED:
-            location = image.location(fault.pc) if fault.pc is not None else None
-            faults.append({"lane": lane, "kind": fault.kind, "pc": fault.pc,
-                           "line": location.line if location else None,
-                           "message": fault.message})
+            faults.append({"lane": lane, **fault_json(fault)})
     status = np.where(machine.faulted, "fault", "finished")
     named = {}
     for name, declared in image.names.items():

@@ -21,11 +21,11 @@ from revasm.compiler.api import CompiledProgram, ReversibleFunction, compile_fil
 from revasm.compiler.errors import CompileError, SourcePos
 from revasm.compiler.ir import nodes as ir
 from revasm.isa.fixed_point import WordFormat
+from revasm.machine import MachineFault
 from revasm.sim.engine import Lanes, read_place, write_place
 from revasm.sim.engines import load
 from revasm.sim.host import GradientResult, gradient
 from revasm.sim.host import load_inputs as load_defaults
-from revasm.sim.reference import MachineFault
 
 
 class ProgramFault(Exception):

@@ -14,11 +14,10 @@ from typing import Any
 
 from revasm.assembler.image import Image
 from revasm.isa.fixed_point import WordFormat
+from revasm.machine import MachineFault, Snapshot, TraceRecord, fault_json
 from revasm.sim.engine import Lanes, overflow_counts, read_place, write_place
 from revasm.sim.engines import choose
 from revasm.sim.host import Prepare, load_inputs
-from revasm.sim.reference import MachineFault, Snapshot
-from revasm.sim.reference.trace import TraceRecord
 
 
 @dataclass
@@ -51,15 +50,6 @@ class RunResult:
         if self.fault is not None:
             out["fault"] = fault_json(self.fault)
         return out
-
-
-def fault_json(fault: MachineFault) -> dict:
-    """A machine fault as JSON: kind, pc, source line and text, message."""
-    location = fault.location
-    return {"kind": fault.kind, "pc": fault.pc,
-            "line": location.line if location else None,
-            "source": location.text.strip() if location else None,
-            "message": fault.message}
 
 
 def lane_result(machine: Lanes, lane: int = 0) -> RunResult:

@@ -11,6 +11,7 @@ from revasm.assembler import AssemblyError
 from revasm.compiler import CompileError, compile_file
 from revasm.compiler.api import CompiledProgram
 from revasm.isa.fixed_point import WordFormat
+from revasm.machine import fault_json
 
 from .errors import EXIT_FAILURE, ToolError, output_error
 from .help_text import filled_help
@@ -234,7 +235,6 @@ def grad_expr(expression: str, at: str, width: str, show_program: bool, as_json:
         message = f"{exc}\n(not defined at this point on the machine: {exc.fault.kind})"
         if not as_json:
             raise ToolError(message) from None
-        from revasm.running import fault_json
         click.echo(message, err=True)
         fault = fault_json(exc.fault)
         fault["note"] = exc.note

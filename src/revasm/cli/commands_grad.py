@@ -16,11 +16,11 @@ from typing import Any, TypeVar
 import click
 
 from revasm.assembler.image import Image
+from revasm.machine import MachineFault, fault_json
 from revasm.sim.engines import EngineError
 from revasm.sim.host import GradientError, GradientResult, HessianResult, gradient, hessian
-from revasm.sim.reference import MachineFault
 
-from .commands_run import ENGINE, MAX_STEPS, MEMS, SETS, STRICT, fault_dict, warn_overflows
+from .commands_run import ENGINE, MAX_STEPS, MEMS, SETS, STRICT, warn_overflows
 from .errors import EXIT_FAILURE
 from .loading import load_gradient_program
 from .machine_io import load_inputs
@@ -70,7 +70,7 @@ def _summary(result: GradientResult | HessianResult) -> dict:
 
 def _fault_exit(fault: MachineFault, image: Image, as_json: bool) -> None:
     if as_json:
-        info = fault_dict(fault, image)
+        info = fault_json(fault)
         info["pass"] = fault.run_pass
         click.echo(json.dumps({"status": "fault", "width": image.width, "fault": info}))
     else:

@@ -9,10 +9,9 @@ import click
 
 import revasm as api
 from revasm.assembler.image import Image
-from revasm.running import fault_json
 from revasm.sim.engine import Lanes
 from revasm.sim.engines import CHOICES, EngineError, choose
-from revasm.sim.reference import MachineFault, TraceRecord
+from revasm.machine import MachineFault, TraceRecord
 
 from .errors import EXIT_FAILURE, ToolError
 from .loading import is_janus, load_program
@@ -54,11 +53,6 @@ def warn_overflows(events: int, what: str = "the run") -> None:
         click.echo(f"warning: {what} took back {-events} overflow event{plural}: it undid "
                    "instructions whose forward run does not fit the word; --strict stops at "
                    "the first one, naming its line", err=True)
-
-
-def fault_dict(fault: MachineFault, image: Image) -> dict:
-    """A fault as the JSON of every command (kind, pc, line, source, message)."""
-    return fault_json(fault)
 
 
 def engine_for(engine_name: str, *, lanes: int = 1, trace: bool = False) -> str:

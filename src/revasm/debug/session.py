@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 
 from revasm.assembler.image import Image
 from revasm.isa.fixed_point import WordFormat
+from revasm.machine import MachineFault
 from revasm.sim.host import GradientError, default_loss, resolve
-from revasm.sim.reference import Machine, MachineFault
+from revasm.sim.reference import Machine
 
 from .breakpoints import (
     Breakpoint,

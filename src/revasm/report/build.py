@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 from revasm.assembler.image import Image
 from revasm.isa.fixed_point import WordFormat
+from revasm.machine import MachineFault, fault_json
 from revasm.sim.engine import Lanes, overflow_counts, read_place, write_place
 from revasm.sim.engines import choose
-from revasm.sim.reference import DEFAULT_MEMORY_WORDS, MachineFault
+from revasm.sim.reference import DEFAULT_MEMORY_WORDS
 
 from .counting import RunCounter
 from .energy_models import EnergyModel, evaluate
@@ -27,12 +28,6 @@ if TYPE_CHECKING:
 
 SCHEMA_ID = "revasm-report/1"
 OUTPUT_ROLES = ("output", "loss")
-
-
-def _fault_dict(fault: MachineFault, image: Image) -> dict:
-    location = image.location(fault.pc) if fault.pc is not None else None
-    return {"kind": fault.kind, "pc": fault.pc,
-            "line": location.line if location else None, "message": fault.message}
 
 
 def _named(machine: Lanes, image: Image, roles: tuple[str, ...]) -> dict:
@@ -179,7 +174,7 @@ def build_report(image: Image, *, prepare: Callable[[Lanes], None],
     if grad:
         report["gradient"] = gradient
     if fault is not None:
-        report["fault"] = _fault_dict(fault, image)
+        report["fault"] = fault_json(fault)
     return report
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from revasm.sim.reference.faults import FAULT_KINDS
+from revasm.machine import FAULT_KINDS
 
 from .memory_map import MemoryMap
 

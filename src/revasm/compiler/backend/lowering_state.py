@@ -31,7 +31,7 @@ Placed = tuple[int, list[Instr], list[Instr]]
 
 
 class ProofQueries(Protocol):
-    """What the static checks proved about ancillas (``frontend/checks.py``'s Proofs)."""
+    """What the static checks proved about ancillas (``ir/proofs.py``'s Proofs)."""
 
     def free_is_proven(self, function: str, s: ir.Free) -> bool: ...
 

@@ -28,7 +28,7 @@ from revasm.isa import elementary
 from revasm.isa.fixed_point import WordFormat
 from revasm.isa.rotation import rotation_plan
 from revasm.isa.vocabulary import vocabulary as scalar_vocabulary
-from revasm.sim.reference.faults import Trap
+from revasm.machine.faults import Trap
 
 from . import circular, hyperbolic
 from .words import MASK64, mul_round, reinterpret
