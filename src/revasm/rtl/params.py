@@ -7,7 +7,7 @@ from revasm.machine import FAULT_KINDS
 
 from .memory_map import MemoryMap
 
-#: Fault codes of the status port, 0 = no fault.  The reference's kinds first
+#: Fault codes of the status port, 0 = no fault.  The machine's kinds first
 #: (same names), then the RTL's own: a bounded EMIT tape that is full, and a
 #: function the function unit does not implement yet.
 FAULT_NAMES: tuple[str, ...] = ("none", *FAULT_KINDS, "tape-full", "unimplemented")
