@@ -1,4 +1,4 @@
-"""The next-PC rule (``revasm.machine.next_pc``, DESIGN §3.2) and every place that applies it.
+"""The next-PC rule (``revasm.machine.next_pc``) and every place that applies it.
 
 The rule's one definition is :func:`next_pc` (with :func:`previous_pc` and :func:`halts`).
 Python code calls it; generated code writes :func:`next_pc_source` / :func:`halts_source`;
@@ -35,7 +35,7 @@ KINDS = ("data", "branch", "rbra", "swapbr", "start", "finish")
 
 
 def plain_rule(pc: int, br: int, direction: int) -> int:
-    """DESIGN §3.2 as it is written: if BR = 0 then PC += DIR else PC += BR·DIR."""
+    """The rule as docs/simulator.md writes it: if BR = 0 then PC += DIR else PC += BR·DIR."""
     if br == 0:
         return pc + direction
     return pc + br * direction
@@ -103,7 +103,7 @@ def test_a_pc_register_reading_keeps_a_pc_no_move_explains():
 # --- generated code: the text is derived from the rule and evaluates to it ---------------
 
 def _python(text: str, **names):
-    return eval(text, {}, names)  # noqa: S307 - the rule's own text
+    return eval(text, {}, names)  # the rule's own text
 
 
 @WIDTHS
@@ -125,11 +125,11 @@ def test_the_generated_python_text_is_the_rule(width):
 @WIDTHS
 def test_the_generated_numba_text_is_the_rule_in_int64(width):
     """As the compiled kernels run it: int64 locals, the block's PC a constant ``I(pc)``."""
-    kernel = numba.njit(eval(  # noqa: S307 - the rule's own text
+    kernel = numba.njit(eval(  # the rule's own text
         f"lambda pc, br, d: {next_pc_source('pc', 'br', 'd')}"))
-    constant = numba.njit(eval(  # noqa: S307
+    constant = numba.njit(eval(
         f"lambda pc, br, d: {next_pc_source('I(pc)', 'br', 'd')}", {"I": np.int64}))
-    halting = numba.njit(eval(  # noqa: S307
+    halting = numba.njit(eval(
         f"lambda d, flags: bool({halts_source('d', 'flags & 4', 'flags & 2')})"))
     for pc, br, direction in cases(width):
         exact = next_pc(pc, br, direction)

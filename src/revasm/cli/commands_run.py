@@ -9,9 +9,9 @@ import click
 
 import revasm as api
 from revasm.assembler.image import Image
+from revasm.machine import TraceRecord
 from revasm.sim.engine import Lanes
 from revasm.sim.engines import CHOICES, EngineError, choose
-from revasm.machine import MachineFault, TraceRecord
 
 from .errors import EXIT_FAILURE, ToolError
 from .loading import is_janus, load_program

@@ -7,8 +7,8 @@ What a running program is, independent of how an engine runs it:
   ``fault_json.py`` -- a fault as JSON;
 * ``snapshot.py`` -- :class:`Snapshot`, the architectural state as one comparable value;
 * ``trace.py`` -- :class:`TraceRecord`, what one executed instruction did;
-* ``next_pc.py`` -- the next-PC rule (DESIGN §3.2), where the machine goes after each
-  instruction.
+* ``next_pc.py`` -- the next-PC rule (docs/simulator.md "Execution model"), where the
+  machine goes after each instruction.
 
 Layering (``tests/test_import_graph.py``): this package imports only ``revasm.isa`` and
 ``revasm.assembler``; the simulators, the RTL, the debugger, the reports, the command line

@@ -131,7 +131,7 @@ class Trap(Exception):
 
 class ComeFromViolation(Exception):
     """Raised by an engine's generated code: a landing instruction left BR != 0 (the
-    come-from rule, DESIGN §3.3); the engine turns it into an ``uncaught-jump`` fault."""
+    come-from rule, docs/simulator.md); the engine turns it into an ``uncaught-jump`` fault."""
 
     def __init__(self, landing_pc: int, br: int, direction: int) -> None:
         super().__init__(landing_pc)

@@ -1,4 +1,4 @@
-"""The next-PC rule (DESIGN §3.2): where the machine goes after each instruction.
+"""The next-PC rule (docs/simulator.md "Execution model"): where the machine goes next.
 
 The control state is the PC, BR (the branch register, 0 between jumps) and DIR (+1
 forward, -1 backward).  Each instruction runs its table template (``isa/table.py``),

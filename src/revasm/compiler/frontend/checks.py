@@ -14,7 +14,7 @@ to a variable a pending term reads makes that term uncancellable.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..errors import CompileError, SourcePos
 from ..ir import nodes as ir
