@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from revasm.isa.fixed_point import WIDTHS
+
 COUNT = {"type": "integer", "minimum": 0}
 JOULES = {"type": "number", "minimum": 0}
 COUNTS_BY_NAME = {"type": "object", "additionalProperties": COUNT}
@@ -75,7 +77,7 @@ ERASURE = {
     "required": ["word_bits", "results_words", "gradient_words", "copied_out_bits",
                  "scenarios"],
     "properties": {
-        "word_bits": {"enum": [32, 64]}, "results_words": COUNT, "gradient_words": COUNT,
+        "word_bits": {"enum": list(WIDTHS)}, "results_words": COUNT, "gradient_words": COUNT,
         "copied_out_bits": COUNT,
         "scenarios": {"type": "object",
                       "required": ["reversible", "reversible_forward_only", "irreversible",
@@ -126,7 +128,7 @@ REPORT_SCHEMA: dict[str, Any] = {
     "properties": {
         "schema": {"const": "revasm-report/1"},
         "file": {"type": "string"},
-        "width": {"enum": [32, 64]},
+        "width": {"enum": list(WIDTHS)},
         "mode": {"enum": ["value", "gradient"]},
         "status": {"enum": ["finished", "fault"]},
         "restored": {"type": ["boolean", "null"]},
@@ -232,7 +234,7 @@ BATCH_SCHEMA = {
                                    "vector_forward_steps_agree": {"type": "boolean"},
                                    "vector_error": {"type": "string"}},
                     "additionalProperties": False},
-        "file": {"type": "string"}, "width": {"enum": [32, 64]},
+        "file": {"type": "string"}, "width": {"enum": list(WIDTHS)},
         "mode": {"enum": ["value", "gradient"]},
         "lanes": COUNT, "finished": COUNT, "faults": COUNTS_BY_NAME,
         "totals": REPORT_SCHEMA["properties"]["totals"],

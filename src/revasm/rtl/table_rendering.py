@@ -37,6 +37,7 @@ from typing import Protocol
 
 from amaranth.hdl import Const, Mux, Value
 
+from revasm.isa import fixed_point
 from revasm.isa.fixed_point import WordFormat
 from revasm.isa.table import BINARY_FUNCTIONS, UNARY_FUNCTIONS
 from revasm.isa.vocabulary import vocabulary
@@ -71,7 +72,7 @@ class ProofFormat(WordFormat):
 
 def word_format(width: int) -> WordFormat:
     """The machine's format at W = 32/64, a :class:`ProofFormat` at any other width."""
-    return WordFormat(width) if width in (32, 64) else ProofFormat(width)
+    return fixed_point.word_format(width) if width in fixed_point.WIDTHS else ProofFormat(width)
 
 
 def as_value(v: object) -> Value:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal, localcontext
 
-from ..fixed_point import WordFormat
+from ..fixed_point import WIDTHS, WordFormat
 
 # --------------------------------------------------------------------------
 # Constants, computed exactly at import time with decimal arithmetic.
@@ -168,7 +168,7 @@ class _PerWidth(dict[int, _Tables]):
         return tables
 
 
-_TABLES: dict[int, _Tables] = _PerWidth({w: _make_tables(w) for w in (32, 64)})
+_TABLES: dict[int, _Tables] = _PerWidth({w: _make_tables(w) for w in WIDTHS})
 
 
 def _tables(fmt: WordFormat) -> _Tables:
