@@ -89,18 +89,17 @@ def _gradient_names(program: CompiledProgram) -> tuple[str, dict[str, list[str]]
     """The loss parameter and, per differentiated parameter, its word names (as
     ``revasm.programs.grad_program`` chooses them: every Fixed parameter but the loss)."""
     from revasm.compiler.ir import nodes as ir
+    from revasm.programs import loss_parameter, word_names
 
     f = program.function
-    losses = [p for p in f.params if p.role == "loss"] or \
-        [p for p in f.params if p.role == "output" and p.type == ir.FIXED]
+    loss = loss_parameter(program)
     names = {}
     for p in f.params:
         element = p.type.element if isinstance(p.type, ir.ArrayType) else p.type
-        if p is losses[0] or element != ir.FIXED:
+        if p is loss or element != ir.FIXED:
             continue
-        names[p.name] = ([label[2:] for label in program.lowered.array_labels[p.name]]
-                         if isinstance(p.type, ir.ArrayType) else [p.name])
-    return losses[0].name, names
+        names[p.name] = word_names(program, p)
+    return loss.name, names
 
 
 def child(arguments: list[str]) -> None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from revasm.assembler.image import Image
 from revasm.isa.fixed_point import WordFormat
 from revasm.machine import MachineFault
-from revasm.sim.host import GradientError, default_loss, resolve
+from revasm.sim.host import GradientError, loss_place
 from revasm.sim.reference import Machine
 
 from .breakpoints import (
@@ -366,7 +366,7 @@ def _loss_place(image: Image, loss: str | None) -> tuple[int | None, int | None]
     """The loss's register or address: ``loss`` or the one declared ``.loss`` (the host
     protocol's own rules, ``sim/host.py``)."""
     try:
-        place = resolve(image, loss if loss is not None else default_loss(image))
+        place = loss_place(image, loss)
     except GradientError as exc:
         raise DebugError(str(exc)) from None
     return place.register, place.address

@@ -31,13 +31,8 @@ OUTPUT_ROLES = ("output", "loss")
 
 
 def _named(machine: Lanes, image: Image, roles: tuple[str, ...]) -> dict:
-    fmt = WordFormat(image.width)
-    values = {}
-    for name, declared in image.names.items():
-        if declared.role in roles:
-            word = int(read_place(machine, declared.register, declared.address)[0])
-            values[name] = fmt.to_real(word) if declared.fixed else fmt.signed(word)
-    return values
+    from revasm.sim.host import named_values
+    return named_values(machine, roles=roles)
 
 
 def _state(machine: Lanes) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -91,11 +86,11 @@ class ReportError(ValueError):
 
 def _gradient_places(image: Image, loss: str | None, wrt: list[str] | None
                      ) -> tuple[Place, list[Place]]:
-    from revasm.sim.host import GradientError, default_loss, default_wrt, resolve
+    from revasm.sim.host import GradientError, default_wrt, loss_place, resolve
     try:
-        loss_place = resolve(image, loss if loss is not None else default_loss(image))
+        place = loss_place(image, loss)
         names = list(wrt) if wrt else default_wrt(image)
-        return loss_place, [resolve(image, name) for name in names]
+        return place, [resolve(image, name) for name in names]
     except GradientError as exc:
         raise ReportError(str(exc)) from None
 
