@@ -10,12 +10,13 @@ import json
 from fractions import Fraction
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
 import revasm
 from revasm.assembler import AssemblyError, write_bin, write_hex, write_sidecar
-from revasm.cli.commands_debug import _dap_session, open_session
+from revasm.cli.commands_debug import open_session
 from revasm.cli.main import cli
 from revasm.compiler import CompileError
 from revasm.isa.fixed_point import DEFAULT_WIDTH, WIDTHS, word_format
@@ -56,8 +57,8 @@ def test_the_widths_and_their_default_live_in_one_place():
 
 @pytest.mark.parametrize("declared", [None, 64, 32])
 def test_a_file_means_one_width_under_every_command_and_the_api(tmp_path, declared):
-    """run, grad, hessian, batch --grad, report, report --grad, debug, debug --grad, the DAP
-    launch and the API: the same width and the same y for one file."""
+    """run, grad, hessian, batch, batch --grad, report, report --grad, debug (the DAP's
+    session too), debug --grad and the API: the same width and the same y for one file."""
     path = program(tmp_path, declared)
     width = declared or DEFAULT_WIDTH
     y = y_at(width)
@@ -74,7 +75,6 @@ def test_a_file_means_one_width_under_every_command_and_the_api(tmp_path, declar
         assert (report["width"], report["outputs"]["y"]) == (width, y)
     for grad in (False, True):
         assert open_session(str(path), grad=grad).image.width == width
-    assert _dap_session({"program": str(path), "grad": True}).image.width == width
     image = revasm.load(path)
     assert image.width == width == revasm.assemble_file(path).width
     assert revasm.grad(image).loss == Fraction(word_format(width).from_real(Fraction("0.1")),
@@ -163,3 +163,32 @@ def test_every_command_loads_python_and_reports_a_bad_one_as_a_compile_error(tmp
     assert result.exit_code == 1
     error = json.loads(result.stdout)["error"]
     assert (error["kind"], error["file"], error["line"]) == ("compile", str(broken), 5)
+
+
+def _commands(group: click.Group, prefix: str = "") -> dict[str, click.Command]:
+    found: dict[str, click.Command] = {}
+    for name, command in group.commands.items():
+        if isinstance(command, click.Group):
+            found.update(_commands(command, f"{prefix}{name} "))
+        else:
+            found[prefix + name] = command
+    return found
+
+
+def test_every_width_option_comes_from_the_one_factory():
+    """One ``--width`` (cli/options.py): the widths of WIDTHS, an int for the command;
+    a command with a program file takes the file's width unless given."""
+    from revasm.cli import options
+
+    widths = {name: next(p for p in command.params if p.name == "width")
+              for name, command in _commands(cli).items()
+              if any(p.name == "width" for p in command.params)}
+    files = {"run", "check", "grad", "hessian", "batch", "report", "debug", "asm", "rtl sim"}
+    assert files | {"compile", "grad-expr", "rtl verilog", "rtl formal", "rtl synth"} == \
+        set(widths)
+    for name, option in widths.items():
+        assert isinstance(option.type, click.Choice)
+        assert list(option.type.choices) == [str(w) for w in WIDTHS], name
+        assert option.callback is options.width_value, name
+        expected = None if name in files else "64" if name == "grad-expr" else "32"
+        assert option.default == expected, name

@@ -308,7 +308,6 @@ def _results(machine: Lanes, fmt: WordFormat, keep: frozenset[str] | None = None
              ) -> BatchResult:
     """The lanes' results; of the names and registers only those in ``keep`` (all for
     None)."""
-    image = machine.image
     kinds = [""] * machine.lanes
     faults: list[dict[str, Any]] = []
     for lane in np.nonzero(machine.faulted)[0].tolist():

@@ -106,7 +106,7 @@ def child(arguments: list[str]) -> None:
     """In the child: compile, the first gradient (kernels: compiled, or loaded from the
     cache), then the timed batch."""
     from revasm.compiler import compile_file
-    from revasm.isa.fixed_point import WordFormat
+    from revasm.isa.fixed_point import word_format
     from revasm.programs import load_inputs
     from revasm.sim.compiled.machine import CompiledLanes
     from revasm.sim.engines import engine
@@ -142,7 +142,7 @@ def child(arguments: list[str]) -> None:
     if seconds * 2 < 10:  # short enough to repeat: the best of two
         result, again = gradient(lanes)
         seconds = min(seconds, again)
-    fmt = WordFormat(program.image.width)
+    fmt = word_format(program.image.width)
     lane_0 = {p: [float(fmt.to_fraction(int(result.gradient[word][0]))) for word in words]
               for p, words in names.items()}
     same = all(int(result.gradient[word][0]) == int(result.gradient[word][-1]) for word in wrt)

@@ -14,7 +14,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 FORMATS = "Q16.16 or Q32.32"
 
 
-def _to_int(_ctx: click.Context, _param: click.Parameter, value: str | None) -> int | None:
+def width_value(_ctx: click.Context, _param: click.Parameter, value: str | None) -> int | None:
+    """The ``--width`` callback: the chosen width as an int (None when not given)."""
     return int(value) if value is not None else None
 
 
@@ -33,7 +34,7 @@ def width_option(default: int | None = None, help: str | None = None) -> Callabl
             f"Word width W ({FORMATS})."
     return click.option("--width", type=click.Choice([str(w) for w in WIDTHS]),
                         default=None if default is None else str(default),
-                        show_default=default is not None, callback=_to_int, help=help)
+                        show_default=default is not None, callback=width_value, help=help)
 
 
 #: The ``--width`` of every command that loads a program file.

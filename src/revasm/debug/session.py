@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from revasm.assembler.image import Image
-from revasm.isa.fixed_point import WordFormat
+from revasm.isa.fixed_point import word_format
 from revasm.machine import MachineFault
 from revasm.sim.host import GradientError, loss_place
 from revasm.sim.reference import Machine
@@ -60,7 +60,7 @@ class Session:
                  step_budget: int = DEFAULT_STEP_BUDGET) -> None:
         self.image = image
         self.source = source or SourceMap(image)
-        self.fmt = WordFormat(image.width)
+        self.fmt = word_format(image.width)
         self.machine = Machine(image)
         for register, word in (registers or {}).items():
             if register:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from revasm.isa.fixed_point import WordFormat
+from revasm.isa.fixed_point import word_format
 from revasm.machine import MachineFault, next_pc, previous_pc
 from revasm.sim.reference import Machine
 
@@ -45,7 +45,7 @@ class Timeline:
                  loss: tuple[int | None, int | None] | None = None) -> None:
         self.machine = machine
         self.source = source
-        self.fmt = WordFormat(machine.width)
+        self.fmt = word_format(machine.width)
         #: where the loss lives (register, address) in gradient mode; None: no gradient pass
         self.loss = loss
         self.time = 0

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from revasm.assembler.image import Image
-from revasm.isa.fixed_point import WordFormat
+from revasm.isa.fixed_point import word_format
 from revasm.machine import MachineFault, fault_json
 from revasm.sim.engine import Lanes, overflow_counts, read_place, write_place
 from revasm.sim.engines import choose
@@ -113,7 +113,7 @@ def build_report(image: Image, *, prepare: Callable[[Lanes], None],
         raise ReportError("gradient mode is not available: the reference simulator has no "
                           "gradient switch in this build")
     places = _gradient_places(image, loss, wrt) if grad else None
-    fmt = WordFormat(image.width)
+    fmt = word_format(image.width)
     machine = choose(engine, trace=True).load(image, 1, max_steps=max_steps,
                                               memory_words=memory_words)
     prepare(machine)
