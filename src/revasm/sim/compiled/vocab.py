@@ -5,7 +5,7 @@ and BR an ``int64``; no function ever goes through floats.  The generated kernel
 (``generate.py``) call these names, suffixed by the width where the code differs
 (``fmul64``), or with the width as a constant argument (``fn_sin(x, 64)``) for the
 elementary functions, whose algorithms are ``isa/elementary.py``'s, step for step, with
-the same constants (``elementary._TABLES``): where an intermediate of the Python code
+the same constants (``elementary.TABLES``): where an intermediate of the Python code
 exceeds 64 bits, it is held here as a signed 128-bit pair ``(hi: int64, lo: uint64)``.
 
 Faults are not raised here: the generated code checks each faulting function's domain
@@ -28,7 +28,7 @@ from numba.extending import intrinsic
 
 from revasm.isa import elementary
 from revasm.isa.fixed_point import WordFormat
-from revasm.isa.rotation import _pi_raw
+from revasm.isa.rotation import pi_raw
 
 # The kernels' worker threads (numba's OpenMP pool, loaded at the first parallel run)
 # sleep between runs instead of spinning: libgomp's default spins, and on a machine
@@ -241,13 +241,13 @@ def _bits(value: int) -> int:
 
 
 def _table(width: int) -> tuple[int, ...]:
-    t = elementary._TABLES[width]  # the one definition of the constants
+    t = elementary.TABLES[width]  # the one definition of the constants
     return tuple(np.int64(v) for v in (
         t.frac, t.prec, t.guard, t.half_guard, t.max_signed, t.min_signed, t.one,
         t.circular_x0, t.hyperbolic_x0, t.reduce_extra, t.half_pi_wide >> 64,
         _bits(t.half_pi_wide), _bits(t.two_over_pi), _bits(t.pi_p), t.half_pi_p, t.ln2_wide >> 64,
         _bits(t.ln2_wide), t.inv_ln2_k, t.sqrt2_s, t.sqrt_bits, width,
-        _pi_raw(WordFormat(width))))
+        pi_raw(WordFormat(width))))
 
 
 def _steps(steps: tuple) -> np.ndarray:
@@ -256,14 +256,14 @@ def _steps(steps: tuple) -> np.ndarray:
 
 T32 = _table(32)
 T64 = _table(64)
-#: exp's estimate of k reads z at K fraction bits (``exp_log._exp_k``): the same K at both widths
-K_BITS = elementary._TABLES[32].k_bits
-if elementary._TABLES[64].k_bits != K_BITS:
+#: exp's estimate of k reads z at K fraction bits (``exp_log.exp_k``): the same K at both widths
+K_BITS = elementary.TABLES[32].k_bits
+if elementary.TABLES[64].k_bits != K_BITS:
     raise ImportError("the compiled kernels assume one K for W = 32 and 64")
-CIRC32 = _steps(elementary._TABLES[32].circular)
-CIRC64 = _steps(elementary._TABLES[64].circular)
-HYP32 = _steps(elementary._TABLES[32].hyperbolic)
-HYP64 = _steps(elementary._TABLES[64].hyperbolic)
+CIRC32 = _steps(elementary.TABLES[32].circular)
+CIRC64 = _steps(elementary.TABLES[64].circular)
+HYP32 = _steps(elementary.TABLES[32].hyperbolic)
+HYP64 = _steps(elementary.TABLES[64].hyperbolic)
 
 # Field positions in T32 / T64.
 FRAC, PREC, GUARD, HALF_GUARD, MAX_S, MIN_S, ONE, CX0, HX0, EXTRA, HPW_HI, HPW_LO, \
@@ -400,7 +400,7 @@ def sincos_reduce(ax, width):
 
 @njit(**JIT)
 def sincos_abs(ax, width):
-    """``elementary._sincos_abs`` for a uint64 ``ax >= 0`` (|min_signed| included)."""
+    """``elementary.sincos_abs`` for a uint64 ``ax >= 0`` (|min_signed| included)."""
     z, q = sincos_reduce(ax, width)
     c, s = circular_rotate(z, width)
     return c, s, q
@@ -454,7 +454,7 @@ def exp_from_p(zh, zl, width):
 
 @njit(**JIT)
 def ln_p(x, width):
-    """``elementary._ln_p`` for an int64 x > 0: ln(x 2**-F) 2**P as a 128-bit pair."""
+    """``elementary.ln_p`` for an int64 x > 0: ln(x 2**-F) 2**P as a 128-bit pair."""
     t = _t(width)
     n = I(64) - I(nlz64(U(x)))
     e = n - 1 - t[FRAC]
