@@ -31,6 +31,11 @@ hyperbolic CORDIC in rotation mode, one division for tanh); ``log``
 (leading-one normalisation, hyperbolic CORDIC in vectoring mode); ``pow``
 (``exp(y ln x)`` through the same two routines).  An operation code outside
 the table's list answers with the ``unimplemented`` fault.
+
+The operation list is the primitives table's ``function`` rows (``isa/primitives.py``;
+the position is the op code).  A row with no routine here is refused when the unit is
+built (:class:`MissingRoutine`), so a new primitive cannot reach the hardware as a
+silent fault: it needs its routine, or its rows belong to another unit.
 """
 from __future__ import annotations
 
@@ -41,18 +46,37 @@ from amaranth.hdl import Array, Cat, Const, EnableInserter, Module, Mux, Signal,
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from revasm.isa.elementary import TABLES
-from revasm.isa.functions.cordic import Tables
-from revasm.isa.rotation import pi_raw
+from revasm.isa.elementary import TABLES, Tables, pi_raw
 
 from .params import FAULT_CODE, FAULT_NAMES
 from .semantics import FUNCTION_OPS, MULDIV_OPS
 from .table_rendering import word_format
 
-#: The operations this unit computes (vocabulary names).
+#: The operations this unit has a routine for (vocabulary names).
 IMPLEMENTED: frozenset[str] = frozenset({
     "fn_abs", "fn_sqrt", "fn_sin", "fn_cos", "fn_tan", "fn_atan", "fn_atan2", "rot", "irot",
     "fn_exp", "fn_sinh", "fn_cosh", "fn_tanh", "fn_log", "fn_pow"})
+
+
+class MissingRoutine(NotImplementedError):
+    """The primitives table gives the function unit an operation it has no routine for."""
+
+
+def check_routines(operations: tuple[str, ...] = FUNCTION_OPS) -> None:
+    """Refuse a function-unit operation list with a primitive this unit cannot compute
+    (:class:`MissingRoutine`, naming each), or a routine the table does not list."""
+    missing = [name for name in operations if name not in IMPLEMENTED]
+    if missing:
+        raise MissingRoutine(
+            f"the function unit has no routine for {', '.join(missing)}: the primitives "
+            "table (isa/primitives.py) puts them on the function unit, so the RTL cannot be "
+            "built until rtl/function_unit.py computes them (a state sequence added to "
+            "FunctionUnit.elaborate and the names to IMPLEMENTED), bit for bit as their "
+            "reference implementation")
+    unknown = sorted(IMPLEMENTED - set(operations))
+    if unknown:
+        raise MissingRoutine(f"the function unit has routines for {', '.join(unknown)}, "
+                             "which the primitives table does not put on it")
 
 OP = {name: code for code, name in enumerate(FUNCTION_OPS)}
 # what the sin/cos/tan routine computes, and where it goes when done
@@ -146,6 +170,7 @@ class FunctionUnit(wiring.Component):
         })
 
     def elaborate(self, platform) -> Module:  # one sequencer
+        check_routines()
         # the sequencer's registers hold in the first cycle of a two-cycle state (``stall``);
         # the shifter's input registers and the phase are outside it, in ``outer``
         outer = Module()
