@@ -62,9 +62,12 @@ class MissingRoutine(NotImplementedError):
     """The primitives table gives the function unit an operation it has no routine for."""
 
 
-def check_routines(operations: tuple[str, ...] = FUNCTION_OPS) -> None:
-    """Refuse a function-unit operation list with a primitive this unit cannot compute
-    (:class:`MissingRoutine`, naming each), or a routine the table does not list."""
+def check_routines(operations: tuple[str, ...] | None = None) -> None:
+    """Refuse a function-unit operation list (default: the table's, ``FUNCTION_OPS``) with
+    a primitive this unit cannot compute (:class:`MissingRoutine`, naming each), or a
+    routine the table does not list."""
+    if operations is None:
+        operations = FUNCTION_OPS
     missing = [name for name in operations if name not in IMPLEMENTED]
     if missing:
         raise MissingRoutine(
