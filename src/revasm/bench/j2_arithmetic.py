@@ -207,7 +207,7 @@ def _divide_all(n, d, out):
 
 
 def division_ns(count: int = 1 << 20, repeats: int = 5) -> float:
-    """ns per exact W = 64 division (``fdiv_ovf64``) on one core, independent operands."""
+    """ns per exact W = 64 division (``fdiv_ovf``) on one core, independent operands."""
     rng = np.random.default_rng(7)
     n = rng.integers(1, 1 << 40, count, dtype=np.uint64)
     d = rng.integers(1 << 20, 1 << 40, count, dtype=np.uint64)

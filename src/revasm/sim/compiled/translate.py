@@ -54,7 +54,7 @@ MEMORY_BANKS = ("MEM", "GM", "TM", "TGM")
 #: and the devices ``addr`` and ``unemit`` (``overflow`` has its own check).
 FAULTING = frozenset(name for name, _ in FAULT_LIST) | {"addr", "unemit"}
 #: Results computed together: ``fdiv`` and its overflow predicate share one division
-#: (``fdiv_ovf64`` returns both; LLVM does not merge two ``div`` instructions), ``fmul``
+#: (``fdiv_ovf`` returns both; LLVM does not merge two ``div`` instructions), ``fmul``
 #: and ``ovf_mul`` one product.  A template that asks for both gets the second free.
 FUSED = {"fdiv": "ovf_div", "fmul": "ovf_mul"}
 #: Rotations and their overflow predicates by an angle: each needs the angle's *plan*

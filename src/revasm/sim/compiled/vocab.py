@@ -2,14 +2,16 @@
 
 Every word is a ``uint64`` (W = 32 words keep their top half zero), every signed view
 and BR an ``int64``; no function ever goes through floats.  The generated kernels
-(``generate.py``) call these names, suffixed by the width where the code differs
-(``fmul64``), or with the width as a constant argument (``fn_sin(x, 64)``) for the
-elementary functions, whose algorithms are ``isa/elementary.py``'s, step for step, with
+(``generate.py``) call these names -- one per row of the primitives table
+(``isa/primitives.py``), and the helpers below them -- with the width as a constant last
+argument (``fmul(x, y, 64)``, ``fn_sin(x, 64)``); the elementary functions' algorithms
+are ``isa/elementary.py``'s, step for step, with
 the same constants (``elementary.TABLES``): where an intermediate of the Python code
 exceeds 64 bits, it is held here as a signed 128-bit pair ``(hi: int64, lo: uint64)``.
 
 Faults are not raised here: the generated code checks each faulting function's domain
-(``fdiv`` by zero, ``log`` of x <= 0, ...) before it calls it, in the reference's order.
+(its row's ``Fault`` conditions: ``fdiv`` by zero, ``log`` of x <= 0, ...) before it calls
+it, in the reference's order.
 
 numba typing rules kept throughout: operands of one operator have one type (uint64 with
 int64 gives float64), every literal is typed (``U(1)``, ``I(0)``), shift amounts take the
