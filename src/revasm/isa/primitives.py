@@ -351,7 +351,7 @@ PRIMITIVES: tuple[Primitive, ...] = (
     Primitive("fdiv", 2, "word", "muldiv", "fixed-point quotient, rounded half away from "
               "zero: round(S(x) 2^F / S(y))", _fdiv, faults=(_DIVIDE_BY_ZERO,),
               overflow="ovf_div"),
-    # --- the function unit (this order is its operation code) ------------------------------
+    # --- the function unit (this order is its operation code: append new rows last) ------
     _function("fn_sin", 1, fx_sin, "sin x: reduction by pi/2, circular CORDIC (rotation)",
               _near_half()),
     _function("fn_cos", 1, fx_cos, "cos x: reduction by pi/2, circular CORDIC (rotation)",
