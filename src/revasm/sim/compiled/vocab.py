@@ -765,7 +765,7 @@ def word_mask(width):
 
 
 @njit(**JIT)
-def S(w, width):  # noqa: N802 - the vocabulary's name
+def S(w, width):  # the vocabulary's name
     """The signed view of a W-bit word (an int64)."""
     return I(w << U(64 - width)) >> I(64 - width)
 

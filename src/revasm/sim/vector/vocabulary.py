@@ -602,7 +602,7 @@ def lanewise_rows(fmt: WordFormat) -> frozenset[str]:
                      if names[p.name].__name__.startswith("lanewise_"))
 
 
-def _checked(function: Callable, row: Primitive, S: Callable, lane_words: Callable,  # noqa: N803
+def _checked(function: Callable, row: Primitive, S: Callable, lane_words: Callable,
              ctx: LaneContext, fmt: WordFormat, xp: Any) -> Callable:
     """A vectorized function whose row's faults are recorded first, per lane: each fault's
     conditions (``Fault.when``, over the operand words and ``S``) evaluated on the lanes,
@@ -616,7 +616,7 @@ def _checked(function: Callable, row: Primitive, S: Callable, lane_words: Callab
         for fault, conditions in checks:
             holds = None
             for condition in conditions:
-                part = eval(condition, env)  # noqa: S307 - the table's own text
+                part = eval(condition, env)  # the table's own text
                 holds = part if holds is None else holds & part
             if bool(xp.any(holds)):
                 xs = ctx.column(words[0])
