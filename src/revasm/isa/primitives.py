@@ -4,7 +4,8 @@
 vocabulary (``isa/vocabulary.py``).  Below the instruction table sit the functions that
 vocabulary calls -- the word operations of the ALU, the fixed-point product ``fmul`` and
 quotient ``fdiv``, the elementary functions ``fn_*``, the exact rotations ``rot``/``irot``
-and the overflow predicates ``ovf_*`` -- and this module is their table (DESIGN §3.1):
+and the overflow predicates ``ovf_*`` -- and this module is their table (docs/isa.md,
+"Primitives", is generated from it):
 one :class:`Primitive` row each, with
 
 * ``name`` (the vocabulary name), ``arity`` (operands, all W-bit words, named ``x``,
@@ -392,7 +393,7 @@ PRIMITIVES: tuple[Primitive, ...] = (
               _with_format(rotate), overflow="ovf_rot", inverse="irot"),
     Primitive("irot", 3, "pair", "function", "(x, y) rotated by -z: the exact inverse of rot",
               _with_format(unrotate), overflow="ovf_irot", inverse="rot"),
-    # --- the overflow predicates (0 or 1; DESIGN §3.4 "no silent wrong answer") -----------
+    # --- the overflow predicates (0 or 1; docs/isa.md, "Overflow events") ------------------
     Primitive("ovf_add", 2, "flag", "alu", "the exact signed sum x + y leaves the range",
               _ovf_add),
     Primitive("ovf_sub", 2, "flag", "alu", "the exact signed difference x - y leaves the "
