@@ -101,10 +101,9 @@ def runner_for(lanes: int) -> str:
 #: The window's words from the start in a program that addresses memory.
 FIRST_WINDOW = 16
 
-_EXECUTION_KINDS = {tr.F_MEMORY: "memory-address", tr.F_DIVIDE: "divide-by-zero",
-                    tr.F_LOG: "domain-error", tr.F_SQRT: "domain-error",
-                    tr.F_POW_NEG: "domain-error", tr.F_POW_ZERO: "divide-by-zero",
-                    tr.F_TAPE: "tape-empty", tr.F_OVERFLOW: "overflow"}
+_EXECUTION_KINDS = {tr.F_MEMORY: "memory-address", tr.F_TAPE: "tape-empty",
+                    tr.F_OVERFLOW: "overflow",
+                    **{code: fault.kind for code, (_, fault) in tr.PRIMITIVE_FAULTS.items()}}
 
 
 def _to_terminal(text: str) -> None:
@@ -750,16 +749,8 @@ class CompiledLanes(ModeSwitches):
                             instruction_text=cell.text if cell else "", **extra)
 
     def _detail(self, code: int, aux: int) -> str:
-        if code == tr.F_DIVIDE:
-            return f"division by zero (raw dividend {aux})"
-        if code == tr.F_LOG:
-            return f"log of non-positive value (raw {aux})"
-        if code == tr.F_SQRT:
-            return f"sqrt of negative value (raw {aux})"
-        if code == tr.F_POW_NEG:
-            return f"pow of negative base (raw {aux})"
-        if code == tr.F_POW_ZERO:
-            return "0 ** negative exponent"
+        if code in tr.PRIMITIVE_FAULTS:  # the row's message (isa/primitives.py)
+            return tr.PRIMITIVE_FAULTS[code][1].detail(aux)
         if code == tr.F_TAPE:
             return "the output tape is empty, so there is nothing to take back"
         if code == tr.F_OVERFLOW:
