@@ -10,11 +10,11 @@ range is a usage error on every command (it used to wrap).
 from __future__ import annotations
 
 import json
-import tomllib
 from pathlib import Path
 
 import click
 import pytest
+import tomllib
 from click.testing import CliRunner
 
 from revasm.cli.json_mode import error_schema, wants_json

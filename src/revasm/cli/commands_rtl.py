@@ -192,7 +192,8 @@ def sim(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
             raise output_error(vcd, exc) from None
     else:
         (result,) = Lockstep(params, max_steps=max_steps).run([job])
-    runs = [{"direction": r.direction, "steps": r.steps, "cycles": r.cycles, "status": r.status,
+    runs = [{"direction": r.direction, "steps": r.steps, "cycles": r.cycles,
+             "reference_cycles": r.reference_cycles, "status": r.status,
              "fault_kind": r.fault_kind, "fault_pc": r.fault_pc, "divergence": r.divergence,
              "overflows": r.overflows, "fault_address": r.fault_address,
              "fault_message": r.fault_message}
@@ -211,7 +212,8 @@ def sim(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
     else:
         for r in result.runs:
             way = "forward" if r.direction > 0 else "backward"
-            line = f"{way}: {r.steps} instructions, {r.cycles} RTL cycles, {r.status}"
+            line = (f"{way}: {r.steps} instructions, {r.cycles} RTL cycles (reference: "
+                    f"{r.reference_cycles}), {r.status}")
             if r.overflows:
                 line += (f", OV = {r.overflows} (overflow events counted by the RTL and the "
                          "reference alike)")

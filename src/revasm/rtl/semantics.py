@@ -13,7 +13,7 @@ computed here: the evaluation records each call and its operands, in order,
 and reads that call's result port.  With a shared shifter or adder in
 :class:`Inputs`, the first shift/rotate and the first word sum or difference
 of a template become requests for them too (:mod:`revasm.rtl.alu` then needs
-one of each).  Gradient statements are compiled by :mod:`revasm.rtl.microcode`.
+one of each).  Gradient statements are compiled by ``isa/timing/microcode.py``.
 The overflow counter's update (``OV[0] = (OV[0] +- overflow(event)) & M``) becomes
 ``Effects.ov_event`` (the event, one bit) and ``Effects.ov_down`` (backward's ``-``):
 it is evaluated after the template's other statements, over the state it saw, so the
@@ -34,7 +34,8 @@ from dataclasses import dataclass, field
 from amaranth.hdl import Cat, Const, Mux, Value, signed, unsigned
 from amaranth.hdl._ast import Slice
 
-from revasm.isa.table import BINARY_FUNCTIONS, UNARY_FUNCTIONS
+# The units' operations by vocabulary name (position = op code), defined with their timing.
+from revasm.isa.timing.units import FUNCTION_OPS, MULDIV_OPS
 
 #: Constant folding of integer operands (the template's own Python operators).
 _FOLD = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
@@ -55,12 +56,6 @@ def _parse(source: str) -> ast.Module:
         if enabled:
             gc.enable()
 
-#: Operations of the multiply/divide unit, by vocabulary name (position = op code).
-MULDIV_OPS: tuple[str, ...] = ("fmul", "fdiv")
-#: Operations of the function unit, by vocabulary name (position = op code).
-FUNCTION_OPS: tuple[str, ...] = (tuple(f"fn_{n}" for n in UNARY_FUNCTIONS)
-                                 + tuple(f"fn_{n}" for n in BINARY_FUNCTIONS)
-                                 + ("rot", "irot"))
 #: Which unit serves a call: 1 = multiply/divide, 2 = function unit.
 UNIT_OF: dict[str, int] = {**{n: 1 for n in MULDIV_OPS}, **{n: 2 for n in FUNCTION_OPS}}
 

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from revasm.isa.step_order import FAULTING_CALLS
+from revasm.isa.timing import TIMER_PREFIX
 
 MASK64 = (1 << 64) - 1
 
@@ -108,6 +109,16 @@ class Translator:
         self.indent = ""
         for node in ast.parse(text).body:
             self._statement(node)
+        return self.lines
+
+    def cycles(self, text: str) -> list[str]:
+        """The kernel lines that add a step's operand-dependent cycles to the local
+        ``cycles``: ``text`` is ``isa/timing``'s expression (calls of the unit timers,
+        ``sim/compiled/timing.py``, over registers the step does not write)."""
+        self.exit = self.room = None  # type: ignore[assignment] - nothing here can fault
+        self.locals, self.memo, self.lines, self.indent = {}, {}, [], ""
+        value = self._expr(ast.parse(text, mode="eval").body)
+        self.emit(f"cycles += {self.integer(value)}")
         return self.lines
 
     # --- helpers --------------------------------------------------------------------
@@ -424,6 +435,8 @@ class Translator:
             self._fault(F_OVERFLOW, "I(0)")
             return Value(flag, "w")
         words = [self.word(a) for a in args]
+        if name.startswith(TIMER_PREFIX):  # a unit timer (its cycles: an int64)
+            return Value(f"{self.function(name)}({', '.join(words)})", "i")
         key = f"{name}({', '.join(words)})"
         if key in self.memo and name not in PAIR_FUNCTIONS:
             return Value(self.memo[key], "w")
