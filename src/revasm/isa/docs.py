@@ -12,6 +12,7 @@ from .derivatives import BINARY_DERIVATIVES, UNARY_DERIVATIVES
 from .encoding import FORMATS, FUNCT, FUNCT_FORMATS, OPCODE
 from .instruction import Instruction
 from .table import BINARY_FUNCTIONS, INSTRUCTIONS, SATURATING_FUNCTIONS, UNARY_FUNCTIONS
+from .timing import BASE_CYCLES, FIRST_COMMIT, call_cycle_range, step_timing
 
 
 def _layout(ins: Instruction) -> str:
@@ -29,6 +30,27 @@ def _cell(text: str) -> str:
     return text.replace("\n", "; ").replace("|", "\\|")
 
 
+def cycle_range(ins: Instruction, width: int) -> tuple[int, int]:
+    """The fewest and most cycles ``ins`` takes on the RTL core at ``width``, over both
+    directions and every operand it accepts (value mode; ``isa/timing``)."""
+    lows, highs = [], []
+    for backward in (False, True):
+        timing = step_timing(ins, backward, False, width)
+        ranges = [call_cycle_range(call.op, width) for call in timing.timed]
+        lows.append(timing.fixed + sum(low for low, _ in ranges))
+        highs.append(timing.fixed + sum(high for _, high in ranges))
+    return min(lows), max(highs)
+
+
+def _cycles(ins: Instruction) -> str:
+    """The cycles cell: W = 32 / W = 64, each a number or the range of its operands."""
+    cells = []
+    for width in (32, 64):
+        low, high = cycle_range(ins, width)
+        cells.append(str(low) if low == high else f"{low}–{high}")
+    return cells[0] if cells[0] == cells[1] else " / ".join(cells)
+
+
 def _row(ins: Instruction) -> str:
     syntax = f"`{_cell(ins.syntax())}`"
     if ins.aliases:
@@ -41,7 +63,7 @@ def _row(ins: Instruction) -> str:
         inverse = f"`{_cell(ins.inverse)}`"
     gradient = ("adjoint" if ins.adjoint or ins.rules_from else "unchanged"
                 if ins.differentiable else "none")
-    return (f"| {syntax} | {_cell(ins.doc)} | {inverse} | {gradient} | {ins.cycles} | "
+    return (f"| {syntax} | {_cell(ins.doc)} | {inverse} | {gradient} | {_cycles(ins)} | "
             f"{_cell(str(ins.energy_class))} | `{_cell(_layout(ins))}` |")
 
 
@@ -71,8 +93,18 @@ def render() -> str:
         "*adjoint* — by its adjoint rule (see Gradient mode below); *unchanged* — it adds a "
         "constant, so every gradient passes through unchanged; *none* — bitwise, shift, "
         "comparison, integer and control instructions carry no gradient (their gradient "
-        "words are left as they are); *cycles* is the cost model used by the simulators and "
-        "reports.",
+        "words are left as they are); *cycles* is what the instruction takes on the RTL core "
+        "(W = 32 / W = 64 where they differ), from its FETCH to the next one's, as every "
+        "simulator counts it (isa/timing, defined once and checked against the RTL at every "
+        f"retired instruction): {FIRST_COMMIT} cycles to the commit (FETCH, DECODE, REGS, "
+        f"EXEC, WAIT) and NEXT, {BASE_CYCLES} in all, one more (WRITEB) for a second register "
+        "written, and the cycles of each call of the multiply/divide or function unit; a "
+        "range is the fewest to the most over the operands, for a function or rotation whose "
+        "time depends on them (tan beside a pole skips its division, exp of an argument out "
+        "of range finishes at once, a rotation by more than pi/2 is reduced first). In "
+        "gradient mode a step also runs its micro-program on the gradient unit (2 cycles per "
+        "micro-operation, 1 more per address, its unit calls, 2 more backward): see "
+        "docs/rtl.md.",
         "",
     ]
     for title, extension in (("PISA (Frank 1999, App. B; PendVM dialect)", False),
