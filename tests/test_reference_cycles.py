@@ -94,6 +94,30 @@ def test_every_example_counts_the_schedule_s_cycles(path: str) -> None:
         assert fast == slow == scheduled
 
 
+#: Compiled examples: Janus programs and NiLang functions (small enough to trace).
+COMPILED = [("janus", "examples/janus/fib_pair.ja"), ("janus", "examples/janus/isqrt.ja"),
+            ("janus", "examples/janus/physics.ja"), ("nilang", "examples/nilang/rfib.py:rfib"),
+            ("nilang", "examples/nilang/dot.py"), ("nilang", "examples/nilang/ibesselj.py")]
+
+
+@pytest.mark.parametrize(("language", "path"), COMPILED, ids=[p for _, p in COMPILED])
+def test_compiled_examples_count_the_schedule_s_cycles(language: str, path: str) -> None:
+    """Programs the compiler writes (procedures called and uncalled, loops, the function
+    unit) count the schedule's cycles too, forward and backward."""
+    from revasm.compiler.api import compile_file, compile_janus_file
+    if language == "janus":
+        image = compile_janus_file(path).image
+    else:
+        file, _, entry = path.partition(":")
+        image = compile_file(file, entry or None).image
+    for direction in (1, -1):
+        counts = _run_both_ways(image, _defaults(image), direction)
+        assert counts is not None
+        fast, slow, scheduled, steps = counts
+        assert fast == slow == scheduled, direction
+        assert steps > 10
+
+
 @pytest.mark.parametrize("width", [32, 64])
 def test_random_programs_count_the_schedule_s_cycles(width: int) -> None:
     """Structured random programs (loops, procedures, every data instruction), forward,
