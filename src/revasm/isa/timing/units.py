@@ -26,14 +26,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
-# --- private isa helpers the timing needs (to become public names: one block to merge) ---
-from revasm.isa.elementary import _TABLES, _ln_p, _sincos_abs  # noqa: I001
+from revasm.isa import elementary, rotation
 from revasm.isa.fixed_point import WordFormat
-from revasm.isa.functions.cordic import _Tables
-from revasm.isa.functions.exp_log import _exp_k
-from revasm.isa.rotation import _pi_raw
+from revasm.isa.functions import cordic, exp_log
 from revasm.isa.table import BINARY_FUNCTIONS, UNARY_FUNCTIONS
 
+# --- private isa helpers the timing needs (to become public names: one block to merge) ---
+_TABLES = elementary._TABLES
+_ln_p = elementary._ln_p
+_sincos_abs = elementary._sincos_abs
+_Tables = cordic._Tables
+_exp_k = exp_log._exp_k
+_pi_raw = rotation._pi_raw
 # --- end of the private isa helpers ------------------------------------------------------
 
 #: Operations of the multiply/divide unit, by vocabulary name (position = op code).
