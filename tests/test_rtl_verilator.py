@@ -35,9 +35,10 @@ from revasm.sim.reference import Machine, MachineFault  # noqa: E402
 
 EXAMPLES = sorted(glob.glob("examples/*.pal"))
 PARAMS = rtl_programs.params(32)
-#: apex's step 2 (ADDDIV, on the function unit) commits this long after the run pulse: the
-#: unit's fdiv by a non-zero word (isa/timing/units.py) after 12 cycles of the schedule's own
-APEX_DIVIDE_COMMIT = 12 + function_unit_cycles("fdiv", 1, 1, 0, PARAMS.width)
+#: apex's step 2 (ADDDIV, on the function unit) commits this long after the run pulse:
+#: START's 6 cycles, ADDDIV's FETCH .. WAIT (5) and the unit's fdiv by a non-zero word
+#: (isa/timing/units.py)
+APEX_DIVIDE_COMMIT = 6 + 5 + function_unit_cycles("fdiv", 1, 1, 0, PARAMS.width)
 
 
 def _need_verilator() -> None:
