@@ -48,10 +48,10 @@ from program_generators import (
 
 pytest.importorskip("numba")
 
-from revasm.sim.compiled import generate  # noqa: E402
-from revasm.sim.compiled.engine import ENGINE  # noqa: E402
-from revasm.sim.compiled.generate import kernel_source  # noqa: E402
-from revasm.sim.reference.engine import ReferenceLanes  # noqa: E402
+from revasm.sim.compiled import generate
+from revasm.sim.compiled.engine import ENGINE
+from revasm.sim.compiled.generate import kernel_source
+from revasm.sim.reference.engine import ReferenceLanes
 
 LANES_PER_PROGRAM = 3
 MAX_STEPS = 20_000

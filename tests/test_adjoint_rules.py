@@ -50,7 +50,7 @@ def _execute(template: str, state: dict[str, list[int]], fmt: WordFormat) -> Non
     namespace.update(state)
     namespace["addr"] = lambda word: word % 8
     namespace["overflow"] = lambda flag: flag
-    exec(compile(template, "<rule>", "exec"), namespace)  # noqa: S102
+    exec(compile(template, "<rule>", "exec"), namespace)
 
 
 def _copy(state):

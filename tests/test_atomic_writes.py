@@ -1,4 +1,4 @@
-"""Nothing lost on disk (DESIGN §9, docs/cli.md): an output path naming an input is refused,
+"""Nothing lost on disk (docs/cli.md, "Output files"): an output path naming an input is refused,
 and every output file is written atomically -- a failed write leaves the old file intact
 and no partial or temporary file behind."""
 from __future__ import annotations

@@ -47,3 +47,27 @@ def test_a_resumed_campaign_keeps_the_logged_chunks_of_its_plan(tmp_path):
 
 def test_no_log_means_nothing_done(tmp_path):
     assert campaign.finished_chunks(tmp_path / "none.jsonl", campaign.plan(10, 0)) == []
+
+
+def test_the_worker_pool_asks_for_a_fresh_worker_per_chunk_only_where_python_can(monkeypatch):
+    # max_tasks_per_child is Python 3.11's; on 3.10 (which the project supports) passing it
+    # raised a TypeError before the campaign ran a chunk
+    made: list[dict] = []
+    monkeypatch.setattr(campaign, "ProcessPoolExecutor", lambda **options: made.append(options))
+    monkeypatch.setattr(campaign.sys, "version_info", (3, 10, 14))
+    campaign.worker_pool(0)
+    monkeypatch.setattr(campaign.sys, "version_info", (3, 11, 9))
+    campaign.worker_pool(3)
+    assert made == [{"max_workers": 1}, {"max_workers": 3, "max_tasks_per_child": 1}]
+
+
+def test_the_campaigns_find_the_checkout_s_tests_and_results_folders():
+    # the src layout moved the campaigns two folders down; their paths follow
+    from revasm.bench import janus_campaign, rtl_lockstep
+    from revasm.bench.common import EXAMPLES
+
+    for module in (campaign, janus_campaign, rtl_lockstep):
+        assert (module.TESTS / "program_generators.py").is_file()
+        assert (module.RESULTS / "compiled_campaign.json").is_file()
+        assert (module.REPOSITORY / "src" / "revasm" / "__init__.py").is_file()
+    assert (EXAMPLES / "fib.pal").is_file() and (EXAMPLES / "nilang" / "cases.py").is_file()

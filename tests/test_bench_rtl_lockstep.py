@@ -9,8 +9,8 @@ import pytest
 
 pytest.importorskip("amaranth", reason="the RTL needs the 'rtl' extra (amaranth)")
 
-from revasm.bench import rtl_lockstep  # noqa: E402
-from revasm.rtl.verilator import missing_tools  # noqa: E402
+from revasm.bench import rtl_lockstep
+from revasm.rtl.verilator import missing_tools
 
 ARGS = ["--programs", "4", "--widths", "32", "--paths", "verilator"]
 

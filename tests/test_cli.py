@@ -1,4 +1,4 @@
-"""The command line's contract (DESIGN §8): outputs, JSON shape, exit codes, no tracebacks."""
+"""The command line's contract (docs/cli.md): outputs, JSON shape, exit codes, no tracebacks."""
 from __future__ import annotations
 
 import json

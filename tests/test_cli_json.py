@@ -1,4 +1,4 @@
-"""`--json`: exactly one JSON object on stdout whatever happens (DESIGN §8, docs/cli.md).
+"""`--json`: exactly one JSON object on stdout whatever happens (docs/cli.md).
 
 Every command, given --json, with an assembly or compile error, a usage error, a missing
 file, a machine fault and an internal error prints one JSON object on stdout; every error

@@ -24,11 +24,11 @@ from window_program import check_window_program
 
 pytest.importorskip("numba")
 
-from revasm.assembler import assemble_file  # noqa: E402
-from revasm.isa import INSTRUCTIONS  # noqa: E402
-from revasm.sim.compiled import machine  # noqa: E402
-from revasm.sim.compiled.interpreter import interpreter_source  # noqa: E402
-from revasm.sim.compiled.machine import CompiledLanes  # noqa: E402
+from revasm.assembler import assemble_file
+from revasm.isa import INSTRUCTIONS
+from revasm.sim.compiled import machine
+from revasm.sim.compiled.interpreter import interpreter_source
+from revasm.sim.compiled.machine import CompiledLanes
 
 pytestmark = pytest.mark.usefixtures("fresh_kernel_cache")  # kernels of its own
 FIB = Path(__file__).resolve().parent.parent / "examples" / "fib.pal"

@@ -11,13 +11,13 @@ import pytest
 
 pytest.importorskip("numba")
 
-from numba import njit  # noqa: E402
+from numba import njit
 
-from revasm.assembler import assemble_file  # noqa: E402
-from revasm.sim.compiled import cache, machine  # noqa: E402
-from revasm.sim.compiled.engine import ENGINE  # noqa: E402
-from revasm.sim.compiled.pipeline import KernelCompiler  # noqa: E402
-from revasm.sim.reference.engine import ReferenceLanes  # noqa: E402
+from revasm.assembler import assemble_file
+from revasm.sim.compiled import cache, machine
+from revasm.sim.compiled.engine import ENGINE
+from revasm.sim.compiled.pipeline import KernelCompiler
+from revasm.sim.reference.engine import ReferenceLanes
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 LEAN, DEFAULT = "nopython_without_ssa", "nopython"

@@ -14,10 +14,10 @@ import pytest
 
 pytest.importorskip("numba")
 
-from revasm.assembler import assemble, assemble_file  # noqa: E402
-from revasm.sim.compiled import cache, generate, machine  # noqa: E402
-from revasm.sim.compiled.engine import ENGINE  # noqa: E402
-from revasm.sim.reference.engine import ReferenceLanes  # noqa: E402
+from revasm.assembler import assemble, assemble_file
+from revasm.sim.compiled import cache, generate, machine
+from revasm.sim.compiled.engine import ENGINE
+from revasm.sim.reference.engine import ReferenceLanes
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

@@ -1,5 +1,5 @@
-"""Fuzzing the readers (DESIGN §9): mutated examples into the assembler, the image readers,
-the batch input readers, the eDSL front end and the command line.  Only each reader's
+"""Fuzzing the readers (docs/bench.md "fuzz"): mutated examples into the assembler, the image
+readers, the batch input readers, the eDSL front end and the command line.  Only each reader's
 documented error is allowed; never a traceback or "internal error".
 
 The targets and mutators are ``bench/fuzz.py``'s (``revasm bench fuzz`` is the long run,

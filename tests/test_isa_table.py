@@ -49,7 +49,7 @@ def _execute(template, operands, registers, fmt):
 
     namespace = dict(vocabulary(fmt), overflow=lambda flag: flag)
     namespace.update(R=list(registers), OV=[0])
-    exec(template.format(**operands), namespace)  # noqa: S102 - the table's own text
+    exec(template.format(**operands), namespace)  # the table's own text
     return namespace["R"], fmt.signed(namespace["OV"][0])
 
 

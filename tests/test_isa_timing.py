@@ -15,6 +15,7 @@ import pytest
 
 from revasm.isa.adjoint import mode_template
 from revasm.isa.codec import encode
+from revasm.isa.elementary import TABLES, sincos_abs
 from revasm.isa.fixed_point import WordFormat
 from revasm.isa.table import INSTRUCTIONS
 from revasm.isa.timing import (
@@ -117,7 +118,7 @@ def test_step_cycles_are_the_traced_unit_calls(width: int) -> None:
                                           R=list(registers), G=list(gradients),
                                           MEM=[0] * 8, GM=[0] * 8)
                     try:
-                        exec(template.format(**operands),  # noqa: S102 - the table's text
+                        exec(template.format(**operands),  # the table's text
                              dict(_vocabulary(width), R=list(registers), G=list(gradients),
                                   OV=[0], overflow=lambda flag: flag))
                     except ArithmeticError:
@@ -144,11 +145,7 @@ def test_tan_divides_beside_every_pole_as_the_cordic_says(width: int) -> None:
     pole.  Beside many poles (k pi/2, odd k; 14555 pi/2 is TAN_POLE_32 of
     tests/test_unit_timing.py), every word within 40 of the pole, and a random sample of
     all words, gets the CORDIC's own answer."""
-    # --- private isa helpers (to become public names: one block to merge) ----------------
-    from revasm.isa.functions.circular import _sincos_abs
-    from revasm.isa.functions.cordic import _TABLES
-    # --- end of the private isa helpers ----------------------------------------------------
-    t = _TABLES[width]
+    t = TABLES[width]
     fmt = WordFormat(width)
     shift = t.guard + t.reduce_extra  # half_pi_wide: pi/2 at P + E fraction bits
     rng = random.Random(width)
@@ -163,7 +160,7 @@ def test_tan_divides_beside_every_pole_as_the_cordic_says(width: int) -> None:
     angles += [rng.randrange(fmt.max_signed) for _ in range(300)]
     zeros = 0
     for ax in angles:
-        _c, s, q = _sincos_abs(ax, t)
+        _c, s, q = sincos_abs(ax, t)
         exact = (-s if q & 1 else _c) != 0
         assert tan_divides(ax, t) == exact, ax
         zeros += not exact

@@ -296,7 +296,7 @@ def test_compiled_programs_compute_what_python_computes(body, values):
     # the eDSL is Python: the same function run on floats is the reference
     namespace = {"sin": math.sin, "cos": math.cos, "tanh": math.tanh, "atan": math.atan,
                  "Fixed": float}
-    exec(source.replace("def f(", "def reference(") +   # noqa: S102 - generated source
+    exec(source.replace("def f(", "def reference(") +  # generated source
          "    return a, b, c, d\n", namespace)
     expected = namespace["reference"](*values)
     program = compile_source(HEADER + "@reversible\n" + source, "f", "structured.py", width=64)

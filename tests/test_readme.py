@@ -59,7 +59,7 @@ UNCHECKED = {
     "revasm bench --quick": "a minute or more, and prints timings that vary from run to run",
 }
 
-#: Commands whose documented exit code is not 0 (DESIGN §8: 1 bad input or fault).
+#: Commands whose documented exit code is not 0 (docs/cli.md, "Exit codes": 1 bad input or fault).
 EXIT_CODES = {
     "revasm run examples/errors/bad.pal": 1,
     "revasm run examples/errors/broken.pal": 1,

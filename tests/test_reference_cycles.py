@@ -19,8 +19,8 @@ from revasm.assembler import assemble, assemble_file
 from revasm.assembler.image import Image
 from revasm.isa.fixed_point import WordFormat
 from revasm.isa.timing import step_cycles
-from revasm.sim.reference import Machine, MachineFault
-from revasm.sim.reference.trace import TraceRecord
+from revasm.machine import MachineFault, TraceRecord
+from revasm.sim.reference import Machine
 
 EXAMPLES = sorted(glob.glob("examples/*.pal"))
 

@@ -12,6 +12,7 @@ from program_generators import ProgramCase, straight_line_programs, structured_p
 
 from revasm.assembler import assemble
 from revasm.isa.table import INSTRUCTIONS
+from revasm.machine import MachineFault
 from revasm.report import (
     REPORT_CLASSES,
     ModelError,
@@ -25,11 +26,12 @@ from revasm.report import (
     report_class,
     validate_report,
 )
+from revasm.report.access import gradient_writes
 from revasm.report.energy_models import adiabatic_factor, landauer_joules_per_bit
 from revasm.report.schema import REPORT_SCHEMA
 from revasm.sim.engine import Lanes
 from revasm.sim.host import load_inputs
-from revasm.sim.reference import Machine, MachineFault
+from revasm.sim.reference import Machine
 
 EXAMPLES = sorted(Path(__file__).parent.parent.joinpath("examples").glob("*.pal"))
 MODELS = bundled_models()
@@ -247,6 +249,14 @@ def test_accesses_are_read_off_the_semantics_templates():
     assert set(rot.register_writes) == {"a", "b"} and rot.accumulated == ()
     emit_back = access_of(by_name["EMIT"], -1)  # R[a] ^= unemit() reads a
     assert emit_back.register_reads == ("a",) and emit_back.register_writes == ("a",)
+
+
+def test_a_gradient_tuple_assignment_from_a_non_gradient_value_writes_its_targets():
+    # an exchange of gradient words writes none; a tuple assignment whose sources are not
+    # all gradient words writes every target (it used to raise a TypeError sorting None
+    # with the word names)
+    assert gradient_writes("G[{a}], G[{b}] = G[{b}], G[{a}]") == 0
+    assert gradient_writes("G[{a}], G[{b}] = G[{b}], 0") == 2
 
 
 # --- models --------------------------------------------------------------------------------

@@ -18,17 +18,17 @@ import pytest
 
 pytest.importorskip("amaranth", reason="the RTL needs the 'rtl' extra (amaranth)")
 
-from amaranth.back import rtlil  # noqa: E402
-from amaranth.hdl import Module  # noqa: E402
-from amaranth.lib import wiring  # noqa: E402
-from amaranth.lib.memory import Memory  # noqa: E402
-from amaranth.lib.wiring import In, Out  # noqa: E402
-from amaranth.sim import Simulator  # noqa: E402
+from amaranth.back import rtlil
+from amaranth.hdl import Module
+from amaranth.lib import wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+from amaranth.sim import Simulator
 
-from revasm.rtl.memory import exclusive_memory, exclusive_ports  # noqa: E402
-from revasm.rtl.memory_map import below, in_top  # noqa: E402
-from revasm.rtl.regfile import RegisterFile  # noqa: E402
-from revasm.rtl.synth import PinWrapper, collision_free  # noqa: E402
+from revasm.rtl.memory import exclusive_memory, exclusive_ports
+from revasm.rtl.memory_map import below, in_top
+from revasm.rtl.regfile import RegisterFile
+from revasm.rtl.synth import PinWrapper, collision_free
 
 pytestmark = pytest.mark.filterwarnings("error")
 

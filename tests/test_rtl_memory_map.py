@@ -15,13 +15,13 @@ import pytest
 
 pytest.importorskip("amaranth", reason="the RTL needs the 'rtl' extra (amaranth)")
 
-from click.testing import CliRunner  # noqa: E402
+from click.testing import CliRunner
 
-from revasm.assembler import assemble, assemble_file  # noqa: E402
-from revasm.cli.main import cli  # noqa: E402
-from revasm.rtl.cosim import Job, Lockstep  # noqa: E402
-from revasm.rtl.memory_map import MemoryMap  # noqa: E402
-from revasm.rtl.params import CoreParams  # noqa: E402
+from revasm.assembler import assemble, assemble_file
+from revasm.cli.main import cli
+from revasm.rtl.cosim import Job, Lockstep
+from revasm.rtl.memory_map import MemoryMap
+from revasm.rtl.params import CoreParams
 
 SUITE = Path(__file__).resolve().parent / "pal_conformance"
 TOP = 2**32

@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("amaranth", reason="the RTL needs the 'rtl' extra (amaranth)")
 
-#: DESIGN §6: the RTL tests run with every warning an error (Amaranth deprecations, and
+#: The RTL tests run with every warning an error (Amaranth deprecations, and
 #: elaboratables created but never used, must not slip in)
 WARNINGS_ARE_ERRORS = pytest.mark.filterwarnings("error")
 

@@ -16,14 +16,14 @@ import pytest
 
 pytest.importorskip("amaranth", reason="the RTL needs the 'rtl' extra (amaranth)")
 
-from amaranth.hdl import Fragment, Module  # noqa: E402
-from amaranth.lib import wiring  # noqa: E402
-from amaranth.lib.wiring import In, Out  # noqa: E402
-from click.testing import CliRunner  # noqa: E402
+from amaranth.hdl import Fragment, Module
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+from click.testing import CliRunner
 
-from revasm.cli.main import cli  # noqa: E402
-from revasm.rtl import synth  # noqa: E402
-from revasm.rtl.params import CoreParams  # noqa: E402
+from revasm.cli.main import cli
+from revasm.rtl import synth
+from revasm.rtl.params import CoreParams
 
 pytestmark = pytest.mark.filterwarnings("error")
 PARAMS = CoreParams(width=32, memory_words=1024)

@@ -15,14 +15,14 @@ import pytest
 
 pytest.importorskip("amaranth", reason="the RTL needs the 'rtl' extra (amaranth)")
 
-from amaranth.hdl import Module  # noqa: E402
-from amaranth.lib import wiring  # noqa: E402
-from amaranth.lib.memory import Memory  # noqa: E402
-from amaranth.lib.wiring import In, Out  # noqa: E402
+from amaranth.hdl import Module
+from amaranth.lib import wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
 
-from revasm.rtl import synth  # noqa: E402
-from revasm.rtl.params import CoreParams  # noqa: E402
-from revasm.rtl.synth_targets import TARGETS, CellCounts, count_cells  # noqa: E402
+from revasm.rtl import synth
+from revasm.rtl.params import CoreParams
+from revasm.rtl.synth_targets import TARGETS, CellCounts, count_cells
 
 pytestmark = pytest.mark.filterwarnings("error")
 

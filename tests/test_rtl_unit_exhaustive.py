@@ -7,8 +7,8 @@ import pytest
 
 pytest.importorskip("amaranth", reason="the RTL needs the 'rtl' extra (amaranth)")
 
-from revasm.rtl import unit_exhaustive, unit_proofs  # noqa: E402
-from revasm.rtl.verilator import missing_tools  # noqa: E402
+from revasm.rtl import unit_exhaustive, unit_proofs
+from revasm.rtl.verilator import missing_tools
 
 W = 6
 FU = unit_proofs.FUNCTION_UNIT

@@ -7,7 +7,7 @@ import pytest
 
 pytest.importorskip("amaranth", reason="the RTL needs the 'rtl' extra (amaranth)")
 
-#: DESIGN §6: the RTL tests run with every warning an error (Amaranth deprecations, and
+#: The RTL tests run with every warning an error (Amaranth deprecations, and
 #: elaboratables created but never used, must not slip in)
 WARNINGS_ARE_ERRORS = pytest.mark.filterwarnings("error")
 pytestmark = WARNINGS_ARE_ERRORS
@@ -17,7 +17,7 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from revasm.isa.codec import IllegalInstruction, decode, encode  # noqa: E402
-from revasm.isa.elementary import _TABLES  # noqa: E402
+from revasm.isa.elementary import TABLES  # noqa: E402
 from revasm.isa.fixed_point import WordFormat  # noqa: E402
 from revasm.isa.table import INSTRUCTIONS  # noqa: E402
 from revasm.isa.vocabulary import vocabulary  # noqa: E402
@@ -128,7 +128,7 @@ def test_alu_runs_the_templates(width: int) -> None:
                 ops.setdefault("amt", 0)
                 br = rng.choice([0, 0, 3, -7])
                 for backward in (0, 1):
-                    R = [0] * 32  # noqa: N806
+                    R = [0] * 32
                     numbers = {"a": 1, "b": 2, "c": 3}
                     for n, r in numbers.items():
                         R[r] = regs[n]
@@ -137,7 +137,7 @@ def test_alu_runs_the_templates(width: int) -> None:
                         values["imm"] &= fmt.mask
                     template = ins.backward if backward else ins.forward
                     env = dict(names, R=R, BR=br, DIR=-1 if backward else 1)
-                    exec(template.format(**values), env)  # noqa: S102
+                    exec(template.format(**values), env)
                     for n in numbers:
                         ctx.set(getattr(dut, f"r{n}"), regs[n])
                     ctx.set(dut.index, index)
@@ -186,11 +186,11 @@ def test_alu_counts_the_templates_overflow_events(width: int) -> None:
                               for op in ("mul", "div", "rot", "irot")})
                 names["overflow"] = int
                 for backward in (0, 1):
-                    R = [0] * 32  # noqa: N806
+                    R = [0] * 32
                     R[1], R[2], R[3] = regs["a"], regs["b"], regs["c"]
                     env = dict(names, R=R, OV=[0])
                     template = ins.backward if backward else ins.forward
-                    exec(template.format(a=1, b=2, c=3), env)  # noqa: S102
+                    exec(template.format(a=1, b=2, c=3), env)
                     want = fmt.signed(env["OV"][0])
                     for n in "abc":
                         ctx.set(getattr(dut, f"r{n}"), regs[n])
@@ -223,7 +223,7 @@ def test_translator_refuses_unknown_constructs() -> None:
 
 # --- gradient micro-programs (isa/timing/microcode.py) ------------------------------------------
 
-def _run_micro(ops, names, fmt, regs, R, G, GM):  # noqa: N803
+def _run_micro(ops, names, fmt, regs, R, G, GM):
     """A Python model of the gradient unit: micro-operations in order, each reading the
     banks as the previous ones left them (what the RTL does, one op per READ/EXEC)."""
     temps, units, maddr = {}, [0, 0], [None]
@@ -280,31 +280,31 @@ def test_micro_programs_are_the_gradient_templates(width: int) -> None:
                     ops = {f.name: rng.randint(max(f.low, -50), min(f.high, 50))
                            for f in ins.fields if f.name not in "abc"}
                     fields = {**regs, **ops}
-                    R = [0] + [rng.choice(pool) for _ in range(4)]  # noqa: N806
-                    G = [0] + [rng.choice(pool) for _ in range(4)]  # noqa: N806
+                    R = [0] + [rng.choice(pool) for _ in range(4)]
+                    G = [0] + [rng.choice(pool) for _ in range(4)]
                     if ins.mnemonic == "EXCH":  # R[b] is the address: cell 5
                         R[regs["b"]] = 5
-                    MEM = {5: rng.choice(pool)}  # noqa: N806
-                    GM = {5: rng.choice(pool)}  # noqa: N806
+                    MEM = {5: rng.choice(pool)}
+                    GM = {5: rng.choice(pool)}
                     env = dict(names, R=list(R), G=list(G), MEM=dict(MEM), GM=dict(GM),
                                BR=0, DIR=-1 if backward else 1, addr=lambda word: word,
                                OV=[0], overflow=lambda flag: flag)
                     template = mode_template(ins, -1 if backward else 1, gradient=True)
                     try:
-                        exec(template.format(**fields), env)  # noqa: S102
+                        exec(template.format(**fields), env)
                     except ArithmeticError:
                         continue
                     mine = dict(names, R=list(R), MEM=dict(MEM), BR=0,
                                 DIR=-1 if backward else 1, addr=lambda word: word,
                                 OV=[0], overflow=lambda flag: flag)
-                    G2, GM2 = list(G), dict(GM)  # noqa: N806
+                    G2, GM2 = list(G), dict(GM)
                     value = (ins.backward if backward else ins.forward).format(**fields)
                     number = {k.upper(): v for k, v in regs.items()}
                     if s.value_first:
-                        exec(value, mine)  # noqa: S102
+                        exec(value, mine)
                     _run_micro(s.ops, names, fmt, number, mine["R"], G2, GM2)
                     if not s.value_first:
-                        exec(value, mine)  # noqa: S102
+                        exec(value, mine)
                     assert (mine["R"], mine["MEM"], G2, GM2) == (env["R"], env["MEM"], env["G"],
                                                                   env["GM"]), \
                         (ins.mnemonic, backward, regs, [hex(r) for r in R], [hex(g) for g in G])
@@ -383,7 +383,7 @@ def test_every_function_unit_operation_is_implemented() -> None:
 def test_cordic_schedule_is_the_tables(width: int) -> None:
     """The unit forms each CORDIC iteration's shift and angle (a short table, then powers of
     two): every one equals isa/elementary's tables."""
-    t = _TABLES[width]
+    t = TABLES[width]
     for hyperbolic, table in ((False, t.circular), (True, t.hyperbolic)):
         for k, (shift, _, angle) in enumerate(table):
             assert cordic_schedule(t, k, hyperbolic) == (shift, angle), (hyperbolic, k)

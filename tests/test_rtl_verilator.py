@@ -18,20 +18,21 @@ import pytest
 
 pytest.importorskip("amaranth", reason="the RTL needs the 'rtl' extra (amaranth)")
 
-import rtl_programs  # noqa: E402
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from program_generators import ProgramBuilder, examples, structured_programs  # noqa: E402
+import rtl_programs
+from hypothesis import HealthCheck, given, settings
+from program_generators import ProgramBuilder, examples, structured_programs
 
-from revasm.assembler import assemble_file  # noqa: E402
-from revasm.isa.timing import function_unit_cycles  # noqa: E402
-from revasm.rtl.cosim import Bus, Job, Lockstep  # noqa: E402
-from revasm.rtl.params import CoreParams  # noqa: E402
-from revasm.rtl.verilator import VerilatorError, VerilatorLockstep, core_ports, missing_tools  # noqa: E402
+from revasm.assembler import assemble_file
+from revasm.isa.timing import function_unit_cycles
+from revasm.machine import MachineFault
+from revasm.rtl.cosim import Bus, Job, Lockstep
+from revasm.rtl.params import CoreParams
+from revasm.rtl.verilator import VerilatorError, VerilatorLockstep, core_ports, missing_tools
 from revasm.sim.host import (
-    initial_words,  # noqa: E402
-    resolve,  # noqa: E402
+    initial_words,
+    resolve,
 )
-from revasm.sim.reference import Machine, MachineFault  # noqa: E402
+from revasm.sim.reference import Machine
 
 EXAMPLES = sorted(glob.glob("examples/*.pal"))
 PARAMS = rtl_programs.params(32)
@@ -59,7 +60,7 @@ def engine() -> VerilatorLockstep:
 
 
 def _example_job(path: str, *, grad: bool = False) -> Job:
-    image = assemble_file(path)
+    image = assemble_file(path, width=PARAMS.width)  # the core's (two examples say 64)
     registers, memory = initial_words(image, memory_words=PARAMS.memory_words)
     loss = None
     if grad:
@@ -268,7 +269,8 @@ def test_cli_verilator_grad_json(engine: VerilatorLockstep) -> None:
     """Same core as the fixture (W = 32, 1024 words, gradient bank): the cached build."""
     import json
 
-    result = _cli("rtl", "sim", "examples/apex.pal", "--verilator", "--grad", "--json")
+    result = _cli("rtl", "sim", "examples/apex.pal", "--width", "32", "--verilator", "--grad",
+                  "--json")
     assert result.exit_code == 0, result.output
     summary = json.loads(result.output)
     assert (summary["status"], summary["backend"]) == ("agree", "verilator")
@@ -283,7 +285,7 @@ def test_cli_verilator_reports_a_divergence_with_both_states(engine, monkeypatch
     monkeypatch.setattr(backend.VerilatorLockstep, "start",
                         lambda self, trace=False: _Corrupting(original(self, trace), 3, "wa_data",
                                                               1, "wa_en"))
-    result = _cli("rtl", "sim", "examples/apex.pal", "--verilator", "--grad")
+    result = _cli("rtl", "sim", "examples/apex.pal", "--width", "32", "--verilator", "--grad")
     assert result.exit_code == 1
     assert "divergence" in result.output and "reference:" in result.output
 

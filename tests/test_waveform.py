@@ -18,16 +18,16 @@ import pytest
 
 pytest.importorskip("amaranth", reason="the RTL needs the 'rtl' extra (amaranth)")
 
-from click.testing import CliRunner  # noqa: E402
-from vcdvcd import VCDVCD  # noqa: E402
+from click.testing import CliRunner
+from vcdvcd import VCDVCD
 
-from revasm.cli.loading import load_program  # noqa: E402
-from revasm.cli.machine_io import initial_words  # noqa: E402
-from revasm.cli.main import cli  # noqa: E402
-from revasm.rtl.cosim import Job, Lockstep, reference_lane  # noqa: E402
-from revasm.rtl.params import CoreParams  # noqa: E402
-from revasm.rtl.waveform import WaveformError, write_vcd  # noqa: E402
-from revasm.sim.reference import MachineFault  # noqa: E402
+from revasm.cli.loading import load_program
+from revasm.cli.machine_io import initial_words
+from revasm.cli.main import cli
+from revasm.machine import MachineFault
+from revasm.rtl.cosim import Job, Lockstep, reference_lane
+from revasm.rtl.params import CoreParams
+from revasm.rtl.waveform import WaveformError, write_vcd
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -190,7 +190,7 @@ def test_the_reference_waveforms_equal_the_rtl_ones_on_every_shared_signal(tmp_p
 
 def test_bessel_j2_waveforms_equal_the_rtl_ones_unit_calls_included(tmp_path):
     """examples/bessel_j2.pal at x = 1.0 calls the multiply/divide and function units,
-    whose waits depend on their operands (``rtl/unit_timing.py``)."""
+    whose waits depend on their operands (``isa/timing/units.py``)."""
     path = str(ROOT / "examples/bessel_j2.pal")
     ours, theirs = tmp_path / "reference.vcd", tmp_path / "rtl.vcd"
     runner = CliRunner()

@@ -16,10 +16,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from cases import CASES  # noqa: E402
+from cases import CASES
 
-from revasm.compiler import compile_file  # noqa: E402
-from revasm.program_counts import count_program as count  # noqa: E402
+from revasm.compiler import compile_file
+from revasm.program_counts import count_program as count
 
 
 def main() -> None:

@@ -1,4 +1,4 @@
-"""Static checks that an instruction can run reversibly (DESIGN §3.3).
+"""Static checks that an instruction can run reversibly (docs/assembly.md, "Static checks").
 
 All of them read the instruction table: ``writes`` (operands an instruction
 writes, which must not be ``$0``), ``distinct`` (operand pairs that must name

@@ -64,11 +64,18 @@ def declared_names(ctx: Context, statements: list[Statement],
         where = _location(ctx, statement, location_token, code)
         if ok and where is not None:
             register_number, address = where
-            role = DECLARATION_ROLES[statement.head.text.lower()]
+            role = DECLARATION_ROLES[_head(statement).text.lower()]
             names[name] = DeclaredName(name, role, register_number, address, fixed, default,
                                        domain)
             lines[name] = statement.line
     return names
+
+
+def _head(statement: Statement) -> Token:
+    """The directive of a declaration (``declared_names`` is given directives only)."""
+    if statement.head is None:
+        raise ValueError(f"line {statement.line} holds no directive")
+    return statement.head
 
 
 def _split_domain(ctx: Context,
@@ -86,7 +93,7 @@ def _split_domain(ctx: Context,
         ctx.error(statement.line, column, "expected a domain LO..HI after 'in' "
                   "(both ends included: in 1..20, in -1.0..1.0)")
         return None
-    if statement.head.text.lower() != ".input":
+    if _head(statement).text.lower() != ".input":
         ctx.error(statement.line, operands[at], "only an .input has a domain (in LO..HI)")
         return None
     column = tail[0].column
@@ -97,10 +104,10 @@ def _split_domain(ctx: Context,
 def _domain(ctx: Context, statement: Statement, ends: tuple[Token, Token],
             default: int | None) -> tuple[int, int] | None:
     """The domain's ends as signed words, low <= high, the default inside."""
-    words = [ctx.word_value(statement, token, "domain end") for token in ends]
-    if words[0] is None or words[1] is None:
+    low_word, high_word = (ctx.word_value(statement, token, "domain end") for token in ends)
+    if low_word is None or high_word is None:
         return None
-    low, high = (ctx.fmt.signed(w) for w in words)
+    low, high = ctx.fmt.signed(low_word), ctx.fmt.signed(high_word)
     if low > high:
         ctx.error(statement.line, ends[0], f"the domain {ends[0].text}..{ends[1].text} is "
                   "empty: its low end is above its high end")
@@ -117,7 +124,7 @@ def _split(ctx: Context, statement: Statement) -> Parts | None:
     operands = list(statement.operands)
     default = None
     equals = next((i for i, t in enumerate(operands) if t.text.startswith("=")), None)
-    syntax = DIRECTIVES[statement.head.text.lower()].syntax
+    syntax = DIRECTIVES[_head(statement).text.lower()].syntax
     if equals is not None:
         sign = operands[equals]
         after = operands[equals + 1:]
@@ -131,7 +138,7 @@ def _split(ctx: Context, statement: Statement) -> Parts | None:
         operands = operands[:equals]
     if len(operands) not in (2, 3):
         column = operands[3].column if len(operands) > 3 else statement.end_column()
-        ctx.error(statement.line, column, f"{statement.head.text} takes NAME LOC, an "
+        ctx.error(statement.line, column, f"{_head(statement).text} takes NAME LOC, an "
                   f"optional type and an optional '= VALUE' ({syntax})")
         return None
     return operands[0], operands[1], operands[2] if len(operands) == 3 else None, default

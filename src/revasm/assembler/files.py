@@ -1,4 +1,4 @@
-"""Writing output files so that nothing is lost (DESIGN §9).
+"""Writing output files so that nothing is lost (docs/cli.md, "Output files").
 
 Every file revasm writes goes first to a temporary file in the same folder, which
 then replaces the target in one ``os.replace``: a reader sees the old file or the
@@ -12,6 +12,7 @@ import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO, Any
 
 
 def _open_temporary(target: Path) -> tuple[Path, int]:
@@ -51,7 +52,7 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
 
 @contextmanager
 def atomic_open(path: str | os.PathLike[str], mode: str = "w",
-                encoding: str | None = "utf-8") -> Iterator:
+                encoding: str | None = "utf-8") -> Iterator[IO[Any]]:
     """``open(path, mode)`` written atomically: the file appears whole when the block ends.
 
     ``mode`` is ``"w"`` (text, ``encoding``) or ``"wb"`` (bytes, e.g. for ``numpy.savez``).
@@ -61,6 +62,7 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w",
     target = Path(path)
     temporary, descriptor = _open_temporary(target)
     try:
+        stream: IO[Any]
         if mode == "wb":
             stream = os.fdopen(descriptor, "wb")
         else:

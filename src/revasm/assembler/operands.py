@@ -83,7 +83,9 @@ def value(token: Token, scope: Scope, *, reals: bool = True, names: bool = True,
         if is_real(text):
             if not reals:
                 raise OperandError(f"expected an integer, got the fixed-point literal {text}")
-            return fixed_point_word(text, scope.fmt)
+            word = fixed_point_word(text, scope.fmt)
+            assert word is not None  # is_real: a fixed-point literal
+            return word
         number = parse_integer(text)
         if number is None:
             raise OperandError(describe_number_error(text))
@@ -103,14 +105,16 @@ def value(token: Token, scope: Scope, *, reals: bool = True, names: bool = True,
 
 def field_range(kind: str, fld: Field | None, width: int) -> tuple[int, int]:
     """The values an operand of ``kind`` may take at word width ``width``."""
+    if kind == "word":
+        return -(1 << (width - 1)), (1 << width) - 1
+    if fld is None:
+        raise ValueError(f"an operand of kind {kind!r} needs its instruction field")
     if kind == "amt":
         return 0, min(fld.high, width - 1)
     if kind == "k":
         # ADDIS adds imm << 16k: the lane must lie inside the word, and lane 0
         # is ADDI's job.
         return 1, min(fld.high, width // 16 - 1)
-    if kind == "word":
-        return -(1 << (width - 1)), (1 << width) - 1
     return fld.low, fld.high
 
 

@@ -10,6 +10,7 @@ import time
 import numpy as np
 
 from revasm.assembler import assemble_file
+from revasm.assembler.image import Image
 from revasm.isa.fixed_point import WordFormat as fmt_of
 from revasm.sim.batch_io import to_reals, to_words
 from revasm.sim.engines import available, load
@@ -86,6 +87,14 @@ COMPILED_LANES = (10_000, 1_000_000)
 COMPILED_LANES_QUICK = (1_000, 10_000)
 
 
+def _x_register(image: Image) -> int:
+    """The register the example declares its input x in."""
+    register = image.names["x"].register
+    if register is None:
+        raise ValueError(f"{EXAMPLE.name} declares x in memory, not in a register")
+    return register
+
+
 def _gradients(xs: np.ndarray, width: int, repeats: int) -> dict:
     """The gradient protocol on one batch at one width: best seconds over ``repeats``
     fresh machines, the errors against float64, and the steps per pass."""
@@ -94,11 +103,13 @@ def _gradients(xs: np.ndarray, width: int, repeats: int) -> dict:
     for _ in range(repeats):
         result = machine = None  # free the last run's rows before the next one
         machine = load(image, len(xs), engine_name="vector")
-        machine.set_bank_word("R", image.names["x"].register, to_words(xs, fmt_of(image.width)))
+        machine.set_bank_word("R", _x_register(image), to_words(xs, fmt_of(image.width)))
         started = time.perf_counter()
         result = batch_gradient(machine)
         best = min(best, time.perf_counter() - started)
         fmt = fmt_of(image.width)
+    if result is None or fmt is None:
+        raise ValueError("the gradients need at least one repeat")
     grads = to_reals(result.gradient["x"], fmt)
     loss = to_reals(result.loss, fmt)
     return {"width": width, "vector_gradient_s": best, "per_gradient_s": best / len(xs),
@@ -110,7 +121,7 @@ def _gradients(xs: np.ndarray, width: int, repeats: int) -> dict:
             "steps_per_gradient": int(result.forward_steps[0] + result.backward_steps[0])}
 
 
-def _compiled_row(image, xs: np.ndarray, repeats: int) -> dict:
+def _compiled_row(image: Image, xs: np.ndarray, repeats: int) -> dict:
     """The gradient protocol on the compiled engine over ``xs`` (best of ``repeats``
     fresh machines; loading them is timed apart), and numpy's float64 forward of the
     same series over the same lanes, in the same run."""
@@ -121,11 +132,13 @@ def _compiled_row(image, xs: np.ndarray, repeats: int) -> dict:
         result = machine = None  # free the last run's lanes before the next one
         started = time.perf_counter()
         machine = load(image, len(xs), engine_name="compiled")
-        machine.set_bank_word("R", image.names["x"].register, words)
+        machine.set_bank_word("R", _x_register(image), words)
         load_s = min(load_s, time.perf_counter() - started)
         started = time.perf_counter()
         result = batch_gradient(machine)
         best = min(best, time.perf_counter() - started)
+    if result is None:
+        raise ValueError("the gradients need at least one repeat")
     forward = best_seconds(lambda: series(xs), 5)
     floor_words = j2_arithmetic.gradient_words(words)  # compiled (or loaded) before timing
     floor = best_seconds(lambda: j2_arithmetic.gradient_words(words), 5)
@@ -155,8 +168,8 @@ def compiled_gradients(lanes: tuple[int, ...], repeats: int, vector_xs: np.ndarr
     image = assemble_file(EXAMPLE, width=64)
     started = time.perf_counter()
     first = load(image, 64, engine_name="compiled")
-    first.set_bank_word("R", image.names["x"].register, to_words(np.linspace(0.05, 3.0, 64),
-                                                                 fmt_of(image.width)))
+    first.set_bank_word("R", _x_register(image), to_words(np.linspace(0.05, 3.0, 64),
+                                                          fmt_of(image.width)))
     batch_gradient(first)
     first_s = time.perf_counter() - started
     rows = []

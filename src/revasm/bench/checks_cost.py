@@ -13,8 +13,10 @@ import time
 
 from .common import EXAMPLES, example_module
 
-MODES = {"checked": True, "no_access_checks": {"ancilla", "branch", "range"},
-         "unchecked": False}
+#: Mode -> the compiler's ``checks``: every kind, those kinds only, none.
+MODES: dict[str, bool | set[str]] = {"checked": True,
+                                     "no_access_checks": {"ancilla", "branch", "range"},
+                                     "unchecked": False}
 QUICK = ("dot", "umm", "ibesselj", "sparse_dot")
 #: Runs per mode; the fastest counts (the machine is shared: the minimum is the least noisy).
 REPEATS, REPEATS_QUICK = 7, 2

@@ -8,8 +8,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-#: The repository's examples (benchmarks run from a source checkout).
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+#: The repository's examples (benchmarks run from a source checkout, where this file is
+#: src/revasm/bench/common.py).
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 
 
 def best_seconds(function: Callable[[], Any], repeats: int) -> float:
@@ -25,6 +26,8 @@ def best_seconds(function: Callable[[], Any], repeats: int) -> float:
 def example_module(path: Path, name: str) -> Any:
     """A Python file of ``examples/`` (inputs, float64 references) imported as ``name``."""
     spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"{path} is not a Python file to import")
     module = importlib.util.module_from_spec(spec)
     sys.modules.setdefault(name, module)
     spec.loader.exec_module(module)

@@ -34,16 +34,29 @@ from collections import Counter
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
+from revasm.isa.fixed_point import WIDTHS
+
 HERE = Path(__file__).resolve().parent
-TESTS = HERE.parent / "tests"
-RESULTS = HERE / "results"
+#: The source checkout the campaign runs from (HERE is its src/revasm/bench), its test
+#: suite (the program generators) and its results folder.
+REPOSITORY = HERE.parents[2]
+TESTS = REPOSITORY / "tests"
+RESULTS = REPOSITORY / "bench" / "results"
 NAME = "compiled_campaign"
 
 #: kind -> (share of the programs, every how many batches a derivative pass runs); the
 #: kinds are tests/differential.py's STRATEGIES
 KINDS = {"straight-line": (0.45, 2), "structured": (0.30, 4), "faulting": (0.25, 3)}
-WIDTHS = (32, 64)
 CHUNK = 100
+
+
+def worker_pool(workers: int) -> ProcessPoolExecutor:
+    """The campaign's processes: a fresh worker per chunk (loaded kernels are never freed
+    within a process) where Python can say so (3.11: ``max_tasks_per_child``); on 3.10 the
+    workers live for the whole campaign."""
+    if sys.version_info >= (3, 11):
+        return ProcessPoolExecutor(max_workers=max(1, workers), max_tasks_per_child=1)
+    return ProcessPoolExecutor(max_workers=max(1, workers))
 
 
 def run_chunk(kind: str, width: int, count: int, seed: int) -> dict:
@@ -182,7 +195,7 @@ def main() -> None:
     args = parser.parse_args()
     os.environ["REVASM_KERNEL"] = args.kernel  # the workers' compiled engine
     programs = 60 if args.quick else args.programs
-    sys.path.insert(0, str(HERE.parent))
+    sys.path.insert(0, str(REPOSITORY / "src"))
     from revasm.assembler.files import write_atomic
     from revasm.bench import result_path
 
@@ -208,8 +221,7 @@ def main() -> None:
 
     cache = tempfile.TemporaryDirectory(prefix="revasm-campaign-")
     os.environ.setdefault("REVASM_CACHE_DIR", cache.name)  # the workers' kernels
-    # a fresh worker per chunk: loaded kernels are never freed within a process
-    pool = ProcessPoolExecutor(max_workers=max(1, args.workers), max_tasks_per_child=1)
+    pool = worker_pool(args.workers)
     with cache, pool:
         futures = [pool.submit(run_chunk, *chunk) for chunk in todo]
         for future in as_completed(futures):

@@ -1,4 +1,4 @@
-"""Fuzzing the readers: every bad input gets a clear error, never a traceback (DESIGN §9).
+"""Fuzzing the readers: every bad input gets a clear error, never a traceback (docs/cli.md).
 
 Five targets, each fed inputs made by mutating the real examples (insert, delete,
 replace and duplicate tokens, lines or bytes), so that inputs reach past the first
@@ -215,7 +215,7 @@ def check_image(data: bytes, kind: str, directory: Path) -> None:
 
 def check_batch_inputs(data: bytes, suffix: str, directory: Path) -> None:
     """Bytes as a ``.csv`` or ``.npz`` inputs file: columns or a ``BatchInputError``."""
-    from revasm.isa.fixed_point import WordFormat
+    from revasm.isa.fixed_point import WIDTHS, word_format
     from revasm.sim.batch_io import BatchInputError, read_columns, to_words
 
     path = directory / f"fuzz{suffix}"
@@ -223,10 +223,10 @@ def check_batch_inputs(data: bytes, suffix: str, directory: Path) -> None:
     try:
         columns = read_columns(str(path))
         for values in columns.values():
-            for width in (32, 64):
+            for width in WIDTHS:
                 for fixed in (None, True, False):
                     try:
-                        to_words(values, WordFormat(width), fixed=fixed, name="c")
+                        to_words(values, word_format(width), fixed=fixed, name="c")
                     except BatchInputError:
                         pass
     except BatchInputError:
@@ -321,7 +321,7 @@ def random_arguments(rng: random.Random) -> list[str]:
 
     cli = _command_line()
     name = rng.choice(CLI_COMMANDS)
-    command = cli.commands[name]  # type: ignore[attr-defined]
+    command = cli.commands[name]
     words = [name]
     options = [p for p in command.params if isinstance(p, click.Option)]
 
@@ -399,9 +399,12 @@ def batch_seeds() -> dict[str, list[bytes]]:
                                      EXAMPLES / "lanes.csv")]
     csvs.append(b"x,$3,n\n0.5,0x10,-3\n1e-3,7,1_000\n")
     npzs = [(EXAMPLES / "xs.npz").read_bytes()]
-    for arrays in ({"x": np.array([0.5, -1.0]), "n": np.array([1, 2], dtype=np.int8)},
-                   {"x": np.array([[1.0]])}, {"b": np.array([True, False])},
-                   {"s": np.array(["a"])}, {"z": np.array([1 + 2j])}):
+    # name -> array: np.savez's keyword arguments
+    files: list[dict[str, Any]] = [
+        {"x": np.array([0.5, -1.0]), "n": np.array([1, 2], dtype=np.int8)},
+        {"x": np.array([[1.0]])}, {"b": np.array([True, False])},
+        {"s": np.array(["a"])}, {"z": np.array([1 + 2j])}]
+    for arrays in files:
         buffer = io.BytesIO()
         np.savez(buffer, **arrays)
         npzs.append(buffer.getvalue())

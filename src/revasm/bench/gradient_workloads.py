@@ -12,22 +12,26 @@ from __future__ import annotations
 import time
 from fractions import Fraction
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from revasm.isa.fixed_point import WordFormat
+from revasm.isa.fixed_point import word_format
 
 from .common import best_seconds, example_module, lanes_like, reference_lane
+
+if TYPE_CHECKING:
+    from revasm.compiler.api import CompiledProgram
 
 GIVENS_LANES = 1_000
 GMM_LANES = 1_000
 
 
-def _workloads(examples: Path):
+def _workloads(examples: Path) -> Any:
     return example_module(examples / "workloads.py", "nilang_workloads")
 
 
-def _vector(program, inputs: dict, lanes: int, max_steps: int | None):
+def _vector(program: CompiledProgram, inputs: dict, lanes: int, max_steps: int | None) -> Any:
     """A vector machine loaded with ``inputs`` in every lane (through a reference load)."""
     from revasm.programs import load_inputs
 
@@ -36,7 +40,7 @@ def _vector(program, inputs: dict, lanes: int, max_steps: int | None):
     return lanes_like(loaded, lanes, max_steps)
 
 
-def _jax(name: str, w, inputs: dict, lanes: int) -> dict:
+def _jax(name: str, w: Any, inputs: dict, lanes: int) -> dict:
     try:
         import jax
         import jax.numpy as jnp
@@ -104,7 +108,7 @@ def measure(name: str, examples: Path) -> dict:
     started = time.perf_counter()
     result = batch_gradient(machine)
     seconds = time.perf_counter() - started
-    fmt = WordFormat(program.image.width)
+    fmt = word_format(program.image.width)
     names = list(exact.gradient)
     checked = names[:3] + names[-3:]
     same = all(Fraction(fmt.signed(int(result.gradient[k][lane])), 1 << fmt.frac_bits)

@@ -24,8 +24,11 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-TESTS = HERE.parent / "tests"
-RESULTS = HERE / "results"
+#: The source checkout the campaign runs from (HERE is its src/revasm/bench), its test
+#: suite (the program generators) and its results folder.
+REPOSITORY = HERE.parents[2]
+TESTS = REPOSITORY / "tests"
+RESULTS = REPOSITORY / "bench" / "results"
 NAME = "janus_campaign"
 CHUNK = 25
 

@@ -24,6 +24,7 @@ import json
 import sys
 import tempfile
 import time
+from typing import TextIO
 
 from .common import child_outcome, child_python, run_child
 from .programs import STACK_SUM_SOURCE, stack_sum_steps
@@ -105,12 +106,13 @@ def child(arguments: list[str]) -> None:
 
     from revasm.assembler import assemble
     from revasm.running import round_trips
+    from revasm.sim.engine import Lanes
     from revasm.sim.engines import load
 
     k, depth, repeats = (int(argument) for argument in arguments)
     image = assemble(STACK_SUM_SOURCE, "stack_sum.pal")
 
-    def machine(calls: int):
+    def machine(calls: int) -> Lanes:
         lanes = load(image, 1, engine_name="compiled", max_steps=None)
         lanes.set_bank_word("R", 20, calls)
         lanes.set_bank_word("R", 21, depth)
@@ -122,7 +124,7 @@ def child(arguments: list[str]) -> None:
     plain_s, printed_s, live_s, firsts, waits, calls = [], [], [], [], [], []
     with open(os.devnull, "w") as devnull:
 
-        def print_words(sink, words: list[int]) -> None:  # as `revasm run` prints them
+        def print_words(sink: TextIO, words: list[int]) -> None:  # as `revasm run` prints them
             sink.write("".join(f"{word}\n" for word in words))
             sink.flush()
 
@@ -136,7 +138,8 @@ def child(arguments: list[str]) -> None:
             arrivals: list[float] = []
             sink = sys.stdout if repeat == 0 else devnull  # the words printed once
 
-            def print_live(_lane: int, words: list[int], sink=sink, arrivals=arrivals) -> None:
+            def print_live(_lane: int, words: list[int], sink: TextIO = sink,
+                           arrivals: list[float] = arrivals) -> None:
                 print_words(sink, words)
                 arrivals.append(time.perf_counter())
 

@@ -15,6 +15,7 @@ records them as skipped).
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 
@@ -32,7 +33,7 @@ def _cases() -> dict:
     return {case.name: case for case in module.CASES}
 
 
-def _measure(case, lanes: int) -> dict:
+def _measure(case: Any, lanes: int) -> dict:
     from revasm.compiler import compile_file
     from revasm.programs import load_inputs
 
@@ -70,14 +71,14 @@ def run(quick: bool) -> dict:
     workloads: dict = {}
     try:
         cases = _cases()
-    except Exception as exc:  # noqa: BLE001 - the examples are optional outside a checkout
+    except Exception as exc:  # the examples are optional outside a checkout
         for name in MEASURED:
             workloads[name] = {"status": "not available", "reason": f"examples/nilang: {exc}"}
         return {"status": "partial", "workloads": workloads}
     for name, case_name in MEASURED.items():
         try:
             workloads[name] = _measure(cases[case_name], lanes)
-        except Exception as exc:  # noqa: BLE001 - one workload failing must not hide the others
+        except Exception as exc:  # one workload failing must not hide the others
             workloads[name] = {"status": "failed", "reason": f"{type(exc).__name__}: {exc}"}
     from .gradient_workloads import measure
     for name in GRADIENT_WORKLOADS:
@@ -87,7 +88,7 @@ def run(quick: bool) -> dict:
             continue
         try:
             workloads[name] = measure(name, EXAMPLES)
-        except Exception as exc:  # noqa: BLE001 - one workload failing must not hide the others
+        except Exception as exc:  # one workload failing must not hide the others
             workloads[name] = {"status": "failed", "reason": f"{type(exc).__name__}: {exc}"}
     done = all(w.get("status") == "measured" for w in workloads.values())
     return {"status": "measured" if done else "partial", "batch": lanes, "workloads": workloads}

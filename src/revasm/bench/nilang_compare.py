@@ -23,11 +23,16 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .common import EXAMPLES as REPOSITORY_EXAMPLES
 from .common import best_seconds, child_outcome, child_python, example_module, run_child
+
+if TYPE_CHECKING:
+    from revasm.compiler.api import CompiledProgram
+    from revasm.sim.host import BatchGradient
 
 EXAMPLES = REPOSITORY_EXAMPLES / "nilang"
 COMPARE_NOTE = "pip install revasm[compare]"
@@ -80,30 +85,30 @@ def inputs_of(name: str) -> dict:
 
 # --- the compiled engine, in a process of its own ------------------------------------------
 
-def _gradient_names(program) -> tuple[str, dict[str, list[str]]]:
+def _gradient_names(program: CompiledProgram) -> tuple[str, dict[str, list[str]]]:
     """The loss parameter and, per differentiated parameter, its word names (as
     ``revasm.programs.grad_program`` chooses them: every Fixed parameter but the loss)."""
     from revasm.compiler.ir import nodes as ir
+    from revasm.programs import loss_parameter, word_names
 
     f = program.function
-    losses = [p for p in f.params if p.role == "loss"] or \
-        [p for p in f.params if p.role == "output" and p.type == ir.FIXED]
+    loss = loss_parameter(program)
     names = {}
     for p in f.params:
         element = p.type.element if isinstance(p.type, ir.ArrayType) else p.type
-        if p is losses[0] or element != ir.FIXED:
+        if p is loss or element != ir.FIXED:
             continue
-        names[p.name] = ([label[2:] for label in program.lowered.array_labels[p.name]]
-                         if isinstance(p.type, ir.ArrayType) else [p.name])
-    return losses[0].name, names
+        names[p.name] = word_names(program, p)
+    return loss.name, names
 
 
 def child(arguments: list[str]) -> None:
     """In the child: compile, the first gradient (kernels: compiled, or loaded from the
     cache), then the timed batch."""
     from revasm.compiler import compile_file
-    from revasm.isa.fixed_point import WordFormat
+    from revasm.isa.fixed_point import word_format
     from revasm.programs import load_inputs
+    from revasm.sim.compiled.machine import CompiledLanes
     from revasm.sim.engines import engine
     from revasm.sim.host import batch_gradient
 
@@ -120,7 +125,7 @@ def child(arguments: list[str]) -> None:
     wrt = [word for words in names.values() for word in words]
     inputs = inputs_of(name)
 
-    def gradient(count: int):
+    def gradient(count: int) -> tuple[BatchGradient, float]:
         machine = engine("compiled").load(program.image, count)
         load_inputs(program, machine, inputs)
         started = time.perf_counter()
@@ -137,7 +142,7 @@ def child(arguments: list[str]) -> None:
     if seconds * 2 < 10:  # short enough to repeat: the best of two
         result, again = gradient(lanes)
         seconds = min(seconds, again)
-    fmt = WordFormat(program.image.width)
+    fmt = word_format(program.image.width)
     lane_0 = {p: [float(fmt.to_fraction(int(result.gradient[word][0]))) for word in words]
               for p, words in names.items()}
     same = all(int(result.gradient[word][0]) == int(result.gradient[word][-1]) for word in wrt)
@@ -148,7 +153,8 @@ def child(arguments: list[str]) -> None:
         seconds / lanes, "instructions_per_gradient": steps,
         "lane_instructions_per_s": steps * lanes / seconds,
         "lanes_faulted": int(np.sum(~result.ok)), "first_and_last_lane_equal": same,
-        "kernel": "interpreter" if result.machine.uses_interpreter() else "program",
+        "kernel": "interpreter" if isinstance(result.machine, CompiledLanes)
+        and result.machine.uses_interpreter() else "program",
         "loss": float(fmt.to_fraction(int(result.loss[0]))), "gradient_lane_0": lane_0}),
         flush=True)
 
@@ -304,27 +310,32 @@ def jax_baseline(name: str, inputs: dict, lanes: int) -> dict:
         function = jax.jit(jax.grad(gmm, argnums=(0, 1, 2)))
         lanes, what = 1, "jit(grad), one gradient"
     else:
+        loss: Callable[..., Any]  # the workload's loss, of its own arguments
         if name == "dot":
-            def loss(x, y):
+            def dot(x, y):
                 return jnp.dot(x, y)
+            loss = dot
         elif name == "givens_network_n100":
             pairs = jnp.asarray(workloads._givens_pairs(workloads.GIVENS_N))
 
-            def loss(x, theta, w):
+            def givens(x, theta, w):
                 def body(k, v):
                     i = pairs[k]
                     c, s = jnp.cos(theta[k]), jnp.sin(theta[k])
                     a, b = v[i], v[i + 1]
                     return v.at[i].set(a * c - b * s).at[i + 1].set(a * s + b * c)
                 return jnp.dot(w, jax.lax.fori_loop(0, len(pairs), body, x))
+            loss = givens
         elif name == "sparse_frobenius_dot":
             ia, ib = (jnp.asarray(k) for k in _sparse_matches(inputs))
 
-            def loss(a, b):
+            def sparse_dot(a, b):
                 return jnp.sum(a[ia] * b[ib])
+            loss = sparse_dot
         else:
-            def loss(x):
+            def petersen(x):
                 return _petersen(x[None], jnp)
+            loss = petersen
 
         args = [jnp.asarray(a) for a in _batched(inputs, KEYS[name], lanes)]
         function = jax.jit(jax.vmap(jax.grad(loss, argnums=tuple(range(len(args))))))
@@ -341,12 +352,13 @@ def torch_baseline(name: str, inputs: dict, lanes: int) -> dict:
     except ImportError:
         return _absent("torch")
     _, workloads = _modules()
+    loss: Callable[..., Any]  # the workload's loss, of its own arguments
     if name == "adbench_gmm":
         lanes = 1
         x = torch.tensor(inputs["x"], dtype=torch.float64)
         n = len(inputs["x"])
 
-        def loss(alphas, means, icf):
+        def gmm(alphas, means, icf):
             qd = torch.exp(icf[:, :2])
             centred = x[:, None, :] - means[None, :, :]
             y0 = qd[:, 0] * centred[:, :, 0]
@@ -355,18 +367,20 @@ def torch_baseline(name: str, inputs: dict, lanes: int) -> dict:
             prior = torch.sum(0.5 * (torch.sum(qd ** 2, 1) + icf[:, 2] ** 2))
             return (workloads.gmm_constant() + torch.logsumexp(main, 1).sum()
                     - n * torch.logsumexp(alphas, 0) + prior)
+        loss = gmm
 
         args = [torch.tensor(inputs[k], dtype=torch.float64, requires_grad=True)
                 for k in KEYS[name]]
         what = "autograd, one gradient"
     else:
         if name == "dot":
-            def loss(x, y):
+            def dot(x, y):
                 return torch.sum(x * y)
+            loss = dot
         elif name == "givens_network_n100":
             pairs = workloads._givens_pairs(workloads.GIVENS_N)
 
-            def loss(x, theta, w):
+            def givens(x, theta, w):
                 # columns, not slices: a slice's backward would fill a whole-size zero
                 # gradient for each of the 4950 angles
                 columns = list(x.unbind(1))
@@ -375,14 +389,17 @@ def torch_baseline(name: str, inputs: dict, lanes: int) -> dict:
                     a, b, c, s = columns[i], columns[i + 1], cos[k], sin[k]
                     columns[i], columns[i + 1] = a * c - b * s, a * s + b * c
                 return torch.sum(w * torch.stack(columns, 1))
+            loss = givens
         elif name == "sparse_frobenius_dot":
             ia, ib = (torch.from_numpy(k) for k in _sparse_matches(inputs))
 
-            def loss(a, b):
+            def sparse_dot(a, b):
                 return torch.sum(a[:, ia] * b[:, ib])
+            loss = sparse_dot
         else:
-            def loss(x):
+            def petersen(x):
                 return _petersen(x, torch)
+            loss = petersen
 
         args = [torch.tensor(a, requires_grad=True)
                 for a in _batched(inputs, KEYS[name], lanes)]
@@ -431,7 +448,7 @@ def run(quick: bool) -> dict:
             continue
         try:
             workloads[name] = measure(name, names[name], budget)
-        except Exception as exc:  # noqa: BLE001 - one workload failing must not hide the others
+        except Exception as exc:  # one workload failing must not hide the others
             workloads[name] = {"status": "failed", "reason": f"{type(exc).__name__}: {exc}"}
     measured = [w for w in workloads.values() if w["status"] == "measured"]
     return {"status": "measured" if len(measured) == len(names) else "partial",

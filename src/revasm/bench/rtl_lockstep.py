@@ -28,11 +28,17 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
+from revasm.isa.fixed_point import WIDTHS
+
 HERE = Path(__file__).resolve().parent
-TESTS = HERE.parent / "tests"
-RESULTS = HERE / "results"
+#: The source checkout the campaign runs from (HERE is its src/revasm/bench), its test
+#: suite (the program generators) and its results folder.
+REPOSITORY = HERE.parents[2]
+TESTS = REPOSITORY / "tests"
+RESULTS = REPOSITORY / "bench" / "results"
 NAME = "rtl_lockstep"
 #: Programs per lockstep call (a progress line each; one simulator for all of them)
 CHUNK = 25
@@ -47,7 +53,7 @@ def _commit() -> str | None:
         return None
 
 
-def run_path(path: str, width: int, cases: list, log) -> dict:
+def run_path(path: str, width: int, cases: list, log: Callable[[str], None]) -> dict:
     """Every job of ``cases`` on one path at one width: the outcome counts."""
     import rtl_programs
 
@@ -93,7 +99,7 @@ def run_path(path: str, width: int, cases: list, log) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--programs", type=int, default=200, help="programs per width")
-    parser.add_argument("--widths", type=int, nargs="+", default=[32, 64], choices=(32, 64))
+    parser.add_argument("--widths", type=int, nargs="+", default=list(WIDTHS), choices=WIDTHS)
     parser.add_argument("--paths", nargs="+", default=["amaranth", "verilator"],
                         choices=("amaranth", "verilator"))
     parser.add_argument("--seed", type=int, default=0)
@@ -104,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     programs = 8 if args.quick else args.programs
     sys.path.insert(0, str(TESTS))
-    sys.path.insert(0, str(HERE.parent))
+    sys.path.insert(0, str(REPOSITORY / "src"))
     from program_generators import examples, structured_programs
 
     from revasm.assembler.files import write_atomic

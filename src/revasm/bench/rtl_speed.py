@@ -26,27 +26,34 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from revasm.assembler import assemble_file
-from revasm.sim.host import initial_words, resolve
+from revasm.sim.host import initial_words, loss_place
 
 from .common import EXAMPLES
 
+
+class CoreShape(TypedDict):
+    """The co-processor's parameters (``rtl.params.CoreParams``) the benchmark runs."""
+
+    width: int
+    memory_words: int
+    gradient: bool
+
+
 #: The core measured: W = 32, 1024 memory words, the gradient bank.
-CORE = {"width": 32, "memory_words": 2048, "gradient": True}  # 1024 low + the stack window
+CORE: CoreShape = {"width": 32, "memory_words": 2048,  # 1024 low + the stack window
+                   "gradient": True}
 
 
 def _job(name: str, inputs: dict[str, object] | None = None, grad: bool = False) -> Any:
     from revasm.rtl.cosim import Job
 
     path = EXAMPLES / name
-    image = assemble_file(str(path))
+    image = assemble_file(str(path), width=CORE["width"])  # the core's, whatever the file says
     registers, memory = initial_words(image, inputs, memory_words=CORE["memory_words"])
-    loss = None
-    if grad:
-        loss = resolve(image, next(n for n, d in image.names.items() if d.role == "loss"))
-    return Job(image, registers, memory, name=name, loss=loss)
+    return Job(image, registers, memory, name=name, loss=loss_place(image) if grad else None)
 
 
 def _lockstep(engine: Any, job: Any) -> dict:

@@ -6,8 +6,8 @@ Runs counted loops (ADD/ADDI/XOR bodies closed by a paired-branch back edge) for
 FINISH and backward to START on one lane of each engine available here (the reference's
 generated blocks, the vector engine, the compiled engine), and a shorter run on the
 reference's traced single-step path, at W = 32 and 64.  Every engine runs the same image
-and must end with the same registers and counts.  The reference's goal (DESIGN §4): at
-least 2 million instructions per second on one core for the main loop.
+and must end with the same registers and counts.  The reference's goal (docs/bench.md,
+"sim_speed"): at least 2 million instructions per second on one core for the main loop.
 
 ``process``: the whole command a user types, ``revasm run LOOP.pal --engine compiled``, on
 the compiled engine's long loop (10^8 instructions in a full run), timed from outside the
@@ -23,6 +23,8 @@ import time
 from pathlib import Path
 
 from revasm.assembler import assemble
+from revasm.assembler.image import Image
+from revasm.isa.fixed_point import WIDTHS
 from revasm.sim.engines import available, load
 
 from .common import run_child
@@ -63,7 +65,7 @@ bottom: BNE   $3 $5 top
 """
 
 
-def loop_image(template: str, trips: int, width: int):
+def loop_image(template: str, trips: int, width: int) -> Image:
     # trips = high * 2^16 + low, with both digits signed 16-bit (ADDIS and ADDI).
     high, low = trips >> 16, trips & 0xFFFF
     if low >= 1 << 15:
@@ -80,7 +82,7 @@ def measure(name: str, template: str, trips: int, width: int, engine: str = "ref
     is the steady state that ``instructions_per_second`` reports."""
     image = loop_image(template, trips, width)
     machine = load(image, 1, engine_name=engine)
-    rows = []
+    rows: list[dict] = []
     first: list[float] = []
     for direction in (+1, -1, +1, -1):
         start = time.perf_counter()
@@ -137,7 +139,7 @@ def run(quick: bool) -> dict:
     trips = 20_000 if quick else 500_000
     engines = available()
     rows = []
-    for width in (32, 64):
+    for width in WIDTHS:
         for engine in engines:
             loop_trips = max(1, int(trips * TRIPS_SCALE.get(engine, 1)))
             rows += measure("pal_loop", PAL_LOOP, loop_trips, width, engine)

@@ -25,8 +25,18 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from .common import EXAMPLES, example_module, lanes_like, reference_lane
+
+if TYPE_CHECKING:
+    from revasm.assembler.image import Image
+    from revasm.compiler.api import CompiledProgram
+    from revasm.sim.engine import Lanes
+
+#: A machine of any engine (the compiled engine's also says which kernel it runs).
+Machine = Any
 
 QUICK_WORKLOADS = ("rfib", "dot", "ibesselj")
 WIDTH = 32
@@ -35,7 +45,7 @@ QUICK_TRY_SECONDS = 0.05
 MAX_TRIES = 200
 
 
-def _timed(setup) -> tuple[float, object]:
+def _timed(setup: Callable[[], Machine]) -> tuple[float, Machine]:
     """One run of a machine from ``setup()``: (seconds, the machine)."""
     machine = setup()
     started = time.perf_counter()
@@ -43,15 +53,15 @@ def _timed(setup) -> tuple[float, object]:
     return time.perf_counter() - started, machine
 
 
-def _best_interleaved(setups: dict, repeats: int, try_seconds: float
-                      ) -> dict[str, tuple[float, object]]:
+def _best_interleaved(setups: dict[str, Callable[[], Machine]], repeats: int,
+                      try_seconds: float) -> dict[str, tuple[float, Machine]]:
     """The fastest run of each layout's machine, the layouts' tries taken in turn (a
     drift of the machine's speed then slows each alike), at least ``repeats`` tries each
     and more for short runs: until each layout has run ~``try_seconds`` (at most
     ``MAX_TRIES``)."""
     warm = {variant: _timed(setup)[0] for variant, setup in setups.items()}
     tries = max(repeats, min(MAX_TRIES, math.ceil(try_seconds / max(max(warm.values()), 1e-6))))
-    best: dict = {variant: (math.inf, None) for variant in setups}
+    best: dict[str, tuple[float, Machine]] = {variant: (math.inf, None) for variant in setups}
     for _ in range(tries):
         for variant, setup in setups.items():
             seconds, machine = _timed(setup)
@@ -59,7 +69,7 @@ def _best_interleaved(setups: dict, repeats: int, try_seconds: float
     return best
 
 
-def _layouts(case) -> tuple[object, object, object, int]:
+def _layouts(case: Any) -> tuple[CompiledProgram, Image, Image, int]:
     """(program, its image, the padded image, words appended)."""
     from revasm.assembler import assemble
     from revasm.compiler import compile_file
@@ -78,33 +88,35 @@ def _layouts(case) -> tuple[object, object, object, int]:
     return program, image, padded, pad
 
 
-def _measure(case, compiled: bool, lanes: int, repeats: int, try_seconds: float) -> dict:
+def _measure(case: Any, compiled: bool, lanes: int, repeats: int, try_seconds: float) -> dict:
     from revasm.programs import load_inputs, read_values
     from revasm.sim.engines import load
 
     program, image, padded, pad = _layouts(case)
-    engines = ("reference", "vector")
+    engines: tuple[str, ...] = ("reference", "vector")
     if compiled:
         engines += ("compiled",)
     row: dict = {"words": len(image), "words_appended": pad, "engines": list(engines)}
 
-    def loaded(picture, memory_words=None):
-        options = {} if memory_words is None else {"memory_words": memory_words}
-        machine = load(picture, 1, engine_name="reference", **options)
+    def loaded(picture: Image, memory_words: int | None = None) -> Lanes:
+        machine = load(picture, 1, engine_name="reference") if memory_words is None else \
+            load(picture, 1, engine_name="reference", memory_words=memory_words)
         load_inputs(program, machine, case.inputs)
         return machine
 
-    values = {}
+    values: dict[tuple[str, str], object] = {}
     for name in engines:
-        timings = {}
-        variants = {"as_compiled": (image, None), "dense": (padded, None)}
+        timings: dict[str, Any] = {}
+        variants: dict[str, tuple[Image, int | None]] = {"as_compiled": (image, None),
+                                                         "dense": (padded, None)}
         if name == "reference":
             variants["sparse"] = (image, len(image))
-        setups = {}
+        setups: dict[str, Callable[[], Machine]] = {}
         for variant, (picture, memory_words) in variants.items():
             state = loaded(picture, memory_words)
 
-            def setup(picture=picture, memory_words=memory_words, state=state, name=name):
+            def setup(picture: Image = picture, memory_words: int | None = memory_words,
+                      state: Lanes = state, name: str = name) -> Machine:
                 if name == "reference":
                     return loaded(picture, memory_words)
                 return lanes_like(state, lanes, engine=name)
@@ -138,7 +150,7 @@ def run(quick: bool) -> dict:
             workloads[name] = {"status": "measured",
                                **_measure(cases[name], not quick, lanes, repeats,
                                          QUICK_TRY_SECONDS if quick else TRY_SECONDS)}
-        except Exception as exc:  # noqa: BLE001 - one workload failing must not hide the others
+        except Exception as exc:  # one workload failing must not hide the others
             workloads[name] = {"status": "failed", "reason": f"{type(exc).__name__}: {exc}"}
     summary: dict = {}
     for engine, key in (("reference", "ratio"), ("reference", "sparse_ratio"),

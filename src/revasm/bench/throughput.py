@@ -12,6 +12,7 @@ import time
 
 import numpy as np
 
+from revasm.assembler.image import Image
 from revasm.sim.reference import Machine
 from revasm.sim.vector import VectorMachine
 from revasm.sim.vector.machine import TILE_LANES
@@ -30,7 +31,7 @@ def _inputs(lanes: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
             rng.integers(0, 1 << 32, lanes, dtype=np.uint64))
 
 
-def reference_rate(image, repeats: int) -> tuple[float, int]:
+def reference_rate(image: Image, repeats: int) -> tuple[float, int]:
     """Best instructions/s of the reference machine over ``repeats`` warm runs."""
     a, b = _inputs(1, 0)
     best = 0.0
@@ -49,7 +50,8 @@ def reference_rate(image, repeats: int) -> tuple[float, int]:
     return best, steps
 
 
-def vector_rate(image, lanes: int, repeats: int, tile: int | None = None) -> tuple[float, float]:
+def vector_rate(image: Image, lanes: int, repeats: int, tile: int | None = None
+                ) -> tuple[float, float]:
     """Best lane-instructions/s of the vector machine; also the seconds of that run.
     ``tile``: lanes per fused-block tile (None: the machine's default, 0: whole rows)."""
     VectorMachine(image, 1).run(1)  # warm the template cache
@@ -91,7 +93,7 @@ def bandwidth_rate(lanes: int, seconds: float = 0.2) -> float:
 TILE_SIZES = (0, 1 << 12, 1 << 13, 1 << 14, 1 << 15, 1 << 16, 1 << 17)
 
 
-def tile_sweep(image, lanes: int = 1_000_000) -> dict:
+def tile_sweep(image: Image, lanes: int = 1_000_000) -> dict:
     """Straight-line lane-instructions/s at ``lanes`` for each fused-block tile size
     (how ``machine.TILE_LANES`` was chosen); best of 3 runs each."""
     rates = {str(tile): vector_rate(image, lanes, 3, tile)[0] for tile in TILE_SIZES}

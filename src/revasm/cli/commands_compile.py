@@ -9,11 +9,15 @@ import click
 
 from revasm.assembler import AssemblyError
 from revasm.compiler import CompileError, compile_file
-from revasm.isa.fixed_point import WordFormat
+from revasm.compiler.api import CompiledProgram
+from revasm.expressions import EXPRESSION_WIDTH
+from revasm.isa.fixed_point import DEFAULT_WIDTH, word_format
+from revasm.machine import fault_json
 
 from .errors import EXIT_FAILURE, ToolError, output_error
 from .help_text import filled_help
 from .loading import assembly_error, compile_error, is_janus
+from .options import FORMATS, width_option
 from .outputs import refuse_overwrite, write_atomic
 from .values import real_range_text
 
@@ -74,8 +78,7 @@ def _checks(no_checks: str | None) -> bool | set[str]:
 @click.option("--emit", type=click.Choice(["asm", "ir"]), default="asm", show_default=True,
               help="PAL assembly, or the reversible IR.")
 @click.option("--inverse", is_flag=True, help="With --emit ir: print the inverse program.")
-@click.option("--width", type=click.Choice(["32", "64"]), default="32", show_default=True,
-              help="Word width W of the target machine (Q16.16 or Q32.32).")
+@width_option(DEFAULT_WIDTH, help=f"Word width W of the target machine ({FORMATS}).")
 @click.option("--gradient", is_flag=True,
               help="Also apply the checks for differentiation (no x * x, ...).")
 @click.option("--no-checks", "no_checks", is_flag=False, flag_value="all", default=None,
@@ -89,7 +92,7 @@ def _checks(no_checks: str | None) -> bool | set[str]:
 @click.option("--json", "as_json", is_flag=True,
               help="Print exactly one JSON object (the program as \"text\", or what was "
                    "written).")
-def compile_command(target: str, out: str | None, emit: str, inverse: bool, width: str,
+def compile_command(target: str, out: str | None, emit: str, inverse: bool, width: int,
                     gradient: bool, no_checks: str | None = None, no_inline: bool = False,
                     as_json: bool = False) -> None:
     """Compile a @reversible Python function (or a Janus program, .ja) to PAL.
@@ -118,7 +121,7 @@ def compile_command(target: str, out: str | None, emit: str, inverse: bool, widt
         if is_janus(path):
             program = _compile_janus(path, func, width, gradient, no_checks, no_inline)
         else:
-            program = compile_file(path, func, width=int(width), for_gradient=gradient,
+            program = compile_file(path, func, width=width, for_gradient=gradient,
                                    checks=_checks(no_checks), inline=not no_inline)
     except CompileError as exc:
         raise compile_error(exc) from None
@@ -136,7 +139,7 @@ def compile_command(target: str, out: str | None, emit: str, inverse: bool, widt
     if out is None:
         if as_json:
             click.echo(json.dumps({"status": "ok", "target": target, "emit": emit,
-                                   "width": int(width), "instructions": instructions,
+                                   "width": width, "instructions": instructions,
                                    "output": None, "text": text}))
         else:
             click.echo(text, nl=False)
@@ -156,19 +159,19 @@ def compile_command(target: str, out: str | None, emit: str, inverse: bool, widt
             raise output_error(source_map_path, exc) from None
     if as_json:
         click.echo(json.dumps({"status": "ok", "target": target, "emit": emit,
-                               "width": int(width), "instructions": instructions,
+                               "width": width, "instructions": instructions,
                                "output": out, "map": source_map_path}))
     click.echo(f"{target}: {instructions} instructions -> {out}", err=True)
 
 
-def _compile_janus(path: str, func: str | None, width: str, gradient: bool,
-                   no_checks: str | None, no_inline: bool):
+def _compile_janus(path: str, func: str | None, width: int, gradient: bool,
+                   no_checks: str | None, no_inline: bool) -> CompiledProgram:
     """A Janus program: its main, at W = 32, for values (Janus has no reals to differentiate)."""
     from revasm.compiler.api import JANUS_WIDTH, compile_janus_file
     if func not in (None, "main"):
         raise click.BadParameter(f"a Janus program compiles from its procedure main, not "
                                  f"{func}", param_hint="SRC.py[:FUNC]")
-    if int(width) != JANUS_WIDTH:
+    if width != JANUS_WIDTH:
         raise click.BadParameter(f"Janus integers are {JANUS_WIDTH}-bit words "
                                  "(docs/janus.md)", param_hint="--width")
     if gradient:
@@ -179,7 +182,7 @@ def _compile_janus(path: str, func: str | None, width: str, gradient: bool,
 
 def _parse_at(text: str, width: int) -> dict[str, float]:
     """``--at x=0.3,y=0.5``; every value a finite real that fits the machine's word."""
-    fmt = WordFormat(width)
+    fmt = word_format(width)
     point: dict[str, float] = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
         name, sep, value = item.partition("=")
@@ -202,12 +205,12 @@ def _parse_at(text: str, width: int) -> dict[str, float]:
 @click.argument("expression")
 @click.option("--at", "at", required=True, metavar="NAME=VALUE,...",
               help="The point: a value for every variable of the expression.")
-@click.option("--width", type=click.Choice(["32", "64"]), default="64", show_default=True,
-              help="Word width W (Q16.16 or Q32.32).")
+@width_option(EXPRESSION_WIDTH, help=f"Word width W ({FORMATS}); an expression has no file "
+                                     "to say it, and its gradient wants Q32.32.")
 @click.option("--show-program", is_flag=True,
               help="Also print the compute-copy-uncompute program that was differentiated.")
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
-def grad_expr(expression: str, at: str, width: str, show_program: bool, as_json: bool) -> None:
+def grad_expr(expression: str, at: str, width: int, show_program: bool, as_json: bool) -> None:
     """Value and gradient of an expression, computed on the reversible machine.
 
     The expression becomes a compute-copy-uncompute program (each sub-expression
@@ -224,24 +227,23 @@ def grad_expr(expression: str, at: str, width: str, show_program: bool, as_json:
     from revasm.expressions import grad_expression
     from revasm.programs import ProgramFault
 
-    point = _parse_at(at, int(width))
+    point = _parse_at(at, width)
     try:
-        result = grad_expression(expression, point, width=int(width))
+        result = grad_expression(expression, point, width=width)
     except CompileError as exc:
         raise compile_error(exc) from None
     except ProgramFault as exc:
         message = f"{exc}\n(not defined at this point on the machine: {exc.fault.kind})"
         if not as_json:
             raise ToolError(message) from None
-        from revasm.running import fault_json
         click.echo(message, err=True)
         fault = fault_json(exc.fault)
         fault["note"] = exc.note
         click.echo(json.dumps({"status": "fault", "expression": expression, "at": point,
-                               "width": int(width), "fault": fault}))
+                               "width": width, "fault": fault}))
         raise SystemExit(EXIT_FAILURE) from None
     if as_json:
-        payload = {"expression": expression, "at": point, "width": int(width),
+        payload = {"expression": expression, "at": point, "width": width,
                    "value": result.value, "gradient": result.gradient,
                    "reference": {"value": result.reference_value,
                                  "gradient": result.reference_gradient},
@@ -272,5 +274,5 @@ def expression_syntax_help() -> str:
             f"+ - * / ** and unary -, and the functions {calls}.")
 
 
-def _fmt(value) -> str:
+def _fmt(value: float | None) -> str:
     return "undefined" if value is None else f"{value:.12g}"

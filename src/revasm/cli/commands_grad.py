@@ -3,39 +3,44 @@
 Both run a simulator engine in gradient mode (docs/gradient.md): forward
 to FINISH, grad[loss] = 1, gradient switch on, backward to START; `hessian`
 repeats it once per input with the tangent bank on (forward-over-reverse).
-Without --width, a file that declares no `.width` runs at W = 64 (Q32.32):
-gradients want the finer resolution.
+The width is the one every command uses (`revasm.load`): --width, else the
+file's `.width`, else 32; the examples whose gradients want Q32.32 say `.width 64`.
 """
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any, TypeVar
 
 import click
 
 from revasm.assembler.image import Image
+from revasm.machine import MachineFault, fault_json
 from revasm.sim.engines import EngineError
-from revasm.sim.host import GradientError, gradient, hessian
-from revasm.sim.reference import MachineFault
+from revasm.sim.host import GradientError, GradientResult, HessianResult, gradient, hessian
 
-from .commands_run import ENGINE, MAX_STEPS, MEMS, SETS, STRICT, fault_dict, warn_overflows
+from .commands_run import ENGINE, MAX_STEPS, MEMS, SETS, STRICT, warn_overflows
 from .errors import EXIT_FAILURE
-from .loading import load_gradient_program
+from .loading import load_program
 from .machine_io import load_inputs
+from .options import WIDTH
 from .values import parse_name_list
 
-WIDTH = click.option("--width", type=click.Choice(["32", "64"]), default=None,
-                     help="Word width W (Q16.16 or Q32.32). Default: the file's .width, else 64.")
 LOSS = click.option("--loss", metavar="NAME", default=None,
                     help="The loss: a register ($5) or a declared name. Default: the .loss.")
 WRT = click.option("--wrt", metavar="NAME,...", default=None,
                    help="Differentiate by these (registers or declared names, comma-separated). "
                         "Default: every declared fixed-point .input.")
+R = TypeVar("R")
+F = TypeVar("F", bound=Callable[..., Any])
+
 JSON = click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
 
 
-def _run_protocol(protocol, image: Image, sets: tuple[str, ...], mems: tuple[str, ...],
-                  loss: str | None, wrt: str | None, max_steps: int, engine_name: str,
-                  as_json: bool, strict: bool = False):
+def _run_protocol(protocol: Callable[..., R], image: Image, sets: tuple[str, ...],
+                  mems: tuple[str, ...], loss: str | None, wrt: str | None, max_steps: int,
+                  engine_name: str, as_json: bool, strict: bool = False) -> R | None:
     """Run the host protocol (``gradient`` or ``hessian``); None after a reported fault."""
     try:
         return protocol(image, loss=loss, wrt=parse_name_list(wrt), max_steps=max_steps,
@@ -48,7 +53,7 @@ def _run_protocol(protocol, image: Image, sets: tuple[str, ...], mems: tuple[str
         return None
 
 
-def _summary(result) -> dict:
+def _summary(result: GradientResult | HessianResult) -> dict:
     """The JSON fields grad and hessian share: loss, gradient, steps and cycles per pass."""
     return {
         "status": "finished",
@@ -64,7 +69,7 @@ def _summary(result) -> dict:
 
 def _fault_exit(fault: MachineFault, image: Image, as_json: bool) -> None:
     if as_json:
-        info = fault_dict(fault, image)
+        info = fault_json(fault)
         info["pass"] = fault.run_pass
         click.echo(json.dumps({"status": "fault", "width": image.width, "fault": info}))
     else:
@@ -72,7 +77,7 @@ def _fault_exit(fault: MachineFault, image: Image, as_json: bool) -> None:
     raise SystemExit(EXIT_FAILURE)
 
 
-def _protocol_options(command):
+def _protocol_options(command: F) -> F:
     """The arguments grad and hessian share: FILE, inputs, loss, wrt, width, limits, JSON."""
     for option in (JSON, STRICT, ENGINE, MAX_STEPS, WIDTH, WRT, LOSS, MEMS, SETS,
                    click.argument("file", type=click.Path(dir_okay=False))):
@@ -80,14 +85,14 @@ def _protocol_options(command):
     return command
 
 
-def _real(value) -> float:
+def _real(value: Fraction) -> float:
     return float(value)
 
 
 @click.command()
 @_protocol_options
 def grad(file: str, sets: tuple[str, ...], mems: tuple[str, ...], loss: str | None,
-         wrt: str | None, width: str | None, max_steps: int, engine_name: str,
+         wrt: str | None, width: int | None, max_steps: int, engine_name: str,
          strict: bool, as_json: bool) -> None:
     """Gradient of a program's loss by reverse mode on the machine itself.
 
@@ -99,11 +104,11 @@ def grad(file: str, sets: tuple[str, ...], mems: tuple[str, ...], loss: str | No
     Examples:
       revasm grad examples/bessel_j2.pal --set x=1.0
       revasm grad examples/apex.pal --set x=0.3 --set y=0.5 --json
-      revasm grad examples/umm.pal --loss sum --wrt x1,t1 --width 32
+      revasm grad examples/umm.pal --loss sum --wrt x1,t1 --width 64
     JSON: loss, gradient (name -> real), steps and cycles of each pass.
     Exit code 1 and a report naming the pass on a machine fault.
     """
-    image = load_gradient_program(file, width)
+    image = load_program(file, width, gradient=True)
     result = _run_protocol(gradient, image, sets, mems, loss, wrt, max_steps, engine_name,
                            as_json, strict)
     if result is None:
@@ -123,7 +128,7 @@ def grad(file: str, sets: tuple[str, ...], mems: tuple[str, ...], loss: str | No
 @click.command("hessian")
 @_protocol_options
 def hessian_command(file: str, sets: tuple[str, ...], mems: tuple[str, ...], loss: str | None,
-                    wrt: str | None, width: str | None, max_steps: int, engine_name: str,
+                    wrt: str | None, width: int | None, max_steps: int, engine_name: str,
                     strict: bool, as_json: bool) -> None:
     """Hessian of a program's loss by forward-over-reverse on the machine.
 
@@ -138,7 +143,7 @@ def hessian_command(file: str, sets: tuple[str, ...], mems: tuple[str, ...], los
     JSON: loss, wrt, gradient, hessian (row -> column -> real), steps/cycles
     of one forward and one backward pass, and the number of passes.
     """
-    image = load_gradient_program(file, width)
+    image = load_program(file, width, gradient=True)
     result = _run_protocol(hessian, image, sets, mems, loss, wrt, max_steps, engine_name,
                            as_json, strict)
     if result is None:

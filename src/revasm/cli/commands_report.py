@@ -7,7 +7,7 @@ from collections.abc import Callable
 import click
 
 from revasm.assembler.image import Image
-from revasm.isa.fixed_point import WordFormat
+from revasm.isa.fixed_point import word_format
 from revasm.report import (
     REPORT_SCHEMA,
     EnergyModel,
@@ -23,10 +23,11 @@ from revasm.report.html_report import render_html
 from revasm.report.terminal import format_report
 from revasm.sim.engine import Lanes
 
-from .commands_run import ENGINE, MAX_STEPS, MEMS, SETS, WIDTH, engine_for, warn_overflows
+from .commands_run import ENGINE, MAX_STEPS, MEMS, SETS, engine_for, warn_overflows
 from .errors import EXIT_FAILURE, ToolError, output_error
-from .loading import load_gradient_program, load_program
+from .loading import load_program
 from .machine_io import load_inputs, store
+from .options import WIDTH
 from .outputs import image_inputs, refuse_overwrite, write_atomic
 from .values import Location
 
@@ -61,7 +62,7 @@ def _lane_loaders(path: str, image: Image, sets: tuple[str, ...], mems: tuple[st
     read exactly as `revasm batch --inputs` reads them (``sim/vector/batch_io.py``)."""
     from revasm.sim.batch_io import BatchInputError, read_columns, resolve_column, to_words
 
-    fmt = WordFormat(image.width)
+    fmt = word_format(image.width)
     try:
         columns = read_columns(path)
         places = [resolve_column(name, image) for name in columns]
@@ -91,7 +92,7 @@ def _lane_loaders(path: str, image: Image, sets: tuple[str, ...], mems: tuple[st
 @MAX_STEPS
 @click.option("--grad", is_flag=True,
               help="Gradient mode: forward, seed the loss, backward with the gradient switch on "
-                   "(as `revasm grad`, W = 64 unless --width or the file says).")
+                   "(as `revasm grad`).")
 @click.option("--loss", default=None, metavar="NAME",
               help="With --grad: the loss (default: the declared .loss).")
 @click.option("--wrt", default=None, metavar="NAME,...",
@@ -112,7 +113,7 @@ def _lane_loaders(path: str, image: Image, sets: tuple[str, ...], mems: tuple[st
               help="Write an HTML report with tables and plots (plots need revasm[plots]).")
 @click.option("--schema", "show_schema", is_flag=True,
               help="Print the JSON schema of --json output and exit.")
-def report(file: str | None, sets: tuple[str, ...], mems: tuple[str, ...], width: str | None,
+def report(file: str | None, sets: tuple[str, ...], mems: tuple[str, ...], width: int | None,
            max_steps: int, grad: bool, loss: str | None, wrt: str | None,
            model_names: tuple[str, ...],
            model_files: tuple[str, ...], inputs_file: str | None, engine_name: str,
@@ -149,10 +150,7 @@ def report(file: str | None, sets: tuple[str, ...], mems: tuple[str, ...], width
         refuse_overwrite([html_out], [*image_inputs(file), inputs_file, *model_files], "--html")
     engine = engine_for(engine_name, trace=True)  # counts come from every step's trace
     models, known = _select_models(model_names, model_files)
-    if grad:  # the same width as `revasm grad`: W = 64 unless the flag or the file says
-        image = load_gradient_program(file, width)
-    else:
-        image = load_program(file, int(width) if width else None)
+    image = load_program(file, width, gradient=grad)
     wrt_names = [name.strip() for name in wrt.split(",") if name.strip()] if wrt else None
     if inputs_file is not None:
         lanes = _lane_loaders(inputs_file, image, sets, mems)
@@ -185,7 +183,8 @@ def report(file: str | None, sets: tuple[str, ...], mems: tuple[str, ...], width
         raise SystemExit(EXIT_FAILURE)
 
 
-def _emit(result: dict, as_json: bool, html_out: str | None, text, page) -> None:
+def _emit(result: dict, as_json: bool, html_out: str | None, text: Callable[[dict], str],
+          page: Callable[[dict], str]) -> None:
     """One JSON object, an HTML file, or terminal tables."""
     if as_json:
         click.echo(json.dumps(result))

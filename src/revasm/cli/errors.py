@@ -11,7 +11,7 @@ source file.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import IO, Any
 
 import click
 
@@ -56,7 +56,7 @@ class ToolError(click.ClickException):
         self.diagnostics = diagnostics
         self.hint = hint
 
-    def show(self, file=None) -> None:  # noqa: D102 - click's hook
+    def show(self, file: IO[Any] | None = None) -> None:  # click's hook
         click.echo(self.format_message(), err=True)
 
     def error_json(self) -> dict[str, Any]:

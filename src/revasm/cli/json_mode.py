@@ -1,4 +1,4 @@
-"""``--json``: exactly one JSON object on stdout, whatever happens (DESIGN §8, docs/cli.md).
+"""``--json``: exactly one JSON object on stdout, whatever happens (docs/cli.md).
 
 :class:`JsonGroup` is the ``revasm`` group.  When the command line holds ``--json``
 it runs the command with stdout captured, and then prints either what the command
@@ -19,8 +19,9 @@ from __future__ import annotations
 import io
 import json
 import sys
+from collections.abc import Sequence
 from importlib import resources
-from typing import Any
+from typing import Any, TextIO
 
 import click
 
@@ -34,7 +35,7 @@ SCHEMA_FILE = "error.schema.json"
 _stream: dict[str, Any] = {"stdout": None, "used": False}
 
 
-def event_stream():
+def event_stream() -> TextIO:
     """Where a streaming command writes its JSON Lines: the real stdout, past the capture.
 
     A session's events cannot wait for the command to end (a tool reads each one before it
@@ -46,7 +47,7 @@ def event_stream():
 
 def error_schema() -> dict[str, Any]:
     """The JSON Schema of the error object (package data: revasm/cli/schemas/)."""
-    text = resources.files(__package__).joinpath("schemas", SCHEMA_FILE).read_text("utf-8")
+    text = (resources.files(__package__) / "schemas" / SCHEMA_FILE).read_text("utf-8")
     return json.loads(text)
 
 
@@ -101,8 +102,9 @@ class JsonGroup(click.Group):
                 raise click.UsageError(f"argument {arg!r} contains a NUL byte", ctx)
         return super().parse_args(ctx, args)
 
-    def main(self, args=None, prog_name=None, complete_var=None,  # type: ignore[override]
-             standalone_mode: bool = True, **extra: Any):
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True,
+             **extra: Any) -> Any:
         argv = list(sys.argv[1:] if args is None else args)
         if not standalone_mode or not wants_json(argv):
             return super().main(args=argv, prog_name=prog_name, complete_var=complete_var,

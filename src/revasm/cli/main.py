@@ -1,4 +1,4 @@
-"""The `revasm` command line: one entry point, one subcommand per job (DESIGN §8)."""
+"""The `revasm` command line: one entry point, one subcommand per job (docs/cli.md)."""
 from __future__ import annotations
 
 import sys

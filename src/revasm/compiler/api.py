@@ -46,7 +46,8 @@ class ReversibleFunction:
     def __invert__(self) -> Any:  # ``~f(...)`` only means something to the compiler
         return self
 
-    def compile(self, **options: Any):
+    def compile(self, **options: Any) -> CompiledProgram:
+        """This function compiled (``compile_function``'s options)."""
         return compile_function(self, **options)
 
 

@@ -11,6 +11,7 @@ one way (edsl -> api).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from .api import ReversibleFunction, reversible  # noqa: F401 - re-exported
@@ -39,7 +40,7 @@ Loss = _Type("Loss")
 Out = _Type("Out")
 
 
-def _marker(name: str):
+def _marker(name: str) -> Callable[..., Any]:
     def marker(*args: Any, **kwargs: Any) -> Any:
         raise TypeError(f"{name}() only has a meaning inside a @reversible function")
     marker.__name__ = name

@@ -17,7 +17,7 @@ import os
 from collections.abc import Callable
 from typing import IO, Any
 
-from revasm.sim.reference import MachineFault
+from revasm.machine import MachineFault
 
 from .breakpoints import DebugError
 from .commands import Interpreter
@@ -134,7 +134,7 @@ class Adapter:
             "output": f"revasm dap: {arguments['program']} (W = {self.session.image.width}"
                       f"{mode})\n"}))
 
-    def _on_configurationDone(self, arguments: dict, after: list) -> None:  # noqa: N802
+    def _on_configurationDone(self, arguments: dict, after: list) -> None:
         session = self._need_session()
         if self.stop_on_entry:
             after.append(lambda: self._stopped(Stop("entry"), "entry"))
@@ -156,7 +156,7 @@ class Adapter:
 
     # --- breakpoints --------------------------------------------------------------------------
 
-    def _on_setBreakpoints(self, arguments: dict, after: list) -> dict:  # noqa: N802
+    def _on_setBreakpoints(self, arguments: dict, after: list) -> dict:
         path = (arguments.get("source") or {}).get("path") or ""
         lines = [self._line_in(requested.get("line", 0))
                  for requested in arguments.get("breakpoints") or []]
@@ -164,7 +164,7 @@ class Adapter:
                                                  {"line": self._line_out(line)})
                                                 for line in lines])
 
-    def _on_setFunctionBreakpoints(self, arguments: dict, after: list) -> dict:  # noqa: N802
+    def _on_setFunctionBreakpoints(self, arguments: dict, after: list) -> dict:
         """Function breakpoints are labels (a compiled function's is ``f_NAME``)."""
         source = self._need_session().source
         names = [str(requested.get("name", "")) for requested in arguments.get("breakpoints")
@@ -193,7 +193,7 @@ class Adapter:
         self._source_breakpoints[key] = numbers
         return {"breakpoints": answers}
 
-    def _on_setExceptionBreakpoints(self, arguments: dict, after: list) -> dict:  # noqa: N802
+    def _on_setExceptionBreakpoints(self, arguments: dict, after: list) -> dict:
         """A machine fault always stops the session; there are no filters to set."""
         return {"breakpoints": []}
 
@@ -208,19 +208,19 @@ class Adapter:
     def _on_continue(self, arguments: dict, after: list) -> dict:
         return self._motion(after, lambda s: s.cont())
 
-    def _on_reverseContinue(self, arguments: dict, after: list) -> dict:  # noqa: N802
+    def _on_reverseContinue(self, arguments: dict, after: list) -> dict:
         return self._motion(after, lambda s: s.cont(backward=True))
 
     def _on_next(self, arguments: dict, after: list) -> dict:
         return self._motion(after, lambda s: s.step_line(over=True))
 
-    def _on_stepIn(self, arguments: dict, after: list) -> dict:  # noqa: N802
+    def _on_stepIn(self, arguments: dict, after: list) -> dict:
         return self._motion(after, lambda s: s.step_line())
 
-    def _on_stepOut(self, arguments: dict, after: list) -> dict:  # noqa: N802
+    def _on_stepOut(self, arguments: dict, after: list) -> dict:
         return self._motion(after, lambda s: s.finish())
 
-    def _on_stepBack(self, arguments: dict, after: list) -> dict:  # noqa: N802
+    def _on_stepBack(self, arguments: dict, after: list) -> dict:
         return self._motion(after, lambda s: s.step_line(backward=True, over=True))
 
     def _on_pause(self, arguments: dict, after: list) -> None:
@@ -255,7 +255,7 @@ class Adapter:
     def _on_threads(self, arguments: dict, after: list) -> dict:
         return {"threads": [{"id": THREAD_ID, "name": "machine"}]}
 
-    def _on_stackTrace(self, arguments: dict, after: list) -> dict:  # noqa: N802
+    def _on_stackTrace(self, arguments: dict, after: list) -> dict:
         session = self._need_session()
         assert self.interpreter is not None
         frames = self.interpreter.frames_event()["frames"]

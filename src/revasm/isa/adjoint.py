@@ -1,6 +1,6 @@
 """Adjoint rules: how each instruction acts on the gradient and tangent banks.
 
-Gradient mode (DESIGN §3.5) gives every register and memory word shadows:
+Gradient mode (docs/gradient.md) gives every register and memory word shadows:
 
 * ``G`` / ``GM`` -- the gradient bank (registers / memory): d loss / d word;
 * ``T`` / ``TM`` -- the tangent bank: d word / d eps along a direction v

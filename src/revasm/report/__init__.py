@@ -12,7 +12,7 @@ from .build import ReportError, build_report, build_value_report, gradient_mode_
 from .classes import REPORT_CLASSES, report_class
 from .counting import RunCounter, RunCounts
 from .energy_models import EnergyModel, ModelError, bundled_models, load_model
-from .schema import REPORT_SCHEMA, validate_report  # noqa: E402
+from .schema import REPORT_SCHEMA, validate_report
 
 __all__ = ["EnergyModel", "ModelError", "REPORT_CLASSES", "REPORT_SCHEMA", "RunCounter",
            "ReportError", "RunCounts", "TemplateAccess", "access_of", "adjoint_updates",

@@ -11,8 +11,10 @@ leaves ``g[a]`` alone).  Nothing here knows a mnemonic.
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from dataclasses import dataclass
 from functools import cache
+from typing import TypeGuard
 
 from revasm.isa.instruction import Instruction
 
@@ -45,9 +47,19 @@ def _operand(node: ast.AST) -> str | None:
     return None
 
 
-def _is_memory(node: ast.AST) -> bool:
+def _is_memory(node: ast.AST) -> TypeGuard[ast.Subscript]:
     return (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)
             and node.value.id == "MEM")
+
+
+def _is_store(node: ast.AST) -> bool:
+    """Whether ``node`` (a name, subscript or attribute) is written, not read."""
+    return isinstance(getattr(node, "ctx", None), ast.Store)
+
+
+def _same_words(targets: list[str | None], sources: list[str | None]) -> bool:
+    """Whether two lists name the same words, each as often (none of them unnamed)."""
+    return None not in targets and None not in sources and Counter(targets) == Counter(sources)
 
 
 def _word_key(node: ast.AST) -> str | None:
@@ -73,7 +85,7 @@ def _is_permutation(statement: ast.stmt) -> bool:
         return False
     targets = [_word_key(t) for t in statement.targets[0].elts]
     sources = [_word_key(v) for v in statement.value.elts]
-    return None not in targets and None not in sources and sorted(targets) == sorted(sources)
+    return _same_words(targets, sources)
 
 
 def _accumulated(statement: ast.stmt) -> str | None:
@@ -117,9 +129,9 @@ def analyse_template(template: str) -> TemplateAccess:
         for node in ast.walk(statement):
             operand = _operand(node)
             if operand is not None:
-                (writes if isinstance(node.ctx, ast.Store) else reads).append(operand)
+                (writes if _is_store(node) else reads).append(operand)
             elif _is_memory(node):
-                if isinstance(node.ctx, ast.Store):
+                if _is_store(node):
                     memory_writes += 1
                 else:
                     memory_reads += 1
@@ -179,11 +191,11 @@ def gradient_writes(rule: str) -> int:
         if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Tuple):
             targets = [_gradient_word(t) for t in getattr(statement.targets[0], "elts", [])]
             sources = [_gradient_word(v) for v in statement.value.elts]
-            if None not in targets and sorted(targets) == sorted(sources):
+            if _same_words(targets, sources):
                 continue  # gradients exchanged, as their values are
         for node in ast.walk(statement):
             word = _gradient_word(node)
-            if word is not None and isinstance(node.ctx, ast.Store):
+            if word is not None and _is_store(node):
                 written.add(word)
     return len(written)
 
@@ -225,7 +237,7 @@ def analyse_adjoint(rule: str) -> AdjointAccess:
     for node in ast.walk(ast.parse(rule)) if rule.strip() else ():
         word = _gradient_word(node)
         if word is not None:
-            (writes if isinstance(node.ctx, ast.Store) else reads).add(word)
+            (writes if _is_store(node) else reads).add(word)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             name = node.func.id
             if name == "addr":

@@ -10,35 +10,29 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from revasm.assembler.image import Image
-from revasm.isa.fixed_point import WordFormat
+from revasm.isa.fixed_point import word_format
+from revasm.machine import MachineFault, fault_json
 from revasm.sim.engine import Lanes, overflow_counts, read_place, write_place
 from revasm.sim.engines import choose
-from revasm.sim.reference import DEFAULT_MEMORY_WORDS, MachineFault
+from revasm.sim.reference import DEFAULT_MEMORY_WORDS
 
 from .counting import RunCounter
 from .energy_models import EnergyModel, evaluate
 from .erasure import changed_words, erasure_report
 
+if TYPE_CHECKING:
+    from revasm.sim.host import Place
+
 SCHEMA_ID = "revasm-report/1"
 OUTPUT_ROLES = ("output", "loss")
 
 
-def _fault_dict(fault: MachineFault, image: Image) -> dict:
-    location = image.location(fault.pc) if fault.pc is not None else None
-    return {"kind": fault.kind, "pc": fault.pc,
-            "line": location.line if location else None, "message": fault.message}
-
-
 def _named(machine: Lanes, image: Image, roles: tuple[str, ...]) -> dict:
-    fmt = WordFormat(image.width)
-    values = {}
-    for name, declared in image.names.items():
-        if declared.role in roles:
-            word = int(read_place(machine, declared.register, declared.address)[0])
-            values[name] = fmt.to_real(word) if declared.fixed else fmt.signed(word)
-    return values
+    from revasm.sim.host import named_values
+    return named_values(machine, roles=roles)
 
 
 def _state(machine: Lanes) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -90,12 +84,13 @@ class ReportError(ValueError):
     """A request the report cannot serve (no loss declared, unknown name, ...)."""
 
 
-def _gradient_places(image: Image, loss: str | None, wrt: list[str] | None):
-    from revasm.sim.host import GradientError, default_loss, default_wrt, resolve
+def _gradient_places(image: Image, loss: str | None, wrt: list[str] | None
+                     ) -> tuple[Place, list[Place]]:
+    from revasm.sim.host import GradientError, default_wrt, loss_place, resolve
     try:
-        loss_place = resolve(image, loss if loss is not None else default_loss(image))
+        place = loss_place(image, loss)
         names = list(wrt) if wrt else default_wrt(image)
-        return loss_place, [resolve(image, name) for name in names]
+        return place, [resolve(image, name) for name in names]
     except GradientError as exc:
         raise ReportError(str(exc)) from None
 
@@ -109,8 +104,8 @@ def build_report(image: Image, *, prepare: Callable[[Lanes], None],
 
     Value mode: forward, copy the results out, backward.  Gradient mode
     (``grad``): forward, copy the loss out, seed grad[loss] = 1, switch the
-    gradient bank on, backward (DESIGN §3.5), copy the gradients of ``wrt``
-    out.  ``models`` are evaluated in order; ``all_models`` resolves an
+    gradient bank on, backward (docs/gradient.md, "The host protocol"), copy the
+    gradients of ``wrt`` out.  ``models`` are evaluated in order; ``all_models`` resolves an
     adiabatic model's ``base_model``.  A fault stops the protocol there; the
     report then has ``status: "fault"`` and the counts up to the fault.
     """
@@ -118,7 +113,7 @@ def build_report(image: Image, *, prepare: Callable[[Lanes], None],
         raise ReportError("gradient mode is not available: the reference simulator has no "
                           "gradient switch in this build")
     places = _gradient_places(image, loss, wrt) if grad else None
-    fmt = WordFormat(image.width)
+    fmt = word_format(image.width)
     machine = choose(engine, trace=True).load(image, 1, max_steps=max_steps,
                                               memory_words=memory_words)
     prepare(machine)
@@ -174,10 +169,10 @@ def build_report(image: Image, *, prepare: Callable[[Lanes], None],
     if grad:
         report["gradient"] = gradient
     if fault is not None:
-        report["fault"] = _fault_dict(fault, image)
+        report["fault"] = fault_json(fault)
     return report
 
 
-def build_value_report(image: Image, **options) -> dict:
+def build_value_report(image: Image, **options: Any) -> dict:
     """:func:`build_report` in value mode (forward, copy out, backward)."""
     return build_report(image, grad=False, **options)

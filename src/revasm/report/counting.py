@@ -15,8 +15,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from revasm.isa.timing import step_cycles
+from revasm.machine import TraceRecord
 from revasm.sim.engine import Lanes
-from revasm.sim.reference import Program, TraceRecord
+from revasm.sim.reference import Program
 
 from .access import access_of, adjoint_access, adjoint_updates
 from .classes import report_class
@@ -121,6 +122,8 @@ class RunCounter:
     def _profile(self, pc: int, direction: int) -> _Profile:
         cell = self._cells[pc]
         ins = cell.instruction
+        if ins is None:  # the machine faults at an illegal cell before it traces a step
+            raise ValueError(f"a traced step at PC {pc}, which holds no instruction")
         access = access_of(ins, direction)
         operands = cell.operands
         reads = {operands[name] for name in access.register_reads} - {0}

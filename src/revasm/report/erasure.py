@@ -23,9 +23,11 @@ out of the machine, which the host eventually erases whatever computed them.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 
-def changed_words(before: tuple[tuple[int, ...], tuple[int, ...]],
-                  after: tuple[list[int], list[int]]) -> set[tuple[str, int]]:
+
+def changed_words(before: tuple[Sequence[int], Sequence[int]],
+                  after: tuple[Sequence[int], Sequence[int]]) -> set[tuple[str, int]]:
     """Registers (``("r", i)``) and memory words (``("m", a)``) that differ."""
     registers_before, memory_before = before
     registers_after, memory_after = after

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import io
+from typing import Any
 
 from .terminal import SCENARIO_LABELS, TRAFFIC_LABELS, class_label, run_label, traffic_keys
 from .units import count, si
@@ -41,7 +42,7 @@ def plots_available() -> bool:
     return True
 
 
-def _svg(figure) -> str:
+def _svg(figure: Any) -> str:  # a matplotlib Figure (matplotlib is optional)
     buffer = io.StringIO()
     figure.savefig(buffer, format="svg", bbox_inches="tight")
     text = buffer.getvalue()

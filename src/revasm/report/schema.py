@@ -8,6 +8,10 @@ found as ``path: message`` strings (empty when the report conforms).
 """
 from __future__ import annotations
 
+from typing import Any
+
+from revasm.isa.fixed_point import WIDTHS
+
 COUNT = {"type": "integer", "minimum": 0}
 JOULES = {"type": "number", "minimum": 0}
 COUNTS_BY_NAME = {"type": "object", "additionalProperties": COUNT}
@@ -73,7 +77,7 @@ ERASURE = {
     "required": ["word_bits", "results_words", "gradient_words", "copied_out_bits",
                  "scenarios"],
     "properties": {
-        "word_bits": {"enum": [32, 64]}, "results_words": COUNT, "gradient_words": COUNT,
+        "word_bits": {"enum": list(WIDTHS)}, "results_words": COUNT, "gradient_words": COUNT,
         "copied_out_bits": COUNT,
         "scenarios": {"type": "object",
                       "required": ["reversible", "reversible_forward_only", "irreversible",
@@ -115,7 +119,7 @@ ENERGY = {
     "additionalProperties": False,
 }
 
-REPORT_SCHEMA = {
+REPORT_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "revasm report",
     "type": "object",
@@ -124,7 +128,7 @@ REPORT_SCHEMA = {
     "properties": {
         "schema": {"const": "revasm-report/1"},
         "file": {"type": "string"},
-        "width": {"enum": [32, 64]},
+        "width": {"enum": list(WIDTHS)},
         "mode": {"enum": ["value", "gradient"]},
         "status": {"enum": ["finished", "fault"]},
         "restored": {"type": ["boolean", "null"]},
@@ -140,10 +144,11 @@ REPORT_SCHEMA = {
                    "additionalProperties": False},
         "erasure": ERASURE,
         "energy": {"type": "array", "items": ENERGY},
-        "fault": {"type": "object", "required": ["kind", "pc", "line", "message"],
+        "fault": {"type": "object", "required": ["kind", "pc", "line", "source", "message"],
                   "properties": {"kind": {"type": "string"},
                                  "pc": {"type": ["integer", "null"]},
                                  "line": {"type": ["integer", "null"]},
+                                 "source": {"type": ["string", "null"]},
                                  "message": {"type": "string"}},
                   "additionalProperties": False},
     },
@@ -229,7 +234,7 @@ BATCH_SCHEMA = {
                                    "vector_forward_steps_agree": {"type": "boolean"},
                                    "vector_error": {"type": "string"}},
                     "additionalProperties": False},
-        "file": {"type": "string"}, "width": {"enum": [32, 64]},
+        "file": {"type": "string"}, "width": {"enum": list(WIDTHS)},
         "mode": {"enum": ["value", "gradient"]},
         "lanes": COUNT, "finished": COUNT, "faults": COUNTS_BY_NAME,
         "totals": REPORT_SCHEMA["properties"]["totals"],

@@ -48,8 +48,8 @@ def _table(title: str, columns: list[str], rows: list[tuple[str, list[str]]]) ->
     return lines
 
 
-def _with_total(runs: list[dict], getter) -> list[str]:
-    values = [getter(run) for run in runs]
+def _with_total(values: list[int]) -> list[str]:
+    """One count per run, then their total."""
     return [count(v) for v in values] + [count(sum(values))]
 
 
@@ -77,25 +77,25 @@ def format_report(report: dict) -> str:
     lines.append("")
     classes = sorted({c for run in runs for c in run["by_class"]},
                      key=lambda c: list(REPORT_CLASSES).index(c) if c in REPORT_CLASSES else 99)
-    rows = [(class_label(c), _with_total(runs, lambda r, c=c: r["by_class"].get(c, 0)))
+    rows = [(class_label(c), _with_total([r["by_class"].get(c, 0) for r in runs]))
             for c in classes]
-    rows.append(("steps (instructions)", _with_total(runs, lambda r: r["steps"])))
-    rows.append(("cycles", _with_total(runs, lambda r: r["cycles"])))
+    rows.append(("steps (instructions)", _with_total([r["steps"] for r in runs])))
+    rows.append(("cycles", _with_total([r["cycles"] for r in runs])))
     lines += _table("Op counts by class", columns, rows)
     lines.append("")
     names = sorted({n for run in runs for n in run["by_instruction"]})
     lines += _table("Op counts by instruction", columns,
-                    [(n, _with_total(runs, lambda r, n=n: r["by_instruction"].get(n, 0)))
+                    [(n, _with_total([r["by_instruction"].get(n, 0) for r in runs]))
                      for n in names])
     adjoint = sorted({c for run in runs for c in run["adjoint_operations"]})
     if adjoint:
         lines.append("")
         lines += _table("Adjoint operations (gradient pass)", columns,
-                        [(c, _with_total(runs, lambda r, c=c: r["adjoint_operations"].get(c, 0)))
+                        [(c, _with_total([r["adjoint_operations"].get(c, 0) for r in runs]))
                          for c in adjoint])
     lines.append("")
     lines += _table("Traffic", columns,
-                    [(TRAFFIC_LABELS[key], _with_total(runs, lambda r, k=key: r["traffic"][k]))
+                    [(TRAFFIC_LABELS[key], _with_total([r["traffic"][key] for r in runs]))
                      for key in traffic_keys(runs)])
     lines.append("")
     occupancy_rows = [

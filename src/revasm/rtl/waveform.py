@@ -32,9 +32,7 @@ from revasm.isa.timing import (
     traced_calls,
     word_entry,
 )
-from revasm.sim.reference import MachineFault
-from revasm.sim.reference.faults import FAULT_KINDS
-from revasm.sim.reference.trace import TraceRecord
+from revasm.machine import FAULT_KINDS, MachineFault, TraceRecord
 
 from .params import FAULT_CODE, FAULT_NAMES, CoreParams
 

@@ -36,9 +36,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from revasm.assembler.image import Image
-
-from .reference.faults import MachineFault
-from .reference.state import Snapshot
+from revasm.machine import MachineFault, Snapshot
 
 #: The value banks and the gradient-mode banks, by their template names.
 BANK_NAMES = ("R", "MEM", "G", "GM", "T", "TM", "TG", "TGM")
@@ -57,7 +55,7 @@ class Lanes(Protocol):
     """A program loaded on an engine: ``lanes`` copies of the machine state.
 
     Arrays are numpy arrays with one entry per lane (words as ``uint64``, counts as
-    ``int64``).  ``gradient`` and ``tangent`` are the mode switches of DESIGN §3.5:
+    ``int64``).  ``gradient`` and ``tangent`` are the mode switches of docs/gradient.md:
     flipping one on allocates the banks its rules need, zeroed, so the host can seed
     them before a pass.
     """

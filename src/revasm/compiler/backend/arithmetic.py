@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from ..errors import CompileError
+from ..errors import CompileError, SourcePos
 from ..ir import nodes as ir
 from ..ir.printer import expr_text
 from .code import Instr, _fixed_literal, inverse_code, literal_word
 from .ir_queries import _same
+from .lowering_state import FunctionLoweringState
 
 _UNARY = ("sin", "cos", "tan", "tanh", "exp", "log", "sqrt", "abs", "atan", "sinh", "cosh")
 _SMALL_MULTIPLIER = 4
@@ -21,7 +22,7 @@ _SMALL_MULTIPLIER = 4
 _MAX_POWER = 16
 
 
-class ArithmeticLowering:
+class ArithmeticLowering(FunctionLoweringState):
     """d += e and d -= e."""
 
     def accumulate(self, d: int, sign: int, e: ir.Expr, ctx: ir.ScalarType) -> list[Instr]:
@@ -83,7 +84,7 @@ class ArithmeticLowering:
             t = self.fresh(pos)
             setup = self.xor_into(t, e)
             r = t
-            conv: list[Instr] = []
+            conv = []
             if ctx == ir.FIXED:
                 r = self.fresh(pos)
                 conv = [self.i("SLLX", r, t, str(self.fmt_frac), pos=pos, note="Int to Fixed")]
@@ -121,7 +122,8 @@ class ArithmeticLowering:
                                                          is_int=True), ctx)
             if not self.fits_int_factor(e):  # two words (or a wide constant): shifts, adds
                 return self.int_product(d, sign, ir.BinOp(pos, op="*", left=left, right=right))
-            # i * c exactly: fmul(i, c << F) == i * c
+            # i * c exactly: fmul(i, c << F) == i * c (c is the constant, now on the right)
+            assert isinstance(right, ir.Const)
             a, sa, ta = self.operand(left, ir.INT)
             c = self.fresh(pos)
             raw = self.literal_word(right, ir.FIXED)
@@ -140,12 +142,15 @@ class ArithmeticLowering:
                    abs(x.value) < 2 ** (self.p.fmt.width - self.fmt_frac - 1)
                    for x in (e.left, e.right))
 
-    def binary_instruction(self, d, sign, family, left, right, pos) -> list[Instr]:
+    def binary_instruction(self, d: int, sign: int, family: str, left: ir.Expr,
+                           right: ir.Expr, pos: SourcePos) -> list[Instr]:
+        """``d += left OP right`` (``d -= ...`` for a negative sign) by the ADD/SUB form of
+        the instruction family (``MUL``, ``DIV``) on Fixed operands."""
         a, sa, ta = self.operand(left, ir.FIXED)
-        if _same(left, right):
-            b, sb, tb = a, [], []
-        else:
+        if not _same(left, right):
             b, sb, tb = self.operand(right, ir.FIXED)
+        else:
+            b, sb, tb = a, [], []
         if d in (a, b):
             raise CompileError(pos, "the target is read by its own update",
                                "copy it into an ancilla first")
@@ -225,7 +230,7 @@ def loads_exponent(e: ir.BinOp) -> bool:
     return n is None or not (n.denominator == 1 and abs(n) <= _MAX_POWER or n == Fraction(1, 2))
 
 
-def _power(x: ir.Expr, n: Fraction | int, pos) -> ir.Expr:
+def _power(x: ir.Expr, n: Fraction | int, pos: SourcePos) -> ir.Expr:
     """The expression ``x ** n`` (``x`` itself for n = 1)."""
     if n == 1:
         return x

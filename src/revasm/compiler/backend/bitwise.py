@@ -4,13 +4,16 @@ A mixin of the function lowering (``compiler/backend/function_lowering.py``).
 """
 from __future__ import annotations
 
+from functools import partial
+
 from ..errors import CompileError
 from ..ir import nodes as ir
 from ..ir.printer import expr_text
 from .code import Instr, inverse_code
+from .lowering_state import FunctionLoweringState
 
 
-class BitwiseLowering:
+class BitwiseLowering(FunctionLoweringState):
     """d ^= e."""
 
     def xor_into(self, d: int, e: ir.Expr) -> list[Instr]:
@@ -50,6 +53,8 @@ class BitwiseLowering:
             op = "ANDX" if e.op == "&" else "ORX"
             return sa + sb + [self.i(op, d, a, b, pos=pos)] + tb + ta
         if isinstance(e, ir.BinOp) and e.op in ("<<", ">>"):
+            if not isinstance(e.right, ir.Const):  # the front end only makes constant shifts
+                raise CompileError(e.right.pos, "shift amounts must be integer constants")
             a, sa, ta = self.operand(e.left, self.type_of(e.left))
             amount = int(e.right.value)
             if not 0 <= amount < self.p.fmt.width:
@@ -59,8 +64,7 @@ class BitwiseLowering:
             return sa + [self.i(op, d, a, str(amount), pos=pos)] + ta
         if isinstance(e, ir.BoolOp):
             regs = [self.fresh(pos) for _ in e.values]
-            setups = [self.complete(lambda t=t, v=v: self.xor_into(t, v))
-                      for t, v in zip(regs, e.values)]
+            setups = [self.complete(partial(self.xor_into, t, v)) for t, v in zip(regs, e.values)]
             op = "ANDX" if e.op == "and" else "ORX"
             code: list[Instr] = [x for s in setups for x in s]
             acc = regs[0]

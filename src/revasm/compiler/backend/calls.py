@@ -7,13 +7,14 @@ mixin of the function lowering (``compiler/backend/function_lowering.py``).
 """
 from __future__ import annotations
 
-from ..errors import SourcePos
+from ..errors import CompileError, SourcePos
 from ..ir import nodes as ir
 from .code import Instr, inverse_code, with_role
 from .layout import LINK, SP
+from .lowering_state import FunctionLoweringState
 
 
-class CallLowering:
+class CallLowering(FunctionLoweringState):
     """Calls and uncalls of reversible functions."""
 
     def stmt_call(self, s: ir.Call) -> list[Instr]:
@@ -32,8 +33,11 @@ class CallLowering:
                     loaded[k] = reg
                 elif isinstance(arg, ir.Const):
                     reg = self.fresh(pos)
-                    ptype = self.p.module.functions[s.func].params[k].type
-                    loads += self.accumulate(reg, 1, arg, ptype)
+                    param = self.p.module.functions[s.func].params[k]
+                    if not isinstance(param.type, ir.ScalarType):  # checks.py rejects it first
+                        raise CompileError(arg.pos, f"parameter {param.name!r} of {s.func} is "
+                                                    f"an array ({param.type}); a constant is not")
+                    loads += self.accumulate(reg, 1, arg, param.type)
                     loaded[k] = reg
             own = self.lay.registers
             pushed = own + [LINK] + [loaded[k] for k in sorted(loaded)]
@@ -50,6 +54,8 @@ class CallLowering:
                 if k in loaded:
                     enter += self._move_from_slot(target, n - pushed.index(loaded[k]), pos)
                     continue
+                # not loaded: a scalar in a register, an array or a table, named by a Var
+                assert isinstance(arg, ir.Var)
                 name = arg.name
                 if name in self.lay.arrays:
                     home = self.lay.arrays[name]
@@ -57,6 +63,7 @@ class CallLowering:
                         enter += self._move_from_slot(target, n - pushed.index(home.register),
                                                       pos)
                     else:
+                        assert home.frame_offset is not None  # a local array: in the frame
                         enter.append(self.i("ADD", target, SP, pos=pos,
                                             note=f"address of {name}"))
                         enter.append(self.i("ADDI", target, str(-(frame + n - home.frame_offset)),
@@ -65,6 +72,7 @@ class CallLowering:
                     enter.append(self.i("LI", target, f"t_{name}.0", pos=pos))
                 else:
                     slot = self.lay.scalars[name]
+                    assert slot.register is not None  # a spilled scalar was loaded above
                     enter += self._move_from_slot(target, n - pushed.index(slot.register), pos)
             jump = self.i("RBRA" if s.uncall else "BRA", f"f_{s.func}", pos=pos, role="control",
                           note=("uncall " if s.uncall else "call ") + s.func)

@@ -8,6 +8,7 @@ branches and the guards that make failed postconditions fault) and ``call``
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
@@ -51,7 +52,7 @@ class Loop(Instr):
     spare: str = ""
 
 
-def expand_loops(code: list[Instr], label) -> list[Instr]:
+def expand_loops(code: list[Instr], label: Callable[[str], str]) -> list[Instr]:
     """Every :class:`Loop` of ``code`` as paired branches (``label(kind)`` names them).
 
     ``counter`` runs 0 .. count: the top branch (taken when counter != 0) catches the
@@ -64,7 +65,7 @@ def expand_loops(code: list[Instr], label) -> list[Instr]:
     return out
 
 
-def _expand(loop: Loop, label) -> list[Instr]:
+def _expand(loop: Loop, label: Callable[[str], str]) -> list[Instr]:
     top, test, bottom, exit_ = (label(k) for k in ("dtop", "dtest", "dback", "dexit"))
     c, k, n = loop.counter, loop.spare, str(loop.count)
 
@@ -113,7 +114,7 @@ def _fixed_literal(value: Fraction) -> str:
     return text if ("." in text or "e" in text) else text + ".0"
 
 
-def literal_word(value: Fraction, integer: bool, fmt: WordFormat, pos: SourcePos | None,
+def literal_word(value: Fraction, integer: bool, fmt: WordFormat, pos: SourcePos,
                  text: str, *, bits: bool = False) -> int:
     """The signed raw word of a constant, or a CompileError at ``pos`` when the word cannot
     hold it (never a silently wrapped constant).

@@ -8,6 +8,7 @@ for loop is a while loop over a counter.  A mixin of the function lowering
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
@@ -16,17 +17,22 @@ from ..ir import nodes as ir
 from ..ir.printer import expr_text
 from .code import Instr, inverse_code, with_role
 from .ir_queries import _is_zero
+from .lowering_state import FunctionLoweringState
 
 _NEGATE_BRANCH = {"BEQ": "BNE", "BNE": "BEQ", "BLTZ": "BGEZ", "BGEZ": "BLTZ",
                   "BGTZ": "BLEZ", "BLEZ": "BGTZ"}
 _ZERO_BRANCH = {"<": "BLTZ", "<=": "BLEZ", ">": "BGTZ", ">=": "BGEZ"}
 _MIRROR = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
 
+#: A condition's (setup, make_branch(label, target, pos, role), teardown): the branch is
+#: taken iff the condition has the value asked for.
+Condition = tuple[list[Instr], Callable[[str, str, SourcePos, str], Instr], list[Instr]]
 
-class ControlFlowLowering:
+
+class ControlFlowLowering(FunctionLoweringState):
     """if, while, for and the branches that test conditions."""
 
-    def paired_conditions(self, pre: ir.Expr, post: ir.Expr) -> tuple[tuple, tuple]:
+    def paired_conditions(self, pre: ir.Expr, post: ir.Expr) -> tuple[Condition, Condition]:
         """The entry condition's and the exit assertion's (setup, branch, teardown), both
         built on the same scratch registers (each is uncomputed before the other runs)."""
         mark = self.scratch_top
@@ -157,7 +163,7 @@ class ControlFlowLowering:
             role = "uncompute"
         return with_role(code, role)
 
-    def branch(self, cond: ir.Expr, when: bool):
+    def branch(self, cond: ir.Expr, when: bool) -> Condition:
         """(setup, make_branch(label, target, pos, role), teardown): jump iff cond == when."""
         mnemonic, regs, setup, teardown = self.test(cond)
         if not when:
@@ -167,7 +173,7 @@ class ControlFlowLowering:
             return self.i(mnemonic, *regs, target, pos=pos, role=role, label=label)
         return setup, make, teardown
 
-    def test(self, cond: ir.Expr):
+    def test(self, cond: ir.Expr) -> tuple[str, tuple[int, ...], list[Instr], list[Instr]]:
         """A branch mnemonic and registers that test ``cond`` (true -> taken)."""
         if isinstance(cond, ir.Compare):
             left, right, op = cond.left, cond.right, cond.op

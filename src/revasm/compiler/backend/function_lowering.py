@@ -8,8 +8,8 @@ scratch registers after it.  Operands come from ``places``, accumulation from
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from fractions import Fraction
-from typing import Any
 
 from ..errors import CompileError, SourcePos
 from ..ir import nodes as ir
@@ -22,6 +22,7 @@ from .guards import GuardLowering
 from .integer_arithmetic import IntegerArithmeticLowering
 from .ir_queries import _callees
 from .layout import LINK, SCRATCH, VARIABLE_REGISTERS
+from .lowering_state import ModuleContext
 from .places import OperandLowering
 from .statements import StatementLowering
 
@@ -32,16 +33,16 @@ class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Op
     """One function: its portal, scratch registers, constant pool and statement dispatch."""
 
     # ``parent`` is lowering.py's _ModuleLowering (not imported: that module imports this one).
-    def __init__(self, parent: Any, f: ir.Function) -> None:
+    def __init__(self, parent: ModuleContext, f: ir.Function) -> None:
         self.p = parent
         self.f = f
         self.lay = parent.layouts[f.name]
         self.types = self.lay.types()
         self.scratch_top = 0
         self.role = "compute"
-        self.pool: dict[tuple[int, str], int] = {}  # constant (word, kind) -> register
-        self.ranges: dict[str, tuple[int, int] | None] = {}  # for variable -> its values
-        self.exact_ranges: set[str] = set()
+        self.pool = {}  # constant (word, kind) -> register
+        self.ranges = {}  # for variable -> its values
+        self.exact_ranges = set()
         self.conditional = 0
 
     def fresh(self, pos: SourcePos) -> int:
@@ -52,7 +53,7 @@ class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Op
         self.scratch_top += 1
         return reg
 
-    def i(self, mnemonic: str, *operands, pos: SourcePos | None = None, note: str = "",
+    def i(self, mnemonic: str, *operands: int | str, pos: SourcePos | None = None, note: str = "",
           role: str | None = None, label: str = "") -> Instr:
         ops = tuple(f"${o}" if isinstance(o, int) else str(o) for o in operands)
         return Instr(mnemonic, ops, pos, role or self.role, note, label)
@@ -108,7 +109,8 @@ class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Op
             return None
         return self.literal_word(e, ctx)
 
-    def _loop_constant_operands(self, body: list[ir.Stmt], in_loop: bool):
+    def _loop_constant_operands(self, body: list[ir.Stmt], in_loop: bool
+                                ) -> Iterator[tuple[ir.Const, ir.ScalarType]]:
         """(constant, context) of every constant a loop reads through ``operand``."""
         for s in body:
             looped = in_loop or isinstance(s, (ir.While, ir.For))
@@ -122,7 +124,7 @@ class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Op
                 if isinstance(inner, list):
                     yield from self._loop_constant_operands(inner, looped)
 
-    def _constant_operands(self, e: ir.Expr):
+    def _constant_operands(self, e: ir.Expr) -> Iterator[tuple[ir.Const, ir.ScalarType]]:
         pairs: list[tuple[ir.Expr, ir.ScalarType]] = []
         if isinstance(e, ir.Compare):
             ctx = self._compare_type(e.left, e.right)
@@ -181,7 +183,7 @@ class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Op
     def label(self, kind: str) -> str:
         return self.p.label(kind)
 
-    def complete(self, build) -> list[Instr]:
+    def complete(self, build: Callable[[], list[Instr]]) -> list[Instr]:
         """Code that clears its own temporaries: their registers are free again after it."""
         mark = self.scratch_top
         try:

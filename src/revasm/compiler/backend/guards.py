@@ -17,6 +17,7 @@ value, the index values.  A mixin of the function lowering
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Sequence
 from fractions import Fraction
 from itertools import combinations
 
@@ -24,20 +25,20 @@ from ..errors import CompileError
 from ..ir import nodes as ir
 from ..ir.printer import expr_text
 from .code import Instr, inverse_code, with_role
+from .lowering_state import FunctionLoweringState, Interval
 
 #: The kinds of run-time check; ``checks=`` / ``--no-checks`` select among them.
 CHECK_KINDS = ("bounds", "alias", "ancilla", "branch", "range")
 
-Interval = tuple[int, int] | None
 
 
-def check_kinds(checks: object) -> frozenset[str]:
+def check_kinds(checks: bool | str | Iterable[str] | None) -> frozenset[str]:
     """``True`` (every kind), ``False`` (none) or the kinds to keep, as a set."""
     if checks is True:
         return frozenset(CHECK_KINDS)
     if checks is False or checks is None:
         return frozenset()
-    kinds = frozenset([checks] if isinstance(checks, str) else checks)  # type: ignore[arg-type]
+    kinds = frozenset([checks] if isinstance(checks, str) else checks)
     unknown = sorted(kinds - set(CHECK_KINDS))
     if unknown:
         raise ValueError(f"unknown check kind {unknown[0]!r}; the kinds are "
@@ -45,7 +46,7 @@ def check_kinds(checks: object) -> frozenset[str]:
     return kinds
 
 
-def value_leaves(e: ir.Expr | None):
+def value_leaves(e: ir.Expr | None) -> Iterator[ir.Index]:
     """The array elements an expression reads as values (not those inside an index)."""
     if e is None:
         return
@@ -56,7 +57,7 @@ def value_leaves(e: ir.Expr | None):
         yield from value_leaves(child)
 
 
-def index_nodes(e: ir.Expr | None):
+def index_nodes(e: ir.Expr | None) -> Iterator[ir.Index]:
     """Every array element in ``e``, those inside indices first."""
     if e is None:
         return
@@ -96,14 +97,8 @@ def simultaneous_reads(e: ir.Expr | None) -> list[tuple[ir.Index, ir.Index]]:
     return out
 
 
-class GuardLowering:
+class GuardLowering(FunctionLoweringState):
     """Bounds and alias guards before a statement, and the intervals that prove them away."""
-
-    ranges: dict[str, Interval]
-    #: for variables of constant, non-empty ranges: every value of theirs occurs
-    exact_ranges: set[str]
-    #: > 0 inside a branch or a loop that may run no iteration
-    conditional: int
 
     # --- what is known about an index -------------------------------------------------
 
@@ -192,8 +187,8 @@ class GuardLowering:
 
     # --- the guards -------------------------------------------------------------------
 
-    def access_guards(self, exprs: list[ir.Expr | None],
-                      pairs: list[tuple[ir.Expr | None, ir.Expr | None]]) -> list[Instr]:
+    def access_guards(self, exprs: list[ir.Expr],
+                      pairs: Sequence[tuple[ir.Expr, ir.Expr]]) -> list[Instr]:
         """Bounds guards for every element in ``exprs``; alias guards for ``pairs``."""
         code: list[Instr] = []
         if self.p.check("bounds"):
@@ -297,8 +292,9 @@ class GuardLowering:
         if not (self.p.check("bounds") or self.p.check("alias")):
             return []
         if isinstance(s, ir.Update):
-            pairs = [(s.target, leaf) for leaf in value_leaves(s.expr)]
-            return self.access_guards([s.target, s.expr], pairs + self.read_pairs(s.expr))
+            pairs: list[tuple[ir.Expr, ir.Expr]] = [(s.target, leaf)
+                                                    for leaf in value_leaves(s.expr)]
+            return self.access_guards([s.target, s.expr], [*pairs, *self.read_pairs(s.expr)])
         if isinstance(s, ir.Swap):
             return self.access_guards([s.a, s.b], [(s.a, s.b)])
         if isinstance(s, ir.Rot):

@@ -26,17 +26,20 @@ from ..ir import nodes as ir
 from ..ir.printer import expr_text
 from .code import Instr, Loop, inverse_code
 from .ir_queries import _same
+from .lowering_state import FunctionLoweringState
 
 
-class IntegerArithmeticLowering:
+class IntegerArithmeticLowering(FunctionLoweringState):
     """d += a * b, a // b, a % b on integer words."""
 
-    def int_operands(self, d: int, e: ir.BinOp):
+    def int_operands(self, d: int, e: ir.BinOp) -> tuple[int, int, list[Instr], list[Instr]]:
+        """Registers holding both operands of ``e`` (one for ``a * a``), with their setup
+        and teardown."""
         a, sa, ta = self.operand(e.left, ir.INT)
-        if _same(e.left, e.right):
-            b, sb, tb = a, [], []
-        else:
+        if not _same(e.left, e.right):
             b, sb, tb = self.operand(e.right, ir.INT)
+        else:
+            b, sb, tb = a, [], []
         if d in (a, b):
             raise CompileError(e.pos, "the target is read by its own update",
                                "copy it into an ancilla first")
@@ -66,7 +69,7 @@ class IntegerArithmeticLowering:
             raise CompileError(pos, f"{expr_text(e)}: {e.op} takes integers")
         top = self.p.fmt.width - 1
 
-        def op(mnemonic: str, *operands) -> Instr:
+        def op(mnemonic: str, *operands: int | str) -> Instr:
             return self.i(mnemonic, *operands, pos=pos)
 
         # a and b computed into registers of their own (each operand's temporaries are

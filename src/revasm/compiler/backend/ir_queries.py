@@ -1,10 +1,12 @@
 """Questions the lowering asks of the IR: element indices of a shape, callees, zero, sameness."""
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from ..ir import nodes as ir
 
 
-def _indices(shape: tuple[int, ...]):
+def _indices(shape: tuple[int, ...]) -> Iterator[tuple[int, ...]]:
     if not shape:
         yield ()
         return
@@ -13,7 +15,7 @@ def _indices(shape: tuple[int, ...]):
             yield (i, *rest)
 
 
-def _callees(body: list[ir.Stmt]):
+def _callees(body: list[ir.Stmt]) -> Iterator[str]:
     for s in body:
         if isinstance(s, ir.Call):
             yield s.func

@@ -10,6 +10,7 @@ a local array occupies frame words at SP + offset.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ..errors import CompileError
@@ -54,13 +55,16 @@ class FunctionLayout:
         return sorted(set(regs))
 
     def param_register(self, index: int) -> int:
+        """The register parameter ``index`` is passed in (its value, or an array's base)."""
         p = self.function.params[index]
-        if isinstance(p.type, ir.ArrayType):
-            return self.arrays[p.name].register
-        return self.scalars[p.name].register
+        home = self.arrays[p.name] if isinstance(p.type, ir.ArrayType) else self.scalars[p.name]
+        if home.register is None:  # layout_function gives every parameter a register
+            raise ValueError(f"parameter {p.name} of {self.function.name} has no register")
+        return home.register
 
-    def types(self) -> dict:
-        t: dict = dict(self.scalar_types)
+    def types(self) -> dict[str, ir.ScalarType | ir.ArrayType]:
+        """Variable -> its type (scalars and arrays)."""
+        t: dict[str, ir.ScalarType | ir.ArrayType] = dict(self.scalar_types)
         t.update({name: home.type for name, home in self.arrays.items()})
         return t
 
@@ -96,7 +100,7 @@ def layout_function(f: ir.Function, max_registers: int | None = None) -> Functio
     return lay
 
 
-def _locals(body: list[ir.Stmt]):
+def _locals(body: list[ir.Stmt]) -> Iterator[tuple[str, ir.ScalarType | ir.ArrayType]]:
     """(name, type) of every ancilla and loop variable, in order of appearance."""
     for s in body:
         if isinstance(s, ir.Alloc):

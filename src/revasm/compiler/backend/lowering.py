@@ -18,12 +18,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 from revasm.isa.fixed_point import WordFormat
 
 from ..errors import SourcePos
-from ..frontend.checks import Proofs
 from ..ir import nodes as ir
+from ..ir.proofs import Proofs
 from .code import Instr, _fixed_literal, expand_loops, inverse_code, literal_word, with_role
 from .function_lowering import _FunctionLowering
 from .guards import check_kinds
@@ -177,7 +178,7 @@ class _ModuleLowering:
 def _default_and_domain(p: ir.Param, flat: int, kind: str, fmt: WordFormat) -> str:
     """`` = DEFAULT in LO..HI`` for a declaration (element ``flat`` of an array); a value
     the word cannot hold is a CompileError at the parameter."""
-    def literal(value) -> str:
+    def literal(value: Fraction) -> str:
         literal_word(value, kind == "int", fmt, p.pos,
                      f"{p.name}'s default or domain end {float(value):g}")
         return str(int(value)) if kind == "int" else _fixed_literal(value)

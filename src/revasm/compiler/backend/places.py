@@ -11,21 +11,22 @@ from __future__ import annotations
 from fractions import Fraction
 
 from ..errors import CompileError
-from ..frontend.expressions import expr_type
 from ..ir import nodes as ir
+from ..ir.expr_types import expr_type
 from ..ir.printer import expr_text
 from .code import Instr, inverse_code
 from .ir_queries import _is_zero
 from .layout import SP
+from .lowering_state import FunctionLoweringState, Placed
 
 
-class OperandLowering:
+class OperandLowering(FunctionLoweringState):
     """Where a value lives, and how it is brought into a register."""
 
     def type_of(self, e: ir.Expr) -> ir.ScalarType:
         return expr_type(e, self.types, self.p.module.tables)
 
-    def place(self, e: ir.Expr):
+    def place(self, e: ir.Expr) -> Placed:
         """A register holding the variable/element ``e``, with setup/teardown moving it there."""
         if isinstance(e, ir.Var):
             slot = self.lay.scalars.get(e.name)
@@ -56,7 +57,7 @@ class OperandLowering:
             return reg, setup, inverse_code(setup)
         raise CompileError(e.pos, f"{expr_text(e)} is not a variable or array element")
 
-    def value_place(self, e: ir.Expr):
+    def value_place(self, e: ir.Expr) -> Placed:
         """A register holding the value of ``e`` for reading: ``place``, or with the
         module's ``read_copies`` a copy of an element (moved out, copied, moved back), so
         that memory keeps it for another read in the same statement."""
@@ -102,13 +103,13 @@ class OperandLowering:
             code.append(self.i("ADDI", addr, str(constant), pos=pos))
         return code
 
-    def operand(self, e: ir.Expr, ctx: ir.ScalarType):
+    def operand(self, e: ir.Expr, ctx: ir.ScalarType) -> Placed:
         """A register holding the value of ``e`` in type ``ctx``, with setup and teardown."""
         if _is_zero(e):
             return 0, [], []
         if isinstance(e, ir.Const) and self.pool:
             word = self._word(e, ctx)
-            if (word, ctx.kind) in self.pool:
+            if word is not None and (word, ctx.kind) in self.pool:
                 return self.pool[(word, ctx.kind)], [], []
         etype = self.type_of(e)
         if isinstance(e, (ir.Var, ir.Index)) and (etype == ctx or ctx == ir.INT):

@@ -14,9 +14,10 @@ from ..ir.inverse import invert_block
 from ..ir.printer import expr_text
 from .code import Instr, with_role
 from .ir_queries import _indices
+from .lowering_state import FunctionLoweringState
 
 
-class StatementLowering:
+class StatementLowering(FunctionLoweringState):
     """Straight-line statements and nested blocks."""
 
     def stmt_update(self, s: ir.Update) -> list[Instr]:
@@ -56,7 +57,8 @@ class StatementLowering:
 
     def stmt_free(self, s: ir.Free) -> list[Instr]:
         if isinstance(s.type, ir.ArrayType):
-            return self.array_zero_check(s) if s.checked and self.p.check("ancilla") else []
+            return self.array_zero_check(s, s.type) if s.checked and self.p.check("ancilla") \
+                else []
         reg, setup, teardown = self.place(ir.Var(s.pos, name=s.name))
         body = with_role(self.accumulate(reg, -1, s.value, s.type), "uncompute")
         check: list[Instr] = []
@@ -68,10 +70,11 @@ class StatementLowering:
                             role="check", label=guard, note=f"free({s.name}, ...) leaves it zero")]
         return setup + body + check + teardown
 
-    def array_zero_check(self, s: ir.Free) -> list[Instr]:
-        """Each element of a freed ancilla array must be zero (a checked free)."""
+    def array_zero_check(self, s: ir.Free, type_: ir.ArrayType) -> list[Instr]:
+        """Each element of a freed ancilla array (of type ``type_``) must be zero (a checked
+        free)."""
         code: list[Instr] = []
-        for idx in _indices(s.type.shape):
+        for idx in _indices(type_.shape):
             mark = self.scratch_top
             element = ir.Index(s.pos, name=s.name,
                                indices=tuple(ir.Const(s.pos, Fraction(i), True) for i in idx))

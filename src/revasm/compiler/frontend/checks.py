@@ -13,36 +13,14 @@ to a variable a pending term reads makes that term uncancellable.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass
 
 from ..errors import CompileError, SourcePos
 from ..ir import nodes as ir
 from ..ir.inverse import invert_block
 from ..ir.printer import expr_text
-
-
-@dataclass
-class Proofs:
-    """What the checks proved, for the backend to drop runtime guards it makes redundant.
-
-    ``proven``: (function, ancilla, line, column) of every free whose value the
-    symbolic proof establishes, in every place the statement occurs (forward, or
-    inverted by ~routine / ``with inverse()``); ``unproven``: the same keys for frees
-    it does not (``checked=True``, or no matching allocation), and ``unproven_names``
-    (function, ancilla) for ancillas with any such free, whose guards stay.
-    """
-
-    proven: set = field(default_factory=set)
-    unproven: set = field(default_factory=set)
-    unproven_names: set = field(default_factory=set)
-
-    def free_is_proven(self, function: str, s: ir.Free) -> bool:
-        key = (function, s.name, s.pos.line, s.pos.column)
-        return not s.checked and key in self.proven and key not in self.unproven
-
-    def alloc_is_proven(self, function: str, s: ir.Alloc) -> bool:
-        return not s.checked and (function, s.name) not in self.unproven_names and \
-            any(k[:2] == (function, s.name) for k in self.proven)
+from ..ir.proofs import Proofs
 
 
 def check_module(module: ir.Module, *, for_gradient: bool = False) -> Proofs:
@@ -59,7 +37,7 @@ def check_module(module: ir.Module, *, for_gradient: bool = False) -> Proofs:
 
 def written_params(module: ir.Module) -> dict[str, set[int]]:
     """Function -> indices of the parameters it may change (through its calls too)."""
-    result = {name: set() for name in module.functions}
+    result: dict[str, set[int]] = {name: set() for name in module.functions}
     changed = True
     while changed:
         changed = False
@@ -75,7 +53,7 @@ def written_params(module: ir.Module) -> dict[str, set[int]]:
     return result
 
 
-def _walk(body: list[ir.Stmt]):
+def _walk(body: list[ir.Stmt]) -> Iterator[ir.Stmt]:
     for s in body:
         yield s
         for attr in ("head", "body", "then", "orelse"):
@@ -88,14 +66,19 @@ def _base(e: ir.Expr) -> str | None:
     return e.name if isinstance(e, (ir.Var, ir.Index)) else None
 
 
+def _names(*places: ir.Expr) -> set[str]:
+    """The variables (and arrays) these places name; a constant names none."""
+    return {name for name in map(_base, places) if name is not None}
+
+
 def _direct_writes(s: ir.Stmt, writes: dict[str, set[int]]) -> set[str]:
     """Variables one statement writes itself (not its nested blocks)."""
     if isinstance(s, ir.Update):
-        return {_base(s.target)}
+        return _names(s.target)
     if isinstance(s, (ir.Swap, ir.Rot)):
-        return {_base(s.a), _base(s.b)}
+        return _names(s.a, s.b)
     if isinstance(s, ir.Call):
-        return {_base(a) for k, a in enumerate(s.args) if k in writes.get(s.func, ())} - {None}
+        return _names(*(a for k, a in enumerate(s.args) if k in writes.get(s.func, ())))
     if isinstance(s, (ir.Alloc, ir.Free)):
         return {s.name}
     if isinstance(s, ir.For):
@@ -225,27 +208,28 @@ class _FunctionChecker:
             text = expr_text(s.expr)
             deps = reads(s.expr) | (reads(s.target) - {name})
             if s.op == "^":
-                log.add(_Event(("xor", target, text), 1, s.pos, f"{target} ^= {text}", {name},
-                               deps, toggle=True))
+                log.add(_Event(("xor", target, text), 1, s.pos, f"{target} ^= {text}",
+                               _names(s.target), deps, toggle=True))
             else:
                 log.add(_Event(("add", target, text), 1 if s.op == "+" else -1, s.pos,
-                               f"{target} {s.op}= {text}", {name}, deps, additive=True))
+                               f"{target} {s.op}= {text}", _names(s.target), deps,
+                               additive=True))
         elif isinstance(s, (ir.Swap, ir.Rot)):
-            a, b = _base(s.a), _base(s.b)
+            both = _names(s.a, s.b)
             if s.a == s.b:
                 raise self.error(s.pos, f"{expr_text(s.a)} is exchanged with itself")
-            if isinstance(s, ir.Rot) and reads(s.theta) & {a, b} and \
+            if isinstance(s, ir.Rot) and reads(s.theta) & both and \
                     isinstance(s.a, ir.Var) and isinstance(s.b, ir.Var):
                 raise self.error(s.pos, "the angle of ROT is one of the rotated variables")
-            self.loop_var_written(s, {a, b})
-            deps = (reads(s.a) | reads(s.b)) - {a, b}
+            self.loop_var_written(s, both)
+            deps = (reads(s.a) | reads(s.b)) - both
             if isinstance(s, ir.Swap):
                 texts = tuple(sorted((expr_text(s.a), expr_text(s.b))))
-                log.add(_Event(("swap", texts), 1, s.pos, f"SWAP{texts}", {a, b}, deps,
+                log.add(_Event(("swap", texts), 1, s.pos, f"SWAP{texts}", both, deps,
                                toggle=True))
             else:
                 key = ("rot", expr_text(s.a), expr_text(s.b), expr_text(s.theta))
-                log.add(_Event(key, -1 if s.inverse else 1, s.pos, "ROT(...)", {a, b},
+                log.add(_Event(key, -1 if s.inverse else 1, s.pos, "ROT(...)", both,
                                deps | reads(s.theta)))
         elif isinstance(s, ir.Call):
             self.check_call(s, log)
@@ -317,7 +301,7 @@ class _FunctionChecker:
     def check_update(self, s: ir.Update) -> None:
         target = s.target
         name = _base(target)
-        self.loop_var_written(s, {name})
+        self.loop_var_written(s, _names(target))
         if name in self.module.tables:
             raise self.error(s.pos, f"{name!r} is a constant table")
         for e in _leaves(s.expr):
@@ -337,7 +321,7 @@ class _FunctionChecker:
                                             "allow", f"write sq({expr_text(e.left)}), whose "
                                                      "gradient rule reads it once")
 
-    def loop_var_written(self, s: ir.Stmt, names: set) -> None:
+    def loop_var_written(self, s: ir.Stmt, names: set[str]) -> None:
         hit = names & self.loop_vars
         if hit:
             name = sorted(hit)[0]
@@ -375,7 +359,7 @@ class _FunctionChecker:
                 if name in self.loop_vars:
                     raise self.error(arg.pos, f"{s.func} changes its parameter {param.name!r}, "
                                               f"but {name!r} is a loop variable")
-        changed = {_base(a) for k, a in enumerate(s.args) if k in written} - {None}
+        changed = _names(*(a for k, a in enumerate(s.args) if k in written))
         if changed:
             args = ", ".join(expr_text(a) for a in s.args)
             deps = set().union(*(reads(a) for a in s.args)) - changed
@@ -419,13 +403,13 @@ class _FunctionChecker:
         log.events = [e for e in log.events if s.name not in e.targets or e.barrier]
         log.barrier(s.name, s.pos)
 
-def _leaves(e: ir.Expr):
+def _leaves(e: ir.Expr) -> Iterator[ir.Expr]:
     for x in _subexpressions(e):
         if isinstance(x, (ir.Var, ir.Index)):
             yield x
 
 
-def _subexpressions(e: ir.Expr | None):
+def _subexpressions(e: ir.Expr | None) -> Iterator[ir.Expr]:
     if e is None:
         return
     yield e

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import ast
 import math
+from collections.abc import Iterator
 from fractions import Fraction
 
 from ..errors import CompileError
 from ..ir import nodes as ir
+from .parser_state import FunctionParserState
 from .syntax import _call_name, _type_like
 
 #: The most elements one array declares: each is a DATA word of the image (and a line of
@@ -21,7 +23,7 @@ from .syntax import _call_name, _type_like
 MAX_ARRAY_ELEMENTS = 1 << 16
 
 
-class DeclarationParser:
+class DeclarationParser(FunctionParserState):
     """Signature, types, static integers, ancilla allocation and release."""
 
     def parse(self) -> ir.Function:
@@ -42,7 +44,7 @@ class DeclarationParser:
             if arg.arg in self.scope:
                 raise self.error(arg, f"parameter {arg.arg!r} appears twice")
             self.scope[arg.arg] = (type_, "param", self.pos(arg))
-            param = ir.Param(arg.arg, type_, role, self.pos(arg))
+            param = ir.Param(arg.arg, type_, role, pos=self.pos(arg))
             self.parse_default_and_domain(param, arg.annotation, default)
             params.append(param)
         body = self.block(node.body, top=True)
@@ -65,7 +67,9 @@ class DeclarationParser:
                 raise self.error(domain_node, f"{param.name} is an output; only inputs have a "
                                               "domain (the values random checks draw from)")
             size = param.type.size if isinstance(param.type, ir.ArrayType) else 1
-            lows, highs = (self._domain_end(x, size) for x in domain_node.slice.elts)
+            ends = domain_node.slice
+            assert isinstance(ends, ast.Tuple)  # _domain_node found Fixed[LO, HI] / Int[LO, HI]
+            lows, highs = (self._domain_end(x, size) for x in ends.elts)
             element = param.type.element if isinstance(param.type, ir.ArrayType) \
                 else param.type
             for low, high in zip(lows, highs):
@@ -156,7 +160,9 @@ class DeclarationParser:
         raise self.error(node, f"{ast.unparse(node)} is not a number known at compile time",
                          "defaults and domains are numbers or module constants")
 
-    def parse_type(self, ann: ast.expr, allow_role: bool = False):
+    def parse_type(self, ann: ast.expr, allow_role: bool = False
+                   ) -> tuple[ir.ScalarType | ir.ArrayType, str]:
+        """The type an annotation names and the role it gives (``Loss``, ``Out``)."""
         if isinstance(ann, ast.Name) or isinstance(ann, ast.Attribute):
             name = ann.id if isinstance(ann, ast.Name) else ann.attr
             if name == "Fixed":
@@ -236,7 +242,7 @@ class DeclarationParser:
         if isinstance(arg, (ast.Name, ast.Subscript, ast.Attribute)) and \
                 _type_like(arg):
             type_, _ = self.parse_type(arg)
-            value = ir.Const(self.pos(arg), Fraction(0), type_ == ir.INT
+            value: ir.Expr = ir.Const(self.pos(arg), Fraction(0), type_ == ir.INT
                              if isinstance(type_, ir.ScalarType) else True)
         else:
             value = self.expr(arg)
@@ -268,7 +274,7 @@ class DeclarationParser:
         if isinstance(type_, ir.ArrayType):
             if len(call.args) == 2:
                 raise self.error(call.args[1], "an ancilla array is freed to zero: free(a)")
-            value = ir.Const(self.pos(call), Fraction(0), True)
+            value: ir.Expr = ir.Const(self.pos(call), Fraction(0), True)
         else:
             if len(call.args) != 2:
                 raise self.error(call, f"free needs the value {name!r} holds",
@@ -278,7 +284,7 @@ class DeclarationParser:
         return ir.Free(self.pos(s), name=name, type=type_, value=value, checked=checked)
 
 
-def _flat_elements(node: ast.expr):
+def _flat_elements(node: ast.expr) -> Iterator[ast.expr]:
     """The leaves of a nested tuple/list literal, row-major."""
     if isinstance(node, (ast.Tuple, ast.List)):
         for item in node.elts:

@@ -20,7 +20,7 @@ from pathlib import Path
 from ..errors import CompileError, SourcePos
 from ..ir import nodes as ir
 from .declarations import DeclarationParser
-from .expressions import ExpressionParser, expr_type  # noqa: F401 - expr_type: re-exported
+from .expressions import ExpressionParser
 from .statements import StatementParser
 from .syntax import ELEMENTARY  # noqa: F401 - re-exported
 
@@ -135,12 +135,15 @@ class _ModuleParser:
                                               tuple(Fraction(v) for v in flat), self.pos(node))
 
 
-def _table_shape(literal) -> tuple:
+def _table_shape(literal: object) -> tuple[tuple[int, ...] | None, list[int | float]]:
+    """(shape, the numbers row-major) of a nested tuple of numbers; (None, []) when it is
+    not a rectangular one."""
     if isinstance(literal, (int, float)) and not isinstance(literal, bool):
         return (), [literal]
     if not isinstance(literal, (tuple, list)) or not literal:
         return None, []
-    shapes, flat = set(), []
+    shapes: set[tuple[int, ...]] = set()
+    flat: list[int | float] = []
     for item in literal:
         shape, values = _table_shape(item)
         if shape is None:
@@ -158,10 +161,10 @@ class _FunctionParser(DeclarationParser, StatementParser, ExpressionParser):
     def __init__(self, module: _ModuleParser, node: ast.FunctionDef) -> None:
         self.m = module
         self.node = node
-        self.scope: dict[str, tuple] = {}  # name -> (type, kind, pos)
-        self.routines: list[ir.Routine] = []
-        self.loop_vars: list[str] = []
-        self._routine_ancillas: dict[int, list[str]] = {}
+        self.scope = {}  # name -> (type, kind, pos)
+        self.routines = []
+        self.loop_vars = []
+        self._routine_ancillas = {}
 
     def error(self, node: ast.AST, message: str, hint: str = "") -> CompileError:
         return self.m.error(node, message, hint)

@@ -13,10 +13,11 @@ from fractions import Fraction
 
 from ..errors import CompileError
 from ..ir import nodes as ir
+from .parser_state import FunctionParserState
 from .syntax import _AUGOPS, ELEMENTARY, _call_name, _closest
 
 
-class StatementParser:
+class StatementParser(FunctionParserState):
     """Statements and blocks (nested scopes, routines) of a function body."""
 
     def block(self, body: list[ast.stmt], top: bool = False) -> list[ir.Stmt]:
@@ -87,7 +88,7 @@ class StatementParser:
                          f"accumulate instead ({target} += ...), or allocate an ancilla: "
                          f"{target} = ancilla(0.0)")
 
-    def expression_statement(self, s: ast.Expr) -> ir.Stmt:
+    def expression_statement(self, s: ast.Expr) -> ir.Stmt | None:
         value = s.value
         if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Invert):
             inner = value.operand
@@ -141,7 +142,7 @@ class StatementParser:
                                        f"{len(call.args)}",
                                  f"def {name}({', '.join(a.arg for a in target.args.args)}) "
                                  f"is on line {target.lineno}")
-            args = []
+            args: list[ir.Expr] = []
             for arg in call.args:
                 if isinstance(arg, ast.Name) and arg.id in self.scope and \
                         isinstance(self.scope[arg.id][0], ir.ArrayType):
@@ -151,8 +152,8 @@ class StatementParser:
                 elif isinstance(arg, ast.Subscript) and isinstance(arg.value, ast.Name) \
                         and arg.value.id in self.m.tables:
                     args.append(self.subscript(arg))  # read-only: checks.py checks the callee
-                elif self.static_int(arg) is not None:
-                    args.append(ir.Const(self.pos(arg), Fraction(self.static_int(arg)), True))
+                elif (value := self.static_int(arg)) is not None:
+                    args.append(ir.Const(self.pos(arg), Fraction(value), True))
                 elif (
                         isinstance(arg, ast.Constant) and isinstance(arg.value, float)) or (
                         isinstance(arg, ast.Name) and arg.id in self.m.constants):
@@ -214,10 +215,11 @@ class StatementParser:
             args.insert(0, ast.copy_location(ast.Constant(0), it))
         step = 1
         if len(args) == 3:
-            step = self.static_int(args[2])
-            if not step:
+            given = self.static_int(args[2])
+            if not given:
                 raise self.error(args[2], "the step of range must be a non-zero integer "
                                           "constant")
+            step = given
         start, stop = self.int_expr(args[0]), self.int_expr(args[1])
         if isinstance(start, ir.Const) and isinstance(stop, ir.Const):
             span = int(stop.value) - int(start.value)  # len(range(...)) without its C limit

@@ -15,6 +15,7 @@ would read differently when substituted); everything else stays a call.
 from __future__ import annotations
 
 from dataclasses import fields, replace
+from typing import Any
 
 from . import nodes as ir
 from .inverse import invert_block
@@ -62,11 +63,12 @@ def _block(body: list[ir.Stmt], small: dict[str, ir.Function],
     for s in body:
         if isinstance(s, ir.Call) and s.func in small and _inlinable(s, small[s.func], types):
             callee = small[s.func]
-            names = {p.name: a.name for p, a in zip(callee.params, s.args)}
+            names = {p.name: a.name for p, a in zip(callee.params, s.args)
+                     if isinstance(a, ir.Var)}  # every argument is (_inlinable)
             code = [_substitute_stmt(x, names) for x in callee.body]
             out += invert_block(code) if s.uncall else code
             continue
-        changes = {attr: _block(getattr(s, attr), small, types)
+        changes: dict[str, Any] = {attr: _block(getattr(s, attr), small, types)
                    for attr in ("head", "body", "then", "orelse")
                    if isinstance(getattr(s, attr, None), list)}
         out.append(replace(s, **changes) if changes else s)
@@ -79,12 +81,13 @@ def _inlinable(s: ir.Call, callee: ir.Function, types: dict[str, object]) -> boo
     names = [a.name for a in s.args if isinstance(a, ir.Var)]
     if len(names) != len(s.args) or len(set(names)) != len(names):
         return False
-    return all(types.get(a.name) == p.type for a, p in zip(s.args, callee.params))
+    return all(isinstance(a, ir.Var) and types.get(a.name) == p.type
+               for a, p in zip(s.args, callee.params))
 
 
 def _substitute_stmt(s: ir.Stmt, names: dict[str, str]) -> ir.Stmt:
-    changes = {f.name: _substitute(getattr(s, f.name), names) for f in fields(s)
-               if isinstance(getattr(s, f.name), ir.Expr)}
+    changes: dict[str, Any] = {f.name: _substitute(getattr(s, f.name), names)
+                               for f in fields(s) if isinstance(getattr(s, f.name), ir.Expr)}
     return replace(s, **changes)
 
 
@@ -92,7 +95,7 @@ def _substitute(e: ir.Expr, names: dict[str, str]) -> ir.Expr:
     """``e`` with every parameter name replaced by the caller's variable."""
     if isinstance(e, ir.Var):
         return replace(e, name=names.get(e.name, e.name))
-    changes = {}
+    changes: dict[str, Any] = {}  # field -> its new value (an Expr, a tuple of them, a name)
     for f in fields(e):
         value = getattr(e, f.name)
         if isinstance(value, ir.Expr):

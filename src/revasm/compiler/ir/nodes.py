@@ -75,22 +75,22 @@ class Index(Expr):
 
 @dataclass(frozen=True)
 class BinOp(Expr):
-    op: str = "+"  # + - * / ** & | << >>
-    left: Expr = None
-    right: Expr = None
+    op: str  # + - * / ** & | << >>
+    left: Expr
+    right: Expr
 
 
 @dataclass(frozen=True)
 class Unary(Expr):
-    op: str = "-"  # - not
-    operand: Expr = None
+    op: str  # - not
+    operand: Expr
 
 
 @dataclass(frozen=True)
 class Compare(Expr):
-    op: str = "=="  # == != < <= > >=
-    left: Expr = None
-    right: Expr = None
+    op: str  # == != < <= > >=
+    left: Expr
+    right: Expr
 
 
 @dataclass(frozen=True)
@@ -121,24 +121,24 @@ class Stmt:
 class Update(Stmt):
     """``target += expr`` / ``-=`` / ``^=`` (``op`` is ``+``, ``-`` or ``^``)."""
 
-    target: Expr = None
-    op: str = "+"
-    expr: Expr = None
+    target: Expr
+    op: str
+    expr: Expr
 
 
 @dataclass
 class Swap(Stmt):
-    a: Expr = None
-    b: Expr = None
+    a: Expr
+    b: Expr
 
 
 @dataclass
 class Rot(Stmt):
     """Givens rotation of (a, b) by theta; ``inverse`` rotates by -theta (IROT)."""
 
-    a: Expr = None
-    b: Expr = None
-    theta: Expr = None
+    a: Expr
+    b: Expr
+    theta: Expr
     inverse: bool = False
 
 
@@ -155,8 +155,8 @@ class Call(Stmt):
 class If(Stmt):
     """``if (pre, post)``: pre chooses the branch going forward, post going backward."""
 
-    pre: Expr = None
-    post: Expr = None
+    pre: Expr
+    post: Expr
     then: list[Stmt] = field(default_factory=list)
     orelse: list[Stmt] = field(default_factory=list)
     post_given: bool = True  # False: ``if pre:`` (post is pre; the body may not change it)
@@ -170,8 +170,8 @@ class While(Stmt):
     e2`` is ``While(not e2, not e1, body, head)``); NiLang's while has none.
     """
 
-    pre: Expr = None
-    post: Expr = None
+    pre: Expr
+    post: Expr
     body: list[Stmt] = field(default_factory=list)
     head: list[Stmt] = field(default_factory=list)
 
@@ -180,9 +180,9 @@ class While(Stmt):
 class For(Stmt):
     """``for var in range(start, stop, step)`` with ``stop`` exact (start + n*step)."""
 
-    var: str = ""
-    start: Expr = None
-    stop: Expr = None
+    var: str
+    start: Expr
+    stop: Expr
     step: int = 1
     body: list[Stmt] = field(default_factory=list)
 
@@ -191,9 +191,9 @@ class For(Stmt):
 class Alloc(Stmt):
     """``name = ancilla(value)``: a fresh variable, zero, then set to a known value."""
 
-    name: str = ""
-    type: ScalarType | ArrayType = FIXED
-    value: Expr = None
+    name: str
+    type: ScalarType | ArrayType
+    value: Expr
     checked: bool = False  # the inverse of a checked free: its own free is checked too
 
 
@@ -204,9 +204,9 @@ class Free(Stmt):
     ``checked`` marks a free the compiler could not prove, left to the run-time check.
     """
 
-    name: str = ""
-    type: ScalarType | ArrayType = FIXED
-    value: Expr = None
+    name: str
+    type: ScalarType | ArrayType
+    value: Expr
     checked: bool = False
 
 
@@ -246,7 +246,7 @@ class Param:
     name: str
     type: ScalarType | ArrayType
     role: str = "input"  # input | output | loss
-    pos: SourcePos = None
+    pos: SourcePos = field(kw_only=True)
     default: tuple[Fraction, ...] | None = None
     domain: tuple[tuple[Fraction, ...], tuple[Fraction, ...]] | None = None  # per element
     exact: bool = False
@@ -257,7 +257,7 @@ class Function:
     name: str
     params: list[Param]
     body: list[Stmt]
-    pos: SourcePos = None
+    pos: SourcePos
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
@@ -270,7 +270,7 @@ class ConstTable:
     name: str
     type: ArrayType
     values: tuple[Fraction, ...]
-    pos: SourcePos = None
+    pos: SourcePos
 
 
 @dataclass

@@ -37,6 +37,7 @@ from functools import cache
 from typing import Any
 
 from revasm.isa.adjoint import mode_sequence
+from revasm.isa.primitives import PAIRS
 from revasm.isa.table import INSTRUCTIONS
 
 from .units import UNIT_CALLS
@@ -268,7 +269,7 @@ class _Compiler:
         if name in UNIT_CALLS:
             x, y, z = self.args(nodes) + [ZERO] * (3 - len(nodes))
             self.emit(MicroOp("CALL", x, y, z, unit=name, arity=len(nodes)))
-            return (Operand("U0"), Operand("U1")) if name in ("rot", "irot") else Operand("U0")
+            return (Operand("U0"), Operand("U1")) if name in PAIRS else Operand("U0")
         if name in ("fadd", "fsub") and len(nodes) == 2:
             x, y = self.args(nodes)
             return _Pending("ADD" if name == "fadd" else "SUB", x, y)

@@ -37,7 +37,7 @@ cycles from it; the RTL's lockstep checks the count at every retired instruction
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from types import CodeType
@@ -100,7 +100,7 @@ class _Calls(ast.NodeVisitor):
     def __init__(self) -> None:
         self.found: list[tuple[str, ast.Call]] = []
 
-    def visit_Call(self, node: ast.Call) -> None:  # noqa: N802 - ast.NodeVisitor's name
+    def visit_Call(self, node: ast.Call) -> None:  # ast.NodeVisitor's name
         self.generic_visit(node)
         if isinstance(node.func, ast.Name):
             self.found.append((node.func.id, node))
@@ -163,7 +163,7 @@ class StepTiming:
     timed: tuple[TimedCall, ...]
     after_commit: int
 
-    def expression(self, operands: dict[str, int]) -> str:
+    def expression(self, operands: Mapping[str, object]) -> str:
         """The timed calls' cycles as one Python expression over the registers ``R``,
         with the entry's ``operands`` filled in, calling the :func:`timer_names`
         (``"0"`` when no call is timed)."""
@@ -263,7 +263,7 @@ def step_cycles(word: int, backward: bool, registers: Sequence[int], width: int,
     timing = step_timing(entry, backward, gradient, width)
     if not timing.timed:
         return timing.fixed
-    return timing.fixed + eval(_expression(word, backward, gradient, width),  # noqa: S307
+    return timing.fixed + eval(_expression(word, backward, gradient, width),
                                _names(width), {"R": registers})
 
 
@@ -301,7 +301,7 @@ def traced_calls(template: str, width: int, **banks: list[int]) -> list[UnitCall
         names[name] = recording(name, names[name])  # type: ignore[arg-type]
     names["overflow"] = lambda flag: flag
     try:
-        exec(compile(template, "<template>", "exec"), dict(names, OV=[0], **banks))  # noqa: S102
+        exec(compile(template, "<template>", "exec"), dict(names, OV=[0], **banks))
     except ArithmeticError:  # the unit faults (divide-by-zero, domain-error): timed too
         pass
     return calls

@@ -26,28 +26,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
-from revasm.isa import elementary, rotation
+from revasm.isa.elementary import TABLES, Tables, exp_k, ln_p, pi_raw, sincos_abs
 from revasm.isa.fixed_point import WordFormat
-from revasm.isa.functions import cordic, exp_log
-from revasm.isa.table import BINARY_FUNCTIONS, UNARY_FUNCTIONS
+from revasm.isa.primitives import UNIT_CALLS as _UNIT_OPERATIONS
+from revasm.isa.primitives import operations, primitive
 
-# --- private isa helpers the timing needs (to become public names: one block to merge) ---
-_TABLES = elementary._TABLES
-_ln_p = elementary._ln_p
-_sincos_abs = elementary._sincos_abs
-_Tables = cordic._Tables
-_exp_k = exp_log._exp_k
-_pi_raw = rotation._pi_raw
-# --- end of the private isa helpers ------------------------------------------------------
-
-#: Operations of the multiply/divide unit, by vocabulary name (position = op code).
-MULDIV_OPS: tuple[str, ...] = ("fmul", "fdiv")
+#: Operations of the multiply/divide unit, by vocabulary name (position = op code): the
+#: primitives table's (``isa/primitives.py``).
+MULDIV_OPS: tuple[str, ...] = operations("muldiv")
 #: Operations of the function unit, by vocabulary name (position = op code).
-FUNCTION_OPS: tuple[str, ...] = (tuple(f"fn_{n}" for n in UNARY_FUNCTIONS)
-                                 + tuple(f"fn_{n}" for n in BINARY_FUNCTIONS)
-                                 + ("rot", "irot"))
+FUNCTION_OPS: tuple[str, ...] = operations("function")
 #: Every vocabulary name a template calls that runs on a multi-cycle unit.
-UNIT_CALLS: frozenset[str] = frozenset(MULDIV_OPS + FUNCTION_OPS)
+UNIT_CALLS: frozenset[str] = frozenset(_UNIT_OPERATIONS)
 
 #: The function unit's states that drive its shared shifter.  The shifter's inputs are
 #: registers, so each of these states takes two cycles: the first loads the shifter's
@@ -69,7 +59,7 @@ def multiplier_steps(width: int) -> int:
 def divider_steps(width: int) -> int:
     """Steps of one function-unit quotient, one bit each: every dividend is below
     2**(W + F + 4)."""
-    return width + _TABLES[width].frac + 4
+    return width + TABLES[width].frac + 4
 
 
 def product_steps(width: int) -> int:
@@ -86,10 +76,8 @@ def quotient_steps(width: int) -> int:
 #: Per operation, the positions of the arguments its cycles depend on (the others are
 #: ignored): a rotation's time depends on its angle alone.
 TIMING_ARGUMENTS: dict[str, tuple[int, ...]] = {
-    **{name: (0, 1) for name in MULDIV_OPS},
-    **{f"fn_{n}": (0,) for n in UNARY_FUNCTIONS},
-    **{f"fn_{n}": (0, 1) for n in BINARY_FUNCTIONS},
-    "rot": (2,), "irot": (2,)}
+    name: (2,) if name in ("rot", "irot") else tuple(range(primitive(name).arity))
+    for name in sorted(UNIT_CALLS)}
 
 
 def muldiv_cycles(op: str, x: int, y: int, width: int) -> int:
@@ -122,7 +110,7 @@ class _Cost:
     """The cycles of the function unit's subroutines at one width: each is the cycles
     spent in the subroutine's state(s), the last of which returns to the caller."""
 
-    t: _Tables
+    t: Tables
     mul: int
     div: int
     circular: int
@@ -143,13 +131,13 @@ class _AnyWidth(WordFormat):
 
 @cache
 def _cost(width: int) -> _Cost:
-    t = _TABLES[width]
+    t = TABLES[width]
     return _Cost(t, mul=multiplier_steps(width) + 1, div=divider_steps(width) + 1,
                  circular=CORDIC_ITERATION_CYCLES * len(t.circular),
                  hyperbolic=CORDIC_ITERATION_CYCLES * len(t.hyperbolic),
                  # one root bit per cycle, then the rounding
                  sqrt=t.sqrt_bits + _states("SQRT_END"),
-                 pi=_pi_raw(_AnyWidth(width)))
+                 pi=pi_raw(_AnyWidth(width)))
 
 
 
@@ -249,9 +237,9 @@ def call_costs(width: int) -> CallCosts:
 TAN_POLE_WINDOW = 1 << 12
 
 
-def tan_divides(ax: int, t: _Tables) -> bool:
+def tan_divides(ax: int, t: Tables) -> bool:
     """Whether tan of ``ax >= 0`` divides (its denominator, cos r or -sin r at an odd
-    quadrant, is not 0): the quadrant reduction of ``_sincos_abs`` decides, and only an
+    quadrant, is not 0): the quadrant reduction of ``sincos_abs`` decides, and only an
     angle next to a pole needs the CORDIC's sin r."""
     q = (ax * t.two_over_pi + (1 << (t.frac + t.width - 1))) >> (t.frac + t.width)
     if not q & 1:
@@ -260,15 +248,15 @@ def tan_divides(ax: int, t: _Tables) -> bool:
     r = ((ax << (t.guard + extra)) - q * t.half_pi_wide + (1 << (extra - 1))) >> extra
     if r >= TAN_POLE_WINDOW or r <= -TAN_POLE_WINDOW:
         return True
-    _c, s, _q = _sincos_abs(ax, t)
+    _c, s, _q = sincos_abs(ax, t)
     return s != 0
 
 
 def log_mantissa_is_one(x: int, width: int) -> bool:
-    """Whether ``_ln_p`` of ``x > 0`` skips its CORDIC: the mantissa normalised to
+    """Whether ``ln_p`` of ``x > 0`` skips its CORDIC: the mantissa normalised to
     S = P - 1 bits is exactly one (x a power of two, or at the widest, W - 1 bits, the
     one bit below the mantissa's set too)."""
-    s = _TABLES[width].prec - 1
+    s = TABLES[width].prec - 1
     shift = s - (x.bit_length() - 1)
     return (x << shift if shift >= 0 else x >> -shift) == 1 << s
 
@@ -363,7 +351,7 @@ def _timer(op: str, width: int) -> Callable[..., int]:
     """:func:`call_timer` of an operation whose cycles depend on its operands: the
     paths of :class:`CallCosts`, chosen by the unit's own tests on the words."""
     k = call_costs(width)
-    t = _TABLES[width]
+    t = TABLES[width]
     mask, sign = (1 << width) - 1, 1 << (width - 1)
 
     def signed(word: int) -> int:
@@ -391,7 +379,7 @@ def _timer(op: str, width: int) -> Callable[..., int]:
             ax = abs(signed(x))
             if ax >= k.tanh_limit:
                 return k.begin
-            divides = _exp_k(ax << t.guard, t) < k.tanh_k_limit
+            divides = exp_k(ax << t.guard, t) < k.tanh_k_limit
             return k.exponential + k.tanh_division * divides
         return tanh
     if op == "fn_log":
@@ -401,7 +389,7 @@ def _timer(op: str, width: int) -> Callable[..., int]:
             sx = signed(x)
             if sx <= 0:
                 return k.begin  # 0 ** y, found in BEGIN (x < 0 faults there)
-            z = (signed(y) * _ln_p(sx, t) + (1 << (t.frac - 1))) >> t.frac  # y ln x, P bits
+            z = (signed(y) * ln_p(sx, t) + (1 << (t.frac - 1))) >> t.frac  # y ln x, P bits
             cycles = logarithm(sx) + k.pow_extra
             return cycles + (k.exponential - k.begin) if -k.pow_limit < z < k.pow_limit \
                 else cycles

@@ -3,7 +3,8 @@
 A step whose unit call takes cycles that depend on its operands (tan, atan2, exp, sinh,
 cosh, tanh, log, pow, rot, irot; ``isa/timing/units.py``) adds them to the lane's
 ``cycles`` right after its statements (``generate.py``, ``interpreter.py``), from the
-registers the step does not write: ``cycles += cycles_fn_tan32(r3)``.  Each function
+registers the step does not write: ``cycles += cycles_fn_tan(r3, 32)`` (the width the
+last argument, as the vocabulary's functions take it).  Each function
 makes the unit's choice of path (``isa/timing.CallCosts``, its numbers baked in per
 width) with the same integer tests as the unit: tan's denominator from the kernels' own
 quadrant reduction and CORDIC (``vocab.sincos_reduce``), pow's range from ``y ln x`` as
@@ -12,15 +13,16 @@ compares them with the scalar timers over many words.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numba import njit
 
 from revasm.isa.timing import TAN_POLE_WINDOW, call_costs
 
 from .vocab import (
-    S32,
-    S64,
     I,
+    S,
     U,
     circular_rotate,
     ln_p,
@@ -33,7 +35,7 @@ from .vocab import (
     w_shl,
 )
 
-JIT = dict(cache=True, nogil=True)
+JIT: dict[str, Any] = dict(cache=True, nogil=True)
 
 
 def _costs(width: int) -> tuple[int, ...]:
@@ -60,7 +62,7 @@ def _c(width):
 
 @njit(**JIT)
 def _signed(x, width):
-    return S32(x) if width == 32 else S64(x)
+    return S(x, width)
 
 
 @njit(**JIT)
@@ -169,93 +171,59 @@ def rotation_cycles(theta, negation, width):
     return cycles
 
 
-# The names the translated timing expressions call (``TIMER_PREFIX`` + operation + W).
+# The names the translated timing expressions call (``TIMER_PREFIX`` + operation), the
+# width their last argument.
 
 @njit(**JIT)
-def cycles_fn_tan32(x):
-    return tan_cycles(x, 32)
-
-
-@njit(**JIT)
-def cycles_fn_tan64(x):
-    return tan_cycles(x, 64)
+def cycles_fn_tan(x, width):
+    return tan_cycles(x, width)
 
 
 @njit(**JIT)
-def cycles_fn_atan232(x, y):
-    return atan2_cycles(x, y, 32)
+def cycles_fn_atan2(x, y, width):
+    return atan2_cycles(x, y, width)
 
 
 @njit(**JIT)
-def cycles_fn_atan264(x, y):
-    return atan2_cycles(x, y, 64)
+def cycles_fn_exp(x, width):
+    return exponential_cycles(x, width)
 
 
 @njit(**JIT)
-def cycles_fn_exp32(x):
-    return exponential_cycles(x, 32)
+def cycles_fn_sinh(x, width):
+    return exponential_cycles(x, width)
 
 
 @njit(**JIT)
-def cycles_fn_exp64(x):
-    return exponential_cycles(x, 64)
-
-
-cycles_fn_sinh32 = cycles_fn_cosh32 = cycles_fn_exp32
-cycles_fn_sinh64 = cycles_fn_cosh64 = cycles_fn_exp64
+def cycles_fn_cosh(x, width):
+    return exponential_cycles(x, width)
 
 
 @njit(**JIT)
-def cycles_fn_tanh32(x):
-    return tanh_cycles(x, 32)
+def cycles_fn_tanh(x, width):
+    return tanh_cycles(x, width)
 
 
 @njit(**JIT)
-def cycles_fn_tanh64(x):
-    return tanh_cycles(x, 64)
+def cycles_fn_log(x, width):
+    return log_cycles(x, width)
 
 
 @njit(**JIT)
-def cycles_fn_log32(x):
-    return log_cycles(x, 32)
+def cycles_fn_pow(x, y, width):
+    return pow_cycles(x, y, width)
 
 
 @njit(**JIT)
-def cycles_fn_log64(x):
-    return log_cycles(x, 64)
+def cycles_rot(theta, width):
+    return rotation_cycles(theta, _c(width)[NEG_ROT], width)
 
 
 @njit(**JIT)
-def cycles_fn_pow32(x, y):
-    return pow_cycles(x, y, 32)
+def cycles_irot(theta, width):
+    return rotation_cycles(theta, _c(width)[NEG_IROT], width)
 
 
-@njit(**JIT)
-def cycles_fn_pow64(x, y):
-    return pow_cycles(x, y, 64)
-
-
-@njit(**JIT)
-def cycles_rot32(theta):
-    return rotation_cycles(theta, C32[NEG_ROT], 32)
-
-
-@njit(**JIT)
-def cycles_rot64(theta):
-    return rotation_cycles(theta, C64[NEG_ROT], 64)
-
-
-@njit(**JIT)
-def cycles_irot32(theta):
-    return rotation_cycles(theta, C32[NEG_IROT], 32)
-
-
-@njit(**JIT)
-def cycles_irot64(theta):
-    return rotation_cycles(theta, C64[NEG_IROT], 64)
-
-
-#: Every timer by its kernel name (the operations ``isa/timing`` times, both widths):
-#: what a kernel module imports from here.
-__all__ = sorted(name for name in dict(globals())
-                 if name.startswith("cycles_") and name[-2:] in ("32", "64"))
+#: Every timer by its kernel name (the operations ``isa/timing`` times): what a kernel
+#: module imports from here.
+__all__ = sorted(name for name in dict(globals()) if name.startswith("cycles_"))

@@ -1,8 +1,9 @@
 """The reference machine: state, the single-step path and the block-running fast path.
 
-Execution model (``isa/table.py``, DESIGN §3.2-3.3): each instruction runs its
+Execution model (``isa/table.py``, docs/simulator.md "Execution model"): each instruction runs its
 table template for the current direction, ``forward`` when DIR = +1 and
-``backward`` when DIR = -1; then, if BR = 0, PC += DIR, else PC += BR·DIR.
+``backward`` when DIR = -1; then, if BR = 0, PC += DIR, else PC += BR·DIR (the
+next-PC rule, ``revasm.machine.next_pc``).
 An instruction executed while the BR carried from the previous step is
 non-zero was reached by a jump, and must leave BR = 0 (the come-from rule);
 otherwise the machine faults *after* executing it, its effects kept.  A run
@@ -24,22 +25,21 @@ from revasm.isa.elementary import DivideByZero
 from revasm.isa.fixed_point import WordFormat
 from revasm.isa.timing import timer_names
 from revasm.isa.vocabulary import vocabulary
-from revasm.sim.switches import ModeSwitches
-
-from .blocks import DYNAMIC_CYCLES, BlockPlace, CompiledBlocks, compile_blocks
-from .faults import (
-    ComeFromViolation,
-    MachineFault,
-    Trap,
+from revasm.machine.fault_messages import (
     illegal_message,
     overflow_detail,
     step_limit_message,
     uncaught_jump_message,
     where,
 )
+from revasm.machine.faults import ComeFromViolation, MachineFault, Trap
+from revasm.machine.next_pc import halts, next_pc
+from revasm.machine.snapshot import Snapshot
+from revasm.machine.trace import TraceRecord
+from revasm.sim.switches import ModeSwitches
+
+from .blocks import DYNAMIC_CYCLES, BlockPlace, CompiledBlocks, compile_blocks
 from .predecode import Decoded, decode_image
-from .state import Snapshot
-from .trace import TraceRecord
 
 REGISTER_COUNT = 32
 
@@ -119,7 +119,7 @@ class Machine(ModeSwitches):
     of the current run (``cycles``: the RTL core's clock cycles of the instructions
     completed, ``isa/timing``), and ``halted``.
 
-    Gradient mode (DESIGN §3.5, docs/gradient.md): ``gradient=True`` switches
+    Gradient mode (docs/gradient.md): ``gradient=True`` switches
     on the gradient banks ``gradients`` / ``memory_gradients`` (``G``/``GM``
     in the templates), ``tangent=True`` the tangent banks ``tangents`` /
     ``memory_tangents`` (``T``/``TM``); with both, also ``gradient_tangents``
@@ -414,7 +414,7 @@ class Machine(ModeSwitches):
             output_before = len(self.output)
             self._touched.clear()
         try:
-            exec(cell.code(dir_in, self._gradient, self._tangent), namespace)  # noqa: S102
+            exec(cell.code(dir_in, self._gradient, self._tangent), namespace)
         except (Trap, ArithmeticError) as exc:
             raise self._execution_fault(exc, cell) from None
         br = namespace["BR"]
@@ -422,7 +422,7 @@ class Machine(ModeSwitches):
         self.steps += 1
         fixed, timed = cell.cycles(dir_in, self._gradient)
         # the timed calls read registers the step does not write: the same after it
-        self.cycles += fixed if timed is None else fixed + eval(timed, namespace)  # noqa: S307
+        self.cycles += fixed if timed is None else fixed + eval(timed, namespace)
         self.br = br
         self.direction = direction
         if recording:
@@ -432,10 +432,10 @@ class Machine(ModeSwitches):
             # START and FINISH are not checked: they halt keeping BR (a jump onto FINISH,
             # docs/simulator.md) or pass it on, so the next landing must catch the jump.
             raise self._uncaught_jump(pc, br_in, dir_in)
-        if (kind == "finish" and direction > 0) or (kind == "start" and direction < 0):
+        if halts(kind, direction):
             self.halted = True
             return
-        self.pc = pc + (br * direction if br else direction)
+        self.pc = next_pc(pc, br, direction)
 
     def _record(self, cell: Decoded, dir_in: int, br_in: int, registers_before: list[int],
                 output_before: int) -> TraceRecord:
@@ -469,9 +469,9 @@ class Machine(ModeSwitches):
         """Run whole blocks while they apply; leave the rest to :meth:`_step`."""
         forward = self._block_functions(1)
         backward = self._block_functions(-1)
-        R = self.registers  # noqa: N806 - the templates' names
-        MEM = self.memory  # noqa: N806
-        pc, BR, DIR = self.pc, self.br, self.direction  # noqa: N806
+        R = self.registers  # the templates' names
+        MEM = self.memory
+        pc, BR, DIR = self.pc, self.br, self.direction
         steps, cycles = self.steps, self.cycles
         dynamic = self._dynamic_cycles
         if self.max_steps is None:
@@ -487,7 +487,7 @@ class Machine(ModeSwitches):
                 result = block(R, MEM, BR, DIR)
                 if result is None:
                     break
-                pc, BR, DIR, executed, spent = result  # noqa: N806
+                pc, BR, DIR, executed, spent = result
                 steps += executed
                 cycles += spent
         except ComeFromViolation as violation:

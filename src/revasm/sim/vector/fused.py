@@ -68,7 +68,7 @@ class FusedBlocks:
             at += direction
         block = None
         if len(statements) >= MIN_FUSED:
-            exec(fused_code(tuple(statements), FUSED_BANKS), self._namespace)  # noqa: S102
+            exec(fused_code(tuple(statements), FUSED_BANKS), self._namespace)
             block = (self._namespace.pop("_block"), len(statements), cycles, timed)
         self._fused[key] = block
         return block

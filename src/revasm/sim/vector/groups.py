@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from revasm.machine.next_pc import halts, next_pc, pc_register
 from revasm.sim.reference.predecode import Decoded
 
 from .banks import BANKS, Group
@@ -49,7 +50,7 @@ class GroupRunner:
         text = cell.statement(direction, self._gradient, self._tangent)
         function = self._functions.get(text)
         if function is None:
-            exec(compile_template(text, BANKS), self._namespace)  # noqa: S102 - table text
+            exec(compile_template(text, BANKS), self._namespace)  # table text
             function = self._functions[text] = self._namespace.pop("_cell")
         return function
 
@@ -61,7 +62,7 @@ class GroupRunner:
             namespace = self._timing_namespace = {
                 **self._namespace, **lane_timer_names(self.width, self.xp)}
         self._ctx.reset(self.lanes if lanes is None else len(lanes))
-        return eval(code, namespace, {"R": LaneRows(self._rows, lanes)})  # noqa: S307
+        return eval(code, namespace, {"R": LaneRows(self._rows, lanes)})
 
     def _run_group(self, lanes: Any, pc: int, direction: int) -> None:
         """Run the lanes at (pc, direction) through one instruction and the data run after it."""
@@ -73,7 +74,7 @@ class GroupRunner:
         landed = bool(xp.any(br_in != 0))
         if landed and full:
             br_in = xp.asarray(br_in, copy=True)
-        BR: Any = xp.asarray(br_in, copy=True) if landed else 0  # noqa: N806
+        BR: Any = xp.asarray(br_in, copy=True) if landed else 0
         room = float("inf")
         if self.max_steps is not None:
             room = self.max_steps - int(xp.max(group.take(self.steps)))
@@ -161,7 +162,7 @@ class GroupRunner:
                 group = Group(lanes, False, n)
                 br_in = br_in[ok]
                 if hasattr(BR, "dtype"):
-                    BR = BR[ok]  # noqa: N806
+                    BR = BR[ok]
                 if hasattr(br_out, "shape") and br_out.shape:
                     br_out = br_out[ok]
                 if hasattr(dir_out, "shape") and dir_out.shape:
@@ -253,12 +254,11 @@ class GroupRunner:
             self._advance(group, executed, spent)
             self.br[lanes] = br_out
             self.direction[lanes] = dir_out
-            if ((cell.kind == "finish" and dir_out > 0)
-                    or (cell.kind == "start" and dir_out < 0)):
+            if halts(cell.kind, dir_out):
                 self.status[lanes] = HALTED
                 return
-            target = cell.pc + (br_out * dir_out if br_out else dir_out)
-            self.pc[lanes] = target
+            target = next_pc(cell.pc, br_out, dir_out)
+            self.pc[lanes] = pc_register(target)
             if group.full and br_out == 0:
                 self._uniform = (target, dir_out)
             return
@@ -291,21 +291,18 @@ class GroupRunner:
         if cell.kind in ("finish", "start") and type(dir_new) is int:
             dir_new = xp.full(n, dir_new, dtype=xp.int64)
         if cell.kind in ("finish", "start"):
-            halt = (dir_new > 0) if cell.kind == "finish" else (dir_new < 0)
+            halt = halts(cell.kind, dir_new)
             if stopped is not None:
                 halt = halt & ~stopped
             self.status[some(halt)] = HALTED
             stopped = halt if stopped is None else (stopped | halt)
-        if type(dir_new) is int:
-            step = br_new * dir_new if dir_new != 1 else br_new
-            step = xp.where(br_new != 0, step, dir_new)
-        else:
-            step = xp.where(br_new != 0, br_new * dir_new, dir_new)
+        # int64 arithmetic: a jump far outside the program wraps (``pc_from_register``)
         if stopped is None:
-            self.pc[lanes] = pc + step
+            self.pc[lanes] = next_pc(pc, br_new, dir_new)
         else:
             moving = ~stopped
-            self.pc[some(moving)] = pc + step[moving]
+            self.pc[some(moving)] = next_pc(pc, br_new[moving],
+                                            dir_new if type(dir_new) is int else dir_new[moving])
 
     def _absolute(self, group: Group, mask: Any) -> Any:
         xp = self.xp

@@ -1,0 +1,152 @@
+"""What the function lowering's mixins share: its state and each other's methods, typed.
+
+One function is lowered by ``function_lowering.py`` put together from mixins
+(``statements``, ``calls``, ``control_flow``, ``places``, ``arithmetic``,
+``integer_arithmetic``, ``bitwise``, ``guards``) that call one another's methods.
+Each mixin derives from :class:`FunctionLoweringState`, which declares the state
+``function_lowering.py`` sets up and, for the type checker only
+(``TYPE_CHECKING``), the methods one mixin calls on another, so every call is
+checked against one signature; at run time it adds nothing.  :class:`ModuleContext`
+is what a function's lowering reads from the module's (``lowering.py``, which
+imports this package's modules and so is not imported here).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
+
+from revasm.isa.fixed_point import WordFormat
+
+from ..errors import SourcePos
+from ..ir import nodes as ir
+from .code import Instr
+from .layout import FunctionLayout
+
+#: The values an Int expression can take (both ends included), when they are known.
+Interval = tuple[int, int] | None
+
+#: A register holding a value, with the setup that brings it there and the teardown
+#: (the setup's inverse) that clears it again.
+Placed = tuple[int, list[Instr], list[Instr]]
+
+
+class ProofQueries(Protocol):
+    """What the static checks proved about ancillas (``ir/proofs.py``'s Proofs)."""
+
+    def free_is_proven(self, function: str, s: ir.Free) -> bool: ...
+
+    def alloc_is_proven(self, function: str, s: ir.Alloc) -> bool: ...
+
+
+class ModuleContext(Protocol):
+    """What one function's lowering reads from the whole program's lowering."""
+
+    @property
+    def module(self) -> ir.Module: ...
+
+    @property
+    def fmt(self) -> WordFormat: ...
+
+    @property
+    def optimize(self) -> bool: ...
+
+    @property
+    def for_gradient(self) -> bool: ...
+
+    @property
+    def max_registers(self) -> int | None: ...
+
+    @property
+    def proofs(self) -> ProofQueries: ...
+
+    @property
+    def layouts(self) -> dict[str, FunctionLayout]: ...
+
+    def label(self, kind: str) -> str: ...
+
+    def check(self, kind: str) -> bool: ...
+
+    def trap(self, guard: str, pos: SourcePos, note: str, kind: str = "") -> str: ...
+
+
+class FunctionLoweringState:
+    """The state of one function's lowering, and the methods its mixins call on each other."""
+
+    p: ModuleContext
+    f: ir.Function
+    lay: FunctionLayout
+    #: variable -> its type (``FunctionLayout.types``)
+    types: dict[str, ir.ScalarType | ir.ArrayType]
+    #: the next free scratch register (an index into ``layout.SCRATCH``)
+    scratch_top: int
+    #: the role of the instructions being emitted (``code.py``)
+    role: str
+    #: constant (word, kind) -> the register that holds it (``constant_pool``)
+    pool: dict[tuple[int, str], int]
+    #: for variable -> the values it takes
+    ranges: dict[str, Interval]
+    #: for variables of constant, non-empty ranges: every value of theirs occurs
+    exact_ranges: set[str]
+    #: > 0 inside a branch or a loop that may run no iteration
+    conditional: int
+
+    if TYPE_CHECKING:
+        # function_lowering.py
+        def fresh(self, pos: SourcePos) -> int: ...
+
+        def i(self, mnemonic: str, *operands: int | str, pos: SourcePos | None = None,
+              note: str = "", role: str | None = None, label: str = "") -> Instr: ...
+
+        def _word(self, e: ir.Const, ctx: ir.ScalarType) -> int | None: ...
+
+        def block(self, body: list[ir.Stmt]) -> list[Instr]: ...
+
+        def stmt(self, s: ir.Stmt) -> list[Instr]: ...
+
+        def uncomputing(self, body: list[ir.Stmt]) -> list[Instr]: ...
+
+        def label(self, kind: str) -> str: ...
+
+        def complete(self, build: Callable[[], list[Instr]]) -> list[Instr]: ...
+
+        # places.py
+        def type_of(self, e: ir.Expr) -> ir.ScalarType: ...
+
+        def place(self, e: ir.Expr) -> Placed: ...
+
+        def value_place(self, e: ir.Expr) -> Placed: ...
+
+        def operand(self, e: ir.Expr, ctx: ir.ScalarType) -> Placed: ...
+
+        # arithmetic.py
+        def accumulate(self, d: int, sign: int, e: ir.Expr, ctx: ir.ScalarType
+                       ) -> list[Instr]: ...
+
+        def literal_word(self, e: ir.Const, ctx: ir.ScalarType, *, bits: bool = False
+                         ) -> int: ...
+
+        @property
+        def fmt_frac(self) -> int: ...
+
+        def fits_int_factor(self, e: ir.BinOp) -> bool: ...
+
+        # integer_arithmetic.py
+        def int_product(self, d: int, sign: int, e: ir.BinOp) -> list[Instr]: ...
+
+        def int_division(self, d: int, sign: int, e: ir.BinOp) -> list[Instr]: ...
+
+        # bitwise.py
+        def xor_into(self, d: int, e: ir.Expr) -> list[Instr]: ...
+
+        # statements.py
+        def stmt_update(self, s: ir.Update) -> list[Instr]: ...
+
+        # control_flow.py
+        def _compare_type(self, a: ir.Expr, b: ir.Expr) -> ir.ScalarType: ...
+
+        # guards.py
+        def loop_range(self, s: ir.For) -> Interval: ...
+
+        def statement_guards(self, s: ir.Stmt) -> list[Instr]: ...
+
+        def condition_guards(self, conditions: list[ir.Expr]) -> list[Instr]: ...
