@@ -159,19 +159,24 @@ def _primitives_section() -> list[str]:
         "multiply/divide unit, `function` the function unit, whose operation code is the "
         "row's position among its unit's rows); *faults*: kind and condition; "
         "*overflow*: the predicate that flags the result not fitting; *error*: the "
-        "documented bound at W = 32 / 64 (units of 2^-F, docs/elementary.md).",
+        "documented bound at W = 32 / 64 (units of 2^-F, docs/elementary.md); *cycles*: a "
+        "call's cycles on the RTL's function unit at W = 32 / 64, the fewest to the most "
+        "over its operands (isa/timing).",
         "",
-        "| primitive | operands | result | unit | faults | overflow | error | effect |",
-        "|---|---|---|---|---|---|---|---|",
+        "| primitive | operands | result | unit | faults | overflow | error | cycles | effect |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for p in PRIMITIVES:
         faults = "; ".join(f"{f.kind} if `{' and '.join(f.when)}`" for f in p.faults)
         tests = f" (tests `{p.tests}`)" if p.tests else ""
         error = (f"{p.error.ulp[32]:g} / {p.error.ulp[64]:g} ({p.error.metric})"
                  if p.error else "")
+        ranges = [p.cycles(width) for width in (32, 64)]
+        cycles = " / ".join(str(low) if low == high else f"{low}–{high}"
+                            for low, high in (r for r in ranges if r is not None))
         out.append(f"| `{p.name}` | {', '.join(p.operands)} | {p.result} | {p.unit} | "
                    f"{_cell(faults)} | " + (f"`{p.overflow}`" if p.overflow else "")
-                   + f"{tests} | {error} | {_cell(p.doc)} |")
+                   + f"{tests} | {error} | {cycles} | {_cell(p.doc)} |")
     out.append("")
     return out
 

@@ -37,9 +37,10 @@ compiled engines' implementations equal to it row by row, and the RTL's function
 refuses at elaboration a function-unit row it has no routine for).  Adding a primitive is
 one row here (plus an instruction in ``isa/table.py`` that uses it).
 
-.. The RTL-cycles column: the cycles a unit call takes on the RTL are being moved into
-   an isa timing module of their own (issue #37); a ``cycles`` column of the rows, when it
-   comes, goes in :class:`Primitive` after ``unit`` (see the marked line there).
+* ``cycles``: what a call takes on the RTL's unit (``Primitive.cycles``: the fewest and
+  most over its operands), from ``isa/timing/units.py``, where the units' timing is defined
+  once with the constants that size their sequencers; an ALU primitive or an overflow
+  predicate takes none of its own (the instruction's cycles, ``isa/timing/schedule.py``).
 """
 from __future__ import annotations
 
@@ -118,7 +119,6 @@ class Primitive:
     arity: int
     result: Result
     unit: Unit
-    # (the RTL ``cycles`` column goes here, from the isa timing module: issue #37)
     doc: str
     bind: Callable[[Any], Callable[..., Any]] = field(repr=False)
     faults: tuple[Fault, ...] = ()
@@ -141,6 +141,16 @@ class Primitive:
     @property
     def operands(self) -> tuple[str, ...]:
         return OPERANDS[:self.arity]
+
+    def cycles(self, width: int) -> tuple[int, int] | None:
+        """The fewest and the most cycles a call that does not fault takes on the RTL's
+        function unit (which does ``fmul``/``fdiv`` too) at ``width``, over every operand
+        (``isa/timing``); ``None`` for an ALU primitive and for an overflow predicate (it
+        reads the overflow bit of the call it tests)."""
+        if not self.unit_call or self.predicate:
+            return None
+        from .timing import call_cycle_range  # the timing module reads these rows
+        return call_cycle_range(self.name, width)
 
     @property
     def unit_call(self) -> bool:
