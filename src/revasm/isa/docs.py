@@ -14,6 +14,7 @@ from .instruction import Instruction
 from .primitives import PRIMITIVES
 from .table import BINARY_FUNCTIONS, INSTRUCTIONS, SATURATING_FUNCTIONS, UNARY_FUNCTIONS
 from .timing import BASE_CYCLES, FIRST_COMMIT, call_cycle_range, step_timing
+from .timing.units import primitive_cycles
 
 
 def _layout(ins: Instruction) -> str:
@@ -171,7 +172,7 @@ def _primitives_section() -> list[str]:
         tests = f" (tests `{p.tests}`)" if p.tests else ""
         error = (f"{p.error.ulp[32]:g} / {p.error.ulp[64]:g} ({p.error.metric})"
                  if p.error else "")
-        ranges = [p.cycles(width) for width in (32, 64)]
+        ranges = [primitive_cycles(p, width) for width in (32, 64)]
         cycles = " / ".join(str(low) if low == high else f"{low}–{high}"
                             for low, high in (r for r in ranges if r is not None))
         out.append(f"| `{p.name}` | {', '.join(p.operands)} | {p.result} | {p.unit} | "

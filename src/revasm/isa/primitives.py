@@ -37,10 +37,12 @@ compiled engines' implementations equal to it row by row, and the RTL's function
 refuses at elaboration a function-unit row it has no routine for).  Adding a primitive is
 one row here (plus an instruction in ``isa/table.py`` that uses it).
 
-* ``cycles``: what a call takes on the RTL's unit (``Primitive.cycles``: the fewest and
-  most over its operands), from ``isa/timing/units.py``, where the units' timing is defined
-  once with the constants that size their sequencers; an ALU primitive or an overflow
-  predicate takes none of its own (the instruction's cycles, ``isa/timing/schedule.py``).
+* cycles: what a call takes on the RTL's unit is ``isa/timing/units.py``'s
+  (``call_cycle_range(name, width)``: the fewest and most over its operands; ``docs/isa.md``
+  lists them beside these rows), where the units' timing is defined once with the constants
+  that size their sequencers -- it reads the rows' ``unit``, so the rows do not hold it (an
+  import cycle); an ALU primitive or an overflow predicate takes none of its own (the
+  instruction's cycles, ``isa/timing/schedule.py``).
 """
 from __future__ import annotations
 
@@ -141,16 +143,6 @@ class Primitive:
     @property
     def operands(self) -> tuple[str, ...]:
         return OPERANDS[:self.arity]
-
-    def cycles(self, width: int) -> tuple[int, int] | None:
-        """The fewest and the most cycles a call that does not fault takes on the RTL's
-        function unit (which does ``fmul``/``fdiv`` too) at ``width``, over every operand
-        (``isa/timing``); ``None`` for an ALU primitive and for an overflow predicate (it
-        reads the overflow bit of the call it tests)."""
-        if not self.unit_call or self.predicate:
-            return None
-        from .timing import call_cycle_range  # the timing module reads these rows
-        return call_cycle_range(self.name, width)
 
     @property
     def unit_call(self) -> bool:

@@ -29,7 +29,7 @@ from functools import cache
 from revasm.isa.elementary import TABLES, Tables, exp_k, ln_p, pi_raw, sincos_abs
 from revasm.isa.fixed_point import WordFormat
 from revasm.isa.primitives import UNIT_CALLS as _UNIT_OPERATIONS
-from revasm.isa.primitives import operations, primitive
+from revasm.isa.primitives import Primitive, operations, primitive
 
 #: Operations of the multiply/divide unit, by vocabulary name (position = op code): the
 #: primitives table's (``isa/primitives.py``).
@@ -395,6 +395,15 @@ def _timer(op: str, width: int) -> Callable[..., int]:
                 else cycles
         return power
     raise ValueError(f"no cycle model for the function unit's {op!r}")  # pragma: no cover
+
+
+def primitive_cycles(row: Primitive, width: int) -> tuple[int, int] | None:
+    """A primitives-table row's cycles on the RTL at ``width``: :func:`call_cycle_range`
+    of a unit call; ``None`` for an ALU primitive or an overflow predicate (it reads the
+    overflow bit of the call it tests)."""
+    if not row.unit_call or row.predicate:
+        return None
+    return call_cycle_range(row.name, width)
 
 
 def call_cycle_range(op: str, width: int) -> tuple[int, int]:
