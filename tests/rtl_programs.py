@@ -68,3 +68,25 @@ def problems(results) -> list[str]:
     """Every run that diverged from the reference or hit an unimplemented instruction."""
     return [f"{r.job.name}: {run.direction:+d}: {run.status}: {run.divergence}"
             for r in results for run in r.runs if run.status not in ("finished", "fault")]
+
+
+def miscount(monkeypatch, wrong, *, after: bool = False) -> None:
+    """Make the reference count one cycle more for the steps ``wrong(entry, backward,
+    gradient)`` names -- before their commit, or (``after``) after it, as the lockstep
+    reads it too -- so that the lockstep's check of the count must find it (programs
+    decoded afresh: none keeps a right count)."""
+    from dataclasses import replace
+
+    from revasm.isa.timing import step_timing as real
+    from revasm.rtl import cosim
+    from revasm.sim.reference import predecode
+    from revasm.sim.reference.machine import Program
+
+    def timing(entry, backward, gradient=False, width=32):
+        right = real(entry, backward, gradient, width)
+        if not wrong(entry, backward, gradient):
+            return right
+        return replace(right, fixed=right.fixed + 1, after_commit=right.after_commit + after)
+    monkeypatch.setattr(predecode, "step_timing", timing)
+    monkeypatch.setattr(cosim, "step_timing", timing)
+    monkeypatch.setattr(Program, "_cache", {})

@@ -91,7 +91,7 @@ def test_quick_suite_writes_every_result(tmp_path):
     assert all(wait > 0 for wait in long_run["run"]["live_longest_wait_s"])
     command_line = long_run["revasm_run"]  # `revasm run` read line by line through a pipe
     assert command_line["status"] == "measured" and command_line["output_lines"] == 200
-    assert command_line["summary"] == "finished after 324006 steps, 364408 cycles"
+    assert command_line["summary"] == "finished after 324006 steps, 1944036 cycles"
     assert command_line["first_line_s"] > 0 and command_line["largest_gap_between_lines_s"] >= 0
     sparse = printed["sparse_memory"]  # as compiled beside dense, per engine
     for row in sparse["workloads"].values():

@@ -35,10 +35,13 @@ def test_a_campaign_records_every_run_and_no_problem(tmp_path, capsys):
 
 
 def test_a_divergence_is_recorded_and_fails_the_campaign(tmp_path, monkeypatch):
-    """Every commit a cycle late by the schedule: each run diverges at its first step."""
-    from revasm.rtl import schedule
-    monkeypatch.setattr(schedule, "FIRST_COMMIT", schedule.FIRST_COMMIT - 1)
+    """START counted a cycle long by the reference: each job's first run diverges at its
+    first step."""
+    import rtl_programs
+    rtl_programs.miscount(monkeypatch, lambda entry, backward, gradient:
+                          entry.mnemonic == "START")
     assert rtl_lockstep.main([*ARGS, "--results", str(tmp_path)]) == 1
     result = json.loads((tmp_path / "rtl_lockstep.json").read_text())
     assert result["problems"] >= 12
-    assert "the schedule (rtl/schedule.py) says" in result["rows"][0]["first_problems"][0]
+    assert "the reference's cycle count (isa/timing) puts the commit at" in \
+        result["rows"][0]["first_problems"][0]

@@ -90,3 +90,28 @@ def test_the_cell_splitter_sees_the_old_show_row_bug():
            " aliases: SHOW, OUT, OUTPUT")
     assert len(cells(bad)) == len(cells(header)) + 1
     assert len(cells(r"| `a \| b` | c |")) == 2
+
+
+def test_the_rtl_doc_s_cycles_per_instruction_are_the_schedule_s():
+    """docs/rtl.md's row of cycles per instruction (a b c = 0.7, 1.3, 0.9, W = 32: the
+    value step / the backward step in gradient mode) is what isa/timing counts -- what
+    every simulator reports and the lockstep checks against the RTL."""
+    from revasm.isa.codec import encode, lookup
+    from revasm.isa.fixed_point import WordFormat
+    from revasm.isa.timing import step_cycles
+    text = (ROOT / "docs" / "rtl.md").read_text()
+    header = ("| ADD | NEG | XOR | SWAP | ADDMUL | ADDDIV | ROT | ADDSIN | ADDTAN | ADDATAN2 "
+              "| ADDPOW |")
+    lines = text.splitlines()
+    at = lines.index(header)
+    names = [cell.strip() for cell in header.strip("|").split("|")]
+    cells = [cell.strip() for cell in lines[at + 2].strip("|").split("|")]
+    fmt = WordFormat(32)
+    registers = [0, fmt.from_real("0.7"), fmt.from_real("1.3"), fmt.from_real("0.9")] + [0] * 28
+    for name, cell in zip(names, cells, strict=True):
+        entry = lookup(name)
+        word = encode(entry, {n: i + 1 for i, n in enumerate(entry.operand_names)})
+        expected = (f"{step_cycles(word, False, registers, 32)} / "
+                    f"{step_cycles(word, True, registers, 32, gradient=True)}")
+        assert cell == expected, name
+

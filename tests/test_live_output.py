@@ -29,7 +29,7 @@ LIVE = EXAMPLES / "live_output.pal"
 IMAGE = assemble_file(str(LIVE))
 ENGINES = [name for name in ("reference", "vector", "compiled") if name in available()]
 #: ``revasm run examples/live_output.pal``, as it printed before output was live: the summary.
-SUMMARY = """finished after 608 steps, 608 cycles
+SUMMARY = """finished after 608 steps, 3648 cycles
   n = 100
   registers: $1=7, $5=100
   output: 7 100 100 100

@@ -46,7 +46,7 @@ def test_fib_18_is_2584_and_running_backward_restores_everything(width):
     assert machine.get_register(3) == 18            # pos
     assert machine.get_memory(image.symbols["n_value"]) == 18
     assert machine.steps == 4 + 18 * 7 + 4          # set-up, loop, tear-down
-    assert machine.cycles == machine.steps + 2      # the two EXCHs take 2 cycles
+    assert machine.cycles == 6 * machine.steps      # 6 cycles each on the RTL core
     machine.run(-1)
     assert machine.snapshot() == before.turned()
 
@@ -75,7 +75,7 @@ def test_exch_swaps_registers_with_data_cells(width):
     cells = image.symbols["cells"]
     assert machine.get_register(2) == -22
     assert (machine.get_memory(cells), machine.get_memory(cells + 1)) == (0, 11)
-    assert machine.memory[cells + 1] == 11 and machine.cycles == 1 + 1 + 2 + 1 + 2 + 1
+    assert machine.memory[cells + 1] == 11 and machine.cycles == 6 * 6  # EXCH: 6 too
     machine.run(-1)
     assert (machine.get_memory(cells), machine.get_memory(cells + 1)) == (11, -22)
     assert machine.get_register(1) == 0 and machine.get_register(2) == 0

@@ -73,8 +73,8 @@ def test_straight_line_program_counts_checked_by_hand():
     assert report["status"] == "finished" and report["restored"] is True
     assert report["outputs"] == {"y": 12}
     forward, backward = report["runs"]
-    # START, 2 ADDI, 2 ADD, FINISH; one cycle each.
-    assert (forward["steps"], forward["cycles"]) == (6, 6)
+    # START, 2 ADDI, 2 ADD, FINISH; 6 cycles each on the RTL core (FETCH .. WAIT, NEXT).
+    assert (forward["steps"], forward["cycles"]) == (6, 36)
     assert forward["by_instruction"] == {"START": 1, "ADDI": 2, "ADD": 2, "FINISH": 1}
     assert forward["by_class"] == {"alu": 4, "branch": 2}
     # Register ports: ADDI reads/writes $3; ADD reads $2,$1 (then $2,$3), writes $2.
@@ -119,8 +119,9 @@ def test_memory_and_multiply_program_counts_checked_by_hand():
     report = report_of(MEMORY)
     assert report["outputs"] == {"p": 3.0}
     forward = report["runs"][0]
-    # Cycles from the table: START 1, ADDI 1, EXCH 2, ADDMUL 4, EXCH 2, ADDI 1, FINISH 1.
-    assert (forward["steps"], forward["cycles"]) == (7, 12)
+    # Cycles on the RTL core: 6 each, and ADDMUL's product on the function unit (IDLE,
+    # BEGIN (2), 33 multiplier steps and the return, ARITH_MUL (2): 39).
+    assert (forward["steps"], forward["cycles"]) == (7, 6 * 7 + 39)
     assert forward["by_class"] == {"alu": 2, "memory": 2, "multiply": 1, "branch": 2}
     # Reads: ADDI 1, EXCH 2, ADDMUL 3, EXCH 2, ADDI 1; writes: one per instruction.
     assert forward["traffic"] == {"register_reads": 9, "register_writes": 5,
@@ -209,8 +210,8 @@ def test_count_totals_equal_the_simulator_steps_and_cycles_for_every_program(cas
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
 def test_every_example_reports_with_totals_equal_to_the_simulator(path: Path):
     source = path.read_text()
-    report = report_of(source)
-    image = assemble(source, path.name)
+    report = report_of(source)  # at W = 32, whatever the file's .width
+    image = assemble(source, path.name, width=32)
     machine = Machine(image)
     for declared in image.names.values():
         if declared.default is not None:

@@ -176,8 +176,25 @@ def test_examples_in_lockstep() -> None:
                 assert run.status == "finished", (result.job.name, run.divergence)
         if all(run.status == "finished" for run in result.runs):
             assert [run.direction for run in result.runs] == [1, -1]
+            # the lockstep checked the count at every commit and at the halt
+            assert all(run.cycles == run.reference_cycles >= 6 * run.steps
+                       for run in result.runs)
             agreed += 1
     assert agreed >= 5
+
+
+def test_a_compiled_program_in_lockstep_counts_the_rtl_s_cycles() -> None:
+    """A Janus program compiled to PAL (procedure calls and uncalls, loops): the RTL and
+    the reference agree on it both ways, its cycles at every commit and at the halt."""
+    from revasm.compiler.api import compile_janus_file
+    from revasm.sim.host import initial_words
+    image = compile_janus_file("examples/janus/fib_pair.ja").image
+    registers, memory = initial_words(image, memory_words=1024)
+    (result,) = Lockstep(CoreParams(width=32, memory_words=2048)).run(
+        [Job(image, registers, memory, name="fib_pair.ja")])
+    assert [run.status for run in result.runs] == ["finished", "finished"], _report([result])
+    assert [run.cycles for run in result.runs] == [run.reference_cycles for run in result.runs]
+    assert result.runs[0].cycles > 6 * 600
 
 
 def _uncaught_jump(width: int) -> Job:
@@ -288,25 +305,46 @@ def test_gradient_mode_in_lockstep(width: int) -> None:
         assert "ADDDIV" in both and len(results) >= 57
 
 
-def test_a_gradient_step_off_its_modelled_cycles_is_a_divergence(monkeypatch) -> None:
-    """Gradient mode is on the schedule too (rtl/schedule.gradient_program_cycles: the
-    micro-program, its unit calls over the gradient registers): with its count one cycle
-    long, the backward run diverges at the gradient step of ADDMUL, the forward run not."""
+def test_a_gradient_step_off_its_counted_cycles_is_a_divergence(monkeypatch) -> None:
+    """Gradient mode's cycles are checked too (isa/timing: the micro-program, its unit
+    calls): with the reference counting ADDMUL's gradient step one cycle long, the backward
+    run diverges at that step, the forward run (value mode) not."""
     from program_generators import ProgramBuilder
 
-    from revasm.rtl import schedule
     from revasm.sim.host import Place
-    real = schedule.gradient_program_cycles
-    monkeypatch.setattr(schedule, "gradient_program_cycles",
-                        lambda *args, **kw: real(*args, **kw) + bool(real(*args, **kw)))
+    rtl_programs.miscount(monkeypatch, lambda entry, backward, gradient:
+                gradient and entry.mnemonic == "ADDMUL")
     b = ProgramBuilder(32)
     b.op("START").op("ADDMUL", 1, 2, 3).op("FINISH")
     job = Job(b.build(), {2: 3 << 15, 3: 5 << 14}, {}, name="addmul", loss=Place("a", register=1))
     (result,) = Lockstep(CoreParams(memory_words=TEST_MEMORY_WORDS, gradient=True)).run([job])
     forward, backward = result.runs
     assert forward.status == "finished"
+    assert forward.cycles == forward.reference_cycles == 6 + 45 + 6
     assert backward.status == "divergence"
-    assert backward.divergence.startswith("step 2, pc 1: the RTL reported its commit")
+    assert backward.divergence == ("step 2, pc 1: the RTL committed it 138 cycles after the "
+                                   "run pulse, the reference's cycle count (isa/timing) puts "
+                                   "the commit at 139")
+
+
+def test_a_miscounted_step_or_halt_is_a_divergence(monkeypatch) -> None:
+    """Every commit is checked against the reference's count, and the halt too: START one
+    cycle long diverges at the first commit; FINISH one cycle long after its commit (the
+    halt alone checks that: nothing follows it) diverges when the core goes idle."""
+    from program_generators import ProgramBuilder
+    b = ProgramBuilder(32)
+    b.op("START").op("ADDI", 1, 3).op("FINISH")
+    params = CoreParams(memory_words=TEST_MEMORY_WORDS)
+    rtl_programs.miscount(monkeypatch, lambda entry, backward, gradient: entry.mnemonic == "START")
+    (result,) = Lockstep(params).run([Job(b.build(), directions=(1,))])
+    assert result.runs[0].divergence == (
+        "step 1, pc 0: the RTL committed it 5 cycles after the run pulse, the reference's "
+        "cycle count (isa/timing) puts the commit at 6")
+    rtl_programs.miscount(monkeypatch, lambda entry, backward, gradient: entry.mnemonic == "FINISH",
+                after=True)
+    (result,) = Lockstep(params).run([Job(b.build(), directions=(1,))])
+    assert result.runs[0].divergence == ("the RTL halted 18 cycles after the run pulse, the "
+                                         "reference counts 19")
 
 
 #: Programs whose fixed-point results do not fit: (name, width, source, events forward).

@@ -67,8 +67,8 @@ def test_gradient_mode_applies_the_tables_adjoint_both_ways() -> None:
 
 def _break_adds_backward_program(monkeypatch) -> None:
     """ADD's backward micro-program with its addition turned into a subtraction."""
+    from revasm.isa.timing.microcode import step
     from revasm.rtl import gradient_unit
-    from revasm.rtl.microcode import step
 
     add = INSTRUCTIONS.index(lookup("ADD"))
 

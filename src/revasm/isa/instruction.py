@@ -24,7 +24,7 @@ CONTROL_KINDS = ("data", "branch", "rbra", "swapbr", "start", "finish")
 
 @dataclass(frozen=True)
 class Instruction:
-    """One instruction: syntax, encoding, semantics in both directions, adjoint, cost.
+    """One instruction: syntax, encoding, semantics in both directions, adjoint, energy class.
 
     ``forward`` is the effect when the machine runs forward (DIR = +1) and
     ``backward`` the effect when it runs backward (DIR = -1); the backward
@@ -42,6 +42,10 @@ class Instruction:
     Their inverses (``*_inverse``) are derived, never written.  An entry with
     ``rules_from`` names its inverse partner and runs the partner's gradient-mode
     step in the opposite direction (IROT forward is exactly ROT backward).
+
+    Its cycles are not declared here: they are the RTL core's, which ``isa/timing``
+    derives from the templates (the registers written, the unit calls) and the units'
+    timing.
     """
 
     mnemonic: str
@@ -51,7 +55,6 @@ class Instruction:
     backward: str
     doc: str
     energy_class: str
-    cycles: int = 1
     funct: int = 0
     kind: str = "data"
     condition: str = ""

@@ -37,9 +37,12 @@ compiled engines' implementations equal to it row by row, and the RTL's function
 refuses at elaboration a function-unit row it has no routine for).  Adding a primitive is
 one row here (plus an instruction in ``isa/table.py`` that uses it).
 
-.. The RTL-cycles column: the cycles a unit call takes on the RTL are being moved into
-   an isa timing module of their own (issue #37); a ``cycles`` column of the rows, when it
-   comes, goes in :class:`Primitive` after ``unit`` (see the marked line there).
+* cycles: what a call takes on the RTL's unit is ``isa/timing/units.py``'s
+  (``call_cycle_range(name, width)``: the fewest and most over its operands; ``docs/isa.md``
+  lists them beside these rows), where the units' timing is defined once with the constants
+  that size their sequencers -- it reads the rows' ``unit``, so the rows do not hold it (an
+  import cycle); an ALU primitive or an overflow predicate takes none of its own (the
+  instruction's cycles, ``isa/timing/schedule.py``).
 """
 from __future__ import annotations
 
@@ -118,7 +121,6 @@ class Primitive:
     arity: int
     result: Result
     unit: Unit
-    # (the RTL ``cycles`` column goes here, from the isa timing module: issue #37)
     doc: str
     bind: Callable[[Any], Callable[..., Any]] = field(repr=False)
     faults: tuple[Fault, ...] = ()

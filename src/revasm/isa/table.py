@@ -73,7 +73,7 @@ def _overflow_of(call: str, operands: str) -> str:
 # --- templates -------------------------------------------------------------
 
 def _accumulate(add: str, sub: str, fmt: str, add_op: int, sub_op: int, term: str,
-                doc_term: str, energy: str, cycles: int, funct_add: int = 0,
+                doc_term: str, energy: str, funct_add: int = 0,
                 funct_sub: int = 0, distinct: tuple = (), extension: bool = False,
                 derivative: Derivative | None = None, notes: str = "",
                 term_overflow: str | None = None) -> list[Instruction]:
@@ -91,7 +91,7 @@ def _accumulate(add: str, sub: str, fmt: str, add_op: int, sub_op: int, term: st
         plus, minus = (plus_update, minus_update), (minus_update, plus_update)
     else:
         plus, minus = _counted(term, term_overflow, "+"), _counted(term, term_overflow, "-")
-    common = dict(energy_class=energy, cycles=cycles, writes=("a",), distinct=distinct,
+    common = dict(energy_class=energy, writes=("a",), distinct=distinct,
                   extension=extension, differentiable=derivative is not None, notes=notes)
     no_rules = GradientRules()
     add_rules = accumulate_rules("+", derivative) if derivative else no_rules
@@ -205,7 +205,7 @@ ABC = (("a", "b"), ("a", "c"))
 # --- PISA -----------------------------------------------------------------
 
 PISA: list[Instruction] = [
-    *_accumulate("ADD", "SUB", "RR", 0x01, 0x02, "R[{b}]", "b", "alu", 1,
+    *_accumulate("ADD", "SUB", "RR", 0x01, 0x02, "R[{b}]", "b", "alu",
                  distinct=AB, derivative=COPY_DERIVATIVE),
     make("ADDI", "RI", 0x03, forward="R[{a}] = (R[{a}] + {imm}) & M",
          backward="R[{a}] = (R[{a}] - {imm}) & M", doc="a += imm",
@@ -245,7 +245,7 @@ PISA: list[Instruction] = [
          doc="a = a rotated right by (b mod W)", energy_class="shift", writes=("a",), distinct=AB),
     make("EXCH", "RR", 0x18, forward="_i = addr(R[{b}])\nR[{a}], MEM[_i] = MEM[_i], R[{a}]",
          backward="_i = addr(R[{b}])\nR[{a}], MEM[_i] = MEM[_i], R[{a}]",
-         doc="swap a with MEM[b]", energy_class="mem", cycles=2, writes=("a",), distinct=AB,
+         doc="swap a with MEM[b]", energy_class="mem", writes=("a",), distinct=AB,
          differentiable=True,
          **_on_banks("_i = addr(R[{b}])\nV[{a}], VM[_i] = VM[_i], V[{a}]")),
     _branch("BEQ", "RRO", 0x19, "R[{a}] == R[{b}]", "a == b"),
@@ -286,25 +286,25 @@ EXTENSION: list[Instruction] = [
          notes="With ADDI, loads any constant (the LI pseudo-instruction); a constant: "
                "gradients unchanged."),
     *_accumulate("ADDMUL", "SUBMUL", "RRR", 0x2A, 0x2B, "fmul(R[{b}], R[{c}])", "b * c",
-                 "mul", 4, distinct=ABC, extension=True, derivative=PRODUCT_DERIVATIVE,
+                 "mul", distinct=ABC, extension=True, derivative=PRODUCT_DERIVATIVE,
                  term_overflow=_overflow_of("fmul", "R[{b}], R[{c}]"),
                  notes="Fixed-point product rounded half up: floor(b*c / 2^F + 1/2); an "
                        "overflow event when the product or the sum does not fit."),
     *_accumulate("ADDDIV", "SUBDIV", "RRR", 0x2C, 0x2D, "fdiv(R[{b}], R[{c}])", "b / c",
-                 "div", 36, distinct=ABC, extension=True, derivative=QUOTIENT_DERIVATIVE,
+                 "div", distinct=ABC, extension=True, derivative=QUOTIENT_DERIVATIVE,
                  term_overflow=_overflow_of("fdiv", "R[{b}], R[{c}]"),
                  notes="Faults when c = 0; an overflow event when the quotient or the sum "
                        "does not fit."),
     make("ROT", "RRR", 0x2E, forward=_rotation("rot", "irot", "+"),
          backward=_rotation("irot", "rot", "-"), inverse="IROT",
-         doc="(a, b) = Givens rotation of (a, b) by angle c", energy_class="func", cycles=48,
+         doc="(a, b) = Givens rotation of (a, b) by angle c", energy_class="func",
          writes=("a", "b"), distinct=(("a", "b"), ("a", "c"), ("b", "c")), extension=True,
          differentiable=True, notes="Three lifting shears; exactly undone by IROT; an overflow "
                                     "event when a shear (or the reduction's negation) wraps.",
          **_ROT_RULES),
     make("IROT", "RRR", 0x2F, forward=_rotation("irot", "rot", "+"),
          backward=_rotation("rot", "irot", "-"), inverse="ROT",
-         doc="(a, b) = Givens rotation of (a, b) by angle -c", energy_class="func", cycles=48,
+         doc="(a, b) = Givens rotation of (a, b) by angle -c", energy_class="func",
          writes=("a", "b"), distinct=(("a", "b"), ("a", "c"), ("b", "c")), extension=True,
          differentiable=True, rules_from="ROT",
          notes="Gradient mode runs ROT's rules the other way (IROT forward = ROT backward)."),
@@ -323,13 +323,13 @@ SATURATING_FUNCTIONS = tuple(name for name in UNARY_FUNCTIONS + BINARY_FUNCTIONS
 for _i, _name in enumerate(UNARY_FUNCTIONS):
     EXTENSION += _accumulate(
         f"ADD{_name.upper()}", f"SUB{_name.upper()}", "RR", FUNC_OPCODE, FUNC_OPCODE,
-        f"fn_{_name}(R[{{b}}])", f"{_name}(b)", "func", 40, funct_add=2 * _i,
+        f"fn_{_name}(R[{{b}}])", f"{_name}(b)", "func", funct_add=2 * _i,
         funct_sub=2 * _i + 1, distinct=AB, extension=True,
         derivative=UNARY_DERIVATIVES[_name], term_overflow=_overflow_of(f"fn_{_name}", "R[{b}]"))
 for _i, _name in enumerate(BINARY_FUNCTIONS):
     EXTENSION += _accumulate(
         f"ADD{_name.upper()}", f"SUB{_name.upper()}", "RRR", FUNC2_OPCODE, FUNC2_OPCODE,
-        f"fn_{_name}(R[{{b}}], R[{{c}}])", f"{_name}(b, c)", "func", 48, funct_add=2 * _i,
+        f"fn_{_name}(R[{{b}}], R[{{c}}])", f"{_name}(b, c)", "func", funct_add=2 * _i,
         funct_sub=2 * _i + 1, distinct=ABC, extension=True,
         derivative=BINARY_DERIVATIVES[_name],
         term_overflow=_overflow_of(f"fn_{_name}", "R[{b}], R[{c}]"))

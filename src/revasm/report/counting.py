@@ -2,7 +2,9 @@
 
 ``RunCounter(machine)`` is passed as ``machine.run(direction, trace=counter)``;
 after every executed instruction the machine hands it a ``TraceRecord`` and it
-adds the instruction's counts: steps, table cycles, the instruction, its class,
+adds the instruction's counts: steps, its cycles on the RTL core (``isa/timing``: the
+fixed part, and a unit call whose cycles depend on its operands timed from the registers,
+which the counter follows through the trace), the instruction, its class,
 register-file and memory reads and writes (from the table's templates, see
 ``access.py``), what an irreversible machine and a taping AD tool would do for
 it, and the zero / non-zero changes that give peak occupancy.
@@ -12,6 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from revasm.isa.timing import step_cycles
 from revasm.machine import TraceRecord
 from revasm.sim.engine import Lanes
 from revasm.sim.reference import Program
@@ -28,7 +31,7 @@ class _Profile:
     mnemonic: str
     energy_class: str
     report_class: str
-    cycles: int
+    cycles: int  # the fixed cycles (all of them unless ``timed``)
     register_reads: int
     register_writes: int
     memory_reads: int
@@ -39,6 +42,7 @@ class _Profile:
     adjoint_updates: int
     gradient: tuple[int, int, int, int] = (0, 0, 0, 0)
     adjoint_operations: tuple[tuple[str, int], ...] = ()
+    timed: bool = False  # a unit call's cycles depend on its operands
 
 
 @dataclass
@@ -110,6 +114,10 @@ class RunCounter:
         self._adjoint = mode == "gradient" and direction < 0
         self._profiles: dict[tuple[int, int], _Profile] = {}
         self.occupancy = Occupancy(machine)
+        #: the cycles are the RTL's in the machine's mode (the gradient switch's)
+        self._gradient = bool(getattr(machine, "gradient", False))
+        #: the registers, followed through the trace (a timed unit call reads them)
+        self._registers = list(machine.snapshot(0).registers)
 
     def _profile(self, pc: int, direction: int) -> _Profile:
         cell = self._cells[pc]
@@ -123,7 +131,9 @@ class RunCounter:
         stored = len(writes) + access.memory_writes
         profile = _Profile(
             mnemonic=ins.mnemonic, energy_class=ins.energy_class,
-            report_class=report_class(ins.energy_class), cycles=ins.cycles,
+            report_class=report_class(ins.energy_class),
+            cycles=cell.fixed_cycles(direction, self._gradient),
+            timed=cell.cycles_expression(direction, self._gradient) is not None,
             register_reads=len(reads), register_writes=len(writes),
             memory_reads=access.memory_reads, memory_writes=access.memory_writes,
             # An irreversible machine exchanges words through one temporary.
@@ -146,12 +156,19 @@ class RunCounter:
         key = (record.pc, record.direction)
         profile = self._profiles.get(key) or self._profile(*key)
         counts = self.counts
+        registers = self._registers
+        for register, _old, new in record.registers:
+            registers[register] = new
+        cycles = profile.cycles
+        if profile.timed:  # from registers the step does not write: as they are after it
+            cycles = step_cycles(self.machine.image.words[record.pc], record.direction < 0,
+                                 registers, record.width, gradient=self._gradient)
         counts.steps += 1
-        counts.cycles += profile.cycles
+        counts.cycles += cycles
         counts.by_instruction[profile.mnemonic] += 1
         counts.by_class[profile.report_class] += 1
         counts.by_energy_class[profile.energy_class] += 1
-        counts.cycles_by_energy_class[profile.energy_class] += profile.cycles
+        counts.cycles_by_energy_class[profile.energy_class] += cycles
         counts.register_reads += profile.register_reads
         counts.register_writes += profile.register_writes
         counts.memory_reads += profile.memory_reads

@@ -3,9 +3,9 @@
 Three kinds (docs/energy.md explains each and its assumptions):
 
 * ``per_operation`` — energy per executed instruction by the table's
-  ``energy_class`` (``pJ`` per instruction plus ``pJ_per_cycle`` per table
-  cycle), per register-file access, per data-memory access and per instruction
-  fetch; all scaled by ``(W / reference_width) ** width_exponent``.
+  ``energy_class`` (``pJ`` per instruction plus ``pJ_per_cycle`` per cycle it takes
+  on the RTL core, ``isa/timing``), per register-file access, per data-memory access
+  and per instruction fetch; all scaled by ``(W / reference_width) ** width_exponent``.
 * ``adiabatic`` — a ``per_operation`` base model whose switching energy is
   multiplied by ``min(1, 2·tau/T) + T/leakage_time`` (Athas et al. 1994), plus
   the Landauer cost of what the run erases.
@@ -22,19 +22,9 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from revasm.isa.table import INSTRUCTIONS
-
 BOLTZMANN_J_PER_K = 1.380649e-23  # exact (SI 2019)
 PICOJOULE = 1e-12
 KINDS = ("per_operation", "adiabatic", "landauer")
-
-#: Cycles of one operation of each energy class when an adjoint rule uses it (the
-#: fewest any table entry of that class takes: fmul as in ADDMUL, fn_cos as in ADDSIN).
-CLASS_CYCLES: dict[str, int] = {}
-for _ins in INSTRUCTIONS:
-    CLASS_CYCLES[_ins.energy_class] = min(CLASS_CYCLES.get(_ins.energy_class, _ins.cycles),
-                                          _ins.cycles)
-
 
 class ModelError(ValueError):
     """A model file that cannot be used, with the file and the field in the message."""
@@ -183,9 +173,9 @@ def operation_energy(model: EnergyModel, runs: list[dict], width: int) -> dict:
             if entry is None:
                 unpriced.add(energy_class)
                 continue
-            cycles = count * CLASS_CYCLES.get(energy_class, 1)
-            joules = ((entry["pJ"] * count + entry.get("pJ_per_cycle", 0.0) * cycles)
-                      * _scale(entry, width, reference) * PICOJOULE)
+            # one operation each: their cycles (the gradient unit's micro-program) are the
+            # gradient-mode step's, priced with the instruction's class above
+            joules = entry["pJ"] * count * _scale(entry, width, reference) * PICOJOULE
             by_part["adjoint_operations"] = by_part.get("adjoint_operations", 0.0) + joules
             total += joules
         traffic = run["traffic"]

@@ -6,7 +6,10 @@ three operand registers), EXEC (the ALU evaluates the entry's template; start
 the multiply/divide or function unit; read memory for EXCH), WAIT (until the
 unit is done; check the memory cell; commit: write register A, memory, tape,
 BR/DIR/PC; report on the retire port), WRITEB (second register write of SWAP
-and ROT), NEXT.  Faults stop the core with the PC of the instruction.
+and ROT), NEXT.  Faults stop the core with the PC of the instruction.  The cycles of
+this sequence, unit calls and micro-programs included, are ``isa/timing/schedule.py``'s
+(``STATES``, ``FIRST_COMMIT``): every simulator counts them, and the lockstep
+co-simulation checks the count at every retired instruction.
 
 In gradient mode a step with gradient statements also runs its micro-program
 on the gradient unit (GRAD): backward before the value step (then REGS reads

@@ -11,6 +11,12 @@ is reported with both states.  At the end the halt or fault (kind and PC) must
 match, and the registers and the image's memory words, read back through the
 host interface, must equal the reference machine's.
 
+Cycles too: the reference counts the RTL core's cycles (``isa/timing``), so at every
+retired instruction the RTL's commit edge, counted from the run pulse, plus the cycles
+the schedule puts after a commit (WRITEB, NEXT) must equal the reference's count so
+far, and a run that halts must drop ``busy`` exactly the reference's count of cycles
+after the run pulse.
+
 The host protocol and the comparison are written once, against a :class:`Bus`
 (set and read host ports, clock, wait for the next retired instruction);
 :class:`AmaranthBus` drives Amaranth's simulator, ``rtl/verilator.py`` a
@@ -26,12 +32,12 @@ from amaranth.sim import Simulator
 from revasm.assembler.image import Image
 from revasm.isa.codec import IllegalInstruction, decode
 from revasm.isa.fixed_point import WordFormat
+from revasm.isa.timing import NotTimed, step_timing
 from revasm.isa.vocabulary import vocabulary
 from revasm.machine import MachineFault, TraceRecord
 from revasm.sim.reference import Machine
 from revasm.sim.reference.engine import ReferenceLanes
 
-from . import schedule
 from .core import Core
 from .memory_map import MemoryMap
 from .params import FAULT_NAMES, CoreParams
@@ -62,6 +68,7 @@ class RunResult:
     direction: int
     steps: int
     status: str  # "finished", "fault", "divergence", "unimplemented"
+    #: the RTL's clock cycles from the run pulse to the halt or fault (the core idle)
     cycles: int = 0
     fault_kind: str | None = None
     fault_pc: int | None = None
@@ -72,6 +79,9 @@ class RunResult:
     #: reference's) and the reference's message for the fault
     fault_address: int | None = None
     fault_message: str | None = None
+    #: the reference's count of the run's cycles (``isa/timing``: its completed
+    #: instructions'); equal to ``cycles`` for a finished run, checked at every commit
+    reference_cycles: int = 0
 
     @property
     def ok(self) -> bool:
@@ -482,11 +492,15 @@ class Lockstep:
         steps = 0
 
         first_cycle = bus.cycles
+        # the cycle the core went idle (halt or fault): the run's cycles end there
+        ended: list[int] = []
 
         def stop(status: str, message: str | None = None, kind=None, pc=None) -> RunResult:
             ov = None if status == "divergence" else _signed(bus.get("ov"), w)
-            run = RunResult(direction, steps, status, bus.cycles - first_cycle, kind, pc,
-                            message, ov)
+            # the bus sees the core one cycle late (a retire record, busy low)
+            cycles = (ended[0] if ended else bus.cycles) - first_cycle - 1
+            run = RunResult(direction, steps, status, cycles, kind, pc, message, ov,
+                            reference_cycles=reference.cycles)
             ref_fault = checker.fault
             if status == "fault" and ref_fault is not None:
                 run.fault_message = ref_fault.message
@@ -494,45 +508,38 @@ class Lockstep:
                     run.fault_address = bus.get("fault_addr")
             return run
 
-        # the schedule (rtl/schedule.py): every commit at the edge it says, unit calls timed
-        # from their operands (rtl/unit_timing.py), gradient-mode micro-programs from the
-        # gradient registers before the step (the reference's: the states agreed before
-        # it); the bus sees a commit one cycle later, on the retire port
-        fetch_at = first_cycle + 1 if bus.timed else None
-        # per instruction word and direction: its edges to the commit when they are fixed
-        # (no unit call, value mode; else None: timed from the registers) and after it
-        fixed: dict[tuple[int, bool], tuple[int | None, int]] = {}
+        # The reference's cycle count (isa/timing) after each step must put the step's
+        # commit where the RTL made it: the commit edge (counted from the run pulse; the
+        # bus sees it one cycle later, on the retire port) plus the cycles the schedule
+        # puts after a commit (WRITEB, NEXT).  Those are checked by the next commit, and
+        # the last instruction's by the halt.
+        timed = bus.timed
+        after: dict[tuple[int, bool], int] = {}  # per instruction word and direction
         while True:
             retired = await bus.retired()
             if retired is None:
+                ended.append(bus.cycles)
                 break
-            # one retired instruction
-            if fetch_at is not None:
-                word, backward = retired["insn"], bool(retired["backward_in"])
-                try:
-                    known = fixed.get((word, backward))
-                    if known is None:
-                        timed = grad or schedule.step_shape(word, backward).calls
-                        known = fixed[(word, backward)] = (
-                            None if timed else schedule.FIRST_COMMIT,
-                            schedule.after_commit(word, backward))
-                    commit_at = fetch_at + (known[0] if known[0] is not None else
-                                            schedule.to_commit(
-                                                word, backward, reference.registers, w,
-                                                reference.gradients if grad else None))
-                except schedule.NotScheduled:
-                    fetch_at = None
-                else:
-                    if bus.cycles != commit_at:
-                        return stop("divergence", f"step {steps + 1}, pc {retired['pc']}: the "
-                                    f"RTL reported its commit {bus.cycles - first_cycle} cycles "
-                                    "after the run pulse, the schedule (rtl/schedule.py) says "
-                                    f"{commit_at - first_cycle}")
-                    fetch_at = commit_at + known[1]
             problem = checker.step(retired)
             steps = checker.steps
             if problem:
                 return stop("divergence", problem)
+            if timed:
+                key = (retired["insn"], bool(retired["backward_in"]))
+                tail = after.get(key)
+                if tail is None:
+                    try:
+                        entry, _ = decode(key[0] & 0xFFFFFFFF)
+                        tail = after[key] = step_timing(entry, key[1], grad, w).after_commit
+                    except (IllegalInstruction, NotTimed) as exc:  # pragma: no cover
+                        return stop("divergence", f"step {steps}, pc {retired['pc']}: the "
+                                    f"RTL retired an instruction with no timing: {exc}")
+                commit = bus.cycles - first_cycle - 1
+                if commit + tail != reference.cycles:
+                    return stop("divergence", f"step {steps}, pc {retired['pc']}: the RTL "
+                                f"committed it {commit} cycles after the run pulse, the "
+                                "reference's cycle count (isa/timing) puts the commit at "
+                                f"{reference.cycles - tail}")
         if bus.get("busy"):
             return stop("divergence", f"the RTL is stuck at pc {bus.get('pc')}: no instruction "
                         f"retired for {bus.watchdog} cycles after step {steps}")
@@ -563,6 +570,9 @@ class Lockstep:
         elif fault or not bus.get("halted"):
             return stop("divergence", f"the reference halted, the RTL faulted ({kind} at pc "
                         f"{fault_pc})")
+        elif timed and ended[0] - first_cycle - 1 != reference.cycles:
+            return stop("divergence", f"the RTL halted {ended[0] - first_cycle - 1} cycles "
+                        f"after the run pulse, the reference counts {reference.cycles}")
         # the whole state, read back through the host interface
         if bus.get("ov") != final.overflows & ((1 << w) - 1):
             return stop("divergence", f"after the run OV reads {_signed(bus.get('ov'), w)} on "

@@ -19,7 +19,9 @@ inputs are deduplicated, the result is a constant or the shifter's output),
 which is where the unit's area went (docs/rtl.md, ``rtl/area.py``).  With
 ``arith`` the unit does the multiply/divide unit's ``fmul``/``fdiv`` (``op``
 then indexes MULDIV_OPS), so a core with this unit needs no other
-(docs/decisions.md; cycles per function: docs/rtl.md, ``rtl/unit_timing.py``).
+(docs/decisions.md; cycles per function: docs/rtl.md, ``isa/timing/units.py``, whose
+constants -- ``TWO_CYCLE_STATES``, ``multiplier_steps``, ``divider_steps`` -- size this
+unit's sequencer).
 
 Implemented: ``abs``; ``sqrt`` (digit by digit); ``sin``, ``cos``, ``tan``
 (quadrant reduction with the wide pi/2, circular CORDIC in rotation mode, one
@@ -47,6 +49,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from revasm.isa.elementary import TABLES, Tables, pi_raw
+from revasm.isa.timing.units import TWO_CYCLE_STATES, divider_steps, multiplier_steps
 
 from .params import FAULT_CODE, FAULT_NAMES
 from .semantics import FUNCTION_OPS, MULDIV_OPS
@@ -94,38 +97,11 @@ _RETURNS = ("SC_Q", "SC_R", "SC_CORDIC", "TAN_DIV", "ROT_TURNS", "ROT_REDUCED", 
             "ARITH_MUL", "ARITH_DIV")
 
 
-#: The states that drive the shared shifter.  Its inputs are registers (the multiplexer of
-#: its sources and the barrel would not fit one clock period at 25 MHz), so each of these
-#: states takes two cycles: the first loads the shifter's inputs and nothing else happens
-#: (every other register holds), the second is the state's work on the shifter's output.
-#: CORDIC_Y's input is loaded by CORDIC's second cycle (x does not change in CORDIC), so it
-#: takes one.  ``FunctionUnit.elaborate`` checks this set against the states that shift.
-TWO_CYCLE_STATES: frozenset[str] = frozenset({
-    "BEGIN", "CORDIC", "SQRT_END", "SC_START", "SC_CORDIC", "TAN_N", "TAN_DIV", "SC_DONE",
-    "ATAN", "ATAN_B", "ATAN_X", "ATAN_Y", "ATAN_CORDIC", "ARITH_MUL", "FDIV_D", "ARITH_DIV",
-    "ROT", "ROT_TAN", "ROT_SHEAR", "ROT_NEG_X", "ROT_NEG_Y", "ROT_UNNEG_Y", "ROT_UNNEG_X",
-    "HX_START", "HX_CORDIC", "HX_POST", "TANH_N", "TANH_DIV", "LOG", "LOG_E"})
-
-#: Cycles of one CORDIC iteration: its two shifts go through the shared shifter, CORDIC's
-#: in two cycles, CORDIC_Y's (loaded in CORDIC) in one.
-CORDIC_ITERATION_CYCLES = 3
-
-
-def multiplier_steps(width: int) -> int:
-    """Steps of one product: one bit of the W + 1-bit signed multiplier per cycle."""
-    return width + 1
-
-
 def multiplicand_bits(width: int) -> int:
     """Bits of the multiplicand register: the widest of pi/2 at P + E bits (the
     reduction of sin/cos/tan), ln 2 at P + 8 bits, y ln x's ln x (W + 12 bits), signed."""
     t = TABLES[width]
     return max(t.half_pi_wide.bit_length(), t.ln2_wide.bit_length(), width + 11) + 1
-
-
-def divider_steps(width: int) -> int:
-    """Steps of one quotient, one bit each: every dividend is below 2**(W + F + 4)."""
-    return width + TABLES[width].frac + 4
 
 
 def _repeats(t: Tables) -> tuple[int, ...]:

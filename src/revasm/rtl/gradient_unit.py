@@ -1,4 +1,4 @@
-"""The gradient unit: runs an entry's gradient micro-program (:mod:`revasm.rtl.microcode`).
+"""The gradient unit: runs an entry's gradient micro-program (``isa/timing/microcode.py``).
 
 One shared datapath for every entry: three operands (each a register port of
 R or G addressed by the entry's ``a``, ``b`` or ``c``, the gradient word GM,
@@ -22,9 +22,18 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from revasm.isa.table import INSTRUCTIONS
+from revasm.isa.timing.microcode import (
+    OPS,
+    REGS,
+    MicrocodeError,
+    MicroOp,
+    Operand,
+    Step,
+    step,
+    temporaries,
+)
 
 from .memory_map import MemoryMap
-from .microcode import OPS, REGS, MicroOp, Operand, Step, TemplateError, step, temporaries
 from .params import FAULT_CODE, FAULT_NAMES
 from .regfile import REGISTERS
 from .semantics import FUNCTION_OPS, MULDIV_OPS, UNIT_OF
@@ -52,7 +61,7 @@ class MicroRom:
             for backward in (False, True):
                 try:
                     s = step(index, backward)
-                except TemplateError:
+                except MicrocodeError:
                     s = None  # faults as unimplemented
                 if s is not None and s.ops and ins.kind != "data":
                     s = None  # the core commits BR/DIR of a data entry after the program

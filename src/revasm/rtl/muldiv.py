@@ -18,20 +18,10 @@ from amaranth.hdl import Module, Mux, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from .semantics import MULDIV_OPS
+from revasm.isa.timing.units import MULDIV_OPS, product_steps, quotient_steps
 
 OP_MUL = MULDIV_OPS.index("fmul")
 OP_DIV = MULDIV_OPS.index("fdiv")
-
-
-def product_steps(width: int) -> int:
-    """Steps of one product: one multiplier bit per cycle."""
-    return width
-
-
-def quotient_steps(width: int) -> int:
-    """Steps of one quotient, one bit each: the dividend ``2|x| 2^F + |y|`` has W + F + 2."""
-    return width + width // 2 + 2
 
 
 class MulDiv(wiring.Component):

@@ -13,7 +13,7 @@ computed here: the evaluation records each call and its operands, in order,
 and reads that call's result port.  With a shared shifter or adder in
 :class:`Inputs`, the first shift/rotate and the first word sum or difference
 of a template become requests for them too (:mod:`revasm.rtl.alu` then needs
-one of each).  Gradient statements are compiled by :mod:`revasm.rtl.microcode`.
+one of each).  Gradient statements are compiled by ``isa/timing/microcode.py``.
 The overflow counter's update (``OV[0] = (OV[0] +- overflow(event)) & M``) becomes
 ``Effects.ov_event`` (the event, one bit) and ``Effects.ov_down`` (backward's ``-``):
 it is evaluated after the template's other statements, over the state it saw, so the

@@ -9,7 +9,7 @@ and each result, overflow bit and fault is compared with the table's: the tabula
 oracle (``unit_proofs.oracle_table``, the vocabulary's own Python) or, for rot/irot,
 the angle's plan tabulated by ``isa/rotation.rotation_plan`` with the shears of
 ``unit_proofs.rotation_oracle`` (vectorised here by numpy, the same code).  Every
-operation must also take exactly the cycles of the unit's model (``rtl/unit_timing.py``)
+operation must also take exactly the cycles of the unit's model (``isa/timing/units.py``)
 -- so its bound, which the solver's proofs use, is checked too.  A run over every
 input of a finite, deterministic circuit started idle is a proof at that width; the
 table in docs/rtl.md says which rows were proved this way.
@@ -139,7 +139,7 @@ def expected(port: UnitPort, name: str, width: int):
     """The table's answer on every input, in packed order, as chunks ``(start, answer)``:
     ``answer`` maps r0, r1, overflow, fault and cycles (the unit's model) to arrays for
     the inputs from ``start`` (rot/irot: one chunk per angle)."""
-    from .unit_timing import call_cycles
+    from revasm.isa.timing.units import call_cycles
     function_unit = port.name != "muldiv"
     if name in ("rot", "irot"):
         plans = rotation_plans(width)

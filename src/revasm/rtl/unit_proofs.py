@@ -54,7 +54,7 @@ def _muldiv_build(width: int) -> Elaboratable:
 
 
 def _muldiv_cycles(width: int, name: str) -> int:
-    from .muldiv import product_steps, quotient_steps
+    from revasm.isa.timing.units import product_steps, quotient_steps
     return (product_steps(width) if name == "fmul" else quotient_steps(width)) + 2
 
 
@@ -72,9 +72,9 @@ def _function_unit_start(unit, name: str) -> list:
 @cache
 def _function_unit_cycles(width: int, name: str) -> int:
     """The most cycles one operation takes at width W: the unit's cycle model
-    (``rtl/unit_timing.py``) maximised over every operand (rot/irot: every angle, on which
+    (``isa/timing/units.py``) maximised over every operand (rot/irot: every angle, on which
     alone their cycles depend).  The proof checks the bound: ``done`` must rise within it."""
-    from .unit_timing import function_unit_cycles
+    from revasm.isa.timing.units import function_unit_cycles
     words = range(1 << width)
     if name in ("rot", "irot"):
         return max(function_unit_cycles(name, 0, 0, z, width) for z in words)

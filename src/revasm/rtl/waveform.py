@@ -1,6 +1,6 @@
 """The core's waveforms from a reference run (``revasm run --vcd``), without the RTL.
 
-The reference's trace, timed by the core's schedule (``rtl/schedule.py``) under the host
+The reference's trace, timed by the core's schedule (``isa/timing``) under the host
 protocol of ``revasm rtl sim`` (the default core: ``CoreParams()`` at the program's width),
 written as the architectural signals of the VCD that ``revasm rtl sim --vcd`` writes, with
 the same names, scopes, timescale and clock: ``bench.top``'s ``clk``, ``host__busy``,
@@ -22,19 +22,19 @@ from vcd import VCDWriter
 
 from revasm.assembler.image import Image
 from revasm.isa.codec import decode
+from revasm.isa.timing import (
+    FIRST_COMMIT,
+    NotTimed,
+    call_cycles,
+    step_cycles,
+    step_shape,
+    step_timing,
+    traced_calls,
+    word_entry,
+)
 from revasm.machine import FAULT_KINDS, MachineFault, TraceRecord
 
 from .params import FAULT_CODE, FAULT_NAMES, CoreParams
-from .schedule import (
-    FIRST_COMMIT,
-    NotScheduled,
-    after_commit,
-    load_edges,
-    step_shape,
-    to_commit,
-    unit_calls,
-)
-from .unit_timing import call_cycles
 
 #: Amaranth's simulator as the co-simulation runs it: ``add_clock(1e-6)``, times in fs,
 #: rising edges half a period in.
@@ -43,6 +43,17 @@ PERIOD = 10**9
 
 class WaveformError(Exception):
     """A run whose waveforms cannot be timed exactly like the RTL's."""
+
+
+def load_edges(params: CoreParams) -> int:
+    """How many clock edges the host's load takes before the run pulse (``rtl/cosim.py``,
+    ``Lockstep._load``): every memory cell, registers 1..31 and OV, one write each,
+    after clearing GM (every cell) and G (32 registers) when the core has the gradient
+    bank."""
+    edges = params.memory_words + 31 + 1
+    if params.gradient:
+        edges += params.memory_words + 32
+    return edges
 
 
 def edge_time(edge: int) -> int:
@@ -85,13 +96,15 @@ def write_vcd(out: TextIO, image: Image, records: list[TraceRecord],
     for number, record in enumerate(records):
         word = image.words[record.pc] & 0xFFFFFFFF
         backward = record.direction < 0
-        shape = step_shape(word, backward)
         try:
-            commit = fetch + to_commit(word, backward, values, w)
-        except NotScheduled as exc:
+            entry, _operands = word_entry(word)
+            after_commit = step_timing(entry, backward, False, w).after_commit
+            commit = fetch + step_cycles(word, backward, values, w) - after_commit
+        except NotTimed as exc:
             where = f"line {record.location.line}" if record.location else f"pc {record.pc}"
             raise WaveformError(f"{record.text} at {where}: {exc}; its RTL timing is not "
                                 "modelled (revasm rtl sim --vcd writes the RTL's own)") from None
+        shape = step_shape(entry, backward)
         ov = (ov + _overflow_count(record, image, values, w)) & mask
         if record.br is not None:
             br = record.br[1]
@@ -124,7 +137,7 @@ def write_vcd(out: TextIO, image: Image, records: list[TraceRecord],
             events[commit] += _fault_events(fault, record.pc)  # found as it commits
         if last and (fault is None or fault.kind == "uncaught-jump"):
             events[commit + 1 + int(shape.wb_en)].append(("host__busy", 0))  # NEXT
-        fetch = commit + after_commit(word, backward)
+        fetch = commit + after_commit
         now_backward = after < 0
     if fault is not None and fault.kind != "uncaught-jump":
         pc = int(fault.pc if fault.pc is not None else start)
@@ -157,8 +170,10 @@ def _edges_to_fault(kind: str, pc: int, image: Image, registers: list[int], back
     if kind in ("memory-address", "tape-empty"):
         return FIRST_COMMIT
     word = image.words[pc] & 0xFFFFFFFF  # divide-by-zero, domain-error: a unit's fault
+    entry, operands = word_entry(word)
+    template = (entry.backward if backward else entry.forward).format(**operands)
     return FIRST_COMMIT - 1 + sum(call_cycles(name, args, params.width) for name, args
-                                  in unit_calls(word, backward, registers, params.width))
+                                  in traced_calls(template, params.width, R=list(registers)))
 
 
 def _write(out: TextIO, params: CoreParams, events: dict[int, list[tuple[str, int]]],

@@ -97,7 +97,8 @@ class Lanes(Protocol):
 
     @property
     def cycles(self) -> Any:
-        """Cycles (the table's cost model) each lane spent in its current run."""
+        """Clock cycles the RTL core takes for each lane's current run (``isa/timing``:
+        every engine counts them exactly, unit calls timed from their operands)."""
 
     @property
     def halted(self) -> Any:

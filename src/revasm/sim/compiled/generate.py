@@ -175,6 +175,14 @@ class _Kernel:
         self.out(indent, f"# pc {cell.pc}: {cell.text}")
         for line in lines:
             self.out(indent, line)
+        timed = cell.cycles_expression(direction, self.gradient)
+        if timed is not None:  # its unit calls' cycles, from registers it did not write
+            for line in self.translator.cycles(timed):
+                self.out(indent, line)
+
+    def cycles(self, cell: Decoded, direction: int) -> int:
+        """The instruction's fixed cycles (``isa/timing``) in the kernel's mode."""
+        return cell.fixed_cycles(direction, self.gradient)
 
     def next_pc(self, indent: int, pc: int) -> None:
         """Move on from the instruction at ``pc`` by the next-PC rule and dispatch again."""
@@ -235,14 +243,14 @@ class _Kernel:
             if index == 0 and cell.kind != "data":
                 self.out(body, "br_in = br")
                 self.instruction(cell, direction, body, self.site(pc, 0, 0))
-                jump = self.leave(F_JUMP, "br_in", self.site(pc, 1, cell.cycles),
+                jump = self.leave(F_JUMP, "br_in", self.site(pc, 1, self.cycles(cell, direction)),
                                   aux2=f"I({direction})")
                 if cell.kind == "rbra":
                     self.out(body, "if br_in != 0 and br != 0:")
                     for line in jump:
                         self.out(body + 1, line)
                     self.out(body, "steps += 1")
-                    self.out(body, f"cycles += {cell.cycles}")
+                    self.out(body, f"cycles += {self.cycles(cell, direction)}")
                     self.next_pc(body, pc)
                     return
                 self.out(body, "if br != 0:")
@@ -250,12 +258,12 @@ class _Kernel:
                 for line in jump:
                     self.out(body + 2, line)
                 self.out(body + 1, "steps += 1")
-                self.out(body + 1, f"cycles += {cell.cycles}")
+                self.out(body + 1, f"cycles += {self.cycles(cell, direction)}")
                 self.next_pc(body + 1, pc)
             else:
                 self.instruction(cell, direction, body, self.site(pc, done, spent))
             done += 1
-            spent += cell.cycles
+            spent += self.cycles(cell, direction)
         self.out(body, f"steps += {done}")
         self.out(body, f"cycles += {spent}")
         if after is None:
@@ -504,6 +512,7 @@ class _Kernel:
             dense.append(-1 if flag else count)
             count += 0 if flag else 1
         sites = sorted(self.sites, key=self.sites.get) or [(0, 0, 0)]
+        single_cycles = [cell.fixed_cycles(1, self.gradient) for cell in cells]
 
         def array(values: list, dtype: str) -> str:
             return f"np.array({[int(v) for v in values]!r}, dtype=np.{dtype})"
@@ -515,7 +524,8 @@ class _Kernel:
             f"CODE_LENGTH = {len(code)}",
             f"CODE = {array(code, 'bool_')}",
             f"ILLEGAL = {array([c.illegal is not None for c in cells] or [0], 'bool_')}",
-            f"CYCLES_OF = {array([c.cycles for c in cells] or [0], 'int64')}",
+            # START and FINISH (the single step): the same both ways, no unit call
+            f"CYCLES_OF = {array(single_cycles or [0], 'int64')}",
             f"STARTS = {array([c.kind == 'start' for c in cells] or [0], 'bool_')}",
             f"FINISHES = {array([c.kind == 'finish' for c in cells] or [0], 'bool_')}",
             f"DENSE_LENGTH = {len(dense)}",
@@ -541,6 +551,7 @@ MODULE_PRELUDE = (
     "from numba import njit, prange",
     "from revasm.sim.compiled.vocab import *  # noqa: F401,F403 - the vocabulary",
     "from revasm.sim.compiled.overflow import *  # noqa: F401,F403 - its ovf_* names",
+    "from revasm.sim.compiled.timing import *  # noqa: F401,F403 - the unit timers",
     "from revasm.sim.compiled.pipeline import KernelCompiler",
     "",
     "U = np.uint64",

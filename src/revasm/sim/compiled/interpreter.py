@@ -29,6 +29,7 @@ from revasm.assembler.image import Image
 from revasm.isa.adjoint import mode_template
 from revasm.isa.fixed_point import WordFormat
 from revasm.isa.table import INSTRUCTIONS
+from revasm.isa.timing import step_timing
 from revasm.machine.next_pc import halts_source, next_pc_source
 from revasm.sim.reference.machine import Program
 
@@ -48,9 +49,11 @@ from .generate import (
 from .translate import F_ILLEGAL, F_JUMP, F_STEPS, Translator, Value
 
 #: Rows of ``PROG[field, pc]``: the cell's table entry (its index in ``INSTRUCTIONS``),
-#: its operands, its cycles and flags.
-OP, A, B, C, AMT, K, OFF, CYC, FLAGS = range(9)
-PROGRAM_FIELDS = 9
+#: its operands, its flags and its fixed cycles (``isa/timing``) forward and backward, in
+#: value and in gradient mode (a unit call whose cycles depend on its operands adds
+#: them in the entry's case, ``timing.py``).
+OP, A, B, C, AMT, K, OFF, FLAGS, CYC, CYC_BACK, GCYC, GCYC_BACK = range(12)
+PROGRAM_FIELDS = 12
 #: ``PROG[FLAGS, pc]`` bits.
 ILLEGAL_FLAG, START_FLAG, FINISH_FLAG = 1, 2, 4
 #: What the host passes after :data:`~.generate.KERNEL_ARGS`.
@@ -78,7 +81,9 @@ def program_arrays(image: Image) -> tuple[Any, ...]:
         for name, row in _OPERAND_ROWS.items():
             prog[row, pc] = cell.operands.get(name, 0)
         imm[pc] = cell.values.get("imm", 0) & mask
-        prog[CYC, pc] = cell.cycles
+        for row, direction, gradient in ((CYC, 1, False), (CYC_BACK, -1, False),
+                                         (GCYC, 1, True), (GCYC_BACK, -1, True)):
+            prog[row, pc] = cell.fixed_cycles(direction, gradient)
         prog[FLAGS, pc] = (START_FLAG if cell.kind == "start" else 0) | \
             (FINISH_FLAG if cell.kind == "finish" else 0)
     code = numpy.array([bool(flag) for flag in image.is_code] or [False], dtype=numpy.bool_)
@@ -145,6 +150,11 @@ class _Source:
             else:  # the one entry left
                 self.out(indent, f"# {mnemonic}")
                 inner = indent
+            timing = step_timing(INSTRUCTIONS[number], direction < 0, self.gradient,
+                                 self.width)
+            if timing.timed:  # its unit calls' cycles, from registers it did not write
+                lines = lines + self.translator.cycles(timing.expression(
+                    {name: value.code for name, value in _OPERANDS.items()}))
             for line in lines or ["pass"]:
                 self.out(inner, line)
 
@@ -199,7 +209,8 @@ class _Source:
         out(body, "else:")
         self.cases(-1, body + 1)
         out(body, "steps += 1")
-        out(body, f"cycles += PROG[{CYC}, pc]")
+        forward, backward = (GCYC, GCYC_BACK) if self.gradient else (CYC, CYC_BACK)
+        out(body, f"cycles += PROG[{forward}, pc] if dir_in > 0 else PROG[{backward}, pc]")
         out(body, "if br_in != 0 and br != 0:  # a landing that does not catch its jump")
         out(body + 1, f"fcode = I({F_JUMP})")
         out(body + 1, "faux = br_in")

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from revasm.isa.primitives import BY_NAME, FAULT_LIST, PAIRS, Fault
+from revasm.isa.timing import TIMER_PREFIX
 
 MASK64 = (1 << 64) - 1
 
@@ -115,6 +116,16 @@ class Translator:
         self.indent = ""
         for node in ast.parse(text).body:
             self._statement(node)
+        return self.lines
+
+    def cycles(self, text: str) -> list[str]:
+        """The kernel lines that add a step's operand-dependent cycles to the local
+        ``cycles``: ``text`` is ``isa/timing``'s expression (calls of the unit timers,
+        ``sim/compiled/timing.py``, over registers the step does not write)."""
+        self.exit = self.room = _cannot_leave  # a timing expression cannot fault
+        self.locals, self.memo, self.lines, self.indent = {}, {}, [], ""
+        value = self._expr(ast.parse(text, mode="eval").body)
+        self.emit(f"cycles += {self.integer(value)}")
         return self.lines
 
     # --- helpers --------------------------------------------------------------------
@@ -431,6 +442,8 @@ class Translator:
             self.emit(f"if strict and {flag} != U(0):")
             self._fault(F_OVERFLOW, "I(0)")
             return Value(flag, "w")
+        if name.startswith(TIMER_PREFIX):  # a unit timer (its cycles: an int64)
+            return Value(self.call_code(name, [self.word(a) for a in args]), "i")
         row = BY_NAME.get(name)
         if row is None:
             raise TranslationError(f"unknown vocabulary name {name}")
@@ -557,6 +570,10 @@ _BINARY = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.BitAnd: "&", ast.BitOr
            ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>"}
 _COMPARE = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">",
             ast.GtE: ">="}
+
+
+def _cannot_leave(code: int, aux: str) -> list[str]:
+    raise TranslationError("a timing expression has nothing that can fault or pause")
 
 
 def kernel_function(name: str) -> Any | None:

@@ -22,7 +22,11 @@ block of PendVM's fib loop, entered at its bottom branch (pc 10)::
         if R[3] != R[0]: BR = BR - 6  # pc 4: the block's last instruction
         return (4 - (BR or 1), BR, DIR, 7, 7)
 
-Each block function returns ``(next pc, BR, DIR, instructions executed, cycles)``.  Data
+Each block function returns ``(next pc, BR, DIR, instructions executed, cycles)``, where
+the cycles are the instructions' fixed cycles on the RTL core (``isa/timing``); an
+instruction with a unit call whose cycles depend on its operands (tan, exp, a rotation,
+...) adds those after its statement, ``CYCLES[0] += cycles_fn_tan(R[2])``, from registers
+the step does not write, so a block with none of them pays nothing for its timing.  Data
 instructions never touch BR or DIR, so inside a block BR = 0 and DIR is the
 block's direction; a block whose first instruction is data declines
 (returns ``None``) when entered with BR != 0, leaving that landing, which can
@@ -50,6 +54,9 @@ MAX_BLOCK = 128
 
 #: Names every block may use besides the vocabulary.
 PARAMETERS = ("R", "MEM", "BR", "DIR")
+
+#: The list whose word accumulates the operand-dependent cycles of the blocks' unit calls.
+DYNAMIC_CYCLES = "CYCLES"
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 
@@ -96,6 +103,13 @@ class _Writer:
                   indent: str = "    ") -> None:
         for text in decoded.statement(direction, self.gradient, self.tangent).split("\n"):
             self.line(f"{indent}{text}  # pc {decoded.pc}", place)
+        timed = decoded.cycles_expression(direction, self.gradient)
+        if timed is not None:
+            self.line(f"{indent}{DYNAMIC_CYCLES}[0] += {timed}  # pc {decoded.pc}: cycles",
+                      place)
+
+    def cycles(self, decoded: Decoded, direction: int) -> int:
+        return decoded.fixed_cycles(direction, self.gradient)
 
 
 def _next_pc_expression(pc: int, direction: int | None) -> str:
@@ -118,7 +132,7 @@ def _generate_block(cells: list[Decoded], start: int, direction: int, writer: _W
         place = BlockPlace(start, 0, 0)
         writer.line("    _br = BR", place)
         writer.statement(first, direction, place)
-        count, cycles = 1, first.cycles
+        count, cycles = 1, writer.cycles(first, direction)
         if first.kind == "rbra":
             # RBRA always turns the machine around: the block ends here.
             writer.line("    if BR and _br: raise ComeFromViolation"
@@ -148,13 +162,13 @@ def _generate_block(cells: list[Decoded], start: int, direction: int, writer: _W
                 break
             writer.statement(cell, direction, place)
             count += 1
-            cycles += cell.cycles
+            cycles += writer.cycles(cell, direction)
             pc += direction
             continue
         if cell.in_blocks:  # the control instruction that ends the block
             writer.statement(cell, direction, place)
             count += 1
-            cycles += cell.cycles
+            cycles += writer.cycles(cell, direction)
             if cell.kind == "rbra":
                 writer.line(f"    return ({_next_pc_expression(pc, None)}, BR, DIR, {count}, "
                             f"{cycles})", place)

@@ -8,6 +8,8 @@ An instruction executed while the BR carried from the previous step is
 non-zero was reached by a jump, and must leave BR = 0 (the come-from rule);
 otherwise the machine faults *after* executing it, its effects kept.  A run
 halts after FINISH executes with DIR = +1 or START executes with DIR = -1.
+``cycles`` counts the RTL core's clock cycles of the run exactly (``isa/timing``): each
+completed instruction's, its unit calls timed from their operands.
 START and FINISH are the exception: a jump may land on them (PendVM's programs jump onto
 FINISH); they keep BR, so such a run halts with BR = the jump's offset and the backward
 run, which starts from that state, steps from FINISH straight back to the jump.
@@ -21,6 +23,7 @@ from revasm.assembler.image import Image, SourceLocation
 from revasm.isa.adjoint import BANKS
 from revasm.isa.elementary import DivideByZero
 from revasm.isa.fixed_point import WordFormat
+from revasm.isa.timing import timer_names
 from revasm.isa.vocabulary import vocabulary
 from revasm.machine.fault_messages import (
     illegal_message,
@@ -35,7 +38,7 @@ from revasm.machine.snapshot import Snapshot
 from revasm.machine.trace import TraceRecord
 from revasm.sim.switches import ModeSwitches
 
-from .blocks import BlockPlace, CompiledBlocks, compile_blocks
+from .blocks import DYNAMIC_CYCLES, BlockPlace, CompiledBlocks, compile_blocks
 from .predecode import Decoded, decode_image
 
 REGISTER_COUNT = 32
@@ -113,7 +116,8 @@ class Machine(ModeSwitches):
     ``br`` (signed; Frank's convention, see ``isa/table.py``), ``direction``
     (+1/-1), ``pc``, ``emitted`` (the EMIT tape), ``output`` (every word SHOW
     or EMIT displayed, in order, either direction), ``steps`` and ``cycles``
-    of the current run, and ``halted``.
+    of the current run (``cycles``: the RTL core's clock cycles of the instructions
+    completed, ``isa/timing``), and ``halted``.
 
     Gradient mode (docs/gradient.md): ``gradient=True`` switches
     on the gradient banks ``gradients`` / ``memory_gradients`` (``G``/``GM``
@@ -163,6 +167,8 @@ class Machine(ModeSwitches):
         self.halted = False
         self._code_cells = bytes(bool(flag) for flag in image.is_code)
         self._touched: list[tuple[int, int]] = []
+        #: the operand-dependent cycles the generated blocks add up (``blocks.py``)
+        self._dynamic_cycles: list[int] = [0]
         self._namespace = self._make_namespace(recording=False)
         self._step_namespace = self._make_namespace(recording=True)
         self._functions: dict[tuple, dict[int, Callable]] = {}
@@ -282,6 +288,8 @@ class Machine(ModeSwitches):
             return flag
 
         namespace = dict(vocabulary(self.fmt))
+        namespace.update(timer_names(self.width))
+        namespace[DYNAMIC_CYCLES] = self._dynamic_cycles
         namespace.update(addr=addr, show=show, emit=emit, unemit=unemit, overflow=overflow,
                          OV=self.overflow_counter, ComeFromViolation=ComeFromViolation)
         return namespace
@@ -343,6 +351,7 @@ class Machine(ModeSwitches):
         self.direction = direction
         self.steps = 0
         self.cycles = 0
+        self._dynamic_cycles[0] = 0
         self.halted = False
 
     def resume(self, *, trace: TraceCallback | None = None) -> None:
@@ -411,7 +420,9 @@ class Machine(ModeSwitches):
         br = namespace["BR"]
         direction = namespace["DIR"]
         self.steps += 1
-        self.cycles += cell.cycles
+        fixed, timed = cell.cycles(dir_in, self._gradient)
+        # the timed calls read registers the step does not write: the same after it
+        self.cycles += fixed if timed is None else fixed + eval(timed, namespace)
         self.br = br
         self.direction = direction
         if recording:
@@ -462,6 +473,7 @@ class Machine(ModeSwitches):
         MEM = self.memory
         pc, BR, DIR = self.pc, self.br, self.direction
         steps, cycles = self.steps, self.cycles
+        dynamic = self._dynamic_cycles
         if self.max_steps is None:
             limit = float("inf")
         else:
@@ -479,20 +491,27 @@ class Machine(ModeSwitches):
                 steps += executed
                 cycles += spent
         except ComeFromViolation as violation:
+            # a block's first instruction, a control one (no operand-dependent cycles)
             landing = self.program.cells[pc]
             self.pc, self.br, self.direction = pc, violation.br, violation.direction
-            self.steps, self.cycles = steps + 1, cycles + landing.cycles
+            self.steps = steps + 1
+            self.cycles = cycles + landing.fixed_cycles(DIR, self._gradient) + dynamic[0]
+            dynamic[0] = 0
             raise self._uncaught_jump(pc, BR, DIR) from None
         except (Trap, ArithmeticError) as exc:
             compiled = self._compiled(DIR)
             place = _place_in_block(exc, compiled)
             if place is None:
+                dynamic[0] = 0
                 raise
             self.pc, self.br, self.direction = place.pc, 0, DIR
-            self.steps, self.cycles = steps + place.index, cycles + place.cycles_before
+            self.steps = steps + place.index
+            self.cycles = cycles + place.cycles_before + dynamic[0]
+            dynamic[0] = 0
             raise self._execution_fault(exc, self.program.cells[place.pc]) from None
         self.pc, self.br, self.direction = pc, BR, DIR
-        self.steps, self.cycles = steps, cycles
+        self.steps, self.cycles = steps, cycles + dynamic[0]
+        dynamic[0] = 0
 
     # --- faults ----------------------------------------------------------------------
 

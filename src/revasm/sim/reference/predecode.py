@@ -3,8 +3,10 @@
 For each address the simulator needs the table entry, its operand values, the
 entry's ``forward`` and ``backward`` templates with the operands substituted
 (``{a}`` -> register number, ``{imm}`` -> the immediate as a W-bit word,
-``{amt}``, ``{k}``, ``{off}``), and, when the cell cannot execute, why not.
-Nothing here knows a mnemonic: all behaviour comes from ``isa/table.py``.
+``{amt}``, ``{k}``, ``{off}``), its cycles (``isa/timing``: a fixed part, and the unit
+calls whose cycles depend on their operands as an expression over the registers), and,
+when the cell cannot execute, why not.  Nothing here knows a mnemonic: all behaviour
+comes from ``isa/table.py``.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from revasm.isa.adjoint import mode_template
 from revasm.isa.codec import IllegalInstruction, decode, encode
 from revasm.isa.fixed_point import WordFormat
 from revasm.isa.instruction import Instruction
+from revasm.isa.timing import StepTiming, step_timing
 
 try:  # the disassembler is optional for the simulator (it only names instructions)
     from revasm.assembler.disassemble import disassemble_word
@@ -39,15 +42,50 @@ class Decoded:
     text: str
     illegal: str | None = None
     values: dict[str, int] = field(default_factory=dict, repr=False)
+    width: int = 32
     _code: dict[tuple, CodeType] = field(default_factory=dict, repr=False)
+    _cycles: dict[tuple, tuple[int, CodeType | None]] = field(default_factory=dict, repr=False)
 
     @property
     def kind(self) -> str:
         return self.instruction.kind if self.instruction else "illegal"
 
-    @property
-    def cycles(self) -> int:
-        return self.instruction.cycles if self.instruction else 0
+    def timing(self, direction: int, gradient: bool = False) -> StepTiming | None:
+        """The instruction's cycles on the RTL core (``isa/timing``) in one direction, in
+        gradient mode or not (the tangent banks have no hardware: they add none);
+        ``None`` for a cell that cannot execute."""
+        if self.instruction is None:
+            return None
+        return step_timing(self.instruction, direction < 0, gradient, self.width)
+
+    def fixed_cycles(self, direction: int, gradient: bool = False) -> int:
+        """The cycles of this step that every operand gives (all of them unless
+        :meth:`cycles_expression` is not ``None``)."""
+        timing = self.timing(direction, gradient)
+        return timing.fixed if timing is not None else 0
+
+    def cycles_expression(self, direction: int, gradient: bool = False) -> str | None:
+        """The cycles of the unit calls whose time depends on their operands, as an
+        expression over ``R`` that reads only registers the step does not write (so it is
+        evaluated after the step), calling ``isa/timing``'s ``timer_names``; ``None``
+        when there is no such call."""
+        timing = self.timing(direction, gradient)
+        if timing is None or not timing.timed:
+            return None
+        return timing.expression(self.operands)
+
+    def cycles(self, direction: int, gradient: bool = False) -> tuple[int, CodeType | None]:
+        """:meth:`fixed_cycles` and :meth:`cycles_expression` compiled for ``eval`` (or
+        ``None``), for the single-step path."""
+        key = (direction, gradient)
+        cycles = self._cycles.get(key)
+        if cycles is None:
+            expression = self.cycles_expression(direction, gradient)
+            cycles = self._cycles[key] = (
+                self.fixed_cycles(direction, gradient),
+                None if expression is None else compile(expression, "<revasm cycles>",
+                                                        "eval"))
+        return cycles
 
     @property
     def is_data(self) -> bool:
@@ -153,7 +191,8 @@ def decode_cell(image: Image, pc: int, fmt: WordFormat,
     problem = _problem(ins, operands)
     return Decoded(pc, ins, operands, ins.forward.format(**values),
                    ins.backward.format(**values), text,
-                   illegal=f"{text} is illegal: {problem}" if problem else None, values=values)
+                   illegal=f"{text} is illegal: {problem}" if problem else None, values=values,
+                   width=fmt.width)
 
 
 def decode_image(image: Image) -> list[Decoded]:

@@ -11,6 +11,7 @@ one instruction at a time.  A mixin of
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -37,25 +38,38 @@ class FusedBlocks:
     """Fused blocks: built once per (PC, DIR, mode), run over tiles, guarded."""
 
     def _fused_block(self, pc: int, direction: int) -> Any:
-        """(function, length, cycles before each template and after all) of the fused
-        straight-line run starting at ``pc``, or None: consecutive data cells whose
-        templates touch registers, and memory only through exchanges
-        (``templates.fusable``)."""
+        """(function, length, fixed cycles before each template and after all, timed
+        steps) of the fused straight-line run starting at ``pc``, or None: consecutive
+        data cells whose templates touch registers, and memory only through exchanges
+        (``templates.fusable``).  A timed step (a unit call whose cycles depend on its
+        operands) is ``(its index, its timing code)``: its cycles are counted after the
+        block, from registers no later step of the block writes (the run ends before one
+        that would)."""
         key = (pc, direction, self._gradient, self._tangent)
         if key in self._fused:
             return self._fused[key]
-        statements, cycles, at = [], [0], pc
+        statements, cycles, timed, at = [], [0], [], pc
+        timing_reads: set[int] = set()  # registers the timed steps so far read
         while 0 <= at < len(self.cells) and self.cells[at].is_data:
-            text = self.cells[at].statement(direction, self._gradient, self._tangent)
+            cell = self.cells[at]
+            text = cell.statement(direction, self._gradient, self._tangent)
             if not fusable(text, FUSED_BANKS):
                 break
+            written = {cell.operands[name] for name in cell.instruction.writes}
+            if written & timing_reads:
+                break
+            fixed, code = cell.cycles(direction, self._gradient)
+            if code is not None:
+                expression = cell.cycles_expression(direction, self._gradient) or ""
+                timing_reads |= {int(n) for n in re.findall(r"\bR\[(\d+)\]", expression)}
+                timed.append((len(statements), code))
             statements.append(text)
-            cycles.append(cycles[-1] + self.cells[at].cycles)
+            cycles.append(cycles[-1] + fixed)
             at += direction
         block = None
         if len(statements) >= MIN_FUSED:
             exec(fused_code(tuple(statements), FUSED_BANKS), self._namespace)
-            block = (self._namespace.pop("_block"), len(statements), cycles)
+            block = (self._namespace.pop("_block"), len(statements), cycles, timed)
         self._fused[key] = block
         return block
 

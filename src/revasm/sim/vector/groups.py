@@ -8,7 +8,10 @@ committing each instruction's writes for the lanes that did not fault (a step's
 template checks every fault before its first write, ``isa/step_order.py``, so a lane
 that faults keeps nothing of the instruction).  A control instruction ends
 the group's round: ``_control`` sets BR, DIR, halts, checks the come-from rule
-and moves the PC.  A mixin of
+and moves the PC.  Cycles are the RTL core's (``isa/timing``): each instruction's fixed
+cycles, and for a unit call whose cycles depend on its operands, its cycles per lane from
+the registers the step does not write (``timing.py``), added once the step is committed
+(a fused block adds them after the block, ``fused.py``).  A mixin of
 :class:`~revasm.sim.vector.machine.VectorMachine` (``machine.py``).
 """
 from __future__ import annotations
@@ -22,6 +25,22 @@ from revasm.sim.reference.predecode import Decoded
 from .banks import BANKS, Group
 from .lane_status import HALTED
 from .templates import compile_template
+from .timing import lane_timer_names
+
+
+class LaneRows:
+    """``R`` for a timing expression: register ``i``'s words of the group's lanes (rows
+    as stored, without recording reads)."""
+
+    __slots__ = ("rows", "lanes")
+
+    def __init__(self, rows: list, lanes: Any) -> None:
+        self.rows = rows
+        self.lanes = lanes
+
+    def __getitem__(self, register: int) -> Any:
+        row = self.rows[register]
+        return row if self.lanes is None else row[self.lanes]
 
 
 class GroupRunner:
@@ -34,6 +53,16 @@ class GroupRunner:
             exec(compile_template(text, BANKS), self._namespace)  # table text
             function = self._functions[text] = self._namespace.pop("_cell")
         return function
+
+    def _lane_cycles(self, code: Any, lanes: Any) -> Any:
+        """The operand-dependent cycles of a step (``Decoded.cycles``' code) per lane of
+        ``lanes`` (``None``: every lane), over the registers as they are now."""
+        namespace = self._timing_namespace
+        if namespace is None:
+            namespace = self._timing_namespace = {
+                **self._namespace, **lane_timer_names(self.width, self.xp)}
+        self._ctx.reset(self.lanes if lanes is None else len(lanes))
+        return eval(code, namespace, {"R": LaneRows(self._rows, lanes)})
 
     def _run_group(self, lanes: Any, pc: int, direction: int) -> None:
         """Run the lanes at (pc, direction) through one instruction and the data run after it."""
@@ -56,8 +85,14 @@ class GroupRunner:
             if full and type(BR) is int and cells[pc].is_data:  # no lane landed by a jump
                 block = self._fused_block(pc, direction)
                 if block is not None and executed + block[1] <= room:
-                    function, count, cycles = block
+                    function, count, cycles, timed = block
                     stopped = self._run_fused(function, n)
+                    for index, code in timed:  # the registers they read: untouched since
+                        extra = self._lane_cycles(code, None)
+                        for first, last, at in stopped:
+                            if at <= index:  # this tile stopped before the step
+                                extra[first:last] = 0
+                        self.cycles += extra
                     if stopped:
                         # A guarded template faulted on some lane of these tiles: the
                         # other tiles finished the block; a stopped tile's lanes stand
@@ -114,6 +149,12 @@ class GroupRunner:
                 if not bool(xp.any(ok)):
                     return
             self._commit(group, ok, banks)
+            fixed, timed = cell.cycles(direction, self._gradient)
+            extra = None
+            if timed is not None:
+                extra = self._lane_cycles(timed, None if group.full else group.lanes)
+                if ok is not None:
+                    extra = extra[ok]
             if ok is not None:
                 lanes = xp.nonzero(ok)[0] if full else lanes[ok]
                 full = False
@@ -126,8 +167,13 @@ class GroupRunner:
                     br_out = br_out[ok]
                 if hasattr(dir_out, "shape") and dir_out.shape:
                     dir_out = dir_out[ok]
+            if extra is not None:
+                if full:
+                    self.cycles += extra
+                else:
+                    self.cycles[lanes] += extra
             executed += 1
-            spent += cell.cycles
+            spent += fixed
             if (cell.kind == "data" and type(br_out) is int and br_out == 0
                     and type(dir_out) is int and dir_out == direction):
                 following = pc + direction

@@ -118,6 +118,8 @@ class VectorMachine(DeviceNamespace, Scheduler, GroupRunner, FusedBlocks, LaneFa
         self.bank("OV")  # the overflow counter: every template that counts reads it
         self._functions: dict[str, Callable] = {}
         self._fused: dict[tuple, Any] = {}
+        #: the namespace timing expressions run in (``groups.py``), made on first use
+        self._timing_namespace: dict[str, Any] | None = None
         #: Lanes per tile of a fused block on a large batch (0: never tile).
         self.tile = TILE_LANES
 

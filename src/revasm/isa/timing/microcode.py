@@ -1,11 +1,12 @@
-"""Gradient-mode steps as micro-programs, compiled from the table at elaboration time.
+"""Gradient-mode steps as micro-programs of the core's gradient unit, compiled from the table.
 
 A gradient-mode step (``isa/adjoint.mode_template``) is the entry's value
 template plus its gradient statements: the adjoint before the backward
 template, its inverse after the forward one.  The value part runs on the
-value-mode datapath (:mod:`revasm.rtl.alu`) exactly as without the gradient
-switch; the gradient statements are translated here into a short sequence of
-micro-operations over one shared datapath (:mod:`revasm.rtl.gradient_unit`):
+value-mode datapath (``rtl/alu.py``) exactly as without the gradient switch;
+the gradient statements are translated here into a short sequence of
+micro-operations over one shared datapath (``rtl/gradient_unit.py``, which stores
+these programs in its ROM at elaboration time):
 
 * ``ADD``/``SUB`` ``dst = x ± y`` (``fadd``, ``fsub``, ``fneg``, ``+``, ``-``,
   unary ``-``, ``shl(x, 1)`` = ``x + x``; everything wraps mod 2^W, so the
@@ -21,18 +22,48 @@ destinations are a temporary, ``G`` of an operand, or ``GM``.  Statements run
 in template order and every micro-operation reads the banks as the previous
 ones left them, so the step means exactly what the Python template means
 (including two operands naming one register).  Nothing here knows a mnemonic.
+
+The programs live in the ISA layer, beside the core's schedule
+(``isa/timing/schedule.py``), because their length is part of a gradient-mode step's
+cycles, which every simulator counts; this module is plain Python (``ast``).
 """
 from __future__ import annotations
 
 import ast
+import gc
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
+from typing import Any
 
 from revasm.isa.adjoint import mode_sequence
 from revasm.isa.primitives import PAIRS
 from revasm.isa.table import INSTRUCTIONS
 
-from .semantics import PLACEHOLDERS, UNIT_OF, TemplateError, _parse
+from .units import UNIT_CALLS
+
+#: Placeholders of the templates and the names they become in the parsed source.
+PLACEHOLDERS = {"a": "A", "b": "B", "c": "C", "imm": "IMM", "amt": "AMT", "k": "K", "off": "OFF"}
+
+
+class MicrocodeError(ValueError):
+    """A gradient statement uses a construct the micro-operations do not have (the core
+    then faults as ``unimplemented`` on that step)."""
+
+
+def parse_template(source: str) -> ast.Module:
+    """``ast.parse`` with the garbage collector held off: the RTL compiles these programs
+    while elaborating, where Amaranth reports unused elaboratables from ``__del__``, and
+    CPython 3.11.7's AST constructor fails ("recursion depth mismatch") when such a
+    callback re-enters it mid-parse."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return ast.parse(source)
+    finally:
+        if enabled:
+            gc.enable()
+
 
 #: micro-operations
 OPS = ("ADD", "SUB", "SIGN", "CALL", "ADDR")
@@ -96,7 +127,7 @@ _ADDR = object()  # the value of ``_i = addr(...)``
 
 
 def _has_unit_call(node: ast.AST) -> bool:
-    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in UNIT_OF
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in UNIT_CALLS
                for n in ast.walk(node))
 
 
@@ -113,7 +144,7 @@ class _Compiler:
     def emit(self, op: MicroOp) -> None:
         self.ops.append(op)
 
-    def realize(self, v, dst: Operand | None = None) -> Operand:
+    def realize(self, v: Any, dst: Operand | None = None) -> Operand:
         """``v`` as an operand; a pending operation is emitted into ``dst`` (or a temporary)."""
         if isinstance(v, _Pending):
             dst = dst or self.temp()
@@ -124,9 +155,9 @@ class _Compiler:
                 self.emit(MicroOp("ADD", v, ZERO, dst=dst))
                 return dst
             return v
-        raise TemplateError(f"not a word: {v!r}")
+        raise MicrocodeError(f"not a word: {v!r}")
 
-    def stable(self, v, later: list[ast.AST]) -> Operand:
+    def stable(self, v: Any, later: Sequence[ast.AST]) -> Operand:
         """An operand that survives the evaluation of ``later`` (unit results are copied
         when a later argument calls a unit again)."""
         operand = self.realize(v)
@@ -143,7 +174,7 @@ class _Compiler:
             if isinstance(target, ast.Tuple):
                 values = self.expr(stmt.value)
                 if not isinstance(values, tuple) or len(values) != len(target.elts):
-                    raise TemplateError("tuple assignment of mismatched length")
+                    raise MicrocodeError("tuple assignment of mismatched length")
                 # Python evaluates the whole right side first: a bank word that an earlier
                 # target of the tuple may overwrite is kept in a temporary
                 banks = [t.value.id
@@ -159,9 +190,9 @@ class _Compiler:
         if isinstance(stmt, ast.AugAssign):
             self.assign(stmt.target, self.binop(stmt.op, self.expr(stmt.target), stmt.value))
             return
-        raise TemplateError(f"gradient statement {ast.dump(stmt)}")
+        raise MicrocodeError(f"gradient statement {ast.dump(stmt)}")
 
-    def assign(self, target: ast.expr, value) -> None:
+    def assign(self, target: ast.expr, value: Any) -> None:
         if isinstance(target, ast.Name):
             if value is _ADDR:
                 self.locals[target.id] = _ADDR
@@ -182,25 +213,25 @@ class _Compiler:
             if bank == "GM":
                 if not (isinstance(node.slice, ast.Name)
                         and self.locals.get(node.slice.id) is _ADDR):
-                    raise TemplateError("GM indexed by something other than addr(...)")
+                    raise MicrocodeError("GM indexed by something other than addr(...)")
                 return Operand("GM")
             if bank == "R":
                 return Operand("R", self.register(node.slice))
-        raise TemplateError(f"place {ast.dump(node)}")
+        raise MicrocodeError(f"place {ast.dump(node)}")
 
     def register(self, node: ast.expr) -> str:
         if isinstance(node, ast.Name) and node.id in REGS:
             return node.id
-        raise TemplateError(f"register index {ast.dump(node)}")
+        raise MicrocodeError(f"register index {ast.dump(node)}")
 
     # --- expressions ----------------------------------------------------------------
-    def expr(self, node: ast.expr):
+    def expr(self, node: ast.expr) -> Any:
         if isinstance(node, ast.Name):
             if node.id == "one":
                 return ONE
             if node.id in self.locals:
                 return self.locals[node.id]
-            raise TemplateError(f"name {node.id} in a gradient statement")
+            raise MicrocodeError(f"name {node.id} in a gradient statement")
         if isinstance(node, ast.Constant) and node.value == 0 and not isinstance(node.value, bool):
             return ZERO
         if isinstance(node, ast.Subscript):
@@ -214,16 +245,16 @@ class _Compiler:
             if isinstance(node.op, ast.BitAnd):
                 if isinstance(node.right, ast.Name) and node.right.id == "M":
                     return self.expr(node.left)  # every micro-operation wraps mod 2^W
-                raise TemplateError("& with something other than M")
+                raise MicrocodeError("& with something other than M")
             return self.binop(node.op, self.expr(node.left), node.right)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             return self.call(node.func.id, node.args)
-        raise TemplateError(f"expression {ast.dump(node)}")
+        raise MicrocodeError(f"expression {ast.dump(node)}")
 
-    def binop(self, op: ast.operator, left, right_node: ast.expr):
+    def binop(self, op: ast.operator, left: Any, right_node: ast.expr) -> _Pending:
         kind = {ast.Add: "ADD", ast.Sub: "SUB"}.get(type(op))
         if kind is None:
-            raise TemplateError(f"operator {ast.dump(op)} in a gradient statement")
+            raise MicrocodeError(f"operator {ast.dump(op)} in a gradient statement")
         x = self.stable(left, [right_node])
         y = self.realize(self.expr(right_node))
         return _Pending(kind, x, y)
@@ -234,10 +265,10 @@ class _Compiler:
             out.append(self.stable(self.expr(n), nodes[i + 1:]))
         return out
 
-    def call(self, name: str, nodes: list[ast.expr]):
-        if name in UNIT_OF:
-            args = self.args(nodes) + [ZERO] * (3 - len(nodes))
-            self.emit(MicroOp("CALL", *args, unit=name, arity=len(nodes)))
+    def call(self, name: str, nodes: list[ast.expr]) -> Any:
+        if name in UNIT_CALLS:
+            x, y, z = self.args(nodes) + [ZERO] * (3 - len(nodes))
+            self.emit(MicroOp("CALL", x, y, z, unit=name, arity=len(nodes)))
             return (Operand("U0"), Operand("U1")) if name in PAIRS else Operand("U0")
         if name in ("fadd", "fsub") and len(nodes) == 2:
             x, y = self.args(nodes)
@@ -253,7 +284,7 @@ class _Compiler:
         if name == "addr" and len(nodes) == 1:
             self.emit(MicroOp("ADDR", self.realize(self.expr(nodes[0]))))
             return _ADDR
-        raise TemplateError(f"call of {name} in a gradient statement")
+        raise MicrocodeError(f"call of {name} in a gradient statement")
 
 
 def _assigns_value_state(stmt: ast.stmt) -> bool:
@@ -278,7 +309,7 @@ def _split(source: str) -> list[tuple[bool, list[ast.stmt]]]:
     (``_t = ...``, ``_x, _y = ...``) belongs to the run of the statement after it."""
     runs: list[tuple[bool, list[ast.stmt]]] = []
     waiting: list[ast.stmt] = []
-    for stmt in _parse(source).body:
+    for stmt in parse_template(source).body:
         target = stmt.targets[0] if isinstance(stmt, ast.Assign) else None
         names = target.elts if isinstance(target, ast.Tuple) else [target]
         is_local = (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
@@ -293,7 +324,7 @@ def _split(source: str) -> list[tuple[bool, list[ast.stmt]]]:
             runs.append((value, waiting + [stmt]))
         waiting = []
     if waiting:
-        raise TemplateError("a template ends with a local definition")
+        raise MicrocodeError("a template ends with a local definition")
     return runs
 
 
@@ -339,7 +370,7 @@ def _allocate(ops: list[MicroOp]) -> tuple[MicroOp, ...]:
 def step(index: int, backward: bool) -> Step:
     """The micro-program of entry ``INSTRUCTIONS[index]`` in gradient mode.
 
-    Raises :class:`TemplateError` when the template is not a value run and a gradient
+    Raises :class:`MicrocodeError` when the template is not a value run and a gradient
     run (in either order) or uses a construct the micro-operations do not have.
     """
     ins = INSTRUCTIONS[index]
@@ -349,12 +380,12 @@ def step(index: int, backward: bool) -> Step:
     value_runs = [stmts for is_value, stmts in runs if is_value]
     grad_runs = [stmts for is_value, stmts in runs if not is_value]
     if len(value_runs) > 1 or len(grad_runs) > 1:
-        raise TemplateError(f"{ins.mnemonic}: value and gradient statements interleave")
+        raise MicrocodeError(f"{ins.mnemonic}: value and gradient statements interleave")
     if value_runs:
         got = [ast.dump(s) for s in value_runs[0]]
-        want = [ast.dump(s) for s in _parse(value.format(**PLACEHOLDERS)).body]
+        want = [ast.dump(s) for s in parse_template(value.format(**PLACEHOLDERS)).body]
         if got != want:  # the value run is executed by the value datapath: it must be it
-            raise TemplateError(f"{ins.mnemonic}: the value statements are not the value template")
+            raise MicrocodeError(f"{ins.mnemonic}: the value statements are not the value template")
     if not grad_runs:
         return Step((), False)
     compiler = _Compiler()
