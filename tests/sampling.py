@@ -17,6 +17,7 @@ and mode the test is about; the full counts are the ones the suite ran before it
 """
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -36,18 +37,26 @@ def count(sample: str, *, bounded: int, full: int) -> int:
 
 
 def sampled(settings: Callable[[int], Any], *strategies: Any, bounded: int, full: int,
-            **named: Any) -> Callable[[Callable[..., None]], Callable[[str], None]]:
+            **named: Any) -> Callable[[Callable[..., None]], Callable[..., None]]:
     """A hypothesis test run as a pytest test per sample: ``settings(n)`` (a function of the
     example count, e.g. the file's ``many``) and ``given(*strategies, **named)`` applied to
-    the body at each run, with ``n`` the sample's count (:func:`count`)."""
-    def decorate(body: Callable[..., None]) -> Callable[[str], None]:
-        @pytest.mark.parametrize("sample", SAMPLES)
-        def test(sample: str) -> None:
-            examples = count(sample, bounded=bounded, full=full)
-            settings(examples)(given(*strategies, **named)(body))()
+    the body at each run, with ``n`` the sample's count (:func:`count`).  The body's other
+    arguments (before the drawn ones) stay pytest's: ``parametrize`` them as before."""
+    def decorate(body: Callable[..., None]) -> Callable[..., None]:
+        parameters = list(inspect.signature(body).parameters.values())
+        drawn = set(named) | {p.name for p in parameters[len(parameters) - len(strategies):]
+                              } if strategies else set(named)
+        kept = [p for p in parameters if p.name not in drawn]
 
+        def test(sample: str, **arguments: Any) -> None:
+            examples = count(sample, bounded=bounded, full=full)
+            settings(examples)(given(*strategies, **named)(body))(**arguments)
+
+        test.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+            [inspect.Parameter("sample", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+            + [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in kept])
         test.__name__ = test.__qualname__ = body.__name__
         test.__doc__ = body.__doc__
         test.__module__ = body.__module__
-        return test
+        return pytest.mark.parametrize("sample", SAMPLES)(test)
     return decorate
