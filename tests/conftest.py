@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import gc
 import os
+import sys
 import tempfile
 
 import pytest
@@ -20,24 +21,42 @@ if _SHARED not in os.environ:
 os.environ["REVASM_CACHE_DIR"] = os.environ[_SHARED]
 
 
-#: The files that take minutes (``make test``'s ``--durations``, 2026-12-01), longest first.
+#: The files that take a minute or more (``make test``'s ``--durations``, 2026-12-06, after
+#: the bounded samples of docs/decisions.md "make test in 8 minutes"), longest first, the
+#: numba-heavy and the RTL ones alternating (so that the two workers' first files do not
+#: both compile the kernels' vocabulary: the second finds it in numba's cache).
 #: ``make test`` hands whole files to its workers in collection order
 #: (``--dist loadfile --no-loadscope-reorder``), so these go first and the short files
 #: fill in around them: both workers finish together.  (xdist's default order, files with
 #: the most tests first, left these few-test files to the end, one worker running them
 #: while the other idled.)  A file not named here keeps its place after them.
 LONGEST_FILES = (
-    "test_rtl_cosim.py",
-    "test_compiled_differential.py",
+    "test_engines.py",
     "test_rtl_cli.py",
     "test_compiled_engine.py",
+    "test_rtl_units.py",
     "test_compiled_differential_faults.py",
+    "test_rtl_unit_exhaustive.py",
+    "test_compiled_differential.py",
+    "test_rtl_formal.py",
+    "test_pal_conformance.py",
     "test_rtl_verilator.py",
-    "test_compiled_differential_structured.py",
-    "test_compiled_interpreter.py",
-    "test_compiler_checks.py",
+    "test_overflow.py",
     "test_bench_cli.py",
+    "test_compiled_differential_structured.py",
+    "test_rtl_synth.py",
+    "test_compiled_rotations.py",
+    "test_vector_nilang_workloads.py",
+    "test_rtl_cosim.py",
+    "test_compiled_regions.py",
+    "test_semantics.py",
+    "test_batch_chunked.py",
+    "test_waveform.py",
+    "test_compiled_interpreter.py",
+    "test_batch_dask.py",
     "test_step_faults.py",
+    "test_readme.py",
+    "test_fuzz.py",
 )
 
 
@@ -45,6 +64,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """The longest files first (:data:`LONGEST_FILES`), every file's tests in their order."""
     rank = {name: index for index, name in enumerate(LONGEST_FILES)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """A run that selects no test fails and says why, never a quiet "no tests ran" (pytest's
+    exit code 5, which a CI script may take for a pass or a run without tests): a ``-m`` or
+    ``-k`` expression, or a path, that matches nothing is a mistake in the command."""
+    if exitstatus != pytest.ExitCode.NO_TESTS_COLLECTED:
+        return
+    if getattr(session.config, "workerinput", None) is not None:
+        return  # an xdist worker: its controller reports the whole run
+    option = session.config.option
+    sys.stderr.write(f"ERROR: no test selected (-m {option.markexpr!r}, -k {option.keyword!r}, "
+                     f"paths {session.config.args}); make test runs -m 'not long', make "
+                     "test-long -m long\n")
+    session.exitstatus = pytest.ExitCode.USAGE_ERROR
 
 
 @pytest.fixture(scope="module")
