@@ -9,9 +9,11 @@
   gradient mode with the gradient and tangent banks;
 * each fault kind, ``max_steps``, and the per-lane memory table growing past its capacity.
 
-Kernels are compiled into a temporary cache directory (``REVASM_CACHE_DIR``); the random
-samples are bounded so that the module stays within a few minutes on two cores
-(``bench/compiled_campaign.py`` runs a larger campaign).
+Kernels are compiled into the test run's kernel cache (``REVASM_CACHE_DIR``,
+tests/conftest.py), which the other files share: the examples' kernels, and J2's gradient
+and Hessian ones, that ``test_engines.py`` compiled are loaded here, not compiled again (and
+the other way round); the random samples are bounded so that the module stays within a few
+minutes on two cores (``make test-long`` and ``bench/compiled_campaign.py`` run more).
 """
 from __future__ import annotations
 
@@ -32,7 +34,6 @@ from sampling import sampled
 from window_program import check_window_program
 
 pytest.importorskip("numba")
-pytestmark = pytest.mark.usefixtures("fresh_kernel_cache")
 
 from revasm.assembler import assemble, assemble_file  # noqa: E402
 from revasm.sim.compiled.engine import ENGINE  # noqa: E402
