@@ -96,18 +96,22 @@ def fresh_kernel_cache(tmp_path_factory):
 
 
 @pytest.fixture(autouse=True)
-def _collect_rtl_garbage(request: pytest.FixtureRequest):
-    """After each RTL test, collect its garbage at a safe point.
+def _collect_garbage():
+    """After each test, collect its garbage at a safe point, then freeze what survives.
 
-    Amaranth warns about unused elaboratables from ``__del__``; left to a random
-    later collection, that callback can land inside CPython 3.11.7's AST
-    constructor (any ``ast.parse`` of a later test) and break it.
+    A full collection walks every object the worker holds; late in a run that is the
+    whole suite's heap (numba's compiled kernels and their IR, Amaranth designs, hypothesis'
+    data), and allocation-heavy tests (hypothesis, the reference machine, the Janus
+    interpreter) set off full collections again and again: a short property test took
+    10 s late in a whole run and 0.3 s alone.  ``gc.freeze`` moves what survives out of
+    the collector's reach, so the next collection walks only what the next test makes
+    (frozen objects are still freed when nothing refers to them; only a cycle of them
+    that becomes garbage later stays until the worker ends).
 
-    What survives is then frozen (``gc.freeze``): a full collection walks every object
-    the suite has made so far -- about 6 s per test late in a whole run, 5 minutes in all
-    -- and the next collection need only walk what the next test makes.
+    Collecting here also keeps Amaranth's warnings about unused elaboratables (raised
+    from ``__del__``) out of a random later collection, which could land inside CPython
+    3.11.7's AST constructor (any ``ast.parse`` of a later test) and break it.
     """
     yield
-    if request.module.__name__.startswith("test_rtl"):
-        gc.collect()
-        gc.freeze()
+    gc.collect()
+    gc.freeze()
