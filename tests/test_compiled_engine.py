@@ -35,10 +35,10 @@ from window_program import check_window_program
 
 pytest.importorskip("numba")
 
-from revasm.assembler import assemble, assemble_file  # noqa: E402
-from revasm.sim.compiled.engine import ENGINE  # noqa: E402
-from revasm.sim.engines import engine  # noqa: E402
-from revasm.sim.reference.engine import ReferenceLanes  # noqa: E402
+from revasm.assembler import assemble, assemble_file
+from revasm.sim.compiled.engine import ENGINE
+from revasm.sim.engines import engine
+from revasm.sim.reference.engine import ReferenceLanes
 
 EXAMPLES = sorted(Path(__file__).resolve().parent.parent.joinpath("examples").glob("*.pal"))
 MEMORY = 256
