@@ -28,8 +28,9 @@ os.environ["REVASM_CACHE_DIR"] = os.environ[_SHARED]
 gc.set_threshold(50_000, 20, 100)
 
 
-#: The files that take a minute or more (``make test``'s ``--durations``, 2026-12-06, after
-#: the bounded samples of docs/decisions.md "make test in 8 minutes"), longest first, the
+#: The files that take a minute or more (``make test``'s ``--durations``, 2026-12-06, less
+#: what the bounded samples of docs/decisions.md "make test in 8 minutes" took off), longest
+#: first, the
 #: numba-heavy and the RTL ones alternating (so that the two workers' first files do not
 #: both compile the kernels' vocabulary: the second finds it in numba's cache).
 #: ``make test`` hands whole files to its workers in collection order

@@ -44,8 +44,9 @@ def sampled(settings: Callable[[int], Any], *strategies: Any, bounded: int, full
     arguments (before the drawn ones) stay pytest's: ``parametrize`` them as before."""
     def decorate(body: Callable[..., None]) -> Callable[..., None]:
         parameters = list(inspect.signature(body).parameters.values())
-        drawn = set(named) | {p.name for p in parameters[len(parameters) - len(strategies):]
-                              } if strategies else set(named)
+        # hypothesis fills the named arguments and, for positional strategies, the last ones
+        last = parameters[len(parameters) - len(strategies):] if strategies else []
+        drawn = set(named) | {p.name for p in last}
         kept = [p for p in parameters if p.name not in drawn]
 
         def test(sample: str, **arguments: Any) -> None:
