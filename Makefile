@@ -24,10 +24,12 @@ test: lint typecheck
 	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadfile --no-loadscope-reorder \
 		--durations=25 -m "not long"
 
-# The campaigns make test samples (tests marked `long`: e.g. the interpreter kernel on
-# 134 random programs in three modes), on their own: tens of minutes.
+# The campaigns make test samples (tests marked `long`: the full counts of the sampled
+# tests, tests/sampling.py; e.g. the interpreter kernel on 134 random programs in three
+# modes), on their own: tens of minutes.
 test-long: $(STAMP)
-	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadfile -m long
+	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadfile --no-loadscope-reorder \
+		--durations=25 -m long
 
 # The PAL conformance suite with every program on every engine (make test leaves the
 # compiled engine out of the longest ones: its kernel build takes minutes for them).

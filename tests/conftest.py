@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import gc
 import os
+import sys
 import tempfile
 
 import pytest
@@ -19,25 +20,52 @@ if _SHARED not in os.environ:
     os.environ[_SHARED] = _KERNEL_CACHE.name
 os.environ["REVASM_CACHE_DIR"] = os.environ[_SHARED]
 
+# The collector runs after 50 000 new objects instead of 700: numba's compiles make
+# hundreds of thousands of short-lived objects, and at the default threshold a kernel's
+# compile spent about 16 % of its CPU time in collections (5.3 of 33.3 s for make test's
+# structured W = 32 sample, 0.9 s at this threshold); what survives a test is collected
+# and frozen after it (``_collect_garbage``).
+gc.set_threshold(50_000, 20, 100)
 
-#: The files that take minutes (``make test``'s ``--durations``, 2026-12-01), longest first.
+
+#: The files that take a minute or more (``make test``'s ``--durations``, 2026-12-06, less
+#: what the bounded samples of docs/decisions.md "make test in 8 minutes" took off), longest
+#: first, the
+#: numba-heavy and the RTL ones alternating (so that the two workers' first files do not
+#: both compile the kernels' vocabulary: the second finds it in numba's cache).
 #: ``make test`` hands whole files to its workers in collection order
 #: (``--dist loadfile --no-loadscope-reorder``), so these go first and the short files
 #: fill in around them: both workers finish together.  (xdist's default order, files with
 #: the most tests first, left these few-test files to the end, one worker running them
 #: while the other idled.)  A file not named here keeps its place after them.
 LONGEST_FILES = (
-    "test_rtl_cosim.py",
-    "test_compiled_differential.py",
+    "test_engines.py",
     "test_rtl_cli.py",
-    "test_compiled_engine.py",
     "test_compiled_differential_faults.py",
+    "test_rtl_units.py",
+    "test_compiled_differential.py",
+    "test_rtl_unit_exhaustive.py",
+    # after test_engines.py, whose example and J2 kernels it loads from the shared cache
+    "test_compiled_engine.py",
+    "test_rtl_formal.py",
+    "test_pal_conformance.py",
     "test_rtl_verilator.py",
     "test_compiled_differential_structured.py",
-    "test_compiled_interpreter.py",
-    "test_compiler_checks.py",
     "test_bench_cli.py",
+    "test_overflow.py",
+    "test_rtl_synth.py",
+    "test_compiled_rotations.py",
+    "test_vector_nilang_workloads.py",
+    "test_rtl_cosim.py",
+    "test_compiled_regions.py",
+    "test_semantics.py",
+    "test_batch_chunked.py",
+    "test_waveform.py",
+    "test_compiled_interpreter.py",
+    "test_batch_dask.py",
     "test_step_faults.py",
+    "test_readme.py",
+    "test_fuzz.py",
 )
 
 
@@ -45,6 +73,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """The longest files first (:data:`LONGEST_FILES`), every file's tests in their order."""
     rank = {name: index for index, name in enumerate(LONGEST_FILES)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """A run that selects no test fails and says why, never a quiet "no tests ran" (pytest's
+    exit code 5, which a CI script may take for a pass or a run without tests): a ``-m`` or
+    ``-k`` expression, or a path, that matches nothing is a mistake in the command."""
+    if exitstatus != pytest.ExitCode.NO_TESTS_COLLECTED:
+        return
+    if getattr(session.config, "workerinput", None) is not None:
+        return  # an xdist worker: its controller reports the whole run
+    option = session.config.option
+    sys.stderr.write(f"ERROR: no test selected (-m {option.markexpr!r}, -k {option.keyword!r}, "
+                     f"paths {session.config.args}); make test runs -m 'not long', make "
+                     "test-long -m long\n")
+    session.exitstatus = pytest.ExitCode.USAGE_ERROR
 
 
 @pytest.fixture(scope="module")
@@ -61,18 +104,22 @@ def fresh_kernel_cache(tmp_path_factory):
 
 
 @pytest.fixture(autouse=True)
-def _collect_rtl_garbage(request: pytest.FixtureRequest):
-    """After each RTL test, collect its garbage at a safe point.
+def _collect_garbage():
+    """After each test, collect its garbage at a safe point, then freeze what survives.
 
-    Amaranth warns about unused elaboratables from ``__del__``; left to a random
-    later collection, that callback can land inside CPython 3.11.7's AST
-    constructor (any ``ast.parse`` of a later test) and break it.
+    A full collection walks every object the worker holds; late in a run that is the
+    whole suite's heap (numba's compiled kernels and their IR, Amaranth designs, hypothesis'
+    data), and allocation-heavy tests (hypothesis, the reference machine, the Janus
+    interpreter) set off full collections again and again: a short property test took
+    10 s late in a whole run and 0.3 s alone.  ``gc.freeze`` moves what survives out of
+    the collector's reach, so the next collection walks only what the next test makes
+    (frozen objects are still freed when nothing refers to them; only a cycle of them
+    that becomes garbage later stays until the worker ends).
 
-    What survives is then frozen (``gc.freeze``): a full collection walks every object
-    the suite has made so far -- about 6 s per test late in a whole run, 5 minutes in all
-    -- and the next collection need only walk what the next test makes.
+    Collecting here also keeps Amaranth's warnings about unused elaboratables (raised
+    from ``__del__``) out of a random later collection, which could land inside CPython
+    3.11.7's AST constructor (any ``ast.parse`` of a later test) and break it.
     """
     yield
-    if request.module.__name__.startswith("test_rtl"):
-        gc.collect()
-        gc.freeze()
+    gc.collect()
+    gc.freeze()

@@ -9,9 +9,11 @@
   gradient mode with the gradient and tangent banks;
 * each fault kind, ``max_steps``, and the per-lane memory table growing past its capacity.
 
-Kernels are compiled into a temporary cache directory (``REVASM_CACHE_DIR``); the random
-samples are bounded so that the module stays within a few minutes on two cores
-(``bench/compiled_campaign.py`` runs a larger campaign).
+Kernels are compiled into the test run's kernel cache (``REVASM_CACHE_DIR``,
+tests/conftest.py), which the other files share: the examples' kernels, and J2's gradient
+and Hessian ones, that ``test_engines.py`` compiled are loaded here, not compiled again (and
+the other way round); the random samples are bounded so that the module stays within a few
+minutes on two cores (``make test-long`` and ``bench/compiled_campaign.py`` run more).
 """
 from __future__ import annotations
 
@@ -28,15 +30,15 @@ from program_generators import (
     straight_line_programs,
     structured_programs,
 )
+from sampling import sampled
 from window_program import check_window_program
 
 pytest.importorskip("numba")
-pytestmark = pytest.mark.usefixtures("fresh_kernel_cache")
 
-from revasm.assembler import assemble, assemble_file  # noqa: E402
-from revasm.sim.compiled.engine import ENGINE  # noqa: E402
-from revasm.sim.engines import engine  # noqa: E402
-from revasm.sim.reference.engine import ReferenceLanes  # noqa: E402
+from revasm.assembler import assemble, assemble_file
+from revasm.sim.compiled.engine import ENGINE
+from revasm.sim.engines import engine
+from revasm.sim.reference.engine import ReferenceLanes
 
 EXAMPLES = sorted(Path(__file__).resolve().parent.parent.joinpath("examples").glob("*.pal"))
 MEMORY = 256
@@ -179,8 +181,8 @@ def test_j2_gradient_and_hessian_vector_product():
 
 # --- random programs ---------------------------------------------------------------------------
 
-@few(6)
-@given(case=straight_line_programs(), seed=st.integers(0, 2**32))
+# (hypothesis's first example is the simplest program: a bounded sample of n has n - 1 others)
+@sampled(few, case=straight_line_programs(), seed=st.integers(0, 2**32), bounded=3, full=6)
 def test_straight_line_programs(case, seed):
     compiled, reference = both(case, 3, seed)
     for machine in (compiled, reference):
@@ -194,8 +196,7 @@ def test_straight_line_programs(case, seed):
                 addresses=sorted(case.memory))
 
 
-@few(4)
-@given(case=structured_programs(), seed=st.integers(0, 2**32))
+@sampled(few, case=structured_programs(), seed=st.integers(0, 2**32), bounded=2, full=4)
 def test_structured_programs(case, seed):
     compiled, reference = both(case, 3, seed)
     for machine in (compiled, reference):

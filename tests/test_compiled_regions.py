@@ -31,9 +31,21 @@ def kernel_cache(tmp_path, monkeypatch):
     return tmp_path / "kernels"
 
 
+@pytest.fixture(scope="module")
+def split_kernels(tmp_path_factory):
+    """The split kernels' cache, one for this module's tests: a kernel one of them compiled
+    (fib's, split alike, in six tests) the others load from disk instead of compiling it
+    again -- a load is what a user's second run does, and the first test compiled it."""
+    return tmp_path_factory.mktemp("split-kernels")
+
+
 @pytest.fixture
-def split(kernel_cache, monkeypatch):
-    """Every kernel split, in regions of at most 40 lines."""
+def split(split_kernels, monkeypatch):
+    """Every kernel split, in regions of at most 40 lines; no kernel module in memory from
+    earlier tests (the split ones on disk, :func:`split_kernels`)."""
+    monkeypatch.setenv("REVASM_CACHE_DIR", str(split_kernels))
+    monkeypatch.setattr(machine, "_MODULES", {})
+    monkeypatch.setattr(cache, "_LOADED", {})
     monkeypatch.setattr(generate, "WHOLE_LINES", 0)
     monkeypatch.setattr(generate, "REGION_LINES", 40)
 

@@ -28,6 +28,7 @@ from program_generators import (
 pytest.importorskip("numba")
 
 from differential import check_batch
+from sampling import SAMPLES, count
 
 from revasm.sim.compiled.generate import kernel_source
 
@@ -75,9 +76,13 @@ def rotation_programs(draw, width: int):
 
 @pytest.mark.parametrize("width", [32, 64])
 @pytest.mark.parametrize("derivative", ["gradient", "hessian"])
+@pytest.mark.parametrize("sample", SAMPLES)
 def test_rotation_programs_run_alike_on_the_compiled_engine_and_the_reference(
-        width: int, derivative: str) -> None:
-    cases = examples(rotation_programs(width), 12, seed=width + len(derivative))
+        sample: str, width: int, derivative: str) -> None:
+    """One batch (a value kernel and a gradient or Hessian kernel): 6 programs in make test,
+    12 in make test-long (the kernels' compile time grows with the batch)."""
+    programs = count(sample, bounded=6, full=12)
+    cases = examples(rotation_programs(width), programs, seed=width + len(derivative))
     report = check_batch(cases, seed=width, derivative=derivative)
     assert not report.failures, "\n".join(report.failures[:20])
     assert {"ROT", "IROT"} <= report.instructions

@@ -11,8 +11,10 @@ from __future__ import annotations
 import pytest
 from janus_programs import differential, random_program
 
-#: The sample: enough programs to meet every statement kind, within the time budget.
-SEEDS = range(40)
+#: The sample: enough programs to meet every statement kind, within the time budget; make
+#: test runs the first 20 (each program has most statement kinds), make test-long the rest.
+SEEDS = [seed if seed < 20 else pytest.param(seed, marks=pytest.mark.long)
+         for seed in range(40)]
 
 HAND_WRITTEN = {
     "nested loops and a do-part": """procedure main()

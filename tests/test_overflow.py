@@ -8,9 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from program_generators import ProgramBuilder
+from sampling import sampled
 
 from revasm.cli.main import cli
 from revasm.isa import WordFormat
@@ -67,9 +68,10 @@ ENGINES = [name for name in ("vector", "compiled") if name in available()]
 
 @pytest.mark.parametrize("width", [32, 64])
 @pytest.mark.parametrize("engine", ENGINES)
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                HealthCheck.data_too_large])
-@given(data=st.data())
+@sampled(lambda n: settings(max_examples=n, deadline=None,
+                            suppress_health_check=[HealthCheck.too_slow,
+                                                   HealthCheck.data_too_large]),
+         data=st.data(), bounded=3, full=6)  # each example a kernel build on `compiled`
 def test_every_engine_counts_overflow_events_bit_for_bit_like_the_reference(engine, width,
                                                                             data):
     image, lanes = data.draw(overflowing_programs(width))
@@ -87,8 +89,8 @@ def test_every_engine_counts_overflow_events_bit_for_bit_like_the_reference(engi
 
 
 @pytest.mark.parametrize("width", [32, 64])
-@settings(max_examples=40, deadline=None)
-@given(data=st.data())
+@sampled(lambda n: settings(max_examples=n, deadline=None), data=st.data(), bounded=15,
+         full=40)
 def test_backward_undoes_forward_overflow_counter_included(width, data):
     image, lanes = data.draw(overflowing_programs(width))
     for lane in lanes:
@@ -108,8 +110,8 @@ def test_backward_undoes_forward_overflow_counter_included(width, data):
 
 
 @pytest.mark.parametrize("width", [32, 64])
-@settings(max_examples=30, deadline=None)
-@given(data=st.data())
+@sampled(lambda n: settings(max_examples=n, deadline=None), data=st.data(), bounded=12,
+         full=30)
 def test_a_strict_machine_stops_exactly_where_the_counter_first_moves(width, data):
     """Strict faults at the first instruction that would count, before it writes."""
     image, lanes = data.draw(overflowing_programs(width))

@@ -1,7 +1,8 @@
-"""Laws of the reference machine, checked on thousands of generated programs (W = 32 and 64)."""
+"""Laws of the reference machine, checked on thousands of generated programs (W = 32 and 64):
+hundreds in ``make test``, the full counts in ``make test-long`` (``sampling.sampled``)."""
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from program_generators import (
     ARITHMETIC_FAULTS,
@@ -10,6 +11,7 @@ from program_generators import (
     straight_line_programs,
     structured_programs,
 )
+from sampling import sampled
 
 from revasm.machine import MachineFault
 from revasm.sim.reference import Machine
@@ -84,20 +86,17 @@ def _rotation_difference(case: ProgramCase) -> int:
     return difference
 
 
-@many(700)
-@given(straight_line_programs())
+@sampled(many, straight_line_programs(), bounded=150, full=700)
 def test_backward_run_undoes_forward_run_for_every_straight_line_program(case):
     assert_round_trip(case)
 
 
-@many(700)
-@given(structured_programs())
+@sampled(many, structured_programs(), bounded=150, full=700)
 def test_backward_run_undoes_forward_run_for_every_structured_program(case):
     assert_round_trip(case)
 
 
-@many(150)
-@given(st.one_of(straight_line_programs(), structured_programs()))
+@sampled(many, st.one_of(straight_line_programs(), structured_programs()), bounded=50, full=150)
 def test_forward_run_undoes_backward_run_from_the_finish(case):
     """Starting at FINISH from the same initial values, backward then forward restores them."""
     machine = loaded(case, at_finish=True)
@@ -111,14 +110,12 @@ def test_forward_run_undoes_backward_run_from_the_finish(case):
     assert machine.snapshot().turned() == before
 
 
-@many(200)
-@given(st.one_of(straight_line_programs(), structured_programs()))
+@sampled(many, st.one_of(straight_line_programs(), structured_programs()), bounded=50, full=200)
 def test_every_run_is_deterministic(case):
     assert outcome(loaded(case)) == outcome(loaded(case))
 
 
-@many(250)
-@given(st.one_of(straight_line_programs(), structured_programs()))
+@sampled(many, st.one_of(straight_line_programs(), structured_programs()), bounded=60, full=250)
 def test_generated_blocks_and_single_steps_agree(case):
     """The fast path (compiled blocks) and the traced single-step path are one machine."""
     records = []
@@ -130,8 +127,7 @@ def test_generated_blocks_and_single_steps_agree(case):
         assert outcome(fast, -1) == outcome(slow, -1, trace=records.append)
 
 
-@many(120)
-@given(structured_programs(), st.data())
+@sampled(many, structured_programs(), st.data(), bounded=40, full=120)
 def test_max_steps_stops_exactly_at_the_limit(case, data):
     machine = loaded(case)
     try:
@@ -158,8 +154,8 @@ def test_max_steps_stops_exactly_at_the_limit(case, data):
     assert limited.cycles == stepped.cycles
 
 
-@many(60)
-@given(structured_programs(width=32), structured_programs(width=64))
+@sampled(many, structured_programs(width=32), structured_programs(width=64), bounded=20,
+         full=60)
 def test_programs_of_both_widths_round_trip(case32, case64):
     assert case32.image.width == 32 and case64.image.width == 64
     assert_round_trip(case32)

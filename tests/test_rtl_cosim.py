@@ -35,6 +35,7 @@ from program_generators import (  # noqa: E402
     examples,
     structured_programs,
 )
+from sampling import SAMPLES, count  # noqa: E402
 
 from revasm.assembler import assemble_file  # noqa: E402
 from revasm.isa.table import INSTRUCTIONS  # noqa: E402
@@ -49,8 +50,9 @@ UNSUPPORTED = frozenset(
     if any(f"{op}(" in ins.forward + ins.backward for op in FUNCTION_OPS if op not in IMPLEMENTED))
 SUPPORTED_DATA = tuple(i for i in DATA_INSTRUCTIONS if i.mnemonic not in UNSUPPORTED)
 SUPPORTED_PROCEDURE = tuple(i for i in PROCEDURE_INSTRUCTIONS if i.mnemonic not in UNSUPPORTED)
-#: on Amaranth's simulator (slow at W = 64); the Verilator path runs 100 per width three ways
-PROGRAMS_PER_WIDTH = 40
+#: on Amaranth's simulator (slow at W = 64), make test's bounded sample and make test-long's
+#: full one (tests/sampling.py); the Verilator path runs 100 per width three ways
+PROGRAMS_PER_WIDTH = {"bounded": 16, "full": 40}
 
 
 class _SupportedStructure(_Structure):
@@ -109,9 +111,11 @@ def _report(results) -> str:
 
 
 @pytest.mark.parametrize("width", [32, 64])
-def test_random_programs_in_lockstep(width: int) -> None:
-    cases = _collect(width, PROGRAMS_PER_WIDTH)
-    assert len(cases) == PROGRAMS_PER_WIDTH
+@pytest.mark.parametrize("sample", SAMPLES)
+def test_random_programs_in_lockstep(sample: str, width: int) -> None:
+    programs = count(sample, **PROGRAMS_PER_WIDTH)
+    cases = _collect(width, programs)
+    assert len(cases) == programs
     jobs = [Job(c.image, c.registers, c.memory, name=f"#{i} {c.description}")
             for i, c in enumerate(cases)]
     results = Lockstep(CoreParams(width=width, memory_words=TEST_MEMORY_WORDS),
@@ -122,27 +126,29 @@ def test_random_programs_in_lockstep(width: int) -> None:
     assert statuses <= {"finished", "fault"}
     # most programs run both ways (faults are rare: divide by zero, log/sqrt domain)
     both_ways = sum(len(r.runs) == 2 and r.runs[1].status == "finished" for r in results)
-    assert both_ways >= PROGRAMS_PER_WIDTH // 2
-    assert sum(run.steps for r in results for run in r.runs) > 10 * PROGRAMS_PER_WIDTH
+    assert both_ways >= programs // 2
+    assert sum(run.steps for r in results for run in r.runs) > 10 * programs
 
 
 #: Random programs per width in gradient mode on the Amaranth path (each twice: the
 #: gradient protocol, and gradient mode both ways); ``bench/rtl_lockstep.py`` runs hundreds.
-GRADIENT_PROGRAMS = 15
+GRADIENT_PROGRAMS = {"bounded": 6, "full": 15}
 
 
 @pytest.mark.parametrize("width", [32, 64])
-def test_random_programs_in_gradient_mode_in_lockstep(width: int) -> None:
+@pytest.mark.parametrize("sample", SAMPLES)
+def test_random_programs_in_gradient_mode_in_lockstep(sample: str, width: int) -> None:
     """Every G register (G[0] too) and GM word after each run as the reference's."""
-    cases = examples(structured_programs(width), GRADIENT_PROGRAMS, seed=width + 1)
+    programs = count(sample, **GRADIENT_PROGRAMS)
+    cases = examples(structured_programs(width), programs, seed=width + 1)
     jobs = [job for i, case in enumerate(cases)
             for job in rtl_programs.jobs(case, f"#{i}", ("gradient", "gradient-both"))]
     results = Lockstep(rtl_programs.params(width, 512), max_steps=20_000).run(
         jobs, stop_on_divergence=False)
-    assert len(results) == len(jobs) == 2 * GRADIENT_PROGRAMS
+    assert len(results) == len(jobs) == 2 * programs
     assert rtl_programs.problems(results) == []
     finished = [r for r in results if [run.status for run in r.runs] == ["finished"] * 2]
-    assert len(finished) >= GRADIENT_PROGRAMS
+    assert len(finished) >= programs
 
 
 EXAMPLES = sorted(glob.glob("examples/*.pal"))

@@ -10,9 +10,10 @@ from __future__ import annotations
 import random
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from program_generators import ProgramCase, straight_line_programs, structured_programs
+from sampling import sampled
 
 from revasm.machine import MachineFault
 from revasm.sim.reference import Machine
@@ -123,16 +124,14 @@ def check_case(case: ProgramCase, registers: list[dict], memory: list[dict],
     assert_lanes_agree(references, vector, lambda m: lambda: m.run(-1), "backward")
 
 
-@many(250)
-@given(straight_line_programs(), st.data())
+@sampled(many, straight_line_programs(), st.data(), bounded=60, full=250)
 def test_every_lane_equals_the_reference_on_straight_line_programs(case, data):
     lanes = data.draw(st.integers(1, 6), label="lanes")
     tile = data.draw(TILES, label="tile")
     check_case(case, *data.draw(lane_inputs(case, lanes), label="inputs"), tile)
 
 
-@many(300)
-@given(structured_programs(), st.data())
+@sampled(many, structured_programs(), st.data(), bounded=60, full=300)
 def test_every_lane_equals_the_reference_on_structured_programs(case, data):
     """Divergent branches, loops of different trip counts, calls and uncalls."""
     lanes = data.draw(st.integers(1, 6), label="lanes")
@@ -140,8 +139,8 @@ def test_every_lane_equals_the_reference_on_structured_programs(case, data):
     check_case(case, *data.draw(lane_inputs(case, lanes), label="inputs"), tile)
 
 
-@many(150)
-@given(st.one_of(straight_line_programs(), structured_programs()), st.data())
+@sampled(many, st.one_of(straight_line_programs(), structured_programs()), st.data(),
+         bounded=40, full=150)
 def test_gradient_mode_lanes_equal_the_reference(case, data):
     """Forward (tangent bank optionally on), seed G, backward with the gradient switch on."""
     lanes = data.draw(st.integers(1, 4), label="lanes")
@@ -196,8 +195,8 @@ def test_gradient_mode_lanes_equal_the_reference(case, data):
         assert got[0] == expected[0], ("gradient", lane, expected[0].differences(got[0]))
 
 
-@many(100)
-@given(st.one_of(straight_line_programs(), structured_programs()), st.data())
+@sampled(many, st.one_of(straight_line_programs(), structured_programs()), st.data(),
+         bounded=30, full=100)
 def test_step_limits_stop_each_lane_where_the_reference_stops(case, data):
     """A small max_steps cuts lanes off mid-block, mid-loop or mid-call."""
     lanes = data.draw(st.integers(1, 4), label="lanes")
