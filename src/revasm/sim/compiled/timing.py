@@ -25,13 +25,10 @@ from .vocab import (
     S,
     U,
     circular_rotate,
-    ln_p,
+    pow_exponent,
     sincos_reduce,
-    umul128,
-    w_add,
     w_lt,
     w_neg,
-    w_sar,
     w_shl,
 )
 
@@ -126,29 +123,7 @@ def pow_cycles(x, y, width):
     if sx <= 0:
         return c[BEGIN]
     cycles = _logarithm(sx, width) + c[POW_EXTRA]
-    lh, ll = ln_p(sx, width)
-    negative = (sy < 0) != (lh < 0)
-    ay = U(0) - U(sy) if sy < 0 else U(sy)
-    if lh < 0:
-        mh, ml = w_neg(lh, ll)
-    else:
-        mh, ml = lh, ll
-    ph, pl = umul128(ay, ml)
-    top_h, top_l = umul128(ay, U(mh))
-    big = top_h != U(0) or top_l >= (U(1) << U(46))
-    ph2 = ph + top_l
-    if ph2 < ph:
-        big = True
-    if ph2 >= (U(1) << U(46)):
-        big = True
-    if big:
-        ph2, pl = U(1) << U(46), U(0)
-    zh, zl = I(ph2), pl
-    if negative:
-        zh, zl = w_neg(zh, zl)
-    frac = c[FRAC]
-    zh, zl = w_add(zh, zl, *w_shl(I(0), U(1), frac - 1))
-    zh, zl = w_sar(zh, zl, frac)
+    zh, zl = pow_exponent(sx, sy, width)
     # exp_from_p's range: -(W + 2) 2**P < z < (W + 2) 2**P
     lh2, ll2 = w_shl(I(0), U(width + 2), width - 2)
     nh, nl = w_neg(lh2, ll2)

@@ -622,14 +622,12 @@ def fx_log(x, width):
 
 
 @njit(**JIT)
-def fx_pow(x, y, width):
-    """For x >= 0 and not (x == 0 and y < 0) (the caller faults those)."""
+def pow_exponent(x, y, width):
+    """y * ln x for x > 0 as the double word exp_from_p takes: a 192-bit product at W = 64,
+    clamped to +-2**110 when larger (exp saturates or vanishes long before), then
+    (p + 2**(F-1)) >> F.  fx_pow and the function unit's timer (timing.pow_cycles) share it."""
     t = _t(width)
-    if x == 0:
-        return t[ONE] if y == 0 else I(0)
     lh, ll = ln_p(x, width)
-    # y * ln x, a 192-bit product at W = 64: clamped to +-2**110 when larger (exp
-    # saturates or vanishes long before), then (p + 2**(F-1)) >> F.
     negative = (y < 0) != (lh < 0)
     ay = U(0) - U(y) if y < 0 else U(y)
     if lh < 0:
@@ -650,7 +648,15 @@ def fx_pow(x, y, width):
     if negative:
         zh, zl = w_neg(zh, zl)
     zh, zl = w_add(zh, zl, *w_shl(I(0), U(1), t[FRAC] - 1))
-    zh, zl = w_sar(zh, zl, t[FRAC])
+    return w_sar(zh, zl, t[FRAC])
+
+
+@njit(**JIT)
+def fx_pow(x, y, width):
+    """For x >= 0 and not (x == 0 and y < 0) (the caller faults those)."""
+    if x == 0:
+        return _t(width)[ONE] if y == 0 else I(0)
+    zh, zl = pow_exponent(x, y, width)
     return exp_from_p(zh, zl, width)
 
 
