@@ -16,6 +16,7 @@ gradient switch on.  The whole toolchain on one screen::
     program = revasm.compile_file("examples/nilang/rfib.py", "rfib")   # @reversible Python
     revasm.run_program(program, {"n": 10}).values["out"]      # 55, by parameter name
     revasm.grad_program("examples/nilang/dot.py", {...})      # gradients by parameter
+    revasm.report_program("examples/nilang/dot.py:dot")["by_line"]   # cost per Python line
 
 Each call takes ``engine=`` (``revasm.engines()`` lists them: ``reference``, the readable
 oracle; ``vector``, numpy lanes; ``compiled``, native code; ``auto`` picks); all give the
@@ -34,6 +35,7 @@ from .batch_files import BatchSummary, batch_file
 from .batching import BatchResult, batch
 from .program_counts import count_program
 from .programs import ProgramFault, ProgramResult, grad_program, run_program
+from .reports import report_program
 from .running import CheckResult, RunResult, check, run
 
 __version__ = "0.1.0"
@@ -41,5 +43,5 @@ __version__ = "0.1.0"
 __all__ = ["BatchResult", "BatchSummary", "CheckResult", "Image", "MachineFault", "ProgramFault",
            "ProgramResult", "RunResult", "assemble", "assemble_file", "batch", "batch_file",
            "check", "compile_file", "compile_function", "compile_source", "count_program",
-           "disassemble", "engines", "grad", "grad_program", "hessian", "load", "reversible", "run",
-           "run_program"]
+           "disassemble", "engines", "grad", "grad_program", "hessian", "load", "report_program",
+           "reversible", "run", "run_program"]
