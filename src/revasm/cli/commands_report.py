@@ -27,6 +27,7 @@ from revasm.report.html_report import render_html
 from revasm.report.terminal import format_report
 from revasm.sim.engine import Lanes
 
+from .commands_compile import LEVEL
 from .commands_run import ENGINE, MAX_STEPS, MEMS, SETS, WIDTH, engine_for, warn_overflows
 from .errors import EXIT_FAILURE, ToolError, output_error
 from .loading import (
@@ -126,6 +127,7 @@ def _lane_loaders(path: str, image: Image, sets: tuple[str, ...], mems: tuple[st
                    "and bits erased (the Python or Janus lines of a compiled program, else "
                    "the PAL lines; a PAL file with the OUT.map.json `revasm compile -o OUT` "
                    "wrote beside it maps to its Python lines).")
+@LEVEL
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
 @click.option("--html", "html_out", type=click.Path(dir_okay=False), metavar="OUT",
               help="Write an HTML report with tables and plots (plots need revasm[plots]).")
@@ -135,7 +137,7 @@ def report(file: str | None, sets: tuple[str, ...], mems: tuple[str, ...], width
            max_steps: int, grad: bool, loss: str | None, wrt: str | None,
            model_names: tuple[str, ...],
            model_files: tuple[str, ...], inputs_file: str | None, engine_name: str,
-           by_line: bool, as_json: bool,
+           by_line: bool, level: str, as_json: bool,
            html_out: str | None,
            show_schema: bool) -> None:
     """Op counts by instruction and class, cycles, register/memory traffic, peak
@@ -169,7 +171,7 @@ def report(file: str | None, sets: tuple[str, ...], mems: tuple[str, ...], width
         refuse_overwrite([html_out], [*image_inputs(file), inputs_file, *model_files], "--html")
     engine = engine_for(engine_name, trace=True)  # counts come from every step's trace
     models, known = _select_models(model_names, model_files)
-    program = _compiled(file, width, grad)
+    program = _compiled(file, width, grad, int(level))
     if program is not None:
         image = program.image
         if grad and loss is None:  # a compiled Out is the loss, as `revasm.grad_program`
@@ -214,9 +216,10 @@ def report(file: str | None, sets: tuple[str, ...], mems: tuple[str, ...], width
         raise SystemExit(EXIT_FAILURE)
 
 
-def _compiled(file: str, width: str | None, grad: bool) -> CompiledProgram | None:
-    """FILE compiled when it is a Python source (SRC.py[:FUNC], W = 32, or 64 with --grad,
-    unless --width says) or a Janus program (.ja); None for PAL and images."""
+def _compiled(file: str, width: str | None, grad: bool, level: int) -> CompiledProgram | None:
+    """FILE compiled (at optimisation ``level``) when it is a Python source (SRC.py[:FUNC],
+    W = 32, or 64 with --grad, unless --width says) or a Janus program (.ja); None for PAL
+    and images."""
     from revasm.compiler import CompileError
     from revasm.reports import compile_target
     path, _, function = file.partition(".py:")
@@ -232,7 +235,8 @@ def _compiled(file: str, width: str | None, grad: bool) -> CompiledProgram | Non
     chosen = int(width) if width else (GRADIENT_DEFAULT_WIDTH if grad and python else 32)
     try:
         return compile_target(file if not python else f"{source}:{function}" if function
-                              else source, width=chosen, for_gradient=grad and python)
+                              else source, width=chosen, for_gradient=grad and python,
+                              level=level)
     except CompileError as exc:
         raise compile_error(exc) from None
     except AssemblyError as exc:  # a compiler bug: the output did not assemble

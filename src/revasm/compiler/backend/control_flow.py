@@ -133,7 +133,8 @@ class ControlFlowLowering(FunctionLoweringState):
         else:
             self.conditional += 1  # the loop may run no iteration
         try:
-            code += self.stmt_while(loop, counted=True)
+            code += self.pointer_scope(s.body, s.var,
+                                       lambda: self.stmt_while(loop, counted=True))
         finally:
             self.ranges[s.var], self.exact_ranges, self.conditional = saved
         code += self.roled(self.stmt(_Counter(pos, target=i, op="-", expr=s.stop)), "control")

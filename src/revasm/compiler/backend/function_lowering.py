@@ -24,12 +24,13 @@ from .ir_queries import _callees
 from .layout import LINK, SCRATCH, VARIABLE_REGISTERS
 from .lowering_state import ModuleContext
 from .places import OperandLowering
+from .pointers import PointerLowering
 from .statements import StatementLowering
 
 
 class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, OperandLowering,
                         ArithmeticLowering, IntegerArithmeticLowering, BitwiseLowering,
-                        GuardLowering):
+                        GuardLowering, PointerLowering):
     """One function: its portal, scratch registers, constant pool and statement dispatch."""
 
     # ``parent`` is lowering.py's _ModuleLowering (not imported: that module imports this one).
@@ -44,6 +45,8 @@ class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Op
         self.ranges = {}  # for variable -> its values
         self.exact_ranges = set()
         self.conditional = 0
+        self.pointers = {}  # address key -> pointer register (pointers.py, -O2)
+        self.reserved = set()  # registers pointers and loop bounds hold
 
     def fresh(self, pos: SourcePos) -> int:
         if self.scratch_top >= len(SCRATCH):
@@ -67,7 +70,8 @@ class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Op
                        note=f"portal of {f.name}"),
                 self.i("NEG", LINK, pos=f.pos, role="control")]
         load = self.constant_pool()
-        code += load + self.block(f.body) + with_role(inverse_code(load), "uncompute")
+        code += load + self.pointer_scope(f.body, None, lambda: self.block(f.body)) + \
+            with_role(inverse_code(load), "uncompute")
         code.append(self.i("BRA", f"{name}_top", pos=f.pos, role="control",
                            label=f"{name}_bot"))
         return code
