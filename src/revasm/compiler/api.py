@@ -23,10 +23,11 @@ from revasm.assembler.image import Image
 
 from .backend.lowering import DEFAULT_LEVEL, LEVELS, Lowered, SourceEntry, lower_module
 from .errors import CompileError, SourcePos
-from .frontend.checks import check_module
+from .frontend.checks import check_module, written_params
 from .frontend.parse import parse_file, parse_source
 from .ir import nodes as ir
 from .ir.inline import inline_calls
+from .ir.inline_functions import inline_functions
 from .ir.printer import function_text, module_text
 from .ir.unroll import unroll_loops
 
@@ -169,7 +170,10 @@ def _finish(module: ir.Module, entry: str | None, width: int, for_gradient: bool
         raise CompileError(SourcePos(module.file, 1, 1),
                            f"no @reversible function {entry!r} in this file (it has: {known})")
     proofs = check_module(module, for_gradient=for_gradient)
-    lowered_module = inline_calls(module) if inline else module
+    lowered_module = module
+    if inline and level >= 2:
+        lowered_module = inline_functions(lowered_module, written_params(module), proofs)
+    lowered_module = inline_calls(lowered_module) if inline else lowered_module
     if level >= 2:
         lowered_module = unroll_loops(lowered_module)
     try:

@@ -162,9 +162,19 @@ class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Op
 
     def block(self, body: list[ir.Stmt]) -> list[Instr]:
         out: list[Instr] = []
-        for s in body:
+        for k, s in enumerate(body):
             out += self.stmt(s)
+            if self.p.level >= 2 and isinstance(s, ir.Alloc) and s.type == ir.INT:
+                # from an Int ancilla's allocation to its release, addresses that read it
+                # may be kept in pointers (pointers.py): the rest of the block is a scope
+                end = next((j for j, t in enumerate(body) if j > k and
+                            isinstance(t, ir.Free) and t.name == s.name), len(body))
+                return out + self._scoped_block(body[k + 1:end]) + self.block(body[end:])
         return out
+
+    def _scoped_block(self, inner: list[ir.Stmt]) -> list[Instr]:
+        """``inner`` lowered as a scope of its own pointers (pointers.py)."""
+        return self.pointer_scope(inner, None, lambda: self.block(inner))
 
     def stmt(self, s: ir.Stmt) -> list[Instr]:
         mark = self.scratch_top

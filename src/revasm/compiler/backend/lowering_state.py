@@ -13,6 +13,7 @@ imports this package's modules and so is not imported here).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from revasm.isa.fixed_point import WordFormat
@@ -28,6 +29,14 @@ Interval = tuple[int, int] | None
 #: A register holding a value, with the setup that brings it there and the teardown
 #: (the setup's inverse) that clears it again.
 Placed = tuple[int, list[Instr], list[Instr]]
+
+
+@dataclass(frozen=True)
+class HeldValue(ir.Var):
+    """An Int value the lowering keeps in ``register`` over a stretch of code (a loop's
+    bound, -O2); ``name`` is the expression's text, for messages."""
+
+    register: int = 0
 
 
 class ProofQueries(Protocol):
@@ -92,6 +101,8 @@ class FunctionLoweringState:
     exact_ranges: set[str]
     #: > 0 inside a branch or a loop that may run no iteration
     conditional: int
+    #: registers pointers and held loop bounds take (``pointers.py``, -O2)
+    reserved: set[int]
 
     if TYPE_CHECKING:
         # function_lowering.py
@@ -148,6 +159,8 @@ class FunctionLoweringState:
         def _compare_type(self, a: ir.Expr, b: ir.Expr) -> ir.ScalarType: ...
 
         # pointers.py
+        def spare_registers(self) -> list[int]: ...
+
         def pointer_scope(self, body: list[ir.Stmt], loop_var: str | None,
                           build: Callable[[], list[Instr]]) -> list[Instr]: ...
 

@@ -19,17 +19,21 @@ from ..ir.printer import expr_text
 from .code import Instr, inverse_code
 from .ir_queries import _is_zero
 from .layout import SP
-from .lowering_state import FunctionLoweringState, Placed
+from .lowering_state import FunctionLoweringState, HeldValue, Placed
 
 
 class OperandLowering(FunctionLoweringState):
     """Where a value lives, and how it is brought into a register."""
 
     def type_of(self, e: ir.Expr) -> ir.ScalarType:
+        if isinstance(e, HeldValue):
+            return ir.INT
         return expr_type(e, self.types, self.p.module.tables)
 
     def place(self, e: ir.Expr) -> Placed:
         """A register holding the variable/element ``e``, with setup/teardown moving it there."""
+        if isinstance(e, HeldValue):
+            return e.register, [], []
         if isinstance(e, ir.Var):
             slot = self.lay.scalars.get(e.name)
             if slot is None:

@@ -173,6 +173,12 @@ def accesses(body: list[ir.Stmt], weight: int = 1) -> Iterator[tuple[ir.Index, i
             yield from accesses(inner, inner_weight)
 
 
+def _controls(body: list[ir.Stmt]) -> bool:
+    """Whether ``body`` holds a loop or an if (which -O2 gives a register of its own)."""
+    return any(isinstance(s, (ir.For, ir.If)) or any(_controls(b) for b in _nested(s))
+               for s in body)
+
+
 class PointerLowering(FunctionLoweringState):
     """Pointer registers: chosen per scope, used by ``places``, kept by updates."""
 
@@ -223,6 +229,8 @@ class PointerLowering(FunctionLoweringState):
             weights[key] = weights.get(key, 0) + weight
         chosen = sorted((k for k, w in weights.items() if w >= 2), key=lambda k: -weights[k])
         registers = self.spare_registers()
+        if _controls(body):  # one register stays for a loop's bounds or an if's condition
+            registers = registers[:-1]
         setup: list[Instr] = []
         made: list[tuple[Key, int]] = []
         for key, register in zip(chosen, registers):
