@@ -190,6 +190,7 @@ class ControlFlowLowering(FunctionLoweringState):
         else:
             self.conditional += 1  # the loop may run no iteration
         try:
+            code += self.hoisted_guards(s, stop)
             code += self.pointer_scope(s.body, s.var,
                                        lambda: self.stmt_while(loop, counted=True))
         finally:

@@ -19,6 +19,7 @@ from .calls import CallLowering
 from .code import Instr, _fixed_literal, inverse_code, with_role
 from .control_flow import ControlFlowLowering
 from .guards import GuardLowering
+from .hoisting import HoistLowering
 from .integer_arithmetic import IntegerArithmeticLowering
 from .ir_queries import _callees
 from .layout import LINK, SCRATCH, VARIABLE_REGISTERS
@@ -30,7 +31,7 @@ from .statements import StatementLowering
 
 class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, OperandLowering,
                         ArithmeticLowering, IntegerArithmeticLowering, BitwiseLowering,
-                        GuardLowering, PointerLowering):
+                        GuardLowering, PointerLowering, HoistLowering):
     """One function: its portal, scratch registers, constant pool and statement dispatch."""
 
     # ``parent`` is lowering.py's _ModuleLowering (not imported: that module imports this one).
@@ -47,6 +48,8 @@ class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Op
         self.conditional = 0
         self.pointers = {}  # address key -> pointer register (pointers.py, -O2)
         self.reserved = set()  # registers pointers and loop bounds hold
+        self.hoisted = set()  # bounds checks made once at a loop's entry (hoisting.py)
+        self.current = None  # the statement whose guards are being made
 
     def fresh(self, pos: SourcePos) -> int:
         if self.scratch_top >= len(SCRATCH):
@@ -178,13 +181,16 @@ class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Op
 
     def stmt(self, s: ir.Stmt) -> list[Instr]:
         mark = self.scratch_top
+        outer, self.current = self.current, s
         try:
             method = getattr(self, "stmt_" + type(s).__name__.lower())
             guards = self.statement_guards(s)
             self.scratch_top = mark
+            self.current = outer
             code = guards + method(s)
         finally:
             self.scratch_top = mark
+            self.current = outer
         return code
 
     def uncomputing(self, body: list[ir.Stmt]) -> list[Instr]:
