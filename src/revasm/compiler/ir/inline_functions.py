@@ -14,19 +14,20 @@ uncall) with
   copy of a routine's call that ``~routine`` holds gets the same names).
 
 A call is inlined only when the substitution means what the call means: arguments of
-the parameters' types, no two arguments naming one variable or array (the call's
-alias guard would fault on those), no element argument whose index reads a variable
-passed where the function writes (it could change it), no table element passed where the
-function writes.  A constant argument keeps the call: the portal passes it through a
-scratch register whose gradient word the function's adjoints then add to, and a gradient
-pass rounds products of such words, so the call and its substituted body could differ in
-the last bit of a gradient (docs/decisions.md, "Inlining and the gradient bank").  The
-statements keep the function's source positions, so the source map, faults and
-``--by-line`` name the function's lines.  What the static checks
-proved about the function's ancillas is carried over to their new names
-(:func:`carry_proofs`), so their run-time guards stay away.  The body computes the
-same operations in the same order on the same words: values and gradients are bit for
-bit the call's.
+the parameters' types, no two arguments naming one variable or array (the call's alias
+guard would fault on those) unless they are elements at different constant indices, no
+element argument whose index reads a variable passed where the function writes (it could
+change it), no table element passed where the function writes.  A constant argument
+keeps the call: the portal passes it through a scratch register whose gradient word the
+function's adjoints then add to, and a gradient pass rounds products of such words, so
+the call and its substituted body could differ in the last bit of a gradient
+(docs/decisions.md, "Inlining and the gradient bank").
+
+The statements keep the function's source positions, so the source map, faults and
+``--by-line`` name the function's lines.  What the static checks proved about the
+function's ancillas is carried over to their new names (:func:`carry_proofs`), so their
+run-time guards stay away.  The body computes the same operations in the same order on
+the same words: values and gradients are bit for bit the call's.
 """
 from __future__ import annotations
 
@@ -205,7 +206,7 @@ def _bindings(s: ir.Call, callee: ir.Function, caller: ir.Function, module: ir.M
         else:
             return None
         names[param.name] = arg
-    if len(set(bases)) != len(bases):
+    if len(set(bases)) != len(bases) and not _distinct_elements(s.args):
         return None
     passed = {a.name for k, a in enumerate(s.args) if isinstance(a, ir.Var) and k in written}
     for arg in s.args:
@@ -228,6 +229,23 @@ def _int_copies(callee: ir.Function, names: dict[str, ir.Expr], written: set[int
             out[param.name] = (ir.Alloc(pos, name=name, type=ir.INT, value=bound),
                                ir.Free(pos, name=name, type=ir.INT, value=bound))
     return out
+
+
+def _distinct_elements(args: tuple[ir.Expr, ...]) -> bool:
+    """Whether the arguments that share an array are all its elements at constant, different
+    indices (``g(x[0], x[1])``): places that never meet, as distinct variables."""
+    seen: dict[str, set[tuple]] = {}
+    whole = {a.name for a in args if isinstance(a, ir.Var)}
+    for a in args:
+        if not isinstance(a, ir.Index):
+            continue
+        if a.name in whole or not all(isinstance(i, ir.Const) for i in a.indices):
+            return False
+        key = tuple(i.value for i in a.indices if isinstance(i, ir.Const))
+        if key in seen.setdefault(a.name, set()):
+            return False
+        seen[a.name].add(key)
+    return len(whole) == sum(isinstance(a, ir.Var) for a in args)
 
 
 def _own_names(body: list[ir.Stmt]) -> set[str]:
