@@ -22,7 +22,6 @@ from cases import CASES
 from revasm.compiler import compile_file
 from revasm.program_counts import count_program as count
 
-
 LEVEL = next((int(a[2:]) for a in sys.argv if a in ("-O0", "-O1", "-O2")), 2)
 
 
