@@ -295,3 +295,26 @@ def test_an_empty_loop_checks_nothing():
     result = run_program(program, {"x": [0.5] * 7, "t": [0.25] * 4, "n": 0},
                          reverse_check=True)
     assert result.values["n"] == 0
+
+
+# --- counted loops that test once per iteration (backend/control_flow.py) -------------------
+
+@pytest.mark.parametrize("n", [0, 1, 5])
+def test_a_counted_loop_tests_once_per_iteration_and_skips_an_empty_range(n):
+    body = "    for i in range(n):\n        x[i] += y[i] * 0.5\n"
+    params = "x: Array[Fixed, N], y: Array[Fixed, N], n: Int[0, 5]"
+    branches = {}
+    for level in (1, 2):
+        program = _program(body, params=params, level=level)
+        counts = [count_program(program, {**XY, "n": m}) for m in (2, 4)]
+        # branches and the counter's step per iteration (control and the paired checks)
+        branches[level] = sum(counts[1].by_role.get(role, 0) - counts[0].by_role.get(role, 0)
+                              for role in ("control", "check")) / 2
+    assert branches[2] < branches[1]
+    assert branches[2] == 3  # the branch at the top, the one at the bottom, the counter
+    _same_words(body, {**XY, "n": n}, params=params)
+
+
+def test_a_constant_empty_range_runs_no_iteration():
+    body = "    for i in range(3, 3):\n        x[0] += y[0] * 0.5\n    out += x[0] * y[1]\n"
+    _same_words(body, XY)

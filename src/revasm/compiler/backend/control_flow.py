@@ -192,12 +192,52 @@ class ControlFlowLowering(FunctionLoweringState):
         try:
             code += self.hoisted_guards(s, stop)
             code += self.pointer_scope(s.body, s.var,
-                                       lambda: self.stmt_while(loop, counted=True))
+                                       lambda: self.counted_loop(s, loop, start, stop))
         finally:
             self.ranges[s.var], self.exact_ranges, self.conditional = saved
             self.reserved -= held
         code += self.roled(self.stmt(_Counter(pos, target=i, op="-", expr=s.stop)), "control")
         return code + inverse_code(hold)
+
+    def counted_loop(self, s: ir.For, loop: ir.While, start: ir.Expr, stop: ir.Expr
+                     ) -> list[Instr]:
+        """The loop's iterations: at -O2, when both bounds are in registers, a loop that
+        tests once per iteration; otherwise the while loop's three tests.
+
+        The while form tests the exit before each iteration (``test``) besides the two
+        paired branches of the back edge.  A counted loop whose bounds are registers may
+        test at the bottom instead -- ``top: bne i start bottom``, the body, ``bottom: bne
+        i stop top`` -- since its counter is the start on entry and never the start again
+        until it leaves: running backward, the same two branches find the way.  It must
+        run at least once: a range that may be empty is skipped by a paired branch, taken
+        when the counter, at the start, equals the stop, and landing where the counter,
+        at the stop, equals the start (docs/abi.md)."""
+        if self.p.level < 2:
+            return self.stmt_while(loop, counted=True)
+        pos = s.pos
+        mark = self.scratch_top
+        enters, enter_branch, enters_after = self.branch(loop.post, True)  # i != start
+        repeats, repeat_branch, repeats_after = self.branch(loop.pre, True)  # i != stop
+        self.scratch_top = mark
+        if enters or enters_after or repeats or repeats_after:
+            return self.stmt_while(loop, counted=True)  # a bound to compute at each test
+        top, bottom = self.label("top"), self.label("bottom")
+        code = [enter_branch(top, bottom, pos, "control")]
+        code += self.block(loop.body)
+        code.append(repeat_branch(bottom, top, pos, "control"))
+        if isinstance(s.start, ir.Const) and isinstance(s.stop, ir.Const) and \
+                (s.stop.value - s.start.value) * s.step > 0:
+            return code  # constant bounds that run at least once
+        # entering, the counter is the start: the range is empty when it is the stop too;
+        # leaving, it is the stop: the range was empty when it is the start too
+        counter, *_ = self.place(ir.Var(pos, name=s.var))
+        first, *_ = self.operand(start, ir.INT)
+        last, *_ = self.operand(stop, ir.INT)
+        self.scratch_top = mark  # registers all three (the branches above needed no setup)
+        skip, back = self.label("skip"), self.label("empty")
+        return ([self.i("BEQ", counter, last, skip, pos=pos, role="control", label=back,
+                        note="an empty range: no iteration")] + code +
+                [self.i("BEQ", counter, first, back, pos=pos, role="control", label=skip)])
 
     def held_bounds(self, s: ir.For) -> tuple[tuple[ir.Expr, ir.Expr], list[Instr], set[int]]:
         """The loop's (start, stop) for its tests, the code that puts those worth keeping

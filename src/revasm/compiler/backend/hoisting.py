@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from fractions import Fraction
 
-from ..errors import SourcePos
+from ..errors import CompileError, SourcePos
 from ..ir import nodes as ir
 from .code import Instr
 from .guards import index_nodes
@@ -130,6 +130,7 @@ class HoistLowering(FunctionLoweringState):
         elif abs(s.step) != 1:
             return []
         checks: list[tuple[ir.Expr, ir.Expr, ir.Index, int, int]] = []
+        keys: list[HoistKey] = []
         for stmt, before in _every_iteration(s.body, {}):
             for e in (n for x in _statement_exprs(stmt) for n in index_nodes(x)):
                 shape = self.shape_of(e.name)
@@ -161,7 +162,7 @@ class HoistLowering(FunctionLoweringState):
                                                                     per_pass * s.step)))
                     low, high = (first, last) if per_pass >= 0 else (last, first)
                     checks.append((low, high, e, dim, extent))
-                    self.hoisted.add((id(stmt), id(e), dim))
+                    keys.append((id(stmt), id(e), dim))
         if not checks:
             return []
 
@@ -171,7 +172,14 @@ class HoistLowering(FunctionLoweringState):
                 code += self.value_guard(low, e, dim, extent, low=True, high=False)
                 code += self.value_guard(high, e, dim, extent, low=False, high=True)
             return code
-        return emit() if trips is not None else self.unless_empty(s, stop, emit)
+        mark = self.scratch_top
+        try:
+            code = emit() if trips is not None else self.unless_empty(s, stop, emit)
+        except CompileError:  # out of scratch registers (spilled variables): check in place
+            self.scratch_top = mark
+            return []
+        self.hoisted.update(keys)
+        return code
 
     def unless_empty(self, s: ir.For, stop: ir.Expr,
                      build: Callable[[], list[Instr]]) -> list[Instr]:
