@@ -19,7 +19,7 @@ from revasm.compiler.backend.pointers import affine, const_step, flat_address, w
 from revasm.compiler.errors import SourcePos
 from revasm.compiler.frontend.parse import parse_source
 from revasm.compiler.ir import nodes as ir
-from revasm.compiler.ir.inline_functions import inline_functions
+from revasm.compiler.ir.inline_functions import gradient_neutral, inline_functions
 from revasm.compiler.ir.unroll import MAX_TRIP, unroll_loops
 from revasm.program_counts import count_program
 from revasm.programs import ProgramFault, read_values, run_program
@@ -103,7 +103,7 @@ CALLEE = """@reversible
 def g(a: Fixed, b: Fixed, n: Int):
     with routine():
         t = ancilla(0.0)
-        t += b * 0.5
+        t += b
     for i in range(n):
         a += t * 0.25
     ~routine
@@ -122,8 +122,7 @@ def test_a_small_function_is_inlined_with_renamed_locals():
     assert len(allocs) == 2 and "t" not in allocs  # one t per call, neither the caller's
     # the caller's t is not the callee's: the second call reads the caller's t
     updates = [s for s in _statements(body) if isinstance(s, ir.Update)]
-    assert any(isinstance(s.expr, ir.BinOp) and s.expr.left == ir.Var(POS, name="t")
-               for s in updates)
+    assert any(s.expr == ir.Var(POS, name="t") and s.target.name != "t" for s in updates)
 
 
 @pytest.mark.parametrize("call", ["    g(x[0], x[1], 3)\n",  # a constant argument
@@ -135,6 +134,18 @@ def test_calls_that_stay_calls(call):
     program = compile_source(HEADER + source, "f", "t.py", width=64)
     assert ("bra     f_g" in program.pal) == ("3)" in call)
     assert ("f_r" in program.pal) == ("r(x" in call)
+
+
+def test_a_function_whose_ancilla_takes_a_product_stays_a_call():
+    # the product's adjoint rounds the ancilla's gradient word, whose history a register
+    # of the caller would not share with the portal's (docs/decisions.md)
+    product = CALLEE.replace("t += b", "t += b * 0.5")
+    module = _functions(product)
+    assert not gradient_neutral(module.functions["g"])
+    assert gradient_neutral(_functions(CALLEE).functions["g"])
+    program = compile_source(HEADER + product + "@reversible\ndef f(x: Array[Fixed, N], "
+                             "n: Int):\n    g(x[0], x[1], n)\n", "f", "t.py", width=64)
+    assert "bra     f_g" in program.pal
 
 
 def test_inlining_gives_the_calls_words():

@@ -170,15 +170,16 @@ def _finish(module: ir.Module, entry: str | None, width: int, for_gradient: bool
         raise CompileError(SourcePos(module.file, 1, 1),
                            f"no @reversible function {entry!r} in this file (it has: {known})")
     proofs = check_module(module, for_gradient=for_gradient)
-    lowered_module = module
-    if inline and level >= 2:
-        lowered_module = inline_functions(lowered_module, written_params(module), proofs)
-    lowered_module = inline_calls(lowered_module) if inline else lowered_module
+    plain = inline_calls(module) if inline else module  # what -O0 and -O1 lower
+    lowered_module = plain
     if level >= 2:
+        if inline:
+            lowered_module = inline_calls(inline_functions(module, written_params(module),
+                                                           proofs))
         lowered_module = unroll_loops(lowered_module)
     try:
         lowered = lower_module(lowered_module, entry, width, max_registers, for_gradient,
-                               proofs, checks, level)
+                               proofs, checks, level, plain if level >= 2 else None)
     except CompileError as exc:
         if not exc.source_line and 0 < exc.pos.line <= len(module.source_lines):
             exc.source_line = module.source_lines[exc.pos.line - 1]

@@ -67,19 +67,21 @@ DEFAULT_LEVEL = 2
 def lower_module(module: ir.Module, entry: str, width: int = 32,
                  max_registers: int | None = None, for_gradient: bool = False,
                  proofs: Proofs | None = None, checks: bool | Iterable[str] = True,
-                 level: int = DEFAULT_LEVEL) -> Lowered:
+                 level: int = DEFAULT_LEVEL, reference: ir.Module | None = None) -> Lowered:
     """PAL for ``entry`` and what it calls.  ``proofs`` (from the static checks) lets
     the guards they make redundant go; ``checks=False`` drops every runtime guard, a set
-    of kinds (``guards.CHECK_KINDS``) keeps only those; ``level`` is one of ``LEVELS``."""
+    of kinds (``guards.CHECK_KINDS``) keeps only those; ``level`` is one of ``LEVELS``;
+    ``reference`` is the module as -O0 lowers it, whose variables keep their homes
+    (``layout.layout_function``)."""
     return _ModuleLowering(module, entry, width, max_registers, for_gradient, proofs,
-                           checks, level).run()
+                           checks, level, reference).run()
 
 
 class _ModuleLowering:
     def __init__(self, module: ir.Module, entry: str, width: int,
                  max_registers: int | None, for_gradient: bool,
                  proofs: Proofs | None = None, checks: bool | Iterable[str] = True,
-                 level: int = DEFAULT_LEVEL) -> None:
+                 level: int = DEFAULT_LEVEL, reference: ir.Module | None = None) -> None:
         self.module = module
         self.level = level
         self.optimize = level >= 1
@@ -90,7 +92,8 @@ class _ModuleLowering:
         self.width = width
         self.for_gradient = for_gradient
         self.max_registers = max_registers
-        self.layouts = {name: layout_function(f, max_registers)
+        before = reference.functions if reference is not None else {}
+        self.layouts = {name: layout_function(f, max_registers, before.get(name))
                         for name, f in module.functions.items()}
         self.traps: list[Instr] = []
         self.label_counter = 0

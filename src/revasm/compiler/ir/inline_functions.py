@@ -121,7 +121,7 @@ def _block(body: list[ir.Stmt], module: ir.Module, done: dict[str, ir.Function],
             callee = done[s.func]
             names = _bindings(s, callee, caller, module, writes.get(s.func, set()))
             if names is not None and count_statements(callee.body) <= MAX_STATEMENTS \
-                    and count_statements(out) < MAX_GROWTH:
+                    and count_statements(out) < MAX_GROWTH and gradient_neutral(callee):
                 counter[0] += 1
                 # named by the call's place: the copy of a routine's call that ~routine
                 # holds gets the same names, as the variables it undoes
@@ -144,6 +144,64 @@ def _block(body: list[ir.Stmt], module: ir.Module, done: dict[str, ir.Function],
             for a in ("head", "body", "then", "orelse") if isinstance(getattr(s, a, None), list)}
         out.append(replace(s, **changes) if changes else s)
     return out
+
+
+def _linear(e: ir.Expr) -> bool:
+    """Whether ``e`` is added into its target by ADD and SUB alone (no product)."""
+    if isinstance(e, (ir.Const, ir.Var, ir.Index)):
+        return True
+    if isinstance(e, ir.Unary) and e.op == "-":
+        return _linear(e.operand)
+    return isinstance(e, ir.BinOp) and e.op in ("+", "-") and _linear(e.left) and \
+        _linear(e.right)
+
+
+def _fixed_locals(body: list[ir.Stmt]) -> set[str]:
+    out: set[str] = set()
+    for s in body:
+        if isinstance(s, ir.Alloc) and (s.type == ir.FIXED or isinstance(s.type, ir.ArrayType)
+                                        and s.type.element == ir.FIXED):
+            out.add(s.name)
+        for inner in _nested(s):
+            out |= _fixed_locals(inner)
+    return out
+
+
+def gradient_neutral(f: ir.Function) -> bool:
+    """Whether inlining ``f`` leaves every gradient word as its portal call does.
+
+    In gradient mode an ancilla's gradient word starts each call from what the previous
+    user of its register (or, for a register the caller pushes, of its stack slot) left
+    there, and the adjoint of a product into the ancilla rounds that word with the real
+    contributions.  Inlined, the ancilla takes a register of the caller: another history.
+    Only additions read such a word exactly (what they add in, they take out again), so a
+    function whose Fixed ancillas are only added to -- never the target of a product, a
+    quotient, a function, a rotation, nor passed to a call -- is inlined; the others stay
+    calls (docs/decisions.md, "Inlining and the gradient bank")."""
+    own = _fixed_locals(f.body)
+    if not own:
+        return True
+
+    def named(e: ir.Expr) -> bool:
+        return isinstance(e, (ir.Var, ir.Index)) and e.name in own
+
+    for s in _walk_all(f.body):
+        if isinstance(s, ir.Update) and named(s.target) and not _linear(s.expr):
+            return False
+        if isinstance(s, (ir.Alloc, ir.Free)) and s.name in own and not _linear(s.value):
+            return False
+        if isinstance(s, ir.Rot) and (named(s.a) or named(s.b)):
+            return False
+        if isinstance(s, ir.Call) and any(named(a) for a in s.args):
+            return False
+    return True
+
+
+def _walk_all(body: list[ir.Stmt]) -> Iterator[ir.Stmt]:
+    for s in body:
+        yield s
+        for inner in _nested(s):
+            yield from _walk_all(inner)
 
 
 def carry_proofs(proofs: ProofSets, callee: str, caller: str, renamed: dict[str, str]) -> None:
