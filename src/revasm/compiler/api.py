@@ -112,7 +112,8 @@ def compile_file(path: str | Path, entry: str | None = None, *, width: int = 32,
     optimisation level (``LEVELS``; docs/language.md, *Optimisation levels*): 0 the
     plain statement-by-statement lowering, the reference every level computes the same
     bits as, 1 the peephole, constant pool and single-pass conditions, 2 (the default)
-    also the passes of ``compiler/backend/passes``.
+    also the -O2 passes (inlining, unrolling, pointers, held bounds and conditions,
+    hoisted guards, combined immediates).
     """
     return _finish(parse_file(path), entry, width, for_gradient, max_registers, checks,
                    inline, level)

@@ -59,7 +59,7 @@ class Lowered:
 #: The optimisation levels: 0 lowers statement by statement (no peephole, no constant
 #: pool, conditions recomputed in their teardown), the plain shapes every level is checked
 #: against; 1 adds the peephole, the constant pool and single-pass conditions; 2 adds the
-#: passes of ``backend/passes`` (docs/language.md, *Optimisation levels*).
+#: -O2 passes (docs/language.md, *Optimisation levels*, names their modules).
 LEVELS = (0, 1, 2)
 DEFAULT_LEVEL = 2
 
