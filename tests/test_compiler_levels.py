@@ -119,3 +119,23 @@ def test_o2_is_shorter_than_o0_on_array_walks():
     for level in LEVELS:
         _, steps[level], _ = _edsl_words(edsl_program(17), 17, 64, level)
     assert steps[2] < steps[1] < steps[0]
+
+
+def test_the_command_line_takes_the_level():
+    import json
+
+    from click.testing import CliRunner
+
+    from revasm.cli.main import cli
+    target = str(ROOT / "examples" / "nilang" / "dot.py") + ":dot"
+    out = {}
+    for flag in ("-O0", "-O1", "-O2", None):
+        args = ["compile", target, "--json"] + ([flag] if flag else [])
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 0, result.output
+        out[flag] = json.loads(result.output)
+    assert [out[f]["level"] for f in ("-O0", "-O1", "-O2", None)] == [0, 1, 2, 2]
+    assert out["-O0"]["instructions"] > out["-O2"]["instructions"]
+    assert out[None]["text"] == out["-O2"]["text"]
+    bad = CliRunner().invoke(cli, ["compile", target, "-O3"])
+    assert bad.exit_code == 2
