@@ -162,3 +162,20 @@ def test_cli_by_line_refuses_a_batch_and_reports_compile_errors(tmp_path: Path):
                    "    x += y\n")
     failed = _invoke("report", f"{bad}:f", "--by-line")
     assert failed.exit_code == 1 and "bad.py:" in failed.output
+
+
+def test_a_run_that_faults_is_split_by_line_up_to_the_fault(tmp_path: Path):
+    source = tmp_path / "div.pal"
+    source.write_text(";; pendulum pal file\n.width 32\n.input x $1 fixed = 1.0\n"
+                      ".input y $2 fixed = 0.0\n"
+                      "        start\n        addi  $3 5\n        adddiv $4 $1 $2\n"
+                      "        finish\n")
+    image = assemble_file(source)
+    models = bundled_models()
+    report = build_report(image, prepare=lambda machine: load_inputs(machine, image),
+                          models=list(models.values()), all_models=models,
+                          line_map=pal_line_map(image))
+    assert report["status"] == "fault" and validate_report(report) == []
+    sums = line_totals(report["by_line"])
+    assert sums["steps"] == report["totals"]["steps"] == report["runs"][0]["steps"]
+    assert {row["line"] for row in report["by_line"]["lines"]} <= {5, 6, 7}
