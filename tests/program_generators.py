@@ -35,7 +35,7 @@ from hypothesis import strategies as st
 from revasm.assembler.image import Image, SourceLocation
 from revasm.isa import INSTRUCTIONS, decode, encode, lookup, word_format
 from revasm.isa.instruction import Instruction
-from revasm.sim.reference import MachineFault
+from revasm.machine import MachineFault
 
 #: The faults a generated program may raise: data-dependent arithmetic only.
 ARITHMETIC_FAULTS = ("divide-by-zero", "domain-error")

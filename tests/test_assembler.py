@@ -8,6 +8,7 @@ from pal_sources import FIB_PISA
 
 from revasm.assembler import AssemblyError, DeclaredName, assemble, assemble_file
 from revasm.isa import Q16_16, Q32_32, decode, encode, lookup
+from revasm.isa.fixed_point import DEFAULT_WIDTH
 
 HEADER = ";; pendulum pal file\n"
 
@@ -264,11 +265,15 @@ def test_declarations_name_registers_and_memory_words():
     }
 
 
-def test_width_comes_from_the_directive_or_the_caller_and_defaults_to_32():
-    assert pal("start\nfinish\n").width == 32
+def test_width_comes_from_the_caller_else_the_directive_and_defaults_to_32():
+    assert pal("start\nfinish\n").width == 32 == DEFAULT_WIDTH
     assert pal(".width 64\nstart\nfinish\n").width == 64
     assert pal("start\nfinish\n", width=64).width == 64
     assert pal(".width 64\nstart\nfinish\n", width=64).width == 64
+    # the caller's width overrides the file's: the words follow it
+    image = pal(".width 64\nstart\nfinish\ndata 1.5\n", width=32)
+    assert image.width == 32 and image.words[2] == 0x1_8000
+    assert pal(".width 32\nstart\nfinish\n", width=64).width == 64
 
 
 def test_entry_is_the_start_instruction_or_the_start_directive():

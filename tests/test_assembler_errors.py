@@ -393,10 +393,11 @@ def test_a_bad_line_keeps_its_address_so_later_labels_stay_right():
     assert [d.line for d in info.value.diagnostics] == [3, 5]  # no error at the paired branches
 
 
-def test_a_width_requested_by_the_caller_must_agree_with_the_file():
-    assert diagnostics_of(HEADER + ".width 64\nstart\nfinish\n", width=32) == """\
-t.pal:2:8: error: this file declares .width 64, but width 32 was requested
-.width 64
+def test_a_bad_width_directive_is_reported_even_when_the_caller_gives_the_width():
+    """The caller's width overrides a good ``.width``; a bad one is still an error."""
+    assert diagnostics_of(HEADER + ".width 48\nstart\nfinish\n", width=32) == """\
+t.pal:2:8: error: .width must be 32 or 64, not '48'
+.width 48
        ^"""
 
 

@@ -26,7 +26,7 @@ def as_json(*args: str) -> tuple[dict, int]:
 def test_grad_bessel_needs_no_flag_but_the_input():
     out, code = as_json("grad", EXAMPLES / "bessel_j2.pal", "--set", "x=1.0")
     assert code == 0
-    assert out["width"] == 64  # the file declares no .width: gradients run at Q32.32
+    assert out["width"] == 64  # the file's .width (Q32.32), as `revasm run` has it
     assert abs(out["loss"] - 0.1149034849) < 1e-6
     assert abs(out["gradient"]["x"] - 0.2102436159) < 1e-6
     assert set(out["steps"]) == set(out["cycles"]) == {"forward", "backward"}

@@ -1,7 +1,7 @@
 """The compiled engine (``sim/compiled``) equals the reference machine, bit for bit.
 
-* the numba vocabulary (``vocab.py``) against ``isa/vocabulary.py`` on random and edge
-  words, both widths (every function of the function unit, the rotations, fmul/fdiv);
+* (the numba vocabulary against the primitives' reference implementations, row by row:
+  ``tests/test_primitives.py``);
 * every example program, forward and backward, and the J2 gradient;
 * random programs (``program_generators``) with random inputs per lane, both widths:
   registers, memory, BR, DIR, PC, tape (snapshot), steps, cycles, output and the fault
@@ -34,9 +34,6 @@ pytest.importorskip("numba")
 pytestmark = pytest.mark.usefixtures("fresh_kernel_cache")
 
 from revasm.assembler import assemble, assemble_file  # noqa: E402
-from revasm.isa.fixed_point import WordFormat  # noqa: E402
-from revasm.isa.vocabulary import vocabulary  # noqa: E402
-from revasm.sim.compiled import vocab  # noqa: E402
 from revasm.sim.compiled.engine import ENGINE  # noqa: E402
 from revasm.sim.engines import engine  # noqa: E402
 from revasm.sim.reference.engine import ReferenceLanes  # noqa: E402
@@ -137,80 +134,6 @@ def gradient_pass(case: ProgramCase, compiled, reference, seed: int, tangent: bo
         for (bank, r), word in seeds.items():
             machine.set_bank_word(bank, r, word)
         machine.run_back()
-
-
-# --- the vocabulary -------------------------------------------------------------------------
-
-def _words(width: int, n: int, rng: random.Random) -> list[int]:
-    mask = (1 << width) - 1
-    f = width // 2
-    out = [0, 1, 2, mask, 1 << (width - 1), (1 << (width - 1)) - 1, 1 << f, -(1 << f) & mask,
-           (1 << (width - 1)) + 1]
-    for _ in range(n):
-        kind = rng.randrange(6)
-        if kind == 0:
-            out.append(rng.getrandbits(width))
-        elif kind == 1:
-            out.append(rng.getrandbits(rng.randrange(1, width)))
-        elif kind == 2:
-            out.append(-rng.getrandbits(rng.randrange(1, width)) & mask)
-        elif kind == 3:
-            out.append(rng.randrange(-8 << f, 8 << f) & mask)
-        elif kind == 4:
-            out.append(rng.randrange(-64 << f, 64 << f) & mask)
-        else:
-            out.append(rng.randrange(-4, 4) & mask)
-    return out
-
-
-NAMES = ["shl", "srl", "sra", "rotl", "rotr", "slt", "fmul", "fdiv", "fsign", "fneg", "fadd",
-         "fsub", "rot", "irot", "fn_sin", "fn_cos", "fn_tan", "fn_tanh", "fn_exp", "fn_log",
-         "fn_sqrt", "fn_abs", "fn_atan", "fn_sinh", "fn_cosh", "fn_atan2", "fn_pow"]
-ARITY = {"fsign": 1, "fneg": 1, "rot": 3, "irot": 3, "fn_atan2": 2, "fn_pow": 2}
-
-
-@pytest.mark.parametrize("width", [32, 64])
-@pytest.mark.parametrize("name", NAMES)
-def test_vocabulary_matches_the_isa(width, name):
-    rng = random.Random(f"{name}{width}")
-    scalar = vocabulary(WordFormat(width))[name]
-    compiled = getattr(vocab, f"{name}{width}")
-    arity = ARITY.get(name, 1 if name.startswith("fn_") else 2)
-    words = _words(width, 600, rng)
-    checked = 0
-    for first in words:
-        args = [first] + [rng.choice(words) for _ in range(arity - 1)]
-        try:
-            expected = scalar(*args)
-        except ArithmeticError:
-            continue  # the kernels check these domains before calling (tested below)
-        got = compiled(*[np.uint64(a) for a in args])
-        if isinstance(expected, tuple):
-            assert tuple(int(g) for g in got) == expected, (name, args)
-        else:
-            assert int(got) == expected, (name, args)
-        checked += 1
-    assert checked > 200  # not vacuous (log, sqrt, pow, div fault on part of the words)
-
-
-@pytest.mark.parametrize("width", [32, 64])
-@pytest.mark.parametrize("name", ["fmul", "fdiv"])
-def test_fused_results_are_the_isa_result_and_its_overflow_predicate(width, name):
-    """``fdiv_ovf``/``fmul_ovf`` (one division or product for both, translate.FUSED) give
-    the ISA's result and its ``ovf_`` predicate on every pair of edge and random words."""
-    rng = random.Random(f"fused-{name}{width}")
-    table = vocabulary(WordFormat(width))
-    fused = getattr(vocab, f"{name}_ovf{width}")
-    words = _words(width, 400, rng)
-    events = 0
-    for x in words:
-        for y in (rng.choice(words) for _ in range(3)):
-            if name == "fdiv" and y == 0:
-                continue
-            expected = (table[name](x, y), table[f"ovf_{name[1:]}"](x, y))
-            assert tuple(int(v) for v in fused(np.uint64(x), np.uint64(y))) == expected, (x, y)
-            events += expected[1]
-    assert events > 20  # overflowing pairs are among them
 
 
 # --- example programs -------------------------------------------------------------------------

@@ -127,14 +127,14 @@ def _central(f, x, h=1e-6):
 
 def test_gradient_of_the_petersen_loss_agrees_with_float64():
     x = cases.X_PETERSEN
-    g = grad(CASES["petersen"].path, {"x": x})
+    g = grad(CASES["petersen"].path, {"x": x}, width=64)
     assert abs(g.loss - cases.petersen_loss(x)) < 1e-7
     _close(g.gradient["x"], _central(cases.petersen_loss, x), 1e-5)
 
 
 def test_gradient_of_bessel_j2_is_j1_minus_2_j2_over_z():
     for z in (0.5, 1.0, 2.5):
-        g = grad(f"{CASES['ibesselj'].path}:ibesselj", {"z": z})
+        g = grad(f"{CASES['ibesselj'].path}:ibesselj", {"z": z}, width=64)
         j1 = sum((-1) ** k * (z / 2) ** (2 * k + 1) / (math.factorial(k) * math.factorial(k + 1))
                  for k in range(40))
         j2 = cases._bessel_j2(z)
@@ -143,10 +143,10 @@ def test_gradient_of_bessel_j2_is_j1_minus_2_j2_over_z():
 
 def test_gradients_of_dot_and_norm2():
     x, y = cases.X4, cases.Y4
-    g = grad(f"{CASES['dot'].path}:dot", {"x": x, "y": y})
+    g = grad(f"{CASES['dot'].path}:dot", {"x": x, "y": y}, width=64)
     _close(g.gradient["x"], y, 1e-9)
     _close(g.gradient["y"], x, 1e-9)
-    g = grad(f"{CASES['norm2'].path}:norm2", {"x": x})
+    g = grad(f"{CASES['norm2'].path}:norm2", {"x": x}, width=64)
     _close(g.gradient["x"], 2 * np.array(x), 1e-9)
 
 
@@ -164,7 +164,7 @@ def test_instruction_counts_and_uncomputing_levels():
 
 def test_gradient_of_the_sparse_dot_product_is_the_other_matrix():
     case = CASES["sparse_dot"]
-    g = grad(f"{case.path}:sparse_dot", case.inputs)
+    g = grad(f"{case.path}:sparse_dot", case.inputs, width=64)
     assert abs(g.loss - float((cases.SPARSE_A * cases.SPARSE_B).sum())) < 1e-9
     rows, cols = np.nonzero(cases.SPARSE_A.T)  # CSC order: column by column
     _close(g.gradient["a_nzval"], cases.SPARSE_B[cols, rows], 1e-9)

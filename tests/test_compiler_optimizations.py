@@ -15,9 +15,10 @@ from revasm.compiler import CompileError, compile_file, compile_source
 from revasm.compiler.backend.code import Instr
 from revasm.compiler.backend.peephole import cancel_inverse_pairs
 from revasm.isa.fixed_point import WordFormat
+from revasm.machine import MachineFault
 from revasm.programs import ProgramFault
 from revasm.programs import run_program as run
-from revasm.sim.reference import Machine, MachineFault
+from revasm.sim.reference import Machine
 
 ROOT = Path(__file__).resolve().parents[1]
 NILANG = ROOT / "examples/nilang"

@@ -20,8 +20,9 @@ import pytest
 
 from revasm.assembler import assemble, assemble_file
 from revasm.isa import WordFormat
+from revasm.machine import MachineFault
 from revasm.sim.host import GradientError, gradient, resolve
-from revasm.sim.reference import Machine, MachineFault
+from revasm.sim.reference import Machine
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 U32 = 2.0 ** -16

@@ -21,7 +21,8 @@ from program_generators import (
     structured_programs,
 )
 
-from revasm.sim.reference import Machine, MachineFault
+from revasm.machine import MachineFault
+from revasm.sim.reference import Machine
 
 MEMORY_WORDS = 256
 

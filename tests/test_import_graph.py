@@ -27,31 +27,37 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: Every top-level package that may be imported by anything above the simulators.
 _EVERYTHING = frozenset({"revasm", "revasm.cli", "revasm.isa", "revasm.assembler",
-                         "revasm.sim", "revasm.compiler", "revasm.rtl", "revasm.report",
-                         "revasm.bench", "revasm.debug"})
+                         "revasm.machine", "revasm.sim", "revasm.compiler", "revasm.rtl",
+                         "revasm.report", "revasm.bench", "revasm.debug"})
 
 #: Which other top-level packages each top-level package may import (the pipeline:
-#: isa <- assembler <- sim <- rtl / report <- bench <- cli / the Python API).
+#: isa <- assembler <- machine <- sim <- rtl / report <- bench <- cli / the Python API).
 #: A subpackage of revasm that is missing here fails the test: say where it sits.
 LAYERS: dict[str, frozenset[str]] = {
     "revasm.isa": frozenset(),
     "revasm.assembler": frozenset({"revasm.isa"}),
-    "revasm.sim": frozenset({"revasm.isa", "revasm.assembler"}),
+    # What every engine, the RTL and the debugger share (faults, snapshot, trace record,
+    # the next-PC rule): below every engine, so that none owns them.
+    "revasm.machine": frozenset({"revasm.isa", "revasm.assembler"}),
+    "revasm.sim": frozenset({"revasm.isa", "revasm.assembler", "revasm.machine"}),
     # The compiler produces assembly; it does not run it (but see KNOWN_VIOLATIONS).
     "revasm.compiler": frozenset({"revasm.isa", "revasm.assembler"}),
-    # The RTL is checked against the reference simulator (cosim) and shares its fault kinds.
-    "revasm.rtl": frozenset({"revasm.isa", "revasm.assembler", "revasm.sim"}),
-    "revasm.report": frozenset({"revasm.isa", "revasm.assembler", "revasm.sim"}),
-    "revasm.bench": frozenset({"revasm.isa", "revasm.assembler", "revasm.sim",
-                               "revasm.compiler", "revasm.rtl", "revasm"}),
+    # The RTL shares the machine's fault kinds and is checked against the reference
+    # simulator (cosim).
+    "revasm.rtl": frozenset({"revasm.isa", "revasm.assembler", "revasm.machine",
+                             "revasm.sim"}),
+    "revasm.report": frozenset({"revasm.isa", "revasm.assembler", "revasm.machine",
+                                "revasm.sim"}),
+    "revasm.bench": frozenset({"revasm.isa", "revasm.assembler", "revasm.machine",
+                               "revasm.sim", "revasm.compiler", "revasm.rtl", "revasm"}),
     # The debugger drives the reference machine and reads the compiler's source maps.
-    "revasm.debug": frozenset({"revasm.isa", "revasm.assembler", "revasm.sim",
-                               "revasm.compiler"}),
+    "revasm.debug": frozenset({"revasm.isa", "revasm.assembler", "revasm.machine",
+                               "revasm.sim", "revasm.compiler"}),
     "revasm.cli": _EVERYTHING,
     # The Python API: above the compiler, the simulators, reports and the RTL; below the
     # command line and the benchmarks.
-    "revasm": frozenset({"revasm.isa", "revasm.assembler", "revasm.sim", "revasm.compiler",
-                         "revasm.report", "revasm.rtl"}),
+    "revasm": frozenset({"revasm.isa", "revasm.assembler", "revasm.machine", "revasm.sim",
+                         "revasm.compiler", "revasm.report", "revasm.rtl"}),
 }
 
 #: Imports that break LAYERS today: (importing module or package, imported module or
@@ -62,6 +68,17 @@ KNOWN_VIOLATIONS: dict[tuple[str, str], str] = {
 
 #: Modules that belong to the command line wherever they sit: ``python -m revasm``.
 COMMAND_LINE_ENTRIES = frozenset({"revasm.__main__"})
+
+#: Inside ``revasm.compiler``: the front end and the backend meet only in the IR
+#: (frontend -> ir <- backend; ``errors`` is the positions and errors all of them report).
+#: Which other parts of the compiler each part may import; ``api``, ``edsl`` and
+#: ``expression`` sit above all three and may import any.
+COMPILER_LAYERS: dict[str, frozenset[str]] = {
+    "revasm.compiler.errors": frozenset(),
+    "revasm.compiler.ir": frozenset({"revasm.compiler.errors"}),
+    "revasm.compiler.frontend": frozenset({"revasm.compiler.ir", "revasm.compiler.errors"}),
+    "revasm.compiler.backend": frozenset({"revasm.compiler.ir", "revasm.compiler.errors"}),
+}
 
 
 # --- the graph -------------------------------------------------------------------
@@ -225,6 +242,27 @@ def layering_violations(graph: dict[str, dict[str, int]], roots: dict[str, Path]
     return violations, used
 
 
+def part_violations(graph: dict[str, dict[str, int]],
+                    parts: dict[str, frozenset[str]]) -> list[str]:
+    """Imports between the ``parts`` of one package that ``parts`` forbids (an import of
+    anything outside the parts is another rule's business)."""
+    def part(name: str) -> str | None:
+        return next((p for p in parts if _within(name, p)), None)
+
+    violations = []
+    for name in sorted(graph):
+        importer = part(name)
+        if importer is None:
+            continue
+        for target, line in sorted(graph[name].items()):
+            imported = part(target)
+            if imported is None or imported == importer or imported in parts[importer]:
+                continue
+            violations.append(f"{name} (line {line}) imports {target}: {importer} may import "
+                              f"only {sorted(parts[importer]) or 'nothing else'}")
+    return violations
+
+
 # --- the tests ---------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -262,6 +300,31 @@ def test_each_top_level_package_imports_only_the_layers_below_it(project):
     if stale:
         warnings.warn(f"KNOWN_VIOLATIONS entries no import needs any more: {stale}",
                       stacklevel=2)
+
+
+def test_the_compiler_backend_and_front_end_meet_only_in_the_ir(project):
+    roots, modules, graph = project
+    compiler_parts = {name for name, (_, is_package) in modules.items()
+                      if is_package and name.count(".") == 2
+                      and name.startswith("revasm.compiler.")}
+    assert compiler_parts <= set(COMPILER_LAYERS), \
+        f"add {sorted(compiler_parts - set(COMPILER_LAYERS))} to COMPILER_LAYERS"
+    violations = part_violations(graph, COMPILER_LAYERS)
+    assert not violations, "\n".join(violations)
+
+
+def test_a_backend_import_of_the_front_end_fails():
+    graph = {"c.backend.lower": {"c.frontend.checks": 25, "c.ir.nodes": 26, "x.isa": 3},
+             "c.frontend.checks": {"c.ir.nodes": 4}, "c.ir.nodes": {"c.errors": 2},
+             "c.api": {"c.backend.lower": 1, "c.frontend.checks": 2}}
+    parts = {"c.errors": frozenset(), "c.ir": frozenset({"c.errors"}),
+             "c.frontend": frozenset({"c.ir", "c.errors"}),
+             "c.backend": frozenset({"c.ir", "c.errors"})}
+    assert part_violations(graph, parts) == [
+        "c.backend.lower (line 25) imports c.frontend.checks: c.backend may import only "
+        "['c.errors', 'c.ir']"]
+    del graph["c.backend.lower"]["c.frontend.checks"]
+    assert part_violations(graph, parts) == []
 
 
 def test_the_graph_sees_every_kind_of_import(tmp_path):

@@ -22,7 +22,7 @@ from revasm.compiler.frontend.janus import check_program, parse_janus, parse_jan
 from revasm.compiler.frontend.janus.interpreter import JanusFault, initial_store, run
 from revasm.compiler.frontend.janus.store import janus_store
 from revasm.compiler.frontend.janus.words import MAX_INT, MIN_INT
-from revasm.running import fault_json
+from revasm.machine import fault_json
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "janus"
 #: What each example computes (main's variables after a forward run).

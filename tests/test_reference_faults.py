@@ -10,7 +10,8 @@ from program_generators import ProgramBuilder
 
 from revasm.assembler.image import Image
 from revasm.isa import BY_ENCODING, encode, lookup
-from revasm.sim.reference import FAULT_KINDS, Machine, MachineFault
+from revasm.machine import FAULT_KINDS, MachineFault
+from revasm.sim.reference import Machine
 
 PATHS = pytest.mark.parametrize("traced", [False, True], ids=["blocks", "single-steps"])
 

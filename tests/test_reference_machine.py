@@ -7,7 +7,8 @@ import pytest
 from program_generators import ProgramBuilder
 
 from revasm.assembler.image import DeclaredName
-from revasm.sim.reference import Machine, format_trace_line
+from revasm.machine import format_trace_line
+from revasm.sim.reference import Machine
 from revasm.sim.reference.blocks import MAX_BLOCK
 
 WIDTHS = pytest.mark.parametrize("width", [32, 64])

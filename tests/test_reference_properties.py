@@ -11,7 +11,8 @@ from program_generators import (
     structured_programs,
 )
 
-from revasm.sim.reference import Machine, MachineFault
+from revasm.machine import MachineFault
+from revasm.sim.reference import Machine
 
 MAX_STEPS = 200_000
 

@@ -12,6 +12,7 @@ from program_generators import ProgramCase, straight_line_programs, structured_p
 
 from revasm.assembler import assemble
 from revasm.isa.table import INSTRUCTIONS
+from revasm.machine import MachineFault
 from revasm.report import (
     REPORT_CLASSES,
     ModelError,
@@ -30,7 +31,7 @@ from revasm.report.energy_models import adiabatic_factor, landauer_joules_per_bi
 from revasm.report.schema import REPORT_SCHEMA
 from revasm.sim.engine import Lanes
 from revasm.sim.host import load_inputs
-from revasm.sim.reference import Machine, MachineFault
+from revasm.sim.reference import Machine
 
 EXAMPLES = sorted(Path(__file__).parent.parent.joinpath("examples").glob("*.pal"))
 MODELS = bundled_models()

@@ -118,11 +118,12 @@ def test_cli_by_line_json_terminal_and_html(tmp_path: Path):
     target = f"{NILANG}/dot.py:dot"
     sets = [a for name, values in DOT_INPUTS.items() for i, v in enumerate(values)
             for a in ("--set", f"{name}.{i}={v}")]
-    result = _invoke("report", target, "--grad", "--by-line", *sets, "--json")
+    result = _invoke("report", target, "--grad", "--by-line", *sets, "--width", "64",
+                     "--json")
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
     _assert_lines_sum_to_totals(report)
-    assert report["width"] == 64  # a gradient report of Python compiles at W = 64
+    assert report["width"] == 64  # Python compiles at the width asked for
     assert report["gradient"]["x.0"] == pytest.approx(DOT_INPUTS["y"][0])
     text = _invoke("report", target, "--grad", "--by-line", *sets)
     assert text.exit_code == 0, text.output

@@ -17,7 +17,7 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from revasm.isa.codec import IllegalInstruction, decode, encode  # noqa: E402
-from revasm.isa.elementary import _TABLES  # noqa: E402
+from revasm.isa.elementary import TABLES  # noqa: E402
 from revasm.isa.fixed_point import WordFormat  # noqa: E402
 from revasm.isa.table import INSTRUCTIONS  # noqa: E402
 from revasm.isa.vocabulary import vocabulary  # noqa: E402
@@ -383,7 +383,7 @@ def test_every_function_unit_operation_is_implemented() -> None:
 def test_cordic_schedule_is_the_tables(width: int) -> None:
     """The unit forms each CORDIC iteration's shift and angle (a short table, then powers of
     two): every one equals isa/elementary's tables."""
-    t = _TABLES[width]
+    t = TABLES[width]
     for hyperbolic, table in ((False, t.circular), (True, t.hyperbolic)):
         for k, (shift, _, angle) in enumerate(table):
             assert cordic_schedule(t, k, hyperbolic) == (shift, angle), (hyperbolic, k)

@@ -23,6 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from program_generators import ProgramBuilder, examples, structured_programs
 
 from revasm.assembler import assemble_file
+from revasm.machine import MachineFault
 from revasm.rtl.cosim import Bus, Job, Lockstep
 from revasm.rtl.params import CoreParams
 from revasm.rtl.unit_timing import function_unit_cycles
@@ -31,7 +32,7 @@ from revasm.sim.host import (
     initial_words,
     resolve,
 )
-from revasm.sim.reference import Machine, MachineFault
+from revasm.sim.reference import Machine
 
 EXAMPLES = sorted(glob.glob("examples/*.pal"))
 PARAMS = rtl_programs.params(32)
@@ -58,7 +59,7 @@ def engine() -> VerilatorLockstep:
 
 
 def _example_job(path: str, *, grad: bool = False) -> Job:
-    image = assemble_file(path)
+    image = assemble_file(path, width=PARAMS.width)  # the core's (two examples say 64)
     registers, memory = initial_words(image, memory_words=PARAMS.memory_words)
     loss = None
     if grad:
@@ -267,7 +268,8 @@ def test_cli_verilator_grad_json(engine: VerilatorLockstep) -> None:
     """Same core as the fixture (W = 32, 1024 words, gradient bank): the cached build."""
     import json
 
-    result = _cli("rtl", "sim", "examples/apex.pal", "--verilator", "--grad", "--json")
+    result = _cli("rtl", "sim", "examples/apex.pal", "--width", "32", "--verilator", "--grad",
+                  "--json")
     assert result.exit_code == 0, result.output
     summary = json.loads(result.output)
     assert (summary["status"], summary["backend"]) == ("agree", "verilator")
@@ -282,7 +284,7 @@ def test_cli_verilator_reports_a_divergence_with_both_states(engine, monkeypatch
     monkeypatch.setattr(backend.VerilatorLockstep, "start",
                         lambda self, trace=False: _Corrupting(original(self, trace), 3, "wa_data",
                                                               1, "wa_en"))
-    result = _cli("rtl", "sim", "examples/apex.pal", "--verilator", "--grad")
+    result = _cli("rtl", "sim", "examples/apex.pal", "--width", "32", "--verilator", "--grad")
     assert result.exit_code == 1
     assert "divergence" in result.output and "reference:" in result.output
 

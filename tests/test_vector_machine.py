@@ -9,7 +9,8 @@ from program_generators import ProgramBuilder
 
 from revasm.isa.elementary import fx_mul
 from revasm.isa.fixed_point import WordFormat
-from revasm.sim.reference import Machine, MachineFault
+from revasm.machine import MachineFault
+from revasm.sim.reference import Machine
 from revasm.sim.vector import TemplateError, VectorMachine, vector_source
 from revasm.sim.vector.words import mul_round
 

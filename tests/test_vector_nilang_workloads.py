@@ -39,7 +39,7 @@ def test_givens_network_value_and_gradient_match_float64():
     gradients stay within 1e-6 of float64 (the reference's reverse mode by hand)."""
     inputs = W.givens_inputs()
     result = grad(f"{EXAMPLES / 'givens100.py'}:givens_loss", dict(inputs, out=0.0),
-                  wrt=["x", "theta"])
+                  wrt=["x", "theta"], width=64)
     value, gradient = W.givens_loss(inputs["x"], inputs["theta"], inputs["w"])
     _close(result.loss, value, 1e-6)
     _close(result.gradient["x"], gradient["x"], 1e-6)
@@ -52,7 +52,7 @@ def test_gmm_objective_and_gradient_match_float64():
     |f| ~ 3e3, h = 1e-6), so gradients agree to 5e-6 where they are up to ~140."""
     inputs = W.gmm_inputs()
     result = grad(f"{EXAMPLES / 'gmm.py'}:gmm", dict(inputs, out=0.0),
-                  wrt=["alphas", "means", "icf"])
+                  wrt=["alphas", "means", "icf"], width=64)
     _close(result.loss, W.gmm_objective(**inputs), 1e-6)
     reference = W.gmm_gradient(**inputs)
     for name in ("alphas", "means", "icf"):

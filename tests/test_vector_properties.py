@@ -14,7 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from program_generators import ProgramCase, straight_line_programs, structured_programs
 
-from revasm.sim.reference import Machine, MachineFault
+from revasm.machine import MachineFault
+from revasm.sim.reference import Machine
 from revasm.sim.vector import VectorMachine
 
 MEMORY = 256

@@ -24,10 +24,10 @@ from vcdvcd import VCDVCD
 from revasm.cli.loading import load_program
 from revasm.cli.machine_io import initial_words
 from revasm.cli.main import cli
+from revasm.machine import MachineFault
 from revasm.rtl.cosim import Job, Lockstep, reference_lane
 from revasm.rtl.params import CoreParams
 from revasm.rtl.waveform import WaveformError, write_vcd
-from revasm.sim.reference import MachineFault
 
 ROOT = Path(__file__).resolve().parents[1]
 

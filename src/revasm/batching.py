@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 
 from revasm.assembler.image import Image
-from revasm.isa.fixed_point import WordFormat
+from revasm.isa.fixed_point import WordFormat, word_format
+from revasm.machine import fault_json
 from revasm.sim.batch_io import (
     BatchInputError,
     check_column,
@@ -30,7 +31,7 @@ from revasm.sim.batch_sinks import record_chunk
 from revasm.sim.batch_sources import ArraySource
 from revasm.sim.engine import Lanes, overflow_counts, read_place, write_place
 from revasm.sim.engines import choose
-from revasm.sim.host import batch_gradient
+from revasm.sim.host import batch_gradient, named_columns
 
 from .chunked import BatchOptions, ChunkJob, plan, run_chunks, worker_engine
 
@@ -135,7 +136,7 @@ def batch(image: Image, inputs: Mapping[str, Any], *, grad: bool = False,
         return _chunked(image, inputs, BatchOptions(
             grad, loss, tuple(wrt) if wrt is not None else None, engine, max_steps, strict),
             client=client, executor=executor, chunk_lanes=chunk_lanes, progress=progress)
-    fmt = WordFormat(image.width)
+    fmt = word_format(image.width)
     places = {name: resolve_column(name, image) for name in inputs}
     check_inputs_given(image, places.values())
     words = {name: column_words(places[name], np.asarray(values), fmt)
@@ -213,7 +214,7 @@ def check_batch_inputs(image: Image, source: Any, chunk_lanes: int | None) -> No
         shown = ", ".join(f"{name}: {len(values)}" for name, values in source.columns.items())
         raise BatchInputError(f"every input column needs the same, non-zero number of lanes "
                               f"({shown})")
-    fmt = WordFormat(image.width)
+    fmt = word_format(image.width)
     step = chunk_lanes or source.lanes
     for start in range(0, source.lanes, step):
         for name, values in source.read(start, min(start + step, source.lanes)).items():
@@ -307,7 +308,6 @@ def _results(machine: Lanes, fmt: WordFormat, keep: frozenset[str] | None = None
              ) -> BatchResult:
     """The lanes' results; of the names and registers only those in ``keep`` (all for
     None)."""
-    image = machine.image
     kinds = [""] * machine.lanes
     faults: list[dict[str, Any]] = []
     for lane in np.nonzero(machine.faulted)[0].tolist():
@@ -315,18 +315,10 @@ def _results(machine: Lanes, fmt: WordFormat, keep: frozenset[str] | None = None
         assert fault is not None
         kinds[lane] = fault.kind
         if len(faults) < FAULTS_DESCRIBED:
-            location = image.location(fault.pc) if fault.pc is not None else None
-            faults.append({"lane": lane, "kind": fault.kind, "pc": fault.pc,
-                           "line": location.line if location else None,
-                           "message": fault.message})
+            faults.append({"lane": lane, **fault_json(fault)})
     status = np.where(machine.faulted, "fault", "finished")
-    named = {}
-    for name, declared in image.names.items():
-        if keep is not None and name not in keep:
-            continue
-        column = read_place(machine, declared.register, declared.address)
-        named[name] = (_unless_faulted(to_reals(column, fmt), status) if declared.fixed
-                       else signed(column, fmt))
+    named = {name: _unless_faulted(column, status) if column.dtype.kind == "f" else column
+             for name, column in named_columns(machine, keep=keep).items()}
     return BatchResult(
         lanes=machine.lanes, status=status,
         fault_kind=np.array(kinds), faults=faults, steps=np.asarray(machine.steps),

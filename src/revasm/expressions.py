@@ -18,9 +18,15 @@ from revasm.compiler.expression import (
     FIRST_NODE_LINE,
     expression_program,
 )
-from revasm.isa.fixed_point import WordFormat
+from revasm.isa.fixed_point import word_format
 
 from .programs import Gradient, ProgramFault, grad_program
+
+#: The width of an expression's program unless the caller says.  An expression is not a
+#: file with a width of its own (the one width rule, ``revasm.load``, is about files), and
+#: ``grad-expr`` exists to show the machine's gradient beside 40-digit arithmetic, which
+#: Q16.16's 2**-16 would hide after five digits (docs/decisions.md, "One width default").
+EXPRESSION_WIDTH = 64
 
 
 @dataclass
@@ -37,7 +43,7 @@ class ExpressionGradient:
 
 
 def grad_expression(expression: str, at: dict[str, float], *,
-                    width: int = 64) -> ExpressionGradient:
+                    width: int = EXPRESSION_WIDTH) -> ExpressionGradient:
     """Value and gradient of ``expression`` at the point ``at`` (every variable needed)."""
     source, variables = expression_program(expression, list(at))
     missing = [v for v in variables if v not in at]
@@ -64,7 +70,7 @@ def grad_expression(expression: str, at: dict[str, float], *,
         raise
     finally:
         ANCILLA_COLUMNS.pop(source, None)
-    fmt = WordFormat(width)  # the reference sees the point the machine received
+    fmt = word_format(width)  # the reference sees the point the machine received
     received = {v: fmt.to_fraction(fmt.from_real(at[v])) for v in variables}
     ref_value, ref_grad = _reference(expression, received, variables)
     return ExpressionGradient(expression, variables, result.loss, result.gradient, ref_value,

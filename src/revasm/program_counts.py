@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from revasm.compiler.api import CompiledProgram
+from revasm.machine import TraceRecord
 from revasm.sim.engines import choose
 from revasm.sim.host import load_inputs as load_defaults
-from revasm.sim.reference.trace import TraceRecord
 
 from .programs import load_inputs, program_fault
 

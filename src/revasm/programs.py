@@ -20,12 +20,12 @@ from typing import Any
 from revasm.compiler.api import CompiledProgram, ReversibleFunction, compile_file, compile_function
 from revasm.compiler.errors import CompileError, SourcePos
 from revasm.compiler.ir import nodes as ir
-from revasm.isa.fixed_point import WordFormat
+from revasm.isa.fixed_point import DEFAULT_WIDTH, WordFormat, word_format
+from revasm.machine import MachineFault
 from revasm.sim.engine import Lanes, read_place, write_place
 from revasm.sim.engines import load
 from revasm.sim.host import GradientResult, gradient
 from revasm.sim.host import load_inputs as load_defaults
-from revasm.sim.reference import MachineFault
 
 
 class ProgramFault(Exception):
@@ -69,7 +69,7 @@ def _program(target: Any, **options: Any) -> CompiledProgram:
 def load_inputs(program: CompiledProgram, machine: Lanes, inputs: dict[str, Any]) -> None:
     """Set parameters: scalars by name, arrays from (nested) sequences of numbers."""
     f = program.function
-    fmt = WordFormat(program.image.width)
+    fmt = word_format(program.image.width)
     for name, value in inputs.items():
         p = f.param(name)
         if p is None:
@@ -91,7 +91,7 @@ def read_values(program: CompiledProgram, machine: Lanes, exact: bool = False,
                 lane: int = 0) -> dict:
     """Every parameter's value on one lane: scalars, arrays as nested lists."""
     f = program.function
-    fmt = WordFormat(program.image.width)
+    fmt = word_format(program.image.width)
     out: dict[str, Any] = {}
     for p in f.params:
         if isinstance(p.type, ir.ArrayType):
@@ -105,7 +105,7 @@ def read_values(program: CompiledProgram, machine: Lanes, exact: bool = False,
     return out
 
 
-def run_program(target: Any, inputs: dict[str, Any] | None = None, *, width: int = 32,
+def run_program(target: Any, inputs: dict[str, Any] | None = None, *, width: int = DEFAULT_WIDTH,
         max_steps: int | None = 50_000_000, reverse_check: bool = False,
         engine: str = "auto", strict: bool = True) -> ProgramResult:
     """Compile (if needed) and run forward; values of every parameter afterwards.
@@ -164,7 +164,7 @@ _MARKER = re.compile(r"\{\$(\d+)([+-]\d+)?(?:@([\d,]+))?\}")
 def _with_values(note: str, fault: MachineFault) -> str:
     """A guard's note with its ``{$r}`` markers replaced by the faulting state's values:
     ``{$r+k}`` adds k, ``{$r@3,4}`` reads a flat index as the indices of a 3 x 4 array."""
-    fmt = WordFormat(fault.width)
+    fmt = word_format(fault.width)
 
     def value(match: re.Match) -> str:
         register = int(match.group(1))
@@ -226,7 +226,8 @@ class Gradient:
     program: CompiledProgram = field(repr=False)
 
 
-def compile_for_gradient(target: Any, width: int = 64) -> CompiledProgram:
+def compile_for_gradient(target: Any, width: int = DEFAULT_WIDTH) -> CompiledProgram:
+    """``target`` compiled with the checks for differentiation (a CompiledProgram as is)."""
     if isinstance(target, CompiledProgram):
         return target
     if isinstance(target, ReversibleFunction):
@@ -236,40 +237,27 @@ def compile_for_gradient(target: Any, width: int = 64) -> CompiledProgram:
 
 
 def grad_program(target: Any, inputs: dict[str, Any] | None = None, *, loss: str | None = None,
-         wrt: list[str] | None = None, width: int = 64,
+         wrt: list[str] | None = None, width: int = DEFAULT_WIDTH,
          max_steps: int | None = 50_000_000, engine: str = "auto",
          strict: bool = True) -> Gradient:
     """The loss parameter's value and its gradient in the Fixed inputs (or ``wrt``).
 
     The loss is ``loss``, else the parameter marked ``Loss``, else the only ``Out``.
-    ``strict`` as in :func:`run_program`.
+    ``strict`` as in :func:`run_program`; ``width`` as there (the one default of every
+    program, ``DEFAULT_WIDTH``: ``width=64`` for Q32.32 gradients).
     """
     program = compile_for_gradient(target, width)
     f = program.function
-    losses = [p for p in f.params if p.role == "loss"] or \
-        [p for p in f.params if p.role == "output" and p.type == ir.FIXED]
-    if loss is not None:
-        losses = [p for p in f.params if p.name == loss and p.type == ir.FIXED]
-        if not losses:
-            raise KeyError(f"{loss!r} is not a Fixed scalar parameter of {f.name}")
-    if len(losses) != 1:
-        raise CompileError(f.pos or SourcePos(program.module.file, 1, 1),
-                           f"{f.name} needs exactly one parameter marked Loss to be "
-                           "differentiated", "def f(out: Loss, x: Fixed): ...")
-    params = [p for p in f.params if p is not losses[0] and _fixed(p.type)]
+    loss_param = loss_parameter(program, loss)
+    params = [p for p in f.params if p is not loss_param and _fixed(p.type)]
     if wrt is not None:
         unknown = [n for n in wrt if f.param(n) is None]
         if unknown:
             raise KeyError(f"{unknown[0]!r} is not a parameter of {f.name}")
         params = [p for p in map(f.param, wrt) if p is not None]  # all are: checked above
-    names: list[str] = []
-    for p in params:
-        if isinstance(p.type, ir.ArrayType):
-            names += [label[2:] for label in program.lowered.array_labels[p.name]]
-        else:
-            names.append(p.name)
+    names = [name for p in params for name in word_names(program, p)]
     try:
-        result = gradient(program.image, loss=losses[0].name, wrt=names,
+        result = gradient(program.image, loss=loss_param.name, wrt=names,
                           prepare=lambda machine: load_inputs(program, machine, inputs or {}),
                           max_steps=max_steps, engine=engine, strict=strict)
     except MachineFault as fault:
@@ -283,6 +271,32 @@ def grad_program(target: Any, inputs: dict[str, Any] | None = None, *, loss: str
         else:
             out[p.name] = float(result.gradient[p.name])
     return Gradient(float(result.loss), out, result, program)
+
+
+def loss_parameter(program: CompiledProgram, loss: str | None = None) -> ir.Param:
+    """The parameter a compiled function's gradient is of: ``loss`` (a Fixed scalar), else
+    the one marked ``Loss``, else the only Fixed ``Out``; raises ``KeyError`` for an unknown
+    ``loss`` and :class:`CompileError` when the function has no single loss."""
+    f = program.function
+    losses = [p for p in f.params if p.role == "loss"] or \
+        [p for p in f.params if p.role == "output" and p.type == ir.FIXED]
+    if loss is not None:
+        losses = [p for p in f.params if p.name == loss and p.type == ir.FIXED]
+        if not losses:
+            raise KeyError(f"{loss!r} is not a Fixed scalar parameter of {f.name}")
+    if len(losses) != 1:
+        raise CompileError(f.pos or SourcePos(program.module.file, 1, 1),
+                           f"{f.name} needs exactly one parameter marked Loss to be "
+                           "differentiated", "def f(out: Loss, x: Fixed): ...")
+    return losses[0]
+
+
+def word_names(program: CompiledProgram, param: ir.Param) -> list[str]:
+    """The declared names of a parameter's words in the image: its own name for a scalar,
+    one per element (row-major) for an array."""
+    if isinstance(param.type, ir.ArrayType):
+        return [label[2:] for label in program.lowered.array_labels[param.name]]
+    return [param.name]
 
 
 def _fixed(type_: ir.ScalarType | ir.ArrayType) -> bool:

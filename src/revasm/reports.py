@@ -1,7 +1,7 @@
 """Reports of compiled programs: op counts, cycles, energy and bits erased, per source line.
 
     import revasm
-    report = revasm.report_program("examples/nilang/dot.py:dot", grad=True, width=64)
+    report = revasm.report_program("examples/nilang/dot.py:dot", grad=True)
     report["by_line"]["lines"]      # steps, cycles, energy and bits erased of each line
 
 ``report_program`` compiles (when given a file or a ``@reversible`` function), loads the
@@ -23,6 +23,7 @@ from revasm.compiler.api import (
     compile_janus_file,
 )
 from revasm.compiler.ir import nodes as ir
+from revasm.isa.fixed_point import DEFAULT_WIDTH
 from revasm.report import EnergyModel, build_report, bundled_models
 from revasm.report.by_line import LineMap, SourceLine
 from revasm.sim.host import load_inputs as load_defaults
@@ -58,7 +59,7 @@ def program_loss(program: CompiledProgram) -> str | None:
     return losses[0].name if len(losses) == 1 else None
 
 
-def compile_target(target: Any, *, width: int = 32, for_gradient: bool = False,
+def compile_target(target: Any, *, width: int = DEFAULT_WIDTH, for_gradient: bool = False,
                    **options: Any) -> CompiledProgram:
     """``target`` compiled: a CompiledProgram as it is, a @reversible function, a Janus file
     (``.ja``, always W = 32) or ``"FILE.py[:FUNC]"``."""
@@ -84,10 +85,11 @@ def report_program(target: Any, inputs: dict[str, Any] | None = None, *, grad: b
     """The report of one run of a compiled program, with ``by_line`` in its source's lines.
 
     ``inputs`` by parameter name (the declared defaults fill the rest); ``grad`` runs the
-    backward pass in gradient mode (W = 64 unless ``width`` says); ``models`` names the
+    backward pass in gradient mode; ``width`` defaults to ``DEFAULT_WIDTH`` (the one width
+    rule, ``revasm.loading``); ``models`` names the
     energy models (default: every bundled one); ``compile_options`` go to the compiler
     (``level``, ``checks``, ...)."""
-    chosen = width if width is not None else (64 if grad else 32)
+    chosen = width if width is not None else DEFAULT_WIDTH
     program = compile_target(target, width=chosen, for_gradient=grad, **compile_options)
     known = bundled_models()
     selected: list[EnergyModel] = [known[name] for name in models] if models else \

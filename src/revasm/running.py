@@ -13,12 +13,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from revasm.assembler.image import Image
-from revasm.isa.fixed_point import WordFormat
+from revasm.isa.fixed_point import word_format
+from revasm.machine import MachineFault, Snapshot, TraceRecord, fault_json
 from revasm.sim.engine import Lanes, overflow_counts, read_place, write_place
 from revasm.sim.engines import choose
-from revasm.sim.host import Prepare, load_inputs
-from revasm.sim.reference import MachineFault, Snapshot
-from revasm.sim.reference.trace import TraceRecord
+from revasm.sim.host import Prepare, load_inputs, named_values
 
 
 @dataclass
@@ -53,24 +52,12 @@ class RunResult:
         return out
 
 
-def fault_json(fault: MachineFault) -> dict:
-    """A machine fault as JSON: kind, pc, source line and text, message."""
-    location = fault.location
-    return {"kind": fault.kind, "pc": fault.pc,
-            "line": location.line if location else None,
-            "source": location.text.strip() if location else None,
-            "message": fault.message}
-
-
 def lane_result(machine: Lanes, lane: int = 0) -> RunResult:
     """What one lane of a loaded engine holds after a run."""
     image = machine.image
-    fmt = WordFormat(image.width)
+    fmt = word_format(image.width)
     snapshot = machine.snapshot(lane)
-    named: dict[str, float | int] = {}
-    for name, declared in image.names.items():
-        word = int(read_place(machine, declared.register, declared.address)[lane])
-        named[name] = fmt.to_real(word) if declared.fixed else fmt.signed(word)
+    named = named_values(machine, lane)
     fault = machine.fault(lane)
     return RunResult(
         status="fault" if fault else "finished", steps=int(machine.steps[lane]),
@@ -104,7 +91,7 @@ def run(image: Image, inputs: dict[str, object] | None = None, *,
     direction = -1 if reverse else 1
     listener = None
     if on_output is not None:
-        signed = WordFormat(image.width).signed
+        signed = word_format(image.width).signed
 
         def listener(_lane: int, words: list[int]) -> None:
             on_output([signed(word) for word in words])
@@ -168,7 +155,7 @@ def check(image: Image, inputs: dict[str, object] | None = None, *,
     LO..HI``, every word between the ends), else integers from ``int_range`` and reals from
     ``real_range``; all of them run as lanes of one engine.
     """
-    fmt = WordFormat(image.width)
+    fmt = word_format(image.width)
     declared_inputs = [d for d in image.names.values() if d.role == "input"]
     if random and not declared_inputs:
         raise ValueError("random states need inputs declared with .input (nothing to randomize)")

@@ -4,7 +4,8 @@ Addresses are PendVM's: every instruction or ``DATA`` line takes the next
 address, starting at 0; a label names the address of its line (or of the next
 line that has one).  The work is done in passes over the statements:
 
-1. parse every line and find the word width (``.width`` or the caller's);
+1. parse every line and find the word width (the caller's, else ``.width``, else
+   ``DEFAULT_WIDTH``);
 2. collect labels, constants and directives, and give each statement its
    size (a pseudo-instruction may take several words; see :func:`_layout`);
 3. encode every statement, checking operands, ranges and registers;
@@ -22,7 +23,7 @@ from pathlib import Path
 
 from revasm.isa.codec import BY_MNEMONIC, encode, lookup
 from revasm.isa.encoding import Field
-from revasm.isa.fixed_point import WordFormat
+from revasm.isa.fixed_point import DEFAULT_WIDTH, WIDTHS, widths_text, word_format
 from revasm.isa.instruction import Instruction
 
 from .checks import Placed, catch_problem, register_problems
@@ -36,16 +37,18 @@ from .operands import OperandError, Scope, field_range, range_text, register, va
 from .parser import NAME, Statement, parse_source
 from .pseudo_instructions import PSEUDO_BY_MNEMONIC, PseudoInstruction, lookup_pseudo
 
-DEFAULT_WIDTH = 32
-WIDTHS = (32, 64)
 #: A data cell: ``DATA value`` (Haulund 2016, as PendVM reads it).
 DATA_MNEMONIC = "DATA"
 
 
 def assemble(source: str, filename: str = "<source>", width: int | None = None) -> Image:
-    """Assemble PAL text; raises :class:`AssemblyError` listing every error."""
+    """Assemble PAL text; raises :class:`AssemblyError` listing every error.
+
+    The word width is ``width`` when given (it overrides the source's ``.width``: the
+    caller asks for this run at that width), else the source's ``.width``, else
+    :data:`DEFAULT_WIDTH`."""
     if width is not None and width not in WIDTHS:
-        raise ValueError(f"word width must be 32 or 64, not {width}")
+        raise ValueError(f"word width must be {widths_text()}, not {width}")
     return _Assembly(source, filename, width).run()
 
 
@@ -108,7 +111,7 @@ class _Assembly(Context):
         self.lines = source_lines(self.source)
         self.log = DiagnosticLog(self.filename, self.lines)
         statements = parse_source(self.lines, self.log)
-        self.fmt = WordFormat(self._width(statements))
+        self.fmt = word_format(self._width(statements))
         self.scope = Scope(self.fmt)
         self._collect(statements)
         self._layout()
@@ -143,19 +146,14 @@ class _Assembly(Context):
             if not self.operand_count(statement, (1, 1), DIRECTIVES[".width"].syntax):
                 continue
             token = statement.operands[0]
-            if token.text not in ("32", "64"):
+            if token.text not in [str(w) for w in WIDTHS]:
                 self.error(statement.line, token,
-                           f".width must be 32 or 64, not {token.text!r}")
+                           f".width must be {widths_text()}, not {token.text!r}")
                 continue
             width = int(token.text)
             if declared and declared[0] != width:
                 self.error(statement.line, token, f".width {width} conflicts with .width "
                            f"{declared[0]} on line {declared[1].line}")
-                continue
-            if self.requested_width is not None and self.requested_width != width:
-                self.error(statement.line, token,
-                           f"this file declares .width {width}, but width "
-                           f"{self.requested_width} was requested")
                 continue
             declared = declared or (width, statement)
         if self.requested_width is not None:

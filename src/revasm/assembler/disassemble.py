@@ -10,10 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from revasm.isa.codec import IllegalInstruction, decode
-from revasm.isa.fixed_point import word_format
+from revasm.isa.fixed_point import DEFAULT_WIDTH, word_format
 from revasm.isa.instruction import Instruction
 
-from .assemble import DEFAULT_WIDTH
 from .image import Image
 from .lexer import HEADER
 from .literals import format_fixed

@@ -19,6 +19,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from revasm.isa.fixed_point import WIDTHS, widths_text
+
 from .files import write_atomic
 from .image import DeclaredName, Image, SourceLocation
 
@@ -29,7 +31,6 @@ HEADER = struct.Struct("<4sHHIII")
 NO_FINISH = 0xFFFFFFFF
 SIDECAR_FORMAT = "revasm-image-sidecar"
 SIDECAR_VERSION = 1
-WIDTHS = (32, 64)
 AUTO = "auto"
 
 
@@ -66,7 +67,7 @@ def image_from_bin_bytes(data: bytes, source_file: str = "<image>") -> Image:
         raise ImageFormatError(f"image format version {version}; this revasm reads "
                                f"version {FORMAT_VERSION}")
     if width not in WIDTHS:
-        raise ImageFormatError(f"word width {width} (must be 32 or 64)")
+        raise ImageFormatError(f"word width {width} (must be {widths_text()})")
     size = width // 8
     expected = HEADER.size + count * size + (count + 7) // 8
     if len(data) != expected:
@@ -132,8 +133,8 @@ def image_from_hex_text(text: str, entry: int = 0, source_file: str = "<hex>") -
             continue
         line_width = (len(line) - 1) * 4
         if line_width not in WIDTHS:
-            raise ImageFormatError(f"line {number}: {len(line)} hex digits; expected 9 (W = 32) "
-                                   "or 17 (W = 64)")
+            expected = " or ".join(f"{w // 4 + 1} (W = {w})" for w in WIDTHS)
+            raise ImageFormatError(f"line {number}: {len(line)} hex digits; expected {expected}")
         if width is not None and line_width != width:
             raise ImageFormatError(f"line {number}: a {line_width}-bit word in a {width}-bit "
                                    "image")

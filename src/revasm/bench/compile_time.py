@@ -54,7 +54,7 @@ def child(arguments: list[str]) -> None:
     else:
         from revasm.assembler import assemble_file
 
-        image = assemble_file(path)
+        image = assemble_file(path, width=32)  # as recorded; bessel_j2.pal says .width 64
     assembled = time.perf_counter()
     if entry:
         from .common import lanes_like, reference_lane

@@ -34,6 +34,8 @@ from collections import Counter
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
+from revasm.isa.fixed_point import WIDTHS
+
 HERE = Path(__file__).resolve().parent
 #: The source checkout the campaign runs from (HERE is its src/revasm/bench), its test
 #: suite (the program generators) and its results folder.
@@ -45,7 +47,6 @@ NAME = "compiled_campaign"
 #: kind -> (share of the programs, every how many batches a derivative pass runs); the
 #: kinds are tests/differential.py's STRATEGIES
 KINDS = {"straight-line": (0.45, 2), "structured": (0.30, 4), "faulting": (0.25, 3)}
-WIDTHS = (32, 64)
 CHUNK = 100
 
 

@@ -215,7 +215,7 @@ def check_image(data: bytes, kind: str, directory: Path) -> None:
 
 def check_batch_inputs(data: bytes, suffix: str, directory: Path) -> None:
     """Bytes as a ``.csv`` or ``.npz`` inputs file: columns or a ``BatchInputError``."""
-    from revasm.isa.fixed_point import WordFormat
+    from revasm.isa.fixed_point import WIDTHS, word_format
     from revasm.sim.batch_io import BatchInputError, read_columns, to_words
 
     path = directory / f"fuzz{suffix}"
@@ -223,10 +223,10 @@ def check_batch_inputs(data: bytes, suffix: str, directory: Path) -> None:
     try:
         columns = read_columns(str(path))
         for values in columns.values():
-            for width in (32, 64):
+            for width in WIDTHS:
                 for fixed in (None, True, False):
                     try:
-                        to_words(values, WordFormat(width), fixed=fixed, name="c")
+                        to_words(values, word_format(width), fixed=fixed, name="c")
                     except BatchInputError:
                         pass
     except BatchInputError:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from revasm.isa.fixed_point import WordFormat
+from revasm.isa.fixed_point import word_format
 
 from .common import best_seconds, example_module, lanes_like, reference_lane
 
@@ -108,7 +108,7 @@ def measure(name: str, examples: Path) -> dict:
     started = time.perf_counter()
     result = batch_gradient(machine)
     seconds = time.perf_counter() - started
-    fmt = WordFormat(program.image.width)
+    fmt = word_format(program.image.width)
     names = list(exact.gradient)
     checked = names[:3] + names[-3:]
     same = all(Fraction(fmt.signed(int(result.gradient[k][lane])), 1 << fmt.frac_bits)

@@ -5,7 +5,7 @@ It computes what the compiled engine computes -- the forward pass in value mode,
 grad[J2] = 1 and the backward pass in gradient mode, instruction by instruction in the
 table's order (values uncomputed, adjoints accumulated, the spent terms pushed on and
 popped off a stack in memory) -- with the same exact fixed-point primitives
-(``fmul_ovf64``, ``fdiv_ovf64``), but without dispatch, step and cycle counts, fault
+(``fmul_ovf``, ``fdiv_ovf`` at W = 64), but without dispatch, step and cycle counts, fault
 checks, the per-lane register file or the memory table.  So its time per lane is a floor
 under any engine that runs this program bit-exactly on this machine:
 ``bench/bessel.py`` times it next to the engine and numpy's forward over the same lanes,
@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
-from revasm.sim.compiled.vocab import fdiv_ovf64, fmul_ovf64
+from revasm.sim.compiled.vocab import fdiv_ovf, fmul_ovf
 
 U = np.uint64
 TERMS = 16
@@ -37,9 +37,9 @@ _JIT: dict[str, Any] = dict(cache=True, nogil=True, error_model="numpy")  # njit
 def _product_adjoint(a, b, g):
     """A product register's backward step: p = a * b (with its overflow flag) and the
     adjoint's terms g * b (for a's gradient) and g * a (for b's)."""
-    p, f = fmul_ovf64(a, b)
-    ta, _ = fmul_ovf64(g, b)
-    tb, _ = fmul_ovf64(g, a)
+    p, f = fmul_ovf(a, b, 64)
+    ta, _ = fmul_ovf(g, b, 64)
+    tb, _ = fmul_ovf(g, a, 64)
     return p, f, ta, tb
 
 
@@ -48,11 +48,11 @@ def _quotient_adjoint(n, d, g):
     """A quotient register's backward step: q = n / d (with its overflow flag) and the
     adjoint's terms g / d and g * -(q / d) -- three divisions."""
     one = U(1 << 32)
-    q, f = fdiv_ovf64(n, d)
-    db, _ = fdiv_ovf64(one, d)
-    dc, _ = fdiv_ovf64(q, d)
-    tn, _ = fmul_ovf64(g, db)
-    td, _ = fmul_ovf64(g, U(0) - dc)
+    q, f = fdiv_ovf(n, d, 64)
+    db, _ = fdiv_ovf(one, d, 64)
+    dc, _ = fdiv_ovf(q, d, 64)
+    tn, _ = fmul_ovf(g, db, 64)
+    td, _ = fmul_ovf(g, U(0) - dc, 64)
     return q, f, tn, td
 
 
@@ -66,11 +66,11 @@ def _lane(x, mem, gm):
     r8 = U(1 << 31)
     r17 = U(0)
     flag = U(0)
-    r3, f = fmul_ovf64(x, r8)
+    r3, f = fmul_ovf(x, r8, 64)
     flag |= f
-    r6, f = fmul_ovf64(r3, r3)
+    r6, f = fmul_ovf(r3, r3, 64)
     flag |= f
-    r7, f = fmul_ovf64(r6, r8)
+    r7, f = fmul_ovf(r6, r8, 64)
     flag |= f
     r9 = r7
     r10 = r11 = r12 = r13 = r14 = r15 = U(0)
@@ -78,13 +78,13 @@ def _lane(x, mem, gm):
         r10 += r4
         r11 += r10
         r11 += r5
-        t, f = fmul_ovf64(r10, r11)
+        t, f = fmul_ovf(r10, r11, 64)
         r12 -= t
         flag |= f
-        t, f = fdiv_ovf64(r6, r12)
+        t, f = fdiv_ovf(r6, r12, 64)
         r13 += t
         flag |= f
-        t, f = fmul_ovf64(r7, r13)
+        t, f = fmul_ovf(r7, r13, 64)
         r14 += t
         flag |= f
         mem[r17] = r7
@@ -92,10 +92,10 @@ def _lane(x, mem, gm):
         r17 += U(1)
         r7, r14 = r14, r7
         r9 += r7
-        t, f = fdiv_ovf64(r6, r12)
+        t, f = fdiv_ovf(r6, r12, 64)
         r13 -= t
         flag |= f
-        t, f = fmul_ovf64(r10, r11)
+        t, f = fmul_ovf(r10, r11, 64)
         r12 += t
         flag |= f
         r11 -= r5
@@ -152,22 +152,22 @@ def _lane(x, mem, gm):
         r10 -= r4
     g7 += g9
     r9 -= r7
-    t, f = fmul_ovf64(g7, r8)
+    t, f = fmul_ovf(g7, r8, 64)
     g6 += t
-    t, f = fmul_ovf64(g7, r6)
+    t, f = fmul_ovf(g7, r6, 64)
     g8 += t
-    t, f = fmul_ovf64(r6, r8)
+    t, f = fmul_ovf(r6, r8, 64)
     r7 -= t
-    t, f = fmul_ovf64(g6, r3)
+    t, f = fmul_ovf(g6, r3, 64)
     g3 += t
     g3 += t
-    t, f = fmul_ovf64(r3, r3)
+    t, f = fmul_ovf(r3, r3, 64)
     r6 -= t
-    t, f = fmul_ovf64(g3, r8)
+    t, f = fmul_ovf(g3, r8, 64)
     g1 += t
-    t, f = fmul_ovf64(g3, x)
+    t, f = fmul_ovf(g3, x, 64)
     g8 += t
-    t, f = fmul_ovf64(x, r8)
+    t, f = fmul_ovf(x, r8, 64)
     r3 -= t
     return g1, flag | r3 | r6 | r7 | r9 | r12 | r13 | r14 | r15 | r17 | r2
 
@@ -203,11 +203,11 @@ def gradient_words(x_words: np.ndarray) -> np.ndarray:
 @njit(**_JIT)
 def _divide_all(n, d, out):
     for i in range(n.shape[0]):
-        out[i] = fdiv_ovf64(n[i], d[i])[0]
+        out[i] = fdiv_ovf(n[i], d[i], 64)[0]
 
 
 def division_ns(count: int = 1 << 20, repeats: int = 5) -> float:
-    """ns per exact W = 64 division (``fdiv_ovf64``) on one core, independent operands."""
+    """ns per exact W = 64 division (``fdiv_ovf``) on one core, independent operands."""
     rng = np.random.default_rng(7)
     n = rng.integers(1, 1 << 40, count, dtype=np.uint64)
     d = rng.integers(1 << 20, 1 << 40, count, dtype=np.uint64)

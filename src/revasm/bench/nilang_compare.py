@@ -91,25 +91,24 @@ def _gradient_names(program: CompiledProgram) -> tuple[str, dict[str, list[str]]
     """The loss parameter and, per differentiated parameter, its word names (as
     ``revasm.programs.grad_program`` chooses them: every Fixed parameter but the loss)."""
     from revasm.compiler.ir import nodes as ir
+    from revasm.programs import loss_parameter, word_names
 
     f = program.function
-    losses = [p for p in f.params if p.role == "loss"] or \
-        [p for p in f.params if p.role == "output" and p.type == ir.FIXED]
+    loss = loss_parameter(program)
     names = {}
     for p in f.params:
         element = p.type.element if isinstance(p.type, ir.ArrayType) else p.type
-        if p is losses[0] or element != ir.FIXED:
+        if p is loss or element != ir.FIXED:
             continue
-        names[p.name] = ([label[2:] for label in program.lowered.array_labels[p.name]]
-                         if isinstance(p.type, ir.ArrayType) else [p.name])
-    return losses[0].name, names
+        names[p.name] = word_names(program, p)
+    return loss.name, names
 
 
 def child(arguments: list[str]) -> None:
     """In the child: compile, the first gradient (kernels: compiled, or loaded from the
     cache), then the timed batch."""
     from revasm.compiler import compile_file
-    from revasm.isa.fixed_point import WordFormat
+    from revasm.isa.fixed_point import word_format
     from revasm.programs import load_inputs
     from revasm.sim.compiled.machine import CompiledLanes
     from revasm.sim.engines import engine
@@ -146,7 +145,7 @@ def child(arguments: list[str]) -> None:
         result, again = gradient(lanes)
         seconds = min(seconds, again)
     plain = plain_gradient(name, result, wrt)
-    fmt = WordFormat(program.image.width)
+    fmt = word_format(program.image.width)
     lane_0 = {p: [float(fmt.to_fraction(int(result.gradient[word][0]))) for word in words]
               for p, words in names.items()}
     same = all(int(result.gradient[word][0]) == int(result.gradient[word][-1]) for word in wrt)

@@ -31,6 +31,8 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
+from revasm.isa.fixed_point import WIDTHS
+
 HERE = Path(__file__).resolve().parent
 #: The source checkout the campaign runs from (HERE is its src/revasm/bench), its test
 #: suite (the program generators) and its results folder.
@@ -97,7 +99,7 @@ def run_path(path: str, width: int, cases: list, log: Callable[[str], None]) -> 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--programs", type=int, default=200, help="programs per width")
-    parser.add_argument("--widths", type=int, nargs="+", default=[32, 64], choices=(32, 64))
+    parser.add_argument("--widths", type=int, nargs="+", default=list(WIDTHS), choices=WIDTHS)
     parser.add_argument("--paths", nargs="+", default=["amaranth", "verilator"],
                         choices=("amaranth", "verilator"))
     parser.add_argument("--seed", type=int, default=0)

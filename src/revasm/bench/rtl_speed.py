@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from revasm.assembler import assemble_file
-from revasm.sim.host import initial_words, resolve
+from revasm.sim.host import initial_words, loss_place
 
 from .common import EXAMPLES
 
@@ -50,12 +50,9 @@ def _job(name: str, inputs: dict[str, object] | None = None, grad: bool = False)
     from revasm.rtl.cosim import Job
 
     path = EXAMPLES / name
-    image = assemble_file(str(path))
+    image = assemble_file(str(path), width=CORE["width"])  # the core's, whatever the file says
     registers, memory = initial_words(image, inputs, memory_words=CORE["memory_words"])
-    loss = None
-    if grad:
-        loss = resolve(image, next(n for n, d in image.names.items() if d.role == "loss"))
-    return Job(image, registers, memory, name=name, loss=loss)
+    return Job(image, registers, memory, name=name, loss=loss_place(image) if grad else None)
 
 
 def _lockstep(engine: Any, job: Any) -> dict:

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from revasm.assembler import assemble
 from revasm.assembler.image import Image
+from revasm.isa.fixed_point import WIDTHS
 from revasm.sim.engines import available, load
 
 from .common import run_child
@@ -138,7 +139,7 @@ def run(quick: bool) -> dict:
     trips = 20_000 if quick else 500_000
     engines = available()
     rows = []
-    for width in (32, 64):
+    for width in WIDTHS:
         for engine in engines:
             loop_trips = max(1, int(trips * TRIPS_SCALE.get(engine, 1)))
             rows += measure("pal_loop", PAL_LOOP, loop_trips, width, engine)

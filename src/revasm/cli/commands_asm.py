@@ -10,10 +10,8 @@ from revasm.assembler import disassemble, listing_text, write_bin, write_hex, wr
 
 from .errors import output_error
 from .loading import load_program
+from .options import WIDTH
 from .outputs import image_inputs, refuse_overwrite
-
-WIDTH = click.option("--width", type=click.Choice(["32", "64"]), default=None,
-                     help="Word width W (Q16.16 or Q32.32). Default: the file's .width, else 32.")
 
 
 @click.command()
@@ -26,7 +24,7 @@ WIDTH = click.option("--width", type=click.Choice(["32", "64"]), default=None,
 @WIDTH
 @click.option("--json", "as_json", is_flag=True,
               help="Print exactly one JSON object (what was written; the listing).")
-def asm(file: str, out: str | None, fmt: str, listing: bool, width: str | None,
+def asm(file: str, out: str | None, fmt: str, listing: bool, width: int | None,
         as_json: bool) -> None:
     """Assemble a PAL file into an image, with a JSON sidecar (symbols, PC -> line).
 
@@ -35,7 +33,7 @@ def asm(file: str, out: str | None, fmt: str, listing: bool, width: str | None,
       revasm asm examples/fib.pal -o fib.bin --listing
     writes fib.bin and fib.bin.json; `revasm run fib.bin` runs it.
     """
-    image = load_program(file, int(width) if width else None)
+    image = load_program(file, width)
     target = Path(out) if out else Path(file).with_suffix("." + fmt)
     sidecar = target.with_name(target.name + ".json")
     # Never over the source (nor an image's sidecar): `asm x.bin` would otherwise replace x.bin.

@@ -25,7 +25,8 @@ from .batch_chunked import print_summary, write_npz
 from .commands_grad import LOSS, WRT
 from .commands_run import DEFAULT_MAX_STEPS, ENGINE, STRICT, engine_for
 from .errors import EXIT_FAILURE, ToolError
-from .loading import load_gradient_program, load_program
+from .loading import load_program
+from .options import WIDTH
 from .outputs import image_inputs, refuse_overwrite
 from .values import parse_name_list
 
@@ -44,8 +45,7 @@ PROGRESS_MIN_LANES = 2_000
               help="Also run the gradient protocol (forward, G[loss] = 1, backward).")
 @LOSS
 @WRT
-@click.option("--width", type=click.Choice(["32", "64"]), default=None,
-              help="Word width W. Default: the file's .width, else 32 (64 with --grad).")
+@WIDTH
 @click.option("--max-steps", type=click.IntRange(min=1), default=DEFAULT_MAX_STEPS,
               show_default=True, help="A lane that runs longer stops with a step-limit fault.")
 @ENGINE
@@ -69,7 +69,7 @@ PROGRESS_MIN_LANES = 2_000
               help="Lanes per chunk (default 100000): the unit of work, of memory and of "
                    "resuming.")
 def batch(file: str, inputs_path: str, with_grad: bool, loss: str | None, wrt: str | None,
-          width: str | None, max_steps: int, engine_name: str, strict: bool, as_json: bool,
+          width: int | None, max_steps: int, engine_name: str, strict: bool, as_json: bool,
           out_path: str | None, workers: int | None, scheduler: str | None,
           keep: str | None, chunk_lanes: int | None) -> None:
     """Run a program once per input row, all rows at once (one lane per row).
@@ -97,12 +97,9 @@ def batch(file: str, inputs_path: str, with_grad: bool, loss: str | None, wrt: s
                                  ".zarr folder", param_hint="-o")
     if out_path:  # never over the program or the inputs
         refuse_overwrite([out_path], [*image_inputs(file), inputs_path], "-o")
-    if with_grad:
-        image = load_gradient_program(file, width)
-    else:
-        if loss is not None or wrt is not None:
-            raise click.UsageError("--loss and --wrt need --grad")
-        image = load_program(file, int(width) if width else None)
+    if not with_grad and (loss is not None or wrt is not None):
+        raise click.UsageError("--loss and --wrt need --grad")
+    image = load_program(file, width, gradient=with_grad)
     if chunked:
         options = BatchOptions(with_grad, loss, _tuple(parse_name_list(wrt)),
                                engine_for(engine_name, lanes=2**31), max_steps, strict,

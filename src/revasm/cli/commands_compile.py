@@ -10,11 +10,14 @@ import click
 from revasm.assembler import AssemblyError
 from revasm.compiler import CompileError, compile_file
 from revasm.compiler.api import CompiledProgram
-from revasm.isa.fixed_point import WordFormat
+from revasm.expressions import EXPRESSION_WIDTH
+from revasm.isa.fixed_point import DEFAULT_WIDTH, word_format
+from revasm.machine import fault_json
 
 from .errors import EXIT_FAILURE, ToolError, output_error
 from .help_text import filled_help
 from .loading import assembly_error, compile_error, is_janus
+from .options import FORMATS, width_option
 from .outputs import refuse_overwrite, write_atomic
 from .values import real_range_text
 
@@ -84,8 +87,7 @@ LEVEL = click.option("-O", "level", type=click.Choice(["0", "1", "2"]), default=
 @click.option("--emit", type=click.Choice(["asm", "ir"]), default="asm", show_default=True,
               help="PAL assembly, or the reversible IR.")
 @click.option("--inverse", is_flag=True, help="With --emit ir: print the inverse program.")
-@click.option("--width", type=click.Choice(["32", "64"]), default="32", show_default=True,
-              help="Word width W of the target machine (Q16.16 or Q32.32).")
+@width_option(DEFAULT_WIDTH, help=f"Word width W of the target machine ({FORMATS}).")
 @click.option("--gradient", is_flag=True,
               help="Also apply the checks for differentiation (no x * x, ...).")
 @click.option("--no-checks", "no_checks", is_flag=False, flag_value="all", default=None,
@@ -100,7 +102,7 @@ LEVEL = click.option("-O", "level", type=click.Choice(["0", "1", "2"]), default=
 @click.option("--json", "as_json", is_flag=True,
               help="Print exactly one JSON object (the program as \"text\", or what was "
                    "written).")
-def compile_command(target: str, out: str | None, emit: str, inverse: bool, width: str,
+def compile_command(target: str, out: str | None, emit: str, inverse: bool, width: int,
                     gradient: bool, no_checks: str | None = None, no_inline: bool = False,
                     level: str = "2", as_json: bool = False) -> None:
     """Compile a @reversible Python function (or a Janus program, .ja) to PAL.
@@ -131,7 +133,7 @@ def compile_command(target: str, out: str | None, emit: str, inverse: bool, widt
             program = _compile_janus(path, func, width, gradient, no_checks, no_inline,
                                      int(level))
         else:
-            program = compile_file(path, func, width=int(width), for_gradient=gradient,
+            program = compile_file(path, func, width=width, for_gradient=gradient,
                                    checks=_checks(no_checks), inline=not no_inline,
                                    level=int(level))
     except CompileError as exc:
@@ -150,7 +152,7 @@ def compile_command(target: str, out: str | None, emit: str, inverse: bool, widt
     if out is None:
         if as_json:
             click.echo(json.dumps({"status": "ok", "target": target, "emit": emit,
-                                   "width": int(width), "level": int(level),
+                                   "width": width, "level": int(level),
                                    "instructions": instructions, "output": None,
                                    "text": text}))
         else:
@@ -171,20 +173,20 @@ def compile_command(target: str, out: str | None, emit: str, inverse: bool, widt
             raise output_error(source_map_path, exc) from None
     if as_json:
         click.echo(json.dumps({"status": "ok", "target": target, "emit": emit,
-                               "width": int(width), "level": int(level),
+                               "width": width, "level": int(level),
                                "instructions": instructions, "output": out,
                                "map": source_map_path}))
     click.echo(f"{target}: {instructions} instructions -> {out}", err=True)
 
 
-def _compile_janus(path: str, func: str | None, width: str, gradient: bool,
+def _compile_janus(path: str, func: str | None, width: int, gradient: bool,
                    no_checks: str | None, no_inline: bool, level: int) -> CompiledProgram:
     """A Janus program: its main, at W = 32, for values (Janus has no reals to differentiate)."""
     from revasm.compiler.api import JANUS_WIDTH, compile_janus_file
     if func not in (None, "main"):
         raise click.BadParameter(f"a Janus program compiles from its procedure main, not "
                                  f"{func}", param_hint="SRC.py[:FUNC]")
-    if int(width) != JANUS_WIDTH:
+    if width != JANUS_WIDTH:
         raise click.BadParameter(f"Janus integers are {JANUS_WIDTH}-bit words "
                                  "(docs/janus.md)", param_hint="--width")
     if gradient:
@@ -196,7 +198,7 @@ def _compile_janus(path: str, func: str | None, width: str, gradient: bool,
 
 def _parse_at(text: str, width: int) -> dict[str, float]:
     """``--at x=0.3,y=0.5``; every value a finite real that fits the machine's word."""
-    fmt = WordFormat(width)
+    fmt = word_format(width)
     point: dict[str, float] = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
         name, sep, value = item.partition("=")
@@ -219,12 +221,12 @@ def _parse_at(text: str, width: int) -> dict[str, float]:
 @click.argument("expression")
 @click.option("--at", "at", required=True, metavar="NAME=VALUE,...",
               help="The point: a value for every variable of the expression.")
-@click.option("--width", type=click.Choice(["32", "64"]), default="64", show_default=True,
-              help="Word width W (Q16.16 or Q32.32).")
+@width_option(EXPRESSION_WIDTH, help=f"Word width W ({FORMATS}); an expression has no file "
+                                     "to say it, and its gradient wants Q32.32.")
 @click.option("--show-program", is_flag=True,
               help="Also print the compute-copy-uncompute program that was differentiated.")
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
-def grad_expr(expression: str, at: str, width: str, show_program: bool, as_json: bool) -> None:
+def grad_expr(expression: str, at: str, width: int, show_program: bool, as_json: bool) -> None:
     """Value and gradient of an expression, computed on the reversible machine.
 
     The expression becomes a compute-copy-uncompute program (each sub-expression
@@ -241,24 +243,23 @@ def grad_expr(expression: str, at: str, width: str, show_program: bool, as_json:
     from revasm.expressions import grad_expression
     from revasm.programs import ProgramFault
 
-    point = _parse_at(at, int(width))
+    point = _parse_at(at, width)
     try:
-        result = grad_expression(expression, point, width=int(width))
+        result = grad_expression(expression, point, width=width)
     except CompileError as exc:
         raise compile_error(exc) from None
     except ProgramFault as exc:
         message = f"{exc}\n(not defined at this point on the machine: {exc.fault.kind})"
         if not as_json:
             raise ToolError(message) from None
-        from revasm.running import fault_json
         click.echo(message, err=True)
         fault = fault_json(exc.fault)
         fault["note"] = exc.note
         click.echo(json.dumps({"status": "fault", "expression": expression, "at": point,
-                               "width": int(width), "fault": fault}))
+                               "width": width, "fault": fault}))
         raise SystemExit(EXIT_FAILURE) from None
     if as_json:
-        payload = {"expression": expression, "at": point, "width": int(width),
+        payload = {"expression": expression, "at": point, "width": width,
                    "value": result.value, "gradient": result.gradient,
                    "reference": {"value": result.reference_value,
                                  "gradient": result.reference_gradient},

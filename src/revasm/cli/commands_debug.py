@@ -8,37 +8,24 @@ from typing import IO, cast
 
 import click
 
-from revasm.compiler import CompileError, compile_file
 from revasm.debug import DebugError, Session, SourceMap
 from revasm.debug.session import DEFAULT_STEP_BUDGET
+from revasm.isa.fixed_point import WIDTHS, widths_text
 
-from .commands_run import MEMS, SETS, WIDTH
+from .commands_run import MEMS, SETS
 from .errors import EXIT_FAILURE, ToolError
 from .json_mode import event_stream
-from .loading import GRADIENT_DEFAULT_WIDTH, compile_error, load_gradient_program, load_program
+from .loading import open_program
 from .machine_io import initial_words
+from .options import WIDTH
 
 
 def open_session(file: str, sets: tuple[str, ...] = (), mems: tuple[str, ...] = (),
                  width: int | None = None, grad: bool = False, loss: str | None = None,
                  max_steps: int = DEFAULT_STEP_BUDGET) -> Session:
-    """A session on FILE (PAL, an image, or SRC.py[:FUNC]) with its inputs loaded."""
-    program = None
-    path, _, function = file.partition(".py:")
-    if function or file.endswith(".py"):
-        source = path + ".py" if function else file
-        if not Path(source).is_file():
-            raise ToolError(f"{source}: error: no such file")
-        chosen = width or (GRADIENT_DEFAULT_WIDTH if grad else 32)
-        try:
-            program = compile_file(source, function or None, width=chosen, for_gradient=grad)
-        except CompileError as exc:
-            raise compile_error(exc) from None
-        image = program.image
-    elif grad:
-        image = load_gradient_program(file, str(width) if width else None)
-    else:
-        image = load_program(file, width)
+    """A session on FILE (PAL, an image, Janus, or SRC.py[:FUNC]) with its inputs loaded."""
+    loaded = open_program(file, width, gradient=grad)
+    image, program = loaded.image, loaded.program
     registers, memory = initial_words(image, sets, mems)
     try:
         return Session(image, registers=registers, memory=memory, grad=grad, loss=loss,
@@ -63,7 +50,7 @@ def open_session(file: str, sets: tuple[str, ...] = (), mems: tuple[str, ...] = 
               help="A command that runs this many instructions without a stop stops there.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print the session as JSON Lines: one event object a line.")
-def debug(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | None,
+def debug(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: int | None,
           grad: bool, loss: str | None, commands_file: str | None, max_steps: int,
           as_json: bool) -> None:
     """Debug a program forward and backward in time (no trace: the machine runs back).
@@ -87,8 +74,7 @@ def debug(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | 
     from revasm.debug.render import Renderer, make_console
     from revasm.debug.repl import interact
 
-    session = open_session(file, sets, mems, int(width) if width else None, grad, loss,
-                           max_steps)
+    session = open_session(file, sets, mems, width, grad, loss, max_steps)
     lines = _script(commands_file, as_json)
     interpreter = Interpreter(session)
     echo = None
@@ -158,8 +144,8 @@ def _dap_session(arguments: dict) -> Session:
     if not isinstance(sets, list) or not all(isinstance(item, str) for item in sets):
         raise DebugError('"set" is a list of "NAME=VALUE" strings')
     width = arguments.get("width")
-    if width not in (None, 32, 64):
-        raise DebugError('"width" is 32 or 64')
+    if width is not None and width not in WIDTHS:
+        raise DebugError(f'"width" is {widths_text()}')
     try:
         return open_session(program, tuple(sets), (), width, bool(arguments.get("grad")),
                             arguments.get("loss"))

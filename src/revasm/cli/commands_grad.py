@@ -3,8 +3,8 @@
 Both run a simulator engine in gradient mode (docs/gradient.md): forward
 to FINISH, grad[loss] = 1, gradient switch on, backward to START; `hessian`
 repeats it once per input with the tangent bank on (forward-over-reverse).
-Without --width, a file that declares no `.width` runs at W = 64 (Q32.32):
-gradients want the finer resolution.
+The width is the one every command uses (`revasm.load`): --width, else the
+file's `.width`, else 32; the examples whose gradients want Q32.32 say `.width 64`.
 """
 from __future__ import annotations
 
@@ -16,18 +16,17 @@ from typing import Any, TypeVar
 import click
 
 from revasm.assembler.image import Image
+from revasm.machine import MachineFault, fault_json
 from revasm.sim.engines import EngineError
 from revasm.sim.host import GradientError, GradientResult, HessianResult, gradient, hessian
-from revasm.sim.reference import MachineFault
 
-from .commands_run import ENGINE, MAX_STEPS, MEMS, SETS, STRICT, fault_dict, warn_overflows
+from .commands_run import ENGINE, MAX_STEPS, MEMS, SETS, STRICT, warn_overflows
 from .errors import EXIT_FAILURE
-from .loading import load_gradient_program
+from .loading import load_program
 from .machine_io import load_inputs
+from .options import WIDTH
 from .values import parse_name_list
 
-WIDTH = click.option("--width", type=click.Choice(["32", "64"]), default=None,
-                     help="Word width W (Q16.16 or Q32.32). Default: the file's .width, else 64.")
 LOSS = click.option("--loss", metavar="NAME", default=None,
                     help="The loss: a register ($5) or a declared name. Default: the .loss.")
 WRT = click.option("--wrt", metavar="NAME,...", default=None,
@@ -70,7 +69,7 @@ def _summary(result: GradientResult | HessianResult) -> dict:
 
 def _fault_exit(fault: MachineFault, image: Image, as_json: bool) -> None:
     if as_json:
-        info = fault_dict(fault, image)
+        info = fault_json(fault)
         info["pass"] = fault.run_pass
         click.echo(json.dumps({"status": "fault", "width": image.width, "fault": info}))
     else:
@@ -93,7 +92,7 @@ def _real(value: Fraction) -> float:
 @click.command()
 @_protocol_options
 def grad(file: str, sets: tuple[str, ...], mems: tuple[str, ...], loss: str | None,
-         wrt: str | None, width: str | None, max_steps: int, engine_name: str,
+         wrt: str | None, width: int | None, max_steps: int, engine_name: str,
          strict: bool, as_json: bool) -> None:
     """Gradient of a program's loss by reverse mode on the machine itself.
 
@@ -105,11 +104,11 @@ def grad(file: str, sets: tuple[str, ...], mems: tuple[str, ...], loss: str | No
     Examples:
       revasm grad examples/bessel_j2.pal --set x=1.0
       revasm grad examples/apex.pal --set x=0.3 --set y=0.5 --json
-      revasm grad examples/umm.pal --loss sum --wrt x1,t1 --width 32
+      revasm grad examples/umm.pal --loss sum --wrt x1,t1 --width 64
     JSON: loss, gradient (name -> real), steps and cycles of each pass.
     Exit code 1 and a report naming the pass on a machine fault.
     """
-    image = load_gradient_program(file, width)
+    image = load_program(file, width, gradient=True)
     result = _run_protocol(gradient, image, sets, mems, loss, wrt, max_steps, engine_name,
                            as_json, strict)
     if result is None:
@@ -129,7 +128,7 @@ def grad(file: str, sets: tuple[str, ...], mems: tuple[str, ...], loss: str | No
 @click.command("hessian")
 @_protocol_options
 def hessian_command(file: str, sets: tuple[str, ...], mems: tuple[str, ...], loss: str | None,
-                    wrt: str | None, width: str | None, max_steps: int, engine_name: str,
+                    wrt: str | None, width: int | None, max_steps: int, engine_name: str,
                     strict: bool, as_json: bool) -> None:
     """Hessian of a program's loss by forward-over-reverse on the machine.
 
@@ -144,7 +143,7 @@ def hessian_command(file: str, sets: tuple[str, ...], mems: tuple[str, ...], los
     JSON: loss, wrt, gradient, hessian (row -> column -> real), steps/cycles
     of one forward and one backward pass, and the number of passes.
     """
-    image = load_gradient_program(file, width)
+    image = load_program(file, width, gradient=True)
     result = _run_protocol(hessian, image, sets, mems, loss, wrt, max_steps, engine_name,
                            as_json, strict)
     if result is None:

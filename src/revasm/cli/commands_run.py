@@ -9,21 +9,19 @@ import click
 
 import revasm as api
 from revasm.assembler.image import Image
-from revasm.running import fault_json
+from revasm.machine import TraceRecord
 from revasm.sim.engine import Lanes
 from revasm.sim.engines import CHOICES, EngineError, choose
-from revasm.sim.reference import MachineFault, TraceRecord
 
 from .errors import EXIT_FAILURE, ToolError
 from .loading import is_janus, load_program
 from .machine_io import load_inputs
+from .options import WIDTH
 from .outputs import image_inputs, refuse_overwrite
 from .waveforms import write_waveforms
 
 DEFAULT_MAX_STEPS = 10_000_000
 
-WIDTH = click.option("--width", type=click.Choice(["32", "64"]), default=None,
-                     help="Word width W (Q16.16 or Q32.32). Default: the file's .width, else 32.")
 SETS = click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
                     help="Set a register ($5=3) or a declared name (x=0.5) before the run. "
                          "A VALUE with a decimal point is a fixed-point real.")
@@ -54,11 +52,6 @@ def warn_overflows(events: int, what: str = "the run") -> None:
         click.echo(f"warning: {what} took back {-events} overflow event{plural}: it undid "
                    "instructions whose forward run does not fit the word; --strict stops at "
                    "the first one, naming its line", err=True)
-
-
-def fault_dict(fault: MachineFault, image: Image) -> dict:
-    """A fault as the JSON of every command (kind, pc, line, source, message)."""
-    return fault_json(fault)
 
 
 def engine_for(engine_name: str, *, lanes: int = 1, trace: bool = False) -> str:
@@ -97,7 +90,7 @@ def load_engine(image: Image, *, engine_name: str, lanes: int = 1, trace: bool =
 @ENGINE
 @STRICT
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
-def run(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | None,
+def run(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: int | None,
         reverse: bool, max_steps: int, trace: bool, vcd: str | None, engine_name: str,
         strict: bool, as_json: bool) -> None:
     """Run a program (PAL source or image) from START to FINISH.
@@ -114,7 +107,7 @@ def run(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: str | No
     Overflow events (exact results that did not fit) are counted (`overflows`)
     and warned about; --strict makes the first one a fault.
     """
-    image = load_program(file, int(width) if width else None)
+    image = load_program(file, width)
     if reverse and image.finish is None:
         raise ToolError(f"{image.source_file}: error: --reverse needs a FINISH instruction "
                         "to start from")
@@ -195,7 +188,7 @@ def _print_summary(result: dict, image: Image, *, registers: bool = True) -> Non
 @STRICT
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
 def check(file: str, trials: int, seed: int, int_range: str, real_range: str,
-          sets: tuple[str, ...], mems: tuple[str, ...], width: str | None, max_steps: int,
+          sets: tuple[str, ...], mems: tuple[str, ...], width: int | None, max_steps: int,
           engine_name: str, strict: bool, as_json: bool) -> None:
     """Check reversibility: run forward to FINISH, then backward to START, and
     compare every register, memory word, BR, DIR, the output tape and the
@@ -211,7 +204,7 @@ def check(file: str, trials: int, seed: int, int_range: str, real_range: str,
       revasm check examples/fib.pal --random 50 --seed 1
     Exit code 1 if any state is not restored exactly or a run faults.
     """
-    image = load_program(file, int(width) if width else None)
+    image = load_program(file, width)
     try:
         result = api.check(image, prepare=lambda machine: load_inputs(machine, image, sets, mems),
                            random=trials, seed=seed,

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from revasm.assembler.files import atomic_open, atomic_path, write_atomic
+from revasm.loading import python_target
 
 __all__ = ["atomic_open", "atomic_path", "refuse_overwrite", "same_file", "write_atomic"]
 
@@ -39,9 +40,10 @@ def refuse_overwrite(outputs: Iterable[str | os.PathLike[str] | None],
 
 
 def image_inputs(path: str) -> list[Path]:
-    """A program argument's files: itself and, for an image, its sidecar."""
-    file = Path(path)
+    """A program argument's files: itself (``SRC.py`` of ``SRC.py:FUNC``) and, for an
+    image, its sidecar."""
+    file = Path(python_target(path)[0])
     files = [file]
-    if file.suffix in (".bin", ".hex"):
+    if file.suffix.lower() in (".bin", ".hex"):
         files.append(file.with_name(file.name + ".json"))
     return files

@@ -14,7 +14,7 @@ from typing import TypeVar
 import click
 
 from revasm.assembler.image import Image, UnknownName
-from revasm.isa.fixed_point import WordFormat
+from revasm.isa.fixed_point import WIDTHS, WordFormat, word_format
 
 T = TypeVar("T")
 
@@ -48,7 +48,8 @@ def parse_value(text: str, fmt: WordFormat) -> int:
 
 def real_range_text(fmt: WordFormat) -> str:
     """"does not fit Q16.16 (...)": the message of a real out of the word's range."""
-    wider = "; use --width 64 for a wider range" if fmt.width == 32 else ""
+    widest = max(WIDTHS)
+    wider = f"; use --width {widest} for a wider range" if fmt.width < widest else ""
     return f"does not fit {fmt.name} ({fmt.range_text()}){wider}"
 
 
@@ -83,7 +84,7 @@ def _parse_assignment(text: str, image: Image) -> tuple[Location, int]:
     location = resolve_name(name.strip(), image)
     if location.register == 0:
         raise click.BadParameter("$0 always reads 0 and cannot be set")
-    fmt = WordFormat(image.width)
+    fmt = word_format(image.width)
     word = parse_value(value, fmt)
     if location.fixed and not _is_real_literal(value) and word:
         # The contract: only a VALUE with a decimal point is a real.  Say so,
@@ -121,7 +122,7 @@ def _parse_memory_assignment(text: str, image: Image) -> tuple[int, int]:
         raise click.BadParameter(f"address {address} is outside memory (0..{top})")
     if address < len(image) and image.is_code[address]:
         raise click.BadParameter(f"address {address} holds an instruction, not data")
-    return address, parse_value(value, WordFormat(image.width))
+    return address, parse_value(value, word_format(image.width))
 
 
 def parse_name_list(text: str | None) -> list[str] | None:

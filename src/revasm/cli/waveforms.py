@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from revasm.assembler.image import Image
-from revasm.sim.reference import MachineFault
+from revasm.machine import MachineFault
 
 from .errors import ToolError, output_error
 from .machine_io import initial_words

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from revasm.sim.reference import MachineFault
+from revasm.machine import MachineFault, fault_json
 
 from .breakpoints import DebugError, parse_address, resolve_name
 from .session import Session, Stop
@@ -432,7 +432,7 @@ def _instruction(session: Session, pc: int) -> str:
 
 
 def fault_event(fault: MachineFault) -> Event:
-    """A machine fault as the debugger reports it: kind, PC, line, message, report."""
-    return {"kind": fault.kind, "pc": fault.pc, "line": fault.line,
-            "message": fault.message, "br": fault.br, "dir": fault.direction,
+    """A machine fault as the debugger reports it: the fault's JSON (kind, PC, line, source,
+    message), BR, DIR and the multi-line report."""
+    return {**fault_json(fault), "br": fault.br, "dir": fault.direction,
             "report": str(fault)}

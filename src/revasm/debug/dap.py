@@ -17,7 +17,7 @@ import os
 from collections.abc import Callable
 from typing import IO, Any
 
-from revasm.sim.reference import MachineFault
+from revasm.machine import MachineFault
 
 from .breakpoints import DebugError
 from .commands import Interpreter

@@ -11,9 +11,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from revasm.assembler.image import Image
-from revasm.isa.fixed_point import WordFormat
-from revasm.sim.host import GradientError, default_loss, resolve
-from revasm.sim.reference import Machine, MachineFault
+from revasm.isa.fixed_point import word_format
+from revasm.machine import MachineFault
+from revasm.sim.host import GradientError, loss_place
+from revasm.sim.reference import Machine
 
 from .breakpoints import (
     Breakpoint,
@@ -59,7 +60,7 @@ class Session:
                  step_budget: int = DEFAULT_STEP_BUDGET) -> None:
         self.image = image
         self.source = source or SourceMap(image)
-        self.fmt = WordFormat(image.width)
+        self.fmt = word_format(image.width)
         self.machine = Machine(image)
         for register, word in (registers or {}).items():
             if register:
@@ -365,7 +366,7 @@ def _loss_place(image: Image, loss: str | None) -> tuple[int | None, int | None]
     """The loss's register or address: ``loss`` or the one declared ``.loss`` (the host
     protocol's own rules, ``sim/host.py``)."""
     try:
-        place = resolve(image, loss if loss is not None else default_loss(image))
+        place = loss_place(image, loss)
     except GradientError as exc:
         raise DebugError(str(exc)) from None
     return place.register, place.address

@@ -2,10 +2,10 @@
 
 Going back one instruction is running the machine the other way: after a step the last
 instruction executed sits at ``pc - (BR or 1)·DIR`` (the PC moves by BR·DIR after a jump,
-by DIR otherwise), so undoing it is executing that instruction with DIR negated and
-putting PC back there.  Nothing is recorded: the timeline only counts ``time`` (the
-instructions executed since START) and keeps the stack of portal calls, which every step
-and every undo update.
+by DIR otherwise: ``revasm.machine.previous_pc``), so undoing it is executing that
+instruction with DIR negated and putting PC back there.  Nothing is recorded: the timeline
+only counts ``time`` (the instructions executed since START) and keeps the stack of portal
+calls, which every step and every undo update.
 
 In gradient mode the timeline is the host protocol (docs/gradient.md): the forward pass
 from START to FINISH, then *the switch* (grad[loss] = 1, gradient mode on), then the
@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from revasm.isa.fixed_point import WordFormat
-from revasm.sim.reference import Machine, MachineFault
+from revasm.isa.fixed_point import word_format
+from revasm.machine import MachineFault, next_pc, previous_pc
+from revasm.sim.reference import Machine
 
 from .breakpoints import DebugError
 from .source_map import SourceMap
@@ -44,7 +45,7 @@ class Timeline:
                  loss: tuple[int | None, int | None] | None = None) -> None:
         self.machine = machine
         self.source = source
-        self.fmt = WordFormat(machine.width)
+        self.fmt = word_format(machine.width)
         #: where the loss lives (register, address) in gradient mode; None: no gradient pass
         self.loss = loss
         self.time = 0
@@ -65,7 +66,7 @@ class Timeline:
         machine = self.machine
         if machine.halted:
             return None
-        return machine.pc - (machine.br or 1) * machine.direction
+        return previous_pc(machine.pc, machine.br, machine.direction)
 
     def forward(self) -> bool:
         """One instruction on (or the switch); False at the end.  A fault is raised and
@@ -190,13 +191,13 @@ class Timeline:
         direction = self.machine.direction
         if forward:
             if entered:  # the jump came BR·DIR from its call site
-                self.stack.append(self._frame(pc, pc - br_before * direction))
+                self.stack.append(self._frame(pc, previous_pc(pc, br_before, direction)))
             elif returned and self.stack:
                 self.stack.pop()
         elif entered and self.stack:
             self.stack.pop()
         elif returned:  # the return jump goes BR·DIR to the call site
-            self.stack.append(self._frame(pc, pc + br_after * direction))
+            self.stack.append(self._frame(pc, next_pc(pc, br_after, direction)))
 
     def _frame(self, portal_pc: int, call_pc: int) -> Frame:
         name = self.source.label_at(portal_pc) or f"pc {portal_pc}"

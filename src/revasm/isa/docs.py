@@ -11,6 +11,7 @@ from .adjoint import BANKS
 from .derivatives import BINARY_DERIVATIVES, UNARY_DERIVATIVES
 from .encoding import FORMATS, FUNCT, FUNCT_FORMATS, OPCODE
 from .instruction import Instruction
+from .primitives import PRIMITIVES
 from .table import BINARY_FUNCTIONS, INSTRUCTIONS, SATURATING_FUNCTIONS, UNARY_FUNCTIONS
 
 
@@ -95,7 +96,7 @@ def render() -> str:
         "(a += f(b), a -= f(b)); "
         f"`ADDf $a $b $c` / `SUBf $a $b $c` for f in {', '.join(BINARY_FUNCTIONS)}. "
         "The integer algorithms and their error bounds are in docs/elementary.md.",
-        "",
+        *_primitives_section(),
         "## Semantics",
         "",
         "Each instruction's exact effect, as the simulators execute it (the vocabulary is "
@@ -111,6 +112,36 @@ def render() -> str:
     out.append("")
     out += _gradient_section()
     return "\n".join(out)
+
+
+def _primitives_section() -> list[str]:
+    """The primitives table (isa/primitives.py): what the semantics below call."""
+    out = [
+        "",
+        "## Primitives",
+        "",
+        "The functions the semantics call, one row each in isa/primitives.py with their one "
+        "reference implementation (an integer algorithm; every engine and the RTL compute "
+        "the same bits). Operands are W-bit words `x`, `y`, `z`; `S(x)` is the signed view; "
+        "*unit*: who computes it on the RTL (`alu` combinational, `muldiv` the "
+        "multiply/divide unit, `function` the function unit, whose operation code is the "
+        "row's position among its unit's rows); *faults*: kind and condition; "
+        "*overflow*: the predicate that flags the result not fitting; *error*: the "
+        "documented bound at W = 32 / 64 (units of 2^-F, docs/elementary.md).",
+        "",
+        "| primitive | operands | result | unit | faults | overflow | error | effect |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for p in PRIMITIVES:
+        faults = "; ".join(f"{f.kind} if `{' and '.join(f.when)}`" for f in p.faults)
+        tests = f" (tests `{p.tests}`)" if p.tests else ""
+        error = (f"{p.error.ulp[32]:g} / {p.error.ulp[64]:g} ({p.error.metric})"
+                 if p.error else "")
+        out.append(f"| `{p.name}` | {', '.join(p.operands)} | {p.result} | {p.unit} | "
+                   f"{_cell(faults)} | " + (f"`{p.overflow}`" if p.overflow else "")
+                   + f"{tests} | {error} | {_cell(p.doc)} |")
+    out.append("")
+    return out
 
 
 def _overflow_section() -> list[str]:

@@ -41,76 +41,49 @@ from collections.abc import Callable
 
 from .fixed_point import WordFormat
 from .functions.arithmetic import fx_abs, fx_div, fx_mul
-from .functions.circular import _sincos_abs, fx_atan, fx_atan2, fx_cos, fx_sin, fx_tan  # noqa: F401
-from .functions.cordic import _TABLES  # noqa: F401
+from .functions.circular import fx_atan, fx_atan2, fx_cos, fx_sin, fx_tan, sincos_abs
+from .functions.cordic import MIN_WIDTH, TABLES, Tables, tables
 from .functions.errors import DivideByZero, DomainError
-from .functions.exp_log import _ln_p, fx_exp, fx_log, fx_pow  # noqa: F401
+from .functions.exp_log import exp_k, fx_exp, fx_log, fx_pow, ln_p
 from .functions.hyperbolic import fx_cosh, fx_sinh, fx_tanh
 from .functions.square_root import fx_sqrt
+from .primitives import PRIMITIVES
+from .rotation import pi_raw
 
-FUNCTIONS: dict[str, Callable[[int, WordFormat], int]] = {
-    "sin": fx_sin,
-    "cos": fx_cos,
-    "tan": fx_tan,
-    "tanh": fx_tanh,
-    "exp": fx_exp,
-    "log": fx_log,
-    "sqrt": fx_sqrt,
-    "abs": fx_abs,
-    "atan": fx_atan,
-    "sinh": fx_sinh,
-    "cosh": fx_cosh,
-}
-
-BINARY_FUNCTIONS: dict[str, Callable[[int, int, WordFormat], int]] = {
-    "atan2": fx_atan2,
-    "pow": fx_pow,
-}
-
+#: The elementary functions by name (``sin``), on signed raw integers: ``f(x, fmt)``.
+#: Derived from the primitives table (``isa/primitives.py``), whose rows hold the
+#: algorithms, their error bounds and their faults.
+FUNCTIONS: dict[str, Callable[[int, WordFormat], int]] = {}
+#: The two-operand ones: ``f(x, y, fmt)``.
+BINARY_FUNCTIONS: dict[str, Callable[[int, int, WordFormat], int]] = {}
 # How ERROR_BOUND_ULP is measured (see docs/elementary.md):
 #   "abs":   |result - f(x) * 2**F|                      (units of 2**-F)
 #   "mixed": |result - f(x) * 2**F| / max(1, |f(x)|)     (absolute below 1, relative above)
-ERROR_METRIC: dict[str, str] = {
-    "sin": "abs",
-    "cos": "abs",
-    "tan": "mixed",
-    "tanh": "abs",
-    "exp": "mixed",
-    "log": "abs",
-    "sqrt": "abs",
-    "abs": "abs",
-    "atan": "abs",
-    "sinh": "mixed",
-    "cosh": "mixed",
-    "atan2": "abs",
-    "pow": "mixed",
-}
-
+ERROR_METRIC: dict[str, str] = {}
 # Documented maximum error, in the unit of ERROR_METRIC, for every representable
 # input (results that saturate are compared with the saturated value).  Measured
 # with ``python tests/test_elementary.py --points 200000`` (and an exhaustive
 # sweep of pow's worst region, x within 2700 ulp of 1); see docs/elementary.md.
-# 0.5 is the final rounding; the rest is CORDIC error, scaled by 2**-G.
-_CORRECTLY_ROUNDED = ("sqrt",)
-_NEAR_HALF = ("sin", "cos", "tanh", "exp", "log", "atan", "sinh", "cosh", "atan2")
-ERROR_BOUND_ULP: dict[tuple[str, int], float] = {
-    **{(name, 32): 0.51 for name in _NEAR_HALF},
-    **{(name, 64): 0.501 for name in _NEAR_HALF},
-    **{(name, w): 0.5 for name in _CORRECTLY_ROUNDED for w in (32, 64)},
-    ("abs", 32): 0.0,
-    ("abs", 64): 0.0,
-    # tan: 0.5 away from the poles; up to ~3 (relative) where |tan| nears 2**(W-1-F).
-    ("tan", 32): 4.0,
-    ("tan", 64): 4.0,
-    # pow: 0.5 + |y| * e_ln * 2**-G with e_ln <= ~26 units of 2**-P, the error of the
-    # internal ln x; reached only for x within a few ulp of 1 and |y| near 2**(W-1-F).
-    ("pow", 32): 24.0,
-    ("pow", 64): 48.0,
-}
+ERROR_BOUND_ULP: dict[tuple[str, int], float] = {}
+for _row in PRIMITIVES:
+    if _row.error is None:
+        continue
+    _name = _row.name.removeprefix("fn_")
+    if _row.algorithm is None:
+        raise ValueError(f"{_row.name} has an error bound but no algorithm")
+    if _row.arity == 1:
+        FUNCTIONS[_name] = _row.algorithm
+    else:
+        BINARY_FUNCTIONS[_name] = _row.algorithm
+    ERROR_METRIC[_name] = _row.error.metric
+    ERROR_BOUND_ULP.update({(_name, width): ulp for width, ulp in _row.error.ulp.items()})
 
 
-__all__ = ["BINARY_FUNCTIONS", "ERROR_BOUND_ULP", "ERROR_METRIC", "FUNCTIONS", "DivideByZero",
-           "DomainError", "fx_abs", "fx_atan", "fx_atan2", "fx_cos", "fx_cosh", "fx_div", "fx_exp",
-           "fx_log", "fx_mul", "fx_pow", "fx_sin", "fx_sinh", "fx_sqrt", "fx_tan", "fx_tanh"]
-# Also importable from here for the vector engine and the RTL function unit, which
-# mirror the data path step for step: _TABLES (the constants), _sincos_abs, _ln_p.
+__all__ = ["BINARY_FUNCTIONS", "ERROR_BOUND_ULP", "ERROR_METRIC", "FUNCTIONS", "MIN_WIDTH",
+           "TABLES", "DivideByZero", "DomainError", "Tables", "exp_k", "fx_abs", "fx_atan",
+           "fx_atan2", "fx_cos", "fx_cosh", "fx_div", "fx_exp", "fx_log", "fx_mul", "fx_pow",
+           "fx_sin", "fx_sinh", "fx_sqrt", "fx_tan", "fx_tanh", "ln_p", "pi_raw", "sincos_abs",
+           "tables"]
+# TABLES (the per-width constants), Tables, sincos_abs, ln_p, exp_k and pi_raw are public
+# for the engines that mirror the data path step for step: the vector and compiled
+# engines and the RTL function unit (and its timing model).

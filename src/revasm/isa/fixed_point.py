@@ -10,16 +10,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
+#: The word widths the machine has: every engine, the assembler, the image formats and the
+#: RTL accept these and no other (the RTL's proofs also run at reduced widths of their own).
+WIDTHS: tuple[int, ...] = (32, 64)
+#: The width of a program that does not say: a PAL file without ``.width``, a Python
+#: function compiled without ``width=``, a command without ``--width`` -- for every command
+#: and API call alike (docs/decisions.md, "One width default").
+DEFAULT_WIDTH = 32
+
 
 @dataclass(frozen=True)
 class WordFormat:
     """Word width ``W`` and fraction bits ``F`` (Q16.16 for W=32, Q32.32 for W=64)."""
 
-    width: int = 32
+    width: int = DEFAULT_WIDTH
 
     def __post_init__(self) -> None:
-        if self.width not in (32, 64):
-            raise ValueError(f"word width must be 32 or 64, not {self.width}")
+        if self.width not in WIDTHS:
+            raise ValueError(f"word width must be {widths_text()}, not {self.width}")
 
     @property
     def frac_bits(self) -> int:
@@ -89,10 +97,19 @@ class WordFormat:
         return f"from {int(low)} to {whole}.{fraction:0{digits}d}"
 
 
+def widths_text() -> str:
+    """The widths as messages name them: ``32 or 64``."""
+    return " or ".join(str(width) for width in WIDTHS)
+
+
 Q16_16 = WordFormat(32)
 Q32_32 = WordFormat(64)
+_FORMATS = {fmt.width: fmt for fmt in (Q16_16, Q32_32)}
 
 
 def word_format(width: int) -> WordFormat:
-    """The format of a machine of the given word width (32 or 64)."""
-    return Q16_16 if width == 32 else Q32_32 if width == 64 else WordFormat(width)
+    """The one shared format of a machine of this word width (``WIDTHS``): what every
+    ``WordFormat(width)`` means, without a new instance each time; any other width raises
+    ``ValueError`` as ``WordFormat`` does."""
+    fmt = _FORMATS.get(width)
+    return fmt if fmt is not None else WordFormat(width)

@@ -9,13 +9,14 @@ approaches pi (tan(theta/2) grows), so the angle is first reduced to
 """
 from __future__ import annotations
 
-from .elementary import fx_mul, fx_sin, fx_tan
 from .fixed_point import WordFormat
+from .functions.arithmetic import fx_mul
+from .functions.circular import fx_sin, fx_tan
 
 _PI_DIGITS = 314159265358979323846264338327950288419716939937510582097494459
 
 
-def _pi_raw(fmt: WordFormat) -> int:
+def pi_raw(fmt: WordFormat) -> int:
     """pi in the format, rounded to nearest (an exact integer computation)."""
     scale = 10 ** (len(str(_PI_DIGITS)) - 1)
     return (_PI_DIGITS * (1 << fmt.frac_bits) * 2 + scale) // (2 * scale)
@@ -27,7 +28,7 @@ def rotation_plan(theta: int, fmt: WordFormat) -> tuple[bool, int, int]:
     theta' is theta reduced by pi into [-pi/2, pi/2]; the coefficients are raw
     signed fixed-point integers.  ROT and IROT share this plan, so they agree.
     """
-    pi = _pi_raw(fmt)
+    pi = pi_raw(fmt)
     half_pi = pi >> 1
     negate = False
     reduced = theta

@@ -25,10 +25,14 @@ import ast
 import re
 from dataclasses import dataclass
 
-#: Vocabulary calls and devices that can fault (``isa/vocabulary.py``, the engines'
-#: ``addr``, ``unemit`` and ``overflow``); nothing else in a template can.
-FAULTING_CALLS = frozenset({"fdiv", "fn_log", "fn_sqrt", "fn_pow", "addr", "unemit",
-                            "overflow"})
+from .primitives import FAULTING
+
+#: The engines' devices that can fault: ``addr`` (a code cell), ``unemit`` (an empty tape)
+#: and ``overflow`` (a strict machine).
+FAULTING_DEVICES = frozenset({"addr", "unemit", "overflow"})
+#: Vocabulary calls and devices that can fault: the primitives that declare a fault
+#: (``isa/primitives.py``) and the devices; nothing else in a template can.
+FAULTING_CALLS = FAULTING | FAULTING_DEVICES
 
 _PLACEHOLDER = re.compile(r"^\{(\w+)\}$")
 

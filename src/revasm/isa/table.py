@@ -44,13 +44,31 @@ from .derivatives import (
     accumulate_rules,
 )
 from .instruction import Instruction, make
+from .primitives import primitive
 
 #: Function-accumulate families; the position is the funct code (2i adds, 2i+1
-#: subtracts), so append new functions at the end.  The integer algorithms
-#: live in :mod:`revasm.isa.elementary`.
+#: subtracts), so append new functions at the end.  Each is the primitive ``fn_<name>``
+#: of ``isa/primitives.py`` (its algorithm, faults, error bound and overflow predicate).
 UNARY_FUNCTIONS = ("sin", "cos", "tan", "tanh", "exp", "log", "sqrt", "abs", "atan",
                    "sinh", "cosh")
 BINARY_FUNCTIONS = ("atan2", "pow")
+
+for _arity, _family in ((1, UNARY_FUNCTIONS), (2, BINARY_FUNCTIONS)):
+    for _name in _family:
+        if primitive(f"fn_{_name}").arity != _arity:
+            raise ValueError(f"fn_{_name} does not take {_arity} operand(s)")
+
+
+def _overflow_of(call: str, operands: str) -> str:
+    """The overflow test of a term ``call(operands)``: its row's predicate, applied to the
+    same operands when it tests the call (``ovf_mul``), else to the term's word
+    (``ovf_sat(_term)``); ``"0"`` for a primitive whose result always fits."""
+    row = primitive(call)
+    if row.overflow is None:
+        return "0"
+    if primitive(row.overflow).tests == call:
+        return f"{row.overflow}({operands})"
+    return f"{row.overflow}(_term)"
 
 # --- templates -------------------------------------------------------------
 
@@ -152,7 +170,7 @@ def _rotation(apply: str, undo: str, op: str) -> str:
     exactly what the other counted.  ``ovf_rot``/``ovf_irot`` name the rotation
     whose shears they test (the one that ran forward).
     """
-    test = "ovf_rot" if (apply == "rot") == (op == "+") else "ovf_irot"
+    test = primitive(apply if op == "+" else undo).overflow
     if op == "+":
         return (f"OV[0] = (OV[0] + overflow({test}(R[{{a}}], R[{{b}}], R[{{c}}]))) & M\n"
                 f"R[{{a}}], R[{{b}}] = {apply}(R[{{a}}], R[{{b}}], R[{{c}}])")
@@ -269,12 +287,12 @@ EXTENSION: list[Instruction] = [
                "gradients unchanged."),
     *_accumulate("ADDMUL", "SUBMUL", "RRR", 0x2A, 0x2B, "fmul(R[{b}], R[{c}])", "b * c",
                  "mul", 4, distinct=ABC, extension=True, derivative=PRODUCT_DERIVATIVE,
-                 term_overflow="ovf_mul(R[{b}], R[{c}])",
+                 term_overflow=_overflow_of("fmul", "R[{b}], R[{c}]"),
                  notes="Fixed-point product rounded half up: floor(b*c / 2^F + 1/2); an "
                        "overflow event when the product or the sum does not fit."),
     *_accumulate("ADDDIV", "SUBDIV", "RRR", 0x2C, 0x2D, "fdiv(R[{b}], R[{c}])", "b / c",
                  "div", 36, distinct=ABC, extension=True, derivative=QUOTIENT_DERIVATIVE,
-                 term_overflow="ovf_div(R[{b}], R[{c}])",
+                 term_overflow=_overflow_of("fdiv", "R[{b}], R[{c}]"),
                  notes="Faults when c = 0; an overflow event when the quotient or the sum "
                        "does not fit."),
     make("ROT", "RRR", 0x2E, forward=_rotation("rot", "irot", "+"),
@@ -296,13 +314,10 @@ FUNC_OPCODE = 0x30
 FUNC2_OPCODE = 0x31
 
 #: The functions whose result can leave the format (they saturate at the ends of the
-#: range, ``isa/elementary.py``); a result *at* an end counts as an overflow event
-#: (``ovf_sat``).  The others (sin, cos, tanh, log, sqrt, atan, atan2) always fit.
-SATURATING_FUNCTIONS = ("tan", "exp", "abs", "sinh", "cosh", "pow")
-
-
-def _function_overflow(name: str) -> str:
-    return "ovf_sat(_term)" if name in SATURATING_FUNCTIONS else "0"
+#: range; their primitive's overflow predicate is ``ovf_sat``): a result *at* an end
+#: counts as an overflow event.  The others always fit.
+SATURATING_FUNCTIONS = tuple(name for name in UNARY_FUNCTIONS + BINARY_FUNCTIONS
+                             if primitive(f"fn_{name}").overflow == "ovf_sat")
 
 
 for _i, _name in enumerate(UNARY_FUNCTIONS):
@@ -310,13 +325,14 @@ for _i, _name in enumerate(UNARY_FUNCTIONS):
         f"ADD{_name.upper()}", f"SUB{_name.upper()}", "RR", FUNC_OPCODE, FUNC_OPCODE,
         f"fn_{_name}(R[{{b}}])", f"{_name}(b)", "func", 40, funct_add=2 * _i,
         funct_sub=2 * _i + 1, distinct=AB, extension=True,
-        derivative=UNARY_DERIVATIVES[_name], term_overflow=_function_overflow(_name))
+        derivative=UNARY_DERIVATIVES[_name], term_overflow=_overflow_of(f"fn_{_name}", "R[{b}]"))
 for _i, _name in enumerate(BINARY_FUNCTIONS):
     EXTENSION += _accumulate(
         f"ADD{_name.upper()}", f"SUB{_name.upper()}", "RRR", FUNC2_OPCODE, FUNC2_OPCODE,
         f"fn_{_name}(R[{{b}}], R[{{c}}])", f"{_name}(b, c)", "func", 48, funct_add=2 * _i,
         funct_sub=2 * _i + 1, distinct=ABC, extension=True,
-        derivative=BINARY_DERIVATIVES[_name], term_overflow=_function_overflow(_name))
+        derivative=BINARY_DERIVATIVES[_name],
+        term_overflow=_overflow_of(f"fn_{_name}", "R[{b}], R[{c}]"))
 
 #: Every instruction, PISA first.
 INSTRUCTIONS: tuple[Instruction, ...] = tuple(PISA + EXTENSION)

@@ -13,10 +13,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from revasm.assembler.image import Image
-from revasm.isa.fixed_point import WordFormat
+from revasm.isa.fixed_point import word_format
+from revasm.machine import MachineFault, fault_json
 from revasm.sim.engine import Lanes, overflow_counts, read_place, write_place
 from revasm.sim.engines import choose
-from revasm.sim.reference import DEFAULT_MEMORY_WORDS, MachineFault
+from revasm.sim.reference import DEFAULT_MEMORY_WORDS
 
 from .by_line import LineMap, by_line
 from .counting import RunCounter
@@ -30,20 +31,9 @@ SCHEMA_ID = "revasm-report/1"
 OUTPUT_ROLES = ("output", "loss")
 
 
-def _fault_dict(fault: MachineFault, image: Image) -> dict:
-    location = image.location(fault.pc) if fault.pc is not None else None
-    return {"kind": fault.kind, "pc": fault.pc,
-            "line": location.line if location else None, "message": fault.message}
-
-
 def _named(machine: Lanes, image: Image, roles: tuple[str, ...]) -> dict:
-    fmt = WordFormat(image.width)
-    values = {}
-    for name, declared in image.names.items():
-        if declared.role in roles:
-            word = int(read_place(machine, declared.register, declared.address)[0])
-            values[name] = fmt.to_real(word) if declared.fixed else fmt.signed(word)
-    return values
+    from revasm.sim.host import named_values
+    return named_values(machine, roles=roles)
 
 
 def _state(machine: Lanes) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -101,11 +91,11 @@ class ReportError(ValueError):
 
 def _gradient_places(image: Image, loss: str | None, wrt: list[str] | None
                      ) -> tuple[Place, list[Place]]:
-    from revasm.sim.host import GradientError, default_loss, default_wrt, resolve
+    from revasm.sim.host import GradientError, default_wrt, loss_place, resolve
     try:
-        loss_place = resolve(image, loss if loss is not None else default_loss(image))
+        place = loss_place(image, loss)
         names = list(wrt) if wrt else default_wrt(image)
-        return loss_place, [resolve(image, name) for name in names]
+        return place, [resolve(image, name) for name in names]
     except GradientError as exc:
         raise ReportError(str(exc)) from None
 
@@ -131,7 +121,7 @@ def build_report(image: Image, *, prepare: Callable[[Lanes], None],
         raise ReportError("gradient mode is not available: the reference simulator has no "
                           "gradient switch in this build")
     places = _gradient_places(image, loss, wrt) if grad else None
-    fmt = WordFormat(image.width)
+    fmt = word_format(image.width)
     machine = choose(engine, trace=True).load(image, 1, max_steps=max_steps,
                                               memory_words=memory_words)
     prepare(machine)
@@ -190,7 +180,7 @@ def build_report(image: Image, *, prepare: Callable[[Lanes], None],
     if line_map is not None and counters is not None:
         report["by_line"] = by_line(counters, line_map, image.width, models, all_models)
     if fault is not None:
-        report["fault"] = _fault_dict(fault, image)
+        report["fault"] = fault_json(fault)
     return report
 
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from revasm.machine import TraceRecord
 from revasm.sim.engine import Lanes
-from revasm.sim.reference import Program, TraceRecord
+from revasm.sim.reference import Program
 
 from .access import access_of, adjoint_access, adjoint_updates
 from .classes import report_class

@@ -9,8 +9,8 @@ are recorded, so the cost is proportional to how often words become (non)zero.
 """
 from __future__ import annotations
 
+from revasm.machine import TraceRecord
 from revasm.sim.engine import Lanes
-from revasm.sim.reference import TraceRecord
 
 
 class Occupancy:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from revasm.isa.fixed_point import WIDTHS
+
 COUNT = {"type": "integer", "minimum": 0}
 JOULES = {"type": "number", "minimum": 0}
 COUNTS_BY_NAME = {"type": "object", "additionalProperties": COUNT}
@@ -75,7 +77,7 @@ ERASURE = {
     "required": ["word_bits", "results_words", "gradient_words", "copied_out_bits",
                  "scenarios"],
     "properties": {
-        "word_bits": {"enum": [32, 64]}, "results_words": COUNT, "gradient_words": COUNT,
+        "word_bits": {"enum": list(WIDTHS)}, "results_words": COUNT, "gradient_words": COUNT,
         "copied_out_bits": COUNT,
         "scenarios": {"type": "object",
                       "required": ["reversible", "reversible_forward_only", "irreversible",
@@ -159,7 +161,7 @@ REPORT_SCHEMA: dict[str, Any] = {
     "properties": {
         "schema": {"const": "revasm-report/1"},
         "file": {"type": "string"},
-        "width": {"enum": [32, 64]},
+        "width": {"enum": list(WIDTHS)},
         "mode": {"enum": ["value", "gradient"]},
         "status": {"enum": ["finished", "fault"]},
         "restored": {"type": ["boolean", "null"]},
@@ -176,10 +178,11 @@ REPORT_SCHEMA: dict[str, Any] = {
         "erasure": ERASURE,
         "energy": {"type": "array", "items": ENERGY},
         "by_line": BY_LINE,
-        "fault": {"type": "object", "required": ["kind", "pc", "line", "message"],
+        "fault": {"type": "object", "required": ["kind", "pc", "line", "source", "message"],
                   "properties": {"kind": {"type": "string"},
                                  "pc": {"type": ["integer", "null"]},
                                  "line": {"type": ["integer", "null"]},
+                                 "source": {"type": ["string", "null"]},
                                  "message": {"type": "string"}},
                   "additionalProperties": False},
     },
@@ -265,7 +268,7 @@ BATCH_SCHEMA = {
                                    "vector_forward_steps_agree": {"type": "boolean"},
                                    "vector_error": {"type": "string"}},
                     "additionalProperties": False},
-        "file": {"type": "string"}, "width": {"enum": [32, 64]},
+        "file": {"type": "string"}, "width": {"enum": list(WIDTHS)},
         "mode": {"enum": ["value", "gradient"]},
         "lanes": COUNT, "finished": COUNT, "faults": COUNTS_BY_NAME,
         "totals": REPORT_SCHEMA["properties"]["totals"],

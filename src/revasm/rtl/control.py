@@ -1,7 +1,9 @@
 """The branch/control unit: PC, BR, DIR, the come-from check, START/FINISH and faults.
 
 After every instruction (``isa/table.py``): if BR = 0 then PC += DIR, else
-PC += BR * DIR, with BR and DIR as the instruction left them.  An instruction
+PC += BR * DIR, with BR and DIR as the instruction left them (the next-PC rule,
+``revasm.machine.next_pc``; ``tests/test_machine_next_pc.py`` simulates this unit against
+it, and its halting against ``halts``).  An instruction
 entered with BR != 0 (reached by a jump) that leaves BR != 0 raises the
 uncaught-jump fault at its own PC, its effects kept (the checked come-from
 rule); START and FINISH are not checked: a jump onto FINISH forward halts with BR = the

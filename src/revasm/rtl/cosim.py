@@ -27,9 +27,9 @@ from revasm.assembler.image import Image
 from revasm.isa.codec import IllegalInstruction, decode
 from revasm.isa.fixed_point import WordFormat
 from revasm.isa.vocabulary import vocabulary
-from revasm.sim.reference import Machine, MachineFault
+from revasm.machine import MachineFault, TraceRecord
+from revasm.sim.reference import Machine
 from revasm.sim.reference.engine import ReferenceLanes
-from revasm.sim.reference.trace import TraceRecord
 
 from . import schedule
 from .core import Core

@@ -52,7 +52,8 @@ from amaranth.hdl import (
 
 from revasm.isa.adjoint import mode_statements
 from revasm.isa.instruction import Instruction
-from revasm.isa.table import BINARY_FUNCTIONS, INSTRUCTIONS
+from revasm.isa.primitives import PAIRS, primitive
+from revasm.isa.table import INSTRUCTIONS
 
 from .alu import UNIT_NONE, Alu, unit_op_code
 from .decoder import field_shape
@@ -360,7 +361,7 @@ class UnitPool:
             r0, r1 = Mux(hit, self.r0[j], r0), Mux(hit, self.r1[j], r1)
         results = [Signal(self.width, name=f"table_call{self.calls}_r{k}") for k in (0, 1)]
         self.m.d.comb += [results[0].eq(r0), results[1].eq(r1)]
-        return tuple(results) if name in ("rot", "irot") else results[0]
+        return tuple(results) if name in PAIRS else results[0]
 
     def overflow(self, predicate: str, args: tuple[Value, ...]) -> Value:
         return AnyConst(1)  # OV is proved in value mode (ValueSpec); not compared here
@@ -370,12 +371,8 @@ class UnitPool:
 
 
 def _arity(name: str) -> int:
-    """The operands a unit call passes."""
-    if name in ("rot", "irot"):
-        return 3
-    if name in ("fmul", "fdiv") or name[3:] in BINARY_FUNCTIONS:
-        return 2
-    return 1
+    """The operands a unit call passes (its row of ``isa/primitives.py``)."""
+    return primitive(name).arity
 
 
 def _program(rom: MicroRom, index: int, backward: bool) -> tuple:

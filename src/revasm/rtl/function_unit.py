@@ -31,6 +31,11 @@ hyperbolic CORDIC in rotation mode, one division for tanh); ``log``
 (leading-one normalisation, hyperbolic CORDIC in vectoring mode); ``pow``
 (``exp(y ln x)`` through the same two routines).  An operation code outside
 the table's list answers with the ``unimplemented`` fault.
+
+The operation list is the primitives table's ``function`` rows (``isa/primitives.py``;
+the position is the op code).  A row with no routine here is refused when the unit is
+built (:class:`MissingRoutine`), so a new primitive cannot reach the hardware as a
+silent fault: it needs its routine, or its rows belong to another unit.
 """
 from __future__ import annotations
 
@@ -41,18 +46,40 @@ from amaranth.hdl import Array, Cat, Const, EnableInserter, Module, Mux, Signal,
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from revasm.isa.elementary import _TABLES
-from revasm.isa.functions.cordic import _Tables
-from revasm.isa.rotation import _pi_raw
+from revasm.isa.elementary import TABLES, Tables, pi_raw
 
 from .params import FAULT_CODE, FAULT_NAMES
 from .semantics import FUNCTION_OPS, MULDIV_OPS
 from .table_rendering import word_format
 
-#: The operations this unit computes (vocabulary names).
+#: The operations this unit has a routine for (vocabulary names).
 IMPLEMENTED: frozenset[str] = frozenset({
     "fn_abs", "fn_sqrt", "fn_sin", "fn_cos", "fn_tan", "fn_atan", "fn_atan2", "rot", "irot",
     "fn_exp", "fn_sinh", "fn_cosh", "fn_tanh", "fn_log", "fn_pow"})
+
+
+class MissingRoutine(NotImplementedError):
+    """The primitives table gives the function unit an operation it has no routine for."""
+
+
+def check_routines(operations: tuple[str, ...] | None = None) -> None:
+    """Refuse a function-unit operation list (default: the table's, ``FUNCTION_OPS``) with
+    a primitive this unit cannot compute (:class:`MissingRoutine`, naming each), or a
+    routine the table does not list."""
+    if operations is None:
+        operations = FUNCTION_OPS
+    missing = [name for name in operations if name not in IMPLEMENTED]
+    if missing:
+        raise MissingRoutine(
+            f"the function unit has no routine for {', '.join(missing)}: the primitives "
+            "table (isa/primitives.py) puts them on the function unit, so the RTL cannot be "
+            "built until rtl/function_unit.py computes them (a state sequence added to "
+            "FunctionUnit.elaborate and the names to IMPLEMENTED), bit for bit as their "
+            "reference implementation")
+    unknown = sorted(IMPLEMENTED - set(operations))
+    if unknown:
+        raise MissingRoutine(f"the function unit has routines for {', '.join(unknown)}, "
+                             "which the primitives table does not put on it")
 
 OP = {name: code for code, name in enumerate(FUNCTION_OPS)}
 # what the sin/cos/tan routine computes, and where it goes when done
@@ -92,22 +119,22 @@ def multiplier_steps(width: int) -> int:
 def multiplicand_bits(width: int) -> int:
     """Bits of the multiplicand register: the widest of pi/2 at P + E bits (the
     reduction of sin/cos/tan), ln 2 at P + 8 bits, y ln x's ln x (W + 12 bits), signed."""
-    t = _TABLES[width]
+    t = TABLES[width]
     return max(t.half_pi_wide.bit_length(), t.ln2_wide.bit_length(), width + 11) + 1
 
 
 def divider_steps(width: int) -> int:
     """Steps of one quotient, one bit each: every dividend is below 2**(W + F + 4)."""
-    return width + _TABLES[width].frac + 4
+    return width + TABLES[width].frac + 4
 
 
-def _repeats(t: _Tables) -> tuple[int, ...]:
+def _repeats(t: Tables) -> tuple[int, ...]:
     """The hyperbolic iterations (positions in ``t.hyperbolic``) that repeat a shift."""
     shifts = [i for i, _, _ in t.hyperbolic]
     return tuple(k for k in range(1, len(shifts)) if shifts[k] == shifts[k - 1])
 
 
-def _leading_angles(t: _Tables) -> int:
+def _leading_angles(t: Tables) -> int:
     """How many leading CORDIC iterations have an angle other than 2**(P - i): beyond
     them atan(2**-i) and atanh(2**-i) round to 2**-i at P bits, a decoded power of two."""
     def differs(table):
@@ -115,7 +142,7 @@ def _leading_angles(t: _Tables) -> int:
     return max(differs(t.circular) + differs(t.hyperbolic)) + 1
 
 
-def cordic_schedule(t: _Tables, k: int, hyper: bool) -> tuple[int, int]:
+def cordic_schedule(t: Tables, k: int, hyper: bool) -> tuple[int, int]:
     """Iteration ``k``'s shift and angle as the unit forms them: the shift k (circular)
     or k + 1 less the repeats so far (hyperbolic); the angle from a table of the leading
     iterations, else 2**(P - shift).  ``tests/test_rtl_units.py`` checks every
@@ -146,14 +173,15 @@ class FunctionUnit(wiring.Component):
         })
 
     def elaborate(self, platform) -> Module:  # one sequencer
+        check_routines()
         # the sequencer's registers hold in the first cycle of a two-cycle state (``stall``);
         # the shifter's input registers and the phase are outside it, in ``outer``
         outer = Module()
         m = Module()
         w = self.width
-        t = _TABLES[w]
+        t = TABLES[w]
         f, p, g, e = t.frac, t.prec, t.guard, t.reduce_extra
-        pi = _pi_raw(word_format(w))
+        pi = pi_raw(word_format(w))
         half_pi = pi >> 1
         wide = 2 * w + 8
         div_bits = divider_steps(w)
@@ -912,7 +940,7 @@ class FunctionUnit(wiring.Component):
                 rounded_quotient(tan_neg)
                 finish()  # |tanh| <= 1 fits
 
-            # --- log and pow (_ln_p, fx_pow) ------------------------------------------------------
+            # --- log and pow (ln_p, fx_pow) ------------------------------------------------------
             with state("LOG"):
                 s_bits = p - 1
                 a = Signal(w + 2)

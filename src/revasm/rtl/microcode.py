@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 
 from revasm.isa.adjoint import mode_sequence
+from revasm.isa.primitives import PAIRS
 from revasm.isa.table import INSTRUCTIONS
 
 from .semantics import PLACEHOLDERS, UNIT_OF, TemplateError, _parse
@@ -237,7 +238,7 @@ class _Compiler:
         if name in UNIT_OF:
             args = self.args(nodes) + [ZERO] * (3 - len(nodes))
             self.emit(MicroOp("CALL", *args, unit=name, arity=len(nodes)))
-            return (Operand("U0"), Operand("U1")) if name in ("rot", "irot") else Operand("U0")
+            return (Operand("U0"), Operand("U1")) if name in PAIRS else Operand("U0")
         if name in ("fadd", "fsub") and len(nodes) == 2:
             x, y = self.args(nodes)
             return _Pending("ADD" if name == "fadd" else "SUB", x, y)

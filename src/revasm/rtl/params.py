@@ -3,11 +3,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from revasm.sim.reference.faults import FAULT_KINDS
+from revasm.isa.fixed_point import DEFAULT_WIDTH, WIDTHS, widths_text
+from revasm.machine import FAULT_KINDS
 
 from .memory_map import MemoryMap
 
-#: Fault codes of the status port, 0 = no fault.  The reference's kinds first
+#: Fault codes of the status port, 0 = no fault.  The machine's kinds first
 #: (same names), then the RTL's own: a bounded EMIT tape that is full, and a
 #: function the function unit does not implement yet.
 FAULT_NAMES: tuple[str, ...] = ("none", *FAULT_KINDS, "tape-full", "unimplemented")
@@ -29,15 +30,15 @@ class CoreParams:
     unit (``rtl/gradient_unit.py``).
     """
 
-    width: int = 32
+    width: int = DEFAULT_WIDTH
     memory_words: int = 2048
     tape_words: int = 64
     gradient: bool = False
     stack_words: int | None = None
 
     def __post_init__(self) -> None:
-        if self.width not in (32, 64):
-            raise ValueError(f"word width must be 32 or 64, not {self.width}")
+        if self.width not in WIDTHS:
+            raise ValueError(f"word width must be {widths_text()}, not {self.width}")
         if self.memory_words < 2 or self.memory_words & (self.memory_words - 1):
             raise ValueError(f"memory_words must be a power of two >= 2, not {self.memory_words}")
         if self.tape_words < 2 or self.tape_words & (self.tape_words - 1):

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from amaranth.hdl import Cat, Const, Mux, Value, signed, unsigned
 from amaranth.hdl._ast import Slice
 
-from revasm.isa.table import BINARY_FUNCTIONS, UNARY_FUNCTIONS
+from revasm.isa.primitives import PAIRS, PRIMITIVES, UNIT_PREDICATES, operations
 
 #: Constant folding of integer operands (the template's own Python operators).
 _FOLD = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
@@ -55,12 +55,12 @@ def _parse(source: str) -> ast.Module:
         if enabled:
             gc.enable()
 
-#: Operations of the multiply/divide unit, by vocabulary name (position = op code).
-MULDIV_OPS: tuple[str, ...] = ("fmul", "fdiv")
-#: Operations of the function unit, by vocabulary name (position = op code).
-FUNCTION_OPS: tuple[str, ...] = (tuple(f"fn_{n}" for n in UNARY_FUNCTIONS)
-                                 + tuple(f"fn_{n}" for n in BINARY_FUNCTIONS)
-                                 + ("rot", "irot"))
+#: Operations of the multiply/divide unit, by vocabulary name (position = op code): the
+#: primitives table's ``muldiv`` rows, in its order (``isa/primitives.py``).
+MULDIV_OPS: tuple[str, ...] = operations("muldiv")
+#: Operations of the function unit, by vocabulary name (position = op code): the
+#: table's ``function`` rows.
+FUNCTION_OPS: tuple[str, ...] = operations("function")
 #: Which unit serves a call: 1 = multiply/divide, 2 = function unit.
 UNIT_OF: dict[str, int] = {**{n: 1 for n in MULDIV_OPS}, **{n: 2 for n in FUNCTION_OPS}}
 
@@ -119,10 +119,9 @@ class Effects:
     ov_down: bool = False
 
 
-#: The overflow predicates that test a unit call, and the call they test.
-_UNIT_PREDICATES = {"ovf_mul": "fmul", "ovf_div": "fdiv", "ovf_rot": "rot", "ovf_irot": "irot"}
-#: Rotations whose results another rotation's predicate may test (they undo each other).
-_INVERSE_CALL = {"rot": "irot", "irot": "rot"}
+#: Unit calls whose results another call's predicate may test (they undo each other:
+#: the rotations), from the primitives table's ``inverse`` column.
+_INVERSE_CALL = {p.name: p.inverse for p in PRIMITIVES if p.inverse}
 
 
 class TemplateError(ValueError):
@@ -396,7 +395,7 @@ class _Evaluator:
 
     def unit_overflow(self, predicate: str, args: list[Value]) -> Value:
         """The overflow bit of the unit call ``predicate`` tests (see the module's doc)."""
-        tested = _UNIT_PREDICATES[predicate]
+        tested = UNIT_PREDICATES[predicate]
         for k, (name, words, results) in enumerate(self._calls):
             inverse_results = (name == _INVERSE_CALL.get(tested)
                                and _same(tuple(args[:2]), tuple(r[:self.width] for r in results))
@@ -451,8 +450,8 @@ class _Evaluator:
             words = tuple(self.word(a) for a in args)
             self.effects.calls.append((name, words))
             r0, r1 = self.inp.unit_results[index]
-            result = (r0, r1) if name in ("rot", "irot") else r0
-            self._calls.append((name, words, (r0, r1) if name in ("rot", "irot") else (r0,)))
+            result = (r0, r1) if name in PAIRS else r0
+            self._calls.append((name, words, (r0, r1) if name in PAIRS else (r0,)))
             return result
         if name in ("ovf_add", "ovf_sub"):
             subtract = name == "ovf_sub"
@@ -468,7 +467,7 @@ class _Evaluator:
         if name == "ovf_sat":
             x = self.word(args[0])
             return (x == (1 << (w - 1)) - 1) | (x == 1 << (w - 1))
-        if name in _UNIT_PREDICATES:
+        if name in UNIT_PREDICATES:
             return self.unit_overflow(name, [self.word(a) for a in args])
         if name == "fneg":
             return (-self.word(args[0]))[:w]

@@ -37,15 +37,13 @@ from typing import Protocol
 
 from amaranth.hdl import Const, Mux, Value
 
+from revasm.isa import fixed_point
 from revasm.isa.fixed_point import WordFormat
-from revasm.isa.table import BINARY_FUNCTIONS, UNARY_FUNCTIONS
+from revasm.isa.primitives import PAIRS, UNIT_CALLS, UNIT_PREDICATES, primitive
 from revasm.isa.vocabulary import vocabulary
 
-#: The unit calls of the vocabulary (what a :class:`UnitModel` answers).
-UNIT_CALLS = ("fmul", "fdiv", "rot", "irot", *(f"fn_{n}" for n in UNARY_FUNCTIONS),
-              *(f"fn_{n}" for n in BINARY_FUNCTIONS))
-#: The overflow predicates that test a unit call, and the call they test.
-UNIT_PREDICATES = {"ovf_mul": "fmul", "ovf_div": "fdiv", "ovf_rot": "rot", "ovf_irot": "irot"}
+# UNIT_CALLS (what a :class:`UnitModel` answers) and UNIT_PREDICATES (the overflow
+# predicates that test a unit call) come from the primitives table (isa/primitives.py).
 #: Placeholders of a template and the names the rendering binds them to.
 _PLACEHOLDERS = {"a": '"a"', "b": '"b"', "c": '"c"', "imm": "IMM", "amt": "AMT", "k": "K",
                  "off": "OFF"}
@@ -71,7 +69,7 @@ class ProofFormat(WordFormat):
 
 def word_format(width: int) -> WordFormat:
     """The machine's format at W = 32/64, a :class:`ProofFormat` at any other width."""
-    return WordFormat(width) if width in (32, 64) else ProofFormat(width)
+    return fixed_point.word_format(width) if width in fixed_point.WIDTHS else ProofFormat(width)
 
 
 def as_value(v: object) -> Value:
@@ -331,14 +329,13 @@ class FreeUnit:
         if self.calls:
             raise RenderError("more than one unit call in one step")
         self.calls.append((name, args))
-        return self.results if name in ("rot", "irot") else self.results[0]
+        return self.results if name in PAIRS else self.results[0]
 
     def overflow(self, predicate: str, args: tuple[Value, ...]) -> Value:
         self.predicates.append((predicate, args))
         return self.overflow_bit
 
     def finish(self) -> None:
-        inverse = {"rot": "irot", "irot": "rot"}
         for predicate, args in self.predicates:
             if len(self.calls) != 1:
                 raise RenderError(f"{predicate} without a unit call")
@@ -346,7 +343,7 @@ class FreeUnit:
             tested = UNIT_PREDICATES[predicate]
             if name == tested:
                 same = _all_equal(args, call_args)
-            elif name == inverse.get(tested):
+            elif name == primitive(tested).inverse:
                 same = _all_equal(args, (*self.results, *call_args[2:]))
             else:
                 raise RenderError(f"{predicate} tests no {tested} call")

@@ -27,6 +27,8 @@ from amaranth.hdl import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from revasm.isa.primitives import PAIRS
+
 from .unit_proofs import Branching, UnitPort, arity, oracle_table, rotation_oracle, rotation_plans
 from .verilator import VerilatorError, cache_root, compile_cached, find_verilator, verilator_flags
 
@@ -170,7 +172,7 @@ def mismatches(port: UnitPort, name: str, width: int,
         got = records[start:start + len(want["r0"])]
         fault = (got["flags"] >> 1) & 1
         bad = (fault != want["fault"]) | (got["cycles"] != want["cycles"])
-        r1 = got["r1"] if name in ("rot", "irot") else numpy.zeros_like(got["r1"])
+        r1 = got["r1"] if name in PAIRS else numpy.zeros_like(got["r1"])
         bad |= (want["fault"] == 0) & ((got["r0"] != want["r0"]) | (r1 != want["r1"])
                                        | ((got["flags"] & 1) != want["overflow"]))
         found += [_describe(name, width, start + int(i), got[i],

@@ -24,6 +24,7 @@ from amaranth.hdl import Assert, Cat, Const, Elaboratable, Module, Mux, Signal
 from amaranth.lib.memory import Memory
 
 from revasm.isa.elementary import DivideByZero, DomainError
+from revasm.isa.primitives import PAIRS, primitive
 from revasm.isa.vocabulary import vocabulary
 
 from .semantics import FUNCTION_OPS, MULDIV_OPS
@@ -97,10 +98,8 @@ FUNCTION_UNIT = UnitPort(
 
 
 def arity(name: str) -> int:
-    """The operands of a unit operation."""
-    if name in ("rot", "irot"):
-        return 3
-    return 2 if name in ("fmul", "fdiv", "fn_atan2", "fn_pow") else 1
+    """The operands of a unit operation (its row of ``isa/primitives.py``)."""
+    return primitive(name).arity
 
 
 def oracle_table(name: str, width: int) -> list[tuple[int, int, int, int]]:
@@ -173,7 +172,7 @@ class UnitSpec(Elaboratable):
         read = oracle.read_port(domain="comb")
         expected = read.data
         m.d.comb += read.addr.eq(Cat(*operands))
-        r1 = results[1] if len(results) > 1 and self.name in ("rot", "irot") else Const(0, w)
+        r1 = results[1] if len(results) > 1 and self.name in PAIRS else Const(0, w)
         faulted = expected[2 * w + 1]
         correct = (self.port.fault(unit) == faulted) & (faulted | (
             (results[0] == expected[:w]) & (r1 == expected[w:2 * w])

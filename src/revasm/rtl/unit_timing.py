@@ -19,10 +19,12 @@ changes a unit's sequencer sees it fail and updates the one function here.
 """
 from __future__ import annotations
 
-from revasm.isa.elementary import _TABLES, _ln_p, _sincos_abs
-from revasm.isa.functions.cordic import _Tables
-from revasm.isa.functions.exp_log import _exp_k
-from revasm.isa.rotation import _pi_raw
+from revasm.isa.elementary import TABLES as _TABLES
+from revasm.isa.elementary import ln_p as _ln_p
+from revasm.isa.elementary import sincos_abs as _sincos_abs
+from revasm.isa.functions.cordic import Tables as _Tables
+from revasm.isa.functions.exp_log import exp_k as _exp_k
+from revasm.isa.rotation import pi_raw as _pi_raw
 
 from .function_unit import (
     CORDIC_ITERATION_CYCLES,

@@ -22,9 +22,7 @@ from vcd import VCDWriter
 
 from revasm.assembler.image import Image
 from revasm.isa.codec import decode
-from revasm.sim.reference import MachineFault
-from revasm.sim.reference.faults import FAULT_KINDS
-from revasm.sim.reference.trace import TraceRecord
+from revasm.machine import FAULT_KINDS, MachineFault, TraceRecord
 
 from .params import FAULT_CODE, FAULT_NAMES, CoreParams
 from .schedule import (

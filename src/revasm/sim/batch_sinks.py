@@ -32,8 +32,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from revasm.assembler.files import atomic_path, write_atomic
-
-from .reference.faults import FAULT_KINDS
+from revasm.machine import FAULT_KINDS
 
 #: The record folder inside an output, and its description of the run.
 RECORDS = "_revasm"

@@ -36,9 +36,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from revasm.assembler.image import Image
-
-from .reference.faults import MachineFault
-from .reference.state import Snapshot
+from revasm.machine import MachineFault, Snapshot
 
 #: The value banks and the gradient-mode banks, by their template names.
 BANK_NAMES = ("R", "MEM", "G", "GM", "T", "TM", "TG", "TGM")

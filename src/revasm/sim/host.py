@@ -16,14 +16,17 @@ the :class:`~revasm.sim.engine.Lanes` interface.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from revasm.assembler.image import Image, UnknownName
-from revasm.isa.fixed_point import WordFormat
+import numpy as np
 
+from revasm.assembler.image import Image, UnknownName
+from revasm.isa.fixed_point import WordFormat, word_format
+
+from .batch_io import signed, to_reals
 from .engine import Lanes, overflow_counts, read_place, write_place
 from .engines import load
 from .reference.machine import DEFAULT_MEMORY_WORDS
@@ -65,13 +68,20 @@ def resolve(image: Image, name: str) -> Place:
 
 
 def default_loss(image: Image) -> str:
-    """The one name declared with ``.loss``."""
+    """The one name declared with ``.loss``: the loss of every gradient-mode run (the
+    engines' protocol, the debugger, reports, the RTL's lockstep) that names none."""
     losses = [d.name for d in image.names.values() if d.role == "loss"]
     if len(losses) != 1:
-        found = "none" if not losses else ", ".join(losses)
-        raise GradientError(f"say which value is the loss (--loss NAME): the program declares "
-                            f"{'no .loss' if not losses else 'several: ' + found}")
+        found = "no .loss" if not losses else "several: " + ", ".join(losses)
+        raise GradientError(f"gradient mode needs a loss: say which value it is (--loss "
+                            f"NAME); the program declares {found}")
     return losses[0]
+
+
+def loss_place(image: Image, loss: str | None = None) -> Place:
+    """Where the loss lives: ``loss`` (``$n`` or a declared name), else the declared one
+    (:func:`default_loss`); raises :class:`GradientError`."""
+    return resolve(image, loss if loss is not None else default_loss(image))
 
 
 def default_wrt(image: Image) -> list[str]:
@@ -140,7 +150,7 @@ Prepare = Callable[[Lanes], None]
 def load_inputs(machine: Lanes, image: Image, inputs: dict[str, object] | None = None,
                 prepare: Prepare | None = None) -> None:
     """Declared defaults, then ``inputs`` (names or ``$n`` -> value), then ``prepare``."""
-    fmt = WordFormat(image.width)
+    fmt = word_format(image.width)
     for declared in image.names.values():
         if declared.default is not None:
             Place(declared.name, declared.register, declared.address).write(
@@ -154,6 +164,31 @@ def load_inputs(machine: Lanes, image: Image, inputs: dict[str, object] | None =
         place.write(machine, word & fmt.mask)
     if prepare is not None:
         prepare(machine)
+
+
+def named_columns(machine: Lanes, *, roles: Collection[str] | None = None,
+                  keep: Collection[str] | None = None) -> dict[str, np.ndarray]:
+    """Every declared name's value on every lane, as the user reads it: reals (float64)
+    for a fixed-point name, signed integers (int64) otherwise -- the one reading of names
+    that runs, batches and reports share.  ``roles``: only names declared with one of
+    these roles (``input``, ``output``, ``loss``, ...); ``keep``: only these names."""
+    image = machine.image
+    fmt = word_format(image.width)
+    columns: dict[str, np.ndarray] = {}
+    for name, declared in image.names.items():
+        if (roles is not None and declared.role not in roles) or \
+                (keep is not None and name not in keep):
+            continue
+        words = np.asarray(read_place(machine, declared.register, declared.address))
+        columns[name] = to_reals(words, fmt) if declared.fixed else signed(words, fmt)
+    return columns
+
+
+def named_values(machine: Lanes, lane: int = 0, *,
+                 roles: Collection[str] | None = None) -> dict[str, float | int]:
+    """The declared names' values on one lane (:func:`named_columns`), as Python numbers."""
+    return {name: column[lane].item()
+            for name, column in named_columns(machine, roles=roles).items()}
 
 
 def initial_words(image: Image, inputs: dict[str, object] | None = None,
@@ -186,11 +221,11 @@ def run_pass(machine: Lanes, direction: int, name: str) -> PassCount:
 
 
 def _places(image: Image, loss: str | None, wrt: Iterable[str] | None) -> tuple[Place, list[Place]]:
-    loss_place = resolve(image, loss if loss is not None else default_loss(image))
+    place = loss_place(image, loss)
     names = list(wrt) if wrt is not None else default_wrt(image)
     if not names:
         raise GradientError("--wrt names no value")
-    return loss_place, [resolve(image, name) for name in names]
+    return place, [resolve(image, name) for name in names]
 
 
 def gradient(image: Image, *, loss: str | None = None, wrt: Iterable[str] | None = None,
@@ -203,18 +238,18 @@ def gradient(image: Image, *, loss: str | None = None, wrt: Iterable[str] | None
     inputs; ``engine`` names the engine (``revasm.sim.engines``); ``strict``: an overflow
     event faults (else the result counts them: ``overflows``).
     """
-    loss_place, places = _places(image, loss, wrt)
+    loss_at, places = _places(image, loss, wrt)
     machine = load(image, 1, engine_name=engine, max_steps=max_steps, memory_words=memory_words)
     machine.strict = strict
     load_inputs(machine, image, inputs, prepare)
-    fmt = WordFormat(image.width)
+    fmt = word_format(image.width)
     forward = run_pass(machine, 1, "forward")
-    loss_word = int(loss_place.read(machine)[0])
+    loss_word = int(loss_at.read(machine)[0])
     machine.gradient = True
-    loss_place.write(machine, fmt.one, "G")
+    loss_at.write(machine, fmt.one, "G")
     backward = run_pass(machine, -1, "backward (gradient)")
     grads = {p.name: fmt.to_fraction(int(p.read(machine, "G")[0])) for p in places}
-    return GradientResult(image.width, loss_place.name, _value(fmt, loss_word, loss_place),
+    return GradientResult(image.width, loss_at.name, _value(fmt, loss_word, loss_at),
                           grads, forward, backward, machine)
 
 
@@ -229,9 +264,9 @@ def hessian(image: Image, *, loss: str | None = None, wrt: Iterable[str] | None 
     TG[wrt_i] = d2 loss / d wrt_i d wrt_j.  Not symmetrized: the two
     triangles agree up to the rounding of the fixed-point rules.
     """
-    loss_place, places = _places(image, loss, wrt)
+    loss_at, places = _places(image, loss, wrt)
     names = [p.name for p in places]
-    fmt = WordFormat(image.width)
+    fmt = word_format(image.width)
     matrix: dict[str, dict[str, Fraction]] = {name: {} for name in names}
     grads: dict[str, Fraction] = {}
     loss_value = Fraction(0)
@@ -244,14 +279,14 @@ def hessian(image: Image, *, loss: str | None = None, wrt: Iterable[str] | None 
         load_inputs(machine, image, inputs, prepare)
         column.write(machine, fmt.one, "T")
         forward = run_pass(machine, 1, f"forward (tangent d/d{column.name})")
-        loss_value = _value(fmt, int(loss_place.read(machine)[0]), loss_place)
+        loss_value = _value(fmt, int(loss_at.read(machine)[0]), loss_at)
         machine.gradient = True
-        loss_place.write(machine, fmt.one, "G")
+        loss_at.write(machine, fmt.one, "G")
         backward = run_pass(machine, -1, f"backward (gradient, tangent d/d{column.name})")
         for row in places:
             matrix[row.name][column.name] = fmt.to_fraction(int(row.read(machine, "TG")[0]))
             grads[row.name] = fmt.to_fraction(int(row.read(machine, "G")[0]))
-    return HessianResult(image.width, loss_place.name, loss_value, names, grads, matrix, forward,
+    return HessianResult(image.width, loss_at.name, loss_value, names, grads, matrix, forward,
                          backward, 2 * len(places))
 
 
@@ -280,19 +315,19 @@ def batch_gradient(machine: Lanes, *, loss: str | None = None,
     ``after_forward(machine)`` is called between the passes (to read values before the
     backward pass uncomputes them)."""
     image: Image = machine.image
-    loss_place, places = _places(image, loss, wrt)
+    loss_at, places = _places(image, loss, wrt)
     machine.run(1, progress=progress)
     if after_forward is not None:
         after_forward(machine)
     forward_steps = machine.steps.copy()
-    loss_words = loss_place.read(machine)
+    loss_words = loss_at.read(machine)
     ok = machine.halted
     machine.gradient = True
-    loss_place.write(machine, WordFormat(image.width).one, "G")
+    loss_at.write(machine, word_format(image.width).one, "G")
     machine.run_back(progress=progress)
     ok = ok & machine.halted
     grads = {p.name: p.read(machine, "G") for p in places}
-    return BatchGradient(loss_place.name, loss_words, grads, ok, forward_steps,
+    return BatchGradient(loss_at.name, loss_words, grads, ok, forward_steps,
                          machine.steps.copy(), machine)
 
 

@@ -23,8 +23,8 @@ from fractions import Fraction
 from revasm.isa.fixed_point import WordFormat
 
 from ..errors import SourcePos
-from ..frontend.checks import Proofs
 from ..ir import nodes as ir
+from ..ir.proofs import Proofs
 from .code import Instr, _fixed_literal, expand_loops, inverse_code, literal_word, with_role
 from .function_lowering import _FunctionLowering
 from .guards import check_kinds

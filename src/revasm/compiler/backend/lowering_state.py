@@ -40,7 +40,7 @@ class HeldValue(ir.Var):
 
 
 class ProofQueries(Protocol):
-    """What the static checks proved about ancillas (``frontend/checks.py``'s Proofs)."""
+    """What the static checks proved about ancillas (``ir/proofs.py``'s Proofs)."""
 
     def free_is_proven(self, function: str, s: ir.Free) -> bool: ...
 

@@ -13,8 +13,8 @@ from dataclasses import fields
 from fractions import Fraction
 
 from ..errors import CompileError
-from ..frontend.expressions import expr_type
 from ..ir import nodes as ir
+from ..ir.expr_types import expr_type
 from ..ir.printer import expr_text
 from .code import Instr, inverse_code
 from .ir_queries import _is_zero

@@ -1,6 +1,6 @@
 """Parsing expressions: variables, array elements, arithmetic, comparisons, function calls.
 
-``expr_type`` gives an IR expression's scalar type (the lowering uses it too).
+An IR expression's scalar type is ``compiler/ir/expr_types.py``'s (the lowering uses it too).
 A mixin of the function parser (``compiler/frontend/parse.py``): it uses
 ``self.m`` (the module parser) and ``self.scope``.
 """
@@ -11,6 +11,7 @@ import math
 from fractions import Fraction
 
 from ..ir import nodes as ir
+from ..ir.expr_types import expr_type
 from .parser_state import FunctionParserState
 from .syntax import _BINOPS, _CMPOPS, _MARKER_MODULES, ELEMENTARY, _call_name, _closest
 
@@ -163,27 +164,3 @@ class ExpressionParser(FunctionParserState):
 
     def scope_types(self) -> dict:
         return {name: entry[0] for name, entry in self.scope.items()}
-
-
-def expr_type(e: ir.Expr, types: dict, tables: dict) -> ir.ScalarType:
-    """Int if every leaf is an integer (and no real-valued operation), else Fixed."""
-    if isinstance(e, ir.Const):
-        return ir.INT if e.is_int else ir.FIXED
-    if isinstance(e, ir.Var):
-        t = types.get(e.name, ir.FIXED)
-        return t if isinstance(t, ir.ScalarType) else t.element
-    if isinstance(e, ir.Index):
-        t = tables[e.name].type if e.name in tables else types.get(e.name)
-        return t.element if isinstance(t, ir.ArrayType) else ir.FIXED
-    if isinstance(e, (ir.Compare, ir.BoolOp)) or (isinstance(e, ir.Unary) and e.op == "not"):
-        return ir.INT
-    if isinstance(e, ir.Unary):
-        return expr_type(e.operand, types, tables)
-    if isinstance(e, ir.BinOp):
-        if e.op in ("/", "**"):
-            return ir.FIXED
-        if e.op in ("//", "%"):  # integer floor division and remainder (Janus)
-            return ir.INT
-        a, b = expr_type(e.left, types, tables), expr_type(e.right, types, tables)
-        return ir.INT if a == b == ir.INT else ir.FIXED
-    return ir.FIXED

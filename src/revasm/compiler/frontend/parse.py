@@ -20,7 +20,7 @@ from pathlib import Path
 from ..errors import CompileError, SourcePos
 from ..ir import nodes as ir
 from .declarations import DeclarationParser
-from .expressions import ExpressionParser, expr_type  # noqa: F401 - expr_type: re-exported
+from .expressions import ExpressionParser
 from .statements import StatementParser
 from .syntax import ELEMENTARY  # noqa: F401 - re-exported
 

@@ -8,10 +8,10 @@ on ``|x|`` and negated, so they are exactly odd (except at saturation).
 from __future__ import annotations
 
 from ..fixed_point import WordFormat
-from .cordic import _circular_rotate, _circular_vector, _round_p, _saturate, _Tables, _tables
+from .cordic import Tables, _circular_rotate, _circular_vector, _round_p, _saturate, tables
 
 
-def _sincos_abs(ax: int, t: _Tables) -> tuple[int, int, int]:
+def sincos_abs(ax: int, t: Tables) -> tuple[int, int, int]:
     """Reduce ``ax >= 0`` by pi/2: returns (cos r, sin r) * 2**P and the quadrant q mod 4.
 
     ``q = round(ax * 2/pi)`` from a W-bit constant (any q within one of the
@@ -29,20 +29,20 @@ def _sincos_abs(ax: int, t: _Tables) -> tuple[int, int, int]:
 
 def fx_sin(x: int, fmt: WordFormat) -> int:
     """sin(x): reduction by pi/2 plus circular CORDIC; exactly odd (computed on |x|)."""
-    t = _tables(fmt)
-    c, s, q = _sincos_abs(-x if x < 0 else x, t)
+    t = tables(fmt)
+    c, s, q = sincos_abs(-x if x < 0 else x, t)
     v = _round_p((s, c, -s, -c)[q], t)
     return -v if x < 0 else v
 
 
 def fx_cos(x: int, fmt: WordFormat) -> int:
     """cos(x): reduction by pi/2 plus circular CORDIC; exactly even."""
-    t = _tables(fmt)
-    c, s, q = _sincos_abs(-x if x < 0 else x, t)
+    t = tables(fmt)
+    c, s, q = sincos_abs(-x if x < 0 else x, t)
     return _round_p((c, -s, -c, s)[q], t)
 
 
-def _div_round(num: int, den: int, scale: int, t: _Tables) -> int:
+def _div_round(num: int, den: int, scale: int, t: Tables) -> int:
     """round(num * 2**scale / den), ties away from zero, not saturated.
 
     ``den == 0`` (only possible within 2**-P of a pole of tan) gives a value just
@@ -63,8 +63,8 @@ def fx_tan(x: int, fmt: WordFormat) -> int:
 
     Odd: ``tan(-x) == -tan(x)`` except where the result saturates.
     """
-    t = _tables(fmt)
-    c, s, q = _sincos_abs(-x if x < 0 else x, t)
+    t = tables(fmt)
+    c, s, q = sincos_abs(-x if x < 0 else x, t)
     if q & 1:
         num, den = c, -s  # tan(r + pi/2) = -cot r
     else:
@@ -81,7 +81,7 @@ def fx_atan2(y: int, x: int, fmt: WordFormat) -> int:
     vectoring, then ``pi/2 - a``, ``pi - a`` and the sign of ``y`` put back, so that
     ``atan2(-y, x) == -atan2(y, x)`` exactly.
     """
-    t = _tables(fmt)
+    t = tables(fmt)
     ax = -x if x < 0 else x
     ay = -y if y < 0 else y
     swap = ay > ax

@@ -1,6 +1,6 @@
 """The CORDIC data path shared by every elementary function, on plain integers.
 
-Per-width constant tables (``_TABLES``), computed exactly at import time with
+Per-width constant tables (``TABLES``), computed exactly at import time with
 :mod:`decimal` at 100 digits; the four CORDIC kernels -- circular and
 hyperbolic, rotation (Volder 1959) and vectoring (Walther 1971) -- that hold
 ``P = W - 2`` fraction bits, so every register fits a signed W-bit word; and
@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal, localcontext
 
-from ..fixed_point import WordFormat
+from ..fixed_point import WIDTHS, WordFormat
 
 # --------------------------------------------------------------------------
 # Constants, computed exactly at import time with decimal arithmetic.
@@ -68,7 +68,7 @@ _HYPERBOLIC_REPEATS = (4, 13, 40, 121)
 
 
 @dataclass(frozen=True)
-class _Tables:
+class Tables:
     """Per-width constants of the function unit (all plain integers)."""
 
     width: int
@@ -97,7 +97,7 @@ class _Tables:
     sqrt_bits: int  # result bits of the digit-by-digit square root
 
 
-def _make_tables(width: int) -> _Tables:
+def _make_tables(width: int) -> Tables:
     frac = width // 2
     prec = width - 2
     guard = prec - frac
@@ -126,7 +126,7 @@ def _make_tables(width: int) -> _Tables:
             hyp_gain *= (one - t * t).sqrt()
 
         extra = width - frac + 4
-        return _Tables(
+        return Tables(
             width=width,
             frac=frac,
             prec=prec,
@@ -158,22 +158,22 @@ def _make_tables(width: int) -> _Tables:
 MIN_WIDTH = 6
 
 
-class _PerWidth(dict[int, _Tables]):
+class _PerWidth(dict[int, Tables]):
     """The tables of every width, made on first use (32 and 64 at import)."""
 
-    def __missing__(self, width: int) -> _Tables:
+    def __missing__(self, width: int) -> Tables:
         if width < MIN_WIDTH or width % 2:
             raise KeyError(width)
         self[width] = tables = _make_tables(width)
         return tables
 
 
-_TABLES: dict[int, _Tables] = _PerWidth({w: _make_tables(w) for w in (32, 64)})
+TABLES: dict[int, Tables] = _PerWidth({w: _make_tables(w) for w in WIDTHS})
 
 
-def _tables(fmt: WordFormat) -> _Tables:
+def tables(fmt: WordFormat) -> Tables:
     try:
-        return _TABLES[fmt.width]
+        return TABLES[fmt.width]
     except KeyError:
         raise ValueError(f"no elementary-function tables for width {fmt.width} (even widths "
                          f"from {MIN_WIDTH})") from None
@@ -184,7 +184,7 @@ def _tables(fmt: WordFormat) -> _Tables:
 # --------------------------------------------------------------------------
 
 
-def _circular_rotate(z: int, t: _Tables) -> tuple[int, int]:
+def _circular_rotate(z: int, t: Tables) -> tuple[int, int]:
     """(cos z, sin z) * 2**P for |z| <= 1.74 (Volder's rotation mode, gain pre-divided)."""
     x = t.circular_x0
     y = 0
@@ -196,7 +196,7 @@ def _circular_rotate(z: int, t: _Tables) -> tuple[int, int]:
     return x, y
 
 
-def _circular_vector(x: int, y: int, t: _Tables) -> int:
+def _circular_vector(x: int, y: int, t: Tables) -> int:
     """atan(y / x) * 2**P for x > 0 (Volder's vectoring mode: drive y to 0)."""
     z = 0
     for i, h, a in t.circular:
@@ -207,7 +207,7 @@ def _circular_vector(x: int, y: int, t: _Tables) -> int:
     return z
 
 
-def _hyperbolic_rotate(z: int, t: _Tables) -> tuple[int, int]:
+def _hyperbolic_rotate(z: int, t: Tables) -> tuple[int, int]:
     """(cosh z, sinh z) * 2**P for |z| <= 1.11 (Walther's hyperbolic rotation mode)."""
     x = t.hyperbolic_x0
     y = 0
@@ -219,7 +219,7 @@ def _hyperbolic_rotate(z: int, t: _Tables) -> tuple[int, int]:
     return x, y
 
 
-def _hyperbolic_vector(x: int, y: int, t: _Tables) -> int:
+def _hyperbolic_vector(x: int, y: int, t: Tables) -> int:
     """atanh(y / x) * 2**P for x > |y| (Walther's hyperbolic vectoring mode)."""
     z = 0
     for i, h, a in t.hyperbolic:
@@ -235,7 +235,7 @@ def _hyperbolic_vector(x: int, y: int, t: _Tables) -> int:
 # --------------------------------------------------------------------------
 
 
-def _round_p(v: int, t: _Tables) -> int:
+def _round_p(v: int, t: Tables) -> int:
     """Round a P-bit value to F bits, half-up (floor(v / 2**G + 1/2))."""
     return (v + t.half_guard) >> t.guard
 
@@ -247,7 +247,7 @@ def _scale_round(v: int, shift: int) -> int:
     return v << -shift
 
 
-def _saturate(v: int, t: _Tables) -> int:
+def _saturate(v: int, t: Tables) -> int:
     if v > t.max_signed:
         return t.max_signed
     if v < t.min_signed:

@@ -9,30 +9,30 @@ position, then hyperbolic vectoring, ``ln m = 2 atanh((m-1)/(m+1))``; pow:
 from __future__ import annotations
 
 from ..fixed_point import WordFormat
-from .cordic import _hyperbolic_rotate, _hyperbolic_vector, _round_p, _scale_round, _Tables, _tables
+from .cordic import Tables, _hyperbolic_rotate, _hyperbolic_vector, _round_p, _scale_round, tables
 from .errors import DivideByZero, DomainError
 
 
-def _exp_k(z: int, t: _Tables) -> int:
+def exp_k(z: int, t: Tables) -> int:
     """exp's ``k``, about ``z * 2**-P / ln2`` rounded: z's top bits at K fraction bits times a
     K-bit 1/ln2 (exactness is not needed, only |r| < 1.11; K = 20 at W = 32 and 64)."""
     kb = t.k_bits
     return ((z >> (t.prec - kb)) * t.inv_ln2_k + (1 << (2 * kb - 1))) >> (2 * kb)
 
 
-def _exp_parts(z: int, t: _Tables) -> tuple[int, int, int]:
+def _exp_parts(z: int, t: Tables) -> tuple[int, int, int]:
     """Split ``z * 2**-P = k ln2 + r`` with |r| <= ln2/2 (+tiny) and return (k, cosh r, sinh r).
 
-    ``k`` comes from the top bits of ``z`` times a K-bit 1/ln2 (``_exp_k``); ``r = z - k
+    ``k`` comes from the top bits of ``z`` times a K-bit 1/ln2 (``exp_k``); ``r = z - k
     ln2`` uses ln2 to ``P + 8`` bits.
     """
-    k = _exp_k(z, t)
+    k = exp_k(z, t)
     r = z - ((k * t.ln2_wide + 128) >> 8)
     c, s = _hyperbolic_rotate(r, t)
     return k, c, s
 
 
-def _ln_p(x: int, t: _Tables) -> int:
+def ln_p(x: int, t: Tables) -> int:
     """ln(x * 2**-F) * 2**P for raw ``x > 0``.
 
     ``x = m * 2**e`` with ``m`` in [1/sqrt2, sqrt2) by the leading-one position;
@@ -54,7 +54,7 @@ def _ln_p(x: int, t: _Tables) -> int:
     return ((e * t.ln2_wide + 128) >> 8) + 2 * z
 
 
-def _exp_from_p(z: int, t: _Tables) -> int:
+def _exp_from_p(z: int, t: Tables) -> int:
     """round(exp(z * 2**-P) * 2**F), saturating; z is any integer."""
     # Cheap bound checks first (hardware: compares on the top bits of z).
     lim = (t.width + 2) << t.prec  # exp(W + 2) > 2**(W+2) saturates every width
@@ -73,7 +73,7 @@ def _exp_from_p(z: int, t: _Tables) -> int:
 
 def fx_exp(x: int, fmt: WordFormat) -> int:
     """exp(x): reduction by ln2 plus hyperbolic CORDIC, ``e**r = cosh r + sinh r``; saturates."""
-    t = _tables(fmt)
+    t = tables(fmt)
     return _exp_from_p(x << t.guard, t)
 
 
@@ -84,8 +84,8 @@ def fx_log(x: int, fmt: WordFormat) -> int:
     """
     if x <= 0:
         raise DomainError(f"log of non-positive value (raw {x})")
-    t = _tables(fmt)
-    return _round_p(_ln_p(x, t), t)
+    t = tables(fmt)
+    return _round_p(ln_p(x, t), t)
 
 
 def fx_pow(x: int, y: int, fmt: WordFormat) -> int:
@@ -95,12 +95,12 @@ def fx_pow(x: int, y: int, fmt: WordFormat) -> int:
     raises :class:`DivideByZero` (IEEE 754 signals divide-by-zero there), and
     ``x < 0`` raises :class:`DomainError`.
     """
-    t = _tables(fmt)
+    t = tables(fmt)
     if x < 0:
         raise DomainError(f"pow of negative base (raw {x})")
     if x == 0:
         if y < 0:
             raise DivideByZero("0 ** negative exponent")
         return t.one if y == 0 else 0
-    z = (y * _ln_p(x, t) + (1 << (t.frac - 1))) >> t.frac  # y*ln x at P bits
+    z = (y * ln_p(x, t) + (1 << (t.frac - 1))) >> t.frac  # y*ln x at P bits
     return _exp_from_p(z, t)

@@ -7,11 +7,11 @@ so sinh and cosh are one subtraction or addition and tanh one division.
 from __future__ import annotations
 
 from ..fixed_point import WordFormat
-from .cordic import _saturate, _scale_round, _Tables, _tables
+from .cordic import Tables, _saturate, _scale_round, tables
 from .exp_log import _exp_parts
 
 
-def _hyperbolic_abs(ax: int, t: _Tables) -> tuple[int, int, int]:
+def _hyperbolic_abs(ax: int, t: Tables) -> tuple[int, int, int]:
     """For ``ax >= 0`` at F bits: ``(k, e**r * 2**P, round(e**-r * 4**-k * 2**P))``.
 
     With ``|x| = k ln2 + r``: ``e**|x| = 2**k e**r`` and ``e**-|x| = 2**k (e**-r 4**-k)``,
@@ -28,7 +28,7 @@ def fx_sinh(x: int, fmt: WordFormat) -> int:
 
     Odd: ``sinh(-x) == -sinh(x)`` except where the result saturates.
     """
-    t = _tables(fmt)
+    t = tables(fmt)
     ax = -x if x < 0 else x
     if ax >= (t.width + 2) << t.frac:
         v = t.max_signed + 1
@@ -43,7 +43,7 @@ def fx_sinh(x: int, fmt: WordFormat) -> int:
 
 def fx_cosh(x: int, fmt: WordFormat) -> int:
     """cosh(x) = 2**(k-1) (e**r + 4**-k e**-r) from one hyperbolic CORDIC run; even; saturates."""
-    t = _tables(fmt)
+    t = tables(fmt)
     ax = -x if x < 0 else x
     if ax >= (t.width + 2) << t.frac:
         return t.max_signed
@@ -55,7 +55,7 @@ def fx_cosh(x: int, fmt: WordFormat) -> int:
 
 def fx_tanh(x: int, fmt: WordFormat) -> int:
     """tanh(x) = (e**r - 4**-k e**-r) / (e**r + 4**-k e**-r): one CORDIC run, one division; odd."""
-    t = _tables(fmt)
+    t = tables(fmt)
     ax = -x if x < 0 else x
     if ax >= (t.frac + 4) << t.frac:  # tanh rounds to one long before |x| = F + 4
         v = t.one

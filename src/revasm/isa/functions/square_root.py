@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..fixed_point import WordFormat
-from .cordic import _tables
+from .cordic import tables
 from .errors import DomainError
 
 
@@ -15,7 +15,7 @@ def fx_sqrt(x: int, fmt: WordFormat) -> int:
     """
     if x < 0:
         raise DomainError(f"sqrt of negative value (raw {x})")
-    t = _tables(fmt)
+    t = tables(fmt)
     n = x << t.frac
     rem = 0
     root = 0

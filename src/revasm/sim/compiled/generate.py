@@ -44,6 +44,7 @@ from dataclasses import dataclass
 
 from revasm.assembler.image import Image
 from revasm.isa.fixed_point import WordFormat
+from revasm.machine.next_pc import halts_source, next_pc_source
 from revasm.sim.reference.blocks import block_starts as reference_block_starts
 from revasm.sim.reference.machine import Program
 from revasm.sim.reference.predecode import Decoded
@@ -176,10 +177,8 @@ class _Kernel:
             self.out(indent, line)
 
     def next_pc(self, indent: int, pc: int) -> None:
-        self.out(indent, "if br != 0:")
-        self.out(indent + 1, f"pc = I({pc}) + br * d")
-        self.out(indent, "else:")
-        self.out(indent + 1, f"pc = I({pc}) + d")
+        """Move on from the instruction at ``pc`` by the next-PC rule and dispatch again."""
+        self.out(indent, f"pc = {next_pc_source(f'I({pc})', 'br', 'd')}")
         self.out(indent, "continue")
 
     # --- blocks -------------------------------------------------------------------------
@@ -252,8 +251,7 @@ class _Kernel:
                     self.out(body + 2, line)
                 self.out(body + 1, "steps += 1")
                 self.out(body + 1, f"cycles += {cell.cycles}")
-                self.out(body + 1, f"pc = I({pc}) + br * d")
-                self.out(body + 1, "continue")
+                self.next_pc(body + 1, pc)
             else:
                 self.instruction(cell, direction, body, self.site(pc, done, spent))
             done += 1
@@ -313,13 +311,10 @@ class _Kernel:
         out(indent, "cycles += CYCLES_OF[pc]")
         # START and FINISH are not come-from checked: they halt keeping BR (a jump onto
         # FINISH, docs/simulator.md) or pass it on to the next landing, as the reference.
-        out(indent, "if (d > 0 and FINISHES[pc]) or (d < 0 and STARTS[pc]):")
+        out(indent, f"if {halts_source('d', 'FINISHES[pc]', 'STARTS[pc]')}:")
         out(indent + 1, f"status = I({HALTED})")
         out(indent + 1, "break")
-        out(indent, "if br != 0:")
-        out(indent + 1, "pc += br * d")
-        out(indent, "else:")
-        out(indent + 1, "pc += d")
+        out(indent, f"pc = {next_pc_source('pc', 'br', 'd')}")
 
     # --- functions ------------------------------------------------------------------------
 

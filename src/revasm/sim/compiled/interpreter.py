@@ -29,6 +29,7 @@ from revasm.assembler.image import Image
 from revasm.isa.adjoint import mode_template
 from revasm.isa.fixed_point import WordFormat
 from revasm.isa.table import INSTRUCTIONS
+from revasm.machine.next_pc import halts_source, next_pc_source
 from revasm.sim.reference.machine import Program
 
 from .generate import (
@@ -179,13 +180,11 @@ class _Source:
         # they halt keeping BR (a jump onto FINISH) or pass it on to the next landing.
         out(body + 1, "steps += 1")
         out(body + 1, f"cycles += PROG[{CYC}, pc]")
-        out(body + 1, f"if (d > 0 and flags & {FINISH_FLAG}) or (d < 0 and flags & {START_FLAG}):")
+        halting = halts_source("d", f"flags & {FINISH_FLAG}", f"flags & {START_FLAG}")
+        out(body + 1, f"if {halting}:")
         out(body + 2, f"status = I({HALTED})")
         out(body + 2, "break")
-        out(body + 1, "if br != 0:")
-        out(body + 2, "pc += br * d")
-        out(body + 1, "else:")
-        out(body + 2, "pc += d")
+        out(body + 1, f"pc = {next_pc_source('pc', 'br', 'd')}")
         out(body + 1, "continue")
         out(body, f"op = PROG[{OP}, pc]")
         for name, value in _OPERANDS.items():
@@ -206,10 +205,7 @@ class _Source:
         out(body + 1, "faux = br_in")
         out(body + 1, "faux2 = dir_in")
         out(body + 1, "break")
-        out(body, "if br != 0:")
-        out(body + 1, "pc += br * d")
-        out(body, "else:")
-        out(body + 1, "pc += d")
+        out(body, f"pc = {next_pc_source('pc', 'br', 'd')}")
         out(2, "if status == 0:")
         out(3, f"status = I({FAULTED}) if fcode < 100 else I({NEEDS_ROOM})")
         out(2, f"CTL[{OVERFLOWS}, lane] = I(ov0)")

@@ -33,15 +33,17 @@ import numpy
 from revasm.assembler.image import Image
 from revasm.isa.adjoint import BANKS as GRADIENT_BANKS
 from revasm.isa.fixed_point import WordFormat
-from revasm.sim.engine import OutputListener
-from revasm.sim.reference import DEFAULT_MEMORY_WORDS, MachineFault, Program, Snapshot
-from revasm.sim.reference.faults import (
+from revasm.machine import MachineFault, Snapshot
+from revasm.machine.fault_messages import (
     illegal_message,
     overflow_detail,
     step_limit_message,
     uncaught_jump_message,
     where,
 )
+from revasm.machine.next_pc import pc_from_register, pc_register
+from revasm.sim.engine import OutputListener
+from revasm.sim.reference import DEFAULT_MEMORY_WORDS, Program
 from revasm.sim.reference.machine import run_start
 from revasm.sim.switches import ModeSwitches
 
@@ -99,10 +101,9 @@ def runner_for(lanes: int) -> str:
 #: The window's words from the start in a program that addresses memory.
 FIRST_WINDOW = 16
 
-_EXECUTION_KINDS = {tr.F_MEMORY: "memory-address", tr.F_DIVIDE: "divide-by-zero",
-                    tr.F_LOG: "domain-error", tr.F_SQRT: "domain-error",
-                    tr.F_POW_NEG: "domain-error", tr.F_POW_ZERO: "divide-by-zero",
-                    tr.F_TAPE: "tape-empty", tr.F_OVERFLOW: "overflow"}
+_EXECUTION_KINDS = {tr.F_MEMORY: "memory-address", tr.F_TAPE: "tape-empty",
+                    tr.F_OVERFLOW: "overflow",
+                    **{code: fault.kind for code, (_, fault) in tr.PRIMITIVE_FAULTS.items()}}
 
 
 def _to_terminal(text: str) -> None:
@@ -603,7 +604,7 @@ class CompiledLanes(ModeSwitches):
         except MachineFault as fault:
             self._faults[lane] = fault
             ctl[STATUS] = FAULTED
-        ctl[PC], ctl[BR], ctl[DIR] = machine.pc, machine.br, machine.direction
+        ctl[PC], ctl[BR], ctl[DIR] = pc_register(machine.pc), machine.br, machine.direction
         ctl[STEPS], ctl[CYCLES] = machine.steps, machine.cycles
         ctl[OVERFLOWS] = numpy.uint64(machine.overflow_counter[0]).view(numpy.int64)
         self._banks["R"][lane] = numpy.array(machine.registers, dtype=numpy.uint64)
@@ -696,13 +697,19 @@ class CompiledLanes(ModeSwitches):
         ctl = self.CTL[:, lane]
         overflows = self.fmt.signed(int(ctl[OVERFLOWS]) & self.fmt.mask)
         return Snapshot(tuple(int(r) for r in self._banks["R"][lane].tolist()), tuple(memory),
-                        int(ctl[BR]), int(ctl[DIR]), int(ctl[PC]), self.emitted(lane),
+                        int(ctl[BR]), int(ctl[DIR]), self.lane_pc(lane), self.emitted(lane),
                         overflows, high_memory=tuple(sorted(high)))
 
     # --- faults ---------------------------------------------------------------------------------
 
     def _where(self, pc: int) -> str:
         return where(self.image, pc)
+
+    def lane_pc(self, lane: int) -> int:
+        """``lane``'s PC, as the next-PC rule gives it (the kernels' int64 PC wraps on a jump
+        far outside the program: ``revasm.machine.next_pc.pc_from_register``)."""
+        ctl = self.CTL[:, lane]
+        return pc_from_register(int(ctl[PC]), int(ctl[BR]), int(ctl[DIR]), len(self.cells))
 
     def fault(self, lane: int) -> MachineFault | None:
         ctl = self.CTL[:, lane]
@@ -715,7 +722,7 @@ class CompiledLanes(ModeSwitches):
             f = self._no_finish
             return MachineFault(f.kind, f.message, br=0, direction=-1, registers=registers,
                                 width=self.width)
-        pc, br, direction = int(ctl[PC]), int(ctl[BR]), int(ctl[DIR])
+        pc, br, direction = self.lane_pc(lane), int(ctl[BR]), int(ctl[DIR])
         code, aux, aux2 = int(ctl[FCODE]), int(ctl[FAUX]), int(ctl[FAUX2])
         cell = self.cells[pc] if 0 <= pc < len(self.cells) else None
         extra: dict = {}
@@ -742,16 +749,8 @@ class CompiledLanes(ModeSwitches):
                             instruction_text=cell.text if cell else "", **extra)
 
     def _detail(self, code: int, aux: int) -> str:
-        if code == tr.F_DIVIDE:
-            return f"division by zero (raw dividend {aux})"
-        if code == tr.F_LOG:
-            return f"log of non-positive value (raw {aux})"
-        if code == tr.F_SQRT:
-            return f"sqrt of negative value (raw {aux})"
-        if code == tr.F_POW_NEG:
-            return f"pow of negative base (raw {aux})"
-        if code == tr.F_POW_ZERO:
-            return "0 ** negative exponent"
+        if code in tr.PRIMITIVE_FAULTS:  # the row's message (isa/primitives.py)
+            return tr.PRIMITIVE_FAULTS[code][1].detail(aux)
         if code == tr.F_TAPE:
             return "the output tape is empty, so there is nothing to take back"
         if code == tr.F_OVERFLOW:

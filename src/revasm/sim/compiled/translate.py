@@ -13,11 +13,17 @@ and writes the same statement for a numba kernel in which
 * every word is ``uint64``, BR/DIR and ``S(...)`` are ``int64``; constants are folded
   exactly in Python and typed when they meet a word (reduced mod 2**64, which commutes
   with + - * & | ^ << and every template masks its result to W bits);
-* the calls that can fault (``fdiv``, ``fn_log``, ``fn_sqrt``, ``fn_pow``, ``addr``,
-  ``unemit``) are hoisted into temporaries in Python's evaluation order, each preceded by
-  its domain check, which leaves the kernel through the caller's ``exit`` with the
-  reference's fault kind and the value its message names.  Nothing else can fault, so
-  the first failing check is the reference's exception.
+* a vocabulary call is the kernel function of the same name (``vocab.py``,
+  ``overflow.py``) with the width as its last argument (``fmul(r3, r4, 64)``); which calls
+  exist, what they return (a word or a pair) and whether they can fault is the primitives
+  table's (``isa/primitives.py``), and a row with no kernel function is refused here
+  (:class:`TranslationError`, naming it);
+* the calls that can fault (the primitives with a ``Fault``, and ``addr``, ``unemit``)
+  are hoisted into temporaries in Python's evaluation order, each preceded by its row's
+  domain checks (``Fault.when``, translated like a template), which leave the kernel
+  through the caller's ``exit`` with a code that names the row's fault
+  (:data:`PRIMITIVE_FAULTS`) and the value its message names.  Nothing else can fault,
+  so the first failing check is the reference's exception.
 """
 from __future__ import annotations
 
@@ -25,29 +31,30 @@ import ast
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
-from revasm.isa.step_order import FAULTING_CALLS
+from revasm.isa.primitives import BY_NAME, FAULT_LIST, PAIRS, Fault
 
 MASK64 = (1 << 64) - 1
 
 #: Fault and pause codes the kernels report (``CTL[FCODE, lane]``).
-F_MEMORY, F_DIVIDE, F_LOG, F_SQRT, F_POW_NEG, F_POW_ZERO, F_TAPE, F_ILLEGAL, F_STEPS, \
-    F_JUMP, F_OVERFLOW = range(1, 12)
+F_MEMORY, F_TAPE, F_ILLEGAL, F_STEPS, F_JUMP, F_OVERFLOW = range(1, 7)
+#: The primitives' faults: code ``PRIMITIVE_FAULT + k`` is ``FAULT_LIST[k]`` (a row and
+#: one of its faults); ``aux`` is the signed first operand when the message names it.
+PRIMITIVE_FAULT = 16
+PRIMITIVE_FAULTS: dict[int, tuple[str, Fault]] = {
+    PRIMITIVE_FAULT + k: entry for k, entry in enumerate(FAULT_LIST)}
 #: Pauses (status NEEDS_ROOM): a per-lane table is full; the host grows it and resumes.
 ROOM_MEMORY, ROOM_OUTPUT, ROOM_TAPE = 1, 2, 3
 
 REGISTER_BANKS = {"R": "r", "G": "g", "T": "t", "TG": "tg", "OV": "ov"}
 MEMORY_BANKS = ("MEM", "GM", "TM", "TGM")
 
-#: Vocabulary names whose result is a word, by argument count (``S`` gives an int64).
-WORD_FUNCTIONS = {"shl", "srl", "sra", "rotl", "rotr", "slt", "fmul", "fdiv", "fneg", "fadd",
-                  "fsub", "fsign", "ovf_add", "ovf_sub", "ovf_mul", "ovf_div", "ovf_sat",
-                  "ovf_rot", "ovf_irot"}
-PAIR_FUNCTIONS = {"rot", "irot"}
-#: The calls that can fault, hoisted behind their checks (``overflow`` has its own).
-FAULTING = FAULTING_CALLS - {"overflow"}
+#: The calls that can fault, hoisted behind their checks: the primitives' faulting rows
+#: and the devices ``addr`` and ``unemit`` (``overflow`` has its own check).
+FAULTING = frozenset(name for name, _ in FAULT_LIST) | {"addr", "unemit"}
 #: Results computed together: ``fdiv`` and its overflow predicate share one division
-#: (``fdiv_ovf64`` returns both; LLVM does not merge two ``div`` instructions), ``fmul``
+#: (``fdiv_ovf`` returns both; LLVM does not merge two ``div`` instructions), ``fmul``
 #: and ``ovf_mul`` one product.  A template that asks for both gets the second free.
 FUSED = {"fdiv": "ovf_div", "fmul": "ovf_mul"}
 #: Rotations and their overflow predicates by an angle: each needs the angle's *plan*
@@ -145,9 +152,10 @@ class Translator:
             return f"I({v.code})"
         raise TranslationError(f"not an integer: {v}")
 
-    def function(self, name: str) -> str:
-        """The kernel name of a vocabulary function at this width."""
-        return f"{name}{self.width}"
+    def call_code(self, name: str, args: list[str]) -> str:
+        """A call of the kernel function ``name`` at this width (the width its last
+        argument, a constant the inlined code folds)."""
+        return f"{name}({', '.join([*args, str(self.width)])})"
 
     # --- statements -------------------------------------------------------------------
 
@@ -409,7 +417,7 @@ class Translator:
         name = node.func.id  # type: ignore[attr-defined]
         args = [self._expr(a) for a in node.args]
         if name == "S":
-            return Value(f"{self.function('S')}({self.word(args[0])})", "i")
+            return Value(self.call_code("S", [self.word(args[0])]), "i")
         if name == "addr":  # one slot per address and instruction (the table only grows)
             key = f"addr({self.word(args[0])})"
             if key not in self.memo:
@@ -423,9 +431,17 @@ class Translator:
             self.emit(f"if strict and {flag} != U(0):")
             self._fault(F_OVERFLOW, "I(0)")
             return Value(flag, "w")
+        row = BY_NAME.get(name)
+        if row is None:
+            raise TranslationError(f"unknown vocabulary name {name}")
+        if kernel_function(name) is None:
+            raise TranslationError(
+                f"the compiled engine has no implementation of the primitive {name} "
+                "(isa/primitives.py): add a numba function of that name to "
+                "sim/compiled/vocab.py (or overflow.py), width as its last argument")
         words = [self.word(a) for a in args]
         key = f"{name}({', '.join(words)})"
-        if key in self.memo and name not in PAIR_FUNCTIONS:
+        if key in self.memo and name not in PAIRS:
             return Value(self.memo[key], "w")
         if name in FAULTING:
             held = []
@@ -439,20 +455,18 @@ class Translator:
             self._check(name, held)
             return Value(self._word_call(name, held, key, words), "w")
         if name in ROTATIONS:
-            words = [*words[:2], self._rotation_plan(words[2])]
-            call = f"{self.function(name)}_planned({', '.join(words)})"
+            call = self.call_code(f"{name}_planned",
+                                  [*words[:2], self._rotation_plan(words[2])])
         else:
-            call = f"{self.function(name)}({', '.join(words)})"
-        if name in PAIR_FUNCTIONS:
+            call = self.call_code(name, words)
+        if name in PAIRS:
             return Value(call, "pair")
         if name in FUSED:
             return Value(self._word_call(name, words, key, words), "w")
-        if name in WORD_FUNCTIONS or name.startswith("fn_"):
-            temp = self.fresh()
-            self.emit(f"{temp} = {call}")
-            self.memo[key] = temp
-            return Value(temp, "w")
-        raise TranslationError(f"unknown vocabulary name {name}")
+        temp = self.fresh()
+        self.emit(f"{temp} = {call}")
+        self.memo[key] = temp
+        return Value(temp, "w")
 
     def _rotation_plan(self, theta: str) -> str:
         """The plan of a rotation by the word ``theta`` (three locals, as call arguments),
@@ -461,7 +475,7 @@ class Translator:
         key = f"rotation_plan({theta})"
         if key not in self.memo:
             plan = [self.fresh() for _ in range(3)]
-            self.emit(f"{', '.join(plan)} = {self.function('rotation_plan')}({theta})")
+            self.emit(f"{', '.join(plan)} = {self.call_code('rotation_plan', [theta])}")
             self.memo[key] = ", ".join(plan)
         return self.memo[key]
 
@@ -471,29 +485,35 @@ class Translator:
         temp = self.fresh()
         if name in FUSED:
             partner = self.fresh()
-            self.emit(f"{temp}, {partner} = {self.function(name + '_ovf')}({', '.join(args)})")
+            self.emit(f"{temp}, {partner} = {self.call_code(name + '_ovf', args)}")
             self.memo[f"{FUSED[name]}({', '.join(words)})"] = partner
         else:
-            self.emit(f"{temp} = {self.function(name)}({', '.join(args)})")
+            self.emit(f"{temp} = {self.call_code(name, args)}")
         self.memo[key] = temp
         return temp
 
     def _check(self, name: str, args: list[str]) -> None:
-        s = self.function("S")
-        if name == "fdiv":
-            self.emit(f"if {args[1]} == U(0):")
-            self._fault(F_DIVIDE, f"{s}({args[0]})")
-        elif name == "fn_log":
-            self.emit(f"if {s}({args[0]}) <= 0:")
-            self._fault(F_LOG, f"{s}({args[0]})")
-        elif name == "fn_sqrt":
-            self.emit(f"if {s}({args[0]}) < 0:")
-            self._fault(F_SQRT, f"{s}({args[0]})")
-        elif name == "fn_pow":
-            self.emit(f"if {s}({args[0]}) < 0:")
-            self._fault(F_POW_NEG, f"{s}({args[0]})")
-            self.emit(f"if {args[0]} == U(0) and {s}({args[1]}) < 0:")
-            self._fault(F_POW_ZERO, "I(0)")
+        """The domain checks of a faulting primitive, from its row: for each of its faults
+        in order, ``if <conditions>:`` leave with the fault's code."""
+        row = BY_NAME[name]
+        saved = self.locals
+        self.locals = {**saved, **{o: Value(a, "w") for o, a in zip(row.operands, args)}}
+        try:
+            for fault in row.faults:
+                tests = [self._expr(ast.parse(c, mode="eval").body) for c in fault.when]
+                code = PRIMITIVE_FAULT + FAULT_LIST.index((name, fault))
+                aux = self.call_code("S", [args[0]]) if "{x}" in fault.message else "I(0)"
+                self.emit(f"if {' and '.join(self._condition(t) for t in tests)}:")
+                self._fault(code, aux)
+        finally:
+            self.locals = saved
+
+    def _condition(self, value: Value) -> str:
+        if value.kind == "b":
+            return value.code
+        if value.kind == "c":
+            return "True" if value.const else "False"
+        return f"({self.word(value)} != U(0))"
 
     def _addr(self, word: Value) -> Value:
         w = self.fresh("_w")
@@ -537,3 +557,15 @@ _BINARY = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.BitAnd: "&", ast.BitOr
            ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>"}
 _COMPARE = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">",
             ast.GtE: ">="}
+
+
+def kernel_function(name: str) -> Any | None:
+    """The compiled engine's implementation of a primitive: the numba function of that
+    name the generated kernels import (``vocab.py``'s public names, ``overflow.__all__``),
+    or None."""
+    from . import overflow, vocab
+
+    if name in overflow.__all__:
+        return getattr(overflow, name)
+    function = getattr(vocab, name, None)
+    return function if hasattr(function, "py_func") else None

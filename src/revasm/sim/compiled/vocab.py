@@ -2,14 +2,16 @@
 
 Every word is a ``uint64`` (W = 32 words keep their top half zero), every signed view
 and BR an ``int64``; no function ever goes through floats.  The generated kernels
-(``generate.py``) call these names, suffixed by the width where the code differs
-(``fmul64``), or with the width as a constant argument (``fn_sin(x, 64)``) for the
-elementary functions, whose algorithms are ``isa/elementary.py``'s, step for step, with
-the same constants (``elementary._TABLES``): where an intermediate of the Python code
+(``generate.py``) call these names -- one per row of the primitives table
+(``isa/primitives.py``), and the helpers below them -- with the width as a constant last
+argument (``fmul(x, y, 64)``, ``fn_sin(x, 64)``); the elementary functions' algorithms
+are ``isa/elementary.py``'s, step for step, with
+the same constants (``elementary.TABLES``): where an intermediate of the Python code
 exceeds 64 bits, it is held here as a signed 128-bit pair ``(hi: int64, lo: uint64)``.
 
 Faults are not raised here: the generated code checks each faulting function's domain
-(``fdiv`` by zero, ``log`` of x <= 0, ...) before it calls it, in the reference's order.
+(its row's ``Fault`` conditions: ``fdiv`` by zero, ``log`` of x <= 0, ...) before it calls
+it, in the reference's order.
 
 numba typing rules kept throughout: operands of one operator have one type (uint64 with
 int64 gives float64), every literal is typed (``U(1)``, ``I(0)``), shift amounts take the
@@ -28,7 +30,7 @@ from numba.extending import intrinsic
 
 from revasm.isa import elementary
 from revasm.isa.fixed_point import WordFormat
-from revasm.isa.rotation import _pi_raw
+from revasm.isa.rotation import pi_raw
 
 # The kernels' worker threads (numba's OpenMP pool, loaded at the first parallel run)
 # sleep between runs instead of spinning: libgomp's default spins, and on a machine
@@ -241,13 +243,13 @@ def _bits(value: int) -> int:
 
 
 def _table(width: int) -> tuple[int, ...]:
-    t = elementary._TABLES[width]  # the one definition of the constants
+    t = elementary.TABLES[width]  # the one definition of the constants
     return tuple(np.int64(v) for v in (
         t.frac, t.prec, t.guard, t.half_guard, t.max_signed, t.min_signed, t.one,
         t.circular_x0, t.hyperbolic_x0, t.reduce_extra, t.half_pi_wide >> 64,
         _bits(t.half_pi_wide), _bits(t.two_over_pi), _bits(t.pi_p), t.half_pi_p, t.ln2_wide >> 64,
         _bits(t.ln2_wide), t.inv_ln2_k, t.sqrt2_s, t.sqrt_bits, width,
-        _pi_raw(WordFormat(width))))
+        pi_raw(WordFormat(width))))
 
 
 def _steps(steps: tuple) -> np.ndarray:
@@ -256,14 +258,14 @@ def _steps(steps: tuple) -> np.ndarray:
 
 T32 = _table(32)
 T64 = _table(64)
-#: exp's estimate of k reads z at K fraction bits (``exp_log._exp_k``): the same K at both widths
-K_BITS = elementary._TABLES[32].k_bits
-if elementary._TABLES[64].k_bits != K_BITS:
+#: exp's estimate of k reads z at K fraction bits (``exp_log.exp_k``): the same K at both widths
+K_BITS = elementary.TABLES[32].k_bits
+if elementary.TABLES[64].k_bits != K_BITS:
     raise ImportError("the compiled kernels assume one K for W = 32 and 64")
-CIRC32 = _steps(elementary._TABLES[32].circular)
-CIRC64 = _steps(elementary._TABLES[64].circular)
-HYP32 = _steps(elementary._TABLES[32].hyperbolic)
-HYP64 = _steps(elementary._TABLES[64].hyperbolic)
+CIRC32 = _steps(elementary.TABLES[32].circular)
+CIRC64 = _steps(elementary.TABLES[64].circular)
+HYP32 = _steps(elementary.TABLES[32].hyperbolic)
+HYP64 = _steps(elementary.TABLES[64].hyperbolic)
 
 # Field positions in T32 / T64.
 FRAC, PREC, GUARD, HALF_GUARD, MAX_S, MIN_S, ONE, CX0, HX0, EXTRA, HPW_HI, HPW_LO, \
@@ -400,7 +402,7 @@ def sincos_reduce(ax, width):
 
 @njit(**JIT)
 def sincos_abs(ax, width):
-    """``elementary._sincos_abs`` for a uint64 ``ax >= 0`` (|min_signed| included)."""
+    """``elementary.sincos_abs`` for a uint64 ``ax >= 0`` (|min_signed| included)."""
     z, q = sincos_reduce(ax, width)
     c, s = circular_rotate(z, width)
     return c, s, q
@@ -454,7 +456,7 @@ def exp_from_p(zh, zl, width):
 
 @njit(**JIT)
 def ln_p(x, width):
-    """``elementary._ln_p`` for an int64 x > 0: ln(x 2**-F) 2**P as a 128-bit pair."""
+    """``elementary.ln_p`` for an int64 x > 0: ln(x 2**-F) 2**P as a 128-bit pair."""
     t = _t(width)
     n = I(64) - I(nlz64(U(x)))
     e = n - 1 - t[FRAC]
@@ -745,94 +747,69 @@ def fx_abs(x, width):
 
 
 # --- the vocabulary on words ------------------------------------------------------------------
+#
+# One definition per vocabulary function, for both widths: ``width`` is its last argument,
+# which the generated kernels pass as a literal (``fmul(r3, r4, 64)``).  The small
+# functions below are inlined into the kernels by LLVM, where the width is a constant and
+# every ``if width == 32`` folds away (the same machine code as a function per width,
+# measured: docs/decisions.md); the OPAQUE ones (the function unit's, the rotations) are
+# called, and test the width once per call next to a CORDIC run.
+
+ALL64 = U(0xFFFFFFFFFFFFFFFF)
 
 
 @njit(**JIT)
-def S32(w):  # the vocabulary's name
-    return I(w) - I((w & U(0x80000000)) << U(1))
+def word_mask(width):
+    """The W-bit word mask as a uint64."""
+    return ALL64 >> U(64 - width)
 
 
 @njit(**JIT)
-def S64(w):
-    return I(w)
+def S(w, width):  # the vocabulary's name
+    """The signed view of a W-bit word (an int64)."""
+    return I(w << U(64 - width)) >> I(64 - width)
 
 
 @njit(**JIT)
-def word32(v):
-    """An int64 as a W = 32 word."""
-    return U(v) & LOW32
+def word(v, width):
+    """An int64 as a W-bit word."""
+    return U(v) & word_mask(width)
 
 
 @njit(**JIT)
-def shl32(w, n):
-    return (w << (n & U(31))) & LOW32
+def shl(w, n, width):
+    return (w << (n & U(width - 1))) & word_mask(width)
 
 
 @njit(**JIT)
-def shl64(w, n):
-    return w << (n & U(63))
+def srl(w, n, width):
+    return w >> (n & U(width - 1))
 
 
 @njit(**JIT)
-def srl32(w, n):
-    return w >> (n & U(31))
+def sra(w, n, width):
+    return U(S(w, width) >> I(n & U(width - 1))) & word_mask(width)
 
 
 @njit(**JIT)
-def srl64(w, n):
-    return w >> (n & U(63))
-
-
-@njit(**JIT)
-def sra32(w, n):
-    return U(S32(w) >> I(n & U(31))) & LOW32
-
-
-@njit(**JIT)
-def sra64(w, n):
-    return U(I(w) >> I(n & U(63)))
-
-
-@njit(**JIT)
-def rotl32(w, n):
-    k = n & U(31)
+def rotl(w, n, width):
+    k = n & U(width - 1)
     if k == U(0):
         return w
-    return ((w << k) | (w >> (U(32) - k))) & LOW32
+    return ((w << k) | (w >> (U(width) - k))) & word_mask(width)
 
 
 @njit(**JIT)
-def rotl64(w, n):
-    k = n & U(63)
+def rotr(w, n, width):
+    k = n & U(width - 1)
     if k == U(0):
         return w
-    return (w << k) | (w >> (U(64) - k))
+    return ((w >> k) | (w << (U(width) - k))) & word_mask(width)
 
 
 @njit(**JIT)
-def rotr32(w, n):
-    k = n & U(31)
-    if k == U(0):
-        return w
-    return ((w >> k) | (w << (U(32) - k))) & LOW32
-
-
-@njit(**JIT)
-def rotr64(w, n):
-    k = n & U(63)
-    if k == U(0):
-        return w
-    return (w >> k) | (w << (U(64) - k))
-
-
-@njit(**JIT)
-def slt32(x, y):
-    return U(1) if S32(x) < S32(y) else U(0)
-
-
-@njit(**JIT)
-def slt64(x, y):
-    return U(1) if I(x) < I(y) else U(0)
+def slt(x, y, width):
+    return U(1) if S(x, width) < S(y, width) else U(0)
 
 
 @njit(**JIT)
@@ -849,22 +826,21 @@ def mul_round64(a, b):
     return U(h) << U(32) | lo >> U(32)
 
 
-TOP32 = U(0x7FFFFFFF)
-SIGN32 = U(0x80000000)
-TOP64 = U(0x7FFFFFFFFFFFFFFF)
-SIGN64 = U(0x8000000000000000)
+@njit(**JIT)
+def mul_word(a, b, width):
+    """The rounded product of two signed int64 views, as a W-bit word."""
+    if width == 32:
+        return U(mul_round32(a, b)) & LOW32
+    return mul_round64(a, b)
 
 
 @njit(**JIT)
-def fmul_ovf32(x, y):
-    """(fmul, ovf_mul) at W = 32: the rounded product's word, and 1 if it does not fit."""
-    p = mul_round32(S32(x), S32(y))
-    return U(p) & LOW32, U(0) if I(-(1 << 31)) <= p <= I((1 << 31) - 1) else U(1)
-
-
-@njit(**JIT)
-def fmul_ovf64(x, y):
-    """(fmul, ovf_mul) at W = 64, from one 128-bit product rounded half up."""
+def fmul_ovf(x, y, width):
+    """(fmul, ovf_mul): the rounded product's word, and 1 if it does not fit (one product;
+    at W = 64 a 128-bit one)."""
+    if width == 32:
+        p = mul_round32(S(x, 32), S(y, 32))
+        return U(p) & LOW32, U(0) if I(-(1 << 31)) <= p <= I((1 << 31) - 1) else U(1)
     h, lo = smul128(I(x), I(y))
     h, lo = w_add(h, lo, I(0), U(1 << 31))
     h, lo = w_sar(h, lo, 32)
@@ -872,74 +848,62 @@ def fmul_ovf64(x, y):
 
 
 @njit(**JIT)
-def fmul32(x, y):
-    return fmul_ovf32(x, y)[0]
+def fmul(x, y, width):
+    return mul_word(S(x, width), S(y, width), width)
 
 
 @njit(**JIT)
-def fmul64(x, y):
-    return mul_round64(I(x), I(y))
-
-
-@njit(**JIT)
-def fdiv_ovf32(x, y):
-    """(fdiv, ovf_div) at W = 32 for y != 0 (checked by the caller): one division."""
-    a = S32(x)
-    b = S32(y)
-    n = U(-a) if a < 0 else U(a)
-    d = U(-b) if b < 0 else U(b)
-    q = ((n << U(17)) + d) // (d << U(1))
+def fdiv_ovf(x, y, width):
+    """(fdiv, ovf_div) for y != 0 (checked by the caller): the rounded quotient's word, and
+    1 if it does not fit -- one division for both (at W = 64 a 128-bit one)."""
+    a = S(x, width)
+    b = S(y, width)
+    n = U(0) - U(a) if a < 0 else U(a)
+    d = U(0) - U(b) if b < 0 else U(b)
+    if width == 32:
+        qh = U(0)
+        q = ((n << U(17)) + d) // (d << U(1))
+    else:
+        qh, q = div_round_mag(n, d, 32)
     negative = (a < 0) != (b < 0)
-    flag = U(1) if q > (SIGN32 if negative else TOP32) else U(0)
+    top = word_mask(width) >> U(1)
+    flag = U(1) if qh != U(0) or q > (top + U(1) if negative else top) else U(0)
     if negative:
         q = U(0) - q
-    return q & LOW32, flag
+    return q & word_mask(width), flag
 
 
 @njit(**JIT)
-def fdiv_ovf64(x, y):
-    """(fdiv, ovf_div) at W = 64 for y != 0: the low 64 bits of the rounded quotient, and
-    1 if the quotient does not fit -- one 128-bit division for both."""
-    a = I(x)
-    b = I(y)
-    n = U(0) - x if a < 0 else x
-    d = U(0) - y if b < 0 else y
-    qh, q = div_round_mag(n, d, 32)
-    negative = (a < 0) != (b < 0)
-    flag = U(1) if qh != 0 or q > (SIGN64 if negative else TOP64) else U(0)
-    if negative:
-        q = U(0) - q
-    return q, flag
-
-
-@njit(**JIT)
-def fdiv32(x, y):
+def fdiv(x, y, width):
     """y != 0 (checked by the caller)."""
-    return fdiv_ovf32(x, y)[0]
+    return fdiv_ovf(x, y, width)[0]
 
 
 @njit(**JIT)
-def fdiv64(x, y):
-    """y != 0 (checked by the caller); the low 64 bits of the rounded quotient."""
-    return fdiv_ovf64(x, y)[0]
-
-
-@njit(**JIT)
-def fsign32(x):
+def fsign(x, width):
     if x == U(0):
         return U(0)
-    return U(0xFFFF0000) if x & U(0x80000000) else U(0x10000)
+    one = U(1) << U(width // 2)
+    return (U(0) - one) & word_mask(width) if x >> U(width - 1) else one
 
 
 @njit(**JIT)
-def fsign64(x):
-    if x == U(0):
-        return U(0)
-    return U(0xFFFFFFFF00000000) if x & U(0x8000000000000000) else U(0x100000000)
+def fneg(x, width):
+    return (U(0) - x) & word_mask(width)
 
 
 @njit(**JIT)
-def rotation_plan(theta, width):
+def fadd(x, y, width):
+    return (x + y) & word_mask(width)
+
+
+@njit(**JIT)
+def fsub(x, y, width):
+    return (x - y) & word_mask(width)
+
+
+@njit(**JIT)
+def plan_of_angle(theta, width):
     """``rotation.rotation_plan`` for a signed angle: (negate, tan(theta'/2), sin(theta'))."""
     t = _t(width)
     pi = t[PI_RAW]
@@ -962,245 +926,116 @@ def rotation_plan(theta, width):
 
 
 @njit(**OPAQUE)
-def rotation_plan32(theta):
-    """The plan of a rotation by the word ``theta`` (W = 32): computed once per
-    instruction when its template rotates, or tests the overflow of rotating, by one angle
-    more than once (``translate.ROTATIONS``); two CORDIC runs, most of a rotation's time."""
-    return rotation_plan(S32(theta), 32)
-
-
-@njit(**OPAQUE)
-def rotation_plan64(theta):
-    """``rotation_plan32`` at W = 64."""
-    return rotation_plan(I(theta), 64)
+def rotation_plan(theta, width):
+    """The plan of a rotation by the word ``theta``: computed once per instruction when its
+    template rotates, or tests the overflow of rotating, by one angle more than once
+    (``translate.ROTATIONS``); two CORDIC runs, most of a rotation's time."""
+    return plan_of_angle(S(theta, width), width)
 
 
 @njit(**JIT)
-def rot32_planned(x, y, negate, t, sn):
+def rot_planned(x, y, negate, t, sn, width):
+    mask = word_mask(width)
     if negate:
-        x, y = (U(0) - x) & LOW32, (U(0) - y) & LOW32
-    x = (x - U(mul_round32(t, S32(y)))) & LOW32
-    y = (y + U(mul_round32(sn, S32(x)))) & LOW32
-    x = (x - U(mul_round32(t, S32(y)))) & LOW32
+        x, y = (U(0) - x) & mask, (U(0) - y) & mask
+    x = (x - mul_word(t, S(y, width), width)) & mask
+    y = (y + mul_word(sn, S(x, width), width)) & mask
+    x = (x - mul_word(t, S(y, width), width)) & mask
     return x, y
 
 
 @njit(**JIT)
-def irot32_planned(x, y, negate, t, sn):
-    x = (x + U(mul_round32(t, S32(y)))) & LOW32
-    y = (y - U(mul_round32(sn, S32(x)))) & LOW32
-    x = (x + U(mul_round32(t, S32(y)))) & LOW32
+def irot_planned(x, y, negate, t, sn, width):
+    mask = word_mask(width)
+    x = (x + mul_word(t, S(y, width), width)) & mask
+    y = (y - mul_word(sn, S(x, width), width)) & mask
+    x = (x + mul_word(t, S(y, width), width)) & mask
     if negate:
-        x, y = (U(0) - x) & LOW32, (U(0) - y) & LOW32
-    return x, y
-
-
-@njit(**JIT)
-def rot64_planned(x, y, negate, t, sn):
-    if negate:
-        x, y = U(0) - x, U(0) - y
-    x = x - mul_round64(t, I(y))
-    y = y + mul_round64(sn, I(x))
-    x = x - mul_round64(t, I(y))
-    return x, y
-
-
-@njit(**JIT)
-def irot64_planned(x, y, negate, t, sn):
-    x = x + mul_round64(t, I(y))
-    y = y - mul_round64(sn, I(x))
-    x = x + mul_round64(t, I(y))
-    if negate:
-        x, y = U(0) - x, U(0) - y
+        x, y = (U(0) - x) & mask, (U(0) - y) & mask
     return x, y
 
 
 @njit(**OPAQUE)
-def rot32(x, y, theta):
-    negate, t, sn = rotation_plan32(theta)
-    return rot32_planned(x, y, negate, t, sn)
+def rot(x, y, theta, width):
+    negate, t, sn = rotation_plan(theta, width)
+    return rot_planned(x, y, negate, t, sn, width)
 
 
 @njit(**OPAQUE)
-def irot32(x, y, theta):
-    negate, t, sn = rotation_plan32(theta)
-    return irot32_planned(x, y, negate, t, sn)
+def irot(x, y, theta, width):
+    negate, t, sn = rotation_plan(theta, width)
+    return irot_planned(x, y, negate, t, sn, width)
+
+
+# The elementary functions on words (the template names ``fn_*``): each the signed
+# algorithm above on the word's signed view, its result as a word.
+
+@njit(**OPAQUE)
+def fn_sin(w, width):
+    return word(fx_sin(S(w, width), width), width)
 
 
 @njit(**OPAQUE)
-def rot64(x, y, theta):
-    negate, t, sn = rotation_plan64(theta)
-    return rot64_planned(x, y, negate, t, sn)
+def fn_cos(w, width):
+    return word(fx_cos(S(w, width), width), width)
 
 
 @njit(**OPAQUE)
-def irot64(x, y, theta):
-    negate, t, sn = rotation_plan64(theta)
-    return irot64_planned(x, y, negate, t, sn)
-
-
-# The elementary functions on words, per width (the template names ``fn_*``).
-
-@njit(**OPAQUE)
-def fn_sin32(w):
-    return word32(fx_sin(S32(w), 32))
+def fn_tan(w, width):
+    return word(fx_tan(S(w, width), width), width)
 
 
 @njit(**OPAQUE)
-def fn_sin64(w):
-    return U(fx_sin(I(w), 64))
+def fn_tanh(w, width):
+    return word(fx_tanh(S(w, width), width), width)
 
 
 @njit(**OPAQUE)
-def fn_cos32(w):
-    return word32(fx_cos(S32(w), 32))
+def fn_exp(w, width):
+    return word(fx_exp(S(w, width), width), width)
 
 
 @njit(**OPAQUE)
-def fn_cos64(w):
-    return U(fx_cos(I(w), 64))
+def fn_log(w, width):
+    """For S(w) > 0 (the caller faults the others)."""
+    return word(fx_log(S(w, width), width), width)
 
 
 @njit(**OPAQUE)
-def fn_tan32(w):
-    return word32(fx_tan(S32(w), 32))
+def fn_sqrt(w, width):
+    """For S(w) >= 0 (the caller faults the others)."""
+    return word(fx_sqrt(S(w, width), width), width)
 
 
 @njit(**OPAQUE)
-def fn_tan64(w):
-    return U(fx_tan(I(w), 64))
+def fn_abs(w, width):
+    return word(fx_abs(S(w, width), width), width)
 
 
 @njit(**OPAQUE)
-def fn_tanh32(w):
-    return word32(fx_tanh(S32(w), 32))
+def fn_atan(w, width):
+    return word(fx_atan(S(w, width), width), width)
 
 
 @njit(**OPAQUE)
-def fn_tanh64(w):
-    return U(fx_tanh(I(w), 64))
+def fn_sinh(w, width):
+    return word(fx_sinh(S(w, width), width), width)
 
 
 @njit(**OPAQUE)
-def fn_exp32(w):
-    return word32(fx_exp(S32(w), 32))
+def fn_cosh(w, width):
+    return word(fx_cosh(S(w, width), width), width)
 
 
 @njit(**OPAQUE)
-def fn_exp64(w):
-    return U(fx_exp(I(w), 64))
+def fn_atan2(w, v, width):
+    return word(fx_atan2(S(w, width), S(v, width), width), width)
 
 
 @njit(**OPAQUE)
-def fn_log32(w):
-    return word32(fx_log(S32(w), 32))
-
-
-@njit(**OPAQUE)
-def fn_log64(w):
-    return U(fx_log(I(w), 64))
-
-
-@njit(**OPAQUE)
-def fn_sqrt32(w):
-    return word32(fx_sqrt(S32(w), 32))
-
-
-@njit(**OPAQUE)
-def fn_sqrt64(w):
-    return U(fx_sqrt(I(w), 64))
-
-
-@njit(**OPAQUE)
-def fn_abs32(w):
-    return word32(fx_abs(S32(w), 32))
-
-
-@njit(**OPAQUE)
-def fn_abs64(w):
-    return U(fx_abs(I(w), 64))
-
-
-@njit(**OPAQUE)
-def fn_atan32(w):
-    return word32(fx_atan(S32(w), 32))
-
-
-@njit(**OPAQUE)
-def fn_atan64(w):
-    return U(fx_atan(I(w), 64))
-
-
-@njit(**OPAQUE)
-def fn_sinh32(w):
-    return word32(fx_sinh(S32(w), 32))
-
-
-@njit(**OPAQUE)
-def fn_sinh64(w):
-    return U(fx_sinh(I(w), 64))
-
-
-@njit(**OPAQUE)
-def fn_cosh32(w):
-    return word32(fx_cosh(S32(w), 32))
-
-
-@njit(**OPAQUE)
-def fn_cosh64(w):
-    return U(fx_cosh(I(w), 64))
-
-
-@njit(**OPAQUE)
-def fn_atan232(w, v):
-    return word32(fx_atan2(S32(w), S32(v), 32))
-
-
-@njit(**OPAQUE)
-def fn_atan264(w, v):
-    return U(fx_atan2(I(w), I(v), 64))
-
-
-@njit(**OPAQUE)
-def fn_pow32(w, v):
-    return word32(fx_pow(S32(w), S32(v), 32))
-
-
-@njit(**OPAQUE)
-def fn_pow64(w, v):
-    return U(fx_pow(I(w), I(v), 64))
-
-
-# The gradient helpers.
-
-@njit(**JIT)
-def fneg32(x):
-    return (U(0) - x) & LOW32
-
-
-@njit(**JIT)
-def fneg64(x):
-    return U(0) - x
-
-
-@njit(**JIT)
-def fadd32(x, y):
-    return (x + y) & LOW32
-
-
-@njit(**JIT)
-def fadd64(x, y):
-    return x + y
-
-
-@njit(**JIT)
-def fsub32(x, y):
-    return (x - y) & LOW32
-
-
-@njit(**JIT)
-def fsub64(x, y):
-    return x - y
+def fn_pow(w, v, width):
+    """For the operands the caller did not fault (S(w) >= 0, not 0 ** negative)."""
+    return word(fx_pow(S(w, width), S(v, width), width), width)
 
 
 # --- the per-lane memory: the window above the image and the table -----------------------

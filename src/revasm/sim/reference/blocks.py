@@ -13,7 +13,7 @@ block of PendVM's fib loop, entered at its bottom branch (pc 10)::
         if R[3] != R[5]: BR = BR - -6  # pc 10: maybe the landing of a jump
         if BR:
             if _br: raise ComeFromViolation(10, BR, DIR)
-            return (10 - BR, BR, DIR, 1, 1)   # a jump: leave the block
+            return (10 - (BR or 1), BR, DIR, 1, 1)   # a jump: leave the block
         R[3] = (R[3] - 1) & M  # pc 9
         R[1] ^= R[2]  # pc 8
         R[2] ^= R[1]  # pc 7
@@ -40,6 +40,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from types import CodeType
+
+from revasm.machine.next_pc import next_pc_source
 
 from .predecode import Decoded
 
@@ -96,17 +98,10 @@ class _Writer:
             self.line(f"{indent}{text}  # pc {decoded.pc}", place)
 
 
-def _next_pc_expression(pc: int, direction: int) -> str:
-    """PC after an instruction at ``pc`` inside a block (DIR still ``direction``)."""
-    return f"{pc} + (BR or 1)" if direction > 0 else f"{pc} - (BR or 1)"
-
-
-def _jump_expression(pc: int, direction: int) -> str:
-    """PC after a jump from ``pc`` (BR != 0, DIR still ``direction``)."""
-    return f"{pc} + BR" if direction > 0 else f"{pc} - BR"
-
-
-_AFTER_RBRA = "({pc} + BR * DIR) if BR else ({pc} + DIR)"
+def _next_pc_expression(pc: int, direction: int | None) -> str:
+    """PC after the instruction at ``pc`` (the next-PC rule, ``revasm.machine.next_pc``):
+    DIR still the block's ``direction``, or None after RBRA, which turns it."""
+    return next_pc_source(str(pc), "BR", "DIR" if direction is None else direction)
 
 
 def _generate_block(cells: list[Decoded], start: int, direction: int, writer: _Writer,
@@ -128,13 +123,13 @@ def _generate_block(cells: list[Decoded], start: int, direction: int, writer: _W
             # RBRA always turns the machine around: the block ends here.
             writer.line("    if BR and _br: raise ComeFromViolation"
                         f"({start}, BR, DIR)", place)
-            writer.line(f"    return ({_AFTER_RBRA.format(pc=start)}, BR, DIR, 1, {cycles})",
-                        place)
+            writer.line(f"    return ({_next_pc_expression(start, None)}, BR, DIR, 1, "
+                        f"{cycles})", place)
             _finish_header(writer, header_at, body_start, start, bound_names)
             return 1, None
         writer.line("    if BR:", place)
         writer.line(f"        if _br: raise ComeFromViolation({start}, BR, DIR)", place)
-        writer.line(f"        return ({_jump_expression(start, direction)}, BR, DIR, 1, "
+        writer.line(f"        return ({_next_pc_expression(start, direction)}, BR, DIR, 1, "
                     f"{cycles})", place)
         pc = start + direction
     else:
@@ -161,7 +156,7 @@ def _generate_block(cells: list[Decoded], start: int, direction: int, writer: _W
             count += 1
             cycles += cell.cycles
             if cell.kind == "rbra":
-                writer.line(f"    return ({_AFTER_RBRA.format(pc=pc)}, BR, DIR, {count}, "
+                writer.line(f"    return ({_next_pc_expression(pc, None)}, BR, DIR, {count}, "
                             f"{cycles})", place)
             else:
                 writer.line(f"    return ({_next_pc_expression(pc, direction)}, BR, DIR, "

@@ -2,7 +2,7 @@
 
 The oracle is scalar; on many lanes it simply runs them one after the other.  It is the
 only engine that traces (``trace=`` on :meth:`ReferenceLanes.run` gets a
-:class:`~revasm.sim.reference.TraceRecord` after every instruction of every lane).
+:class:`~revasm.machine.TraceRecord` after every instruction of every lane).
 """
 from __future__ import annotations
 
@@ -12,12 +12,10 @@ from typing import Any
 import numpy
 
 from revasm.assembler.image import Image
+from revasm.machine import MachineFault, Snapshot, TraceRecord
 from revasm.sim.engine import Engine, OutputListener
 
-from .faults import MachineFault
 from .machine import DEFAULT_MEMORY_WORDS, MEMORY_BANK_NAMES, Machine
-from .state import Snapshot
-from .trace import TraceRecord
 
 RUNNING, HALTED, FAULTED = 0, 1, 2
 

@@ -2,7 +2,8 @@
 
 Execution model (``isa/table.py``, docs/simulator.md "Execution model"): each instruction runs its
 table template for the current direction, ``forward`` when DIR = +1 and
-``backward`` when DIR = -1; then, if BR = 0, PC += DIR, else PC += BR·DIR.
+``backward`` when DIR = -1; then, if BR = 0, PC += DIR, else PC += BR·DIR (the
+next-PC rule, ``revasm.machine.next_pc``).
 An instruction executed while the BR carried from the previous step is
 non-zero was reached by a jump, and must leave BR = 0 (the come-from rule);
 otherwise the machine faults *after* executing it, its effects kept.  A run
@@ -21,22 +22,21 @@ from revasm.isa.adjoint import BANKS
 from revasm.isa.elementary import DivideByZero
 from revasm.isa.fixed_point import WordFormat
 from revasm.isa.vocabulary import vocabulary
-from revasm.sim.switches import ModeSwitches
-
-from .blocks import BlockPlace, CompiledBlocks, compile_blocks
-from .faults import (
-    ComeFromViolation,
-    MachineFault,
-    Trap,
+from revasm.machine.fault_messages import (
     illegal_message,
     overflow_detail,
     step_limit_message,
     uncaught_jump_message,
     where,
 )
+from revasm.machine.faults import ComeFromViolation, MachineFault, Trap
+from revasm.machine.next_pc import halts, next_pc
+from revasm.machine.snapshot import Snapshot
+from revasm.machine.trace import TraceRecord
+from revasm.sim.switches import ModeSwitches
+
+from .blocks import BlockPlace, CompiledBlocks, compile_blocks
 from .predecode import Decoded, decode_image
-from .state import Snapshot
-from .trace import TraceRecord
 
 REGISTER_COUNT = 32
 
@@ -421,10 +421,10 @@ class Machine(ModeSwitches):
             # START and FINISH are not checked: they halt keeping BR (a jump onto FINISH,
             # docs/simulator.md) or pass it on, so the next landing must catch the jump.
             raise self._uncaught_jump(pc, br_in, dir_in)
-        if (kind == "finish" and direction > 0) or (kind == "start" and direction < 0):
+        if halts(kind, direction):
             self.halted = True
             return
-        self.pc = pc + (br * direction if br else direction)
+        self.pc = next_pc(pc, br, direction)
 
     def _record(self, cell: Decoded, dir_in: int, br_in: int, registers_before: list[int],
                 output_before: int) -> TraceRecord:

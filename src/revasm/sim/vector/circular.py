@@ -1,6 +1,6 @@
 """sin, cos and tan at W = 32 on lanes: ``isa/elementary.py``'s own algorithm, vectorized.
 
-Same steps, same constants (``elementary._TABLES``), same roundings: quadrant
+Same steps, same constants (``elementary.TABLES``), same roundings: quadrant
 reduction by pi/2 with the wide constant, circular CORDIC in rotation mode with
 round-to-nearest shifts, one final half-up rounding.  At W = 32 every CORDIC
 register fits ``int64``; the reduction ``ax 2**34 - q pi/2 2**50`` overflows
@@ -14,7 +14,7 @@ from typing import Any
 
 from revasm.isa import elementary
 
-_T = elementary._TABLES[32]  # the one definition of the constants
+_T = elementary.TABLES[32]  # the one definition of the constants
 
 
 def cordic(x: Any, y: Any, z: Any, steps: tuple, xp: Any, *, hyperbolic: bool = False,
@@ -41,7 +41,7 @@ def _circular_rotate(z: Any, xp: Any) -> tuple[Any, Any]:
 
 
 def sincos_abs(ax: Any, xp: Any) -> tuple[Any, Any, Any]:
-    """``elementary._sincos_abs`` for an int64 array ``ax >= 0``: (cos r, sin r) * 2**P, q mod 4."""
+    """``elementary.sincos_abs`` for an int64 array ``ax >= 0``: (cos r, sin r) * 2**P, q mod 4."""
     q = (ax * _T.two_over_pi + (1 << (_T.frac + _T.width - 1))) >> (_T.frac + _T.width)
     extra = _T.reduce_extra
     wide = (ax << (_T.guard + extra)) - q * _T.half_pi_wide  # exact mod 2**64

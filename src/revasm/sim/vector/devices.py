@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from revasm.sim.reference.faults import Trap, overflow_detail
+from revasm.machine.fault_messages import overflow_detail
+from revasm.machine.faults import Trap
 
 from .banks import as_row
 from .vocabulary import GuardTripped, vector_vocabulary

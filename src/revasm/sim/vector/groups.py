@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from revasm.machine.next_pc import halts, next_pc, pc_register
 from revasm.sim.reference.predecode import Decoded
 
 from .banks import BANKS, Group
@@ -207,12 +208,11 @@ class GroupRunner:
             self._advance(group, executed, spent)
             self.br[lanes] = br_out
             self.direction[lanes] = dir_out
-            if ((cell.kind == "finish" and dir_out > 0)
-                    or (cell.kind == "start" and dir_out < 0)):
+            if halts(cell.kind, dir_out):
                 self.status[lanes] = HALTED
                 return
-            target = cell.pc + (br_out * dir_out if br_out else dir_out)
-            self.pc[lanes] = target
+            target = next_pc(cell.pc, br_out, dir_out)
+            self.pc[lanes] = pc_register(target)
             if group.full and br_out == 0:
                 self._uniform = (target, dir_out)
             return
@@ -245,21 +245,18 @@ class GroupRunner:
         if cell.kind in ("finish", "start") and type(dir_new) is int:
             dir_new = xp.full(n, dir_new, dtype=xp.int64)
         if cell.kind in ("finish", "start"):
-            halt = (dir_new > 0) if cell.kind == "finish" else (dir_new < 0)
+            halt = halts(cell.kind, dir_new)
             if stopped is not None:
                 halt = halt & ~stopped
             self.status[some(halt)] = HALTED
             stopped = halt if stopped is None else (stopped | halt)
-        if type(dir_new) is int:
-            step = br_new * dir_new if dir_new != 1 else br_new
-            step = xp.where(br_new != 0, step, dir_new)
-        else:
-            step = xp.where(br_new != 0, br_new * dir_new, dir_new)
+        # int64 arithmetic: a jump far outside the program wraps (``pc_from_register``)
         if stopped is None:
-            self.pc[lanes] = pc + step
+            self.pc[lanes] = next_pc(pc, br_new, dir_new)
         else:
             moving = ~stopped
-            self.pc[some(moving)] = pc + step[moving]
+            self.pc[some(moving)] = next_pc(pc, br_new[moving],
+                                            dir_new if type(dir_new) is int else dir_new[moving])
 
     def _absolute(self, group: Group, mask: Any) -> Any:
         xp = self.xp

@@ -13,7 +13,7 @@ from revasm.isa import elementary
 
 from .circular import bit_length, cordic
 
-_T = elementary._TABLES[32]  # the one definition of the constants
+_T = elementary.TABLES[32]  # the one definition of the constants
 
 
 def _hyperbolic_rotate(z: Any, xp: Any) -> tuple[Any, Any]:
@@ -102,7 +102,7 @@ def fx_tanh(x: Any, xp: Any) -> Any:
 
 
 def ln_p(x: Any, xp: Any) -> Any:
-    """``elementary._ln_p`` for an int64 array ``x > 0``: ln(x 2**-F) * 2**P."""
+    """``elementary.ln_p`` for an int64 array ``x > 0``: ln(x 2**-F) * 2**P."""
     n = bit_length(x, xp)
     e = n - 1 - _T.frac
     s = _T.prec - 1

@@ -12,13 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from revasm.sim.reference import MachineFault
-from revasm.sim.reference.faults import (
+from revasm.machine import MachineFault
+from revasm.machine.fault_messages import (
     illegal_message,
     step_limit_message,
     uncaught_jump_message,
     where,
 )
+from revasm.machine.next_pc import pc_from_register
 from revasm.sim.reference.predecode import Decoded
 
 from .banks import Group
@@ -76,11 +77,17 @@ class LaneFaults:
     def _where(self, pc: int) -> str:
         return where(self.image, pc)
 
+    def lane_pc(self, lane: int) -> int:
+        """``lane``'s PC, as the next-PC rule gives it (the int64 PC wraps on a jump far
+        outside the program: ``revasm.machine.next_pc.pc_from_register``)."""
+        return pc_from_register(int(self.pc[lane]), int(self.br[lane]),
+                                int(self.direction[lane]), len(self.cells))
+
     def _step_limit_message(self, lane: int, j: int) -> tuple[str, dict]:
-        return step_limit_message(self.image, self.max_steps, int(self.pc[lane])), {}
+        return step_limit_message(self.image, self.max_steps, self.lane_pc(lane)), {}
 
     def _illegal_message(self, lane: int, j: int) -> tuple[str, dict]:
-        pc = int(self.pc[lane])
+        pc = self.lane_pc(lane)
         cell = self.cells[pc] if 0 <= pc < len(self.cells) else None
         return illegal_message(self.image, cell.illegal if cell else None, pc,
                                int(self.br[lane]), int(self.direction[lane]))
@@ -102,7 +109,7 @@ class LaneFaults:
             return None
         record = self._fault_events[event]
         message, extra = record.describe(int(self._fault_position[lane]))
-        pc = int(self.pc[lane])
+        pc = self.lane_pc(lane)
         cell = self.cells[pc] if 0 <= pc < len(self.cells) else None
         return MachineFault(record.kind, message, pc=pc, location=self.image.location(pc),
                             br=int(self.br[lane]), direction=int(self.direction[lane]),

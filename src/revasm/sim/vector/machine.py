@@ -37,8 +37,9 @@ import numpy
 
 from revasm.assembler.image import Image
 from revasm.isa.fixed_point import WordFormat
+from revasm.machine import Snapshot
 from revasm.sim.engine import OutputListener
-from revasm.sim.reference import DEFAULT_MEMORY_WORDS, Program, Snapshot
+from revasm.sim.reference import DEFAULT_MEMORY_WORDS, Program
 from revasm.sim.reference.machine import run_start
 from revasm.sim.reference.predecode import Decoded
 from revasm.sim.switches import ModeSwitches
@@ -285,5 +286,5 @@ class VectorMachine(DeviceNamespace, Scheduler, GroupRunner, FusedBlocks, LaneFa
         high = tuple(sorted((a, int(row[lane])) for a, row in self.MEM.rows.items()
                             if a >= self.memory_words and int(row[lane])))
         return Snapshot(tuple(int(r[lane]) for r in self._rows), memory, int(self.br[lane]),
-                        int(self.direction[lane]), int(self.pc[lane]), self.emitted(lane),
+                        int(self.direction[lane]), self.lane_pc(lane), self.emitted(lane),
                         overflows, high_memory=high)

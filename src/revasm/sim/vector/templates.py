@@ -24,8 +24,7 @@ import ast
 from functools import lru_cache
 from types import CodeType
 
-from revasm.isa.fixed_point import WordFormat
-from revasm.isa.vocabulary import vocabulary as scalar_vocabulary
+from revasm.isa.primitives import FAULTING, PAIRS, UNIT_CALLS, names
 
 _BINARY = {
     ast.Add: "_add", ast.Sub: "_sub", ast.Mult: "_mul", ast.BitAnd: "_and",
@@ -221,18 +220,17 @@ def compile_template(statement: str, banks: tuple[str, ...]) -> CodeType:
 
 
 #: Vocabulary names that can neither fault nor touch a device, so a straight-line run
-#: of templates using only these may be fused into one function (see ``fused_source``).
-FUSABLE_NAMES = frozenset({"S", "shl", "srl", "sra", "rotl", "rotr", "slt", "fmul", "rot",
-                           "irot", "fn_abs", "fneg", "fadd", "fsub", "fsign", "one", "M",
-                           "W", "F", "True", "False", "ovf_add", "ovf_sub", "ovf_mul",
-                           "ovf_div", "ovf_sat", "ovf_rot", "ovf_irot"})
+#: of templates using only these may be fused into one function (see ``fused_source``):
+#: the constants, ``S``, and every primitive whose row declares no fault
+#: (``isa/primitives.py``).
+FUSABLE_NAMES = (frozenset({"S", "one", "M", "W", "F", "True", "False"})
+                 | frozenset(names(can_fault=False)))
 
-#: The rest of the scalar vocabulary (``fdiv``, ``fn_sqrt``, ...): pure functions of
-#: register words that may fault on some lanes.  A fused block may hold them behind a
+#: The primitives that may fault on some lanes (``fdiv``, ``fn_sqrt``, ...: pure functions
+#: of register words).  A fused block may hold them behind a
 #: guard (``_snap``): the rows the template writes are kept before it runs, and a fault
 #: puts them back and stops the block there (``VectorMachine._run_fused``).
-GUARDED_NAMES = (frozenset(scalar_vocabulary(WordFormat(32))) - FUSABLE_NAMES) | {"addr",
-                                                                                 "overflow"}
+GUARDED_NAMES = FAULTING | {"addr", "overflow"}
 #: (``addr``: a memory address, which in a fused block must be the same legal address
 #: on every lane of the tile; any other tile stops there and runs the template alone.
 #: ``overflow``: the overflow-event device, which faults only on a strict machine.)
@@ -377,8 +375,9 @@ class _Store(ast.NodeTransformer):
         return node
 
 
-#: Vocabulary calls worth computing once when a template repeats them (pure, costly).
-_SHARED_CALLS = GUARDED_NAMES | {"fmul"}
+#: Vocabulary calls worth computing once when a template repeats them (pure, costly): the
+#: guarded names and the units' calls of one word.
+_SHARED_CALLS = GUARDED_NAMES | (frozenset(UNIT_CALLS) - PAIRS)
 
 
 def _share_calls(nodes: list[ast.stmt], index: int) -> list[ast.stmt]:

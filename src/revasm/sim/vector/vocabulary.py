@@ -1,6 +1,7 @@
 """The template vocabulary (``isa/vocabulary.py``) on lane arrays, bit for bit.
 
-Each name of the scalar vocabulary gets a lane version here.  Vectorized:
+Each row of the primitives table (``isa/primitives.py``) gets a lane version here: the
+names, result shapes and faults come from the rows.  Vectorized:
 ``S``, the shifts and rotates, ``slt``, ``fmul`` and ``fdiv`` (both widths;
 W = 64 through 32-bit halves and 96-bit long division), ``fn_abs``, ``fn_sqrt``,
 at W = 32 every elementary function but ``pow`` (``circular.py``,
@@ -8,15 +9,16 @@ at W = 32 every elementary function but ``pow`` (``circular.py``,
 The overflow predicates ``ovf_*`` are vectorized too (at W = 64 the product's and the
 quotient's size come from float64 where it is clear, the scalar definition deciding the
 few lanes within 2**-40 of the limit).  Every other name -- ``pow``, the elementary
-functions at W = 64, the rotation plan, and any name a later table adds -- runs through
+functions at W = 64 and the rotation plan (:data:`LANEWISE`) -- runs through
 :func:`lanewise`, a documented stop-gap that calls the scalar function (the
 definition itself) once per distinct argument tuple, so the bits are the scalar
-bits by construction.
+bits by construction.  A row the table adds later runs lanewise too, and
+``tests/test_primitives.py`` fails until it is vectorized or listed in :data:`LANEWISE`.
 
-Faults are per lane: a function that cannot compute a lane's value records the
-lane in the :class:`LaneContext` with the fault kind the reference would raise
-and a message made by the scalar function itself, and returns a harmless value
-for it (the engine discards that lane's effects).
+Faults are per lane, from the rows: before a vectorized function runs, each of its
+row's faults (``Fault.when``, evaluated on the lanes) records the lanes where it holds in
+the :class:`LaneContext` with the row's kind and message; the function then computes a
+harmless value for them (the engine discards that lane's effects).
 """
 from __future__ import annotations
 
@@ -26,14 +28,21 @@ from typing import Any
 
 from revasm.isa import elementary
 from revasm.isa.fixed_point import WordFormat
+from revasm.isa.primitives import OPERANDS, PRIMITIVES, Primitive
 from revasm.isa.rotation import rotation_plan
 from revasm.isa.vocabulary import vocabulary as scalar_vocabulary
-from revasm.sim.reference.faults import Trap
+from revasm.machine.faults import Trap
 
 from . import circular, hyperbolic
 from .words import MASK64, mul_round, reinterpret
 
 Describe = Callable[[int], str]
+
+#: The rows this engine runs through :func:`lanewise` on purpose, per width (everything
+#: else is vectorized below).
+_ELEMENTARY = frozenset({"fn_sin", "fn_cos", "fn_tan", "fn_tanh", "fn_exp", "fn_log",
+                         "fn_atan", "fn_sinh", "fn_cosh", "fn_atan2", "fn_pow"})
+LANEWISE: dict[int, frozenset[str]] = {32: frozenset({"fn_pow"}), 64: _ELEMENTARY}
 
 
 def fault_kind(exc: BaseException) -> str:
@@ -128,13 +137,11 @@ def distinct(columns: list[Any], n: int, xp: Any) -> tuple[list[tuple[int, ...]]
     return list(zip(*listed)), xp.reshape(found.inverse_indices, (n,))
 
 
-def lanewise(function: Callable, ctx: LaneContext, xp: Any, name: str) -> Callable:
-    """Run a scalar vocabulary function once per distinct argument tuple of the lanes."""
-    try:
-        probe = function(*([0] * function.__code__.co_argcount))
-        probe_arity = len(probe) if isinstance(probe, tuple) else 0
-    except Exception:  # the probe only learns the result's shape
-        probe_arity = 0
+def lanewise(function: Callable, ctx: LaneContext, xp: Any, name: str,
+             results: int = 0) -> Callable:
+    """Run a scalar vocabulary function once per distinct argument tuple of the lanes;
+    ``results`` is the number of words it returns as a tuple (0: one word, not a tuple)."""
+    probe_arity = results
 
     def apply(*args: Any) -> Any:
         n = ctx.n
@@ -256,14 +263,10 @@ def vector_vocabulary(fmt: WordFormat, xp: Any, ctx: LaneContext) -> dict[str, A
             return mul_round(S(ux), S(uy), width, xp, ux, uy)
         return mul_round(signed_array(x), signed_array(y), width, xp) & u64(mask)
 
-    scalar_fdiv = scalar["fdiv"]
-
     def fdiv32(x: Any, y: Any) -> Any:
+        """A zero divisor's lane (faulted by the row) divides by 1."""
         a, b = signed_array(x), signed_array(y)
         zero = b == 0
-        if bool(xp.any(zero)):
-            xs, ys = ctx.column(x), ctx.column(y)
-            ctx.fault(zero, "divide-by-zero", lambda j: _message(scalar_fdiv, xs[j], ys[j]))
         d = xp.where(zero, i64(1), xp.abs(b))
         n = xp.abs(a)
         # floor(p / q) with p = |a| 2**17 + |b| < 2**50 and q = 2|b| < 2**33: float64
@@ -286,8 +289,6 @@ def vector_vocabulary(fmt: WordFormat, xp: Any, ctx: LaneContext) -> dict[str, A
             return quick
         zero = b == 0
         if bool(xp.any(zero)):
-            xs, ys = ctx.column(x), ctx.column(y)
-            ctx.fault(zero, "divide-by-zero", lambda j: _message(scalar_fdiv, xs[j], ys[j]))
             d = xp.astype(xp.abs(xp.where(zero, i64(1), b)), u64)
         else:
             d = xp.astype(xp.abs(b), u64)  # |-2**63| wraps to 2**63: right as uint64
@@ -372,7 +373,6 @@ def vector_vocabulary(fmt: WordFormat, xp: Any, ctx: LaneContext) -> dict[str, A
             r = r - step * di
         raise AssertionError("fdiv64: the float estimate was further off than proven")
 
-    scalar_sqrt = scalar["fn_sqrt"]
     sqrt_bits = (width - 1 + frac + 1) // 2
 
     def fn_sqrt(x: Any) -> Any:
@@ -380,11 +380,7 @@ def vector_vocabulary(fmt: WordFormat, xp: Any, ctx: LaneContext) -> dict[str, A
         At W = 32 the radicand fits int64; at W = 64 it has 95 bits, read from two words.
         Remainder and root fit int64 at both widths."""
         a = signed_array(x)
-        negative = a < 0
-        if bool(xp.any(negative)):
-            xs = ctx.column(x)
-            ctx.fault(negative, "domain-error", lambda j: _message(scalar_sqrt, xs[j]))
-        a = xp.where(negative, i64(0), a)
+        a = xp.where(a < 0, i64(0), a)  # a negative lane (faulted by the row) takes 0
         if width == 32:
             radicand = a << frac
 
@@ -575,25 +571,61 @@ def vector_vocabulary(fmt: WordFormat, xp: Any, ctx: LaneContext) -> dict[str, A
         for name in ("exp", "sinh", "cosh", "tanh"):
             names[f"fn_{name}"] = _circular(getattr(hyperbolic, f"fx_{name}"), signed_array,
                                             xp, mask)
-        scalar_log = scalar["fn_log"]
-
         def fn_log(word: Any) -> Any:
-            x = signed_array(word)
-            bad = x <= 0
-            if bool(xp.any(bad)):
-                words = ctx.column(word)
-                ctx.fault(bad, "domain-error", lambda j: _message(scalar_log, words[j]))
-            return xp.astype(hyperbolic.fx_log(x, xp), u64) & u64(mask)
+            """x <= 0 (faulted by the row) computes log 1 on the side."""
+            return xp.astype(hyperbolic.fx_log(signed_array(word), xp), u64) & u64(mask)
         names["fn_log"] = fn_log
 
         def fn_atan2(y: Any, x: Any) -> Any:
             value = circular.fx_atan2(signed_array(y), signed_array(x), xp)
             return xp.astype(value, u64) & u64(mask)
         names["fn_atan2"] = fn_atan2
-    for name, value in scalar.items():
-        if name not in names:
-            names[name] = lanewise(value, ctx, xp, name) if callable(value) else value
-    return names
+    vocabulary: dict[str, Any] = {"M": mask, "W": width, "F": frac, "one": one, "S": S}
+    for row in PRIMITIVES:
+        function = names.get(row.name)
+        if function is None:
+            function = lanewise(scalar[row.name], ctx, xp, row.name,
+                                2 if row.result == "pair" else 0)
+        elif row.faults:
+            function = _checked(function, row, S, lane_words, ctx, fmt, xp)
+        vocabulary[row.name] = function
+    return vocabulary
+
+
+def lanewise_rows(fmt: WordFormat) -> frozenset[str]:
+    """The rows :func:`vector_vocabulary` runs through :func:`lanewise` at ``fmt`` (numpy):
+    :data:`LANEWISE` of its width, unless a row has no vectorized function yet."""
+    import numpy
+
+    names = vector_vocabulary(fmt, numpy, LaneContext(numpy))
+    return frozenset(p.name for p in PRIMITIVES
+                     if names[p.name].__name__.startswith("lanewise_"))
+
+
+def _checked(function: Callable, row: Primitive, S: Callable, lane_words: Callable,
+             ctx: LaneContext, fmt: WordFormat, xp: Any) -> Callable:
+    """A vectorized function whose row's faults are recorded first, per lane: each fault's
+    conditions (``Fault.when``, over the operand words and ``S``) evaluated on the lanes,
+    in the row's order (the first fault of a lane wins), with the row's kind and message."""
+    checks = [(fault, [compile(c, f"<{row.name} fault>", "eval") for c in fault.when])
+              for fault in row.faults]
+
+    def apply(*args: Any) -> Any:
+        words = [lane_words(a) for a in args]
+        env = {"S": S, **dict(zip(OPERANDS, words))}
+        for fault, conditions in checks:
+            holds = None
+            for condition in conditions:
+                part = eval(condition, env)  # the table's own text
+                holds = part if holds is None else holds & part
+            if bool(xp.any(holds)):
+                xs = ctx.column(words[0])
+                ctx.fault(holds, fault.kind,
+                          lambda j, fault=fault, xs=xs: fault.detail(fmt.signed(xs[j])))
+        return function(*args)
+
+    apply.__name__ = f"checked_{row.name}"
+    return apply
 
 
 def _circular(function: Callable, signed_array: Callable, xp: Any, mask: int) -> Callable:
@@ -601,12 +633,3 @@ def _circular(function: Callable, signed_array: Callable, xp: Any, mask: int) ->
     def apply(word: Any) -> Any:
         return reinterpret(function(signed_array(word), xp), xp.uint64, xp) & xp.uint64(mask)
     return apply
-
-
-def _message(function: Callable, *args: int) -> str:
-    """The scalar function's own error message for one faulting lane."""
-    try:
-        function(*args)
-    except (Trap, ArithmeticError) as exc:
-        return fault_detail(exc)
-    return "fault"

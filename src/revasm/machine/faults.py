@@ -5,11 +5,13 @@ state (BR, DIR), the registers, and how many instructions had completed.  For
 an uncaught jump it also names the landing PC and the jump's source PC and
 line, so the message reads like the programmer's own view of the program:
 "jump from line 5 (pc 2) landed on line 8 (pc 5), which does not catch it:
-BR is still 3 after the landing instruction".
+BR is still 3 after the landing instruction" (the wording: ``fault_messages.py``).
+
+Engines also signal faults internally before they build one: :class:`Trap` (a device
+inside a template) and :class:`ComeFromViolation` (generated code that saw a landing keep
+BR != 0).
 """
 from __future__ import annotations
-
-from typing import Any
 
 from revasm.assembler.image import SourceLocation
 
@@ -114,9 +116,10 @@ def _rebuild(kind: str, message: str, state: dict) -> MachineFault:
 
 
 class Trap(Exception):
-    """Raised by an engine device (``addr``, ``unemit``) inside a template.
+    """Raised by an engine device (``addr``, ``unemit``, a strict overflow) inside a
+    template: a fault whose PC the device does not know.
 
-    The machine turns it into a :class:`MachineFault` once it knows the PC.
+    The engine turns it into a :class:`MachineFault` once it knows the PC.
     """
 
     def __init__(self, kind: str, message: str, address: int | None = None) -> None:
@@ -127,58 +130,11 @@ class Trap(Exception):
 
 
 class ComeFromViolation(Exception):
-    """Raised by generated code: a landing instruction left BR != 0."""
+    """Raised by an engine's generated code: a landing instruction left BR != 0 (the
+    come-from rule, docs/simulator.md); the engine turns it into an ``uncaught-jump`` fault."""
 
     def __init__(self, landing_pc: int, br: int, direction: int) -> None:
         super().__init__(landing_pc)
         self.landing_pc = landing_pc
         self.br = br
         self.direction = direction
-
-
-# --- the messages every engine gives for its control faults (one wording) --------------
-
-def where(image: Any, pc: int) -> str:
-    """``line L (pc P)``, or ``pc P`` where the image has no source line."""
-    location = image.location(pc)
-    return f"line {location.line} (pc {pc})" if location else f"pc {pc}"
-
-
-def step_limit_message(image: Any, max_steps: int | None, pc: int) -> str:
-    return f"the run did not halt within {max_steps} steps; it was at {where(image, pc)}"
-
-
-def illegal_message(image: Any, illegal: str | None, pc: int, br: int,
-                    direction: int) -> tuple[str, dict]:
-    """An illegal cell (``illegal``: its reason; None for a PC outside the program), reached
-    by a jump when ``br`` is not 0: the message and the fault's jump fields."""
-    if illegal is None:
-        what = f"pc {pc} is outside the program (0..{len(image) - 1})"
-    else:
-        what = f"{where(image, pc)} {illegal}"
-    extra: dict = {}
-    if br:
-        source = pc - br * direction
-        what += f" (reached by the jump from {where(image, source)})"
-        extra = dict(landing_pc=pc, jump_source_pc=source,
-                     jump_source_location=image.location(source))
-    elif illegal is None:
-        what += " (the program ran off its end: no FINISH/START stopped it)"
-    return what, extra
-
-
-def uncaught_jump_message(image: Any, landing: int, br_in: int, direction: int,
-                          br_after: int) -> tuple[str, dict]:
-    """A jump whose landing instruction left BR = ``br_after`` != 0: the message and the
-    fault's jump fields (the jump moved the PC by BR * DIR from its source)."""
-    source = landing - br_in * direction
-    message = (f"jump from {where(image, source)} landed on {where(image, landing)}, which "
-               f"does not catch it: BR is still {br_after} after the landing instruction")
-    return message, dict(landing_pc=landing, jump_source_pc=source,
-                         jump_source_location=image.location(source))
-
-
-def overflow_detail(format_name: str) -> str:
-    """The detail of an ``overflow`` fault (a strict machine's overflow event)."""
-    return (f"the exact result does not fit the word ({format_name}): an overflow event, "
-            "and the machine is strict")

@@ -1,0 +1,41 @@
+"""Options several commands share, written once: ``--width``."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from revasm.isa.fixed_point import DEFAULT_WIDTH, WIDTHS
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: What a width means, as help texts say it.
+FORMATS = "Q16.16 or Q32.32"
+
+
+def width_value(_ctx: click.Context, _param: click.Parameter, value: str | None) -> int | None:
+    """The ``--width`` callback: the chosen width as an int (None when not given)."""
+    return int(value) if value is not None else None
+
+
+def width_option(default: int | None = None, help: str | None = None) -> Callable[[F], F]:
+    """``--width {32,64}``, given to the command as an int.
+
+    ``default=None`` (a command that loads a program file): None unless given, so that the
+    one width rule applies (``revasm.load``: the option, else the file's own width, else
+    DEFAULT_WIDTH).  A number: the width of a command with no file to say it (the RTL's
+    Verilog, proofs and synthesis, a compiled Python function).
+    """
+    if help is None:
+        help = (f"Word width W ({FORMATS}). Default: the file's .width, else "
+                f"{DEFAULT_WIDTH}; given, it overrides a .width (an image or a Janus "
+                "program has a width of its own).") if default is None else \
+            f"Word width W ({FORMATS})."
+    return click.option("--width", type=click.Choice([str(w) for w in WIDTHS]),
+                        default=None if default is None else str(default),
+                        show_default=default is not None, callback=width_value, help=help)
+
+
+#: The ``--width`` of every command that loads a program file.
+WIDTH = width_option()
