@@ -25,6 +25,7 @@ import revasm
 from revasm.compiler import compile_file, compile_source
 from revasm.compiler.api import LEVELS, compile_janus_file, compile_janus_source
 from revasm.programs import grad_program, read_values, run_program
+from revasm.sim.engines import load as load_engine
 from revasm.sim.host import load_inputs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -84,7 +85,7 @@ def test_every_nilang_example_compiles_checks_and_gives_the_same_words(path):
             check = revasm.check(program.image, random=2 if level == 2 else 0, seed=1,
                                  max_steps=None)
             assert check.failures == [], (path.name, level)
-        machine = revasm.load(program.image, 1, engine_name="auto", max_steps=None)
+        machine = load_engine(program.image, 1, engine_name="auto", max_steps=None)
         load_inputs(machine, program.image)
         machine.run(1)
         assert machine.fault(0) is None
