@@ -299,12 +299,12 @@ def test_optimized_programs_give_the_plain_lowerings_bits(body, values, n, width
         "n: Int):\n" + body + "\n"
     inputs = {**dict(zip("abcd", values)), "n": n}
     results = []
-    for options in ({}, {"checks": False}, {"optimize": False, "inline": False}):
+    for options in ({}, {"checks": False}, {"level": 1}, {"level": 0, "inline": False}):
         program = compile_source(source, "f", "opt.py", width=width, **options)
         results.append(run(program, inputs, width=width, reverse_check=True))
     # (not fewer steps in every case: a loop that runs zero times still pays for the
     # constants its function loads once)
-    assert results[0].values == results[1].values == results[2].values, source
+    assert all(r.values == results[0].values for r in results), source
 
 
 def test_a_loop_with_its_own_ancilla_still_cancels_against_its_inverse():

@@ -1,12 +1,13 @@
 """Instruction counts of the NiLang examples: reversible against irreversible.
 
-    python examples/nilang/counts.py [--json]
+    python examples/nilang/counts.py [--json] [-O0|-O1|-O2]
 
 For each example: static instructions, executed instructions (the reversible
 run), the irreversible estimate (forward compute and control only; see
 src/revasm/program_counts.py) and NiLang's uncomputing level log2(reversible /
 irreversible); then compiled ibesselj against the hand-written
-examples/bessel_j2.pal (W = 64, the default compile options).
+examples/bessel_j2.pal (W = 64, the default compile options).  ``-O`` chooses the
+optimisation level (default -O2, as ``revasm compile``).
 """
 from __future__ import annotations
 
@@ -21,11 +22,13 @@ from cases import CASES
 from revasm.compiler import compile_file
 from revasm.program_counts import count_program as count
 
+LEVEL = next((int(a[2:]) for a in sys.argv if a in ("-O0", "-O1", "-O2")), 2)
+
 
 def main() -> None:
     rows = {}
     for case in CASES:
-        program = compile_file(case.path, case.entry)
+        program = compile_file(case.path, case.entry, level=LEVEL)
         rows[case.name] = count(program, case.inputs).as_dict()
     if "--json" in sys.argv:
         static, steps = bessel_comparison()
@@ -57,7 +60,7 @@ def bessel_comparison(points=(0.5, 1.0, 3.0)):
     from revasm.sim.reference import Machine
 
     here = Path(__file__).resolve().parent
-    program = compile_file(here / "ibesselj.py", "ibesselj", width=64)
+    program = compile_file(here / "ibesselj.py", "ibesselj", width=64, level=LEVEL)
     image = assemble_file(here.parent / "bessel_j2.pal", width=64)
     fmt = WordFormat(64)
     out = []

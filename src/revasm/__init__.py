@@ -17,6 +17,7 @@ gradient switch on.  The whole toolchain on one screen::
     revasm.run_program(program, {"n": 10}).values["out"]      # 55, by parameter name
     revasm.grad_program("examples/nilang/dot.py", {...})      # gradients by parameter
     revasm.rtl_sim(image).status                               # "agree": RTL in lockstep
+    revasm.report_program("examples/nilang/dot.py:dot")["by_line"]   # cost per Python line
 
 Each call takes ``engine=`` (``revasm.engines()`` lists them: ``reference``, the readable
 oracle; ``vector``, numpy lanes; ``compiled``, native code; ``auto`` picks); all give the
@@ -36,6 +37,7 @@ from .batching import BatchResult, batch
 from .loading import LoadError, load
 from .program_counts import count_program
 from .programs import ProgramFault, ProgramResult, grad_program, run_program
+from .reports import report_program
 from .rtl_sim import RtlSimError, RtlSimResult, rtl_sim
 from .running import CheckResult, RunResult, check, run
 
@@ -45,5 +47,5 @@ __all__ = ["DEFAULT_WIDTH", "WIDTHS", "BatchResult", "BatchSummary", "CheckResul
            "LoadError", "MachineFault", "ProgramFault", "ProgramResult", "RtlSimError",
            "RtlSimResult", "RunResult", "assemble", "assemble_file", "batch", "batch_file",
            "check", "compile_file", "compile_function", "compile_source", "count_program",
-           "disassemble", "engines", "grad", "grad_program", "hessian", "load", "reversible",
-           "rtl_sim", "run", "run_program"]
+           "disassemble", "engines", "grad", "grad_program", "hessian", "load", "report_program",
+           "reversible", "rtl_sim", "run", "run_program"]

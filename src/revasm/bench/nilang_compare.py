@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from revasm.compiler.api import DEFAULT_LEVEL
+
 from .common import EXAMPLES as REPOSITORY_EXAMPLES
 from .common import best_seconds, child_outcome, child_python, example_module, run_child
 
@@ -142,6 +144,7 @@ def child(arguments: list[str]) -> None:
     if seconds * 2 < 10:  # short enough to repeat: the best of two
         result, again = gradient(lanes)
         seconds = min(seconds, again)
+    plain = plain_gradient(name, result, wrt)
     fmt = word_format(program.image.width)
     lane_0 = {p: [float(fmt.to_fraction(int(result.gradient[word][0]))) for word in words]
               for p, words in names.items()}
@@ -152,11 +155,34 @@ def child(arguments: list[str]) -> None:
         len(program.image), "lanes": lanes, "gradient_s": seconds, "per_gradient_s":
         seconds / lanes, "instructions_per_gradient": steps,
         "lane_instructions_per_s": steps * lanes / seconds,
+        "level": DEFAULT_LEVEL, **plain,
         "lanes_faulted": int(np.sum(~result.ok)), "first_and_last_lane_equal": same,
         "kernel": "interpreter" if isinstance(result.machine, CompiledLanes)
         and result.machine.uses_interpreter() else "program",
         "loss": float(fmt.to_fraction(int(result.loss[0]))), "gradient_lane_0": lane_0}),
         flush=True)
+
+
+def plain_gradient(name: str, optimised: BatchGradient, wrt: list[str]) -> dict:
+    """The workload compiled at -O0 (the plain lowering, the reference of every level),
+    one gradient on the reference engine: its instructions, and whether its loss and
+    gradient words equal lane 0's of the optimised program (they must: docs/language.md,
+    *Optimisation levels*)."""
+    from revasm.compiler import compile_file
+    from revasm.programs import load_inputs
+    from revasm.sim.engines import engine
+    from revasm.sim.host import batch_gradient
+
+    workload = WORKLOADS[name]
+    program = compile_file(EXAMPLES / workload.file, workload.entry, width=64,
+                           for_gradient=True, level=0)
+    machine = engine("reference").load(program.image, 1)
+    load_inputs(program, machine, inputs_of(name))
+    result = batch_gradient(machine, loss=optimised.loss_name, wrt=wrt)
+    equal = int(result.loss[0]) == int(optimised.loss[0]) and all(
+        int(result.gradient[word][0]) == int(optimised.gradient[word][0]) for word in wrt)
+    return {"instructions_per_gradient_O0": int(result.forward_steps[0])
+            + int(result.machine.steps[0]), "gradient_words_equal_O0": bool(equal)}
 
 
 def compiled(name: str, lanes: int, budget: float) -> dict:

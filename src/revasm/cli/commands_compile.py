@@ -70,6 +70,15 @@ def _checks(no_checks: str | None) -> bool | set[str]:
     return set(CHECK_KINDS) - dropped
 
 
+#: ``-O0``, ``-O1``, ``-O2``: the optimisation level (``compiler.api.LEVELS``).
+LEVEL = click.option("-O", "level", type=click.Choice(["0", "1", "2"]), default="2",
+                     show_default=True,
+                     help="Optimisation level: -O0 the plain lowering (the reference), -O1 "
+                          "peephole and constant pool, -O2 also induction pointers, unrolling "
+                          "and the other passes; the same values and gradients at every level "
+                          "(docs/language.md).")
+
+
 @click.command("compile")
 @click.argument("target", metavar="SRC.py[:FUNC]")
 @click.option("-o", "--output", "out", type=click.Path(dir_okay=False),
@@ -89,12 +98,13 @@ def _checks(no_checks: str | None) -> bool | set[str]:
 @click.option("--no-inline", "no_inline", is_flag=True,
               help="Keep every call a portal call (small straight-line functions are "
                    "inlined by default).")
+@LEVEL
 @click.option("--json", "as_json", is_flag=True,
               help="Print exactly one JSON object (the program as \"text\", or what was "
                    "written).")
 def compile_command(target: str, out: str | None, emit: str, inverse: bool, width: int,
                     gradient: bool, no_checks: str | None = None, no_inline: bool = False,
-                    as_json: bool = False) -> None:
+                    level: str = "2", as_json: bool = False) -> None:
     """Compile a @reversible Python function (or a Janus program, .ja) to PAL.
 
     FUNC defaults to the last @reversible function of the file; the functions
@@ -107,6 +117,7 @@ def compile_command(target: str, out: str | None, emit: str, inverse: bool, widt
       revasm compile examples/nilang/dot.py --emit ir --inverse
       revasm compile examples/nilang/ibesselj.py:ibesselj --width 64 --no-checks -o ib.pal
       revasm compile examples/janus/factor.ja -o factor.pal && revasm run factor.pal
+      revasm compile examples/nilang/dot.py:dot -O0   # the plain lowering, for comparison
     """
     path, func = _split_target(target)
     if Path(path).is_dir():
@@ -119,10 +130,12 @@ def compile_command(target: str, out: str | None, emit: str, inverse: bool, widt
         refuse_overwrite([out, out + ".map.json"], [path], "-o")
     try:
         if is_janus(path):
-            program = _compile_janus(path, func, width, gradient, no_checks, no_inline)
+            program = _compile_janus(path, func, width, gradient, no_checks, no_inline,
+                                     int(level))
         else:
             program = compile_file(path, func, width=width, for_gradient=gradient,
-                                   checks=_checks(no_checks), inline=not no_inline)
+                                   checks=_checks(no_checks), inline=not no_inline,
+                                   level=int(level))
     except CompileError as exc:
         raise compile_error(exc) from None
     except AssemblyError as exc:  # a compiler bug: the output did not assemble
@@ -139,8 +152,9 @@ def compile_command(target: str, out: str | None, emit: str, inverse: bool, widt
     if out is None:
         if as_json:
             click.echo(json.dumps({"status": "ok", "target": target, "emit": emit,
-                                   "width": width, "instructions": instructions,
-                                   "output": None, "text": text}))
+                                   "width": width, "level": int(level),
+                                   "instructions": instructions, "output": None,
+                                   "text": text}))
         else:
             click.echo(text, nl=False)
         return
@@ -159,13 +173,14 @@ def compile_command(target: str, out: str | None, emit: str, inverse: bool, widt
             raise output_error(source_map_path, exc) from None
     if as_json:
         click.echo(json.dumps({"status": "ok", "target": target, "emit": emit,
-                               "width": width, "instructions": instructions,
-                               "output": out, "map": source_map_path}))
+                               "width": width, "level": int(level),
+                               "instructions": instructions, "output": out,
+                               "map": source_map_path}))
     click.echo(f"{target}: {instructions} instructions -> {out}", err=True)
 
 
 def _compile_janus(path: str, func: str | None, width: int, gradient: bool,
-                   no_checks: str | None, no_inline: bool) -> CompiledProgram:
+                   no_checks: str | None, no_inline: bool, level: int) -> CompiledProgram:
     """A Janus program: its main, at W = 32, for values (Janus has no reals to differentiate)."""
     from revasm.compiler.api import JANUS_WIDTH, compile_janus_file
     if func not in (None, "main"):
@@ -177,7 +192,8 @@ def _compile_janus(path: str, func: str | None, width: int, gradient: bool,
     if gradient:
         raise click.BadParameter("a Janus program computes integers, which carry no "
                                  "gradient", param_hint="--gradient")
-    return compile_janus_file(path, checks=_checks(no_checks), inline=not no_inline)
+    return compile_janus_file(path, checks=_checks(no_checks), inline=not no_inline,
+                              level=level)
 
 
 def _parse_at(text: str, width: int) -> dict[str, float]:

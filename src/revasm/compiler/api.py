@@ -21,13 +21,15 @@ from typing import Any
 from revasm.assembler import AssemblyError, assemble
 from revasm.assembler.image import Image
 
-from .backend.lowering import Lowered, SourceEntry, lower_module
+from .backend.lowering import DEFAULT_LEVEL, LEVELS, Lowered, SourceEntry, lower_module
 from .errors import CompileError, SourcePos
-from .frontend.checks import check_module
+from .frontend.checks import check_module, written_params
 from .frontend.parse import parse_file, parse_source
 from .ir import nodes as ir
 from .ir.inline import inline_calls
+from .ir.inline_functions import inline_functions
 from .ir.printer import function_text, module_text
+from .ir.unroll import unroll_loops
 
 
 class ReversibleFunction:
@@ -92,24 +94,29 @@ class CompiledProgram:
 def compile_source(text: str, entry: str | None = None, filename: str = "<source>", *,
                    width: int = 32, for_gradient: bool = False,
                    max_registers: int | None = None, checks: bool | Iterable[str] = True,
-                   inline: bool = True, optimize: bool = True) -> CompiledProgram:
+                   inline: bool = True, level: int = DEFAULT_LEVEL) -> CompiledProgram:
+    """:func:`compile_file` on source text."""
     return _finish(parse_source(text, filename), entry, width, for_gradient, max_registers,
-                   checks, inline, optimize)
+                   checks, inline, level)
 
 
 def compile_file(path: str | Path, entry: str | None = None, *, width: int = 32,
                  for_gradient: bool = False, max_registers: int | None = None,
                  checks: bool | Iterable[str] = True, inline: bool = True,
-                 optimize: bool = True) -> CompiledProgram:
+                 level: int = DEFAULT_LEVEL) -> CompiledProgram:
     """Compile ``entry`` (default: the file's last @reversible function).
 
     ``checks=False`` (NiLang's ``@invcheckoff``) drops the runtime guards
     (docs/language.md, *Runtime checks*); ``inline=False`` keeps every call a portal
-    call instead of inlining small straight-line functions; ``optimize=False`` turns
-    off the peephole, the constant pool and the single-pass conditions (docs/abi.md).
+    call instead of inlining small straight-line functions; ``level`` is the
+    optimisation level (``LEVELS``; docs/language.md, *Optimisation levels*): 0 the
+    plain statement-by-statement lowering, the reference every level computes the same
+    bits as, 1 the peephole, constant pool and single-pass conditions, 2 (the default)
+    also the -O2 passes (inlining, unrolling, pointers, held bounds and conditions,
+    hoisted guards, combined immediates).
     """
     return _finish(parse_file(path), entry, width, for_gradient, max_registers, checks,
-                   inline, optimize)
+                   inline, level)
 
 
 def compile_function(function: ReversibleFunction, **options: Any) -> CompiledProgram:
@@ -121,22 +128,22 @@ JANUS_WIDTH = 32
 
 
 def compile_janus_file(path: str | Path, *, checks: bool | Iterable[str] = True,
-                       inline: bool = True, optimize: bool = True) -> CompiledProgram:
+                       inline: bool = True, level: int = DEFAULT_LEVEL) -> CompiledProgram:
     """Compile a Janus program (``.ja``, docs/janus.md) for the W = 32 machine: its
     ``main`` is the entry, main's variables its declared names."""
     from .frontend.janus import parse_janus_file
     program = parse_janus_file(path)
     return _finish(_janus_module(program), "main", JANUS_WIDTH, False, None, checks, inline,
-                   optimize)
+                   level)
 
 
 def compile_janus_source(text: str, filename: str = "<janus>", *,
                          checks: bool | Iterable[str] = True, inline: bool = True,
-                         optimize: bool = True) -> CompiledProgram:
+                         level: int = DEFAULT_LEVEL) -> CompiledProgram:
     """:func:`compile_janus_file` on source text."""
     from .frontend.janus import parse_janus
     return _finish(_janus_module(parse_janus(text, filename)), "main", JANUS_WIDTH, False,
-                   None, checks, inline, optimize)
+                   None, checks, inline, level)
 
 
 def _janus_module(program: Any) -> ir.Module:
@@ -153,7 +160,10 @@ def _janus_module(program: Any) -> ir.Module:
 
 def _finish(module: ir.Module, entry: str | None, width: int, for_gradient: bool,
             max_registers: int | None, checks: bool | Iterable[str] = True,
-            inline: bool = True, optimize: bool = True) -> CompiledProgram:
+            inline: bool = True, level: int = DEFAULT_LEVEL) -> CompiledProgram:
+    if level not in LEVELS:
+        raise ValueError(f"optimisation level {level!r}: the levels are "
+                         + ", ".join(map(str, LEVELS)))
     if entry is None:
         entry = list(module.functions)[-1]
     if entry not in module.functions:
@@ -161,10 +171,16 @@ def _finish(module: ir.Module, entry: str | None, width: int, for_gradient: bool
         raise CompileError(SourcePos(module.file, 1, 1),
                            f"no @reversible function {entry!r} in this file (it has: {known})")
     proofs = check_module(module, for_gradient=for_gradient)
-    lowered_module = inline_calls(module) if inline else module
+    plain = inline_calls(module) if inline else module  # what -O0 and -O1 lower
+    lowered_module = plain
+    if level >= 2:
+        if inline:
+            lowered_module = inline_calls(inline_functions(module, written_params(module),
+                                                           proofs))
+        lowered_module = unroll_loops(lowered_module)
     try:
         lowered = lower_module(lowered_module, entry, width, max_registers, for_gradient,
-                               proofs, checks, optimize)
+                               proofs, checks, level, plain if level >= 2 else None)
     except CompileError as exc:
         if not exc.source_line and 0 < exc.pos.line <= len(module.source_lines):
             exc.source_line = module.source_lines[exc.pos.line - 1]
@@ -197,6 +213,6 @@ def _too_far(exc: AssemblyError, lowered: Lowered, module: ir.Module) -> Compile
                         "each test", line)
 
 
-__all__ = ["CompileError", "CompiledProgram", "ReversibleFunction", "compile_file",
-           "compile_function", "compile_janus_file", "compile_janus_source", "compile_source",
-           "function_text", "reversible"]
+__all__ = ["DEFAULT_LEVEL", "LEVELS", "CompileError", "CompiledProgram", "ReversibleFunction",
+           "compile_file", "compile_function", "compile_janus_file", "compile_janus_source",
+           "compile_source", "function_text", "reversible"]

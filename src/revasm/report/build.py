@@ -19,6 +19,7 @@ from revasm.sim.engine import Lanes, overflow_counts, read_place, write_place
 from revasm.sim.engines import choose
 from revasm.sim.reference import DEFAULT_MEMORY_WORDS
 
+from .by_line import LineMap, by_line
 from .counting import RunCounter
 from .energy_models import EnergyModel, evaluate
 from .erasure import changed_words, erasure_report
@@ -40,8 +41,12 @@ def _state(machine: Lanes) -> tuple[tuple[int, ...], tuple[int, ...]]:
     return snapshot.registers, snapshot.memory
 
 
-def _observe(machine: Lanes, direction: int, mode: str) -> tuple[dict, MachineFault | None]:
-    counter = RunCounter(machine, direction=direction, mode=mode)
+def _observe(machine: Lanes, direction: int, mode: str, counters: list[RunCounter] | None = None
+             ) -> tuple[dict, MachineFault | None]:
+    """Run in ``direction`` and count it; with ``counters``, counted per PC and kept there."""
+    counter = RunCounter(machine, direction=direction, mode=mode, by_pc=counters is not None)
+    if counters is not None:
+        counters.append(counter)
     if direction > 0:
         machine.run(1, trace=counter)  # type: ignore[call-arg]
     else:
@@ -99,7 +104,8 @@ def build_report(image: Image, *, prepare: Callable[[Lanes], None],
                  models: list[EnergyModel], all_models: dict[str, EnergyModel],
                  grad: bool = False, loss: str | None = None, wrt: list[str] | None = None,
                  max_steps: int | None = None, file: str | None = None,
-                 memory_words: int = DEFAULT_MEMORY_WORDS, engine: str = "auto") -> dict:
+                 memory_words: int = DEFAULT_MEMORY_WORDS, engine: str = "auto",
+                 line_map: LineMap | None = None) -> dict:
     """Run ``image`` forward then backward (after ``prepare`` loads inputs) and report.
 
     Value mode: forward, copy the results out, backward.  Gradient mode
@@ -107,7 +113,9 @@ def build_report(image: Image, *, prepare: Callable[[Lanes], None],
     gradient bank on, backward (docs/gradient.md, "The host protocol"), copy the
     gradients of ``wrt`` out.  ``models`` are evaluated in order; ``all_models`` resolves an
     adiabatic model's ``base_model``.  A fault stops the protocol there; the
-    report then has ``status: "fault"`` and the counts up to the fault.
+    report then has ``status: "fault"`` and the counts up to the fault.  With
+    ``line_map`` the report also has ``by_line``: the counts of each source line
+    (``by_line.py``).
     """
     if grad and not gradient_mode_available():
         raise ReportError("gradient mode is not available: the reference simulator has no "
@@ -121,7 +129,8 @@ def build_report(image: Image, *, prepare: Callable[[Lanes], None],
     inputs = _named(machine, image, ("input",))
     emitted_before = len(machine.snapshot(0).emitted)
     runs: list[dict] = []
-    forward, fault = _observe(machine, 1, "value")
+    counters: list[RunCounter] | None = [] if line_map is not None else None
+    forward, fault = _observe(machine, 1, "value", counters)
     runs.append(forward)
     outputs = _named(machine, image, OUTPUT_ROLES)
     result_words = {("r", d.register) if d.register is not None else ("m", d.address)
@@ -135,7 +144,7 @@ def build_report(image: Image, *, prepare: Callable[[Lanes], None],
             loss_place, wrt_places = places
             machine.gradient = True
             write_place(machine, loss_place.register, loss_place.address, fmt.one, "G")
-        backward, fault = _observe(machine, -1, "gradient" if grad else "value")
+        backward, fault = _observe(machine, -1, "gradient" if grad else "value", counters)
         runs.append(backward)
         if fault is None:
             restored = (_state(machine) == initial
@@ -168,6 +177,8 @@ def build_report(image: Image, *, prepare: Callable[[Lanes], None],
     }
     if grad:
         report["gradient"] = gradient
+    if line_map is not None and counters is not None:
+        report["by_line"] = by_line(counters, line_map, image.width, models, all_models)
     if fault is not None:
         report["fault"] = fault_json(fault)
     return report

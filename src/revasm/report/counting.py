@@ -106,8 +106,12 @@ class RunCounts:
 class RunCounter:
     """Trace callback that counts a run of ``machine``; call ``finish()`` after it."""
 
-    def __init__(self, machine: Lanes, *, direction: int, mode: str = "value") -> None:
+    def __init__(self, machine: Lanes, *, direction: int, mode: str = "value",
+                 by_pc: bool = False) -> None:
         self.machine = machine
+        #: with ``by_pc``: steps and cycles per PC (``by_line.py`` sums them per source line)
+        self.pc_steps: Counter | None = Counter() if by_pc else None
+        self.pc_cycles: Counter = Counter()
         self.counts = RunCounts("forward" if direction > 0 else "backward", mode)
         self._cells = Program.of(machine.image).cells
         # In gradient mode a backward step also runs the instruction's adjoint rule.
@@ -188,6 +192,14 @@ class RunCounter:
         if record.br is not None and record.br[0] == 0 and record.br[1] != 0:
             counts.branches_taken += 1
         self.occupancy.observe(record)
+        if self.pc_steps is not None:  # the step's cycles as counted above, whatever they are
+            self.pc_steps[record.pc] += 1
+            self.pc_cycles[record.pc] += cycles
+
+    def profile(self, pc: int) -> _Profile:
+        """What one execution of the instruction at ``pc`` adds, in this run's direction."""
+        direction = 1 if self.counts.direction == "forward" else -1
+        return self._profiles.get((pc, direction)) or self._profile(pc, direction)
 
     def finish(self) -> RunCounts:
         """Close the run: compute peak occupancy from the final state."""

@@ -10,6 +10,7 @@ import html
 import io
 from typing import Any
 
+from .by_line_format import BY_LINE_STYLE, render_by_line_html
 from .terminal import SCENARIO_LABELS, TRAFFIC_LABELS, class_label, run_label, traffic_keys
 from .units import count, si
 
@@ -158,6 +159,10 @@ def render_html(report: dict) -> str:
         rows.append(row)
     parts.append(_table(["scenario", "bits erased", "bits stored"]
                         + (["Landauer"] if landauer else []), rows))
+    style = STYLE
+    if "by_line" in report:
+        parts.append(render_by_line_html(report["by_line"]))
+        style += BY_LINE_STYLE
     parts.append('<p class="note">Every count and model is explained in docs/energy.md.</p>')
     return ("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>revasm report</title>"
-            f"<style>{STYLE}</style></head><body>{''.join(parts)}</body></html>\n")
+            f"<style>{style}</style></head><body>{''.join(parts)}</body></html>\n")

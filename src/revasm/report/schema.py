@@ -119,6 +119,39 @@ ENERGY = {
     "additionalProperties": False,
 }
 
+STEPS_AND_CYCLES = {"type": "object", "required": ["steps", "cycles"],
+                    "properties": {"steps": COUNT, "cycles": COUNT},
+                    "additionalProperties": False}
+
+#: ``by_line`` (``revasm report --by-line``, ``by_line.py``): one row per source line that ran.
+BY_LINE = {
+    "type": "object",
+    "required": ["language", "files", "sources", "lines"],
+    "properties": {
+        "language": {"enum": ["pal", "python", "janus"]},
+        "files": {"type": "array", "items": {"type": "string"}},
+        "sources": {"type": "object", "additionalProperties": {
+            "type": "array", "items": {"type": "string"}}},
+        "lines": {"type": "array", "items": {
+            "type": "object",
+            "required": ["file", "line", "text", "steps", "cycles", "forward", "backward",
+                         "by_instruction", "energy_J", "bits_erased"],
+            "properties": {
+                "file": {"type": ["string", "null"]},
+                "line": {"type": ["integer", "null"], "minimum": 1},
+                "text": {"type": "string"}, "steps": COUNT, "cycles": COUNT,
+                "forward": STEPS_AND_CYCLES, "backward": STEPS_AND_CYCLES,
+                "by_instruction": COUNTS_BY_NAME, "energy_J": JOULES_BY_NAME,
+                "bits_erased": {"type": "object",
+                                "required": ["reversible", "irreversible", "tape"],
+                                "properties": {"reversible": COUNT, "irreversible": COUNT,
+                                               "tape": COUNT},
+                                "additionalProperties": False}},
+            "additionalProperties": False}},
+    },
+    "additionalProperties": False,
+}
+
 REPORT_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "revasm report",
@@ -144,6 +177,7 @@ REPORT_SCHEMA: dict[str, Any] = {
                    "additionalProperties": False},
         "erasure": ERASURE,
         "energy": {"type": "array", "items": ENERGY},
+        "by_line": BY_LINE,
         "fault": {"type": "object", "required": ["kind", "pc", "line", "source", "message"],
                   "properties": {"kind": {"type": "string"},
                                  "pc": {"type": ["integer", "null"]},

@@ -110,6 +110,10 @@ def format_report(report: dict) -> str:
     lines += format_energy(report["energy"])
     lines.append("")
     lines += format_erasure(report)
+    if "by_line" in report:
+        from .by_line_format import format_by_line
+        lines.append("")
+        lines += format_by_line(report["by_line"])
     return "\n".join(lines)
 
 

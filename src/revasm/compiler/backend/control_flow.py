@@ -16,8 +16,8 @@ from ..errors import CompileError, SourcePos
 from ..ir import nodes as ir
 from ..ir.printer import expr_text
 from .code import Instr, inverse_code, with_role
-from .ir_queries import _is_zero
-from .lowering_state import FunctionLoweringState
+from .ir_queries import _callees, _is_zero
+from .lowering_state import FunctionLoweringState, HeldValue
 
 _NEGATE_BRANCH = {"BEQ": "BNE", "BNE": "BEQ", "BLTZ": "BGEZ", "BGEZ": "BLTZ",
                   "BGTZ": "BLEZ", "BLEZ": "BGTZ"}
@@ -43,6 +43,10 @@ class ControlFlowLowering(FunctionLoweringState):
         return entry, exit_
 
     def stmt_if(self, s: ir.If) -> list[Instr]:
+        if self.p.level >= 2 and not s.post_given:
+            held = self.if_on_held_condition(s)
+            if held is not None:
+                return held
         pos = s.pos
         (pre_setup, pre_branch, pre_teardown), (post_setup, post_branch, post_teardown) = \
             self.paired_conditions(s.pre, s.post)
@@ -77,6 +81,57 @@ class ControlFlowLowering(FunctionLoweringState):
             code.append(post_branch(guard, self.p.trap(guard, pos, else_fault), pos, "check"))
         code.append(replace(post_branch(join, out, pos, "check"), note=then_fault))
         code += self.roled(post_teardown, "check")
+        return code + self.condition_guards([s.post])
+
+    def int_into(self, register: int, e: ir.Expr) -> list[Instr]:
+        """``register += e`` (an Int), its temporaries cleared again."""
+        return self.complete(lambda: self.accumulate(register, 1, e, ir.INT))
+
+    def if_on_held_condition(self, s: ir.If) -> list[Instr] | None:
+        """``if c:`` (-O2) with c's truth computed once into a register the branches keep.
+
+        The plain ``if`` computes its condition four times on each path (the test and its
+        teardown, the assertion at the join and its teardown).  When the assertion is
+        the condition itself (``if c:``, whose branches may not change what c reads: the
+        static checks make sure, docs/language.md) --
+        one bit, computed before the test (every element it reads moved back to memory)
+        and cleared after the join, serves the test, the landing and the join's paired
+        branch.  The bit lives in a variable register this function leaves free; a branch
+        with a call keeps the plain form (the callee uses those registers).  None when
+        no register is free."""
+        spare = self.spare_registers()
+        if not spare or any(True for _ in _callees(s.then + s.orelse)):
+            return None
+        pos = s.pos
+        bit = spare[0]
+        self.reserved.add(bit)
+        try:
+            setup = self.complete(lambda: self.xor_into(bit, s.pre))
+            test, out, else_, join = (self.label(k) for k in ("if", "out", "else", "join"))
+            bguard = self.label("bguard")
+            line = pos.line
+            then_fault = (f"postcondition {expr_text(s.post)} of the if at line {line} is "
+                          "false after the then branch")
+            back_fault = (f"precondition {expr_text(s.pre)} of the if at line {line} does not "
+                          "match the branch taken (running backward)")
+            code = self.roled(setup, "control")
+            code.append(self.i("BEQ", bit, 0, else_, pos=pos, role="control", label=test))
+            self.conditional += 1
+            code += self.block(s.then)
+            code.append(self.i("BRA", join, pos=pos, role="control", label=out))
+            if self.p.check("branch"):
+                code.append(self.i("BRA", self.p.trap(bguard, pos, back_fault), pos=pos,
+                                   role="check", label=bguard,
+                                   note="reached only running backward with a wrong "
+                                        "precondition"))
+            code.append(self.i("BEQ", bit, 0, test, pos=pos, role="check", label=else_))
+            code += self.block(s.orelse)
+            self.conditional -= 1
+            code.append(self.i("BNE", bit, 0, out, pos=pos, role="check", label=join,
+                               note=then_fault))
+            code += self.roled(inverse_code(setup), "control")
+        finally:
+            self.reserved.discard(bit)
         return code + self.condition_guards([s.post])
 
     def stmt_while(self, s: ir.While, counted: bool = False) -> list[Instr]:
@@ -116,13 +171,15 @@ class ControlFlowLowering(FunctionLoweringState):
         pos = s.pos
         i = ir.Var(pos, name=s.var)
         step = ir.Const(pos, value=Fraction(s.step), is_int=True)
-        loop = ir.While(pos, pre=ir.Compare(pos, op="!=", left=i, right=s.stop),
-                        post=ir.Compare(pos, op="!=", left=i, right=s.start),
-                        body=[*s.body, _Counter(pos, target=i, op="+", expr=step)])
         code: list[Instr] = []
         if self.p.check("range") and not (isinstance(s.start, ir.Const) and
                                   isinstance(s.stop, ir.Const)):
             code += self.empty_range_guard(s)
+        (start, stop), hold, held = self.held_bounds(s)
+        loop = ir.While(pos, pre=ir.Compare(pos, op="!=", left=i, right=stop),
+                        post=ir.Compare(pos, op="!=", left=i, right=start),
+                        body=[*s.body, _Counter(pos, target=i, op="+", expr=step)])
+        code += hold
         code += self.roled(self.stmt(_Counter(pos, target=i, op="+", expr=s.start)), "control")
         saved = self.ranges.get(s.var), set(self.exact_ranges), self.conditional
         self.ranges[s.var] = self.loop_range(s)
@@ -133,11 +190,86 @@ class ControlFlowLowering(FunctionLoweringState):
         else:
             self.conditional += 1  # the loop may run no iteration
         try:
-            code += self.stmt_while(loop, counted=True)
+            code += self.hoisted_guards(s, stop)
+            code += self.pointer_scope(s.body, s.var,
+                                       lambda: self.counted_loop(s, loop, start, stop))
         finally:
             self.ranges[s.var], self.exact_ranges, self.conditional = saved
+            self.reserved -= held
         code += self.roled(self.stmt(_Counter(pos, target=i, op="-", expr=s.stop)), "control")
-        return code
+        return code + inverse_code(hold)
+
+    def counted_loop(self, s: ir.For, loop: ir.While, start: ir.Expr, stop: ir.Expr
+                     ) -> list[Instr]:
+        """The loop's iterations: at -O2, when both bounds are in registers, a loop that
+        tests once per iteration; otherwise the while loop's three tests.
+
+        The while form tests the exit before each iteration (``test``) besides the two
+        paired branches of the back edge.  A counted loop whose bounds are registers may
+        test at the bottom instead -- ``top: bne i start bottom``, the body, ``bottom: bne
+        i stop top`` -- since its counter is the start on entry and never the start again
+        until it leaves: running backward, the same two branches find the way.  It must
+        run at least once: a range that may be empty is skipped by a paired branch, taken
+        when the counter, at the start, equals the stop, and landing where the counter,
+        at the stop, equals the start (docs/abi.md)."""
+        if self.p.level < 2:
+            return self.stmt_while(loop, counted=True)
+        pos = s.pos
+        mark = self.scratch_top
+        enters, enter_branch, enters_after = self.branch(loop.post, True)  # i != start
+        repeats, repeat_branch, repeats_after = self.branch(loop.pre, True)  # i != stop
+        self.scratch_top = mark
+        if enters or enters_after or repeats or repeats_after:
+            return self.stmt_while(loop, counted=True)  # a bound to compute at each test
+        top, bottom = self.label("top"), self.label("bottom")
+        code = [enter_branch(top, bottom, pos, "control")]
+        code += self.block(loop.body)
+        code.append(repeat_branch(bottom, top, pos, "control"))
+        if isinstance(s.start, ir.Const) and isinstance(s.stop, ir.Const) and \
+                (s.stop.value - s.start.value) * s.step > 0:
+            return code  # constant bounds that run at least once
+        # entering, the counter is the start: the range is empty when it is the stop too;
+        # leaving, it is the stop: the range was empty when it is the start too
+        counter, *_ = self.place(ir.Var(pos, name=s.var))
+        first, *_ = self.operand(start, ir.INT)
+        last, *_ = self.operand(stop, ir.INT)
+        self.scratch_top = mark  # registers all three (the branches above needed no setup)
+        skip, back = self.label("skip"), self.label("empty")
+        return ([self.i("BEQ", counter, last, skip, pos=pos, role="control", label=back,
+                        note="an empty range: no iteration")] + code +
+                [self.i("BEQ", counter, first, back, pos=pos, role="control", label=skip)])
+
+    def held_bounds(self, s: ir.For) -> tuple[tuple[ir.Expr, ir.Expr], list[Instr], set[int]]:
+        """The loop's (start, stop) for its tests, the code that puts those worth keeping
+        in registers for the whole loop (-O2: every iteration tests both, and a bound such
+        as ``j - 1`` or ``98`` would be computed and cleared each time), and the registers.
+
+        The body may not change what a bound reads (docs/language.md, ``range``), so the
+        register keeps the bound's value; the inverse of the code clears it after the
+        loop.  Constant zero, a constant of the constant pool and a variable in a register
+        are tested where they are."""
+        bounds: list[ir.Expr] = [s.start, s.stop]
+        if self.p.level < 2 or any(True for _ in _callees(s.body)):
+            return (s.start, s.stop), [], set()  # a callee would use the registers
+        code: list[Instr] = []
+        held: set[int] = set()
+        for k, bound in enumerate(bounds):
+            if isinstance(bound, ir.Var) and bound.name in self.lay.scalars and \
+                    self.lay.scalars[bound.name].register is not None:
+                continue
+            if isinstance(bound, ir.Const) and (bound.value == 0 or (
+                    bound.value.denominator == 1 and (int(bound.value), ir.INT.kind)
+                    in self.pool)):
+                continue
+            spare = self.spare_registers()
+            if not spare:
+                break
+            register = spare[0]
+            self.reserved.add(register)
+            held.add(register)
+            code += self.int_into(register, bound)
+            bounds[k] = HeldValue(bound.pos, name=expr_text(bound), register=register)
+        return (bounds[0], bounds[1]), self.roled(code, "control"), held
 
     def empty_range_guard(self, s: ir.For) -> list[Instr]:
         """Variable bounds: the loop counts until it meets the bound, so the range must

@@ -19,17 +19,19 @@ from .calls import CallLowering
 from .code import Instr, _fixed_literal, inverse_code, with_role
 from .control_flow import ControlFlowLowering
 from .guards import GuardLowering
+from .hoisting import HoistLowering
 from .integer_arithmetic import IntegerArithmeticLowering
 from .ir_queries import _callees
 from .layout import LINK, SCRATCH, VARIABLE_REGISTERS
 from .lowering_state import ModuleContext
 from .places import OperandLowering
+from .pointers import PointerLowering
 from .statements import StatementLowering
 
 
 class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, OperandLowering,
                         ArithmeticLowering, IntegerArithmeticLowering, BitwiseLowering,
-                        GuardLowering):
+                        GuardLowering, PointerLowering, HoistLowering):
     """One function: its portal, scratch registers, constant pool and statement dispatch."""
 
     # ``parent`` is lowering.py's _ModuleLowering (not imported: that module imports this one).
@@ -44,6 +46,10 @@ class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Op
         self.ranges = {}  # for variable -> its values
         self.exact_ranges = set()
         self.conditional = 0
+        self.pointers = {}  # address key -> pointer register (pointers.py, -O2)
+        self.reserved = set()  # registers pointers and loop bounds hold
+        self.hoisted = set()  # bounds checks made once at a loop's entry (hoisting.py)
+        self.current = None  # the statement whose guards are being made
 
     def fresh(self, pos: SourcePos) -> int:
         if self.scratch_top >= len(SCRATCH):
@@ -67,7 +73,8 @@ class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Op
                        note=f"portal of {f.name}"),
                 self.i("NEG", LINK, pos=f.pos, role="control")]
         load = self.constant_pool()
-        code += load + self.block(f.body) + with_role(inverse_code(load), "uncompute")
+        code += load + self.pointer_scope(f.body, None, lambda: self.block(f.body)) + \
+            with_role(inverse_code(load), "uncompute")
         code.append(self.i("BRA", f"{name}_top", pos=f.pos, role="control",
                            label=f"{name}_bot"))
         return code
@@ -158,19 +165,32 @@ class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Op
 
     def block(self, body: list[ir.Stmt]) -> list[Instr]:
         out: list[Instr] = []
-        for s in body:
+        for k, s in enumerate(body):
             out += self.stmt(s)
+            if self.p.level >= 2 and isinstance(s, ir.Alloc) and s.type == ir.INT:
+                # from an Int ancilla's allocation to its release, addresses that read it
+                # may be kept in pointers (pointers.py): the rest of the block is a scope
+                end = next((j for j, t in enumerate(body) if j > k and
+                            isinstance(t, ir.Free) and t.name == s.name), len(body))
+                return out + self._scoped_block(body[k + 1:end]) + self.block(body[end:])
         return out
+
+    def _scoped_block(self, inner: list[ir.Stmt]) -> list[Instr]:
+        """``inner`` lowered as a scope of its own pointers (pointers.py)."""
+        return self.pointer_scope(inner, None, lambda: self.block(inner))
 
     def stmt(self, s: ir.Stmt) -> list[Instr]:
         mark = self.scratch_top
+        outer, self.current = self.current, s
         try:
             method = getattr(self, "stmt_" + type(s).__name__.lower())
             guards = self.statement_guards(s)
             self.scratch_top = mark
+            self.current = outer
             code = guards + method(s)
         finally:
             self.scratch_top = mark
+            self.current = outer
         return code
 
     def uncomputing(self, body: list[ir.Stmt]) -> list[Instr]:

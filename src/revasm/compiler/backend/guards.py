@@ -224,32 +224,42 @@ class GuardLowering(FunctionLoweringState):
                                               f"takes the values {known[0]}..{known[1]}; "
                                               f"{e.name} has indices 0..{extent - 1}",
                                    "check the loop's range")
-            mark = self.scratch_top
-            t = self.fresh(e.pos)
-            setup = with_role(self.accumulate(t, 1, index, ir.INT), "check")
-            which = f"index {dim + 1} " if len(shape) > 1 else "index "
-            where = (f"{which}{expr_text(index)} of {expr_text(e)} at line {e.pos.line} is "
-                     "{value}, outside 0.." + f"{extent - 1} (array {e.name}, "
-                     f"{'x'.join(map(str, shape))})")
-            body: list[Instr] = []
-            if not low_ok:
-                guard = self.label("guard")
-                note = where.replace("{value}", f"{{${t}}}")
-                body.append(self.i("BLTZ", t, self.p.trap(guard, e.pos, note, "bounds"),
-                                   pos=e.pos, role="check", label=guard,
-                                   note=f"bounds of {e.name}"))
-            if not high_ok:
-                guard = self.label("guard")
-                note = where.replace("{value}", f"{{${t}+{extent}}}")
-                step = self.i("ADDI", t, str(-extent), pos=e.pos, role="check")
-                body += [step,
-                         self.i("BGEZ", t, self.p.trap(guard, e.pos, note, "bounds"),
-                                pos=e.pos, role="check", label=guard,
-                                note=f"bounds of {e.name}"),
-                         self.i("ADDI", t, str(extent), pos=e.pos, role="check")]
-            code += setup + body + inverse_code(setup)
-            self.scratch_top = mark
+            if self.is_hoisted(e, dim):
+                continue  # checked once at its loop's entry (hoisting.py)
+            code += self.value_guard(index, e, dim, extent, low=not low_ok, high=not high_ok)
         return code
+
+    def value_guard(self, value: ir.Expr, e: ir.Index, dim: int, extent: int, *,
+                    low: bool, high: bool) -> list[Instr]:
+        """Fault (a trap pad's message naming ``e``'s index ``dim``) when ``value`` is below
+        zero (``low``) or at or above ``extent`` (``high``)."""
+        shape = self._shape(e.name)
+        index = e.indices[dim]
+        mark = self.scratch_top
+        t = self.fresh(e.pos)
+        setup = with_role(self.accumulate(t, 1, value, ir.INT), "check")
+        which = f"index {dim + 1} " if len(shape) > 1 else "index "
+        where = (f"{which}{expr_text(index)} of {expr_text(e)} at line {e.pos.line} is "
+                 "{value}, outside 0.." + f"{extent - 1} (array {e.name}, "
+                 f"{'x'.join(map(str, shape))})")
+        body: list[Instr] = []
+        if low:
+            guard = self.label("guard")
+            note = where.replace("{value}", f"{{${t}}}")
+            body.append(self.i("BLTZ", t, self.p.trap(guard, e.pos, note, "bounds"),
+                               pos=e.pos, role="check", label=guard,
+                               note=f"bounds of {e.name}"))
+        if high:
+            guard = self.label("guard")
+            note = where.replace("{value}", f"{{${t}+{extent}}}")
+            step = self.i("ADDI", t, str(-extent), pos=e.pos, role="check")
+            body += [step,
+                     self.i("BGEZ", t, self.p.trap(guard, e.pos, note, "bounds"),
+                            pos=e.pos, role="check", label=guard,
+                            note=f"bounds of {e.name}"),
+                     self.i("ADDI", t, str(extent), pos=e.pos, role="check")]
+        self.scratch_top = mark
+        return setup + body + inverse_code(setup)
 
     def alias_guard(self, x: ir.Index, y: ir.Index) -> list[Instr]:
         verdicts = [self._differ(a, b) for a, b in zip(x.indices, y.indices)]

@@ -69,8 +69,16 @@ class FunctionLayout:
         return t
 
 
-def layout_function(f: ir.Function, max_registers: int | None = None) -> FunctionLayout:
-    """Registers for parameters first, then locals by first appearance; spill the rest."""
+def layout_function(f: ir.Function, max_registers: int | None = None,
+                    reference: ir.Function | None = None) -> FunctionLayout:
+    """Registers for parameters first, then locals by first appearance; spill the rest.
+
+    With ``reference`` (the function as -O0 lowers it, before -O2's inlining and
+    unrolling), its locals come first, in its order, each in the register or frame slot it
+    has there even when the optimised function no longer has it (an unrolled loop's
+    variable), and the optimised function's own locals after them: every variable keeps
+    its -O0 home, and with it the history of its register's gradient word
+    (docs/decisions.md, "Inlining and the gradient bank")."""
     pool = list(VARIABLE_REGISTERS[:max_registers] if max_registers else VARIABLE_REGISTERS)
     lay = FunctionLayout(f)
     for p in f.params:
@@ -84,8 +92,20 @@ def layout_function(f: ir.Function, max_registers: int | None = None) -> Functio
         else:
             lay.scalars[p.name] = Slot(register=reg)
             lay.scalar_types[p.name] = p.type
-    for name, type_ in _locals(f.body):
-        if name in lay.scalars or name in lay.arrays:
+    present = set(dict(_locals(f.body)))
+    seen = {p.name for p in f.params}
+    order = list(_locals(reference.body)) if reference is not None else []
+    for name, type_ in order + list(_locals(f.body)):
+        if name in seen:
+            continue
+        seen.add(name)
+        if name not in present:  # a home kept empty: the ones after it stay where they are
+            if isinstance(type_, ir.ArrayType):
+                lay.frame_size += type_.size
+            elif pool:
+                pool.pop(0)
+            else:
+                lay.frame_size += 1
             continue
         if isinstance(type_, ir.ArrayType):
             lay.arrays[name] = ArrayHome(type_, frame_offset=lay.frame_size)

@@ -28,6 +28,7 @@ from ..ir.proofs import Proofs
 from .code import Instr, _fixed_literal, expand_loops, inverse_code, literal_word, with_role
 from .function_lowering import _FunctionLowering
 from .guards import check_kinds
+from .immediates import combine_immediates
 from .ir_queries import _callees, _indices
 from .layout import SP, FunctionLayout, layout_function
 from .peephole import cancel_inverse_pairs
@@ -55,26 +56,35 @@ class Lowered:
     array_labels: dict[str, list[str]] = field(default_factory=dict)
 
 
+#: The optimisation levels: 0 lowers statement by statement (no peephole, no constant
+#: pool, conditions recomputed in their teardown), the plain shapes every level is checked
+#: against; 1 adds the peephole, the constant pool and single-pass conditions; 2 adds the
+#: -O2 passes (docs/language.md, *Optimisation levels*, names their modules).
+LEVELS = (0, 1, 2)
+DEFAULT_LEVEL = 2
+
+
 def lower_module(module: ir.Module, entry: str, width: int = 32,
                  max_registers: int | None = None, for_gradient: bool = False,
                  proofs: Proofs | None = None, checks: bool | Iterable[str] = True,
-                 optimize: bool = True) -> Lowered:
+                 level: int = DEFAULT_LEVEL, reference: ir.Module | None = None) -> Lowered:
     """PAL for ``entry`` and what it calls.  ``proofs`` (from the static checks) lets
     the guards they make redundant go; ``checks=False`` drops every runtime guard, a set
-    of kinds (``guards.CHECK_KINDS``) keeps only those;
-    ``optimize=False`` lowers statement by statement (no peephole, no constant pool,
-    conditions recomputed in their teardown): the plain shapes, a reference for tests."""
+    of kinds (``guards.CHECK_KINDS``) keeps only those; ``level`` is one of ``LEVELS``;
+    ``reference`` is the module as -O0 lowers it, whose variables keep their homes
+    (``layout.layout_function``)."""
     return _ModuleLowering(module, entry, width, max_registers, for_gradient, proofs,
-                           checks, optimize).run()
+                           checks, level, reference).run()
 
 
 class _ModuleLowering:
     def __init__(self, module: ir.Module, entry: str, width: int,
                  max_registers: int | None, for_gradient: bool,
                  proofs: Proofs | None = None, checks: bool | Iterable[str] = True,
-                 optimize: bool = True) -> None:
+                 level: int = DEFAULT_LEVEL, reference: ir.Module | None = None) -> None:
         self.module = module
-        self.optimize = optimize
+        self.level = level
+        self.optimize = level >= 1
         self.proofs = proofs if proofs is not None else Proofs()
         self.checks = check_kinds(checks)
         self.entry = entry
@@ -82,7 +92,8 @@ class _ModuleLowering:
         self.width = width
         self.for_gradient = for_gradient
         self.max_registers = max_registers
-        self.layouts = {name: layout_function(f, max_registers)
+        before = reference.functions if reference is not None else {}
+        self.layouts = {name: layout_function(f, max_registers, before.get(name))
                         for name, f in module.functions.items()}
         self.traps: list[Instr] = []
         self.label_counter = 0
@@ -112,7 +123,11 @@ class _ModuleLowering:
             if name in reachable:
                 code = expand_loops(_FunctionLowering(self, self.module.functions[name]).run(),
                                     self.label)
-                bodies += cancel_inverse_pairs(code) if self.optimize else code
+                if self.level >= 2:
+                    code = cancel_inverse_pairs(combine_immediates(cancel_inverse_pairs(code)))
+                elif self.optimize:
+                    code = cancel_inverse_pairs(code)
+                bodies += code
         out = _Writer()
         f = self.module.functions[self.entry]
         lay = self.layouts[self.entry]

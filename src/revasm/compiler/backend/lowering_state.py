@@ -13,6 +13,7 @@ imports this package's modules and so is not imported here).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from revasm.isa.fixed_point import WordFormat
@@ -28,6 +29,14 @@ Interval = tuple[int, int] | None
 #: A register holding a value, with the setup that brings it there and the teardown
 #: (the setup's inverse) that clears it again.
 Placed = tuple[int, list[Instr], list[Instr]]
+
+
+@dataclass(frozen=True)
+class HeldValue(ir.Var):
+    """An Int value the lowering keeps in ``register`` over a stretch of code (a loop's
+    bound, -O2); ``name`` is the expression's text, for messages."""
+
+    register: int = 0
 
 
 class ProofQueries(Protocol):
@@ -49,6 +58,9 @@ class ModuleContext(Protocol):
 
     @property
     def optimize(self) -> bool: ...
+
+    @property
+    def level(self) -> int: ...
 
     @property
     def for_gradient(self) -> bool: ...
@@ -89,6 +101,8 @@ class FunctionLoweringState:
     exact_ranges: set[str]
     #: > 0 inside a branch or a loop that may run no iteration
     conditional: int
+    #: registers pointers and held loop bounds take (``pointers.py``, -O2)
+    reserved: set[int]
 
     if TYPE_CHECKING:
         # function_lowering.py
@@ -144,7 +158,29 @@ class FunctionLoweringState:
         # control_flow.py
         def _compare_type(self, a: ir.Expr, b: ir.Expr) -> ir.ScalarType: ...
 
+        # pointers.py
+        def spare_registers(self) -> list[int]: ...
+
+        def shape_of(self, name: str) -> tuple[int, ...] | None: ...
+
+        def pointer_scope(self, body: list[ir.Stmt], loop_var: str | None,
+                          build: Callable[[], list[Instr]]) -> list[Instr]: ...
+
+        def pointer_of(self, e: ir.Index) -> tuple[int, int] | None: ...
+
+        def pointer_steps(self, s: ir.Stmt) -> list[Instr]: ...
+
+        # hoisting.py
+        def is_hoisted(self, e: ir.Index, dim: int) -> bool: ...
+
+        def hoisted_guards(self, s: ir.For, stop: ir.Expr) -> list[Instr]: ...
+
         # guards.py
+        def interval(self, e: ir.Expr) -> Interval: ...
+
+        def value_guard(self, value: ir.Expr, e: ir.Index, dim: int, extent: int, *,
+                        low: bool, high: bool) -> list[Instr]: ...
+
         def loop_range(self, s: ir.For) -> Interval: ...
 
         def statement_guards(self, s: ir.Stmt) -> list[Instr]: ...

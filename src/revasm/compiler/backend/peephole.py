@@ -42,6 +42,13 @@ def _registers(instr: Instr) -> tuple[frozenset[str], frozenset[str]] | None:
     return regs, written - {"$0"}
 
 
+def touched_registers(instr: Instr) -> frozenset[str] | None:
+    """Every register a data instruction (or LI) reads or writes; None for any other
+    instruction (a branch, a call, a label's landing: code must not be moved across it)."""
+    sets = _registers(instr)
+    return None if sets is None else sets[0] | sets[1]
+
+
 @lru_cache(maxsize=1 << 16)
 def _inverse(instr: Instr) -> Instr | None:
     try:

@@ -8,6 +8,8 @@ strides.  A mixin of the function lowering
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
+from dataclasses import fields
 from fractions import Fraction
 
 from ..errors import CompileError
@@ -17,17 +19,21 @@ from ..ir.printer import expr_text
 from .code import Instr, inverse_code
 from .ir_queries import _is_zero
 from .layout import SP
-from .lowering_state import FunctionLoweringState, Placed
+from .lowering_state import FunctionLoweringState, HeldValue, Placed
 
 
 class OperandLowering(FunctionLoweringState):
     """Where a value lives, and how it is brought into a register."""
 
     def type_of(self, e: ir.Expr) -> ir.ScalarType:
+        if isinstance(e, HeldValue):
+            return ir.INT
         return expr_type(e, self.types, self.p.module.tables)
 
     def place(self, e: ir.Expr) -> Placed:
         """A register holding the variable/element ``e``, with setup/teardown moving it there."""
+        if isinstance(e, HeldValue):
+            return e.register, [], []
         if isinstance(e, ir.Var):
             slot = self.lay.scalars.get(e.name)
             if slot is None:
@@ -49,8 +55,7 @@ class OperandLowering(FunctionLoweringState):
         if isinstance(e, ir.Index):
             reg = self.fresh(e.pos)
             mark = self.scratch_top
-            addr = self.fresh(e.pos)
-            calc = self.address(addr, e)
+            addr, calc = self.address_of(e)
             setup = calc + [self.i("EXCH", reg, addr, pos=e.pos,
                                    note=f"load {expr_text(e)}")] + inverse_code(calc)
             self.scratch_top = mark
@@ -71,6 +76,48 @@ class OperandLowering(FunctionLoweringState):
         self.scratch_top = mark
         return t, copy, inverse_code(copy)
 
+    def address_of(self, e: ir.Index) -> tuple[int, list[Instr]]:
+        """A register that holds ``e``'s address after ``calc``, and ``calc`` (whose inverse
+        restores the register).  At -O2: a live pointer (``pointers.py``) moved by the
+        constant offset, or the array's base register (or SP, for a frame array) moved by
+        the index itself when the index reads no element; otherwise a zero scratch
+        register the address is computed into."""
+        if self.p.level >= 2:
+            found = self.pointer_of(e)
+            if found is not None:
+                register, offset = found
+                return register, ([self.i("ADDI", register, str(offset), pos=e.pos)]
+                                  if offset else [])
+            base = self._movable_base(e)
+            if base is not None:
+                return base, self.offset_code(base, e)
+        addr = self.fresh(e.pos)
+        return addr, self.address(addr, e)
+
+    def _movable_base(self, e: ir.Index) -> int | None:
+        """The register ``e``'s address may be formed in: its array's base register (a
+        parameter) or SP (a frame array), when no index reads an element (an element
+        read would use that very register while it is moved)."""
+        inner = [sub for index in e.indices for sub in _walk(index)]
+        if e.name in self.p.module.tables or any(isinstance(sub, ir.Index) for sub in inner):
+            return None
+        home = self.lay.arrays[e.name]
+        if home.register is not None:
+            return home.register
+        # a spilled variable in an index is read at SP + its offset: SP must stay put
+        spilled = any(isinstance(sub, ir.Var) and sub.name in self.lay.scalars and
+                      self.lay.scalars[sub.name].register is None for sub in inner)
+        return None if spilled else SP
+
+    def offset_code(self, base: int, e: ir.Index) -> list[Instr]:
+        """``base += `` the offset of ``e`` from the base register's address (the frame
+        offset of a frame array, the indices times their strides)."""
+        home = self.lay.arrays[e.name]
+        code: list[Instr] = []
+        if home.register is None and home.frame_offset:
+            code.append(self.i("ADDI", base, str(home.frame_offset), pos=e.pos))
+        return code + self.index_code(base, e, home.type)
+
     def address(self, addr: int, e: ir.Index) -> list[Instr]:
         pos = e.pos
         if e.name in self.p.module.tables:
@@ -85,6 +132,12 @@ class OperandLowering(FunctionLoweringState):
                 code = [self.i("ADD", addr, SP, pos=pos)]
                 if home.frame_offset:
                     code.append(self.i("ADDI", addr, str(home.frame_offset), pos=pos))
+        return code + self.index_code(addr, e, type_)
+
+    def index_code(self, addr: int, e: ir.Index, type_: ir.ArrayType) -> list[Instr]:
+        """``addr +=`` the flat index of ``e`` (the indices times their strides)."""
+        pos = e.pos
+        code: list[Instr] = []
         stride = 1
         strides = []
         for extent in reversed(type_.shape):
@@ -130,6 +183,16 @@ class OperandLowering(FunctionLoweringState):
         else:
             setup = self.complete(lambda: self.accumulate(t, 1, e, ctx))
         return t, setup, inverse_code(setup)
+
+
+def _walk(e: ir.Expr) -> Iterator[ir.Expr]:
+    """``e`` and every expression inside it."""
+    yield e
+    for f in fields(e):
+        value = getattr(e, f.name)
+        for item in value if isinstance(value, tuple) else (value,):
+            if isinstance(item, ir.Expr):
+                yield from _walk(item)
 
 
 def _bitwise(e: ir.Expr) -> bool:

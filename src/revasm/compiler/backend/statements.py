@@ -27,7 +27,7 @@ class StatementLowering(FunctionLoweringState):
             op = self.xor_into(reg, s.expr)
         else:
             op = self.accumulate(reg, 1 if s.op == "+" else -1, s.expr, ttype)
-        return setup + op + teardown
+        return setup + op + teardown + self.pointer_steps(s)
 
     def stmt_swap(self, s: ir.Swap) -> list[Instr]:
         a, sa, ta = self.place(s.a)
@@ -53,7 +53,7 @@ class StatementLowering(FunctionLoweringState):
             check = [self.i("BNE", reg, 0, self.p.trap(guard, s.pos, note), pos=s.pos,
                             role="check", label=guard, note=f"ancilla {s.name} must be zero here")]
         body = self.accumulate(reg, 1, s.value, s.type)
-        return setup + check + body + teardown
+        return setup + check + body + teardown + self.pointer_steps(s)
 
     def stmt_free(self, s: ir.Free) -> list[Instr]:
         if isinstance(s.type, ir.ArrayType):
@@ -68,7 +68,8 @@ class StatementLowering(FunctionLoweringState):
                     f"at line {s.pos.line}")
             check = [self.i("BNE", reg, 0, self.p.trap(guard, s.pos, note), pos=s.pos,
                             role="check", label=guard, note=f"free({s.name}, ...) leaves it zero")]
-        return setup + body + check + teardown
+        return setup + body + check + teardown + \
+            with_role(self.pointer_steps(s), "uncompute")
 
     def array_zero_check(self, s: ir.Free, type_: ir.ArrayType) -> list[Instr]:
         """Each element of a freed ancilla array (of type ``type_``) must be zero (a checked

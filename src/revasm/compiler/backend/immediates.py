@@ -1,0 +1,71 @@
+"""Combining immediates: two ``addi`` on one register with nothing between that uses it (-O2).
+
+Pointers and base registers are moved to an element and back around each access
+(``addi P 2; exch; addi P -2``); the next statement moves the same register again
+(``addi P 3; exch; ...``).  Between two ``addi`` of one register, in straight-line
+code, where no instruction reads or writes that register, the first may as well be
+added by the second: ``addi P -2 ... addi P 3`` is ``... addi P 1``, and a sum of zero
+drops both (the peephole's inverse pairs, for ``addi``).  ``addi`` never faults, and no
+other instruction sees the register between the two, so the program computes the same
+words; at every label and branch the register holds what it held before.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .code import Instr
+from .peephole import WINDOW, touched_registers
+
+#: ADDI's immediate field: 16 bits, signed.
+IMMEDIATE_RANGE = (-(1 << 15), (1 << 15) - 1)
+
+
+def _amount(instr: Instr) -> int | None:
+    if instr.mnemonic != "ADDI" or instr.label:
+        return None
+    try:
+        return int(instr.operands[1], 0)
+    except ValueError:
+        return None  # a symbolic immediate
+
+
+def combine_immediates(code: list[Instr]) -> list[Instr]:
+    """``code`` with each ``addi`` added into the next ``addi`` of its register when no
+    instruction between them (within ``WINDOW``, no label, no branch) uses the register;
+    a sum of zero leaves neither."""
+    code = list(code)
+    k = 0
+    while k < len(code):
+        first = code[k]
+        amount = _amount(first)
+        if amount is None:
+            k += 1
+            continue
+        register = first.operands[0]
+        partner = None
+        for j in range(k + 1, min(len(code), k + 1 + WINDOW)):
+            other = code[j]
+            if other.label:
+                break
+            if other.mnemonic == "ADDI" and other.operands[0] == register:
+                partner = j if _amount(other) is not None else None
+                break
+            touched = touched_registers(other)
+            if touched is None or register in touched:
+                break
+        if partner is None:
+            k += 1
+            continue
+        later = code[partner]
+        total = amount + (_amount(later) or 0)
+        if not IMMEDIATE_RANGE[0] <= total <= IMMEDIATE_RANGE[1]:
+            k += 1
+            continue
+        if total:
+            code[partner] = replace(later, operands=(register, str(total)))
+        else:
+            del code[partner]
+        del code[k]
+        # a merge may let an earlier addi reach further: look again a little before
+        k = max(0, k - 1)
+    return code

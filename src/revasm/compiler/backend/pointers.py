@@ -1,0 +1,310 @@
+"""Induction pointers: array addresses kept in registers across statements and iterations (-O2).
+
+The plain lowering computes an element's address for every access: ``add`` the base,
+add each index term, ``exch``, then the inverse of it all -- four to eight
+instructions around each ``exch``, and an array walk ``x[i]`` pays them every
+iteration.  At -O2 a *pointer* register holds ``base + sum(stride * v)`` for the
+variable part of an address (the key: the array and the variables with their
+strides) over a whole scope -- a function body or a ``for`` loop -- so an access is
+``exch`` alone, or ``addi P c; exch; addi P -c`` for a constant offset ``c``.
+
+The pointer stays equal to its address because the variables it reads change only by
+constants inside its scope (``v += 3``, an ancilla allocated or freed with a constant,
+a loop counter over constant bounds): each such update also adds ``stride * delta`` to
+the pointer (:func:`const_step`, shared by the analysis and the lowering of updates).
+A loop's own variable changes by the loop's step; its pointers are set up after the
+counter starts and cleared before it is cleared.  A scope with a call keeps no
+pointers (the callee uses the registers).  A pointer is set up as the address would
+be computed and cleared by the inverse of that code, which at the scope's end, with
+the invariant, leaves it zero: every register but the variables' is zero between
+scopes, as docs/abi.md says.  Pointers take variable registers the function leaves
+free.  Addresses are integers, so no fixed-point operation changes: values and
+gradients are bit for bit those of -O0.  A mixin of the function lowering
+(``compiler/backend/function_lowering.py``).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import fields
+from fractions import Fraction
+
+from ..ir import nodes as ir
+from .code import Instr, inverse_code
+from .layout import SP, VARIABLE_REGISTERS
+from .lowering_state import FunctionLoweringState
+
+#: The variable part of an address: (array, ((variable, stride), ...) sorted).
+Key = tuple[str, tuple[tuple[str, int], ...]]
+
+#: An access inside a loop counts this many times more than one outside it.
+LOOP_WEIGHT = 8
+
+
+def affine(e: ir.Expr) -> dict[str, int] | None:
+    """An Int expression as constant + sum(coefficient * variable) (key ``""``: the
+    constant), or None when it is not one (an element, a division, a non-integer)."""
+    if isinstance(e, ir.Const):
+        return {"": int(e.value)} if e.value.denominator == 1 else None
+    if isinstance(e, ir.Var):
+        return {e.name: 1}
+    if isinstance(e, ir.Unary) and e.op == "-":
+        inner = affine(e.operand)
+        return {k: -v for k, v in inner.items()} if inner is not None else None
+    if isinstance(e, ir.BinOp) and e.op in ("+", "-"):
+        a, b = affine(e.left), affine(e.right)
+        if a is None or b is None:
+            return None
+        sign = 1 if e.op == "+" else -1
+        out = dict(a)
+        for k, v in b.items():
+            out[k] = out.get(k, 0) + sign * v
+        return out
+    if isinstance(e, ir.BinOp) and e.op == "*":
+        a, b = affine(e.left), affine(e.right)
+        if a is None or b is None:
+            return None
+        for x, y in ((a, b), (b, a)):
+            if set(x) <= {""}:
+                return {k: v * x.get("", 0) for k, v in y.items()}
+    return None
+
+
+def flat_address(e: ir.Index, shape: tuple[int, ...]) -> tuple[Key, int] | None:
+    """The key of an element's address and its constant offset, for affine indices."""
+    terms: dict[str, int] = {}
+    offset = 0
+    stride = 1
+    for index, extent in zip(reversed(e.indices), reversed(shape)):
+        form = affine(index)
+        if form is None:
+            return None
+        for name, coefficient in form.items():
+            if name:
+                terms[name] = terms.get(name, 0) + coefficient * stride
+            else:
+                offset += coefficient * stride
+        stride *= extent
+    key = (e.name, tuple(sorted((k, v) for k, v in terms.items() if v)))
+    return key, offset
+
+
+def const_step(s: ir.Stmt) -> tuple[str, int] | None:
+    """(variable, delta) when ``s`` adds an integer constant to an Int scalar: ``v += c``,
+    ``v -= c``, an ancilla allocated with ``c`` (+c) or freed with it (-c)."""
+    if isinstance(s, ir.Update) and isinstance(s.target, ir.Var) and s.op in ("+", "-") \
+            and isinstance(s.expr, ir.Const) and s.expr.is_int \
+            and s.expr.value.denominator == 1:
+        return s.target.name, int(s.expr.value) * (1 if s.op == "+" else -1)
+    if isinstance(s, (ir.Alloc, ir.Free)) and s.type == ir.INT and \
+            isinstance(s.value, ir.Const) and s.value.value.denominator == 1:
+        return s.name, int(s.value.value) * (1 if isinstance(s, ir.Alloc) else -1)
+    return None
+
+
+def _nested(s: ir.Stmt) -> list[list[ir.Stmt]]:
+    return [getattr(s, a) for a in ("head", "body", "then", "orelse")
+            if isinstance(getattr(s, a, None), list)]
+
+
+def _exprs(s: ir.Stmt) -> list[ir.Expr]:
+    out: list[ir.Expr] = []
+    for f in fields(s):
+        value = getattr(s, f.name)
+        if isinstance(value, ir.Expr):
+            out.append(value)
+        elif isinstance(value, tuple):
+            out += [v for v in value if isinstance(v, ir.Expr)]
+    return out
+
+
+def _sub_exprs(e: ir.Expr) -> Iterator[ir.Expr]:
+    yield e
+    for f in fields(e):
+        value = getattr(e, f.name)
+        if isinstance(value, ir.Expr):
+            yield from _sub_exprs(value)
+        elif isinstance(value, tuple):
+            for v in value:
+                if isinstance(v, ir.Expr):
+                    yield from _sub_exprs(v)
+
+
+def written(body: list[ir.Stmt]) -> tuple[set[str], set[str], bool]:
+    """(variables changed only by constant steps, variables changed otherwise, whether
+    ``body`` makes a call) over ``body`` and everything nested in it."""
+    stepped: set[str] = set()
+    other: set[str] = set()
+    calls = False
+    for s in body:
+        step = const_step(s)
+        if step is not None:
+            stepped.add(step[0])
+        elif isinstance(s, ir.Update) and isinstance(s.target, ir.Var):
+            other.add(s.target.name)
+        elif isinstance(s, (ir.Alloc, ir.Free)):
+            other.add(s.name)
+        elif isinstance(s, (ir.Swap, ir.Rot)):
+            other.update(x.name for x in (s.a, s.b) if isinstance(x, ir.Var))
+        elif isinstance(s, ir.Call):
+            calls = True
+            other.update(a.name for a in s.args if isinstance(a, ir.Var))
+        elif isinstance(s, ir.For):
+            constant = all(isinstance(b, ir.Const) and b.value.denominator == 1
+                           for b in (s.start, s.stop))
+            (stepped if constant else other).add(s.var)
+        for inner in _nested(s):
+            a, b, c = written(inner)
+            stepped |= a
+            other |= b
+            calls = calls or c
+    return stepped - other, other, calls
+
+
+def accesses(body: list[ir.Stmt], weight: int = 1) -> Iterator[tuple[ir.Index, int]]:
+    """Every array element named in ``body`` (nested statements too), with a weight that
+    grows with the loops around it."""
+    for s in body:
+        for e in _exprs(s):
+            for sub in _sub_exprs(e):
+                if isinstance(sub, ir.Index):
+                    yield sub, weight
+        inner_weight = weight * LOOP_WEIGHT if isinstance(s, (ir.For, ir.While)) else weight
+        for inner in _nested(s):
+            yield from accesses(inner, inner_weight)
+
+
+def _controls(body: list[ir.Stmt]) -> bool:
+    """Whether ``body`` holds a loop or an if (which -O2 gives a register of its own)."""
+    return any(isinstance(s, (ir.For, ir.If)) or any(_controls(b) for b in _nested(s))
+               for s in body)
+
+
+class PointerLowering(FunctionLoweringState):
+    """Pointer registers: chosen per scope, used by ``places``, kept by updates."""
+
+    #: key -> the register holding that address
+    pointers: dict[Key, int]
+    #: registers taken for the rest of the function's lowering (pointers, loop bounds)
+    reserved: set[int]
+
+    def spare_registers(self) -> list[int]:
+        """Variable registers this function leaves free: no variable, constant, pointer."""
+        limit = self.p.max_registers
+        available = VARIABLE_REGISTERS[:limit] if limit else VARIABLE_REGISTERS
+        taken = set(self.lay.registers) | set(self.pool.values()) | self.reserved
+        return [r for r in available if r not in taken]
+
+    def shape_of(self, name: str) -> tuple[int, ...] | None:
+        if name in self.p.module.tables:
+            return self.p.module.tables[name].type.shape
+        home = self.lay.arrays.get(name)
+        return home.type.shape if home is not None else None
+
+    def pointer_scope(self, body: list[ir.Stmt], loop_var: str | None,
+                      build: Callable[[], list[Instr]]) -> list[Instr]:
+        """``build()``'s code with the pointers worth keeping over ``body`` set up before
+        it and cleared after it (``loop_var``: the scope is that loop's)."""
+        if self.p.level < 2:
+            return build()
+        stepped, other, calls = written(body)
+        if calls:
+            return build()
+        valid = (stepped | {loop_var}) - {None} if loop_var is not None else set(stepped)
+        if loop_var is not None and loop_var in other:
+            return build()
+        weights: dict[Key, int] = {}
+        for e, weight in accesses(body):
+            shape = self.shape_of(e.name)
+            if shape is None:
+                continue
+            found = flat_address(e, shape)
+            if found is None:
+                continue
+            key, _ = found
+            names = {name for name, _ in key[1]}
+            if key in self.pointers or not names <= (valid | self._unwritten(body, names)):
+                continue
+            if not names and self._base_register(e.name) is not None:
+                continue  # the base register itself serves (``places``)
+            weights[key] = weights.get(key, 0) + weight
+        chosen = sorted((k for k, w in weights.items() if w >= 2), key=lambda k: -weights[k])
+        registers = self.spare_registers()
+        if _controls(body):  # one register stays for a loop's bounds or an if's condition
+            registers = registers[:-1]
+        setup: list[Instr] = []
+        made: list[tuple[Key, int]] = []
+        for key, register in zip(chosen, registers):
+            setup += self._pointer_setup(key, register)
+            made.append((key, register))
+            self.pointers[key] = register
+            self.reserved.add(register)
+        try:
+            code = build()
+        finally:
+            for key, register in made:
+                del self.pointers[key]
+                self.reserved.discard(register)
+        return setup + code + inverse_code(setup)
+
+    def _unwritten(self, body: list[ir.Stmt], names: set[str]) -> set[str]:
+        """Those of ``names`` that ``body`` never writes (parameters, outer variables)."""
+        stepped, other, _ = written(body)
+        return {n for n in names if n not in stepped and n not in other
+                and n in self.lay.scalars}
+
+    def _base_register(self, name: str) -> int | None:
+        home = self.lay.arrays.get(name)
+        return home.register if home is not None else None
+
+    def _pointer_setup(self, key: Key, register: int) -> list[Instr]:
+        """``register += base + sum(stride * variable)``: the pointer's value, from zero."""
+        name, terms = key
+        pos = self.f.pos
+        note = f"pointer into {name}"
+        code: list[Instr] = []
+        if name in self.p.module.tables:
+            code.append(self.i("LI", register, f"t_{name}.0", pos=pos, note=note))
+        else:
+            home = self.lay.arrays[name]
+            if home.register is not None:
+                code.append(self.i("ADD", register, home.register, pos=pos, note=note))
+            else:
+                code.append(self.i("ADD", register, SP, pos=pos, note=note))
+                if home.frame_offset:
+                    code.append(self.i("ADDI", register, str(home.frame_offset), pos=pos))
+        for variable, stride in terms:
+            term: ir.Expr = ir.Var(pos, name=variable)
+            if stride != 1:
+                term = ir.BinOp(pos, op="*", left=term,
+                                right=ir.Const(pos, value=Fraction(stride), is_int=True))
+            code += self._accumulated(register, term)
+        return code
+
+    def _accumulated(self, register: int, term: ir.Expr) -> list[Instr]:
+        """``register += term`` (an Int), its temporaries cleared again."""
+        return self.complete(lambda: self.accumulate(register, 1, term, ir.INT))
+
+    def pointer_of(self, e: ir.Index) -> tuple[int, int] | None:
+        """(register, constant offset) of a live pointer for ``e``'s address."""
+        if not self.pointers:
+            return None
+        shape = self.shape_of(e.name)
+        found = flat_address(e, shape) if shape is not None else None
+        if found is None or found[0] not in self.pointers:
+            return None
+        return self.pointers[found[0]], found[1]
+
+    def pointer_steps(self, s: ir.Stmt) -> list[Instr]:
+        """The ADDIs that keep every live pointer equal to its address when ``s`` adds a
+        constant to a variable the pointer reads."""
+        step = const_step(s)
+        if step is None or not self.pointers:
+            return []
+        variable, delta = step
+        code = []
+        for (name, terms), register in self.pointers.items():
+            for term, stride in terms:
+                if term == variable and stride * delta:
+                    code.append(self.i("ADDI", register, str(stride * delta), pos=s.pos,
+                                       note=f"pointer into {name}"))
+        return code
