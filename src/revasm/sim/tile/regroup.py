@@ -1,0 +1,54 @@
+"""Regrouping: the running lanes packed into the first tiles, in order of their (DIR, PC).
+
+A tile runs as long as its slowest lane; once most of its lanes have halted, the others
+run at a fraction of the tile's width.  With ``TileLanes.regroup`` on, a tile returns to
+the host once half the lanes it started with have stopped, and :func:`pack` permutes the
+lanes -- every per-lane array: registers and memory of every bank, the memory tables'
+keys, ``CTL``, output log and tape -- so that the running lanes fill the first tiles,
+ordered by where they are (lanes at one PC side by side, so they share a group), the
+stopped ones after them.  :func:`restore` puts every lane back in its place before the run
+returns, so the host's view of the lanes never changes.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy
+
+from revasm.sim.compiled.generate import DIR, PC, RUNNING, STATUS
+
+
+def permute(machine: Any, order: Any) -> None:
+    """Move lane ``order[i]``'s state to lane ``i``, for every per-lane array."""
+    banks = machine._banks  # noqa: SLF001 - the machine's own banks (TileLanes)
+    for name, bank in banks.items():
+        if bank is not None:
+            banks[name] = numpy.ascontiguousarray(bank.T[:, order]).T
+    machine.KEYS = numpy.ascontiguousarray(machine.KEYS.T[:, order]).T
+    machine.CTL = numpy.ascontiguousarray(machine.CTL[:, order])
+    for name in ("OUT", "OUTLEN", "TAPE", "TAPELEN", "_lane_mode"):
+        setattr(machine, name, numpy.ascontiguousarray(getattr(machine, name)[order]))
+
+
+def pack(machine: Any, running: Any) -> Any:
+    """Permute the lanes so that the ``running`` ones fill the first tiles, by (DIR, PC);
+    returns the permutation (position -> previous position), or None when that would
+    not run them in fewer tiles than they occupy now."""
+    tile = machine.tile
+    occupied = len(numpy.unique(running // tile))
+    if occupied <= -(-len(running) // tile):
+        return None
+    ctl = machine.CTL
+    keys = numpy.where(ctl[DIR, running] > 0, ctl[PC, running], -1 - ctl[PC, running])
+    first = running[numpy.argsort(keys, kind="stable")]
+    rest = numpy.flatnonzero(ctl[STATUS] != RUNNING)
+    order = numpy.concatenate([first, rest])
+    permute(machine, order)
+    return order
+
+
+def restore(machine: Any, order: Any) -> None:
+    """Undo the permutations of a run (``order``: position -> the lane's own number)."""
+    inverse = numpy.empty_like(order)
+    inverse[order] = numpy.arange(len(order))
+    permute(machine, inverse)
