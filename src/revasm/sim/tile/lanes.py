@@ -14,8 +14,8 @@ snapshots) and changes two things:
   program never waits for a compiler.
 
 Lanes run in tiles of :attr:`TileLanes.tile` consecutive lanes that share a PC and run in
-lockstep (``source.py``).  With :attr:`TileLanes.regroup` on, a tile returns once half its
-lanes have stopped and the host packs the running lanes, in order of their (DIR, PC), into
+lockstep (``source.py``).  With :attr:`TileLanes.regroup` on, a tile whose lanes have
+parted returns, and the host packs the running lanes, in order of their (DIR, PC), into
 the first tiles (every lane's state moved with it), then runs those; the lanes are put
 back in order before the run returns (:mod:`.regroup`).
 """
@@ -41,6 +41,8 @@ from . import kernel, regroup
 #: Lanes per tile by default: measured on the J2 gradient and the NiLang workloads
 #: (``revasm bench tile_speed``, README.md).
 TILE_LANES = 64
+#: Whether tiles regroup by default (``TileLanes.regroup``).
+REGROUP = False
 #: Fewer running tiles than this run on one thread (no pool start-up).
 PARALLEL_TILES = 2
 
@@ -62,8 +64,9 @@ class TileLanes(CompiledLanes):
     (:class:`revasm.sim.engine.Lanes`)."""
 
     def __init__(self, image: Image, lanes: int = 1, *, max_steps: int | None = None,
-                 memory_words: int = DEFAULT_MEMORY_WORDS, tile: int = TILE_LANES,
-                 regroup: bool = False) -> None:
+                 memory_words: int = DEFAULT_MEMORY_WORDS, tile: int | None = None,
+                 regroup: bool | None = None) -> None:
+        tile = TILE_LANES if tile is None else tile
         if tile < 1:
             raise ValueError(f"a tile holds at least one lane, not {tile}")
         super().__init__(image, lanes, max_steps=max_steps, memory_words=memory_words,
@@ -71,10 +74,13 @@ class TileLanes(CompiledLanes):
         #: Lanes per tile (the last tile may hold fewer).
         self.tile = tile
         #: Whether thinning tiles return for the host to pack the running lanes.
-        self.regroup = regroup
+        self.regroup = REGROUP if regroup is None else regroup
         #: Kernel calls of the last run, and how many of them followed a regrouping.
         self.calls = 0
         self.regroupings = 0
+        #: Instructions fetched for a group in the last run, summed over the tiles: its
+        #: lane-steps over this is how many lanes an instruction ran on, on average.
+        self.dispatches = 0
         self._lane_major()
         self._dummy_registers = lane_major(32, 1)
         self._dummy_memory = lane_major(1, 1)
@@ -109,7 +115,7 @@ class TileLanes(CompiledLanes):
         """The tile interpreter module this machine runs in its current mode."""
         return kernel.source(self.width, self._gradient, self._tangent)
 
-    def _arguments(self, limit: int) -> tuple:
+    def _arguments(self, limit: int, regrouping: bool) -> tuple:
         banks = [self._banks[name] if self._banks[name] is not None else
                  self._dummy_registers for name in REGISTER_BANKS]
         memories = [self._banks[name] if self._banks[name] is not None else
@@ -118,7 +124,7 @@ class TileLanes(CompiledLanes):
             self._program = program_arrays(self.image)
         return (*[kernel_view(bank) for bank in banks + memories], kernel_view(self.KEYS),
                 self.CTL, self.OUT, self.OUTLEN, self.TAPE, self.TAPELEN, numpy.int64(limit),
-                *self._program, numpy.int64(self._strict), numpy.int64(self.regroup))
+                *self._program, numpy.int64(self._strict), numpy.int64(regrouping))
 
     def _go(self, on_output: OutputListener | None = None) -> None:
         """Run the running lanes to a halt or fault: tile kernel calls, with the pauses
@@ -134,7 +140,9 @@ class TileLanes(CompiledLanes):
         slices = Slices(run_limit) if on_output is not None else None
         announced = self.OUTLEN.copy() if on_output is not None else None
         self.calls = self.regroupings = 0
+        stats = numpy.zeros(-(-self.lanes // self.tile), dtype=numpy.int64)
         order: Any = None  # position -> lane, while the lanes are regrouped
+        regrouping = self.regroup and slices is None  # (a listener hears lanes in order)
         while len(active):
             limit = run_limit if slices is None else slices.limit(self.CTL[STEPS, active])
             steps_before = self.CTL[STEPS, active] if slices is not None else None
@@ -143,7 +151,7 @@ class TileLanes(CompiledLanes):
             started = time.perf_counter()
             self._call(module, runner, tiles,
                        (numpy.int64(self.tile), numpy.int64(self.lanes),
-                        *self._arguments(limit)))
+                        *self._arguments(limit, regrouping), stats))
             seconds = time.perf_counter() - started
             self.kernel_seconds += seconds
             self.calls += 1
@@ -159,15 +167,18 @@ class TileLanes(CompiledLanes):
                 self._hand_over(on_output, active, announced)
             active = control.running(self.CTL, self._lane_mode,
                                      self._gradient or self._tangent)
-            if self.regroup and len(active) and not paused and slices is None:
+            if regrouping and len(active) and not paused:
                 packed = regroup.pack(self, active)
-                if packed is not None:
+                if packed is None:
+                    regrouping = False  # packing gains nothing: the tiles run to the end
+                else:
                     order = packed if order is None else order[packed]
                     self.regroupings += 1
                     active = control.running(self.CTL, self._lane_mode,
                                              self._gradient or self._tangent)
         if order is not None:
             regroup.restore(self, order)
+        self.dispatches = int(stats.sum())
 
     def _call(self, module: Any, name: str, tiles: Any, args: tuple) -> None:
         """Run a tile kernel entry; a first call that compiles the tile interpreter (not in

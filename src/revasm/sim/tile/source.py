@@ -26,9 +26,9 @@ branches of a structured program and its lanes meet again where their paths do (
 come-from rule's landings, which are control instructions: a partial group that reaches
 one first lets the tile pick again, so lanes waiting there join it).  Step and cycle
 counts are added to a group's lanes only when it ends (:func:`cycle_count` says what an
-instruction costs).  ``regroup`` (the host's choice) makes a tile return once half the
-lanes it started with have stopped, so the host can pack the running lanes into fewer,
-fuller tiles (``lanes.TileLanes``).
+instruction costs).  ``regroup`` (the host's choice) makes a tile return once its groups
+have held at most half its lanes for :data:`THIN_STEPS` instructions in a row, so the host
+can pack lanes at one PC into the same tiles (``regroup.py``).
 """
 from __future__ import annotations
 
@@ -74,13 +74,16 @@ from revasm.sim.compiled.translate import F_ILLEGAL, F_JUMP, F_STEPS, Translator
 #: transposes, the lane-major views the translated templates index.
 KERNEL_ARGS = ("Rs", "Gs", "Ts", "TGs", "MEMs", "GMs", "TMs", "TGMs", "KEYSs", "CTL", "OUT",
                "OUTLEN", "TAPE", "TAPELEN", "limit", "PROG", "IMM", "CODE", "DENSE",
-               "dense_words", "strict_flag", "regroup")
+               "dense_words", "strict_flag", "regroup", "STATS")
 #: Operand placeholders of the table and the kernel locals that hold them (as in the
 #: compiled interpreter kernel).
 _OPERANDS = {"a": Value("o_a", "i"), "b": Value("o_b", "i"), "c": Value("o_c", "i"),
              "amt": Value("o_amt", "i"), "k": Value("o_k", "i"), "off": Value("o_off", "i"),
              "imm": Value("o_imm", "w")}
 _OPERAND_ROWS = {"o_a": A, "o_b": B, "o_c": C, "o_amt": AMT, "o_k": K, "o_off": OFF}
+#: With regrouping on, a tile returns to the host after this many instructions in a row
+#: run by groups of at most half its lanes (the host packs lanes at one PC together).
+THIN_STEPS = 32
 #: Table entries whose step decides BR or DIR (executed with the come-from check).
 CONTROL_KINDS = ("branch", "rbra", "swapbr")
 #: The vocabulary the tile kernels call: the compiled engine's scalar functions, with the
@@ -247,7 +250,7 @@ class _Source:
         out = self.out
         args = ", ".join(KERNEL_ARGS)
         out(0, f"@njit({INNER_JIT})")
-        out(0, f"def tile_run(lo, hi, idx, {args}):")
+        out(0, f"def tile_run(t, lo, hi, idx, {args}):")
         for name in ("R", "G", "T", "TG", "MEM", "GM", "TM", "TGM", "KEYS"):
             out(1, f"{name} = {name}s.T  # lane-major views: the templates' R[lane, o_a]")
         out(1, "CODE_LENGTH = CODE.shape[0]")
@@ -256,7 +259,10 @@ class _Source:
         out(1, "strict = strict_flag != 0")
         out(1, "cells = CODE_LENGTH")
         out(1, "size = hi - lo")
-        out(1, "started = -1")
+        out(1, "thin = 0  # instructions run in a row by groups of at most half the tile")
+        out(1, "thin_group = False")
+        out(1, "thin_from = 0")
+        out(1, "dispatched = 0  # instructions fetched for a group (STATS[t])")
         out(1, "while True:")
         body = 2
         out(body, "# the group: the running lanes at the first (DIR, PC)")
@@ -275,11 +281,15 @@ class _Source:
         out(body + 1, "if key < best:")
         out(body + 2, "best = key")
         out(body, "if alive == 0:")
+        out(body + 1, "STATS[t] += dispatched")
         out(body + 1, "return")
-        out(body, "if started < 0:")
-        out(body + 1, "started = alive")
-        out(body, "elif regroup != 0 and 2 * alive <= started:")
-        out(body + 1, "return  # the host packs the running lanes into fuller tiles")
+        out(body, "if thin_group:")
+        out(body + 1, "thin += dispatched - thin_from")
+        out(body, "else:")
+        out(body + 1, "thin = 0")
+        out(body, f"if regroup != 0 and thin >= {THIN_STEPS}:")
+        out(body + 1, "STATS[t] += dispatched")
+        out(body + 1, "return  # the host packs the running lanes into fuller groups")
         out(body, "n = 0")
         out(body, "br_any = False")
         out(body, "top = I(0)")
@@ -293,6 +303,8 @@ class _Source:
         out(body + 2, f"if CTL[{STEPS}, lane] > top:")
         out(body + 3, f"top = CTL[{STEPS}, lane]")
         out(body, "full = n == size")
+        out(body, "thin_group = 2 * n <= size")
+        out(body, "thin_from = dispatched")
         out(body, f"pc = CTL[{PC}, idx[0]]")
         out(body, f"gd = CTL[{DIR}, idx[0]]")
         out(body, "room = limit - top  # steps every lane of the group may still take")
@@ -321,6 +333,7 @@ class _Source:
         # START and FINISH: not come-from checked; they halt keeping BR (a jump onto
         # FINISH) or pass it on to the next landing, as the reference's.
         inner = step + 1
+        out(inner, "dispatched += 1")
         out(inner, f"halt = (gd > 0 and flags & {FINISH_FLAG} != 0) or "
                    f"(gd < 0 and flags & {START_FLAG} != 0)")
         self.flush(inner, " + 1", " + cyc")
@@ -341,6 +354,7 @@ class _Source:
         out(inner, "if not fresh and n < alive:  # lanes waiting here may join the group")
         self.flush(inner + 1)
         out(inner + 1, "break")
+        out(inner, "dispatched += 1")
         out(inner, "m = 0")
         out(inner, "together = True")
         out(inner, "br_any = False")
@@ -364,6 +378,7 @@ class _Source:
         self.tree(self.entries(False), 1, step + 1, control=False)
         out(step, "else:")
         self.tree(self.entries(False), -1, step + 1, control=False)
+        out(step, "dispatched += 1")
         out(step, "ps += 1")
         out(step, "pcyc += cyc")
         out(step, "fresh = False")
@@ -411,7 +426,7 @@ class _Source:
             out(2, "idx = np.empty(tile, dtype=np.int64)")
             out(2, "for j in range(c * count // chunks, (c + 1) * count // chunks):")
             out(3, "lo = tiles[j] * tile")
-            out(3, f"tile_run(lo, min(lo + tile, lanes), idx, {args})")
+            out(3, f"tile_run(tiles[j], lo, min(lo + tile, lanes), idx, {args})")
 
     def source(self) -> str:
         self.tile_function()
