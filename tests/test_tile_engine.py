@@ -221,14 +221,22 @@ def test_one_lane_differentiates_like_the_reference():
 
 
 def test_the_interpreter_has_one_leaf_per_entry_and_direction():
-    """Derived from the table: every entry but START/FINISH (stepped before dispatch) is a
-    leaf of each direction's tree, in value and in gradient mode."""
+    """Derived from the table: every data entry has a step function per direction (its
+    fast and its exact loop), called from a leaf of that direction's tree; every control
+    entry a leaf of each direction's tree, and a branch also one of the trees that try all
+    lanes one way -- in value and in gradient mode.  START/FINISH step before dispatch."""
     for gradient_mode in (False, True):
         source = tile_source(32, gradient=gradient_mode)
         for ins in INSTRUCTIONS:
             if ins.kind in ("start", "finish"):
                 continue
-            assert source.count(f"# {ins.mnemonic}\n") == 2, ins.mnemonic
+            leaves = 4 if ins.kind == "branch" else 2
+            assert source.count(f"# {ins.mnemonic}\n") == leaves, ins.mnemonic
+            if ins.kind == "data":
+                for suffix in ("f", "b"):
+                    name = f"step_{ins.mnemonic.lower()}_{suffix}"
+                    assert source.count(f"def {name}(") == 1, name
+                    assert source.count(f"left = {name}(") == 1, name
 
 
 def test_the_module_name_changes_with_the_tile_engine_sources():

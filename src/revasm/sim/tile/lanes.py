@@ -30,13 +30,12 @@ from revasm.assembler.image import Image
 from revasm.sim.compiled import control
 from revasm.sim.compiled import translate as tr
 from revasm.sim.compiled.generate import FAULTED, FAUX, FCODE, NEEDS_ROOM, RUNNING, STATUS, STEPS
-from revasm.sim.compiled.interpreter import program_arrays
 from revasm.sim.compiled.machine import MEMORY_BANKS, REGISTER_BANKS, CompiledLanes
 from revasm.sim.compiled.slices import Slices
 from revasm.sim.engine import OutputListener
 from revasm.sim.reference import DEFAULT_MEMORY_WORDS
 
-from . import kernel, regroup
+from . import kernel, program, regroup
 
 #: Lanes per tile by default: measured on the J2 gradient and the NiLang workloads
 #: (``revasm bench tile_speed``, README.md).
@@ -47,10 +46,10 @@ REGROUP = False
 PARALLEL_TILES = 2
 
 
-def lane_major(rows: int, lanes: int, fill: Any = 0) -> Any:
-    """A zeroed (or ``fill``ed) bank of ``lanes`` x ``rows`` uint64 words stored
-    lane-innermost: the transpose of a C-ordered ``(rows, lanes)`` array."""
-    return numpy.full((rows, lanes), fill, dtype=numpy.uint64).T
+def lane_major(rows: int, lanes: int) -> Any:
+    """A zeroed bank of ``lanes`` x ``rows`` uint64 words stored lane-innermost: the
+    transpose of a C-ordered ``(rows, lanes)`` array."""
+    return numpy.zeros((rows, lanes), dtype=numpy.uint64).T
 
 
 def kernel_view(bank: Any) -> Any:
@@ -62,6 +61,9 @@ def kernel_view(bank: Any) -> Any:
 class TileLanes(CompiledLanes):
     """``lanes`` copies of the machine on one image, run by the tile interpreter
     (:class:`revasm.sim.engine.Lanes`)."""
+
+    #: Banks and memory keys lane-innermost: ``bank[:, register]`` is contiguous.
+    BANK_ORDER = "F"
 
     def __init__(self, image: Image, lanes: int = 1, *, max_steps: int | None = None,
                  memory_words: int = DEFAULT_MEMORY_WORDS, tile: int | None = None,
@@ -81,27 +83,8 @@ class TileLanes(CompiledLanes):
         #: Instructions fetched for a group in the last run, summed over the tiles: its
         #: lane-steps over this is how many lanes an instruction ran on, on average.
         self.dispatches = 0
-        self._lane_major()
         self._dummy_registers = lane_major(32, 1)
         self._dummy_memory = lane_major(1, 1)
-
-    def _lane_major(self) -> None:
-        """Store every bank and the memory table's keys lane-innermost."""
-        for name, bank in self._banks.items():
-            if bank is not None and not bank.flags.f_contiguous:
-                self._banks[name] = numpy.asfortranarray(bank)
-        if not self.KEYS.flags.f_contiguous:
-            self.KEYS = numpy.asfortranarray(self.KEYS)
-
-    def bank(self, name: str) -> Any:
-        if name in self._banks and self._banks[name] is None:
-            rows = self._row if name.endswith("M") else 32
-            self._banks[name] = lane_major(rows, self.lanes)
-        return super().bank(name)
-
-    def _grow_memory(self, window: bool = False) -> None:
-        super()._grow_memory(window)
-        self._lane_major()
 
     # --- the kernel -------------------------------------------------------------------------
 
@@ -121,7 +104,7 @@ class TileLanes(CompiledLanes):
         memories = [self._banks[name] if self._banks[name] is not None else
                     self._dummy_memory for name in MEMORY_BANKS]
         if self._program is None:
-            self._program = program_arrays(self.image)
+            self._program = program.decode(self.image)
         return (*[kernel_view(bank) for bank in banks + memories], kernel_view(self.KEYS),
                 self.CTL, self.OUT, self.OUTLEN, self.TAPE, self.TAPELEN, numpy.int64(limit),
                 *self._program, numpy.int64(self._strict), numpy.int64(regrouping))
@@ -132,8 +115,9 @@ class TileLanes(CompiledLanes):
         (the compiled engine's ``Slices``), the new output words handed over after every
         call; with :attr:`regroup`, the running lanes packed into full tiles between calls."""
         active = control.running(self.CTL, self._lane_mode, self._gradient or self._tangent)
-        for lane in active.tolist():
-            self._faults.pop(lane, None)
+        if self._faults:
+            for lane in active.tolist():
+                self._faults.pop(lane, None)
         module = self._kernel()
         self._run_mode = (self._gradient, self._tangent)
         run_limit = self.max_steps if self.max_steps is not None else 1 << 62

@@ -32,8 +32,13 @@ can pack lanes at one PC into the same tiles (``regroup.py``).
 """
 from __future__ import annotations
 
+import ast
+import re
+from collections.abc import Callable
+
 from revasm.isa.adjoint import mode_template
 from revasm.isa.fixed_point import WordFormat
+from revasm.isa.step_order import FAULTING_CALLS
 from revasm.isa.table import INSTRUCTIONS
 from revasm.sim.compiled.generate import (
     BR,
@@ -84,8 +89,83 @@ _OPERAND_ROWS = {"o_a": A, "o_b": B, "o_c": C, "o_amt": AMT, "o_k": K, "o_off": 
 #: With regrouping on, a tile returns to the host after this many instructions in a row
 #: run by groups of at most half its lanes (the host packs lanes at one PC together).
 THIN_STEPS = 32
+#: The arguments a data step function may take (``_Source.data_function``: those its
+#: step uses).
+LEAF_ARGS = ("lo, n, idx, full, strict, ps, pcyc, pc, gd, o_a, o_b, o_c, o_amt, o_k, o_off, "
+             "o_imm, R, G, T, TG, MEM, GM, TM, TGM, KEYS, CTL, OUT, OUTLEN, TAPE, TAPELEN, "
+             "CODE, DENSE, dense_words, SLOTS")
+#: Memory slots a step's guard keeps per lane for its fast loop (``remembered_slots``).
+SLOT_COLUMNS = 4
+
+
+_DIVISION = re.compile(r"^(\s*)\w+, \w+ = fdiv_ovf64\((.*)\)$")
+
+
+def short_division_checks(lines: list[str]) -> list[str]:
+    """A guard's lines with, after each W = 64 division, the check that the fast loop's
+    division without a divide instruction (``vocab.fdiv_short64``) gives its words: a
+    lane whose quotient is too long for it sends the group to the exact loop.  The guard
+    divides that way too (its quotients only feed later checks, if any)."""
+    out = []
+    for line in lines:
+        found = _DIVISION.match(line)
+        out.append(line.replace("fdiv_ovf64(", "fdiv_short64(") if found else line)
+        if found:
+            out += [f"{found[1]}if not fdiv_short_ok64({found[2]}):", f"{found[1]}    bad = True"]
+    return out
+
+
+_SLOT = re.compile(r"^(\s*)(_slot\d+) = window_slot\(.*\)$")
+
+
+def remembered_slots(guard: list[str], fast: list[str]) -> tuple[list[str], list[str]]:
+    """A guard that keeps each memory slot it looks up (``SLOTS[k, i]``: the i-th look-up
+    for the group's k-th lane), and a fast loop that takes them instead of looking them up
+    again: the guard looks up the same addresses first (its statements are the step's
+    first ones, translated alike), and the look-up is a hash and a probe per lane."""
+    kept = []
+    count = 0
+    for line in guard:
+        kept.append(line)
+        found = _SLOT.match(line)
+        if found:
+            kept.append(f"{found[1]}SLOTS[k, {count}] = {found[2]}")
+            count += 1
+    if count > SLOT_COLUMNS:
+        raise ValueError(f"a step looks up {count} memory slots, more than {SLOT_COLUMNS}")
+    taken = []
+    used = 0
+    for line in fast:
+        found = _SLOT.match(line)
+        if found and used < count:
+            line = f"{found[1]}{found[2]} = SLOTS[k, {used}]"
+            used += 1
+        taken.append(line)
+    return kept, taken
+
+
+#: A branch function's arguments (``_Source.branch_function``).
+BRANCH_ARGS = "lo, n, idx, full, o_a, o_b, o_off, R, CTL"
+
+
+def branch_name(number: int, direction: int) -> str:
+    """The name of a branch's every-lane function for a direction."""
+    return f"branch_{INSTRUCTIONS[number].mnemonic.lower()}_{'f' if direction > 0 else 'b'}"
+
+
+def step_name(number: int, direction: int) -> str:
+    """The name of a data entry's step function for a direction."""
+    return f"step_{INSTRUCTIONS[number].mnemonic.lower()}_{'f' if direction > 0 else 'b'}"
+
+
+#: The calls whose fault checks a fast loop's guard runs first (``overflow`` faults only
+#: on a strict machine, which runs no fast loop).
+GUARDED_CALLS = FAULTING_CALLS - {"overflow"}
 #: Table entries whose step decides BR or DIR (executed with the come-from check).
 CONTROL_KINDS = ("branch", "rbra", "swapbr")
+#: ``tile_run`` compiles with numba's ``error_model="numpy"``: its default checks every
+#: float division inlined into a loop (``vocab.fdiv_ovf64``) for a zero divisor, a branch
+#: out of the loop that keeps LLVM from vectorising it; the kernel itself divides nothing.
 #: The vocabulary the tile kernels call: the compiled engine's scalar functions, with the
 #: tile engine's own versions of those it replaces (``vocab.py``) imported after them.
 MODULE_PRELUDE = (
@@ -103,7 +183,7 @@ MODULE_PRELUDE = (
 
 def cycle_count(cycles: str) -> str:
     """The kernel expression of what one instruction adds to a lane's cycle count, given
-    the expression of its table cost (``PROG[CYC, pc]``): today that cost itself.  The one
+    the expression of its table cost (``PROG[pc, CYC]``): today that cost itself.  The one
     place the tile kernels account cycles, so that a cost model that depends on the
     operands (the RTL's exact cycles) changes this function only."""
     return cycles
@@ -117,6 +197,8 @@ class _Source:
                                              "F": fmt.frac_bits, "one": fmt.one})
         self.translator.operands = {value.code: value for value in _OPERANDS.values()}
         self.lines: list[str] = []
+        #: each data step function's arguments, by (entry, direction)
+        self.leaf_params: dict[tuple[int, int], list[str]] = {}
 
     def out(self, indent: int, text: str) -> None:
         self.lines.append("    " * indent + text)
@@ -144,30 +226,118 @@ class _Source:
                 f"CTL[{FCODE}, lane] = {code}", f"CTL[{FAUX}, lane] = {aux}",
                 f"CTL[{STATUS}, lane] = {status}", "left += 1", "continue"]
 
-    def body(self, number: int, direction: int) -> list[str]:
-        """The translated step of one entry for the lane ``lane``, with the per-lane
-        words the translator keeps in locals (OV, the output log's and tape's lengths)
-        loaded before and stored after."""
+    def body(self, number: int, direction: int, text: str | None = None,
+             exits: list[str] | None = None) -> list[str]:
+        """The translated step of one entry for the lane ``lane`` (or only ``text``, part of
+        it), with the per-lane words the translator keeps in locals (OV, the output log's
+        and tape's lengths) loaded before and stored after.  ``exits``: the lines a fault
+        or a pause runs instead of leaving the group (a guard's ``bad = True``, or ``pass``
+        where a guard has ruled them out)."""
+        leave_fault = (lambda code, aux: self.leave(code, aux, FAULTED)) if exits is None \
+            else (lambda code, aux: exits)
+        leave_room = (lambda code, aux: self.leave(100 + code, aux, NEEDS_ROOM)) \
+            if exits is None else (lambda code, aux: exits)
         lines = self.translator.statement(
-            self.template(number, direction),
-            exit=lambda code, aux: self.leave(code, aux, FAULTED),
-            room=lambda code, aux: self.leave(100 + code, aux, NEEDS_ROOM))
-        text = "\n".join(lines)
+            self.template(number, direction) if text is None else text,
+            exit=leave_fault, room=leave_room)
+        joined = "\n".join(lines)
         before, after = [], []
-        if "ov0" in text:
+        if "ov0" in joined:
             before.append(f"ov0 = U(CTL[{OVERFLOWS}, lane])")
             after.append(f"CTL[{OVERFLOWS}, lane] = I(ov0)")
         for name, array in (("outlen", "OUTLEN"), ("tapelen", "TAPELEN")):
-            if name in text:
+            if name in joined:
                 before.append(f"{name} = {array}[lane]")
                 after.append(f"{array}[lane] = {name}")
         return before + (lines or ["pass"]) + after
 
-    def data_leaf(self, number: int, direction: int, indent: int) -> None:
-        """A data entry: one loop over the group (every lane of the tile, or ``idx``)."""
-        self.out(indent, "for k in range(n):")
-        self.out(indent + 1, "lane = lo + k if full else idx[k]")
+    def data_function(self, number: int, direction: int) -> None:
+        """A data entry's step over a group, as a function of its own (``step_name``): a
+        small function LLVM optimises alone, where the tile interpreter's one large
+        function defeated its vectoriser.  A group of the whole tile, not strict, runs the
+        *fast* loop -- the step with its fault checks ruled out beforehand by a loop of the
+        template's guard (``guard``), so no lane leaves it and LLVM vectorises it where the
+        template allows; any other group (or a guard that found a lane that faults or needs
+        room) runs the loop over the lanes ``idx`` lists, where a lane can leave.  Returns
+        how many lanes left the group."""
+        outer = self.lines
+        self.lines = []
+        out = self.out
+        indent = 1
+        guard = self.guard(number, direction)
+        if guard is not None:
+            out(indent, "fast = full and not strict")
+            fast_lines = self.body(number, direction, exits=["pass"])
+            if guard:
+                # a lane found to fault stops its guard there: no function is called on
+                # words outside its domain
+                guard_lines = self.body(number, direction, guard, ["bad = True", "continue"])
+                if self.width == 64:  # the fast loop divides without a divide instruction
+                    guard_lines = short_division_checks(guard_lines)
+                    fast_lines = [line.replace("fdiv_ovf64(", "fdiv_short64(")
+                                  for line in fast_lines]
+                guard_lines, fast_lines = remembered_slots(guard_lines, fast_lines)
+                out(indent, "if fast:  # the guard: would any lane fault or need room?")
+                out(indent + 1, "bad = False")
+                out(indent + 1, "for k in range(n):")
+                out(indent + 2, "lane = U(lo + k)")
+                self.outs(indent + 2, guard_lines)
+                out(indent + 1, "fast = not bad")
+            out(indent, "if fast:  # every lane of the tile, no exits: vector code")
+            out(indent + 1, "for k in range(n):")
+            out(indent + 2, "lane = U(lo + k)  # (unsigned: no wraparound, so LLVM vectorises)")
+            self.outs(indent + 2, fast_lines)
+            out(indent + 1, "return left")
+        out(indent, "for k in range(n):")
+        out(indent + 1, "lane = U(idx[k])")
         self.outs(indent + 1, self.body(number, direction))
+        out(indent, "return left")
+        body, self.lines = self.lines, outer
+        # only the arguments the step uses: a call passes every array as a structure
+        text = "\n".join(body)
+        needed = {"lo", "n", "idx"}
+        for local, argument in (("CODE_LENGTH", "CODE"), ("DENSE_LENGTH", "DENSE"),
+                                ("DENSE_WORDS", "dense_words")):
+            if local in text:
+                needed.add(argument)
+        params = [name for name in LEAF_ARGS.split(", ")
+                  if name in needed or re.search(rf"\b{name}\b", text)]
+        self.leaf_params[(number, direction)] = params
+        ins = INSTRUCTIONS[number]
+        arrow = "forward" if direction > 0 else "backward"
+        out(0, f"@njit({INNER_JIT}, error_model='numpy')")
+        out(0, f"def {step_name(number, direction)}({', '.join(params)}):")
+        out(1, f'"""{ins.mnemonic}, {arrow}."""')
+        if "CODE_LENGTH" in text:
+            out(1, "CODE_LENGTH = CODE.shape[0]")
+        if "DENSE_LENGTH" in text:
+            out(1, "DENSE_LENGTH = DENSE.shape[0]")
+        if "DENSE_WORDS" in text:
+            out(1, "DENSE_WORDS = dense_words")
+        out(1, "left = 0")
+        self.lines += body
+        out(0, "")
+        out(0, "")
+
+    def guard(self, number: int, direction: int) -> str | None:
+        """The part of an entry's step up to its last fault check (``""``: none), which
+        writes nothing (``isa/step_order.py``'s order); None when the step has a device
+        that writes before its check (SHOW, EMIT), so it has no fast loop."""
+        statements = ast.parse(self.template(number, direction)).body
+        last = -1
+        for position, statement in enumerate(statements):
+            names = {node.func.id for node in ast.walk(statement)
+                     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
+            if names & {"show", "emit", "unemit"}:
+                return None
+            if names & GUARDED_CALLS:
+                last = position
+        guard = statements[:last + 1]
+        if not all(isinstance(s, ast.Assign) and all(
+                isinstance(t, ast.Name) and t.id.startswith("_") for t in s.targets)
+                for s in guard):
+            return None
+        return "\n".join(ast.unparse(s) for s in guard)
 
     def control_leaf(self, number: int, direction: int, indent: int) -> None:
         """A control entry: each lane's BR (and DIR) through the template, the come-from
@@ -176,7 +346,7 @@ class _Source:
         out = self.out
         out(indent, "for k in range(n):")
         inner = indent + 1
-        out(inner, "lane = idx[k]")
+        out(inner, "lane = U(idx[k])")
         out(inner, f"br = CTL[{BR}, lane]")
         out(inner, "br_in = br")
         out(inner, "d = gd")
@@ -206,14 +376,15 @@ class _Source:
         out(inner + 1, f"top = CTL[{STEPS}, lane]")
         out(inner, "m += 1")
 
-    def tree(self, numbers: list[int], direction: int, indent: int, control: bool) -> None:
+    def tree(self, numbers: list[int], direction: int, indent: int,
+             leaf: Callable[[int, int, int], None]) -> None:
         """The entries' leaves, chosen by ``op`` through a binary tree of comparisons."""
         if len(numbers) > 2:
             middle = len(numbers) // 2
             self.out(indent, f"if op < {numbers[middle]}:")
-            self.tree(numbers[:middle], direction, indent + 1, control)
+            self.tree(numbers[:middle], direction, indent + 1, leaf)
             self.out(indent, "else:")
-            self.tree(numbers[middle:], direction, indent + 1, control)
+            self.tree(numbers[middle:], direction, indent + 1, leaf)
             return
         for position, number in enumerate(numbers):
             mnemonic = INSTRUCTIONS[number].mnemonic
@@ -225,10 +396,53 @@ class _Source:
             else:
                 self.out(indent, f"# {mnemonic}")
                 inner = indent
-            if control:
-                self.control_leaf(number, direction, inner)
-            else:
-                self.data_leaf(number, direction, inner)
+            leaf(number, direction, inner)
+
+    def data_call(self, number: int, direction: int, indent: int) -> None:
+        """A data entry's leaf: its step function over the group (``data_function``)."""
+        params = ", ".join(self.leaf_params[(number, direction)])
+        self.out(indent, f"left = {step_name(number, direction)}({params})")
+
+    def branch_function(self, number: int, direction: int) -> None:
+        """A branch over a group of every running lane of the tile, without writes, as a
+        function of its own (``branch_name``; a small function LLVM vectorises): each lane's
+        BR after it, and the least and greatest of them and how many lanes landed without
+        being caught.  Lanes that all go one way (the usual case) then move on as one: the
+        group goes on, its counts pending, no per-lane PC."""
+        out = self.out
+        lines = self.translator.statement(
+            self.template(number, direction),
+            exit=lambda code, aux: ["pass"], room=lambda code, aux: ["pass"])
+        ins = INSTRUCTIONS[number]
+        arrow = "forward" if direction > 0 else "backward"
+        out(0, f"@njit({INNER_JIT}, error_model='numpy')")
+        out(0, f"def {branch_name(number, direction)}({BRANCH_ARGS}):")
+        out(1, f'"""{ins.mnemonic}, {arrow}, every lane at once: (least BR, greatest BR, '
+               'uncaught landings)."""')
+        out(1, "lowest = I(1) << 62")
+        out(1, "highest = -lowest")
+        out(1, "uncaught = 0")
+        for loop, lane in (("if full:", "U(lo + k)"), ("else:", "U(idx[k])")):
+            out(1, loop)
+            out(2, "for k in range(n):")
+            out(3, f"lane = {lane}")
+            out(3, f"br_in = CTL[{BR}, lane]")
+            out(3, "br = br_in")
+            self.outs(3, lines)
+            out(3, "lowest = min(lowest, br)")
+            out(3, "highest = max(highest, br)")
+            out(3, "uncaught += 1 if br_in != 0 and br != 0 else 0")
+        out(1, "return lowest, highest, uncaught")
+        out(0, "")
+        out(0, "")
+
+    def branch_call(self, number: int, direction: int, indent: int) -> None:
+        self.out(indent, f"lowest, highest, uncaught = {branch_name(number, direction)}"
+                         f"({BRANCH_ARGS})")
+
+    @staticmethod
+    def branches() -> list[int]:
+        return [number for number, ins in enumerate(INSTRUCTIONS) if ins.kind == "branch"]
 
     def entries(self, control: bool) -> list[int]:
         return [number for number, ins in enumerate(INSTRUCTIONS)
@@ -240,7 +454,7 @@ class _Source:
         """The group's lanes take their pending counts, PC and DIR (the group ends)."""
         out = self.out
         out(indent, "for k in range(n):")
-        out(indent + 1, "lane = idx[k]")
+        out(indent + 1, "lane = U(idx[k])")
         out(indent + 1, f"CTL[{STEPS}, lane] += ps{extra_steps}")
         out(indent + 1, f"CTL[{CYCLES}, lane] += pcyc{extra_cycles}")
         out(indent + 1, f"CTL[{PC}, lane] = pc")
@@ -249,8 +463,8 @@ class _Source:
     def tile_function(self) -> None:
         out = self.out
         args = ", ".join(KERNEL_ARGS)
-        out(0, f"@njit({INNER_JIT})")
-        out(0, f"def tile_run(t, lo, hi, idx, {args}):")
+        out(0, f"@njit({INNER_JIT}, error_model='numpy')")
+        out(0, f"def tile_run(t, lo, hi, idx, SLOTS, {args}):")
         for name in ("R", "G", "T", "TG", "MEM", "GM", "TM", "TGM", "KEYS"):
             out(1, f"{name} = {name}s.T  # lane-major views: the templates' R[lane, o_a]")
         out(1, "CODE_LENGTH = CODE.shape[0]")
@@ -268,16 +482,16 @@ class _Source:
         out(body, "# the group: the running lanes at the first (DIR, PC)")
         out(body, "best = I(1) << 62")
         out(body, "alive = 0")
-        out(body, "for lane in range(lo, hi):")
-        out(body + 1, f"if CTL[{STATUS}, lane] != {RUNNING}:")
+        out(body, "for j in range(lo, hi):")
+        out(body + 1, f"if CTL[{STATUS}, j] != {RUNNING}:")
         out(body + 2, "continue")
-        out(body + 1, f"if CTL[{PC}, lane] < 0 or CTL[{PC}, lane] >= cells:  # it faults here")
-        out(body + 2, f"CTL[{FCODE}, lane] = {F_STEPS} if CTL[{STEPS}, lane] >= limit "
+        out(body + 1, f"if CTL[{PC}, j] < 0 or CTL[{PC}, j] >= cells:  # it faults here")
+        out(body + 2, f"CTL[{FCODE}, j] = {F_STEPS} if CTL[{STEPS}, j] >= limit "
                       f"else {F_ILLEGAL}")
-        out(body + 2, f"CTL[{STATUS}, lane] = {FAULTED}")
+        out(body + 2, f"CTL[{STATUS}, j] = {FAULTED}")
         out(body + 2, "continue")
         out(body + 1, "alive += 1")
-        out(body + 1, f"key = lane_key(CTL[{PC}, lane], CTL[{DIR}, lane], cells)")
+        out(body + 1, f"key = lane_key(CTL[{PC}, j], CTL[{DIR}, j], cells)")
         out(body + 1, "if key < best:")
         out(body + 2, "best = key")
         out(body, "if alive == 0:")
@@ -293,15 +507,15 @@ class _Source:
         out(body, "n = 0")
         out(body, "br_any = False")
         out(body, "top = I(0)")
-        out(body, "for lane in range(lo, hi):")
-        out(body + 1, f"if CTL[{STATUS}, lane] == {RUNNING} and "
-                      f"lane_key(CTL[{PC}, lane], CTL[{DIR}, lane], cells) == best:")
-        out(body + 2, "idx[n] = lane")
+        out(body, "for j in range(lo, hi):")
+        out(body + 1, f"if CTL[{STATUS}, j] == {RUNNING} and "
+                      f"lane_key(CTL[{PC}, j], CTL[{DIR}, j], cells) == best:")
+        out(body + 2, "idx[n] = j")
         out(body + 2, "n += 1")
-        out(body + 2, f"if CTL[{BR}, lane] != 0:")
+        out(body + 2, f"if CTL[{BR}, j] != 0:")
         out(body + 3, "br_any = True")
-        out(body + 2, f"if CTL[{STEPS}, lane] > top:")
-        out(body + 3, f"top = CTL[{STEPS}, lane]")
+        out(body + 2, f"if CTL[{STEPS}, j] > top:")
+        out(body + 3, f"top = CTL[{STEPS}, j]")
         out(body, "full = n == size")
         out(body, "thin_group = 2 * n <= size")
         out(body, "thin_from = dispatched")
@@ -316,19 +530,19 @@ class _Source:
         out(step, "if ps >= room:  # a lane of the group is at the step limit")
         self.flush(step + 1)
         out(step + 1, "for k in range(n):")
-        out(step + 2, "lane = idx[k]")
+        out(step + 2, "lane = U(idx[k])")
         out(step + 2, f"if CTL[{STEPS}, lane] >= limit:")
         out(step + 3, f"CTL[{FCODE}, lane] = {F_STEPS}")
         out(step + 3, f"CTL[{STATUS}, lane] = {FAULTED}")
         out(step + 1, "break")
-        out(step, f"if pc < 0 or pc >= cells or PROG[{FLAGS}, pc] & {ILLEGAL_FLAG}:")
+        out(step, f"if pc < 0 or pc >= cells or PROG[pc, {FLAGS}] & {ILLEGAL_FLAG}:")
         self.flush(step + 1)
         out(step + 1, "for k in range(n):")
         out(step + 2, f"CTL[{FCODE}, idx[k]] = {F_ILLEGAL}")
         out(step + 2, f"CTL[{STATUS}, idx[k]] = {FAULTED}")
         out(step + 1, "break")
-        out(step, f"flags = PROG[{FLAGS}, pc]")
-        out(step, f"cyc = {cycle_count(f'PROG[{CYC}, pc]')}")
+        out(step, f"flags = PROG[pc, {FLAGS}]")
+        out(step, f"cyc = {cycle_count(f'PROG[pc, {CYC}]')}")
         out(step, f"if flags & {START_FLAG | FINISH_FLAG}:")
         # START and FINISH: not come-from checked; they halt keeping BR (a jump onto
         # FINISH) or pass it on to the next landing, as the reference's.
@@ -344,9 +558,9 @@ class _Source:
         out(inner + 1, "else:")
         out(inner + 2, f"CTL[{PC}, lane] = pc + gd")
         out(inner, "break")
-        out(step, f"op = PROG[{OP}, pc]")
+        out(step, f"op = PROG[pc, {OP}]")
         for local, row in _OPERAND_ROWS.items():
-            out(step, f"{local} = PROG[{row}, pc]")
+            out(step, f"{local} = PROG[pc, {row}]")
         out(step, "o_imm = IMM[pc]")
         out(step, "left = 0")
         out(step, "if CONTROL[op]:")
@@ -355,6 +569,22 @@ class _Source:
         self.flush(inner + 1)
         out(inner + 1, "break")
         out(inner, "dispatched += 1")
+        out(inner, "if BRANCH[op] and n == alive:  # every running lane: one way for all?")
+        branch = inner + 1
+        out(branch, "if gd > 0:")
+        self.tree(self.branches(), 1, branch + 1, self.branch_call)
+        out(branch, "else:")
+        self.tree(self.branches(), -1, branch + 1, self.branch_call)
+        out(branch, "if lowest == highest and uncaught == 0:")
+        out(branch + 1, "if lowest != 0 or br_any:")
+        out(branch + 2, "for k in range(n):")
+        out(branch + 3, f"CTL[{BR}, U(idx[k])] = lowest")
+        out(branch + 1, "br_any = lowest != 0")
+        out(branch + 1, "pc = pc + lowest * gd if lowest != 0 else pc + gd")
+        out(branch + 1, "ps += 1")
+        out(branch + 1, "pcyc += cyc")
+        out(branch + 1, "fresh = False")
+        out(branch + 1, "continue")
         out(inner, "m = 0")
         out(inner, "together = True")
         out(inner, "br_any = False")
@@ -362,9 +592,9 @@ class _Source:
         out(inner, "next_pc = pc")
         out(inner, "next_d = gd")
         out(inner, "if gd > 0:")
-        self.tree(self.entries(True), 1, inner + 1, control=True)
+        self.tree(self.entries(True), 1, inner + 1, self.control_leaf)
         out(inner, "else:")
-        self.tree(self.entries(True), -1, inner + 1, control=True)
+        self.tree(self.entries(True), -1, inner + 1, self.control_leaf)
         out(inner, "if left == 0 and together and n == alive:")
         out(inner + 1, "pc = next_pc")
         out(inner + 1, "gd = next_d")
@@ -375,9 +605,9 @@ class _Source:
         out(inner + 1, "continue")
         out(inner, "break  # the group parted (or some lanes stopped): pick again")
         out(step, "if gd > 0:")
-        self.tree(self.entries(False), 1, step + 1, control=False)
+        self.tree(self.entries(False), 1, step + 1, self.data_call)
         out(step, "else:")
-        self.tree(self.entries(False), -1, step + 1, control=False)
+        self.tree(self.entries(False), -1, step + 1, self.data_call)
         out(step, "dispatched += 1")
         out(step, "ps += 1")
         out(step, "pcyc += cyc")
@@ -385,7 +615,7 @@ class _Source:
         out(step, "if br_any:  # lanes that jumped onto a data cell: they fault after it")
         out(step + 1, "br_any = False")
         out(step + 1, "for k in range(n):")
-        out(step + 2, "lane = idx[k]")
+        out(step + 2, "lane = U(idx[k])")
         out(step + 2, f"if CTL[{STATUS}, lane] == {RUNNING} and CTL[{BR}, lane] != 0:")
         inner = step + 3
         out(inner, f"CTL[{STEPS}, lane] += ps")
@@ -424,22 +654,30 @@ class _Source:
             out(1, "chunks = min(count, 256)")
             out(1, f"for c in {loop}(chunks):")
             out(2, "idx = np.empty(tile, dtype=np.int64)")
+            out(2, f"SLOTS = np.empty((tile, {SLOT_COLUMNS}), dtype=np.int64)")
             out(2, "for j in range(c * count // chunks, (c + 1) * count // chunks):")
             out(3, "lo = tiles[j] * tile")
-            out(3, f"tile_run(tiles[j], lo, min(lo + tile, lanes), idx, {args})")
+            out(3, f"tile_run(tiles[j], lo, min(lo + tile, lanes), idx, SLOTS, {args})")
 
     def source(self) -> str:
+        for direction in (1, -1):
+            for number in self.entries(False):
+                self.data_function(number, direction)
+            for number in self.branches():
+                self.branch_function(number, direction)
         self.tile_function()
         self.entry_points()
         constants, body = hoist_constants("\n".join(self.lines))
         control = ", ".join("True" if ins.kind in CONTROL_KINDS else "False"
                             for ins in INSTRUCTIONS)
+        branch = ", ".join("True" if ins.kind == "branch" else "False" for ins in INSTRUCTIONS)
         header = [
             f'"""revasm tile interpreter: W = {self.width}, gradient={self.gradient}, '
             f'tangent={self.tangent} (sim/tile/source.py)."""',
             *MODULE_PRELUDE,
-            "#: whether each table entry decides BR or DIR (a control step)",
+            "#: whether each table entry decides BR or DIR (a control step), is a branch",
             f"CONTROL = np.array([{control}], dtype=np.bool_)",
+            f"BRANCH = np.array([{branch}], dtype=np.bool_)",
             "",
             "",
             "@njit(cache=True, nogil=True)",
