@@ -128,6 +128,38 @@ def test_the_tile_products_are_the_tables():
         assert int(vocab.fmul64(np.uint64(x), np.uint64(y))) == names["fmul"](x, y)
 
 
+def test_the_tile_quotients_are_the_tables():
+    """The W = 64 quotient without a divide instruction (``fdiv_short64``) gives the table's
+    ``fdiv`` and ``ovf_div`` words wherever ``fdiv_short_ok64`` admits it -- and admits the
+    quotients below 2^40 of small operands -- and the W = 32 quotient from a float64
+    division (``fdiv_ovf32``) gives them everywhere; random and edge words, y != 0."""
+    from revasm.sim.tile import vocab
+
+    rng = random.Random(32)
+    for width in (32, 64):
+        names = vocabulary(WordFormat(width))
+        xs = _words(rng, width, 800)
+        ys = [y for y in _words(rng, width, 800) if y]
+        admitted = 0
+        for x in xs:
+            for y in rng.sample(ys, 12) + ys[:12]:
+                expected = (names["fdiv"](x, y), names["ovf_div"](x, y))
+                if width == 32:
+                    word, flag = vocab.fdiv_ovf32(np.uint64(x), np.uint64(y))
+                    assert (int(word), int(flag)) == expected, (x, y)
+                    continue
+                if vocab.fdiv_short_ok64(np.uint64(x), np.uint64(y)):
+                    admitted += 1
+                    word, flag = vocab.fdiv_short64(np.uint64(x), np.uint64(y))
+                    assert (int(word), int(flag)) == expected, (x, y)
+        if width == 64:
+            assert admitted > 5000
+            ok = vocab.fdiv_short_ok64
+            assert ok(np.uint64(3 << 32), np.uint64(7 << 20))  # a quotient near 2^44
+            assert not ok(np.uint64(1 << 62), np.uint64(3))  # near 2^92: too long
+            assert not ok(np.uint64(1 << 40), np.uint64(1 << 62))  # a divisor of 2^62
+
+
 # --- divergence, re-convergence, tiles ---------------------------------------------------------
 
 DIAMOND = """;; pendulum pal file

@@ -39,7 +39,7 @@ from . import kernel, program, regroup
 
 #: Lanes per tile by default: measured on the J2 gradient and the NiLang workloads
 #: (``revasm bench tile_speed``, README.md).
-TILE_LANES = 64
+TILE_LANES = 256
 #: Whether tiles regroup by default (``TileLanes.regroup``).
 REGROUP = False
 #: Fewer running tiles than this run on one thread (no pool start-up).
