@@ -8,8 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-#: The repository's examples (benchmarks run from a source checkout).
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+#: The repository's examples (benchmarks run from a source checkout: src/revasm/bench/..).
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 
 
 def best_seconds(function: Callable[[], Any], repeats: int) -> float:

@@ -34,10 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from .common import run_child
+from .common import EXAMPLES, run_child
 
-#: The repository's examples (this file is src/revasm/bench/tile_speed.py).
-EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 FMT_ONE = 1 << 32  # 1.0 at W = 64
 TERMS = 16
 
