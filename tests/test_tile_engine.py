@@ -244,6 +244,45 @@ def test_lanes_that_loop_different_trip_counts_alike_with_and_without_regrouping
         assert fetches[True] == fetches[False] == int(reference.steps.sum())
 
 
+OVERFLOWING = """;; pendulum pal file
+.input  a $1 fixed = 1.0
+        start
+        addmul $2 $1 $1    ; a * a: beyond Q16.16 for |a| > 181
+        addi   $3 1
+        adddiv $4 $1 $2    ; a / (a * a)
+        finish
+"""
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_overflow_counts_and_strict_faults_like_the_reference(strict):
+    """Overflow events counted per lane (OV), or with the strict switch a fault before the
+    instruction writes anything, lane by lane as the reference -- in the fast loop's tiles
+    (lanes that agree) and in the exact loop (a tile where some lanes overflow)."""
+    from revasm.sim.engine import overflow_counts
+
+    image = assemble(OVERFLOWING, "overflow.pal")
+    values = np.array([1, 300, -2, 200, 5, -1000] * 50, dtype=np.int64) << 16
+    values[:64] = 3 << 16  # a first tile (of 64) whose lanes all agree
+    machines = [TileLanes(image, len(values), tile=64), engine("reference").load(image,
+                                                                                 len(values))]
+    for machine in machines:
+        machine.strict = strict
+        machine.set_bank_word("R", 1, values)
+        machine.run(1)
+    tile, reference = machines
+    _alike(tile, reference, len(values))
+    assert overflow_counts(tile).tolist() == overflow_counts(reference).tolist()
+    assert tile.faulted.tolist() == reference.faulted.tolist()
+    assert bool(reference.faulted.any()) == strict
+    for lane in range(len(values)):
+        mine, theirs = tile.fault(lane), reference.fault(lane)
+        assert (mine is None) == (theirs is None)
+        if mine is not None:
+            assert (mine.kind, mine.pc, mine.step, mine.message) == (
+                theirs.kind, theirs.pc, theirs.step, theirs.message)
+
+
 def test_one_lane_differentiates_like_the_reference():
     image = assemble_file(EXAMPLES / "bessel_j2.pal", width=64)
     expected = gradient(image, inputs={"x": 0.75}, engine="reference")

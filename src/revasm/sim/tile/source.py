@@ -111,7 +111,7 @@ def short_division_checks(lines: list[str]) -> list[str]:
         found = _DIVISION.match(line)
         out.append(line.replace("fdiv_ovf64(", "fdiv_short64(") if found else line)
         if found:
-            out += [f"{found[1]}if not fdiv_short_ok64({found[2]}):", f"{found[1]}    bad = True"]
+            out += [f"{found[1]}if not fdiv_short_ok64({found[2]}):", f"{found[1]}    bad += 1"]
     return out
 
 
@@ -161,6 +161,8 @@ def step_name(number: int, direction: int) -> str:
 #: The calls whose fault checks a fast loop's guard runs first (``overflow`` faults only
 #: on a strict machine, which runs no fast loop).
 GUARDED_CALLS = FAULTING_CALLS - {"overflow"}
+#: The calls a guard must not make on a word its check found outside their domain.
+DOMAIN_CALLS = frozenset({"fn_log", "fn_sqrt", "fn_pow"})
 #: Table entries whose step decides BR or DIR (executed with the come-from check).
 CONTROL_KINDS = ("branch", "rbra", "swapbr")
 #: ``tile_run`` compiles with numba's ``error_model="numpy"``: its default checks every
@@ -231,7 +233,7 @@ class _Source:
         """The translated step of one entry for the lane ``lane`` (or only ``text``, part of
         it), with the per-lane words the translator keeps in locals (OV, the output log's
         and tape's lengths) loaded before and stored after.  ``exits``: the lines a fault
-        or a pause runs instead of leaving the group (a guard's ``bad = True``, or ``pass``
+        or a pause runs instead of leaving the group (a guard's ``bad += 1``, or ``pass``
         where a guard has ruled them out)."""
         leave_fault = (lambda code, aux: self.leave(code, aux, FAULTED)) if exits is None \
             else (lambda code, aux: exits)
@@ -269,20 +271,25 @@ class _Source:
             out(indent, "fast = full and not strict")
             fast_lines = self.body(number, direction, exits=["pass"])
             if guard:
-                # a lane found to fault stops its guard there: no function is called on
-                # words outside its domain
-                guard_lines = self.body(number, direction, guard, ["bad = True", "continue"])
+                # a lane found to fault stops its guard there where the guard goes on to a
+                # function that must not see words outside its domain (the elementary
+                # functions); a guard of divisions and memory look-ups only (both take any
+                # word) runs on without a branch, so LLVM vectorises it
+                partial = {node.func.id for node in ast.walk(ast.parse(guard))
+                           if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
+                stop = ["continue"] if partial & DOMAIN_CALLS else []
+                guard_lines = self.body(number, direction, guard, ["bad += 1", *stop])
                 if self.width == 64:  # the fast loop divides without a divide instruction
                     guard_lines = short_division_checks(guard_lines)
                     fast_lines = [line.replace("fdiv_ovf64(", "fdiv_short64(")
                                   for line in fast_lines]
                 guard_lines, fast_lines = remembered_slots(guard_lines, fast_lines)
                 out(indent, "if fast:  # the guard: would any lane fault or need room?")
-                out(indent + 1, "bad = False")
+                out(indent + 1, "bad = 0  # a count: LLVM vectorises a sum, not a flag")
                 out(indent + 1, "for k in range(n):")
                 out(indent + 2, "lane = U(lo + k)")
                 self.outs(indent + 2, guard_lines)
-                out(indent + 1, "fast = not bad")
+                out(indent + 1, "fast = bad == 0")
             out(indent, "if fast:  # every lane of the tile, no exits: vector code")
             out(indent + 1, "for k in range(n):")
             out(indent + 2, "lane = U(lo + k)  # (unsigned: no wraparound, so LLVM vectorises)")
@@ -576,7 +583,10 @@ class _Source:
         out(branch, "else:")
         self.tree(self.branches(), -1, branch + 1, self.branch_call)
         out(branch, "if lowest == highest and uncaught == 0:")
-        out(branch + 1, "if lowest != 0 or br_any:")
+        out(branch + 1, "if full and (lowest != 0 or br_any):  # (contiguous: a vector store)")
+        out(branch + 2, "for k in range(n):")
+        out(branch + 3, f"CTL[{BR}, U(lo + k)] = lowest")
+        out(branch + 1, "elif lowest != 0 or br_any:")
         out(branch + 2, "for k in range(n):")
         out(branch + 3, f"CTL[{BR}, U(idx[k])] = lowest")
         out(branch + 1, "br_any = lowest != 0")
