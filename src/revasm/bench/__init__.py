@@ -31,6 +31,7 @@ from . import (
     sim_speed,
     sparse_memory,
     throughput,
+    tile_speed,
 )
 from .plots import plot
 
@@ -47,6 +48,7 @@ BENCHMARKS: dict[str, Callable[[bool], dict]] = {
     "long_stack_run": long_stack_run.run,
     "sparse_memory": sparse_memory.run,
     "dask_batches": dask_batches.run,
+    "tile_speed": tile_speed.run,
 }
 
 

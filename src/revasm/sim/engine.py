@@ -13,7 +13,9 @@ The engines (``revasm.sim.engines`` names them):
 - ``reference`` -- the scalar oracle, one :class:`~revasm.sim.reference.Machine` per lane;
   the only engine that can trace every step;
 - ``vector``    -- numpy lanes in SIMT groups (portable to array libraries with numpy's API);
-- ``compiled``  -- the image translated to native code (numba), lanes over the cores.
+- ``compiled``  -- the image translated to native code (numba), lanes over the cores;
+- ``tile``      -- lanes in tiles that share a PC, each instruction one loop over a tile
+  (numba, vector code), one interpreter for every image.
 
 Every user of engines -- the Python API (``revasm.api``), the command line, reports,
 benchmarks and the RTL co-simulation -- goes through this interface and the registry, so

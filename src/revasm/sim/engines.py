@@ -18,6 +18,7 @@ from .engine import Engine, Lanes
 #: Engine name -> module path, in order of preference for ``auto`` (last = the oracle).
 MODULES: dict[str, str] = {
     "compiled": "revasm.sim.compiled.engine",
+    "tile": "revasm.sim.tile.engine",
     "vector": "revasm.sim.vector.engine",
     "reference": "revasm.sim.reference.engine",
 }

@@ -145,6 +145,10 @@ class CompiledLanes(ModeSwitches):
     """``lanes`` copies of the machine on one image, run by compiled kernels
     (:class:`revasm.sim.engine.Lanes`)."""
 
+    #: numpy's order of the ``(lanes, words)`` banks and memory keys: ``C`` (a lane's
+    #: words side by side); the tile engine's subclass stores them lane-innermost (``F``).
+    BANK_ORDER = "C"
+
     def __init__(self, image: Image, lanes: int = 1, *, max_steps: int | None = None,
                  memory_words: int = DEFAULT_MEMORY_WORDS, kernel: str = "auto") -> None:
         if kernel not in KERNEL_CHOICES:
@@ -177,12 +181,14 @@ class CompiledLanes(ModeSwitches):
         # whose stack sits just above the image; bench sparse_memory).
         uses_memory = any("addr(" in cell.forward for cell in self.cells if not cell.illegal)
         self.capacity = FIRST_CAPACITY if uses_memory else 0
-        self.KEYS = numpy.full((lanes, self.capacity), EMPTY, dtype=numpy.uint64)
+        self.KEYS = numpy.full((lanes, self.capacity), EMPTY, dtype=numpy.uint64,
+                               order=self.BANK_ORDER)
         #: The words of the window above the image (vocab.window_slot), every lane's.
         self.window = FIRST_WINDOW if uses_memory else 0
         self._banks: dict[str, Any] = dict.fromkeys(BANKS)
-        self._banks["R"] = numpy.zeros((lanes, REGISTER_COUNT), dtype=numpy.uint64)
-        memory = numpy.zeros((lanes, self._row), dtype=numpy.uint64)
+        self._banks["R"] = numpy.zeros((lanes, REGISTER_COUNT), dtype=numpy.uint64,
+                                        order=self.BANK_ORDER)
+        memory = numpy.zeros((lanes, self._row), dtype=numpy.uint64, order=self.BANK_ORDER)
         memory[:, :self.dense] = self._data_words
         self._banks["MEM"] = memory
         self.CTL = numpy.zeros((CONTROL_COLUMNS, lanes), dtype=numpy.int64)
@@ -224,9 +230,11 @@ class CompiledLanes(ModeSwitches):
         bank = self._banks[name]
         if bank is None:
             if name.endswith("M"):
-                bank = numpy.zeros((self.lanes, self._row), dtype=numpy.uint64)
+                bank = numpy.zeros((self.lanes, self._row), dtype=numpy.uint64,
+                                   order=self.BANK_ORDER)
             else:
-                bank = numpy.zeros((self.lanes, REGISTER_COUNT), dtype=numpy.uint64)
+                bank = numpy.zeros((self.lanes, REGISTER_COUNT), dtype=numpy.uint64,
+                                   order=self.BANK_ORDER)
             self._banks[name] = bank
         return bank
 
@@ -318,14 +326,15 @@ class CompiledLanes(ModeSwitches):
         from .vocab import rehash
         capacity = self.capacity if window else max(FIRST_CAPACITY, 2 * self.capacity)
         grown_window = max(FIRST_WINDOW, 2 * self.window) if window else self.window
-        keys = numpy.full((self.lanes, capacity), EMPTY, dtype=numpy.uint64)
+        keys = numpy.full((self.lanes, capacity), EMPTY, dtype=numpy.uint64,
+                          order=self.BANK_ORDER)
         kept = self.dense + self.window  # the DATA cells and the window stay where they are
         grown = {}
         for name in MEMORY_BANKS:
             old = self._banks[name]
             if old is not None:
                 new = numpy.zeros((self.lanes, self.dense + grown_window + capacity),
-                                  dtype=numpy.uint64)
+                                  dtype=numpy.uint64, order=self.BANK_ORDER)
                 new[:, :kept] = old[:, :kept]
                 grown[name] = (old, new)
         for old, new in grown.values():  # every bank finds or inserts the same keys

@@ -1,0 +1,330 @@
+"""Speed of the tile engine (``revasm bench tile_speed [--quick]``; sim/tile/README.md).
+
+In one run, on this machine, with numpy's float64 forward of the same series timed beside:
+
+* **J2 gradient** (examples/bessel_j2.pal at W = 64: x in, forward, G[j2] = 1, gradient
+  switch on, backward) per lane at 10^4..10^6 lanes (--quick: 10^4, 10^5) on the tile
+  engine and on the compiled engine (its program kernel), wall and CPU time per lane, the
+  gradient words of both compared lane by lane;
+* **tile sizes**: the J2 gradient at 10^5 lanes with tiles of 16..256 lanes;
+* **NiLang workloads** (examples/nilang/*.py compiled for gradients at W = 64, every lane
+  the workload's inputs): lane-instructions per second of the gradient protocol on the tile
+  engine and on the compiled engine's interpreter kernel (both: one kernel for every
+  program; a program kernel of these takes minutes to compile);
+* **divergence**: lanes that loop their own number of times (1..64), tiles split by masks
+  against lanes regrouped by PC: time, fetches, lanes per fetch;
+* **first result of a never-seen program**: a fresh process runs a 10^5-lane gradient batch
+  of a new 30-step program (W = 64) on the tile engine (its interpreter built once, in the
+  kernel cache) and on the compiled engine in a fresh kernel cache (it compiles the
+  program's kernel first): wall time to the result.
+
+Times are best of ``repeat``; the machine is shared, so the CPU times (every thread of
+the process) are the fair figures and the ratios are taken in the same run.
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .common import EXAMPLES, run_child
+
+FMT_ONE = 1 << 32  # 1.0 at W = 64
+TERMS = 16
+
+
+def _series(x: np.ndarray) -> np.ndarray:
+    """J2(x) by its series in float64, as examples/bessel_j2.pal computes it."""
+    h2 = (x / 2) ** 2
+    term = h2 / 2
+    total = term.copy()
+    for k in range(1, TERMS + 1):
+        term = term * h2 / (-k * (k + 2))
+        total += term
+    return total
+
+
+def _inputs(lanes: int) -> np.ndarray:
+    return np.random.default_rng(1).uniform(-3, 3, lanes)
+
+
+def _numpy_forward(lanes: int, repeat: int) -> dict:
+    x = _inputs(lanes)
+    wall = cpu = float("inf")
+    for _ in range(max(repeat, 5)):
+        w, c = time.perf_counter(), time.process_time()
+        _series(x)
+        wall = min(wall, time.perf_counter() - w)
+        cpu = min(cpu, time.process_time() - c)
+    return {"wall_ns": wall * 1e9 / lanes, "cpu_ns": cpu * 1e9 / lanes}
+
+
+def _j2_protocol(engine_name: str, lanes: int, tile: int | None = None) -> tuple[dict, Any]:
+    """One J2 gradient protocol on a fresh machine: times per lane, and the gradient words."""
+    from revasm.assembler import assemble_file
+    from revasm.sim.engines import engine
+
+    image = assemble_file(EXAMPLES / "bessel_j2.pal", width=64)
+    if tile is None:
+        machine = engine(engine_name).load(image, lanes)
+    else:
+        from revasm.sim.tile.lanes import TileLanes
+        machine = TileLanes(image, lanes, tile=tile)
+    x = (_inputs(lanes) * FMT_ONE).astype(np.int64)
+    wall, cpu = time.perf_counter(), time.process_time()
+    machine.set_bank_word("R", 1, x)
+    machine.run(1)
+    forward = time.perf_counter() - wall
+    machine.set_bank_word("G", 2, FMT_ONE)
+    machine.gradient = True
+    machine.run_back()
+    gradient = machine.bank_word("G", 1)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    if not bool(np.all(machine.halted)):
+        raise RuntimeError(f"J2 did not finish on every lane of the {engine_name} engine")
+    per = 1e9 / lanes
+    return {"wall_ns": wall * per, "cpu_ns": cpu * per, "forward_wall_ns": forward * per}, \
+        gradient
+
+
+def _best(engine_name: str, lanes: int, repeat: int, tile: int | None = None
+          ) -> tuple[dict, Any]:
+    runs = [_j2_protocol(engine_name, lanes, tile) for _ in range(repeat)]
+    best = {key: min(run[0][key] for run in runs) for key in runs[0][0]}
+    return best, runs[0][1]
+
+
+def j2_gradients(lanes: tuple[int, ...], repeat: int) -> list[dict]:
+    """The J2 gradient per lane on the tile and compiled engines beside numpy's forward."""
+    _j2_protocol("tile", 1000)  # the tile interpreter and the program kernel: loaded
+    _j2_protocol("compiled", 1000)
+    rows = []
+    for count in lanes:
+        tile, tile_words = _best("tile", count, repeat)
+        compiled, compiled_words = _best("compiled", count, repeat)
+        numpy_forward = _numpy_forward(count, repeat)
+        rows.append({
+            "lanes": count, "tile": tile, "compiled": compiled, "numpy_forward": numpy_forward,
+            "gradients_equal": bool(np.array_equal(tile_words, compiled_words)),
+            "tile_over_numpy_wall": tile["wall_ns"] / numpy_forward["wall_ns"],
+            "tile_over_numpy_cpu": tile["cpu_ns"] / numpy_forward["cpu_ns"],
+            "compiled_over_numpy_wall": compiled["wall_ns"] / numpy_forward["wall_ns"],
+            "tile_over_compiled_cpu": tile["cpu_ns"] / compiled["cpu_ns"]})
+    return rows
+
+
+def tile_sizes(lanes: int, sizes: tuple[int, ...], repeat: int) -> list[dict]:
+    """The J2 gradient per lane with tiles of each size."""
+    rows = []
+    for size in sizes:
+        best, _ = _best("tile", lanes, repeat, tile=size)
+        rows.append({"tile": size, "lanes": lanes, **best})
+    return rows
+
+
+# --- NiLang workloads ----------------------------------------------------------------------
+
+#: name -> (file, entry, lanes, --quick lanes)
+NILANG = {"dot": ("dot.py", "dot", 10_000, 1_000),
+          "givens100": ("givens100.py", "givens_loss", 10_000, None),
+          "sparse_dot": ("sparse_dot.py", "sparse_dot", 10_000, None),
+          "petersen": ("petersen.py", "embedding_loss", 10_000, None),
+          "gmm": ("gmm.py", "gmm", 256, None)}
+_INPUT_NAMES = {"dot": "dot", "givens100": "givens_network_n100",
+                "sparse_dot": "sparse_frobenius_dot", "petersen": "petersen_embedding",
+                "gmm": "adbench_gmm"}
+
+
+def _loss_name(program: Any) -> str:
+    """The parameter a compiled program's gradient is of: the one marked Loss, else its
+    only fixed-point output."""
+    from revasm.compiler.ir import nodes as ir
+
+    params = program.function.params
+    losses = [p for p in params if p.role == "loss"] or \
+        [p for p in params if p.role == "output" and p.type == ir.FIXED]
+    return losses[0].name
+
+
+def _nilang_rate(program: Any, inputs: dict, lanes: int, engine_name: str) -> dict:
+    """Lane-instructions per second of the gradient protocol (forward and backward) on
+    ``lanes`` lanes that all hold ``inputs``."""
+    from revasm.programs import load_inputs
+    from revasm.sim.compiled.machine import CompiledLanes
+    from revasm.sim.host import batch_gradient
+    from revasm.sim.tile.lanes import TileLanes
+
+    loss = _loss_name(program)
+    if engine_name == "tile":
+        machine: Any = TileLanes(program.image, lanes)
+    else:
+        machine = CompiledLanes(program.image, lanes, kernel="interpreter")
+    load_inputs(program, machine, inputs)
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = batch_gradient(machine, loss=loss, wrt=[loss])
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    steps = int(result.forward_steps.sum()) + int(result.machine.steps.sum())
+    return {"lanes": lanes, "wall_s": wall, "cpu_s": cpu, "lane_instructions": steps,
+            "lane_instructions_per_s": steps / wall, "lane_instructions_per_cpu_s": steps / cpu,
+            "lanes_ok": int(np.sum(result.ok)),
+            "gradient_of_loss": int(result.gradient[loss][0])}
+
+
+def nilang(quick: bool) -> dict:
+    """Every NiLang workload's gradient throughput on both engines (--quick: the dot
+    product on the tile engine)."""
+    from revasm.bench.nilang_compare import inputs_of
+    from revasm.compiler import compile_file
+
+    rows = {}
+    for name, (file, entry, lanes, quick_lanes) in NILANG.items():
+        if quick and quick_lanes is None:
+            continue
+        count = quick_lanes if quick else lanes
+        program = compile_file(EXAMPLES / "nilang" / file, entry, width=64, for_gradient=True)
+        inputs = inputs_of(_INPUT_NAMES[name])
+        row: dict[str, Any] = {"image_words": len(program.image)}
+        for engine_name in ("tile",) if quick else ("tile", "compiled_interpreter"):
+            _nilang_rate(program, inputs, min(count, 64), engine_name)  # load the kernels
+            row[engine_name] = _nilang_rate(program, inputs, count, engine_name)
+        if not quick:
+            row["tile_over_compiled_interpreter"] = (
+                row["tile"]["lane_instructions_per_s"]
+                / row["compiled_interpreter"]["lane_instructions_per_s"])
+        rows[name] = row
+    return rows
+
+
+# --- divergence ----------------------------------------------------------------------------
+
+LOOP = """;; pendulum pal file
+.input  n $1 int = 1
+        start
+top:    bne   $2 $0 bottom  ; the loop entry falls through, its back edge lands here
+        addi  $3 3
+        add   $4 $3
+        addmul $5 $3 $4
+        addi  $2 1
+bottom: bne   $2 $1 top     ; again while i != n
+        finish
+"""
+
+
+def divergence(lanes: int, repeat: int) -> dict:
+    """Lanes looping 1..64 times: tiles split by masks against lanes regrouped by PC."""
+    from revasm.assembler import assemble
+    from revasm.sim.tile.lanes import TileLanes
+
+    image = assemble(LOOP, "loop.pal", width=64)
+    trips = np.random.default_rng(2).integers(1, 65, lanes)
+    rows = {}
+    for regroup in (False, True):
+        best = float("inf")
+        for _ in range(repeat + 1):
+            machine = TileLanes(image, lanes, regroup=regroup)
+            machine.set_bank_word("R", 1, trips)
+            started = time.process_time()
+            machine.run(1)
+            best = min(best, time.process_time() - started)
+        steps = int(machine.steps.sum())
+        rows["regroup" if regroup else "masks"] = {
+            "cpu_s": best, "lane_steps": steps, "fetches": machine.dispatches,
+            "lanes_per_fetch": steps / machine.dispatches, "kernel_calls": machine.calls,
+            "regroupings": machine.regroupings}
+    rows["mean_trips"] = float(trips.mean())
+    rows["tile"] = TileLanes(image, 1).tile
+    return rows
+
+
+# --- the first result of a program never seen before ----------------------------------------
+
+def new_program(seed: int) -> str:
+    """A 30-step W = 64 program never seen before (a random constant in it): products,
+    quotients and sums of x, its loss a polynomial-and-quotient chain."""
+    rng = random.Random(seed)
+    constant = rng.randrange(1 << 20, 1 << 30)
+    lines = [";; pendulum pal file", ".input  x $1 fixed = 0.5", ".loss   y $2",
+             "        start", f"        li     $3 {constant}", "        li     $4 1.5"]
+    body = []
+    for k in range(5, 29):
+        a, b = rng.choice([(1, 3), (1, 4), (3, 4)])
+        op = rng.choice(["addmul", "addmul", "add"])
+        body.append(f"        {op} ${k} ${a} ${b}" if op != "add" else f"        add ${k} ${a}")
+    body.append("        adddiv $29 $5 $4")
+    lines += body + ["        add    $2 $29", "        finish", ""]
+    return "\n".join(lines)
+
+
+def first_result_child(arguments: list[str]) -> None:
+    """In a fresh process: assemble the program, a gradient batch on ``lanes`` lanes of the
+    engine, and say how long since the process started."""
+    started = float(arguments[3])
+    from revasm.assembler import assemble
+    from revasm.sim.engines import engine
+    from revasm.sim.host import batch_gradient
+
+    image = assemble(Path(arguments[0]).read_text(), "new.pal", width=64)
+    lanes = int(arguments[2])
+    machine = engine(arguments[1]).load(image, lanes)
+    machine.set_bank_word("R", 1, (np.linspace(-1, 1, lanes) * FMT_ONE).astype(np.int64))
+    result = batch_gradient(machine)
+    print(json.dumps({"seconds": time.time() - started, "lanes_ok": int(np.sum(result.ok)),
+                      "steps": int(result.forward_steps[0])}), flush=True)
+
+
+def first_result(lanes: int, budget: float, engines: tuple[str, ...]) -> dict:
+    """Wall time from a fresh process's start to the result of a 10^5-lane gradient batch
+    of a never-seen program: the tile engine with its interpreter in the kernel cache, the
+    compiled engine in a fresh kernel cache (it compiles the program's kernels)."""
+    from revasm.sim.tile import kernel
+
+    kernel.module(64, False, False)  # the tile interpreter: built (cached) before
+    kernel.module(64, True, False)
+    rows = {}
+    with tempfile.TemporaryDirectory(prefix="revasm-first-") as scratch:
+        for name in engines:
+            path = Path(scratch) / f"{name}.pal"
+            path.write_text(new_program(random.randrange(1 << 30)))
+            env = dict(os.environ)
+            if name == "compiled":
+                env["REVASM_CACHE_DIR"] = str(Path(scratch) / "cache")
+            done = run_child([sys.executable, "-c",
+                              "import sys; from revasm.bench.tile_speed import "
+                              "first_result_child; first_result_child(sys.argv[1:])",
+                              str(path), name, str(lanes), repr(time.time())], budget, env=env)
+            lines = [line for line in done.get("stdout", "").splitlines()
+                     if line.startswith("{")]
+            rows[name] = {**json.loads(lines[-1]), "process_wall_s": done["wall_s"]} \
+                if lines else {"status": "did not finish", "timed_out": done["timed_out"],
+                               "stderr": done["stderr"][-400:]}
+    return rows
+
+
+def run(quick: bool) -> dict:
+    """The whole benchmark (``revasm bench tile_speed``); ``--quick`` (seconds once the
+    tile interpreter is built): small batches, the NiLang dot product on the tile engine
+    alone, the first result of a new program on the tile engine alone."""
+    import numba
+
+    repeat = 2 if quick else 3
+    lanes = (1_000, 10_000) if quick else (10_000, 100_000, 1_000_000)
+    result: dict[str, Any] = {
+        "threads": numba.get_num_threads(),
+        "load_average": os.getloadavg()[0],
+        "j2_gradient": j2_gradients(lanes, repeat),
+        "tile_sizes": tile_sizes(10_000 if quick else 100_000,
+                                 (16, 64, 256) if quick else (16, 32, 64, 128, 256), repeat),
+        "divergence": divergence(5_000 if quick else 100_000, repeat),
+        "nilang": nilang(quick),
+        "first_result": first_result(10_000 if quick else 100_000, 600,
+                                     ("tile",) if quick else ("tile", "compiled")),
+    }
+    result["load_average_after"] = os.getloadavg()[0]
+    return result

@@ -1,0 +1,224 @@
+"""The tile engine's lanes: the compiled engine's host, with the tile interpreter as kernel.
+
+:class:`TileLanes` keeps the compiled engine's per-lane state and host protocol
+(``sim/compiled/machine.py``: ``CTL``, the memory banks' DATA cells, window and per-lane
+tables, the output log and tape, pauses to grow them, faults and their messages,
+snapshots) and changes two things:
+
+* the banks are stored lane-innermost: a bank of ``(lanes, k)`` words is the transpose of
+  a C-ordered ``(k, lanes)`` array, so the host's ``bank[:, register]`` is a contiguous row
+  of the kernel's ``R[register, lane]`` and the lanes of a tile sit side by side for
+  vector loads and stores;
+* runs go through the tile interpreter (``source.py``), compiled once per width and mode
+  for every image and cached with the compiled engine's kernels (``kernel.py``), so a new
+  program never waits for a compiler.
+
+Lanes run in tiles of :attr:`TileLanes.tile` consecutive lanes that share a PC and run in
+lockstep (``source.py``).  With :attr:`TileLanes.regroup` on, a tile whose lanes have
+parted returns, and the host packs the running lanes, in order of their (DIR, PC), into
+the first tiles (every lane's state moved with it), then runs those; the lanes are put
+back in order before the run returns (:mod:`.regroup`).
+"""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy
+
+from revasm.assembler.image import Image
+from revasm.sim.compiled import control
+from revasm.sim.compiled import translate as tr
+from revasm.sim.compiled.generate import FAULTED, FAUX, FCODE, NEEDS_ROOM, RUNNING, STATUS, STEPS
+from revasm.sim.compiled.machine import MEMORY_BANKS, REGISTER_BANKS, CompiledLanes
+from revasm.sim.compiled.slices import Slices
+from revasm.sim.engine import OutputListener
+from revasm.sim.reference import DEFAULT_MEMORY_WORDS
+
+from . import kernel, program, regroup
+
+#: Lanes per tile by default: measured on the J2 gradient and the NiLang workloads
+#: (``revasm bench tile_speed``, README.md).
+TILE_LANES = 256
+#: Whether tiles regroup by default (``TileLanes.regroup``).
+REGROUP = False
+#: Fewer running tiles than this run on one thread (no pool start-up).
+PARALLEL_TILES = 2
+
+
+def lane_major(rows: int, lanes: int) -> Any:
+    """A zeroed bank of ``lanes`` x ``rows`` uint64 words stored lane-innermost: the
+    transpose of a C-ordered ``(rows, lanes)`` array."""
+    return numpy.zeros((rows, lanes), dtype=numpy.uint64).T
+
+
+def kernel_view(bank: Any) -> Any:
+    """The ``[row, lane]`` C-ordered array behind a lane-major bank (made so if a bank
+    arrived in another order: the kernel is compiled for C-ordered arguments)."""
+    return numpy.ascontiguousarray(bank.T)
+
+
+class TileLanes(CompiledLanes):
+    """``lanes`` copies of the machine on one image, run by the tile interpreter
+    (:class:`revasm.sim.engine.Lanes`)."""
+
+    #: Banks and memory keys lane-innermost: ``bank[:, register]`` is contiguous.
+    BANK_ORDER = "F"
+
+    def __init__(self, image: Image, lanes: int = 1, *, max_steps: int | None = None,
+                 memory_words: int = DEFAULT_MEMORY_WORDS, tile: int | None = None,
+                 regroup: bool | None = None) -> None:
+        tile = TILE_LANES if tile is None else tile
+        if tile < 1:
+            raise ValueError(f"a tile holds at least one lane, not {tile}")
+        super().__init__(image, lanes, max_steps=max_steps, memory_words=memory_words,
+                         kernel="interpreter")
+        #: Lanes per tile (the last tile may hold fewer).
+        self.tile = tile
+        #: Whether thinning tiles return for the host to pack the running lanes.
+        self.regroup = REGROUP if regroup is None else regroup
+        #: Kernel calls of the last run, and how many of them followed a regrouping.
+        self.calls = 0
+        self.regroupings = 0
+        #: Instructions fetched for a group in the last run, summed over the tiles: its
+        #: lane-steps over this is how many lanes an instruction ran on, on average.
+        self.dispatches = 0
+        self._dummy_registers = lane_major(32, 1)
+        self._dummy_memory = lane_major(1, 1)
+
+    # --- the kernel -------------------------------------------------------------------------
+
+    def uses_interpreter(self, mode: tuple[bool, bool] | None = None) -> bool:
+        return True
+
+    def _kernel(self) -> Any:
+        return kernel.module(self.width, self._gradient, self._tangent)
+
+    def kernel_source(self) -> str:
+        """The tile interpreter module this machine runs in its current mode."""
+        return kernel.source(self.width, self._gradient, self._tangent)
+
+    def _arguments(self, limit: int, regrouping: bool) -> tuple:
+        banks = [self._banks[name] if self._banks[name] is not None else
+                 self._dummy_registers for name in REGISTER_BANKS]
+        memories = [self._banks[name] if self._banks[name] is not None else
+                    self._dummy_memory for name in MEMORY_BANKS]
+        if self._program is None:
+            self._program = program.decode(self.image)
+        return (*[kernel_view(bank) for bank in banks + memories], kernel_view(self.KEYS),
+                self.CTL, self.OUT, self.OUTLEN, self.TAPE, self.TAPELEN, numpy.int64(limit),
+                *self._program, numpy.int64(self._strict), numpy.int64(regrouping))
+
+    def _go(self, on_output: OutputListener | None = None) -> None:
+        """Run the running lanes to a halt or fault: tile kernel calls, with the pauses
+        (a table to grow) between them; with ``on_output``, calls of a slice of steps each
+        (the compiled engine's ``Slices``), the new output words handed over after every
+        call; with :attr:`regroup`, the running lanes packed into full tiles between calls."""
+        active = control.running(self.CTL, self._lane_mode, self._gradient or self._tangent)
+        if self._faults:
+            for lane in active.tolist():
+                self._faults.pop(lane, None)
+        module = self._kernel()
+        self._run_mode = (self._gradient, self._tangent)
+        run_limit = self.max_steps if self.max_steps is not None else 1 << 62
+        slices = Slices(run_limit) if on_output is not None else None
+        announced = self.OUTLEN.copy() if on_output is not None else None
+        self.calls = self.regroupings = 0
+        stats = numpy.zeros(-(-self.lanes // self.tile), dtype=numpy.int64)
+        order: Any = None  # position -> lane, while the lanes are regrouped
+        regrouping = self.regroup and slices is None  # (a listener hears lanes in order)
+        while len(active):
+            limit = run_limit if slices is None else slices.limit(self.CTL[STEPS, active])
+            steps_before = self.CTL[STEPS, active] if slices is not None else None
+            tiles = numpy.unique(active // self.tile)
+            runner = "run_parallel" if len(tiles) >= PARALLEL_TILES else "run_serial"
+            started = time.perf_counter()
+            self._call(module, runner, tiles,
+                       (numpy.int64(self.tile), numpy.int64(self.lanes),
+                        *self._arguments(limit, regrouping), stats))
+            seconds = time.perf_counter() - started
+            self.kernel_seconds += seconds
+            self.calls += 1
+            if slices is not None:
+                advanced = int((self.CTL[STEPS, active] - steps_before).max())
+                if slices.sliced(limit):
+                    self._resume_sliced(active)
+                slices.timed(seconds, advanced, False)
+            handed, paused, still = control.stopped(self.CTL, active)
+            if paused:
+                self._make_room(control.select(self.CTL, active, NEEDS_ROOM, paused))
+            if on_output is not None:  # (no regrouping with a listener: lanes in order)
+                self._hand_over(on_output, active, announced)
+            active = control.running(self.CTL, self._lane_mode,
+                                     self._gradient or self._tangent)
+            if regrouping and len(active) and not paused:
+                packed = regroup.pack(self, active)
+                if packed is None:
+                    regrouping = False  # packing gains nothing: the tiles run to the end
+                else:
+                    order = packed if order is None else order[packed]
+                    self.regroupings += 1
+                    active = control.running(self.CTL, self._lane_mode,
+                                             self._gradient or self._tangent)
+        if order is not None:
+            regroup.restore(self, order)
+        self.dispatches = int(stats.sum())
+
+    def _call(self, module: Any, name: str, tiles: Any, args: tuple) -> None:
+        """Run a tile kernel entry; a first call that compiles the tile interpreter (not in
+        numba's cache) is announced through the compiled engine's ``COMPILE_NOTICE``."""
+        from revasm.sim.compiled import machine
+
+        runner = getattr(module, name)
+        notice = machine.COMPILE_NOTICE
+        if notice is None or runner.signatures or kernel.is_compiled(module, name):
+            runner(tiles, *args)
+            return
+        modes = [switch for switch, on in (("gradient", self._gradient),
+                                           ("tangent", self._tangent)) if on]
+        mode = f", {' and '.join(modes)} mode" if modes else ""
+        notice(f"compiling the tile interpreter (W = {self.width}{mode}; once for every "
+               "program)... ")
+        started = time.perf_counter()
+        try:
+            runner(tiles, *args)
+        finally:
+            notice(f"done in {time.perf_counter() - started:.1f} s\n")
+
+    def _resume_sliced(self, active: Any) -> None:
+        """After a call with a slice's step limit: the lanes it stopped there go on (they
+        stand between two instructions, nothing of the next one done)."""
+        ctl = self.CTL
+        stopped = active[(ctl[STATUS, active] == FAULTED) & (ctl[FCODE, active] == tr.F_STEPS)]
+        ctl[STATUS, stopped] = RUNNING
+        ctl[FCODE, stopped] = 0
+
+    def _make_room(self, paused: Any) -> None:
+        """Grow what the paused lanes need (memory table or window, output log, tape) and
+        set them running again (they resume at the instruction that paused them)."""
+        from revasm.sim.compiled.vocab import GROW_WINDOW
+
+        codes = self.CTL[FCODE, paused]
+        needs = {int(code) - 100 for code in codes.tolist()}
+        if tr.ROOM_MEMORY in needs:
+            answers = set(self.CTL[FAUX, paused[codes == 100 + tr.ROOM_MEMORY]]
+                          .tolist())
+            if GROW_WINDOW in answers:
+                self._grow_memory(window=True)
+            if answers - {GROW_WINDOW}:
+                self._grow_memory()
+        if tr.ROOM_OUTPUT in needs:
+            self._grow("OUT")
+        if tr.ROOM_TAPE in needs:
+            self._grow("TAPE")
+        self.CTL[STATUS, paused] = RUNNING
+        self.CTL[FCODE, paused] = 0
+
+    def _hand_over(self, on_output: OutputListener, lanes: Any, announced: Any) -> None:
+        """Hand each lane's words shown since ``announced`` to ``on_output``; move the
+        marks."""
+        fresh = lanes[self.OUTLEN[lanes] > announced[lanes]]
+        for lane in fresh.tolist():
+            start, end = int(announced[lane]), int(self.OUTLEN[lane])
+            on_output(lane, self.OUT[lane, start:end].tolist())
+            announced[lane] = end

@@ -1,0 +1,24 @@
+"""An image decoded once on the host into the flat arrays the tile interpreter reads.
+
+The compiled engine's interpreter kernel decodes an image into ``PROG[field, pc]`` (each
+cell's table entry, operands, cycles and START/FINISH/illegal flags), the immediates, the
+code-cell map and the DATA cells' dense indices (``sim/compiled/interpreter.py``:
+``program_arrays``).  The tile interpreter reads one instruction's fields together, once per
+tile, so here they are ``PROG[pc, field]``: one cell's fields side by side (one cache line)
+instead of nine rows apart.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy
+
+from revasm.assembler.image import Image
+from revasm.sim.compiled.interpreter import program_arrays
+
+
+def decode(image: Image) -> tuple[Any, ...]:
+    """``(PROG, IMM, CODE, DENSE, dense_words)`` of an image, ``PROG`` by PC then field
+    (the fields of ``sim/compiled/interpreter.py``: ``OP``, ``A``, ... ``FLAGS``)."""
+    prog, imm, code, dense, dense_words = program_arrays(image)
+    return numpy.ascontiguousarray(prog.T), imm, code, dense, dense_words

@@ -1,0 +1,704 @@
+"""The tile interpreter's source: one numba module per width and mode that runs any image.
+
+A *tile* is a run of consecutive lanes (``lo .. hi - 1``).  ``tile_run`` runs one tile
+until every lane of it has halted, faulted or paused: each round it picks the *group* --
+the tile's running lanes at the first (DIR, PC) in program order, forward lanes by lowest
+PC, then backward lanes by highest, as the vector engine's scheduler does -- and runs it
+instruction after instruction for as long as it stays together.  An instruction is
+fetched and dispatched once for the group (its table entry through a binary tree of
+comparisons, its operands from ``PROG``), then executed by one loop over the group's
+lanes.  Registers and memory are lane-innermost (``R[register, lane]``), so the loop over
+a tile reads and writes contiguous words: LLVM vectorises it where the template allows.
+
+The loop's body is the entry's template for the direction and mode, translated by the
+compiled engine's :class:`~revasm.sim.compiled.translate.Translator` exactly as for its
+interpreter kernel -- the operand placeholders are locals, the banks the lane-major views
+``R[lane, o_a]`` the translator writes, which are the transposes of the kernel's
+``[register, lane]`` arrays -- so there is still one definition of the semantics and no
+opcode list.  A fault or a pause for room leaves the *lane* (its state written, status
+set, the rest of the group runs on); the host builds the fault's message from its code
+(``machine.CompiledLanes.fault``), as for the compiled interpreter kernel, whose per-lane
+step this is.
+
+Divergence: a branch that sends the group's lanes different ways ends the round, and the
+next round picks the first (DIR, PC) again, so a tile runs as masks of lanes over the
+branches of a structured program and its lanes meet again where their paths do (the
+come-from rule's landings, which are control instructions: a partial group that reaches
+one first lets the tile pick again, so lanes waiting there join it).  Step and cycle
+counts are added to a group's lanes only when it ends (:func:`cycle_count` says what an
+instruction costs).  ``regroup`` (the host's choice) makes a tile return once its groups
+have held at most half its lanes for :data:`THIN_STEPS` instructions in a row, so the host
+can pack lanes at one PC into the same tiles (``regroup.py``).
+"""
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable
+
+from revasm.isa.adjoint import mode_template
+from revasm.isa.fixed_point import WordFormat
+from revasm.isa.step_order import FAULTING_CALLS
+from revasm.isa.table import INSTRUCTIONS
+from revasm.sim.compiled.generate import (
+    BR,
+    CYCLES,
+    DIR,
+    FAULTED,
+    FAUX,
+    FAUX2,
+    FCODE,
+    HALTED,
+    INNER_JIT,
+    NEEDS_ROOM,
+    OVERFLOWS,
+    PC,
+    RUNNING,
+    STATUS,
+    STEPS,
+    hoist_constants,
+)
+from revasm.sim.compiled.interpreter import (
+    AMT,
+    CYC,
+    FINISH_FLAG,
+    FLAGS,
+    ILLEGAL_FLAG,
+    OFF,
+    OP,
+    START_FLAG,
+    A,
+    B,
+    C,
+    K,
+)
+from revasm.sim.compiled.translate import F_ILLEGAL, F_JUMP, F_STEPS, Translator, Value
+
+#: What the host passes the kernel's entry points, after the tiles, the tile size and the
+#: lane count.  Banks are ``[register or slot, lane]`` (C order): the kernel takes their
+#: transposes, the lane-major views the translated templates index.
+KERNEL_ARGS = ("Rs", "Gs", "Ts", "TGs", "MEMs", "GMs", "TMs", "TGMs", "KEYSs", "CTL", "OUT",
+               "OUTLEN", "TAPE", "TAPELEN", "limit", "PROG", "IMM", "CODE", "DENSE",
+               "dense_words", "strict_flag", "regroup", "STATS")
+#: Operand placeholders of the table and the kernel locals that hold them (as in the
+#: compiled interpreter kernel).
+_OPERANDS = {"a": Value("o_a", "i"), "b": Value("o_b", "i"), "c": Value("o_c", "i"),
+             "amt": Value("o_amt", "i"), "k": Value("o_k", "i"), "off": Value("o_off", "i"),
+             "imm": Value("o_imm", "w")}
+_OPERAND_ROWS = {"o_a": A, "o_b": B, "o_c": C, "o_amt": AMT, "o_k": K, "o_off": OFF}
+#: With regrouping on, a tile returns to the host after this many instructions in a row
+#: run by groups of at most half its lanes (the host packs lanes at one PC together).
+THIN_STEPS = 32
+#: The arguments a data step function may take (``_Source.data_function``: those its
+#: step uses).
+LEAF_ARGS = ("lo, n, idx, full, strict, ps, pcyc, pc, gd, o_a, o_b, o_c, o_amt, o_k, o_off, "
+             "o_imm, R, G, T, TG, MEM, GM, TM, TGM, KEYS, CTL, OUT, OUTLEN, TAPE, TAPELEN, "
+             "CODE, DENSE, dense_words, SLOTS")
+#: Memory slots a step's guard keeps per lane for its fast loop (``remembered_slots``).
+SLOT_COLUMNS = 4
+
+
+_DIVISION = re.compile(r"^(\s*)\w+, \w+ = fdiv_ovf64\((.*)\)$")
+
+
+def short_division_checks(lines: list[str]) -> list[str]:
+    """A guard's lines with, after each W = 64 division, the check that the fast loop's
+    division without a divide instruction (``vocab.fdiv_short64``) gives its words: a
+    lane whose quotient is too long for it sends the group to the exact loop.  The guard
+    divides that way too (its quotients only feed later checks, if any)."""
+    out = []
+    for line in lines:
+        found = _DIVISION.match(line)
+        out.append(line.replace("fdiv_ovf64(", "fdiv_short64(") if found else line)
+        if found:
+            out += [f"{found[1]}if not fdiv_short_ok64({found[2]}):", f"{found[1]}    bad += 1"]
+    return out
+
+
+_SLOT = re.compile(r"^(\s*)(_slot\d+) = window_slot\(.*\)$")
+
+
+def remembered_slots(guard: list[str], fast: list[str]) -> tuple[list[str], list[str]]:
+    """A guard that keeps each memory slot it looks up (``SLOTS[k, i]``: the i-th look-up
+    for the group's k-th lane), and a fast loop that takes them instead of looking them up
+    again: the guard looks up the same addresses first (its statements are the step's
+    first ones, translated alike), and the look-up is a hash and a probe per lane."""
+    kept = []
+    count = 0
+    for line in guard:
+        kept.append(line)
+        found = _SLOT.match(line)
+        if found:
+            kept.append(f"{found[1]}SLOTS[k, {count}] = {found[2]}")
+            count += 1
+    if count > SLOT_COLUMNS:
+        raise ValueError(f"a step looks up {count} memory slots, more than {SLOT_COLUMNS}")
+    taken = []
+    used = 0
+    for line in fast:
+        found = _SLOT.match(line)
+        if found and used < count:
+            line = f"{found[1]}{found[2]} = SLOTS[k, {used}]"
+            used += 1
+        taken.append(line)
+    return kept, taken
+
+
+#: A branch function's arguments (``_Source.branch_function``).
+BRANCH_ARGS = "lo, n, idx, full, o_a, o_b, o_off, R, CTL"
+
+
+def branch_name(number: int, direction: int) -> str:
+    """The name of a branch's every-lane function for a direction."""
+    return f"branch_{INSTRUCTIONS[number].mnemonic.lower()}_{'f' if direction > 0 else 'b'}"
+
+
+def step_name(number: int, direction: int) -> str:
+    """The name of a data entry's step function for a direction."""
+    return f"step_{INSTRUCTIONS[number].mnemonic.lower()}_{'f' if direction > 0 else 'b'}"
+
+
+#: The calls whose fault checks a fast loop's guard runs first (``overflow`` faults only
+#: on a strict machine, which runs no fast loop).
+GUARDED_CALLS = FAULTING_CALLS - {"overflow"}
+#: The calls a guard must not make on a word its check found outside their domain.
+DOMAIN_CALLS = frozenset({"fn_log", "fn_sqrt", "fn_pow"})
+#: Table entries whose step decides BR or DIR (executed with the come-from check).
+CONTROL_KINDS = ("branch", "rbra", "swapbr")
+#: ``tile_run`` compiles with numba's ``error_model="numpy"``: its default checks every
+#: float division inlined into a loop (``vocab.fdiv_ovf64``) for a zero divisor, a branch
+#: out of the loop that keeps LLVM from vectorising it; the kernel itself divides nothing.
+#: The vocabulary the tile kernels call: the compiled engine's scalar functions, with the
+#: tile engine's own versions of those it replaces (``vocab.py``) imported after them.
+MODULE_PRELUDE = (
+    "import numpy as np",
+    "from numba import njit, prange",
+    "from revasm.sim.compiled.vocab import *  # noqa: F401,F403 - the vocabulary",
+    "from revasm.sim.compiled.overflow import *  # noqa: F401,F403 - its ovf_* names",
+    "from revasm.sim.tile.vocab import *  # noqa: F401,F403 - the tile engine's versions",
+    "from revasm.sim.compiled.pipeline import KernelCompiler",
+    "",
+    "U = np.uint64",
+    "I = np.int64",
+)
+
+
+def cycle_count(cycles: str) -> str:
+    """The kernel expression of what one instruction adds to a lane's cycle count, given
+    the expression of its table cost (``PROG[pc, CYC]``): today that cost itself.  The one
+    place the tile kernels account cycles, so that a cost model that depends on the
+    operands (the RTL's exact cycles) changes this function only."""
+    return cycles
+
+
+class _Source:
+    def __init__(self, width: int, gradient: bool, tangent: bool) -> None:
+        fmt = WordFormat(width)
+        self.width, self.gradient, self.tangent = width, gradient, tangent
+        self.translator = Translator(width, {"M": fmt.mask, "W": fmt.width,
+                                             "F": fmt.frac_bits, "one": fmt.one})
+        self.translator.operands = {value.code: value for value in _OPERANDS.values()}
+        self.lines: list[str] = []
+        #: each data step function's arguments, by (entry, direction)
+        self.leaf_params: dict[tuple[int, int], list[str]] = {}
+
+    def out(self, indent: int, text: str) -> None:
+        self.lines.append("    " * indent + text)
+
+    def outs(self, indent: int, lines: list[str]) -> None:
+        for line in lines:
+            self.out(indent, line)
+
+    # --- one entry's step over the group's lanes -------------------------------------------
+
+    def template(self, number: int, direction: int) -> str:
+        ins = INSTRUCTIONS[number]
+        if self.gradient or self.tangent:
+            text = mode_template(ins, direction, self.gradient, self.tangent)
+        else:
+            text = ins.forward if direction > 0 else ins.backward
+        return text.format(**{name: value.code for name, value in _OPERANDS.items()})
+
+    @staticmethod
+    def leave(code: int | str, aux: str, status: int) -> list[str]:
+        """A lane leaves the group before the instruction (a fault, or a pause for room):
+        its state as it stands, nothing of the instruction done."""
+        return [f"CTL[{STEPS}, lane] += ps", f"CTL[{CYCLES}, lane] += pcyc",
+                f"CTL[{PC}, lane] = pc", f"CTL[{DIR}, lane] = gd",
+                f"CTL[{FCODE}, lane] = {code}", f"CTL[{FAUX}, lane] = {aux}",
+                f"CTL[{STATUS}, lane] = {status}", "left += 1", "continue"]
+
+    def body(self, number: int, direction: int, text: str | None = None,
+             exits: list[str] | None = None) -> list[str]:
+        """The translated step of one entry for the lane ``lane`` (or only ``text``, part of
+        it), with the per-lane words the translator keeps in locals (OV, the output log's
+        and tape's lengths) loaded before and stored after.  ``exits``: the lines a fault
+        or a pause runs instead of leaving the group (a guard's ``bad += 1``, or ``pass``
+        where a guard has ruled them out)."""
+        leave_fault = (lambda code, aux: self.leave(code, aux, FAULTED)) if exits is None \
+            else (lambda code, aux: exits)
+        leave_room = (lambda code, aux: self.leave(100 + code, aux, NEEDS_ROOM)) \
+            if exits is None else (lambda code, aux: exits)
+        lines = self.translator.statement(
+            self.template(number, direction) if text is None else text,
+            exit=leave_fault, room=leave_room)
+        joined = "\n".join(lines)
+        before, after = [], []
+        if "ov0" in joined:
+            before.append(f"ov0 = U(CTL[{OVERFLOWS}, lane])")
+            after.append(f"CTL[{OVERFLOWS}, lane] = I(ov0)")
+        for name, array in (("outlen", "OUTLEN"), ("tapelen", "TAPELEN")):
+            if name in joined:
+                before.append(f"{name} = {array}[lane]")
+                after.append(f"{array}[lane] = {name}")
+        return before + (lines or ["pass"]) + after
+
+    def data_function(self, number: int, direction: int) -> None:
+        """A data entry's step over a group, as a function of its own (``step_name``): a
+        small function LLVM optimises alone, where the tile interpreter's one large
+        function defeated its vectoriser.  A group of the whole tile, not strict, runs the
+        *fast* loop -- the step with its fault checks ruled out beforehand by a loop of the
+        template's guard (``guard``), so no lane leaves it and LLVM vectorises it where the
+        template allows; any other group (or a guard that found a lane that faults or needs
+        room) runs the loop over the lanes ``idx`` lists, where a lane can leave.  Returns
+        how many lanes left the group."""
+        outer = self.lines
+        self.lines = []
+        out = self.out
+        indent = 1
+        guard = self.guard(number, direction)
+        if guard is not None:
+            out(indent, "fast = full and not strict")
+            fast_lines = self.body(number, direction, exits=["pass"])
+            if guard:
+                # a lane found to fault stops its guard there where the guard goes on to a
+                # function that must not see words outside its domain (the elementary
+                # functions); a guard of divisions and memory look-ups only (both take any
+                # word) runs on without a branch, so LLVM vectorises it
+                partial = {node.func.id for node in ast.walk(ast.parse(guard))
+                           if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
+                stop = ["continue"] if partial & DOMAIN_CALLS else []
+                guard_lines = self.body(number, direction, guard, ["bad += 1", *stop])
+                if self.width == 64:  # the fast loop divides without a divide instruction
+                    guard_lines = short_division_checks(guard_lines)
+                    fast_lines = [line.replace("fdiv_ovf64(", "fdiv_short64(")
+                                  for line in fast_lines]
+                guard_lines, fast_lines = remembered_slots(guard_lines, fast_lines)
+                out(indent, "if fast:  # the guard: would any lane fault or need room?")
+                out(indent + 1, "bad = 0  # a count: LLVM vectorises a sum, not a flag")
+                out(indent + 1, "for k in range(n):")
+                out(indent + 2, "lane = U(lo + k)")
+                self.outs(indent + 2, guard_lines)
+                out(indent + 1, "fast = bad == 0")
+            out(indent, "if fast:  # every lane of the tile, no exits: vector code")
+            out(indent + 1, "for k in range(n):")
+            out(indent + 2, "lane = U(lo + k)  # (unsigned: no wraparound, so LLVM vectorises)")
+            self.outs(indent + 2, fast_lines)
+            out(indent + 1, "return left")
+        out(indent, "for k in range(n):")
+        out(indent + 1, "lane = U(idx[k])")
+        self.outs(indent + 1, self.body(number, direction))
+        out(indent, "return left")
+        body, self.lines = self.lines, outer
+        # only the arguments the step uses: a call passes every array as a structure
+        text = "\n".join(body)
+        needed = {"lo", "n", "idx"}
+        for local, argument in (("CODE_LENGTH", "CODE"), ("DENSE_LENGTH", "DENSE"),
+                                ("DENSE_WORDS", "dense_words")):
+            if local in text:
+                needed.add(argument)
+        params = [name for name in LEAF_ARGS.split(", ")
+                  if name in needed or re.search(rf"\b{name}\b", text)]
+        self.leaf_params[(number, direction)] = params
+        ins = INSTRUCTIONS[number]
+        arrow = "forward" if direction > 0 else "backward"
+        out(0, f"@njit({INNER_JIT}, error_model='numpy')")
+        out(0, f"def {step_name(number, direction)}({', '.join(params)}):")
+        out(1, f'"""{ins.mnemonic}, {arrow}."""')
+        if "CODE_LENGTH" in text:
+            out(1, "CODE_LENGTH = CODE.shape[0]")
+        if "DENSE_LENGTH" in text:
+            out(1, "DENSE_LENGTH = DENSE.shape[0]")
+        if "DENSE_WORDS" in text:
+            out(1, "DENSE_WORDS = dense_words")
+        out(1, "left = 0")
+        self.lines += body
+        out(0, "")
+        out(0, "")
+
+    def guard(self, number: int, direction: int) -> str | None:
+        """The part of an entry's step up to its last fault check (``""``: none), which
+        writes nothing (``isa/step_order.py``'s order); None when the step has a device
+        that writes before its check (SHOW, EMIT), so it has no fast loop."""
+        statements = ast.parse(self.template(number, direction)).body
+        last = -1
+        for position, statement in enumerate(statements):
+            names = {node.func.id for node in ast.walk(statement)
+                     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
+            if names & {"show", "emit", "unemit"}:
+                return None
+            if names & GUARDED_CALLS:
+                last = position
+        guard = statements[:last + 1]
+        if not all(isinstance(s, ast.Assign) and all(
+                isinstance(t, ast.Name) and t.id.startswith("_") for t in s.targets)
+                for s in guard):
+            return None
+        return "\n".join(ast.unparse(s) for s in guard)
+
+    def control_leaf(self, number: int, direction: int, indent: int) -> None:
+        """A control entry: each lane's BR (and DIR) through the template, the come-from
+        check (a landing that does not catch its jump faults after executing, its effects
+        kept, as the reference's), the lane's next PC, and whether the group stays together."""
+        out = self.out
+        out(indent, "for k in range(n):")
+        inner = indent + 1
+        out(inner, "lane = U(idx[k])")
+        out(inner, f"br = CTL[{BR}, lane]")
+        out(inner, "br_in = br")
+        out(inner, "d = gd")
+        self.outs(inner, self.body(number, direction))
+        out(inner, f"CTL[{STEPS}, lane] += ps + 1")
+        out(inner, f"CTL[{CYCLES}, lane] += pcyc + cyc")
+        out(inner, f"CTL[{BR}, lane] = br")
+        out(inner, f"CTL[{DIR}, lane] = d")
+        out(inner, "if br_in != 0 and br != 0:  # a landing that does not catch its jump")
+        out(inner + 1, f"CTL[{PC}, lane] = pc")
+        out(inner + 1, f"CTL[{FCODE}, lane] = {F_JUMP}")
+        out(inner + 1, f"CTL[{FAUX}, lane] = br_in")
+        out(inner + 1, f"CTL[{FAUX2}, lane] = gd")
+        out(inner + 1, f"CTL[{STATUS}, lane] = {FAULTED}")
+        out(inner + 1, "left += 1")
+        out(inner + 1, "continue")
+        out(inner, "following = pc + br * d if br != 0 else pc + d")
+        out(inner, f"CTL[{PC}, lane] = following")
+        out(inner, "if m == 0:")
+        out(inner + 1, "next_pc = following")
+        out(inner + 1, "next_d = d")
+        out(inner, "elif following != next_pc or d != next_d:")
+        out(inner + 1, "together = False")
+        out(inner, "if br != 0:")
+        out(inner + 1, "br_any = True")
+        out(inner, f"if CTL[{STEPS}, lane] > top:")
+        out(inner + 1, f"top = CTL[{STEPS}, lane]")
+        out(inner, "m += 1")
+
+    def tree(self, numbers: list[int], direction: int, indent: int,
+             leaf: Callable[[int, int, int], None]) -> None:
+        """The entries' leaves, chosen by ``op`` through a binary tree of comparisons."""
+        if len(numbers) > 2:
+            middle = len(numbers) // 2
+            self.out(indent, f"if op < {numbers[middle]}:")
+            self.tree(numbers[:middle], direction, indent + 1, leaf)
+            self.out(indent, "else:")
+            self.tree(numbers[middle:], direction, indent + 1, leaf)
+            return
+        for position, number in enumerate(numbers):
+            mnemonic = INSTRUCTIONS[number].mnemonic
+            inner = indent + 1
+            if position < len(numbers) - 1:
+                self.out(indent, f"if op == {number}:  # {mnemonic}")
+            elif position:
+                self.out(indent, f"else:  # {mnemonic}")
+            else:
+                self.out(indent, f"# {mnemonic}")
+                inner = indent
+            leaf(number, direction, inner)
+
+    def data_call(self, number: int, direction: int, indent: int) -> None:
+        """A data entry's leaf: its step function over the group (``data_function``)."""
+        params = ", ".join(self.leaf_params[(number, direction)])
+        self.out(indent, f"left = {step_name(number, direction)}({params})")
+
+    def branch_function(self, number: int, direction: int) -> None:
+        """A branch over a group of every running lane of the tile, without writes, as a
+        function of its own (``branch_name``; a small function LLVM vectorises): each lane's
+        BR after it, and the least and greatest of them and how many lanes landed without
+        being caught.  Lanes that all go one way (the usual case) then move on as one: the
+        group goes on, its counts pending, no per-lane PC."""
+        out = self.out
+        lines = self.translator.statement(
+            self.template(number, direction),
+            exit=lambda code, aux: ["pass"], room=lambda code, aux: ["pass"])
+        ins = INSTRUCTIONS[number]
+        arrow = "forward" if direction > 0 else "backward"
+        out(0, f"@njit({INNER_JIT}, error_model='numpy')")
+        out(0, f"def {branch_name(number, direction)}({BRANCH_ARGS}):")
+        out(1, f'"""{ins.mnemonic}, {arrow}, every lane at once: (least BR, greatest BR, '
+               'uncaught landings)."""')
+        out(1, "lowest = I(1) << 62")
+        out(1, "highest = -lowest")
+        out(1, "uncaught = 0")
+        for loop, lane in (("if full:", "U(lo + k)"), ("else:", "U(idx[k])")):
+            out(1, loop)
+            out(2, "for k in range(n):")
+            out(3, f"lane = {lane}")
+            out(3, f"br_in = CTL[{BR}, lane]")
+            out(3, "br = br_in")
+            self.outs(3, lines)
+            out(3, "lowest = min(lowest, br)")
+            out(3, "highest = max(highest, br)")
+            out(3, "uncaught += 1 if br_in != 0 and br != 0 else 0")
+        out(1, "return lowest, highest, uncaught")
+        out(0, "")
+        out(0, "")
+
+    def branch_call(self, number: int, direction: int, indent: int) -> None:
+        self.out(indent, f"lowest, highest, uncaught = {branch_name(number, direction)}"
+                         f"({BRANCH_ARGS})")
+
+    @staticmethod
+    def branches() -> list[int]:
+        return [number for number, ins in enumerate(INSTRUCTIONS) if ins.kind == "branch"]
+
+    def entries(self, control: bool) -> list[int]:
+        return [number for number, ins in enumerate(INSTRUCTIONS)
+                if (ins.kind in CONTROL_KINDS) == control and ins.kind not in ("start", "finish")]
+
+    # --- the tile's rounds --------------------------------------------------------------------
+
+    def flush(self, indent: int, extra_steps: str = "", extra_cycles: str = "") -> None:
+        """The group's lanes take their pending counts, PC and DIR (the group ends)."""
+        out = self.out
+        out(indent, "for k in range(n):")
+        out(indent + 1, "lane = U(idx[k])")
+        out(indent + 1, f"CTL[{STEPS}, lane] += ps{extra_steps}")
+        out(indent + 1, f"CTL[{CYCLES}, lane] += pcyc{extra_cycles}")
+        out(indent + 1, f"CTL[{PC}, lane] = pc")
+        out(indent + 1, f"CTL[{DIR}, lane] = gd")
+
+    def tile_function(self) -> None:
+        out = self.out
+        args = ", ".join(KERNEL_ARGS)
+        out(0, f"@njit({INNER_JIT}, error_model='numpy')")
+        out(0, f"def tile_run(t, lo, hi, idx, SLOTS, {args}):")
+        for name in ("R", "G", "T", "TG", "MEM", "GM", "TM", "TGM", "KEYS"):
+            out(1, f"{name} = {name}s.T  # lane-major views: the templates' R[lane, o_a]")
+        out(1, "CODE_LENGTH = CODE.shape[0]")
+        out(1, "DENSE_LENGTH = DENSE.shape[0]")
+        out(1, "DENSE_WORDS = dense_words")
+        out(1, "strict = strict_flag != 0")
+        out(1, "cells = CODE_LENGTH")
+        out(1, "size = hi - lo")
+        out(1, "thin = 0  # instructions run in a row by groups of at most half the tile")
+        out(1, "thin_group = False")
+        out(1, "thin_from = 0")
+        out(1, "dispatched = 0  # instructions fetched for a group (STATS[t])")
+        out(1, "while True:")
+        body = 2
+        out(body, "# the group: the running lanes at the first (DIR, PC)")
+        out(body, "best = I(1) << 62")
+        out(body, "alive = 0")
+        out(body, "for j in range(lo, hi):")
+        out(body + 1, f"if CTL[{STATUS}, j] != {RUNNING}:")
+        out(body + 2, "continue")
+        out(body + 1, f"if CTL[{PC}, j] < 0 or CTL[{PC}, j] >= cells:  # it faults here")
+        out(body + 2, f"CTL[{FCODE}, j] = {F_STEPS} if CTL[{STEPS}, j] >= limit "
+                      f"else {F_ILLEGAL}")
+        out(body + 2, f"CTL[{STATUS}, j] = {FAULTED}")
+        out(body + 2, "continue")
+        out(body + 1, "alive += 1")
+        out(body + 1, f"key = lane_key(CTL[{PC}, j], CTL[{DIR}, j], cells)")
+        out(body + 1, "if key < best:")
+        out(body + 2, "best = key")
+        out(body, "if alive == 0:")
+        out(body + 1, "STATS[t] += dispatched")
+        out(body + 1, "return")
+        out(body, "if thin_group:")
+        out(body + 1, "thin += dispatched - thin_from")
+        out(body, "else:")
+        out(body + 1, "thin = 0")
+        out(body, f"if regroup != 0 and thin >= {THIN_STEPS}:")
+        out(body + 1, "STATS[t] += dispatched")
+        out(body + 1, "return  # the host packs the running lanes into fuller groups")
+        out(body, "n = 0")
+        out(body, "br_any = False")
+        out(body, "top = I(0)")
+        out(body, "for j in range(lo, hi):")
+        out(body + 1, f"if CTL[{STATUS}, j] == {RUNNING} and "
+                      f"lane_key(CTL[{PC}, j], CTL[{DIR}, j], cells) == best:")
+        out(body + 2, "idx[n] = j")
+        out(body + 2, "n += 1")
+        out(body + 2, f"if CTL[{BR}, j] != 0:")
+        out(body + 3, "br_any = True")
+        out(body + 2, f"if CTL[{STEPS}, j] > top:")
+        out(body + 3, f"top = CTL[{STEPS}, j]")
+        out(body, "full = n == size")
+        out(body, "thin_group = 2 * n <= size")
+        out(body, "thin_from = dispatched")
+        out(body, f"pc = CTL[{PC}, idx[0]]")
+        out(body, f"gd = CTL[{DIR}, idx[0]]")
+        out(body, "room = limit - top  # steps every lane of the group may still take")
+        out(body, "ps = I(0)")
+        out(body, "pcyc = I(0)")
+        out(body, "fresh = True")
+        out(body, "while True:")
+        step = body + 1
+        out(step, "if ps >= room:  # a lane of the group is at the step limit")
+        self.flush(step + 1)
+        out(step + 1, "for k in range(n):")
+        out(step + 2, "lane = U(idx[k])")
+        out(step + 2, f"if CTL[{STEPS}, lane] >= limit:")
+        out(step + 3, f"CTL[{FCODE}, lane] = {F_STEPS}")
+        out(step + 3, f"CTL[{STATUS}, lane] = {FAULTED}")
+        out(step + 1, "break")
+        out(step, f"if pc < 0 or pc >= cells or PROG[pc, {FLAGS}] & {ILLEGAL_FLAG}:")
+        self.flush(step + 1)
+        out(step + 1, "for k in range(n):")
+        out(step + 2, f"CTL[{FCODE}, idx[k]] = {F_ILLEGAL}")
+        out(step + 2, f"CTL[{STATUS}, idx[k]] = {FAULTED}")
+        out(step + 1, "break")
+        out(step, f"flags = PROG[pc, {FLAGS}]")
+        out(step, f"cyc = {cycle_count(f'PROG[pc, {CYC}]')}")
+        out(step, f"if flags & {START_FLAG | FINISH_FLAG}:")
+        # START and FINISH: not come-from checked; they halt keeping BR (a jump onto
+        # FINISH) or pass it on to the next landing, as the reference's.
+        inner = step + 1
+        out(inner, "dispatched += 1")
+        out(inner, f"halt = (gd > 0 and flags & {FINISH_FLAG} != 0) or "
+                   f"(gd < 0 and flags & {START_FLAG} != 0)")
+        self.flush(inner, " + 1", " + cyc")
+        out(inner + 1, "if halt:")
+        out(inner + 2, f"CTL[{STATUS}, lane] = {HALTED}")
+        out(inner + 1, f"elif CTL[{BR}, lane] != 0:")
+        out(inner + 2, f"CTL[{PC}, lane] = pc + CTL[{BR}, lane] * gd")
+        out(inner + 1, "else:")
+        out(inner + 2, f"CTL[{PC}, lane] = pc + gd")
+        out(inner, "break")
+        out(step, f"op = PROG[pc, {OP}]")
+        for local, row in _OPERAND_ROWS.items():
+            out(step, f"{local} = PROG[pc, {row}]")
+        out(step, "o_imm = IMM[pc]")
+        out(step, "left = 0")
+        out(step, "if CONTROL[op]:")
+        inner = step + 1
+        out(inner, "if not fresh and n < alive:  # lanes waiting here may join the group")
+        self.flush(inner + 1)
+        out(inner + 1, "break")
+        out(inner, "dispatched += 1")
+        out(inner, "if BRANCH[op] and n == alive:  # every running lane: one way for all?")
+        branch = inner + 1
+        out(branch, "if gd > 0:")
+        self.tree(self.branches(), 1, branch + 1, self.branch_call)
+        out(branch, "else:")
+        self.tree(self.branches(), -1, branch + 1, self.branch_call)
+        out(branch, "if lowest == highest and uncaught == 0:")
+        out(branch + 1, "if full and (lowest != 0 or br_any):  # (contiguous: a vector store)")
+        out(branch + 2, "for k in range(n):")
+        out(branch + 3, f"CTL[{BR}, U(lo + k)] = lowest")
+        out(branch + 1, "elif lowest != 0 or br_any:")
+        out(branch + 2, "for k in range(n):")
+        out(branch + 3, f"CTL[{BR}, U(idx[k])] = lowest")
+        out(branch + 1, "br_any = lowest != 0")
+        out(branch + 1, "pc = pc + lowest * gd if lowest != 0 else pc + gd")
+        out(branch + 1, "ps += 1")
+        out(branch + 1, "pcyc += cyc")
+        out(branch + 1, "fresh = False")
+        out(branch + 1, "continue")
+        out(inner, "m = 0")
+        out(inner, "together = True")
+        out(inner, "br_any = False")
+        out(inner, "top = I(0)")
+        out(inner, "next_pc = pc")
+        out(inner, "next_d = gd")
+        out(inner, "if gd > 0:")
+        self.tree(self.entries(True), 1, inner + 1, self.control_leaf)
+        out(inner, "else:")
+        self.tree(self.entries(True), -1, inner + 1, self.control_leaf)
+        out(inner, "if left == 0 and together and n == alive:")
+        out(inner + 1, "pc = next_pc")
+        out(inner + 1, "gd = next_d")
+        out(inner + 1, "ps = I(0)")
+        out(inner + 1, "pcyc = I(0)")
+        out(inner + 1, "room = limit - top")
+        out(inner + 1, "fresh = False")
+        out(inner + 1, "continue")
+        out(inner, "break  # the group parted (or some lanes stopped): pick again")
+        out(step, "if gd > 0:")
+        self.tree(self.entries(False), 1, step + 1, self.data_call)
+        out(step, "else:")
+        self.tree(self.entries(False), -1, step + 1, self.data_call)
+        out(step, "dispatched += 1")
+        out(step, "ps += 1")
+        out(step, "pcyc += cyc")
+        out(step, "fresh = False")
+        out(step, "if br_any:  # lanes that jumped onto a data cell: they fault after it")
+        out(step + 1, "br_any = False")
+        out(step + 1, "for k in range(n):")
+        out(step + 2, "lane = U(idx[k])")
+        out(step + 2, f"if CTL[{STATUS}, lane] == {RUNNING} and CTL[{BR}, lane] != 0:")
+        inner = step + 3
+        out(inner, f"CTL[{STEPS}, lane] += ps")
+        out(inner, f"CTL[{CYCLES}, lane] += pcyc")
+        out(inner, f"CTL[{PC}, lane] = pc")
+        out(inner, f"CTL[{DIR}, lane] = gd")
+        out(inner, f"CTL[{FCODE}, lane] = {F_JUMP}")
+        out(inner, f"CTL[{FAUX}, lane] = CTL[{BR}, lane]")
+        out(inner, f"CTL[{FAUX2}, lane] = gd")
+        out(inner, f"CTL[{STATUS}, lane] = {FAULTED}")
+        out(inner, "left += 1")
+        out(step, "if left:  # lanes that faulted or paused leave the group")
+        out(step + 1, "m = 0")
+        out(step + 1, "for k in range(n):")
+        out(step + 2, f"if CTL[{STATUS}, idx[k]] == {RUNNING}:")
+        out(step + 3, "idx[m] = idx[k]")
+        out(step + 3, "m += 1")
+        out(step + 1, "n = m")
+        out(step + 1, "alive -= left")
+        out(step + 1, "full = False")
+        out(step + 1, "if n == 0:")
+        out(step + 2, "break")
+        out(step, "pc += gd")
+
+    def entry_points(self) -> None:
+        out = self.out
+        args = ", ".join(KERNEL_ARGS)
+        for name, decorator, loop in (
+                ("run_parallel", "@njit(cache=True, parallel=True)", "prange"),
+                ("run_serial", "@njit(cache=True, nogil=True)", "range")):
+            out(0, "")
+            out(0, "")
+            out(0, decorator)
+            out(0, f"def {name}(tiles, tile, lanes, {args}):")
+            out(1, "count = tiles.shape[0]")
+            out(1, "chunks = min(count, 256)")
+            out(1, f"for c in {loop}(chunks):")
+            out(2, "idx = np.empty(tile, dtype=np.int64)")
+            out(2, f"SLOTS = np.empty((tile, {SLOT_COLUMNS}), dtype=np.int64)")
+            out(2, "for j in range(c * count // chunks, (c + 1) * count // chunks):")
+            out(3, "lo = tiles[j] * tile")
+            out(3, f"tile_run(tiles[j], lo, min(lo + tile, lanes), idx, SLOTS, {args})")
+
+    def source(self) -> str:
+        for direction in (1, -1):
+            for number in self.entries(False):
+                self.data_function(number, direction)
+            for number in self.branches():
+                self.branch_function(number, direction)
+        self.tile_function()
+        self.entry_points()
+        constants, body = hoist_constants("\n".join(self.lines))
+        control = ", ".join("True" if ins.kind in CONTROL_KINDS else "False"
+                            for ins in INSTRUCTIONS)
+        branch = ", ".join("True" if ins.kind == "branch" else "False" for ins in INSTRUCTIONS)
+        header = [
+            f'"""revasm tile interpreter: W = {self.width}, gradient={self.gradient}, '
+            f'tangent={self.tangent} (sim/tile/source.py)."""',
+            *MODULE_PRELUDE,
+            "#: whether each table entry decides BR or DIR (a control step), is a branch",
+            f"CONTROL = np.array([{control}], dtype=np.bool_)",
+            f"BRANCH = np.array([{branch}], dtype=np.bool_)",
+            "",
+            "",
+            "@njit(cache=True, nogil=True)",
+            "def lane_key(pc, d, cells):",
+            '    """A lane\'s place in the order groups run in: forward lanes by PC, then',
+            '    backward lanes by falling PC (a PC inside the program)."""',
+            "    return pc if d > 0 else 2 * cells - 1 - pc",
+        ]
+        return "\n".join(header + constants + ["", ""]) + "\n" + body + "\n"
+
+
+def tile_source(width: int, gradient: bool = False, tangent: bool = False) -> str:
+    """The tile interpreter module for a width and mode (readable: one leaf per entry)."""
+    return _Source(width, gradient, tangent).source()

@@ -1,0 +1,139 @@
+"""The tile engine's versions of vocabulary functions: the same words, in vector-friendly code.
+
+The tile interpreter's loops run one template over the lanes of a tile, and LLVM turns a
+loop into SIMD code only if every operation in it has a vector form.  The compiled
+engine's fixed-point product at W = 64 is one 128-bit multiplication (``smul128``), which
+has none; here it is four 32 x 32 -> 64-bit products of the operands' halves (AVX-512's
+``vpmuludq``), summed with explicit carries, and the sign corrections of the signed
+product.  Each function returns exactly what the compiled engine's function of the same
+name returns (``tests/test_tile_engine.py`` checks it on random and edge words), so the
+tile kernels, which import these after the compiled vocabulary, compute the same bits.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from revasm.sim.compiled.vocab import nlz64
+
+U = np.uint64
+I = np.int64  # noqa: E741 - short names keep the arithmetic readable
+LOW32 = U(0xFFFFFFFF)
+#: ``error_model="numpy"``: numba's default model checks every float division for a zero
+#: divisor, a branch out of the loop that stops LLVM from vectorising it (the divisors
+#: here are never zero: the templates check a word divisor first).
+JIT = dict(cache=True, nogil=True, error_model="numpy")
+#: The W = 64 division is inlined into its callers by numba (``inline="always"``): LLVM's
+#: inliner finds it too large, and a call in a loop keeps the loop scalar.
+
+__all__ = ["fdiv32", "fdiv_ovf32", "fdiv_short64", "fdiv_short_ok64", "fmul64", "fmul_ovf64",
+           "smul_limbs"]
+
+
+@njit(**JIT)
+def smul_limbs(x, y):
+    """(hi, lo) words of the signed 128-bit product of two int64 held as uint64 words:
+    the unsigned product from 32-bit halves, then the signs' corrections of the top."""
+    xl = x & LOW32
+    xh = x >> U(32)
+    yl = y & LOW32
+    yh = y >> U(32)
+    ll = xl * yl
+    lh = xl * yh
+    hl = xh * yl
+    hh = xh * yh
+    middle = (ll >> U(32)) + (lh & LOW32) + (hl & LOW32)
+    lo = (middle << U(32)) | (ll & LOW32)
+    hi = hh + (lh >> U(32)) + (hl >> U(32)) + (middle >> U(32))
+    hi -= (y & (U(0) - (x >> U(63)))) + (x & (U(0) - (y >> U(63))))
+    return hi, lo
+
+
+@njit(**JIT)
+def fmul_ovf64(x, y):
+    """(fmul, ovf_mul) at W = 64: floor(S(x) S(y) / 2^32 + 1/2) mod 2^64, and 1 when the
+    rounded product does not fit a signed word."""
+    hi, lo = smul_limbs(x, y)
+    rounded = lo + U(1 << 31)
+    hi += U(1) if rounded < lo else U(0)
+    word = (hi << U(32)) | (rounded >> U(32))
+    fits = (I(hi) >> I(32)) == (I(word) >> I(63))
+    return word, U(0) if fits else U(1)
+
+
+@njit(**JIT)
+def fmul64(x, y):
+    """fmul at W = 64 (the low word of the rounded product)."""
+    hi, lo = smul_limbs(x, y)
+    rounded = lo + U(1 << 31)
+    hi += U(1) if rounded < lo else U(0)
+    return (hi << U(32)) | (rounded >> U(32))
+
+
+
+TWO64 = 18446744073709551616.0
+
+
+@njit(**JIT)
+def bit_length(word):
+    """The number of significant bits of a uint64 word (0 for 0): ``lzcnt``."""
+    return U(64) - nlz64(word)
+
+
+@njit(**JIT, inline="always")
+def fdiv_short_ok64(x, y):
+    """Whether :func:`fdiv_short64` gives ``fdiv_ovf64(x, y)``: the divisor's magnitude is
+    below 2^62 and the quotient's below 2^51 (the dividend's magnitude at most 18 bits
+    longer than the divisor's), so one float64 quotient is within one of it."""
+    n = (U(0) - x) if I(x) < I(0) else x
+    d = (U(0) - y) if I(y) < I(0) else y
+    return d >> U(62) == U(0) and bit_length(n) <= bit_length(d) + U(18)
+
+
+@njit(**JIT, inline="always")
+def fdiv_short64(x, y):
+    """(fdiv, ovf_div) at W = 64 where :func:`fdiv_short_ok64` holds (y != 0): the
+    quotient q = floor((|x| 2^32 + floor(|y|/2)) / |y|) < 2^51 from one float64 division
+    (within one of q), settled by the sign and size of the exact remainder -- which fits a
+    signed word, so 64-bit products compute it.  No divide instruction and no branch: a
+    loop over a tile's lanes runs in vector registers.  A quotient that small never
+    overflows (the flag is 0)."""
+    a_negative = x >> U(63)
+    b_negative = y >> U(63)
+    n = (x ^ (U(0) - a_negative)) + a_negative
+    d = (y ^ (U(0) - b_negative)) + b_negative
+    half = d >> U(1)
+    n_lo = (n << U(32)) + half
+    n_hi = (n >> U(32)) + (U(1) if n_lo < half else U(0))
+    q = U((float(n_hi) * TWO64 + float(n_lo)) / float(d))
+    r = I(n_lo - q * d)
+    q = q - (U(1) if r < I(0) else U(0)) + (U(1) if r >= I(d) else U(0))
+    return (U(0) - q) if a_negative != b_negative else q, U(0)
+
+
+TOP32 = U(0x7FFFFFFF)
+
+
+@njit(**JIT)
+def fdiv_ovf32(x, y):
+    """(fdiv, ovf_div) at W = 32 for y != 0: floor(((|x| << 17) + |y|) / (2 |y|)), both
+    below 2^53, from the float64 quotient (within one) and the exact remainder."""
+    a = I(x) - I((x & U(0x80000000)) << U(1))
+    b = I(y) - I((y & U(0x80000000)) << U(1))
+    n = -a if a < 0 else a
+    d = -b if b < 0 else b
+    numerator = (n << I(17)) + d
+    divisor = d << I(1)
+    q = I(float(numerator) / float(divisor))
+    r = numerator - q * divisor
+    q = q - (I(1) if r < 0 else I(0)) + (I(1) if r >= divisor else I(0))
+    negative = (a < 0) != (b < 0)
+    flag = U(1) if U(q) > (TOP32 + (U(1) if negative else U(0))) else U(0)
+    word = (U(0) - U(q)) if negative else U(q)
+    return word & LOW32, flag
+
+
+@njit(**JIT)
+def fdiv32(x, y):
+    """fdiv at W = 32 for y != 0."""
+    return fdiv_ovf32(x, y)[0]
