@@ -26,18 +26,18 @@ from program_generators import (
 
 pytest.importorskip("numba")
 
-import differential  # noqa: E402
+import differential
 
-from revasm.assembler import assemble, assemble_file  # noqa: E402
-from revasm.isa import INSTRUCTIONS  # noqa: E402
-from revasm.isa.fixed_point import WordFormat  # noqa: E402
-from revasm.isa.vocabulary import vocabulary  # noqa: E402
-from revasm.sim.engine import Engine  # noqa: E402
-from revasm.sim.engines import engine  # noqa: E402
-from revasm.sim.host import gradient  # noqa: E402
-from revasm.sim.tile import kernel  # noqa: E402
-from revasm.sim.tile.lanes import TileLanes  # noqa: E402
-from revasm.sim.tile.source import tile_source  # noqa: E402
+from revasm.assembler import assemble, assemble_file
+from revasm.isa import INSTRUCTIONS
+from revasm.isa.fixed_point import WordFormat
+from revasm.isa.vocabulary import vocabulary
+from revasm.sim.engine import Engine
+from revasm.sim.engines import engine
+from revasm.sim.host import gradient
+from revasm.sim.tile import kernel
+from revasm.sim.tile.lanes import TileLanes
+from revasm.sim.tile.source import tile_source
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

@@ -187,7 +187,7 @@ def nilang(quick: bool) -> dict:
     for name, (file, entry, lanes, quick_lanes) in NILANG.items():
         if quick and quick_lanes is None:
             continue
-        count = quick_lanes if quick else lanes
+        count = quick_lanes if quick and quick_lanes is not None else lanes
         program = compile_file(EXAMPLES / "nilang" / file, entry, width=64, for_gradient=True)
         inputs = inputs_of(_INPUT_NAMES[name])
         row: dict[str, Any] = {"image_words": len(program.image)}
@@ -224,7 +224,7 @@ def divergence(lanes: int, repeat: int) -> dict:
 
     image = assemble(LOOP, "loop.pal", width=64)
     trips = np.random.default_rng(2).integers(1, 65, lanes)
-    rows = {}
+    rows: dict[str, Any] = {}
     for regroup in (False, True):
         best = float("inf")
         for _ in range(repeat + 1):

@@ -5,9 +5,14 @@ says so through ``available()`` when it is missing.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from revasm.assembler.image import Image
 from revasm.sim.engine import Engine
 from revasm.sim.reference import DEFAULT_MEMORY_WORDS
+
+if TYPE_CHECKING:
+    from .lanes import TileLanes
 
 
 def _available() -> str | None:
@@ -19,7 +24,7 @@ def _available() -> str | None:
 
 
 def _load(image: Image, lanes: int = 1, *, max_steps: int | None = None,
-          memory_words: int = DEFAULT_MEMORY_WORDS):
+          memory_words: int = DEFAULT_MEMORY_WORDS) -> TileLanes:
     from .lanes import TileLanes
 
     return TileLanes(image, lanes, max_steps=max_steps, memory_words=memory_words)

@@ -22,7 +22,7 @@ from revasm.sim.compiled.generate import DIR, PC, RUNNING, STATUS
 
 def permute(machine: Any, order: Any) -> None:
     """Move lane ``order[i]``'s state to lane ``i``, for every per-lane array."""
-    banks = machine._banks  # noqa: SLF001 - the machine's own banks (TileLanes)
+    banks = machine._banks
     for name, bank in banks.items():
         if bank is not None:
             banks[name] = numpy.ascontiguousarray(bank.T[:, order]).T

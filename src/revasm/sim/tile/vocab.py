@@ -11,6 +11,8 @@ tile kernels, which import these after the compiled vocabulary, compute the same
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numba import njit
 
@@ -22,7 +24,7 @@ LOW32 = U(0xFFFFFFFF)
 #: ``error_model="numpy"``: numba's default model checks every float division for a zero
 #: divisor, a branch out of the loop that stops LLVM from vectorising it (the divisors
 #: here are never zero: the templates check a word divisor first).
-JIT = dict(cache=True, nogil=True, error_model="numpy")
+JIT: dict[str, Any] = dict(cache=True, nogil=True, error_model="numpy")
 #: The W = 64 division is inlined into its callers by numba (``inline="always"``): LLVM's
 #: inliner finds it too large, and a call in a loop keeps the loop scalar.
 
@@ -77,7 +79,7 @@ TWO64 = 18446744073709551616.0
 @njit(**JIT)
 def bit_length(word):
     """The number of significant bits of a uint64 word (0 for 0): ``lzcnt``."""
-    return U(64) - nlz64(word)
+    return U(64) - nlz64(word)  # type: ignore[call-arg]  # numba intrinsic: typing context is implicit
 
 
 @njit(**JIT, inline="always")
