@@ -618,11 +618,12 @@ _FLOAT_REFERENCE: dict[str, Callable[[float], float]] = {
 
 @pytest.mark.parametrize("width", [6, 8, 12])
 def test_the_functions_are_defined_at_a_reduced_width(width: int) -> None:
-    """The bounded proofs of the RTL function unit run at a reduced width (rtl/unit_proofs.py),
-    so the table's functions must be defined there: on every input a word of the format or
-    a domain/divide fault, and (W >= 8) near the real function -- within 1.5 units of the
-    last place, or relative above 1 (measured at most 1.25; tan, pow: no bound here)."""
-    from revasm.rtl.table_rendering import word_format
+    """The bounded proofs of the RTL function unit run at a reduced width
+    (rtl/verification/unit_proofs.py), so the table's functions must be defined there: on
+    every input a word of the format or a domain/divide fault, and (W >= 8) near the real
+    function -- within 1.5 units of the last place, or relative above 1 (measured at most
+    1.25; tan, pow: no bound here)."""
+    from revasm.rtl.hardware.params import word_format
     fmt = word_format(width)
     scale = 1 << fmt.frac_bits
     for name, function in FUNCTIONS.items():

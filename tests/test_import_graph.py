@@ -80,6 +80,17 @@ COMPILER_LAYERS: dict[str, frozenset[str]] = {
     "revasm.compiler.backend": frozenset({"revasm.compiler.ir", "revasm.compiler.errors"}),
 }
 
+#: Inside ``revasm.rtl``: the parts by job.  The hardware (the Amaranth design) imports no
+#: other part; verification (co-simulation, Verilator, formal proofs) and synthesis import
+#: the hardware and never each other; ``tools`` (the outside programs and their caches)
+#: serves both and imports nothing of the RTL.  Every module of the RTL is in one part.
+RTL_LAYERS: dict[str, frozenset[str]] = {
+    "revasm.rtl.tools": frozenset(),
+    "revasm.rtl.hardware": frozenset(),
+    "revasm.rtl.verification": frozenset({"revasm.rtl.hardware", "revasm.rtl.tools"}),
+    "revasm.rtl.synthesis": frozenset({"revasm.rtl.hardware", "revasm.rtl.tools"}),
+}
+
 
 # --- the graph -------------------------------------------------------------------
 
@@ -310,6 +321,16 @@ def test_the_compiler_backend_and_front_end_meet_only_in_the_ir(project):
     assert compiler_parts <= set(COMPILER_LAYERS), \
         f"add {sorted(compiler_parts - set(COMPILER_LAYERS))} to COMPILER_LAYERS"
     violations = part_violations(graph, COMPILER_LAYERS)
+    assert not violations, "\n".join(violations)
+
+
+def test_the_rtl_s_verification_and_synthesis_build_on_the_hardware_only(project):
+    _, modules, graph = project
+    rtl_modules = {name for name in modules if name.startswith("revasm.rtl.")}
+    outside = sorted(name for name in rtl_modules
+                     if not any(_within(name, part) for part in RTL_LAYERS))
+    assert not outside, f"put {outside} in a part of RTL_LAYERS (hardware, verification, ...)"
+    violations = part_violations(graph, RTL_LAYERS)
     assert not violations, "\n".join(violations)
 
 

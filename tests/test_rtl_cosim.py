@@ -39,10 +39,10 @@ from sampling import SAMPLES, count  # noqa: E402
 
 from revasm.assembler import assemble_file  # noqa: E402
 from revasm.isa.table import INSTRUCTIONS  # noqa: E402
-from revasm.rtl.cosim import TEST_MEMORY_WORDS, Job, Lockstep  # noqa: E402
-from revasm.rtl.function_unit import IMPLEMENTED  # noqa: E402
-from revasm.rtl.params import CoreParams  # noqa: E402
-from revasm.rtl.semantics import FUNCTION_OPS  # noqa: E402
+from revasm.rtl.hardware.function_unit import IMPLEMENTED  # noqa: E402
+from revasm.rtl.hardware.params import CoreParams  # noqa: E402
+from revasm.rtl.hardware.semantics import FUNCTION_OPS  # noqa: E402
+from revasm.rtl.verification.cosim import TEST_MEMORY_WORDS, Job, Lockstep  # noqa: E402
 
 #: Entries whose templates call a function-unit operation the RTL lacks.
 UNSUPPORTED = frozenset(

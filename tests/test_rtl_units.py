@@ -21,13 +21,13 @@ from revasm.isa.elementary import TABLES  # noqa: E402
 from revasm.isa.fixed_point import WordFormat  # noqa: E402
 from revasm.isa.table import INSTRUCTIONS  # noqa: E402
 from revasm.isa.vocabulary import vocabulary  # noqa: E402
-from revasm.rtl.alu import Alu  # noqa: E402
-from revasm.rtl.decoder import Decoder  # noqa: E402
-from revasm.rtl.function_unit import IMPLEMENTED, FunctionUnit, cordic_schedule  # noqa: E402
-from revasm.rtl.memory import Tape  # noqa: E402
-from revasm.rtl.muldiv import OP_DIV, OP_MUL, MulDiv  # noqa: E402
-from revasm.rtl.params import CoreParams  # noqa: E402
-from revasm.rtl.semantics import FUNCTION_OPS, MULDIV_OPS, TemplateError, evaluate  # noqa: E402
+from revasm.rtl.hardware.alu import Alu  # noqa: E402
+from revasm.rtl.hardware.decoder import Decoder  # noqa: E402
+from revasm.rtl.hardware.function_unit import IMPLEMENTED, FunctionUnit, cordic_schedule  # noqa: E402
+from revasm.rtl.hardware.memory import Tape  # noqa: E402
+from revasm.rtl.hardware.muldiv import OP_DIV, OP_MUL, MulDiv  # noqa: E402
+from revasm.rtl.hardware.params import CoreParams  # noqa: E402
+from revasm.rtl.hardware.semantics import FUNCTION_OPS, MULDIV_OPS, TemplateError, evaluate  # noqa: E402
 
 
 def _simulate(dut, testbench, *, clock: bool = True) -> None:
@@ -58,7 +58,7 @@ def _words(width: int, rng: random.Random, count: int) -> list[int]:
 
 def test_parameters() -> None:
     assert CoreParams(gradient=True).gradient
-    from revasm.rtl.alu import max_calls
+    from revasm.rtl.hardware.alu import max_calls
     assert max_calls(32, 34) == 1  # a value template calls a unit at most once
     with pytest.raises(ValueError):
         CoreParams(width=48)
@@ -211,7 +211,7 @@ def test_alu_counts_the_templates_overflow_events(width: int) -> None:
 def test_translator_refuses_unknown_constructs() -> None:
     from amaranth.hdl import Const
 
-    from revasm.rtl.semantics import Inputs
+    from revasm.rtl.hardware.semantics import Inputs
     inputs = Inputs(32, {"A": Const(0, 32), "B": Const(0, 32), "C": Const(0, 32)}, {},
                     Const(0, 34), Const(1, 2), Const(0, 32), Const(0, 32),
                     (Const(0, 32), Const(0, 32)))
@@ -314,7 +314,7 @@ def test_micro_programs_are_the_gradient_templates(width: int) -> None:
 
 def test_every_gradient_step_has_a_micro_program() -> None:
     """No entry falls back to 'unimplemented'; the families with an adjoint have a program."""
-    from revasm.rtl.gradient_unit import MicroRom
+    from revasm.rtl.hardware.gradient_unit import MicroRom
     rom = MicroRom()
     assert all(s is not None for s in rom.steps.values())
     with_program = {INSTRUCTIONS[i].mnemonic for (i, _), s in rom.steps.items() if s.ops}

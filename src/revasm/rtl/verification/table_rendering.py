@@ -1,8 +1,8 @@
 """The table's templates run on symbolic words: the specification side of the formal proofs.
 
-:mod:`revasm.rtl.semantics` translates each template into the datapath the core runs; a
+:mod:`revasm.rtl.hardware.semantics` translates each template into the datapath the core runs; a
 proof that compared the core with that same translation would prove nothing about it.
-The proofs (:mod:`revasm.rtl.formal`) compare the core with this second, independent
+The proofs (:mod:`revasm.rtl.verification.formal`) compare the core with this second, independent
 rendering instead: the template's Python text is *executed*, as the reference simulator
 executes it (``exec`` in the namespace of :func:`revasm.isa.vocabulary.vocabulary`), but
 on Amaranth values instead of integers.  Amaranth arithmetic is exact -- it widens and
@@ -37,10 +37,10 @@ from typing import Protocol
 
 from amaranth.hdl import Const, Mux, Value
 
-from revasm.isa import fixed_point
 from revasm.isa.fixed_point import WordFormat
 from revasm.isa.primitives import PAIRS, UNIT_CALLS, UNIT_PREDICATES, primitive
 from revasm.isa.vocabulary import vocabulary
+from revasm.rtl.hardware.params import word_format
 
 # UNIT_CALLS (what a :class:`UnitModel` answers) and UNIT_PREDICATES (the overflow
 # predicates that test a unit call) come from the primitives table (isa/primitives.py).
@@ -54,22 +54,6 @@ class RenderError(ValueError):
 
 
 Obligation = tuple[str, Value]
-
-
-class ProofFormat(WordFormat):
-    """A word format of any even width >= 4: bounded proofs at a reduced width.
-
-    Not a machine format (machines are W = 32 or 64, :class:`WordFormat`); the proofs
-    state the width they ran at."""
-
-    def __post_init__(self) -> None:
-        if self.width < 4 or self.width % 2:
-            raise ValueError(f"a proof's word width must be even and >= 4, not {self.width}")
-
-
-def word_format(width: int) -> WordFormat:
-    """The machine's format at W = 32/64, a :class:`ProofFormat` at any other width."""
-    return fixed_point.word_format(width) if width in fixed_point.WIDTHS else ProofFormat(width)
 
 
 def as_value(v: object) -> Value:

@@ -275,7 +275,7 @@ class Core(wiring.Component):
             with m.State("EXEC"):
                 m.d.comb += [host.busy.eq(1), mem.raddr.eq(alu.mem_addr)]
                 start_unit()
-                # the physical cell is the address's low bits (rtl/memory_map.py)
+                # the physical cell is the address's low bits (rtl/hardware/memory_map.py)
                 m.d.sync += [mem_bad.eq(alu.mem_use & ~p.memory_map.holds(alu.mem_addr)),
                              fault_addr.eq(alu.mem_addr)]
                 m.next = "WAIT"

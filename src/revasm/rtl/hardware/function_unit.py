@@ -16,7 +16,7 @@ multiplier starts from the preload 2**(s-1), so a rounded product is
 ``acc >> s`` as ``isa/elementary`` writes it.  Values that many states drive
 reach their register or the shifter through one input each (the shifter's
 inputs are deduplicated, the result is a constant or the shifter's output),
-which is where the unit's area went (docs/rtl.md, ``rtl/area.py``).  With
+which is where the unit's area went (docs/rtl.md, ``rtl/synthesis/area.py``).  With
 ``arith`` the unit does the multiply/divide unit's ``fmul``/``fdiv`` (``op``
 then indexes MULDIV_OPS), so a core with this unit needs no other
 (docs/decisions.md; cycles per function: docs/rtl.md, ``isa/timing/units.py``, whose
@@ -51,9 +51,8 @@ from amaranth.lib.wiring import In, Out
 from revasm.isa.elementary import TABLES, Tables, pi_raw
 from revasm.isa.timing.units import TWO_CYCLE_STATES, divider_steps, multiplier_steps
 
-from .params import FAULT_CODE, FAULT_NAMES
+from .params import FAULT_CODE, FAULT_NAMES, word_format
 from .semantics import FUNCTION_OPS, MULDIV_OPS
-from .table_rendering import word_format
 
 #: The operations this unit has a routine for (vocabulary names).
 IMPLEMENTED: frozenset[str] = frozenset({
@@ -76,7 +75,7 @@ def check_routines(operations: tuple[str, ...] | None = None) -> None:
         raise MissingRoutine(
             f"the function unit has no routine for {', '.join(missing)}: the primitives "
             "table (isa/primitives.py) puts them on the function unit, so the RTL cannot be "
-            "built until rtl/function_unit.py computes them (a state sequence added to "
+            "built until rtl/hardware/function_unit.py computes them (a state sequence added to "
             "FunctionUnit.elaborate and the names to IMPLEMENTED), bit for bit as their "
             "reference implementation")
     unknown = sorted(IMPLEMENTED - set(operations))

@@ -12,7 +12,7 @@ multi-cycle units (``fmul``, ``fdiv``, ``fn_*``, ``rot``, ``irot``) are not
 computed here: the evaluation records each call and its operands, in order,
 and reads that call's result port.  With a shared shifter or adder in
 :class:`Inputs`, the first shift/rotate and the first word sum or difference
-of a template become requests for them too (:mod:`revasm.rtl.alu` then needs
+of a template become requests for them too (:mod:`revasm.rtl.hardware.alu` then needs
 one of each).  Gradient statements are compiled by ``isa/timing/microcode.py``.
 The overflow counter's update (``OV[0] = (OV[0] +- overflow(event)) & M``) becomes
 ``Effects.ov_event`` (the event, one bit) and ``Effects.ov_down`` (backward's ``-``):

@@ -13,7 +13,7 @@ from amaranth.lib.memory import Memory, ReadPort, WritePort
 from amaranth.lib.wiring import In, Out
 
 #: The attribute of a memory whose read ports never read in a cycle its write port writes
-#: (:func:`exclusive_ports`).  ``rtl/synth.py`` tells yosys so: a read colliding with the
+#: (:func:`exclusive_ports`).  ``rtl/synthesis/synth.py`` tells yosys so: a read colliding with the
 #: write would return the old word, which an iCE40 block RAM does not promise, and yosys
 #: would otherwise emulate it with a register per data bit, a multiplexer and an address
 #: comparator at every read port (about 480 logic cells of the W = 32 co-processor).

@@ -24,11 +24,10 @@ from amaranth.hdl import Assert, Cat, Const, Elaboratable, Module, Mux, Signal
 from amaranth.lib.memory import Memory
 
 from revasm.isa.elementary import DivideByZero, DomainError
-from revasm.isa.primitives import PAIRS, primitive
+from revasm.isa.primitives import PAIRS, UNIT_PREDICATES, primitive
 from revasm.isa.vocabulary import vocabulary
-
-from .semantics import FUNCTION_OPS, MULDIV_OPS
-from .table_rendering import UNIT_PREDICATES, word_format
+from revasm.rtl.hardware.params import word_format
+from revasm.rtl.hardware.semantics import FUNCTION_OPS, MULDIV_OPS
 
 
 @dataclass(frozen=True)
@@ -49,7 +48,7 @@ class UnitPort:
 
 
 def _muldiv_build(width: int) -> Elaboratable:
-    from .muldiv import MulDiv
+    from revasm.rtl.hardware.muldiv import MulDiv
     return MulDiv(width)
 
 
@@ -59,7 +58,7 @@ def _muldiv_cycles(width: int, name: str) -> int:
 
 
 def _function_unit_build(width: int) -> Elaboratable:
-    from .function_unit import FunctionUnit
+    from revasm.rtl.hardware.function_unit import FunctionUnit
     return FunctionUnit(width)
 
 
