@@ -17,6 +17,8 @@ value statements on this datapath exactly as without the gradient switch.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value, signed
 from amaranth.hdl._ast import Concat, Operator, Slice, SwitchValue
 from amaranth.lib import wiring
@@ -25,7 +27,16 @@ from amaranth.lib.wiring import In, Out
 from revasm.isa.table import INSTRUCTIONS
 
 from .decoder import field_shape
-from .semantics import FUNCTION_OPS, MULDIV_OPS, UNIT_OF, Effects, Inputs, direction_value, evaluate
+from .semantics import (
+    FUNCTION_OPS,
+    MULDIV_OPS,
+    UNIT_OF,
+    Effects,
+    Inputs,
+    TemplateError,
+    direction_value,
+    evaluate,
+)
 
 UNIT_NONE, UNIT_MULDIV, UNIT_FUNCTION = 0, 1, 2
 
@@ -41,7 +52,7 @@ def max_calls(width: int, br_width: int) -> int:
                       for t in (ins.forward, ins.backward)))
 
 
-def _mux_parts(value: Value):
+def _mux_parts(value: Value) -> tuple[Value, Value, Value] | None:
     """``(test, taken, other)`` when ``value`` is ``Mux(test, taken, other)`` with a one-bit
     test, else None."""
     if not isinstance(value, SwitchValue) or len(value.test) != 1 or len(value.cases) != 2:
@@ -63,7 +74,7 @@ def _xor_rest(value: Value, word: Value) -> Value | None:
     return None
 
 
-def _common_xor_operand(values) -> Value | None:
+def _common_xor_operand(values: Iterable[Value]) -> Value | None:
     """The signal that at least two distinct expressions of ``values`` XOR into, if any."""
     seen: dict[str, Value] = {}
     counts: dict[int, int] = {}
@@ -77,7 +88,7 @@ def _common_xor_operand(values) -> Value | None:
                 if isinstance(operand, Signal):
                     counts[id(operand)] = counts.get(id(operand), 0) + 1
                     operands[id(operand)] = operand
-    best = max(counts, key=counts.get, default=None)
+    best = max(counts, key=lambda operand: counts[operand], default=None)
     return operands[best] if best is not None and counts[best] >= 2 else None
 
 
@@ -89,10 +100,10 @@ def _add_sub_parts(value: Value) -> tuple[str, bool, Value, Value] | None:
     return None
 
 
-def _add_sub_pairs(values) -> dict[str, tuple[Value, Value]]:
+def _add_sub_pairs(values: Iterable[Value]) -> dict[str, tuple[Value, Value]]:
     """The operand pairs (x, y) that some of ``values`` add and others subtract."""
-    seen: dict[str, set] = {}
-    operands = {}
+    seen: dict[str, set[bool]] = {}
+    operands: dict[str, tuple[Value, Value]] = {}
     for value in values:
         parts = _add_sub_parts(value)
         if parts is not None:
@@ -129,12 +140,13 @@ def _replace(value: Value, old: Value, new: Value) -> Value | None:
     return None
 
 
-def _merge_operands(per_case: dict, first: Value, second: Value):
+def _merge_operands(per_case: dict[int, Value], first: Value, second: Value
+                    ) -> Callable[[Value], tuple[dict[int, Value], dict[int, int]]] | None:
     """When two distinct expressions of ``per_case`` differ only in reading ``first`` or
     ``second``: a function of the operand signal giving the new expressions and, per key,
     whether it reads ``second`` (1) or ``first`` (0); else None."""
     marker = Signal(len(first), name="operand")
-    forms: dict[str, list] = {}
+    forms: dict[str, list[tuple[int, int, Value]]] = {}
     for key, value in per_case.items():
         with_first = _replace(value, second, marker)
         with_second = _replace(value, first, marker)
@@ -150,7 +162,7 @@ def _merge_operands(per_case: dict, first: Value, second: Value):
     if not merged:
         return None
 
-    def build(operand: Value):
+    def build(operand: Value) -> tuple[dict[int, Value], dict[int, int]]:
         out = dict(per_case)
         choices = {}
         for cases in merged.values():
@@ -212,7 +224,7 @@ class Alu(wiring.Component):
                                for k in range(self.max_calls)),
             unit_overflows=tuple(getattr(self, f"ovf{k}") for k in range(self.max_calls)))
 
-    def elaborate(self, platform) -> Module:
+    def elaborate(self, platform: object) -> Module:
         m = Module()
         comb = m.d.comb
         imm_word = Signal(self.width)
@@ -313,10 +325,10 @@ class Alu(wiring.Component):
                 comb += y_ext.eq(y)  # extended by y's own sign to the output's width
                 merged = x + Mux(sub, ~y_ext, y_ext) + sub
                 for key, value in exprs[port].items():
-                    parts = _add_sub_parts(value)
-                    if parts is not None and parts[0] == text:
+                    sum_parts = _add_sub_parts(value)
+                    if sum_parts is not None and sum_parts[0] == text:
                         exprs[port][key] = merged
-                        flags_of[key] = Const(int(parts[1]), 1)
+                        flags_of[key] = Const(int(sum_parts[1]), 1)
             exprs[f"{port}/sub"] = flags_of
         # one mux input per distinct expression, chosen by a code looked up per entry
         selectors = {}
@@ -350,6 +362,8 @@ class Alu(wiring.Component):
 
     def _outputs(self, eff: Effects) -> dict[str, Value]:
         """The output expressions an effect drives (ports it leaves alone are absent)."""
+        if eff.br is None or eff.direction is None:
+            raise TemplateError("an effect without BR and DIR (evaluate sets both)")
         out: dict[str, Value] = {"br_out": eff.br, "backward_out": eff.direction < 0}
         if "A" in eff.writes:
             out["wa_data"] = eff.writes["A"]

@@ -147,7 +147,7 @@ class FunctionUnit(wiring.Component):
             "fault": Out(1), "fault_kind": Out(range(len(FAULT_NAMES))),
         })
 
-    def elaborate(self, platform) -> Module:  # one sequencer
+    def elaborate(self, platform: object) -> Module:  # one sequencer
         check_routines()
         # the sequencer's registers hold in the first cycle of a two-cycle state (``stall``);
         # the shifter's input registers and the phase are outside it, in ``outer``
@@ -286,7 +286,8 @@ class FunctionUnit(wiring.Component):
             with m.State(name):
                 yield
 
-        def shift(value, amount, *, round_half_up=False, negate=None) -> None:
+        def shift(value: Value, amount: Value | int, *, round_half_up: Value | bool = False,
+                  negate: Value | None = None) -> None:
             """Drive the shared shifter in the current state (its result: ``sh_out``, in
             the state's second cycle)."""
             shifting_states.add(describing[0])
@@ -326,7 +327,7 @@ class FunctionUnit(wiring.Component):
         angle_table = Array(Const(table[k][2] if k < leading else 0, signed(w + 4))
                             for table in (t.circular, t.hyperbolic) for k in range(1 << index_bits))
 
-        def cordic_step(k, hyperbolic) -> tuple[Signal, Signal]:
+        def cordic_step(k: Value, hyperbolic: Value) -> tuple[Signal, Signal]:
             shift_v = Signal(range(w))
             angle_v = Signal(signed(w + 4))
             m.d.comb += shift_v.eq(Mux(hyperbolic, k + 1 - sum(k >= r for r in _repeats(t)), k))
@@ -347,7 +348,8 @@ class FunctionUnit(wiring.Component):
         fin_wrap = Signal()
         fin_const = Signal(w)
 
-        def finish(value=None, fault: str | None = None, *, wrap: bool = False) -> None:
+        def finish(value: Value | int | None = None, fault: str | None = None, *,
+                   wrap: bool = False) -> None:
             """Finish with the constant ``value``, or without one with the shifter's output
             (driven in this state): saturated, or ``wrap`` its low W bits."""
             m.d.comb += finishing.eq(1)
@@ -360,7 +362,7 @@ class FunctionUnit(wiring.Component):
                 m.d.sync += [self.fault.eq(1), self.fault_kind.eq(FAULT_CODE[fault])]
             m.next = "IDLE"
 
-        def start_mul(a, b, back: str, preload: int = 0) -> None:
+        def start_mul(a: Value, b: Value, back: str, preload: int = 0) -> None:
             """acc = preload + a*b, signed (``b`` fits W + 1 bits signed): with the preload
             2**(s-1), ``rounded_product(s)`` = floor(a*b / 2**s + 1/2) at ``back``."""
             m.d.sync += [mul_a.eq(a), lo.eq(b), hi.eq(preload), count.eq(multiplier_steps(w))]
@@ -370,12 +372,12 @@ class FunctionUnit(wiring.Component):
         # one input of div_n for all three (each fits the W + 7 bits)
         shifted_dividend = sh_out.as_unsigned()[:w + 7] << (f + 1)
 
-        def start_div(n, d, back: str) -> None:
+        def start_div(n: Value, d: Value, back: str) -> None:
             # every dividend here is below 2**(W + F + 4): start with its top bit
             m.d.sync += [div_n.eq(n), div_d.eq(d), rem.eq(0), count.eq(div_bits)]
             call("DIV", back)
 
-        def start_sincos(angle, which: int, then: int) -> None:
+        def start_sincos(angle: Value, which: int, then: int) -> None:
             """sin/cos/tan of a signed angle (the routine of fx_sin/fx_cos/fx_tan)."""
             m.d.sync += [arg.eq(angle), fn.eq(which), cont.eq(then)]
             m.next = "SC_START"
@@ -385,15 +387,15 @@ class FunctionUnit(wiring.Component):
         sh_beyond = Signal()
         m.d.comb += sh_beyond.eq(sh_out[w - 1:].any() & ~sh_out[w - 1:].all())
 
-        def saturate(v):
+        def saturate(v: Value) -> Value:
             assert v is sh_out
             return Mux(sh_beyond, Mux(sh_out[-1], minimum, maximum), sh_out[:w])
 
-        def rounded_quotient(negative) -> None:
+        def rounded_quotient(negative: Value) -> None:
             """Drive the shifter with +-(the rounded quotient) (saturate unless quot_big)."""
             shift(quot, 1, round_half_up=~(strict & quot_tie), negate=negative)
 
-        def rounded_product(s: int):
+        def rounded_product(s: int) -> Signal:
             """acc >> s, narrowed to W + 8 bits: with the preload 2**(s-1), floor(a*b / 2**s
             + 1/2) of the last start_mul."""
             m.d.comb += pterm.eq(acc >> s)
@@ -439,12 +441,12 @@ class FunctionUnit(wiring.Component):
             rounded_product(s)
             return reduced_z_v
 
-        def start_exp(z, which) -> None:
+        def start_exp(z: Value, which: Value | int) -> None:
             """The routine of _exp_from_p / _hyperbolic_abs on a P-bit argument z."""
             m.d.sync += [hz.eq(z), hfn.eq(which)]
             m.next = "HX_START"
 
-        def start_fmul(a, b) -> None:
+        def start_fmul(a: Value, b: Value) -> None:
             """fx_mul(S(a), S(b)); the FMUL return finishes it."""
             start_mul(a.as_signed(), b.as_signed(), "FMUL", 1 << (f - 1))
 

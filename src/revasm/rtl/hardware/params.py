@@ -44,9 +44,9 @@ class CoreParams:
             raise ValueError(f"memory_words must be a power of two >= 2, not {self.memory_words}")
         if self.tape_words < 2 or self.tape_words & (self.tape_words - 1):
             raise ValueError(f"tape_words must be a power of two >= 2, not {self.tape_words}")
-        if self.stack_words is None:
-            object.__setattr__(self, "stack_words", self.memory_words // 2)
-        if not 0 <= self.stack_words < self.memory_words:
+        stack_words = self.memory_words // 2 if self.stack_words is None else self.stack_words
+        object.__setattr__(self, "stack_words", stack_words)
+        if not 0 <= stack_words < self.memory_words:
             raise ValueError(f"stack_words must be in 0..{self.memory_words - 1} (fewer than "
                              f"memory_words), not {self.stack_words}")
 

@@ -40,7 +40,7 @@ class RegisterFile(wiring.Component):
             "waddr": In(abits), "wdata": In(width), "we": In(1),
         })
 
-    def elaborate(self, platform) -> Module:
+    def elaborate(self, platform: object) -> Module:
         m = Module()
         m.submodules.bank = bank = exclusive_memory(shape=self.width, depth=self.words, init=[])
         write, reads = exclusive_ports(m, bank, len(self.ports))

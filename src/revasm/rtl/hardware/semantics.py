@@ -226,7 +226,7 @@ class _Evaluator:
             return
         raise TemplateError(f"statement {ast.dump(stmt)}")
 
-    def assign(self, target: ast.expr, value) -> None:
+    def assign(self, target: ast.expr, value: object) -> None:
         if isinstance(target, ast.Name):
             if target.id in ("BR", "DIR"):
                 self.state[target.id] = self.value(value)
@@ -257,7 +257,7 @@ class _Evaluator:
             raise TemplateError("MEM indexed by something other than addr(...)")
 
     # --- expressions --------------------------------------------------------
-    def value(self, v) -> Value:
+    def value(self, v: object) -> Value:
         if isinstance(v, bool):
             return Const(int(v), 1)
         if isinstance(v, int):
@@ -266,10 +266,12 @@ class _Evaluator:
             return v
         raise TemplateError(f"not a value: {v!r}")
 
-    def truth(self, v) -> Value:
+    def truth(self, v: object) -> Value:
         return self.value(v).bool()
 
-    def expr(self, node: ast.expr):
+    def expr(self, node: ast.expr) -> object:
+        """The node's value: an int (folded), an Amaranth value, a tuple of them, or the
+        memory token of ``addr(...)``."""
         w = self.width
         if isinstance(node, ast.Constant):
             if isinstance(node.value, (bool, int)):
@@ -348,7 +350,7 @@ class _Evaluator:
             return self.call(node.func.id, [self.expr(a) for a in node.args])
         raise TemplateError(f"expression {ast.dump(node)}")
 
-    def shareable(self, v) -> bool:
+    def shareable(self, v: object) -> bool:
         """A word the shared adder can take (unsigned, at most W bits), while it is free."""
         return (self.inp.adder is not None and self.effects.add is None and isinstance(v, Value)
                 and not v.shape().signed and len(v) <= self.width)
@@ -356,13 +358,14 @@ class _Evaluator:
     def wrapped_sum(self, x: Value, y: Value, subtract: bool) -> Value | None:
         """(x +- y) mod 2**W from the shared adder's request, when it made that sum or the
         one it undoes (x is (p -+ y) mod 2**W, so x +- y is p); else None."""
-        if self.effects.add is None:
+        adder = self.inp.adder
+        if self.effects.add is None or adder is None:  # no request (none without an adder)
             return None
         ax, ay, asub = self.effects.add
         x, y, ax, ay = (_whole(v) for v in (x, y, ax, ay))
         if _same((x, y), (ax, ay)) and asub == subtract:
-            return self.inp.adder[:self.width]
-        adder_word = _whole(self.word(self.binop(ast.BitAnd(), self.inp.adder,
+            return adder[:self.width]
+        adder_word = _whole(self.word(self.binop(ast.BitAnd(), adder,
                                                  Const((1 << self.width) - 1, self.width))))
         if _same((x, y), (adder_word, ay)) and asub != subtract:
             return self.word(ax)
@@ -372,7 +375,7 @@ class _Evaluator:
         self.effects.add = (x, y, subtract)
         return self.inp.adder
 
-    def binop(self, op: ast.operator, left, right):
+    def binop(self, op: ast.operator, left: object, right: object) -> object:
         if isinstance(left, int) and isinstance(right, int):
             return _FOLD[type(op)](left, right)
         lv, rv = self.value(left), self.value(right)
@@ -387,10 +390,10 @@ class _Evaluator:
                 return build()
         raise TemplateError(f"operator {ast.dump(op)}")
 
-    def word(self, v) -> Value:
+    def word(self, v: object) -> Value:
         return self.value(v)[:self.width]
 
-    def amount(self, v) -> Value:
+    def amount(self, v: object) -> Value:
         return self.value(v)[:self.amount_bits]
 
     def unit_overflow(self, predicate: str, args: list[Value]) -> Value:
@@ -421,7 +424,7 @@ class _Evaluator:
         self.effects.shift = (high, low, amount)
         return self.inp.shifter
 
-    def call(self, name: str, args: list):
+    def call(self, name: str, args: list[object]) -> object:
         w = self.width
         if name == "S":
             return self.word(args[0]).as_signed()

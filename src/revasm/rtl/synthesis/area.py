@@ -45,13 +45,13 @@ def register_breakdown(netlist: dict) -> tuple[list[RegisterArea], int]:
     module = _module(netlist)
     # a bit's name: the shortest visible one (yosys also names nets after the cells
     # between them, e.g. mul_a_SB_DFFESR_Q_37_D_..., which Amaranth's names are shorter than)
-    names: dict[int, str] = {}
+    ranked: dict[int, tuple[tuple[bool, int], str]] = {}
     for name, info in module["netnames"].items():
         rank = (bool(info.get("hide_name", 0)), len(name))
         for bit in info["bits"]:
-            if isinstance(bit, int) and (bit not in names or rank < names[bit][0]):
-                names[bit] = (rank, name.lstrip("\\"))
-    names = {bit: name for bit, (_, name) in names.items()}
+            if isinstance(bit, int) and (bit not in ranked or rank < ranked[bit][0]):
+                ranked[bit] = (rank, name.lstrip("\\"))
+    names = {bit: name for bit, (_, name) in ranked.items()}
     cells = module["cells"]
     readers: dict[int, list[str]] = defaultdict(list)
     for cell_name, cell in cells.items():
@@ -90,7 +90,7 @@ def register_breakdown(netlist: dict) -> tuple[list[RegisterArea], int]:
         reached[cell_name] = frozenset(found)
         return reached[cell_name]
 
-    split: Counter[str] = Counter()
+    split: defaultdict[str, float] = defaultdict(float)
     only: Counter[str] = Counter()
     unreached = 0
     for cell_name, cell in cells.items():
@@ -105,7 +105,7 @@ def register_breakdown(netlist: dict) -> tuple[list[RegisterArea], int]:
             only[next(iter(targets))] += 1
     flops = Counter(register(n) for n, c in cells.items() if c["type"].startswith("SB_DFF"))
     rows = [RegisterArea(name, round(share, 1), only[name], flops[name])
-            for name, share in split.most_common()]
+            for name, share in sorted(split.items(), key=lambda item: item[1], reverse=True)]
     return rows, unreached
 
 

@@ -80,7 +80,7 @@ class PinWrapper(Elaboratable):
     def ports(self) -> list[Signal]:
         return [self.pins_in, self.pins]
 
-    def elaborate(self, platform) -> Module:
+    def elaborate(self, platform: object) -> Module:
         m = Module()
         m.submodules.unit = self.unit
         if self.direct:
@@ -109,7 +109,7 @@ class HostPort(wiring.Component):
         self.core = core
         super().__init__({"host": core.signature.members["host"]})
 
-    def elaborate(self, platform) -> Module:
+    def elaborate(self, platform: object) -> Module:
         m = Module()
         m.submodules.core = self.core
         connect(m, flipped(self.host), self.core.host)

@@ -84,7 +84,7 @@ class ReversibilitySpec(Elaboratable):
         self.ins = self.group[0]
         self.params = params
 
-    def elaborate(self, platform) -> Module:
+    def elaborate(self, platform: object) -> Module:
         m = Module()
         p = self.params
         w = p.width
@@ -186,7 +186,7 @@ class ValueSpec(Elaboratable):
         self.group = ins if isinstance(ins, tuple) else (ins,)
         self.params = params
 
-    def elaborate(self, platform) -> Module:
+    def elaborate(self, platform: object) -> Module:
         m = Module()
         p = self.params
         w = p.width
@@ -445,7 +445,7 @@ class GradientSpec(Elaboratable):
         self.depth = gradient_depth(ins, rom, steps)
         self.calls = gradient_calls(ins, rom, steps)
 
-    def elaborate(self, platform) -> Module:
+    def elaborate(self, platform: object) -> Module:
         m = Module()
         p = self.params
         w = p.width
@@ -473,7 +473,7 @@ class GradientSpec(Elaboratable):
         last0, last1 = pool.results_last()
         m.d.comb += [gu.unit_r0.eq(last0), gu.unit_r1.eq(last1)]
 
-        def bank(prefix: str, number):
+        def bank(prefix: str, number: Value) -> Value:
             word = Mux(number == 1, state[prefix + "a"], Mux(number == 2, state[prefix + "b"],
                                                              Mux(number == 3, state[prefix + "c"],
                                                                  junk)))
@@ -512,7 +512,7 @@ class GradientSpec(Elaboratable):
         # solver then answers one query instead of one per step)
         checks: dict[str, Signal] = {}
 
-        def check(condition, text: str, sticky: bool = True) -> None:
+        def check(condition: Value, text: str, sticky: bool = True) -> None:
             flag = Signal(init=1, name="ok_" + "".join(c if c.isalnum() else "_" for c in text))
             checks[text] = flag
             m.d.sync += flag.eq((flag if sticky else 1) & condition)

@@ -25,13 +25,18 @@ import json
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from amaranth.hdl import Elaboratable
 
 from revasm.isa.instruction import Instruction
 from revasm.isa.table import INSTRUCTIONS
 from revasm.rtl.hardware.params import CoreParams
+
+if TYPE_CHECKING:  # formal is imported when a proof runs, not with the registry
+    from .formal import ProofResult
 
 #: The reduced word width of the unit proofs (the oracle is tabulated on every input).
 UNIT_WIDTH = 8
@@ -54,7 +59,7 @@ class Proof:
     #: which ``unit:OP`` selects (every unit's)
     operation: str = ""
     #: a proof that is not an sby run: called, it returns the result (``exhaustive``)
-    check: Callable[[], object] | None = None
+    check: Callable[[], ProofResult] | None = None
     #: an adjoint proved one direction at a time: ``backward`` or ``forward`` (else "")
     steps: str = ""
 
@@ -110,25 +115,24 @@ def registry(width: int = 32) -> list[Proof]:
     params = CoreParams(width=width)
     rom = MicroRom()
     proofs: list[Proof] = [
-        Proof(ALL_ENTRIES, "value", width, 1, lambda: ValueSpec(tuple(INSTRUCTIONS), params)),
+        Proof(ALL_ENTRIES, "value", width, 1, partial(ValueSpec, tuple(INSTRUCTIONS), params)),
         Proof(ALL_ENTRIES, "backward", width, 1,
-              lambda: ReversibilitySpec(provable_group(), params))]
+              partial(ReversibilitySpec, provable_group(), params))]
     for ins in INSTRUCTIONS:
         proofs.append(Proof(ins.mnemonic, "value", width, 1,
-                            lambda ins=ins: ValueSpec(ins, params)))
+                            partial(ValueSpec, ins, params)))
         proofs.append(Proof(ins.mnemonic, "backward", width, 1,
-                            lambda ins=ins: ReversibilitySpec(ins, params)))
+                            partial(ReversibilitySpec, ins, params)))
         if not has_gradient_rules(ins):
             continue
         if gradient_calls(ins, rom) <= SPLIT_CALLS:
             proofs.append(Proof(ins.mnemonic, "adjoint", width, gradient_depth(ins, rom),
-                                lambda ins=ins: GradientSpec(ins, params, rom)))
+                                partial(GradientSpec, ins, params, rom)))
             continue
         for steps in (BACKWARD_STEP, FORWARD_STEP):
             proofs.append(Proof(ins.mnemonic, "adjoint", width,
                                 gradient_depth(ins, rom, steps),
-                                lambda ins=ins, steps=steps: GradientSpec(ins, params, rom,
-                                                                          steps),
+                                partial(GradientSpec, ins, params, rom, steps),
                                 steps=steps))
     proofs += unit_registry()
     return proofs
@@ -158,10 +162,9 @@ def unit_registry() -> list[Proof]:
             spec = RotationSpec if op in ("rot", "irot") else UnitSpec
             name, depth = f"{port.name}: {op}", port.cycles(w, op) + 2
             proofs.append(Proof(name, "unit", w, depth,
-                                lambda port=port, op=op, spec=spec: spec(port, op, w), op))
+                                partial(spec, port, op, w), op))
             proofs.append(Proof(name, "exhaustive", w, depth, _no_spec, op,
-                                lambda port=port, op=op, name=name: check(
-                                    port, op, w, f"{name} exhaustive")))
+                                partial(check, port, op, w, f"{name} exhaustive")))
     law = f"{FUNCTION_UNIT.name}: irot(rot(x, y, c), c) = (x, y)"
     law_depth = 2 * (FUNCTION_UNIT.cycles(w, "rot") + 2)
     proofs.append(Proof(law, "unit", w, law_depth, lambda: RotationLawSpec(FUNCTION_UNIT, w),
@@ -188,7 +191,7 @@ def select(proofs: Iterable[Proof], names: list[str] | None = None,
     return chosen
 
 
-def run(proof: Proof, timeout: float | None = None):
+def run(proof: Proof, timeout: float | None = None) -> ProofResult:
     """Run one proof (sby); a unit that cannot be built at the width is ``unbuildable``."""
     from .formal import ProofResult, run_sby
     if proof.check is not None:
@@ -203,11 +206,12 @@ def run(proof: Proof, timeout: float | None = None):
 
 
 def prove_all(proofs: list[Proof], jobs: int = 1, timeout: float | None = None,
-              progress=None) -> list:
+              progress: Callable[[Proof, ProofResult], object] | None = None
+              ) -> list[ProofResult]:
     """Run ``proofs``, ``jobs`` at a time; ``progress(proof, result)`` after each."""
     from concurrent.futures import ThreadPoolExecutor
 
-    results = []
+    results: list[ProofResult] = []
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         for proof, result in zip(proofs, pool.map(lambda p: run(p, timeout), proofs)):
             results.append(result)
@@ -216,7 +220,7 @@ def prove_all(proofs: list[Proof], jobs: int = 1, timeout: float | None = None,
     return results
 
 
-def record(path: Path, proofs: list[Proof], results: list, command: str) -> None:
+def record(path: Path, proofs: list[Proof], results: list[ProofResult], command: str) -> None:
     """Merge these results into the results file (written atomically)."""
     from revasm.assembler.files import write_atomic
     data = load(path)

@@ -32,13 +32,15 @@ import struct
 import subprocess
 import tempfile
 import time
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import IO, Any, TextIO
 
 import numpy
 from amaranth.hdl import Shape
 
+from revasm.rtl.hardware.core import Core
 from revasm.rtl.hardware.params import CoreParams
 from revasm.rtl.tools import cache_dir
 
@@ -143,9 +145,9 @@ class Port:
         return (self.width + 31) // 32
 
 
-def core_ports(core) -> list[Port]:
+def core_ports(core: Core) -> list[Port]:
     """Every port of ``core`` (host and retire members), in signature order."""
-    ports = []
+    ports: list[Port] = []
     for path, member in core.signature.members.flatten():
         if not member.is_port:
             continue
@@ -252,7 +254,7 @@ class Build:
     trace: bool = False
 
 
-def build(core, *, build_dir: str | os.PathLike | None = None, jobs: int = 2,
+def build(core: Core, *, build_dir: str | os.PathLike | None = None, jobs: int = 2,
           verilator: Verilator | None = None, trace: bool = False) -> Build:
     """Emit ``core``'s Verilog and build the harness (or find it in the cache); ``trace``:
     with Verilator's VCD tracing (slower: only for ``--vcd``).
@@ -350,9 +352,13 @@ class VerilatorBus(Bus):
 
     timed = True
 
-    def __init__(self, process: subprocess.Popen, ports: list[Port],
+    def __init__(self, process: subprocess.Popen[bytes], ports: list[Port],
                  watchdog: int = WATCHDOG) -> None:
+        if process.stdin is None or process.stdout is None:
+            raise ValueError("the harness's process needs pipes for stdin and stdout")
         self.process = process
+        self.stdin: IO[bytes] = process.stdin
+        self.stdout: IO[bytes] = process.stdout
         self.host = {p.path[1]: p for p in ports if p.path[0] == "host"}
         self.fields = retire_fields(ports)
         self.names = [p.path[1] for p in self.fields]
@@ -377,8 +383,8 @@ class VerilatorBus(Bus):
             self._drain()
         if self.pending:
             try:
-                self.process.stdin.write("".join(self.pending).encode())
-                self.process.stdin.flush()
+                self.stdin.write("".join(self.pending).encode())
+                self.stdin.flush()
             except (BrokenPipeError, OSError):
                 self._died()
             self.pending.clear()
@@ -392,7 +398,7 @@ class VerilatorBus(Bus):
                 self._read(count * 4 * self.record_words)
 
     def _read(self, size: int) -> bytes:
-        data = self.process.stdout.read(size)
+        data = self.stdout.read(size)
         if len(data) != size:
             self._died()
         return data
@@ -428,7 +434,7 @@ class VerilatorBus(Bus):
         return True
 
     def _line(self) -> str:
-        line = self.process.stdout.readline()
+        line = self.stdout.readline()
         if not line:
             self._died()
         return line.decode()
@@ -490,8 +496,8 @@ class VerilatorBus(Bus):
         if self.process.poll() is None:
             self.pending.clear()
             try:
-                self.process.stdin.write(b"q\n")
-                self.process.stdin.close()
+                self.stdin.write(b"q\n")
+                self.stdin.close()
             except (BrokenPipeError, OSError):
                 pass
             try:
@@ -499,7 +505,7 @@ class VerilatorBus(Bus):
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
-        self.process.stdout.close()
+        self.stdout.close()
         if self.process.stderr is not None:
             self.process.stderr.close()
 
@@ -528,7 +534,7 @@ def _column(words: numpy.ndarray, at: int, count: int, width: int, signed: bool)
     return values.tolist()
 
 
-def _run_to_end(coroutine) -> None:
+def _run_to_end(coroutine: Coroutine[Any, Any, object]) -> None:
     """Run a coroutine that never suspends (the Verilator bus answers at once)."""
     try:
         coroutine.send(None)
@@ -591,7 +597,10 @@ class VerilatorLockstep(Lockstep):
         try:
             machine = reference_lane(job, self.params.memory_map)
             _run_to_end(self._load(bus, job, machine))
-            bus.set("start_pc", job.image.entry if direction > 0 else job.image.finish)
+            start = job.image.entry if direction > 0 else job.image.finish
+            if start is None:
+                raise ValueError("a backward run needs the program's FINISH")
+            bus.set("start_pc", start)
             bus.set("backward", int(direction < 0))
             bus.set("run", 1)
             _run_to_end(bus.tick())

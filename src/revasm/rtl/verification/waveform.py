@@ -84,6 +84,8 @@ def write_vcd(out: TextIO, image: Image, records: list[TraceRecord],
             (f"bank{register}", registers.get(register, 0) & mask))
     run = load_edges(params)
     start = image.entry if direction > 0 else image.finish
+    if start is None:
+        raise WaveformError("a backward run needs the program's FINISH")
     # the core's fault_pc is its PC (rtl/hardware/control.py), so it moves with host__pc
     events[run] += [("host__busy", 1), ("host__pc", start), ("host__fault_pc", start),
                     ("host__br", 0),
