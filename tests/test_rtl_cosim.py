@@ -200,7 +200,9 @@ def test_a_compiled_program_in_lockstep_counts_the_rtl_s_cycles() -> None:
         [Job(image, registers, memory, name="fib_pair.ja")])
     assert [run.status for run in result.runs] == ["finished", "finished"], _report([result])
     assert [run.cycles for run in result.runs] == [run.reference_cycles for run in result.runs]
-    assert result.runs[0].cycles > 6 * 600
+    # every retired instruction costs the core's six-state schedule or more (isa/timing)
+    assert result.runs[0].steps > 500
+    assert result.runs[0].cycles >= 6 * result.runs[0].steps
 
 
 def _uncaught_jump(width: int) -> Job:
