@@ -68,6 +68,7 @@ REFERENCE: dict[str, Callable[..., float]] = {
     "atan": math.atan,
     "sinh": math.sinh,
     "cosh": math.cosh,
+    "sigmoid": lambda x: 1 / (1 + math.exp(-x)) if x >= 0 else math.exp(x) / (1 + math.exp(x)),
     "atan2": math.atan2,
     "pow": math.pow,
 }
@@ -150,6 +151,8 @@ def sample_unary(name: str, fmt: WordFormat, n: int, seed: int) -> list[int]:
             x = rng.randint(lo, hi)
         elif name == "atan":
             x = signed(log_uniform()) if u < 0.7 else uniform(-4, 4)
+        elif name == "sigmoid":
+            x = uniform(-45, 45) if u < 0.8 else signed(log_uniform())
         else:
             raise KeyError(name)
         out.append(_float_exact(_clamp(x, fmt)))
@@ -262,7 +265,7 @@ def test_every_function_has_a_bound_and_a_metric() -> None:
         for width in WIDTHS:
             assert ERROR_BOUND_ULP[(name, width)] >= 0
     assert set(FUNCTIONS) == {"sin", "cos", "tan", "tanh", "exp", "log", "sqrt", "abs", "atan",
-                              "sinh", "cosh"}
+                              "sinh", "cosh", "sigmoid"}
     assert set(BINARY_FUNCTIONS) == {"atan2", "pow"}
 
 
@@ -613,7 +616,8 @@ if __name__ == "__main__":
 
 _FLOAT_REFERENCE: dict[str, Callable[[float], float]] = {
     "sin": math.sin, "cos": math.cos, "tanh": math.tanh, "exp": math.exp, "log": math.log,
-    "sqrt": math.sqrt, "atan": math.atan, "sinh": math.sinh, "cosh": math.cosh}
+    "sqrt": math.sqrt, "atan": math.atan, "sinh": math.sinh, "cosh": math.cosh,
+    "sigmoid": REFERENCE["sigmoid"]}
 
 
 @pytest.mark.parametrize("width", [6, 8, 12])
@@ -649,3 +653,23 @@ def test_the_functions_are_defined_at_a_reduced_width(width: int) -> None:
                 except (DomainError, DivideByZero):
                     continue
                 assert fmt.min_signed <= result <= fmt.max_signed, (name, a, b, result)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_sigmoid_is_a_monotone_symmetric_probability(width: int) -> None:
+    """sigmoid(0) = 1/2; 0 <= sigmoid <= 1; sigmoid(x) + sigmoid(-x) = 1 within one ulp;
+    non-decreasing; 1 and 0 at the ends of the range (no saturation event: it never
+    leaves the format)."""
+    from revasm.isa.functions.hyperbolic import fx_sigmoid
+
+    fmt = FORMATS[width]
+    one = fmt.one
+    assert fx_sigmoid(0, fmt) == one // 2
+    assert fx_sigmoid(fmt.max_signed, fmt) == one and fx_sigmoid(fmt.min_signed, fmt) == 0
+    xs = sorted(set(sample_unary("sigmoid", fmt, 4000, 7)) | {0, 1, -1, one, -one})
+    values = [fx_sigmoid(x, fmt) for x in xs]
+    assert all(0 <= v <= one for v in values)
+    assert all(a <= b for a, b in zip(values, values[1:]))
+    for x, v in zip(xs, values):
+        if x != fmt.min_signed:
+            assert abs(v + fx_sigmoid(-x, fmt) - one) <= 1, x
