@@ -20,7 +20,7 @@ def _verilator() -> None:
         pytest.skip("the exhaustive checks need verilator")
 
 
-@pytest.mark.parametrize("name", ["fn_sin", "fn_tanh", "fn_pow", "fdiv", "irot"])
+@pytest.mark.parametrize("name", ["fn_sin", "fn_tanh", "fn_sigmoid", "fn_pow", "fdiv", "irot"])
 def test_the_function_unit_is_the_tables_on_every_input(name: str) -> None:
     records = unit_exhaustive.run(FU, name, W)
     assert len(records) == 1 << (unit_proofs.arity(name) * W)

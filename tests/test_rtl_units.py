@@ -407,6 +407,12 @@ def test_function_unit_is_bit_exact(width: int) -> None:
     # the saturations before the CORDIC: exp's operand and pow's y ln x at +-(W + 2)
     edge = (width + 2) * fmt.one
     cases += [("fn_exp", e, 0, 0) for e in (edge, edge - 1, fmt.wrap(-edge), fmt.wrap(1 - edge))]
+    # sigmoid: one or zero from |x| = 2 (F + 4) on; below it, both signs, exp's routine and
+    # a division (the numerator e**r, or 4**-k e**-r for x < 0, k up to 29 / 52)
+    limit = (width + 8) * fmt.one
+    cases += [("fn_sigmoid", fmt.wrap(s * e), 0, 0) for s in (1, -1)
+              for e in (limit, limit - 1, fmt.one // 3, fmt.from_real("2.5"), 17 * fmt.one)]
+    cases += [("fn_sigmoid", v, 0, 0) for v in (0, 1, fmt.mask, 1 << (width - 1))]
     cases += [("fn_pow", fmt.from_real("100"), fmt.from_real("50"), 0),
               ("fn_pow", fmt.from_real("0.01"), fmt.from_real("100"), 0)]
     # tan next to its pole at pi/2, both signs: the quotient saturates

@@ -29,7 +29,9 @@ division for tan); ``atan``, ``atan2`` (octant reduction, leading-one
 normalisation, circular CORDIC in vectoring mode); ``rot``/``irot`` (the
 reduction by pi, tan(theta/2) and sin(theta) through the same routines, three
 rounded products); ``exp``, ``sinh``, ``cosh``, ``tanh`` (reduction by ln 2,
-hyperbolic CORDIC in rotation mode, one division for tanh); ``log``
+hyperbolic CORDIC in rotation mode, one division for tanh); ``sigmoid`` (the same
+routine on ``|x| / 2``, then tanh's division of ``e**r`` or ``4**-k e**-r`` by their
+sum); ``log``
 (leading-one normalisation, hyperbolic CORDIC in vectoring mode); ``pow``
 (``exp(y ln x)`` through the same two routines).  An operation code outside
 the table's list answers with the ``unimplemented`` fault.
@@ -57,7 +59,7 @@ from .semantics import FUNCTION_OPS, MULDIV_OPS
 #: The operations this unit has a routine for (vocabulary names).
 IMPLEMENTED: frozenset[str] = frozenset({
     "fn_abs", "fn_sqrt", "fn_sin", "fn_cos", "fn_tan", "fn_atan", "fn_atan2", "rot", "irot",
-    "fn_exp", "fn_sinh", "fn_cosh", "fn_tanh", "fn_log", "fn_pow"})
+    "fn_exp", "fn_sinh", "fn_cosh", "fn_tanh", "fn_log", "fn_pow", "fn_sigmoid"})
 
 
 class MissingRoutine(NotImplementedError):
@@ -90,6 +92,7 @@ CONT_RESULT, CONT_ROT_TAN, CONT_ROT_SIN = 0, 1, 2
 # what the exp routine finishes as
 HX_OPS = ("fn_exp", "fn_sinh", "fn_cosh", "fn_tanh")
 HX_EXP, HX_SINH, HX_COSH, HX_TANH = range(4)
+HX_SIGMOID = 4  # the exp routine on |x| / 2, then a division (fx_sigmoid)
 # the states a subroutine (MUL, DIV, CORDIC) returns to
 _RETURNS = ("SC_Q", "SC_R", "SC_CORDIC", "TAN_DIV", "ROT_TURNS", "ROT_REDUCED", "FMUL",
             "ATAN_CORDIC", "HX_K", "HX_R", "HX_CORDIC", "TANH_DIV", "LOG_Z", "LOG_E", "POW_Z",
@@ -224,7 +227,7 @@ class FunctionUnit(wiring.Component):
         rstep = Signal(range(4))
         # --- exp family and log ----------------------------------------------------------------
         hyper = Signal()
-        hfn = Signal(range(4))
+        hfn = Signal(range(HX_SIGMOID + 1))
         # the exp routine's argument z, within +-lim (the callers saturate beyond), waits
         # in cz until the reduction r = z - k ln 2 replaces it there
         hz = cz
@@ -523,6 +526,14 @@ class FunctionUnit(wiring.Component):
                                     which = Mux(op == OP[name], HX_OPS.index(name),
                                                 which)
                                 start_exp(abs_x << g, which)
+                        with m.Case(OP["fn_sigmoid"]):
+                            # fx_sigmoid: |x| / 2 at P bits (exact: |x| << (G - 1)); one or
+                            # zero once |x| / 2 >= F + 4 (-min_signed as 2**(W - 1), beyond)
+                            with m.If(abs_x >= (f + 4) << (f + 1)):
+                                finish(Mux(sx < 0, 0, t.one))
+                            with m.Else():
+                                m.d.sync += h_neg.eq(sx < 0)
+                                start_exp(abs_x << (g - 1), HX_SIGMOID)
                         with m.Case(OP["fn_log"]):
                             with m.If(sx <= 0):
                                 finish(0, "domain-error")
@@ -905,6 +916,11 @@ class FunctionUnit(wiring.Component):
                             shift(hx_sum, 0)  # the divisor's one variable input: sh_out
                             m.d.sync += div_d.eq(sh_out)  # den, then num in TANH_N
                             m.next = "TANH_N"
+                    with m.Case(HX_SIGMOID):
+                        # the divisor e**r + 4**-k e**-r (2**P), as tanh's; never saturates
+                        shift(hx_sum, 0)
+                        m.d.sync += div_d.eq(sh_out)
+                        m.next = "SIGMOID_N"
             with state("TANH_N"):
                 m.d.comb += [hx_em.eq(1), hx_sub.eq(1)]
                 num = hx_sum
@@ -915,7 +931,16 @@ class FunctionUnit(wiring.Component):
                 start_div(shifted_dividend, div_d, "TANH_DIV")
             with state("TANH_DIV"):
                 rounded_quotient(tan_neg)
-                finish()  # |tanh| <= 1 fits
+                finish()  # |tanh| <= 1 and 0 <= sigmoid <= 1 fit
+            with state("SIGMOID_N"):
+                # the numerator, >= 0: e**r 2**P (cx) for x >= 0, its partner 4**-k e**-r 2**P
+                # (em_scaled) for x < 0; the quotient rounds half up (not strict), positive
+                m.d.sync += [tan_neg.eq(0), strict.eq(0)]
+                with m.If(h_neg):
+                    shift(em_scaled, 0)
+                with m.Else():
+                    shift(cxy, 0)  # pick_y = 0: cx
+                start_div(shifted_dividend, div_d, "TANH_DIV")
 
             # --- log and pow (ln_p, fx_pow) ------------------------------------------------------
             with state("LOG"):
