@@ -221,6 +221,43 @@ def test_translator_refuses_unknown_constructs() -> None:
         evaluate("while True: pass", inputs)
 
 
+def test_the_translator_records_how_it_built_every_value_of_every_template() -> None:
+    """The ALU takes the templates' expressions apart through ``semantics.Nodes`` (not
+    Amaranth's private AST): every value an effect holds is an input, a signal or constant,
+    or has a node -- and that node, built again from its own operands, gives the very
+    expression back."""
+    from amaranth.hdl import Const, Signal, signed
+
+    alu = Alu(32, 34)
+    inputs = alu.inputs(Signal(32))
+    inputs.shifter, inputs.adder = Signal(32), Signal(signed(34))
+    nodes, checked = inputs.nodes, 0
+
+    def walk(value, where):
+        nonlocal checked
+        node = nodes.node(value)
+        if node is None:
+            assert isinstance(value, (Const, Signal)) or value is inputs.direction, \
+                f"{where}: {value!r} was built outside semantics.Nodes"
+            return
+        assert repr(nodes.remake(value, node.operands)) == repr(value), where
+        checked += 1
+        for operand in node.operands:
+            walk(operand, where)
+
+    for ins in INSTRUCTIONS:
+        for template in (ins.forward, ins.backward):
+            eff = evaluate(template, inputs)
+            values = [*eff.writes.values(), eff.mem_addr, eff.mem_write, eff.br, eff.direction,
+                      eff.show, eff.emit, eff.ov_event, *(eff.shift or ()),
+                      *(eff.add[:2] if eff.add else ()),
+                      *(arg for _, args in eff.calls for arg in args)]
+            for value in values:
+                if value is not None:
+                    walk(value, f"{ins.mnemonic}: {template}")
+    assert checked > 1000
+
+
 # --- gradient micro-programs (isa/timing/microcode.py) ------------------------------------------
 
 def _run_micro(ops, names, fmt, regs, R, G, GM):
