@@ -228,9 +228,14 @@ def test_the_translator_records_how_it_built_every_value_of_every_template() -> 
     expression back."""
     from amaranth.hdl import Const, Signal, signed
 
-    alu = Alu(32, 34)
-    inputs = alu.inputs(Signal(32))
-    inputs.shifter, inputs.adder = Signal(32), Signal(signed(34))
+    from revasm.rtl.hardware.semantics import Inputs, direction_value
+    words = {name: Signal(32, name=name) for name in ("a", "b", "c", "imm", "mem", "tape")}
+    inputs = Inputs(32, {"A": words["a"], "B": words["b"], "C": words["c"]},
+                    {"IMM": words["imm"], "AMT": Signal(6), "K": Signal(2),
+                     "OFF": Signal(signed(26))},
+                    Signal(signed(34)), direction_value(Signal()), words["mem"], words["tape"],
+                    ((Signal(32), Signal(32)),), shifter=Signal(32), adder=Signal(signed(34)),
+                    unit_overflows=(Signal(),))
     nodes, checked = inputs.nodes, 0
 
     def walk(value, where):
