@@ -221,6 +221,48 @@ def test_translator_refuses_unknown_constructs() -> None:
         evaluate("while True: pass", inputs)
 
 
+def test_the_translator_records_how_it_built_every_value_of_every_template() -> None:
+    """The ALU takes the templates' expressions apart through ``semantics.Nodes`` (not
+    Amaranth's private AST): every value an effect holds is an input, a signal or constant,
+    or has a node -- and that node, built again from its own operands, gives the very
+    expression back."""
+    from amaranth.hdl import Const, Signal, signed
+
+    from revasm.rtl.hardware.semantics import Inputs, direction_value
+    words = {name: Signal(32, name=name) for name in ("a", "b", "c", "imm", "mem", "tape")}
+    inputs = Inputs(32, {"A": words["a"], "B": words["b"], "C": words["c"]},
+                    {"IMM": words["imm"], "AMT": Signal(6), "K": Signal(2),
+                     "OFF": Signal(signed(26))},
+                    Signal(signed(34)), direction_value(Signal()), words["mem"], words["tape"],
+                    ((Signal(32), Signal(32)),), shifter=Signal(32), adder=Signal(signed(34)),
+                    unit_overflows=(Signal(),))
+    nodes, checked = inputs.nodes, 0
+
+    def walk(value, where):
+        nonlocal checked
+        node = nodes.node(value)
+        if node is None:
+            assert isinstance(value, (Const, Signal)) or value is inputs.direction, \
+                f"{where}: {value!r} was built outside semantics.Nodes"
+            return
+        assert repr(nodes.remake(value, node.operands)) == repr(value), where
+        checked += 1
+        for operand in node.operands:
+            walk(operand, where)
+
+    for ins in INSTRUCTIONS:
+        for template in (ins.forward, ins.backward):
+            eff = evaluate(template, inputs)
+            values = [*eff.writes.values(), eff.mem_addr, eff.mem_write, eff.br, eff.direction,
+                      eff.show, eff.emit, eff.ov_event, *(eff.shift or ()),
+                      *(eff.add[:2] if eff.add else ()),
+                      *(arg for _, args in eff.calls for arg in args)]
+            for value in values:
+                if value is not None:
+                    walk(value, f"{ins.mnemonic}: {template}")
+    assert checked > 1000
+
+
 # --- gradient micro-programs (isa/timing/microcode.py) ------------------------------------------
 
 def _run_micro(ops, names, fmt, regs, R, G, GM):

@@ -11,16 +11,18 @@ Many entries compute the same expression for an output (``R[a] + res0`` is
 the forward ADDSIN, ADDCOS, ... and the backward SUBSIN, ...), so each output
 is built once per *distinct* expression (compared by its Amaranth form) and
 selected by a small code that ``(index, backward)`` looks up, instead of one
-mux input per entry and direction.  Gradient mode is not here: the gradient
-statements run as micro-programs on :mod:`revasm.rtl.hardware.gradient_unit`, the
-value statements on this datapath exactly as without the gradient switch.
+mux input per entry and direction.  The expressions are taken apart and rebuilt
+through the :class:`~revasm.rtl.hardware.semantics.Nodes` that recorded how
+``semantics`` built them (Amaranth's public API cannot take a value apart).
+Gradient mode is not here: the gradient statements run as micro-programs on
+:mod:`revasm.rtl.hardware.gradient_unit`, the value statements on this datapath exactly as
+without the gradient switch.
 """
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value, signed
-from amaranth.hdl._ast import Concat, Operator, Slice, SwitchValue
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -33,6 +35,7 @@ from .semantics import (
     UNIT_OF,
     Effects,
     Inputs,
+    Nodes,
     TemplateError,
     direction_value,
     evaluate,
@@ -52,21 +55,30 @@ def max_calls(width: int, br_width: int) -> int:
                       for t in (ins.forward, ins.backward)))
 
 
-def _mux_parts(value: Value) -> tuple[Value, Value, Value] | None:
+def _mux_parts(nodes: Nodes, value: Value) -> tuple[Value, Value, Value] | None:
     """``(test, taken, other)`` when ``value`` is ``Mux(test, taken, other)`` with a one-bit
     test, else None."""
-    if not isinstance(value, SwitchValue) or len(value.test) != 1 or len(value.cases) != 2:
+    node = nodes.node(value)
+    if node is None or node.op != "mux":
         return None
-    (first, other), (default, taken) = value.cases
-    if first != ("0",) or default is not None:
-        return None
-    return value.test, taken, other
+    test, taken, other = node.operands
+    return (test, taken, other) if len(test) == 1 else None
 
 
-def _xor_rest(value: Value, word: Value) -> Value | None:
+def _binary(nodes: Nodes, value: Value, ops: tuple[str, ...]) -> tuple[str, Value, Value] | None:
+    """``(operation, x, y)`` when ``value`` is ``x op y`` for one of ``ops``, else None."""
+    node = nodes.node(value)
+    if node is None or node.op not in ops or len(node.operands) != 2:
+        return None
+    x, y = node.operands
+    return node.op, x, y
+
+
+def _xor_rest(nodes: Nodes, value: Value, word: Value) -> Value | None:
     """``x`` when ``value`` is ``word ^ x`` (``word`` the very signal), else None."""
-    if isinstance(value, Operator) and value.operator == "^" and len(value.operands) == 2:
-        left, right = value.operands
+    parts = _binary(nodes, value, ("^",))
+    if parts is not None:
+        _, left, right = parts
         if left is word:
             return right
         if right is word:
@@ -74,7 +86,7 @@ def _xor_rest(value: Value, word: Value) -> Value | None:
     return None
 
 
-def _common_xor_operand(values: Iterable[Value]) -> Value | None:
+def _common_xor_operand(nodes: Nodes, values: Iterable[Value]) -> Value | None:
     """The signal that at least two distinct expressions of ``values`` XOR into, if any."""
     seen: dict[str, Value] = {}
     counts: dict[int, int] = {}
@@ -83,64 +95,56 @@ def _common_xor_operand(values: Iterable[Value]) -> Value | None:
         if repr(value) in seen:
             continue
         seen[repr(value)] = value
-        if isinstance(value, Operator) and value.operator == "^" and len(value.operands) == 2:
-            for operand in value.operands:
-                if isinstance(operand, Signal):
-                    counts[id(operand)] = counts.get(id(operand), 0) + 1
-                    operands[id(operand)] = operand
+        parts = _binary(nodes, value, ("^",))
+        for operand in parts[1:] if parts is not None else ():
+            if isinstance(operand, Signal):
+                counts[id(operand)] = counts.get(id(operand), 0) + 1
+                operands[id(operand)] = operand
     best = max(counts, key=lambda operand: counts[operand], default=None)
     return operands[best] if best is not None and counts[best] >= 2 else None
 
 
-def _add_sub_parts(value: Value) -> tuple[str, bool, Value, Value] | None:
+def _add_sub_parts(nodes: Nodes, value: Value) -> tuple[str, bool, Value, Value] | None:
     """``(operands' text, subtract, x, y)`` when ``value`` is ``x + y`` or ``x - y``."""
-    if isinstance(value, Operator) and value.operator in ("+", "-") and len(value.operands) == 2:
-        x, y = value.operands
-        return repr((x, y)), value.operator == "-", x, y
-    return None
+    parts = _binary(nodes, value, ("+", "-"))
+    if parts is None:
+        return None
+    op, x, y = parts
+    return repr((x, y)), op == "-", x, y
 
 
-def _add_sub_pairs(values: Iterable[Value]) -> dict[str, tuple[Value, Value]]:
+def _add_sub_pairs(nodes: Nodes, values: Iterable[Value]) -> dict[str, tuple[Value, Value]]:
     """The operand pairs (x, y) that some of ``values`` add and others subtract."""
     seen: dict[str, set[bool]] = {}
     operands: dict[str, tuple[Value, Value]] = {}
     for value in values:
-        parts = _add_sub_parts(value)
+        parts = _add_sub_parts(nodes, value)
         if parts is not None:
             seen.setdefault(parts[0], set()).add(parts[1])
             operands[parts[0]] = parts[2:]
     return {text: operands[text] for text, kinds in seen.items() if len(kinds) == 2}
 
 
-def _replace(value: Value, old: Value, new: Value) -> Value | None:
-    """``value`` with the signal ``old`` replaced by ``new`` (None: a node it cannot rebuild)."""
+def _replace(nodes: Nodes, value: Value, old: Value, new: Value) -> Value | None:
+    """``value`` with the signal ``old`` replaced by ``new``, rebuilt through ``nodes``
+    (None: it holds a value it cannot rebuild)."""
     if value is old:
         return new
-    if isinstance(value, (Const, Signal)):
+    node = nodes.node(value)
+    if node is None:  # a signal or constant is itself; anything else is not rebuilt
+        return value if isinstance(value, (Const, Signal)) else None
+    operands = []
+    for operand in node.operands:
+        replaced = _replace(nodes, operand, old, new)
+        if replaced is None:
+            return None
+        operands.append(replaced)
+    if all(o is p for o, p in zip(operands, node.operands)):
         return value
-    if isinstance(value, Operator):
-        operands = [_replace(o, old, new) for o in value.operands]
-        if any(o is None for o in operands):
-            return None
-        if all(o is p for o, p in zip(operands, value.operands)):
-            return value
-        return Operator(value.operator, operands)
-    if isinstance(value, Slice):
-        inner = _replace(value.value, old, new)
-        if inner is None:
-            return None
-        if inner is value.value:
-            return value
-        return Slice(inner, value.start, value.stop)
-    if isinstance(value, Concat):
-        parts = [_replace(o, old, new) for o in value.parts]
-        if any(o is None for o in parts):
-            return None
-        return value if all(o is p for o, p in zip(parts, value.parts)) else Concat(parts)
-    return None
+    return nodes.remake(value, tuple(operands))
 
 
-def _merge_operands(per_case: dict[int, Value], first: Value, second: Value
+def _merge_operands(nodes: Nodes, per_case: dict[int, Value], first: Value, second: Value
                     ) -> Callable[[Value], tuple[dict[int, Value], dict[int, int]]] | None:
     """When two distinct expressions of ``per_case`` differ only in reading ``first`` or
     ``second``: a function of the operand signal giving the new expressions and, per key,
@@ -148,8 +152,8 @@ def _merge_operands(per_case: dict[int, Value], first: Value, second: Value
     marker = Signal(len(first), name="operand")
     forms: dict[str, list[tuple[int, int, Value]]] = {}
     for key, value in per_case.items():
-        with_first = _replace(value, second, marker)
-        with_second = _replace(value, first, marker)
+        with_first = _replace(nodes, value, second, marker)
+        with_second = _replace(nodes, value, first, marker)
         if with_first is None or with_second is None:
             continue
         uses_first, uses_second = repr(with_second) != repr(value), repr(with_first) != repr(value)
@@ -168,7 +172,7 @@ def _merge_operands(per_case: dict[int, Value], first: Value, second: Value
         for cases in merged.values():
             for key, choice, value in cases:
                 old = second if choice else first
-                out[key] = _replace(value, old, operand)
+                out[key] = _replace(nodes, value, old, operand)
                 choices[key] = choice
         return out, choices
     return build
@@ -230,6 +234,7 @@ class Alu(wiring.Component):
         imm_word = Signal(self.width)
         comb += imm_word.eq(self.imm)  # sign-extended: the immediate as a W-bit word
         inputs = self.inputs(imm_word)
+        nodes = inputs.nodes
         # one funnel shifter serves every shift and rotate
         w = self.width
         shift_result = Signal(w)
@@ -257,13 +262,13 @@ class Alu(wiring.Component):
                 key = (i << 1) | backward
                 eff = evaluate(ins.backward if backward else ins.forward, inputs)
                 flags[key] = self._flags(eff)
-                for port, value in self._outputs(eff).items():
+                for port, value in self._outputs(eff, nodes).items():
                     exprs.setdefault(port, {})[key] = value
         # an output that some entry sets under a condition (a branch: BR = BR + off if ...)
         # is split into its condition, taken value and other value, each deduplicated
         for port in list(exprs):
             per_case = exprs[port]
-            if not any(_mux_parts(v) for v in per_case.values()):
+            if not any(_mux_parts(nodes, v) for v in per_case.values()):
                 continue
             target = internal[port] if port in internal else getattr(self, port)
             test = Signal(name=f"{port}_test")
@@ -274,7 +279,7 @@ class Alu(wiring.Component):
                              f"{port}/other": other})
             del exprs[port]
             for key, value in per_case.items():
-                parts = _mux_parts(value) or (Const(1, 1), value, None)
+                parts = _mux_parts(nodes, value) or (Const(1, 1), value, None)
                 for name, part in zip(("test", "taken", "other"), parts):
                     if part is not None:
                         exprs.setdefault(f"{port}/{name}", {})[key] = part
@@ -283,7 +288,7 @@ class Alu(wiring.Component):
         # expressions that are x alone (SLLX's R[a] ^ shift and RL's shift)
         for port in list(exprs):
             per_case = exprs[port]
-            common = _common_xor_operand(per_case.values())
+            common = _common_xor_operand(nodes, per_case.values())
             if common is None:
                 continue
             target = internal[port] if port in internal else getattr(self, port)
@@ -293,13 +298,13 @@ class Alu(wiring.Component):
             internal.update({f"{port}/xor": keep, f"{port}/inner": inner})
             del exprs[port]
             for key, value in per_case.items():
-                rest = _xor_rest(value, common)
+                rest = _xor_rest(nodes, value, common)
                 exprs.setdefault(f"{port}/xor", {})[key] = Const(int(rest is not None), 1)
                 exprs.setdefault(f"{port}/inner", {})[key] = value if rest is None else rest
         # expressions that differ only in taking R[c] or the immediate (ANDX and ANDIX,
         # SLTX and SLTIX) are one expression of a second operand chosen per entry
         for port in list(exprs):
-            merged = _merge_operands(exprs[port], self.rc, imm_word)
+            merged = _merge_operands(nodes, exprs[port], self.rc, imm_word)
             if merged is None:
                 continue
             operand = Signal(self.width, name=f"{port.replace('/', '_')}_operand")
@@ -313,7 +318,7 @@ class Alu(wiring.Component):
         # the output's width (BR +- off of the branches, -BR -+ off of RBRA)
         for port in list(exprs):
             target = internal[port] if port in internal else getattr(self, port)
-            pairs = _add_sub_pairs(exprs[port].values())
+            pairs = _add_sub_pairs(nodes, exprs[port].values())
             if not pairs:
                 continue
             name = port.replace("/", "_")
@@ -325,7 +330,7 @@ class Alu(wiring.Component):
                 comb += y_ext.eq(y)  # extended by y's own sign to the output's width
                 merged = x + Mux(sub, ~y_ext, y_ext) + sub
                 for key, value in exprs[port].items():
-                    sum_parts = _add_sub_parts(value)
+                    sum_parts = _add_sub_parts(nodes, value)
                     if sum_parts is not None and sum_parts[0] == text:
                         exprs[port][key] = merged
                         flags_of[key] = Const(int(sum_parts[1]), 1)
@@ -360,11 +365,12 @@ class Alu(wiring.Component):
                              if key in codes]
         return m
 
-    def _outputs(self, eff: Effects) -> dict[str, Value]:
+    def _outputs(self, eff: Effects, nodes: Nodes) -> dict[str, Value]:
         """The output expressions an effect drives (ports it leaves alone are absent)."""
         if eff.br is None or eff.direction is None:
             raise TemplateError("an effect without BR and DIR (evaluate sets both)")
-        out: dict[str, Value] = {"br_out": eff.br, "backward_out": eff.direction < 0}
+        out: dict[str, Value] = {"br_out": eff.br,
+                                 "backward_out": nodes.make("<", eff.direction, 0)}
         if "A" in eff.writes:
             out["wa_data"] = eff.writes["A"]
         if "B" in eff.writes:
