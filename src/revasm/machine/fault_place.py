@@ -10,12 +10,28 @@ at their PAL line, as before.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from revasm.assembler.image import SourceLocation, SourceOrigin
 from revasm.isa.fixed_point import word_format
 
-from .faults import MachineFault
+
+class MachineFault(Protocol):
+    """What this module reads of a ``faults.MachineFault`` (which itself reports through
+    this module, so the type is structural here)."""
+
+    @property
+    def message(self) -> str: ...
+    @property
+    def location(self) -> SourceLocation | None: ...
+    @property
+    def jump_source_location(self) -> SourceLocation | None: ...
+    @property
+    def registers(self) -> Sequence[int]: ...
+    @property
+    def width(self) -> int: ...
 
 
 @dataclass(frozen=True)
