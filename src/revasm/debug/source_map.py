@@ -93,8 +93,8 @@ class SourceMap:
             return None
         best: tuple[int, str] | None = None
         for name in self.program.lowered.layouts:
-            start = self.image.symbols.get(f"f_{name}_top", self.image.symbols.get(f"f_{name}"))
-            end = self.image.symbols.get(f"f_{name}_bot")
+            start = self.image.symbols.get(f"f_{name}.top", self.image.symbols.get(f"f_{name}"))
+            end = self.image.symbols.get(f"f_{name}.bot")
             if start is None or end is None:
                 continue
             if start <= pc <= end and (best is None or start > best[0]):
