@@ -146,7 +146,10 @@ def test_a_run_time_failure_faults_on_the_interpreter_and_on_the_machine(kind):
     assert info.value.pos.line >= 6
     result = revasm.run(compile_janus_source(source, "fault.ja").image, engine="reference")
     assert result.status == "fault"
-    assert "fault.ja:" in fault_json(result.fault)["source"]  # the PAL names the Janus line
+    fault = fault_json(result.fault)  # at the Janus line the interpreter names, not the PAL's
+    assert (fault["file"], fault["line"]) == ("fault.ja", info.value.pos.line), fault
+    assert fault["source"] == source.splitlines()[fault["line"] - 1].strip()
+    assert "__" not in fault["message"] and "{$" not in fault["message"], fault["message"]
 
 
 def test_uncall_runs_a_procedure_backward():

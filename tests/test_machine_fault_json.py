@@ -1,6 +1,7 @@
 """A machine fault as JSON (``revasm.machine.fault_json``): one shape, every field, every user.
 
-The shape is ``kind``, ``pc``, ``line``, ``source`` (the source line's text), ``message``;
+The shape is ``kind``, ``pc``, ``file``, ``line``, ``source`` (the source line's text),
+``message`` (a compiled program's fault adds ``check`` and its ``pal_*`` lines);
 the command line (``run --json``, ``grad --json``), the Python API's results, reports,
 batches and the debugger write it (adding their own context), so a fault reads the same
 wherever it is reported.
@@ -31,7 +32,7 @@ SOURCE = """\
         finish
 """
 #: the fault every run of SOURCE stops with, as JSON
-EXPECTED = {"kind": "divide-by-zero", "pc": 2, "line": 6,
+EXPECTED = {"kind": "divide-by-zero", "pc": 2, "file": "div.pal", "line": 6,
             "source": "adddiv $2 $3 $4   ; $4 = 0: divide by zero"}
 
 
@@ -50,7 +51,8 @@ def _reference_fault(image) -> MachineFault:
 def test_a_fault_as_json_names_kind_pc_line_source_and_message(image):
     fault = _reference_fault(image)
     shape = fault_json(fault)
-    assert tuple(shape) == FAULT_JSON_KEYS == ("kind", "pc", "line", "source", "message")
+    assert tuple(shape) == FAULT_JSON_KEYS == ("kind", "pc", "file", "line", "source",
+                                               "message")
     assert shape == {**EXPECTED, "message": fault.message}
     assert shape["message"] == ("ADDDIV $2 $3 $4 at line 6 (pc 2): division by zero "
                                 "(raw dividend 5)")
@@ -59,7 +61,7 @@ def test_a_fault_as_json_names_kind_pc_line_source_and_message(image):
 
 def test_a_fault_without_a_source_line_has_null_line_and_source():
     fault = MachineFault("no-finish", "a backward run was asked of a program without FINISH")
-    assert fault_json(fault) == {"kind": "no-finish", "pc": None, "line": None,
+    assert fault_json(fault) == {"kind": "no-finish", "pc": None, "file": None, "line": None,
                                  "source": None, "message": fault.message}
 
 
@@ -100,4 +102,4 @@ def test_the_command_line_writes_the_one_shape(image, tmp_path):
     expected = fault_json(_reference_fault(image))
     out = CliRunner().invoke(cli, ["run", str(path), "--json", "--engine", "reference"])
     assert out.exit_code == 1
-    assert json.loads(out.stdout)["fault"] == expected
+    assert json.loads(out.stdout)["fault"] == {**expected, "file": str(path)}

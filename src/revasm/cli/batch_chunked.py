@@ -125,7 +125,15 @@ def _report(summary: BatchSummary, out_path: str | None, options: BatchOptions, 
                f"({rate:,.0f} lanes/s)"
                + resumed, err=True)
     for fault in summary.faults[:5]:
-        click.echo(f"  lane {fault['lane']}: {fault['kind']}: {fault['message']}", err=True)
+        click.echo(fault_line(fault), err=True)
+
+
+def fault_line(fault: dict) -> str:
+    """A lane's fault record (``fault_json`` and its lane) as a line of the summary: the
+    lane, the place in the user's source (the Janus or Python line of a compiled program),
+    the kind and the message."""
+    where = f"{fault['file']}:{fault['line']}: " if fault.get("line") is not None else ""
+    return f"  lane {fault['lane']}: {where}{fault['kind']}: {fault['message']}"
 
 
 def write_npz(path: str, arrays: dict) -> None:
@@ -149,4 +157,4 @@ def print_summary(result: BatchResult, lanes: int, faulted: int) -> None:
                        + ", ".join(str(v) for v in values[:shown].tolist())
                        + (" ..." if lanes > shown else ""))
     for fault in result.faults[:5]:
-        click.echo(f"  lane {fault['lane']}: {fault['kind']}: {fault['message']}", err=True)
+        click.echo(fault_line(fault), err=True)

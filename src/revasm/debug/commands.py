@@ -166,6 +166,11 @@ class Interpreter:
             "halted": machine.halted,
         }
         if source.program is not None:
+            # the user's file and line (Janus or Python); the generated PAL as a detail
+            out.update(file=source.file, line=source.python_line(pc),
+                       source=source.source_text(source.python_line(pc) or 0).strip(),
+                       pal_file=source.pal_file, pal_line=source.pal_line(pc),
+                       pal_source=source.instruction_text(pc))
             out["python_file"] = source.python_file
             out["python_line"] = source.python_line(pc)
             out["python_function"] = source.function_at(pc)
@@ -246,13 +251,13 @@ class Interpreter:
         source = session.source
         frames = [{"function": (source.function_at(session.pc) if source.program is not None
                                 else session.function()) or "(program)",
-                   "pc": session.pc, "line": source.line_of(session.pc)}]
+                   "pc": session.pc, "file": source.file, "line": source.line_of(session.pc)}]
         for depth, frame in enumerate(reversed(session.stack)):
             outer = session.stack[-depth - 2].function if depth + 1 < len(session.stack) \
                 else "(program)"
             if source.program is not None:
                 outer = source.function_at(frame.call_pc) or outer
-            frames.append({"function": outer, "pc": frame.call_pc,
+            frames.append({"function": outer, "pc": frame.call_pc, "file": source.file,
                            "line": source.line_of(frame.call_pc), "calls": frame.function})
         return {"event": "frames", "frames": frames}
 
@@ -363,7 +368,7 @@ class Interpreter:
         lines = {str(n): source.source_text(n) for n in range(first, line + 6)
                  if source.source_text(n) or n <= line}
         return [{"event": "source", "file": source.file, "line": line, "lines": lines,
-                 "language": "python" if source.program is not None else "pal"}]
+                 "language": source.language}]
 
     def _set(self, args: list[str]) -> list[Event]:
         if len(args) == 1 and "=" in args[0]:

@@ -28,7 +28,8 @@ def start_event(interpreter: Interpreter) -> Event:
     session = interpreter.session
     event.update(width=session.image.width, grad=session.grad,
                  breakpoints_on=["labels", "pcs", "PAL lines"]
-                 + (["Python lines"] if session.source.program is not None else []))
+                 + ([f"{session.source.language.capitalize()} lines"]
+                    if session.source.program is not None else []))
     return event
 
 

@@ -256,7 +256,7 @@ class Session:
         for point in self.breakpoints.values():
             if pc not in point.pcs:
                 continue
-            if point.kind == "python-line":
+            if point.kind in ("python-line", "janus-line"):
                 # entering the line: the instruction before (after, going back) is elsewhere
                 previous = self.timeline.last_pc()
                 if previous is not None and previous in point.pcs:

@@ -66,8 +66,10 @@ class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Op
 
     def run(self) -> list[Instr]:
         f = self.f
+        # f_NAME is the portal; its return path's labels take a "." that no function
+        # name has, so that two functions (g and g_top) never define one label twice
         name = f"f_{f.name}"
-        code = [self.i("BRA", f"{name}_bot", pos=f.pos, role="control", label=f"{name}_top",
+        code = [self.i("BRA", f"{name}.bot", pos=f.pos, role="control", label=f"{name}.top",
                        note=f"return path of {f.name}"),
                 self.i("SWAPBR", LINK, pos=f.pos, role="control", label=name,
                        note=f"portal of {f.name}"),
@@ -75,8 +77,8 @@ class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Op
         load = self.constant_pool()
         code += load + self.pointer_scope(f.body, None, lambda: self.block(f.body)) + \
             with_role(inverse_code(load), "uncompute")
-        code.append(self.i("BRA", f"{name}_top", pos=f.pos, role="control",
-                           label=f"{name}_bot"))
+        code.append(self.i("BRA", f"{name}.top", pos=f.pos, role="control",
+                           label=f"{name}.bot"))
         return code
 
     def constant_pool(self) -> list[Instr]:

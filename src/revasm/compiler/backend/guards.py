@@ -11,7 +11,7 @@ non-zero constant never meet) and guards the rest: before the statement, each
 unproven index is computed into a scratch register and a branch to a trap pad faults
 when it is outside the array (``bounds``), or when two places' flat indices are equal
 (``alias``).  The fault's message names the array, the Python line and, through the
-``{$r}`` markers that ``revasm.programs.program_fault`` replaces with the register's
+``{$r}`` markers that ``revasm.machine.fault_place.with_values`` replaces with the register's
 value, the index values.  A mixin of the function lowering
 (``compiler/backend/function_lowering.py``).
 """

@@ -222,7 +222,8 @@ class PointerLowering(FunctionLoweringState):
                 continue
             key, _ = found
             names = {name for name, _ in key[1]}
-            if key in self.pointers or not names <= (valid | self._unwritten(body, names)):
+            if key in self.pointers or not names <= (valid | self._unwritten(names, stepped,
+                                                                            other)):
                 continue
             if not names and self._base_register(e.name) is not None:
                 continue  # the base register itself serves (``places``)
@@ -246,9 +247,10 @@ class PointerLowering(FunctionLoweringState):
                 self.reserved.discard(register)
         return setup + code + inverse_code(setup)
 
-    def _unwritten(self, body: list[ir.Stmt], names: set[str]) -> set[str]:
-        """Those of ``names`` that ``body`` never writes (parameters, outer variables)."""
-        stepped, other, _ = written(body)
+    def _unwritten(self, names: set[str], stepped: set[str], other: set[str]) -> set[str]:
+        """Those of ``names`` that the scope's body never writes (parameters, outer
+        variables): neither ``stepped`` nor ``other`` (``written(body)``, computed once per
+        scope -- once per access made compile time quadratic in the body's length)."""
         return {n for n in names if n not in stepped and n not in other
                 and n in self.lay.scalars}
 
