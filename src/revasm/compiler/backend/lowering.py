@@ -32,6 +32,7 @@ from .immediates import combine_immediates
 from .ir_queries import _callees, _indices
 from .layout import SP, FunctionLayout, layout_function
 from .peephole import cancel_inverse_pairs
+from .stack_slots import cancel_stack_exchanges
 
 
 @dataclass
@@ -124,7 +125,8 @@ class _ModuleLowering:
                 code = expand_loops(_FunctionLowering(self, self.module.functions[name]).run(),
                                     self.label)
                 if self.level >= 2:
-                    code = cancel_inverse_pairs(combine_immediates(cancel_inverse_pairs(code)))
+                    code = cancel_inverse_pairs(combine_immediates(cancel_stack_exchanges(
+                        cancel_inverse_pairs(code))))
                 elif self.optimize:
                     code = cancel_inverse_pairs(code)
                 bodies += code
