@@ -1,0 +1,178 @@
+"""The -O2 passes added for lean programs (issue 39): each on small cases that pin what it
+removes and what it must keep, and on programs that give -O0's words in fewer steps.
+
+``backend/stack_slots.py`` (a push and a pass of one register through one stack slot),
+``backend/guard_reuse.py`` (a bounds guard that an earlier one of the block already made).
+"""
+from __future__ import annotations
+
+import pytest
+
+from revasm.compiler import compile_source
+from revasm.compiler.backend.code import Instr
+from revasm.compiler.backend.stack_slots import cancel_stack_exchanges
+from revasm.programs import ProgramFault, grad_program, read_values, run_program
+
+HEADER = ("from revasm.compiler import (Array, Fixed, Int, Loss, Out, ancilla, free,\n"
+          "                              reversible, routine, sin)\n\nN = 6\n\n")
+
+
+def _i(text: str, label: str = "") -> Instr:
+    mnemonic, *operands = text.split()
+    return Instr(mnemonic.upper(), tuple(operands), label=label)
+
+
+def _code(*lines: str) -> list[Instr]:
+    return [_i(line) for line in lines]
+
+
+def _texts(code: list[Instr]) -> list[str]:
+    return [" ".join(i.text().split()) for i in code]
+
+
+# --- stack_slots.py ---------------------------------------------------------------------
+
+def test_a_push_and_a_pass_of_one_register_through_one_slot_cancel():
+    code = _code("exch $12 $1", "addi $1 1", "exch $13 $1", "addi $1 1", "exch $2 $1",
+                 "exch $12 $1", "addi $1 -1", "exch $13 $1", "addi $1 1", "bra f_g")
+    # $13 is pushed at slot 1 and passed back from slot 1: both go; $12 is pushed at slot 0
+    # and given the argument of slot 2: both stay
+    assert _texts(cancel_stack_exchanges(code)) == [
+        "exch $12 $1", "addi $1 1", "addi $1 1", "exch $2 $1", "exch $12 $1",
+        "addi $1 -1", "addi $1 1", "bra f_g"]
+
+
+@pytest.mark.parametrize("between", [
+    "add $13 $5",        # the register is used
+    "exch $7 $1",        # another register in the same slot
+    "exch $7 $20",       # memory through another register (could be the slot)
+    "add $1 $20",        # the stack pointer moved by a register
+    "bne $5 $0 L1",      # a branch
+])
+def test_pushes_and_passes_stay_across_what_touches_the_register_or_the_slot(between):
+    code = _code("exch $13 $1", between, "exch $13 $1")
+    assert cancel_stack_exchanges(code) == code
+
+
+def test_a_label_between_keeps_the_pair_and_another_slot_is_not_the_same():
+    labelled = [_i("exch $13 $1"), _i("addi $1 1", label="L1"), _i("addi $1 -1"),
+                _i("exch $13 $1")]
+    assert cancel_stack_exchanges(labelled) == labelled
+    moved = _code("exch $13 $1", "addi $1 1", "exch $13 $1")
+    assert cancel_stack_exchanges(moved) == moved
+
+
+CALLS = """
+@reversible
+def g(out: Fixed, x: Array[Fixed, N], y: Array[Fixed, N], i: Int):
+    with routine():
+        t = ancilla(0.0)
+        t += x[i] * y[i]
+    out += sin(t)
+    ~routine
+
+
+@reversible
+def f(out: Loss, x: Array[Fixed, N], y: Array[Fixed, N]):
+    for i in range(N):
+        g(out, x, y, i)
+"""
+XY = {"x": [0.5, -1.0, 2.0, 0.25, 1.5, -0.75], "y": [1.5, 2.0, -0.5, 4.0, 0.125, 1.0]}
+
+
+def _words(source: str, level: int, inputs: dict) -> tuple[tuple, int]:
+    program = compile_source(HEADER + source, "f", "t.py", width=64, for_gradient=True,
+                             level=level)
+    result = run_program(program, inputs, width=64, reverse_check=True)
+    gradient = grad_program(program, inputs)
+    assert "call g" in program.pal  # a portal call at every level (g's ancilla is a product's)
+    return ((read_values(program, result.machine, exact=True), gradient.exact.loss,
+             dict(gradient.exact.gradient)), result.steps)
+
+
+def test_calls_whose_arguments_sit_in_the_callees_registers_give_the_same_gradient_words():
+    words0, steps0 = _words(CALLS, 0, XY)
+    words2, steps2 = _words(CALLS, 2, XY)
+    assert words2 == words0
+    assert steps2 < steps0
+
+
+# --- guard_reuse.py ---------------------------------------------------------------------
+
+REUSE = """
+@reversible
+def f(out: Out, x: Array[Fixed, N], y: Array[Fixed, N], k: Int):
+    with routine():
+        a = ancilla(0.0)
+        b = ancilla(0.0)
+        a += x[k]
+        b += y[k] * a
+    out += x[k] + y[k]
+    ~routine
+"""
+
+
+def _guards(pal: str, array: str) -> int:
+    """How many bounds guards of ``array`` (each checks the index below 0 and above)."""
+    return sum(1 for line in pal.splitlines() if f"bounds of {array}" in line
+               and line.split()[1] == "bltz")
+
+
+def test_a_runs_guards_are_made_at_its_first_and_last_access_only():
+    plain = compile_source(HEADER + REUSE, "f", "t.py", width=64, level=0).pal
+    lean = compile_source(HEADER + REUSE, "f", "t.py", width=64, level=2).pal
+    # -O0: x[k] at a, at out, in the uncomputed a; y[k] at b, at out, in the uncomputed b
+    assert _guards(plain, "x") + _guards(plain, "y") == 6
+    # -O2: the first (a += x[k]) and the last (the uncomputed a -= x[k]); one guard of
+    # k against N serves both arrays
+    assert _guards(lean, "x") + _guards(lean, "y") == 2
+
+
+WRITTEN = """
+@reversible
+def f(out: Out, x: Array[Fixed, N], y: Array[Fixed, N], k: Int):
+    out += x[k]
+    out += y[k]
+    out += x[k]
+    k += 1
+    out += x[k]
+    out += y[k]
+    out += x[k]
+    k -= 1
+"""
+
+
+def test_a_write_of_the_index_ends_the_run():
+    plain = compile_source(HEADER + WRITTEN, "f", "t.py", width=64, level=0).pal
+    lean = compile_source(HEADER + WRITTEN, "f", "t.py", width=64, level=2).pal
+    assert _guards(plain, "x") + _guards(plain, "y") == 6
+    # two runs of three (k changes between them): each keeps its first and last guard
+    assert _guards(lean, "x") + _guards(lean, "y") == 4
+    for k in (2, 4):
+        words = [read_values(p, run_program(p, {**XY, "k": k}, width=64,
+                                            reverse_check=True).machine, exact=True)
+                 for p in (compile_source(HEADER + WRITTEN, "f", "t.py", width=64, level=level)
+                           for level in (0, 2))]
+        assert words[0] == words[1]
+    for level in (0, 2):  # k = 5: the second run's first access is the bad one
+        program = compile_source(HEADER + WRITTEN, "f", "t.py", width=64, level=level)
+        with pytest.raises(ProgramFault, match="line 13"):
+            run_program(program, {**XY, "k": 5}, width=64)
+
+
+@pytest.mark.parametrize(("k", "level"), [(6, 0), (6, 2), (-1, 0), (-1, 2)])
+def test_a_bad_index_faults_at_the_first_access_with_the_same_message(k, level):
+    program = compile_source(HEADER + REUSE, "f", "t.py", width=64, level=level)
+    with pytest.raises(ProgramFault) as fault:
+        run_program(program, {**XY, "k": k}, width=64)
+    assert "index k of x[k] at line 12 is" in str(fault.value)
+
+
+def test_reused_guards_give_the_same_words_in_fewer_steps():
+    steps = []
+    for level in (0, 2):
+        program = compile_source(HEADER + REUSE, "f", "t.py", width=64, level=level)
+        result = run_program(program, {**XY, "k": 3}, width=64, reverse_check=True)
+        steps.append((read_values(program, result.machine, exact=True), result.steps))
+    assert steps[1][0] == steps[0][0]
+    assert steps[1][1] < steps[0][1]
