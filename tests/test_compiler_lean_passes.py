@@ -2,7 +2,10 @@
 removes and what it must keep, and on programs that give -O0's words in fewer steps.
 
 ``backend/stack_slots.py`` (a push and a pass of one register through one stack slot),
-``backend/guard_reuse.py`` (a bounds guard that an earlier one of the block already made).
+``backend/guard_reuse.py`` (a bounds guard that the run's first and last already make),
+``bitwise.compare_both_ways`` (an equality without a difference), the and/or chain's
+registers, ``peephole.cancel_exchange_pairs`` (an element moved back and in again) and an
+``if``'s condition guards hoisted out of its loop (``hoisting.py``).
 """
 from __future__ import annotations
 
@@ -176,3 +179,75 @@ def test_reused_guards_give_the_same_words_in_fewer_steps():
         steps.append((read_values(program, result.machine, exact=True), result.steps))
     assert steps[1][0] == steps[0][0]
     assert steps[1][1] < steps[0][1]
+
+
+# --- conditions: both-ways comparisons, the and/or chain, exchange pairs ------------------
+
+def test_an_equality_is_two_set_less_thans_not_a_difference():
+    source = """
+@reversible
+def f(out: Out, a: Int, b: Int):
+    out ^= (a == b) and (a != 3)
+"""
+    plain = compile_source(HEADER + source, "f", "t.py", width=64, level=0).pal
+    lean = compile_source(HEADER + source, "f", "t.py", width=64, level=2).pal
+    assert "sub " in plain  # -O0: a - b, its sign tests, and the difference cleared
+    assert "sub " not in lean
+    for a, b in ((2, 2), (3, 3), (1, 2), (-5, 7), (7, -5)):
+        outs = []
+        for level in (0, 2):
+            program = compile_source(HEADER + source.replace("out: Out", "out: Int"), "f",
+                                     "t.py", width=64, level=level)
+            result = run_program(program, {"a": a, "b": b}, width=64, reverse_check=True)
+            outs.append(read_values(program, result.machine, exact=True))
+        assert outs[0] == outs[1]
+        assert outs[0]["out"] == int(a == b and a != 3)
+
+
+def test_an_element_moved_back_and_in_again_stays_in_its_register():
+    from revasm.compiler.backend.peephole import cancel_exchange_pairs
+    code = _code("exch $5 $14", "sltx $2 $5 $6", "exch $5 $14", "andx $3 $2 $4",
+                 "exch $5 $14", "sltx $2 $5 $6", "exch $5 $14")
+    assert _texts(cancel_exchange_pairs(code)) == [
+        "exch $5 $14", "sltx $2 $5 $6", "andx $3 $2 $4", "sltx $2 $5 $6", "exch $5 $14"]
+
+
+@pytest.mark.parametrize("between", ["add $5 $2", "addi $14 1", "exch $7 $20", "bne $2 $0 L1"])
+def test_exchange_pairs_stay_across_what_touches_the_register_the_address_or_memory(between):
+    from revasm.compiler.backend.peephole import cancel_exchange_pairs
+    code = _code("exch $5 $14", "sltx $2 $5 $6", "exch $5 $14", between, "exch $5 $14",
+                 "exch $5 $14")
+    kept = cancel_exchange_pairs(code)
+    assert _texts(kept)[:4] == ["exch $5 $14", "sltx $2 $5 $6", "exch $5 $14", between]
+
+
+def test_an_exchange_pair_not_made_before_stays():
+    from revasm.compiler.backend.peephole import cancel_exchange_pairs
+    code = _code("exch $5 $14", "sltx $2 $5 $6", "exch $5 $14")  # a load, a store
+    assert cancel_exchange_pairs(code) == code
+
+
+IF_IN_LOOP = """
+@reversible
+def f(out: Out, x: Array[Fixed, N], flags: Array[Int, N], m: Int):
+    for i in range(m):
+        if flags[i]:
+            out += x[i]
+"""
+
+
+def test_an_ifs_condition_guards_are_hoisted_out_of_its_loop():
+    def guards(level: int) -> int:
+        pal = compile_source(HEADER + IF_IN_LOOP, "f", "t.py", width=64, level=level).pal
+        return _guards(pal, "flags")
+    # -O0: the test's guard and the assertion's after the join; -O2: one, at the entry
+    assert guards(0) == 2 and guards(2) == 1
+    inputs = {"x": XY["x"], "flags": [1, 0, 1, 1, 0, 1]}
+    words = []
+    for level in (0, 2):
+        program = compile_source(HEADER + IF_IN_LOOP, "f", "t.py", width=64, level=level)
+        result = run_program(program, {**inputs, "m": 6}, width=64, reverse_check=True)
+        words.append(read_values(program, result.machine, exact=True))
+        with pytest.raises(ProgramFault, match="flags"):
+            run_program(program, {**inputs, "m": 7}, width=64)
+    assert words[0] == words[1]

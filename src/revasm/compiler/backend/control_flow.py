@@ -32,6 +32,9 @@ Condition = tuple[list[Instr], Callable[[str, str, SourcePos, str], Instr], list
 class ControlFlowLowering(FunctionLoweringState):
     """if, while, for and the branches that test conditions."""
 
+    #: the statement whose guards are being made (``function_lowering.stmt``)
+    current: ir.Stmt | None
+
     def paired_conditions(self, pre: ir.Expr, post: ir.Expr) -> tuple[Condition, Condition]:
         """The entry condition's and the exit assertion's (setup, branch, teardown), both
         built on the same scratch registers (each is uncomputed before the other runs)."""
@@ -81,7 +84,21 @@ class ControlFlowLowering(FunctionLoweringState):
             code.append(post_branch(guard, self.p.trap(guard, pos, else_fault), pos, "check"))
         code.append(replace(post_branch(join, out, pos, "check"), note=then_fault))
         code += self.roled(post_teardown, "check")
-        return code + self.condition_guards([s.post])
+        return code + self.post_guards(s)
+
+    def post_guards(self, s: ir.If) -> list[Instr]:
+        """The guards of the elements an ``if``'s assertion reads, made after the join.
+
+        They belong to the ``if`` (``current``), so that at -O2 an ``if c:`` in a loop
+        -- whose assertion is its condition, unchanged by the branches -- has them hoisted
+        with its test's (``hoisting.py``): the same expression, the same elements."""
+        saved = self.current
+        self.current = s
+        try:
+            post = s.pre if not s.post_given and s.post == s.pre else s.post
+            return self.condition_guards([post])
+        finally:
+            self.current = saved
 
     def int_into(self, register: int, e: ir.Expr) -> list[Instr]:
         """``register += e`` (an Int), its temporaries cleared again."""
@@ -132,7 +149,7 @@ class ControlFlowLowering(FunctionLoweringState):
             code += self.roled(inverse_code(setup), "control")
         finally:
             self.reserved.discard(bit)
-        return code + self.condition_guards([s.post])
+        return code + self.post_guards(s)
 
     def stmt_while(self, s: ir.While, counted: bool = False) -> list[Instr]:
         pos = s.pos

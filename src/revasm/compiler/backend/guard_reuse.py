@@ -28,6 +28,7 @@ from ..ir.inverse import invert_block
 from .guards import index_nodes
 from .hoisting import _statement_exprs
 from .lowering_state import FunctionLoweringState
+from .pointers import written
 
 #: A guard's identity within a run: (the index expression, the extent it is checked
 #: against).
@@ -100,11 +101,12 @@ class GuardReuse(FunctionLoweringState):
                 elif isinstance(s, _STRAIGHT):
                     for key in self._guard_keys(s):
                         runs.setdefault(key, []).append(id(s))
-                    written = _writes(s)
-                    for key in [k for k in runs if written & set(_names(k[0]))]:
+                    changed = _writes(s)
+                    for key in [k for k in runs if changed & set(_names(k[0]))]:
                         close(key)
-                else:
-                    for key in list(runs):
+                else:  # a call, an if, a loop: it ends the runs of what it may write
+                    stepped, other, _ = written([s])
+                    for key in [k for k in runs if (stepped | other) & set(_names(k[0]))]:
                         close(key)
         visit(body)
         for key in list(runs):

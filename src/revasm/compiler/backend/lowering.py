@@ -31,7 +31,7 @@ from .guards import check_kinds
 from .immediates import combine_immediates
 from .ir_queries import _callees, _indices
 from .layout import SP, FunctionLayout, layout_function
-from .peephole import cancel_inverse_pairs
+from .peephole import cancel_exchange_pairs, cancel_inverse_pairs
 from .stack_slots import cancel_stack_exchanges
 
 
@@ -126,7 +126,7 @@ class _ModuleLowering:
                                     self.label)
                 if self.level >= 2:
                     code = cancel_inverse_pairs(combine_immediates(cancel_stack_exchanges(
-                        cancel_inverse_pairs(code))))
+                        _pairs_cancelled(code))))
                 elif self.optimize:
                     code = cancel_inverse_pairs(code)
                 bodies += code
@@ -190,6 +190,17 @@ class _ModuleLowering:
             seen.add(n)
             todo += list(_callees(self.module.functions[n].body))
         return seen
+
+
+def _pairs_cancelled(code: list[Instr]) -> list[Instr]:
+    """The peephole's inverse pairs and exchange pairs (-O2) until neither finds more:
+    a cancelled exchange pair can bring an instruction and its inverse together, and the
+    other way round."""
+    while True:
+        before = len(code)
+        code = cancel_exchange_pairs(cancel_inverse_pairs(code))
+        if len(code) == before:
+            return code
 
 
 def _default_and_domain(p: ir.Param, flat: int, kind: str, fmt: WordFormat) -> str:
