@@ -65,12 +65,13 @@ GMM_D, GMM_K, GMM_N = 2, 5, 1000
 WISHART_GAMMA, WISHART_M = 1.0, 0
 
 
-def gmm_inputs(seed: int = 3) -> dict:
+def gmm_inputs(seed: int = 3, n: int = GMM_N) -> dict:
     """Points from a mixture of five Gaussians and parameters near them (icf per
-    component: log diagonal q0, q1, then the lower entry L, as gmm.h stores it)."""
+    component: log diagonal q0, q1, then the lower entry L, as gmm.h stores it); ``n``
+    points (the NiLang paper's GMM benchmark has 10^4)."""
     rng = np.random.default_rng(seed)
     centres = rng.uniform(-2, 2, (GMM_K, GMM_D))
-    x = centres[rng.integers(0, GMM_K, GMM_N)] + rng.normal(0, 0.5, (GMM_N, GMM_D))
+    x = centres[rng.integers(0, GMM_K, n)] + rng.normal(0, 0.5, (n, GMM_D))
     return {"alphas": rng.normal(0, 0.5, GMM_K).round(6).tolist(),
             "means": (centres + rng.normal(0, 0.2, centres.shape)).round(6).tolist(),
             "icf": rng.normal(0, 0.3, (GMM_K, 3)).round(6).tolist(),
