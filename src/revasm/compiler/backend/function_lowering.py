@@ -44,7 +44,8 @@ class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Op
         self.scratch_top = 0
         self.role = "compute"
         self.pool = {}  # constant (word, kind) -> register
-        self.ranges = {}  # for variable -> its values
+        # for variable -> its values; Int parameters' from every call (param_ranges.py)
+        self.ranges = dict(parent.param_ranges.get(f.name, {}))
         self.exact_ranges = set()
         self.conditional = 0
         self.pointers = {}  # address key -> pointer register (pointers.py, -O2)

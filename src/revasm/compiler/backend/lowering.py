@@ -31,6 +31,7 @@ from .guards import check_kinds
 from .immediates import combine_immediates
 from .ir_queries import _callees, _indices
 from .layout import SP, FunctionLayout, layout_function
+from .param_ranges import param_ranges
 from .peephole import cancel_exchange_pairs, cancel_inverse_pairs
 from .stack_slots import cancel_stack_exchanges
 
@@ -98,6 +99,8 @@ class _ModuleLowering:
                         for name, f in module.functions.items()}
         self.traps: list[Instr] = []
         self.label_counter = 0
+        #: Int parameters' values from every call (-O2, ``param_ranges.py``)
+        self.param_ranges = param_ranges(module, entry) if level >= 2 else {}
 
     def label(self, kind: str) -> str:
         self.label_counter += 1
