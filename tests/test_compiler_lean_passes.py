@@ -251,3 +251,27 @@ def test_an_ifs_condition_guards_are_hoisted_out_of_its_loop():
         with pytest.raises(ProgramFault, match="flags"):
             run_program(program, {**inputs, "m": 7}, width=64)
     assert words[0] == words[1]
+
+
+# --- pointers.py: a pointer per constant offset in a loop ----------------------------------
+
+NEIGHBOURS = """
+@reversible
+def f(out: Out, x: Array[Fixed, N], y: Array[Fixed, N], m: Int):
+    for i in range(m):
+        y[i] += x[i] * x[i + 1]
+"""
+
+
+def test_a_loop_reading_two_offsets_of_an_array_keeps_a_pointer_at_each():
+    lean = compile_source(HEADER + NEIGHBOURS, "f", "t.py", width=64, level=2).pal
+    body = lean[lean.index("_top:"):lean.index("_bottom:")]
+    # no pointer moved to x[i + 1] and back around the access: it has its own
+    assert "addi" not in "\n".join(line for line in body.splitlines() if "x[i + 1]" in line)
+    assert "at +1" in lean  # the second pointer's setup
+    words = []
+    for level in (0, 2):
+        program = compile_source(HEADER + NEIGHBOURS, "f", "t.py", width=64, level=level)
+        result = run_program(program, {**XY, "m": 5}, width=64, reverse_check=True)
+        words.append((read_values(program, result.machine, exact=True), result.steps))
+    assert words[0][0] == words[1][0] and words[1][1] < words[0][1]
