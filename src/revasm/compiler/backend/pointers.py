@@ -38,6 +38,8 @@ Key = tuple[str, tuple[tuple[str, int], ...]]
 
 #: An access inside a loop counts this many times more than one outside it.
 LOOP_WEIGHT = 8
+#: A loop gets a pointer per constant offset only when it may run this many iterations.
+MIN_TRIPS = 8
 
 
 def affine(e: ir.Expr) -> dict[str, int] | None:
@@ -242,7 +244,7 @@ class PointerLowering(FunctionLoweringState):
         for key in chosen:
             offsets = sorted(at[key], key=lambda o: (-at[key][o], o))
             wanted.append((key, offsets[0]))
-            if loop_var is not None:
+            if loop_var is not None and self._long_loop(loop_var):
                 extra += [(key, o) for o in offsets[1:]]
         wanted += extra
         setup: list[Instr] = []
@@ -262,6 +264,13 @@ class PointerLowering(FunctionLoweringState):
                 del self.pointers[entry]
                 self.reserved.discard(register)
         return setup + code + inverse_code(setup)
+
+    def _long_loop(self, loop_var: str) -> bool:
+        """Whether a loop may run ``MIN_TRIPS`` iterations or more (its variable's range,
+        when known): below that, an extra pointer's setup and teardown at each entry cost
+        more than the iterations save."""
+        known = self.ranges.get(loop_var)
+        return known is None or known[1] - known[0] + 1 >= MIN_TRIPS
 
     def _unwritten(self, body: list[ir.Stmt], names: set[str]) -> set[str]:
         """Those of ``names`` that ``body`` never writes (parameters, outer variables)."""
