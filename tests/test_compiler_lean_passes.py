@@ -275,3 +275,31 @@ def test_a_loop_reading_two_offsets_of_an_array_keeps_a_pointer_at_each():
         result = run_program(program, {**XY, "m": 5}, width=64, reverse_check=True)
         words.append((read_values(program, result.machine, exact=True), result.steps))
     assert words[0][0] == words[1][0] and words[1][1] < words[0][1]
+
+
+CONSTANT_ELEMENTS = """
+@reversible
+def f(out: Out, x: Array[Fixed, N], y: Array[Fixed, N]):
+    with routine():
+        a = ancilla(0.0)
+        b = ancilla(0.0)
+        a += x[3] * y[1]
+        b += x[3] * a
+        a += x[3] * y[2]
+    out += b + x[3]
+    ~routine
+"""
+
+
+def test_a_constant_element_read_often_gets_a_pointer_outside_loops():
+    lean = compile_source(HEADER + CONSTANT_ELEMENTS, "f", "t.py", width=64, level=2).pal
+    assert "pointer into x, at +3" in lean
+    # no move of x's base register to x[3] and back: the pointer is there already
+    assert "addi    $13 3" not in lean
+    words = []
+    for level in (0, 2):
+        program = compile_source(HEADER + CONSTANT_ELEMENTS, "f", "t.py", width=64,
+                                 level=level, for_gradient=True)
+        gradient = grad_program(program, XY)
+        words.append((gradient.exact.loss, dict(gradient.exact.gradient)))
+    assert words[0] == words[1]

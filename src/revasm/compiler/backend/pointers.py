@@ -40,6 +40,9 @@ Key = tuple[str, tuple[tuple[str, int], ...]]
 LOOP_WEIGHT = 8
 #: A loop gets a pointer per constant offset only when it may run this many iterations.
 MIN_TRIPS = 8
+#: Outside loops, an offset read this many times gets a pointer of its own (its setup and
+#: teardown cost about what two accesses' moves to the offset and back do).
+MIN_STRAIGHT = 3
 
 
 def affine(e: ir.Expr) -> dict[str, int] | None:
@@ -228,10 +231,10 @@ class PointerLowering(FunctionLoweringState):
             names = {name for name, _ in key[1]}
             if key in live or not names <= (valid | self._unwritten(body, names)):
                 continue
-            if not names and self._base_register(e.name) is not None:
-                continue  # the base register itself serves (``places``)
-            weights[key] = weights.get(key, 0) + weight
             at.setdefault(key, {})[offset] = at.get(key, {}).get(offset, 0) + weight
+            if not names and self._base_register(e.name) is not None:
+                continue  # the base register itself serves (``places``), at offset 0
+            weights[key] = weights.get(key, 0) + weight
         chosen = sorted((k for k, w in weights.items() if w >= 2), key=lambda k: -weights[k])
         registers = self.spare_registers()
         if _controls(body):  # one register stays for a loop's bounds or an if's condition
@@ -246,6 +249,15 @@ class PointerLowering(FunctionLoweringState):
             wanted.append((key, offsets[0]))
             if loop_var is not None and self._long_loop(loop_var):
                 extra += [(key, o) for o in offsets[1:]]
+            elif loop_var is None:
+                extra += [(key, o) for o in offsets[1:] if at[key][o] >= MIN_STRAIGHT]
+        # outside loops, a constant element of a parameter array read often enough gets a
+        # pointer too (its base register serves offset 0)
+        if loop_var is None:
+            for key, counts in at.items():
+                if not key[1] and key not in weights and key not in live:
+                    extra += [(key, o) for o, n in counts.items() if o and n >= MIN_STRAIGHT]
+        extra.sort(key=lambda entry: -at[entry[0]][entry[1]])
         wanted += extra
         setup: list[Instr] = []
         made: list[tuple[tuple[Key, int], int]] = []
