@@ -1,7 +1,8 @@
 """Inputs and float64 references (values and gradients) of the NiLang paper's benchmark
-workloads that have programs here: the Givens network (``givens100.py``) and the
-ADBench GMM objective (``gmm.py``).  Used by tests/test_vector_nilang_workloads.py and
-the ``nilang_workloads`` benchmark (``revasm bench nilang_workloads``)."""
+workloads that have programs here: the Givens network (``givens100.py``), the
+ADBench GMM objective (``gmm.py``) and ADBench bundle adjustment (``ba.py``).  Used by
+tests/test_vector_nilang_workloads.py and the ``nilang_workloads`` and ``nilang_compare``
+benchmarks."""
 from __future__ import annotations
 
 import math
@@ -10,7 +11,7 @@ import numpy as np
 
 #: The programs whose values and gradients this file checks (the other programs of
 #: this folder are checked through cases.py).
-PROGRAM_FILES = ("givens100.py", "gmm.py")
+PROGRAM_FILES = ("givens100.py", "gmm.py", "ba.py")
 
 # --- Givens network, N = 100 -------------------------------------------------------------
 
