@@ -303,3 +303,16 @@ def test_a_constant_element_read_often_gets_a_pointer_outside_loops():
         gradient = grad_program(program, XY)
         words.append((gradient.exact.loss, dict(gradient.exact.gradient)))
     assert words[0] == words[1]
+
+
+def test_an_ifs_element_condition_is_moved_into_a_register_once():
+    lean = compile_source(HEADER + IF_IN_LOOP, "f", "t.py", width=64, level=2).pal
+    loads = [line for line in lean.splitlines() if "load flags[i]" in line]
+    # in before the test, out after the join; no bit computed from it and cleared again
+    assert len(loads) == 2 and all(line.split()[0] == "exch" for line in loads)
+    flag_in_register = IF_IN_LOOP.replace("flags: Array[Int, N], m: Int", "flag: Int, m: Int"
+                                          ).replace("if flags[i]:", "if flag:")
+    pal = compile_source(HEADER + flag_in_register, "f", "t.py", width=64, level=2).pal
+    assert not any(line.split()[0] == "xor" for line in pal.splitlines()
+                   if line.strip() and not line.startswith((";", ".")) and
+                   len(line.split()) > 1 and "t.py:10" in line)

@@ -16,8 +16,10 @@ from ..errors import CompileError, SourcePos
 from ..ir import nodes as ir
 from ..ir.printer import expr_text
 from .code import Instr, inverse_code, with_role
+from .guards import index_nodes
 from .ir_queries import _callees, _is_zero
 from .lowering_state import FunctionLoweringState, HeldValue
+from .pointers import accesses
 
 _NEGATE_BRANCH = {"BEQ": "BNE", "BNE": "BEQ", "BLTZ": "BGEZ", "BGEZ": "BLTZ",
                   "BGTZ": "BLEZ", "BLEZ": "BGTZ"}
@@ -120,10 +122,9 @@ class ControlFlowLowering(FunctionLoweringState):
         if not spare or any(True for _ in _callees(s.then + s.orelse)):
             return None
         pos = s.pos
-        bit = spare[0]
-        self.reserved.add(bit)
+        self.reserved.add(spare[0])
         try:
-            setup = self.complete(lambda: self.xor_into(bit, s.pre))
+            bit, setup = self.condition_register(s, spare[0])
             test, out, else_, join = (self.label(k) for k in ("if", "out", "else", "join"))
             bguard = self.label("bguard")
             line = pos.line
@@ -148,8 +149,28 @@ class ControlFlowLowering(FunctionLoweringState):
                                note=then_fault))
             code += self.roled(inverse_code(setup), "control")
         finally:
-            self.reserved.discard(bit)
+            self.reserved.discard(spare[0])
         return code + self.post_guards(s)
+
+    def condition_register(self, s: ir.If, spare: int) -> tuple[int, list[Instr]]:
+        """The register an ``if c:``'s branches test, and the code that sets it up (its
+        inverse clears it): a variable in a register is tested where it is (the branches
+        may not change it); an element of an array the branches do not name is moved into
+        ``spare`` for the whole ``if`` (its word and its gradient word, by one EXCH each
+        way); anything else is computed into ``spare`` as a bit."""
+        c = s.pre
+        home = self.lay.scalars.get(c.name) if isinstance(c, ir.Var) else None
+        if home is not None and home.register is not None:
+            return home.register, []
+        if isinstance(c, ir.Index) and c.name in self.lay.arrays and \
+                not any(True for index in c.indices for _ in index_nodes(index)) and \
+                all(e.name != c.name for e, _ in accesses(s.then + s.orelse)):
+            def move() -> list[Instr]:
+                address, calc = self.address_of(c)
+                return calc + [self.i("EXCH", spare, address, pos=c.pos,
+                                      note=f"load {expr_text(c)}")] + inverse_code(calc)
+            return spare, self.complete(move)
+        return spare, self.complete(lambda: self.xor_into(spare, c))
 
     def stmt_while(self, s: ir.While, counted: bool = False) -> list[Instr]:
         pos = s.pos
