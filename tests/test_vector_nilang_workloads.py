@@ -100,3 +100,20 @@ def test_vector_gradient_of_the_givens_network_equals_the_reference_bit_for_bit(
         assert exact(result.loss[lane]) == expected.loss
         for name in names:
             assert exact(result.gradient[name][lane]) == expected.gradient[name], name
+
+
+@pytest.mark.parametrize("seed", [5, 6])
+def test_bundle_adjustment_jacobian_matches_float64(seed):
+    """ADBench BA, one observation: the two rows of the 2 x 15 Jacobian are the gradients of
+    ba_x and ba_y (Q32.32: a few hundred rounded operations, sqrt, sin, cos and three
+    quotients), within 1e-6 of float64 central differences; the residual itself too."""
+    observation = W.ba_inputs(1, seed)[0]
+    reference = W.ba_jacobian(observation)
+    residual = W.ba_reproj(**observation)
+    for row, entry in enumerate(("ba_x", "ba_y")):
+        result = grad(f"{EXAMPLES / 'ba.py'}:{entry}", dict(observation, out=0.0),
+                      wrt=list(W.BA_PARAMS), width=64)
+        _close(result.loss, residual[row], 1e-7)
+        got = np.concatenate([np.atleast_1d(result.gradient[p]) for p in W.BA_PARAMS])
+        assert got.shape == (15,)
+        _close(got, reference[row], 1e-6)

@@ -18,6 +18,7 @@ from .bitwise import BitwiseLowering
 from .calls import CallLowering
 from .code import Instr, _fixed_literal, inverse_code, with_role
 from .control_flow import ControlFlowLowering
+from .guard_reuse import GuardReuse
 from .guards import GuardLowering
 from .hoisting import HoistLowering
 from .integer_arithmetic import IntegerArithmeticLowering
@@ -31,7 +32,7 @@ from .statements import StatementLowering
 
 class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, OperandLowering,
                         ArithmeticLowering, IntegerArithmeticLowering, BitwiseLowering,
-                        GuardLowering, PointerLowering, HoistLowering):
+                        GuardLowering, PointerLowering, HoistLowering, GuardReuse):
     """One function: its portal, scratch registers, constant pool and statement dispatch."""
 
     # ``parent`` is lowering.py's _ModuleLowering (not imported: that module imports this one).
@@ -43,13 +44,17 @@ class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Op
         self.scratch_top = 0
         self.role = "compute"
         self.pool = {}  # constant (word, kind) -> register
-        self.ranges = {}  # for variable -> its values
+        # for variable -> its values; Int parameters' from every call (param_ranges.py)
+        self.ranges = dict(parent.param_ranges.get(f.name, {}))
         self.exact_ranges = set()
         self.conditional = 0
         self.pointers = {}  # address key -> pointer register (pointers.py, -O2)
         self.reserved = set()  # registers pointers and loop bounds hold
         self.hoisted = set()  # bounds checks made once at a loop's entry (hoisting.py)
         self.current = None  # the statement whose guards are being made
+        self.repeated_guards = {}  # guards made at their run's ends (guard_reuse.py)
+        self.inverted_bodies = {}
+        self.made_in_statement = set()
 
     def fresh(self, pos: SourcePos) -> int:
         if self.scratch_top >= len(SCRATCH):
@@ -166,6 +171,7 @@ class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Op
                     yield from self._constant_operands(sub)
 
     def block(self, body: list[ir.Stmt]) -> list[Instr]:
+        self.find_repeated_guards(body)
         out: list[Instr] = []
         for k, s in enumerate(body):
             out += self.stmt(s)
@@ -186,6 +192,7 @@ class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Op
         outer, self.current = self.current, s
         try:
             method = getattr(self, "stmt_" + type(s).__name__.lower())
+            self.made_in_statement = set()
             guards = self.statement_guards(s)
             self.scratch_top = mark
             self.current = outer

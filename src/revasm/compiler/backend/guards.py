@@ -226,6 +226,8 @@ class GuardLowering(FunctionLoweringState):
                                    "check the loop's range")
             if self.is_hoisted(e, dim):
                 continue  # checked once at its loop's entry (hoisting.py)
+            if self.guard_is_repeated(e, dim):
+                continue  # checked before and after, the index unchanged (guard_reuse.py)
             code += self.value_guard(index, e, dim, extent, low=not low_ok, high=not high_ok)
         return code
 

@@ -53,6 +53,8 @@ def _statement_exprs(s: ir.Stmt) -> list[ir.Expr]:
         return [s.value]
     if isinstance(s, ir.Call):
         return list(s.args)
+    if isinstance(s, ir.If):
+        return [s.pre]
     return []
 
 
@@ -64,7 +66,10 @@ def _every_iteration(body: list[ir.Stmt], steps: dict[str, int]
         if isinstance(s, (ir.Routine, ir.Block)) and not getattr(s, "inverted", False):
             yield from _every_iteration(s.body, steps)
             continue
-        if isinstance(s, (ir.If, ir.While, ir.For, ir.Unroutine, ir.Block)):
+        if isinstance(s, ir.If):
+            yield s, dict(steps)  # its condition, tested on every pass (not its branches)
+            continue
+        if isinstance(s, (ir.While, ir.For, ir.Unroutine, ir.Block)):
             continue
         yield s, dict(steps)
         step = const_step(s)

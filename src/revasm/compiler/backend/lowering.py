@@ -31,7 +31,9 @@ from .guards import check_kinds
 from .immediates import combine_immediates
 from .ir_queries import _callees, _indices
 from .layout import SP, FunctionLayout, layout_function
-from .peephole import cancel_inverse_pairs
+from .param_ranges import param_ranges
+from .peephole import cancel_exchange_pairs, cancel_inverse_pairs
+from .stack_slots import cancel_stack_exchanges
 
 
 @dataclass
@@ -97,6 +99,8 @@ class _ModuleLowering:
                         for name, f in module.functions.items()}
         self.traps: list[Instr] = []
         self.label_counter = 0
+        #: Int parameters' values from every call (-O2, ``param_ranges.py``)
+        self.param_ranges = param_ranges(module, entry) if level >= 2 else {}
 
     def label(self, kind: str) -> str:
         self.label_counter += 1
@@ -124,7 +128,8 @@ class _ModuleLowering:
                 code = expand_loops(_FunctionLowering(self, self.module.functions[name]).run(),
                                     self.label)
                 if self.level >= 2:
-                    code = cancel_inverse_pairs(combine_immediates(cancel_inverse_pairs(code)))
+                    code = cancel_inverse_pairs(combine_immediates(cancel_stack_exchanges(
+                        _pairs_cancelled(code))))
                 elif self.optimize:
                     code = cancel_inverse_pairs(code)
                 bodies += code
@@ -188,6 +193,17 @@ class _ModuleLowering:
             seen.add(n)
             todo += list(_callees(self.module.functions[n].body))
         return seen
+
+
+def _pairs_cancelled(code: list[Instr]) -> list[Instr]:
+    """The peephole's inverse pairs and exchange pairs (-O2) until neither finds more:
+    a cancelled exchange pair can bring an instruction and its inverse together, and the
+    other way round."""
+    while True:
+        before = len(code)
+        code = cancel_exchange_pairs(cancel_inverse_pairs(code))
+        if len(code) == before:
+            return code
 
 
 def _default_and_domain(p: ir.Param, flat: int, kind: str, fmt: WordFormat) -> str:

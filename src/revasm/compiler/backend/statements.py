@@ -10,7 +10,6 @@ from __future__ import annotations
 from fractions import Fraction
 
 from ..ir import nodes as ir
-from ..ir.inverse import invert_block
 from ..ir.printer import expr_text
 from .code import Instr, with_role
 from .ir_queries import _indices
@@ -93,7 +92,7 @@ class StatementLowering(FunctionLoweringState):
         return self.block(s.body)
 
     def stmt_unroutine(self, s: ir.Unroutine) -> list[Instr]:
-        return self.uncomputing(invert_block(s.body))
+        return self.uncomputing(self.inverted_body(s))
 
     def stmt_block(self, s: ir.Block) -> list[Instr]:
-        return self.block(invert_block(s.body) if s.inverted else s.body)
+        return self.block(self.inverted_body(s) if s.inverted else s.body)
