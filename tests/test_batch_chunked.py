@@ -20,12 +20,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import revasm
-from revasm.chunked import BatchOptions
+from revasm.batching import sinks as batch_sinks
+from revasm.batching.chunks import BatchOptions
+from revasm.batching.inputs import BatchInputError, to_words
+from revasm.batching.sources import CSV_STRIDE, open_source
 from revasm.cli.main import cli
 from revasm.isa.fixed_point import WordFormat
-from revasm.sim import batch_sinks
-from revasm.sim.batch_io import BatchInputError, to_words
-from revasm.sim.batch_sources import CSV_STRIDE, open_source
 
 
 def invoke(*args):
@@ -418,7 +418,7 @@ import resource, sys
 sys.path.insert(0, sys.argv[1])
 import revasm
 from batch_programs import image
-from revasm.chunked import BatchOptions
+from revasm.batching.chunks import BatchOptions
 summary = revasm.batch_file(image(), sys.argv[2], sys.argv[3], chunk_lanes=5000,
                             options=BatchOptions(grad=True, engine="vector"))
 assert summary.result is None and summary.chunks == summary.written

@@ -16,7 +16,8 @@ from batch_programs import SOURCE, assert_same, image, inputs
 from click.testing import CliRunner
 
 import revasm
-from revasm.chunked import BatchOptions, ClusterError, dask_client, worker_engine
+from revasm.batching.chunks import BatchOptions, worker_engine
+from revasm.batching.cluster import ClusterError, dask_client
 from revasm.cli.main import cli
 from revasm.sim.engines import available
 

@@ -14,9 +14,7 @@ from hypothesis import strategies as st
 
 import revasm
 from revasm.assembler import assemble
-from revasm.cli.main import cli
-from revasm.isa.fixed_point import WordFormat
-from revasm.sim.batch_io import (
+from revasm.batching.inputs import (
     BatchInputError,
     Column,
     check_column,
@@ -24,6 +22,8 @@ from revasm.sim.batch_io import (
     read_columns,
     to_words,
 )
+from revasm.cli.main import cli
+from revasm.isa.fixed_point import WordFormat
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

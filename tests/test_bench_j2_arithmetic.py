@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from revasm.assembler import assemble_file
+from revasm.batching.inputs import to_words
 from revasm.bench import j2_arithmetic
 from revasm.bench.common import EXAMPLES
 from revasm.isa.fixed_point import WordFormat
-from revasm.sim.batch_io import to_words
 from revasm.sim.engines import load
 from revasm.sim.host import batch_gradient
 

@@ -8,7 +8,7 @@ check of each reader:
   each diagnostic at ``file:line:col`` inside the text);
 * ``image`` -- bytes into the image readers: raw binary, hex, sidecar (only
   ``ImageFormatError``);
-* ``batch_inputs`` -- CSV and ``.npz`` bytes into ``sim/batch_io.read_columns`` and
+* ``batch_inputs`` -- CSV and ``.npz`` bytes into ``revasm.batching.inputs.read_columns`` and
   ``to_words`` (only ``BatchInputError``);
 * ``frontend`` -- Python source into :func:`revasm.compiler.compile_source` (only
   ``CompileError``);
@@ -215,8 +215,8 @@ def check_image(data: bytes, kind: str, directory: Path) -> None:
 
 def check_batch_inputs(data: bytes, suffix: str, directory: Path) -> None:
     """Bytes as a ``.csv`` or ``.npz`` inputs file: columns or a ``BatchInputError``."""
+    from revasm.batching.inputs import BatchInputError, read_columns, to_words
     from revasm.isa.fixed_point import WIDTHS, word_format
-    from revasm.sim.batch_io import BatchInputError, read_columns, to_words
 
     path = directory / f"fuzz{suffix}"
     path.write_bytes(data)

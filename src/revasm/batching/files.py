@@ -1,12 +1,13 @@
 """A batch from an inputs file to an output, in chunks: what ``revasm batch -o`` runs.
 
-The inputs (CSV, NPZ, Parquet, Zarr: ``sim/batch_sources.py``) are checked first, a
-chunk at a time, so a bad value stops the batch before any output exists.  Then the
-chunks run (``revasm.chunked``: here, on an executor or on a Dask cluster) and either
-write their columns where they run (a ``.parquet`` or ``.zarr`` output,
-``sim/batch_sinks.py``: memory bounded by the chunk, resumable) or come back to be
-joined (no output, or ``.npz``: small batches).  A run into an output that already
-holds some of the same batch's chunks writes only the missing ones.
+The inputs (CSV, NPZ, Parquet, Zarr: :mod:`revasm.batching.sources`) are checked first,
+a chunk at a time, so a bad value stops the batch before any output exists.  Then the
+chunks run (:mod:`revasm.batching.chunks`: here, on an executor, or on a Dask cluster of
+:mod:`revasm.batching.cluster`) and either write their columns where they run (a
+``.parquet`` or ``.zarr`` output, :mod:`revasm.batching.sinks`: memory bounded by the
+chunk, resumable) or come back to be joined (no output, or ``.npz``: small batches).  A
+run into an output that already holds some of the same batch's chunks writes only the
+missing ones.
 """
 from __future__ import annotations
 
@@ -20,11 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from revasm.assembler.image import Image
-from revasm.sim import batch_sinks
-from revasm.sim.batch_sinks import BatchOutputError
-from revasm.sim.batch_sources import open_source
 
-from .batching import (
+from . import sinks
+from .chunks import DEFAULT_CHUNK_LANES, BatchOptions, ChunkJob, plan, run_chunks
+from .cluster import dask_client
+from .running import (
     FAULTS_DESCRIBED,
     BatchResult,
     ChunkOutcome,
@@ -33,13 +34,14 @@ from .batching import (
     merge,
     run_chunk,
 )
-from .chunked import DEFAULT_CHUNK_LANES, BatchOptions, ChunkJob, plan, run_chunks
+from .sinks import BatchOutputError
+from .sources import open_source
 
 
 @dataclass
 class BatchSummary:
     """What a file batch did: its lanes, how many faulted (and the first faults, as
-    :class:`~revasm.batching.BatchResult` describes them), how many counted overflow
+    :class:`~revasm.batching.running.BatchResult` describes them), how many counted overflow
     events, and its chunks -- written by this run, or found written by an earlier one.
     ``result`` holds every column when they came back (no streaming output)."""
 
@@ -68,22 +70,34 @@ class BatchSummary:
 
 def streams(output: str | None) -> bool:
     """Whether ``output`` is written chunk by chunk (a ``.parquet`` or ``.zarr`` folder)."""
-    return output is not None and Path(output).suffix.lower() in batch_sinks.FORMATS
+    return output is not None and Path(output).suffix.lower() in sinks.FORMATS
 
 
 def batch_file(image: Image, inputs: str, output: str | None = None, *,
                options: BatchOptions | None = None, client: Any = None,
                executor: concurrent.futures.Executor | None = None,
+               workers: int | None = None, scheduler: str | None = None,
                chunk_lanes: int | None = None,
                progress: Callable[[int], object] | None = None,
                on_start: Callable[[int, int], object] | None = None) -> BatchSummary:
     """Run ``image`` once per row of the file ``inputs``, in chunks of ``chunk_lanes``.
 
-    With a ``.parquet`` or ``.zarr`` ``output`` each chunk is written where it runs;
-    otherwise the chunks' results come back and are joined (``summary.result``; the
-    caller writes an ``.npz``).  ``on_start(lanes, lanes already written)`` is called
-    once the inputs are checked.  Raises ``BatchInputError`` (inputs), ``BatchOutputError``
-    (an output of another batch) and ``GradientError`` (loss, wrt) before any lane runs."""
+    The chunks run here, on ``executor``, on the Dask ``client``, or on a Dask cluster
+    this call starts (``workers`` local worker processes) or joins (``scheduler``,
+    ``tcp://HOST:PORT``) and leaves when the batch ends.  With a ``.parquet`` or ``.zarr``
+    ``output`` each chunk is written where it runs; otherwise the chunks' results come
+    back and are joined (``summary.result``; the caller writes an ``.npz``).
+    ``on_start(lanes, lanes already written)`` is called once the inputs are checked.
+    Raises ``BatchInputError`` (inputs), ``BatchOutputError`` (an output of another
+    batch) and ``GradientError`` (loss, wrt) before any lane runs, ``ClusterError`` for a
+    cluster that cannot be had or is lost."""
+    if workers is not None or scheduler is not None:
+        if client is not None or executor is not None:
+            raise ValueError("give a Dask client, an executor, or workers/a scheduler, "
+                             "not two of them")
+        with dask_client(scheduler, workers) as started:
+            return batch_file(image, inputs, output, options=options, client=started,
+                              chunk_lanes=chunk_lanes, progress=progress, on_start=on_start)
     began = time.perf_counter()
     options = options or BatchOptions()
     source = open_source(inputs)
@@ -95,9 +109,9 @@ def batch_file(image: Image, inputs: str, output: str | None = None, *,
     schema = result_schema(image, source.read(0, 1), options)
     if streams(output):
         assert output is not None
-        sink = batch_sinks.prepare(output, _identity(image, inputs, options), schema,
+        sink = sinks.prepare(output, _identity(image, inputs, options), schema,
                                    source.lanes, step)
-        recorded = batch_sinks.recorded_chunks(output)
+        recorded = sinks.recorded_chunks(output)
     todo = [c for c in chunks if c.index not in recorded]
     already = sum(c.lanes for c in chunks if c.index in recorded)
     if on_start is not None:
@@ -122,7 +136,7 @@ def batch_file(image: Image, inputs: str, output: str | None = None, *,
         if outcome.record["faults"]:
             _trim_faults(records)
     if sink is not None:
-        batch_sinks.remove_temporaries(sink.path)
+        sinks.remove_temporaries(sink.path)
     in_order = [records[c.index] for c in chunks]
     first_overflow = next((r["first_overflow"] for r in in_order if r["first_overflow"]), None)
     result = (merge([outcomes[c.index].result for c in chunks])  # type: ignore[misc]

@@ -18,22 +18,20 @@ import numpy as np
 from revasm.assembler.image import Image
 from revasm.isa.fixed_point import WordFormat, word_format
 from revasm.machine import fault_json
-from revasm.sim.batch_io import (
+from revasm.sim.engine import Lanes, overflow_counts, read_place, write_place
+from revasm.sim.engines import choose
+from revasm.sim.host import batch_gradient, named_columns, signed, to_reals
+
+from .chunks import DEFAULT_CHUNK_LANES, BatchOptions, ChunkJob, plan, run_chunks, worker_engine
+from .inputs import (
     BatchInputError,
     check_column,
     check_inputs_given,
     column_words,
     resolve_column,
-    signed,
-    to_reals,
 )
-from revasm.sim.batch_sinks import record_chunk
-from revasm.sim.batch_sources import ArraySource
-from revasm.sim.engine import Lanes, overflow_counts, read_place, write_place
-from revasm.sim.engines import choose
-from revasm.sim.host import batch_gradient, named_columns
-
-from .chunked import BatchOptions, ChunkJob, plan, run_chunks, worker_engine
+from .sinks import record_chunk
+from .sources import ArraySource
 
 #: At most this many lanes' faults are described in full (every lane has its kind).
 FAULTS_DESCRIBED = 1000
@@ -112,10 +110,10 @@ def batch(image: Image, inputs: Mapping[str, Any], *, grad: bool = False,
     """Run ``image`` once per row of ``inputs`` (name -> one value per lane), all at once.
 
     Names are registers (``$3``) or declared names.  ``revasm batch``'s rule
-    (``sim/batch_io.py``): a column feeding a fixed-point name is read as reals (3 is
+    (:mod:`revasm.batching.inputs`): a column feeding a fixed-point name is read as reals (3 is
     3.0), one feeding an integer name as integers; a register's float column is reals,
     its integer column raw words.  Every declared input without a default needs a
-    column.  Raises :class:`~revasm.sim.batch_io.BatchInputError` for unusable columns
+    column.  Raises :class:`~revasm.batching.inputs.BatchInputError` for unusable columns
     (naming the column and row) and :class:`~revasm.sim.host.GradientError` for an
     unusable loss/wrt.  A faulted lane's reals are NaN (see :class:`BatchResult`).
     Each lane counts its overflow events (``overflows``); ``strict`` makes a lane's first
@@ -125,7 +123,7 @@ def batch(image: Image, inputs: Mapping[str, Any], *, grad: bool = False,
     executor) runs the batch in chunks of ``chunk_lanes`` lanes on their workers, each
     on the fastest engine there (``engine="auto"``); ``chunk_lanes`` alone runs the
     chunks here, one after the other.  The result is bit for bit the one-process result
-    (``revasm.chunked``), without ``machine``.
+    (:mod:`revasm.batching.chunks`), without ``machine``.
 
     ``columns`` names the declared names and registers whose result columns are read
     back (default: every one); status, counts, loss and gradients always are.  A file
@@ -186,8 +184,6 @@ def _chunked(image: Image, inputs: Mapping[str, Any], options: BatchOptions, *, 
              progress: Callable[[int], object] | None) -> BatchResult:
     """:func:`batch` in chunks: the inputs checked here, whole, then the chunks run and
     their results joined in lane order."""
-    from .chunked import DEFAULT_CHUNK_LANES
-
     columns = {name: np.asarray(values) for name, values in inputs.items()}
     check_batch_inputs(image, ArraySource(columns), chunk_lanes=None)
     lanes = len(next(iter(columns.values())))

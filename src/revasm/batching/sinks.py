@@ -1,6 +1,6 @@
 """Batch outputs written chunk by chunk: a Parquet dataset or a Zarr group, resumable.
 
-A chunked batch (``revasm.chunked``) hands each chunk's result columns to the sink on
+A chunked batch (:mod:`revasm.batching.chunks`) hands each chunk's result columns to the sink on
 the worker that computed them, so no process ever holds more than a chunk of results:
 
 * Parquet: ``OUT.parquet/`` is a dataset folder with one file per chunk

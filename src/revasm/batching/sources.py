@@ -2,12 +2,12 @@
 
 A *source* knows its column names and its number of rows (lanes) after a look at the
 file, and :meth:`Source.read` returns the columns of rows ``[start, stop)`` only, so a
-chunked batch (``revasm.chunked``) holds one chunk of inputs at a time, on whichever
+chunked batch (:mod:`revasm.batching.chunks`) holds one chunk of inputs at a time, on whichever
 worker runs it.  Sources are small picklable objects (a path and an index), sent to
 workers with each chunk.  Values keep the file's types -- what they mean is decided by
-``sim/batch_io.py`` (``column_words``), the same rules as the whole-file reader.
+:mod:`revasm.batching.inputs` (``column_words``), the same rules as the whole-file reader.
 
-* CSV: one pass over the file checks every cell (a number, as ``batch_io`` reads it),
+* CSV: one pass over the file checks every cell (a number, as ``inputs`` reads it),
   learns which columns are reals (a decimal point, an exponent, nan or inf anywhere in
   the column) and remembers the byte offset of every :data:`CSV_STRIDE`-th data row;
 * NPZ: each member's ``.npy`` header (numpy's own ``numpy.lib.format``), then the rows'
@@ -15,7 +15,7 @@ workers with each chunk.  Values keep the file's types -- what they mean is deci
 * Parquet (pyarrow): the row groups that hold the rows;
 * Zarr: a group of 1-D arrays, sliced (zarr reads the chunks that hold the rows).
 
-Every problem is a :class:`~revasm.sim.batch_io.BatchInputError` naming the file, and
+Every problem is a :class:`~revasm.batching.inputs.BatchInputError` naming the file, and
 the column and row when there is one (row 1 is the first data row).  Parquet and Zarr
 need the ``dist`` extra (``pip install 'revasm[dist]'``); the message says so.
 """
@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import csv
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
-from .batch_io import BatchInputError, check_csv_row_length, csv_header, csv_number
+from .inputs import BatchInputError, check_csv_row_length, csv_header, csv_number
 
 #: The CSV source remembers the byte offset of every this many data rows.
 CSV_STRIDE = 4096
@@ -204,7 +205,8 @@ class CsvSource:
                 for name, column in zip(self.names, values)}
 
 
-def _csv_rows(path: str, stream: Any, offset: int, line: int):
+def _csv_rows(path: str, stream: Any, offset: int, line: int
+              ) -> Iterator[tuple[int, int, list[str]]]:
     """(byte offset, line number, cells) of each non-blank row from ``offset`` on."""
     for raw in stream:
         at, here = offset, line

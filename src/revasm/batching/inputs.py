@@ -1,4 +1,4 @@
-"""Batch inputs and outputs: columns of values (npz arrays or CSV columns) to lane words and back.
+"""Batch inputs: columns of values (npz arrays or CSV columns) to lane words.
 
 A column is named by a register (``$5``) or a declared name.  What a value means
 depends on the name it feeds:
@@ -15,6 +15,8 @@ depends on the name it feeds:
 A declared ``.input`` with no default that no column provides is an error naming it.
 Every unusable value is a :class:`BatchInputError` naming the column and its row (row 1
 is the first data row: the line after a CSV file's header, element 0 of an npz array).
+Results are read back out of the lanes by ``revasm.sim.host`` (``to_reals``, ``signed``);
+files too large for memory are read a chunk at a time by :mod:`revasm.batching.sources`.
 """
 from __future__ import annotations
 
@@ -319,12 +321,3 @@ def check_column(column: Column, values: np.ndarray, fmt: WordFormat, first_row:
         if bool(values.min() > -bound) and bool(values.max() < bound):
             return
     column_words(column, values, fmt, first_row)
-
-
-def signed(words: np.ndarray, fmt: WordFormat) -> np.ndarray:
-    s = words.astype(np.int64)
-    return s if fmt.width == 64 else s - ((s & (1 << 31)) << 1)
-
-
-def to_reals(words: np.ndarray, fmt: WordFormat) -> np.ndarray:
-    return signed(words, fmt).astype(np.float64) / float(1 << fmt.frac_bits)
