@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import revasm
-from revasm.batching import sinks as batch_sinks
+from revasm.batching import sinks
 from revasm.batching.chunks import BatchOptions
 from revasm.batching.inputs import BatchInputError, to_words
 from revasm.batching.sources import CSV_STRIDE, open_source
@@ -169,13 +169,13 @@ def test_an_interrupted_run_resumed_writes_only_the_missing_chunks(tmp_path, mon
     out = str(tmp_path / "out.zarr")
     options = BatchOptions(grad=True, engine="vector")
     writes: list[int] = []
-    write = batch_sinks.ZarrSink.write_chunk
+    write = sinks.ZarrSink.write_chunk
 
     def counted(self, index, start, values):
         writes.append(index)
         write(self, index, start, values)
 
-    monkeypatch.setattr(batch_sinks.ZarrSink, "write_chunk", counted)
+    monkeypatch.setattr(sinks.ZarrSink, "write_chunk", counted)
 
     def interrupt(done):
         if done >= 200:
@@ -188,7 +188,7 @@ def test_an_interrupted_run_resumed_writes_only_the_missing_chunks(tmp_path, mon
     # a chunk written but not recorded (a worker killed between the two) is written again
     columns_of_2 = revasm.batch(image(), {k: v[200:300] for k, v in columns.items()},
                                 grad=True).columns()
-    batch_sinks.ZarrSink(out).write_chunk(2, 200, columns_of_2)
+    sinks.ZarrSink(out).write_chunk(2, 200, columns_of_2)
     writes.clear()
     summary = revasm.batch_file(image(), str(source), out, options=options, chunk_lanes=100)
     assert sorted(writes) == [2, 3, 4]

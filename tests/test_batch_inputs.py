@@ -1,4 +1,4 @@
-"""Batch inputs (sim/batch_io.py, revasm.batch, revasm batch): what a value means, and a
+"""Batch inputs (revasm.batching.inputs, revasm.batch, revasm batch): what a value means, and a
 clear error naming the file, column and row for every value the batch cannot use."""
 from __future__ import annotations
 
