@@ -5,6 +5,7 @@ import gc
 import os
 import sys
 import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -28,7 +29,7 @@ os.environ["REVASM_CACHE_DIR"] = os.environ[_SHARED]
 gc.set_threshold(50_000, 20, 100)
 
 
-#: The files that take a minute or more (``make test``'s ``--durations``, 2026-12-06, less
+#: The files that take a minute or more (paths under tests/) (``make test``'s ``--durations``, 2026-12-06, less
 #: what the bounded samples of docs/decisions.md "make test in 8 minutes" took off), longest
 #: first, the
 #: numba-heavy and the RTL ones alternating (so that the two workers' first files do not
@@ -69,10 +70,22 @@ LONGEST_FILES = (
 )
 
 
+#: The folder of the test tree: LONGEST_FILES names files by their paths under it.
+TESTS = Path(__file__).resolve().parent
+
+
+def _place(item: pytest.Item) -> str:
+    """A test's file as :data:`LONGEST_FILES` names it: its path under tests/."""
+    try:
+        return item.path.resolve().relative_to(TESTS).as_posix()
+    except ValueError:
+        return item.path.name
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The longest files first (:data:`LONGEST_FILES`), every file's tests in their order."""
     rank = {name: index for index, name in enumerate(LONGEST_FILES)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+    items.sort(key=lambda item: rank.get(_place(item), len(rank)))
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

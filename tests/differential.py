@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
+from lane_checks import FAULT_FIELDS
 from program_generators import (
     ProgramBatch,
     ProgramBuilder,
@@ -61,8 +62,6 @@ WHOLE_LINES = getattr(generate, "WHOLE_LINES", 1400)
 #: Programs per batch: with 3 lanes each, fewer than the compiled engine's parallel
 #: threshold (64 lanes), so one kernel entry point is compiled per mode.
 BATCH_PROGRAMS = 20
-FAULT_FIELDS = ("kind", "message", "pc", "br", "direction", "registers", "step", "landing_pc",
-                "jump_source_pc", "instruction_text")
 PASSES = ("forward", "backward", "from-finish", "gradient", "hessian")
 
 

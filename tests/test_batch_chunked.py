@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import batch_programs
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -406,7 +407,8 @@ def test_peak_memory_follows_the_chunk_not_the_batch(tmp_path):
         source = tmp_path / f"in{lanes}.parquet"
         pq.write_table(pa.table(inputs(lanes, seed=1)), source, row_group_size=5000)
         child = subprocess.run(
-            [sys.executable, "-c", _PEAK_CHILD, str(Path(__file__).parent), str(source),
+            [sys.executable, "-c", _PEAK_CHILD, str(Path(batch_programs.__file__).parent),
+             str(source),
              str(tmp_path / f"out{lanes}.zarr")], capture_output=True, text=True, check=True)
         peaks[lanes] = int(child.stdout.split()[-1]) * 1024  # ru_maxrss: KiB
     whole = (160_000 - 20_000) * 44 * 8

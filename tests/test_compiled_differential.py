@@ -30,6 +30,7 @@ from program_generators import (
     mnemonics,
     straight_line_programs,
 )
+from sampling import SAMPLES as SAMPLE_NAMES
 
 from revasm.isa import INSTRUCTIONS, decode
 from revasm.sim.reference.engine import ReferenceLanes
@@ -37,7 +38,6 @@ from revasm.sim.reference.engine import ReferenceLanes
 pytestmark = pytest.mark.usefixtures("fresh_kernel_cache")  # kernels of its own
 
 #: The bounded sample in ``make test``, the full one in ``make test-long``.
-SAMPLE_NAMES = ["bounded", pytest.param("full", marks=pytest.mark.long)]
 
 
 @pytest.mark.slow

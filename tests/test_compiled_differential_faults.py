@@ -12,7 +12,7 @@ from differential import (
     check_kind,
 )
 from program_generators import FAULT_KINDS
-from test_compiled_differential import SAMPLE_NAMES
+from sampling import SAMPLES as SAMPLE_NAMES
 
 pytestmark = pytest.mark.usefixtures("fresh_kernel_cache")  # kernels of its own
 

@@ -7,7 +7,7 @@ from differential import (
     WIDTHS,
     check_kind,
 )
-from test_compiled_differential import SAMPLE_NAMES
+from sampling import SAMPLES as SAMPLE_NAMES
 
 pytestmark = pytest.mark.usefixtures("fresh_kernel_cache")  # kernels of its own
 

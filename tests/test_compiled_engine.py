@@ -24,6 +24,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
+from lane_checks import assert_same, gradient_pass
 from program_generators import (
     ProgramBuilder,
     ProgramCase,
@@ -54,33 +55,6 @@ def few(n: int) -> settings:
 
 
 # --- comparing engines ----------------------------------------------------------------------
-
-FAULT_FIELDS = ("kind", "message", "pc", "br", "direction", "registers", "step", "landing_pc",
-                "jump_source_pc", "instruction_text")
-
-
-def assert_same(compiled, reference, banks: tuple[str, ...] = (), addresses=()) -> None:
-    """Every lane of two engines' lanes in the same state, with the same counts and faults."""
-    assert compiled.lanes == reference.lanes
-    assert compiled.steps.tolist() == reference.steps.tolist()
-    assert compiled.cycles.tolist() == reference.cycles.tolist()
-    assert compiled.halted.tolist() == reference.halted.tolist()
-    assert compiled.faulted.tolist() == reference.faulted.tolist()
-    for lane in range(compiled.lanes):
-        mine, theirs = compiled.snapshot(lane), reference.snapshot(lane)
-        assert mine == theirs, (lane, mine.differences(theirs))
-        assert compiled.output(lane) == reference.output(lane), lane
-        f, g = compiled.fault(lane), reference.fault(lane)
-        assert (f is None) == (g is None), (lane, f, g)
-        if f is not None:
-            for name in FAULT_FIELDS:
-                assert getattr(f, name) == getattr(g, name), (lane, name, str(f), str(g))
-    for name in banks:
-        places = range(32) if name in ("G", "T", "TG") else addresses
-        for index in places:
-            assert compiled.bank_word(name, index).tolist() == \
-                reference.bank_word(name, index).tolist(), (name, index)
-
 
 def lane_values(case: ProgramCase, lanes: int, seed: int) -> tuple[list[dict], list[dict]]:
     """Lane 0 the case's own inputs, the others random words."""
@@ -120,22 +94,6 @@ def both(case: ProgramCase, lanes: int, seed: int, at_finish: bool = False):
             machine.set_bank_word("MEM", a, np.array([lane[a] for lane in memory],
                                                       dtype=np.uint64))
     return compiled, reference
-
-
-def gradient_pass(case: ProgramCase, compiled, reference, seed: int, tangent: bool) -> None:
-    """The host protocol on both: seed G (and T), switch on, run back from FINISH."""
-    rng = random.Random(seed)
-    mask = (1 << case.image.width) - 1
-    seeds = {("G", r): rng.randrange(0, mask + 1) for r in rng.sample(range(1, 32), 3)}
-    if tangent:
-        seeds.update({("T", r): rng.randrange(-(4 << 16), 4 << 16) & mask
-                      for r in rng.sample(range(1, 32), 3)})
-    for machine in (compiled, reference):
-        machine.gradient = True
-        machine.tangent = tangent
-        for (bank, r), word in seeds.items():
-            machine.set_bank_word(bank, r, word)
-        machine.run_back()
 
 
 # --- example programs -------------------------------------------------------------------------

@@ -22,12 +22,13 @@ import re
 from pathlib import Path
 
 import pytest
+from pal_sources import CONFORMANCE
 
 from revasm.assembler import Image, assemble, assemble_file
 from revasm.isa.fixed_point import WordFormat
 from revasm.sim.engines import available, load
 
-SUITE = Path(__file__).resolve().parent / "pal_conformance"
+SUITE = CONFORMANCE
 PROGRAMS = sorted(SUITE.glob("*.pal"))
 ENGINES = available()
 _EXPECT = re.compile(r";\s*expect\s+(\S+)\s*=\s*(.*?)\s*$")

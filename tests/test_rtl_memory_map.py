@@ -9,13 +9,13 @@ faults on both sides with the same kind, PC and address.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 pytest.importorskip("amaranth", reason="the RTL needs the 'rtl' extra (amaranth)")
 
 from click.testing import CliRunner
+from pal_sources import CONFORMANCE
 
 from revasm.assembler import assemble, assemble_file
 from revasm.cli.main import cli
@@ -23,7 +23,7 @@ from revasm.rtl.cosim import Job, Lockstep
 from revasm.rtl.memory_map import MemoryMap
 from revasm.rtl.params import CoreParams
 
-SUITE = Path(__file__).resolve().parent / "pal_conformance"
+SUITE = CONFORMANCE
 TOP = 2**32
 
 

@@ -318,10 +318,9 @@ STACK_GRADIENT = """;; pendulum pal file
 
 
 def test_the_stack_window_and_jumps_onto_finish_on_verilator(engine: VerilatorLockstep) -> None:
-    from pathlib import Path
+    from pal_sources import CONFORMANCE as suite
 
     from revasm.assembler import assemble
-    suite = Path(__file__).resolve().parent / "pal_conformance"
     jobs = [_example_job(str(suite / name))
             for name in ("downward_stack.pal", "call_then_jump_onto_finish.pal")]
     image = assemble(STACK_GRADIENT, "stack_gradient.pal")
@@ -375,7 +374,7 @@ def test_verilator_waveforms_equal_amaranths_on_every_shared_signal(tmp_path) ->
     shows an input the testbench sets at the edge it sets it, Verilator at the next
     evaluation).  Left out: the tools' generated names (``$``) and FSM states, which
     Amaranth writes as state names and Verilator as their encoding."""
-    from test_waveform import BUSY
+    from pal_sources import BUSY
     from vcdvcd import VCDVCD
 
     _need_verilator()

@@ -19,6 +19,7 @@ import pytest
 pytest.importorskip("amaranth", reason="the RTL needs the 'rtl' extra (amaranth)")
 
 from click.testing import CliRunner
+from pal_sources import BUSY
 from vcdvcd import VCDVCD
 
 from revasm.cli.loading import load_program
@@ -31,21 +32,6 @@ from revasm.rtl.waveform import WaveformError, write_vcd
 
 ROOT = Path(__file__).resolve().parents[1]
 
-BUSY = """;; pendulum pal file
-.input n $5 int = 3
-        start
-        addi   $1 7
-        addi   $2 -2
-top:    bne    $6 $0 bot        ; from i = 0
-        swap   $1 $2            ; a second register write (WRITEB)
-        show   $1
-        addi   $6 1
-bot:    bne    $6 $5 top        ; until i = n
-        addi   $3 200
-        exch   $1 $3            ; [200] = the last $1
-        emit   $2
-        finish
-"""
 
 
 def _steps(changes: list[tuple[int, str]], times: list[int]) -> list[int]:

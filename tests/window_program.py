@@ -9,6 +9,7 @@ it in.  Both kernels run it (tests/test_compiled_engine.py, test_compiled_interp
 from __future__ import annotations
 
 import numpy as np
+from lane_checks import assert_same, gradient_pass
 from program_generators import ProgramCase
 
 from revasm.assembler import assemble
@@ -33,8 +34,6 @@ def check_window_program(kernel: str, gradient: bool = True):  # -> CompiledLane
     kernels; without ``gradient`` a plain backward run), on ``kernel`` and on the
     reference, the two the same after each (every lane's state, the memory and gradient
     banks).  The compiled lanes are returned."""
-    from test_compiled_engine import assert_same, gradient_pass
-
     from revasm.sim.compiled.machine import CompiledLanes
 
     image = assemble(WINDOW_PROGRAM, width=64)

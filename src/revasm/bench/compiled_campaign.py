@@ -40,7 +40,8 @@ HERE = Path(__file__).resolve().parent
 #: The source checkout the campaign runs from (HERE is its src/revasm/bench), its test
 #: suite (the program generators) and its results folder.
 REPOSITORY = HERE.parents[2]
-TESTS = REPOSITORY / "tests"
+#: The test suite's shared helpers (the program generators), imported by their bare names.
+TEST_SUPPORT = REPOSITORY / "tests" / "support"
 RESULTS = REPOSITORY / "bench" / "results"
 NAME = "compiled_campaign"
 
@@ -61,7 +62,7 @@ def worker_pool(workers: int) -> ProcessPoolExecutor:
 
 def run_chunk(kind: str, width: int, count: int, seed: int) -> dict:
     """``count`` programs of one kind and width, checked in batches; a summary."""
-    sys.path.insert(0, str(TESTS))
+    sys.path.insert(0, str(TEST_SUPPORT))
     import differential
     from program_generators import examples
 
