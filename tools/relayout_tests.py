@@ -125,8 +125,8 @@ STAY = frozenset({"test_loading.py", "test_rtl_sim.py", "test_programs_reverse_c
 #: Shared helpers and data -> tests/support/ (on pytest's ``pythonpath``: imported by their
 #: bare names, ``from program_generators import ...``).
 SUPPORT = ("batch_programs.py", "differential.py", "edsl_programs.py", "janus_programs.py",
-           "lane_checks.py", "nilang_examples.py", "pal_sources.py", "program_generators.py", "rtl_programs.py",
-           "sampling.py", "window_program.py", "pal_conformance")
+           "lane_checks.py", "nilang_examples.py", "pal_sources.py", "program_generators.py",
+           "rtl_programs.py", "sampling.py", "window_program.py", "pal_conformance")
 
 _WALK = re.compile(r"Path\(__file__\)(?:\.resolve\(\))?(?:\.parent\.parent|\.parents\[1\])")
 _TEXT = (".py", ".md", ".toml", ".cfg", ".txt", ".json", ".yml", ".yaml", "Makefile", "run")
@@ -158,9 +158,11 @@ def _rewalk(path: Path) -> None:
 
 
 def _renames(moves: dict[str, str]) -> None:
-    """Every mention of a moved file's old path, in every tracked text file."""
+    """Every mention of a moved file's old path, in every tracked text file (results of
+    past benchmark runs, bench/results/, are records and left as they were)."""
     files = [ROOT / name for name in _git("ls-files").splitlines()
-             if name.endswith(_TEXT) and not name.startswith("tests/support/pal_conformance")
+             if name.endswith(_TEXT)
+             and not name.startswith(("tests/support/pal_conformance", "bench/results/"))
              and name != "tools/relayout_tests.py"]
     for file in files:
         if not file.is_file():
@@ -170,7 +172,8 @@ def _renames(moves: dict[str, str]) -> None:
             if file == TESTS / "conftest.py":
                 text = text.replace(f'"{old}"', f'"{new}"')
             text = text.replace(f"tests/{old}", f"tests/{new}")
-            text = re.sub(rf"(?<![\w/]){re.escape(old)}", f"tests/{new}", text)
+            if old.endswith(".py"):  # a bare file name; a folder only as tests/NAME
+                text = re.sub(rf"(?<![\w/]){re.escape(old)}", f"tests/{new}", text)
         if text != original:
             file.write_text(text)
 
@@ -189,6 +192,8 @@ def main(argv: list[str]) -> int:
     for name in SUPPORT:
         if (TESTS / name).exists():
             _git("mv", f"tests/{name}", f"tests/support/{name}")
+            if name.endswith(".py"):
+                _rewalk(TESTS / "support" / name)
             moved[name] = f"support/{name}"
     for old, new in MOVES.items():
         if not (TESTS / old).exists():
@@ -200,7 +205,8 @@ def main(argv: list[str]) -> int:
         _rewalk(target)
         moved[old] = new
     _packages(TESTS / "conftest.py")
-    _renames(moved)
+    # Every old path, moved now or before: a file merged in later may still name one.
+    _renames({**{name: f"support/{name}" for name in SUPPORT}, **MOVES})
     for old, new in sorted(moved.items()):
         print(f"tests/{old} -> tests/{new}")
     return 0

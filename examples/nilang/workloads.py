@@ -1,6 +1,6 @@
 """Inputs and float64 references (values and gradients) of the NiLang paper's benchmark
 workloads that have programs here: the Givens network (``givens100.py``) and the
-ADBench GMM objective (``gmm.py``).  Used by tests/test_vector_nilang_workloads.py and
+ADBench GMM objective (``gmm.py``).  Used by tests/sim/vector/test_nilang_workloads.py and
 the ``nilang_workloads`` benchmark (``revasm bench nilang_workloads``)."""
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
     python bench/compiled_campaign.py [--programs 10000] [--workers 2] [--seed 0] [--quick]
                                       [--kernel program|interpreter]
 
-The checks of ``tests/differential.py`` on many more programs than ``make
+The checks of ``tests/support/differential.py`` on many more programs than ``make
 test``'s sample: straight-line programs over every data instruction, structured programs
 (loops, diamonds, portal calls and uncalls) and programs that fault in every way, both
 widths; per batch of programs laid side by side in one image (one kernel build), every
@@ -46,7 +46,7 @@ RESULTS = REPOSITORY / "bench" / "results"
 NAME = "compiled_campaign"
 
 #: kind -> (share of the programs, every how many batches a derivative pass runs); the
-#: kinds are tests/differential.py's STRATEGIES
+#: kinds are tests/support/differential.py's STRATEGIES
 KINDS = {"straight-line": (0.45, 2), "structured": (0.30, 4), "faulting": (0.25, 3)}
 CHUNK = 100
 

@@ -15,7 +15,7 @@ check of each reader:
 * ``cli`` -- argument lists into the ``revasm`` command (through click's ``CliRunner``):
   exit code 0, 1 or 2, never "internal error" or a traceback.
 
-``tests/test_fuzz.py`` runs each target a bounded number of times with hypothesis driving
+``tests/bench/test_fuzz.py`` runs each target a bounded number of times with hypothesis driving
 the mutations; :func:`run` (``revasm bench fuzz``) is the long run, 10⁵ inputs per target
 from a seeded random generator.  Anything else raised is a :class:`FuzzFailure` holding the
 input, so a failure can be replayed.

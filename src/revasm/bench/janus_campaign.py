@@ -2,7 +2,7 @@
 
     python bench/janus_campaign.py [--programs 500] [--workers 2] [--seed 0] [--quick]
 
-Each program comes from ``tests/janus_programs.py``'s seeded generator (seed, seed+1,
+Each program comes from ``tests/support/janus_programs.py``'s seeded generator (seed, seed+1,
 ...); ``differential`` runs it on the tree-walking interpreter and, compiled, on the
 reference machine: forward from main's declared values, the machine's run back again,
 and backward from a random state.  A program passes when the final stores agree word

@@ -5,9 +5,9 @@ value mode and in gradient mode, every retired instruction against the reference
                                  [--paths amaranth verilator] [--seed 0] [--quick]
                                  [--results DIR]
 
-Each program (``tests/program_generators.py``'s structured generator: loops, diamonds,
+Each program (``tests/support/program_generators.py``'s structured generator: loops, diamonds,
 procedure calls and uncalls, every data instruction) runs as three jobs
-(``tests/rtl_programs.py``): value mode forward and backward; the host's gradient protocol
+(``tests/support/rtl_programs.py``): value mode forward and backward; the host's gradient protocol
 (forward in value mode, G[loss] = 1, backward with the gradient switch on); and gradient
 mode both ways.  After every retired instruction the lockstep compares PC, BR, the
 written register and memory word, the gradient words, cycles; after each run every
