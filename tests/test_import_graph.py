@@ -34,10 +34,10 @@ ROOT = Path(__file__).resolve().parents[1]
 #: Every top-level package that may be imported by anything above the simulators.
 _EVERYTHING = frozenset({"revasm", "revasm.cli", "revasm.isa", "revasm.assembler",
                          "revasm.machine", "revasm.sim", "revasm.compiler", "revasm.rtl",
-                         "revasm.report", "revasm.bench", "revasm.debug"})
+                         "revasm.report", "revasm.bench", "revasm.debug", "revasm.batching"})
 
 #: Which other top-level packages each top-level package may import (the pipeline:
-#: isa <- assembler <- machine <- sim <- rtl / report <- bench <- cli / the Python API).
+#: isa <- assembler <- machine <- sim <- rtl / report / batching <- bench <- cli / the Python API).
 #: A subpackage of revasm that is missing here fails the test: say where it sits.
 LAYERS: dict[str, frozenset[str]] = {
     "revasm.isa": frozenset(),
@@ -54,8 +54,13 @@ LAYERS: dict[str, frozenset[str]] = {
                              "revasm.sim"}),
     "revasm.report": frozenset({"revasm.isa", "revasm.assembler", "revasm.machine",
                                 "revasm.sim"}),
+    # Batches (inputs, chunks, sinks, Dask): one program over many lanes on any engine;
+    # what the API's batch calls and `revasm batch` use, never above them.
+    "revasm.batching": frozenset({"revasm.isa", "revasm.assembler", "revasm.machine",
+                                  "revasm.sim"}),
     "revasm.bench": frozenset({"revasm.isa", "revasm.assembler", "revasm.machine",
-                               "revasm.sim", "revasm.compiler", "revasm.rtl", "revasm"}),
+                               "revasm.sim", "revasm.compiler", "revasm.rtl",
+                               "revasm.batching", "revasm"}),
     # The debugger drives the reference machine and reads the compiler's source maps.
     "revasm.debug": frozenset({"revasm.isa", "revasm.assembler", "revasm.machine",
                                "revasm.sim", "revasm.compiler"}),
@@ -63,7 +68,7 @@ LAYERS: dict[str, frozenset[str]] = {
     # The Python API: above the compiler, the simulators, reports and the RTL; below the
     # command line and the benchmarks.
     "revasm": frozenset({"revasm.isa", "revasm.assembler", "revasm.machine", "revasm.sim",
-                         "revasm.compiler", "revasm.report", "revasm.rtl"}),
+                         "revasm.compiler", "revasm.report", "revasm.rtl", "revasm.batching"}),
 }
 
 #: Imports that break LAYERS today: (importing module or package, imported module or

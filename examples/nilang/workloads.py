@@ -1,7 +1,7 @@
 """Inputs and float64 references (values and gradients) of the NiLang paper's benchmark
 workloads that have programs here: the Givens network (``givens100.py``), the
 ADBench GMM objective (``gmm.py``) and ADBench bundle adjustment (``ba.py``).  Used by
-tests/test_vector_nilang_workloads.py and the ``nilang_workloads`` and ``nilang_compare``
+tests/sim/vector/test_nilang_workloads.py and the ``nilang_workloads`` and ``nilang_compare``
 benchmarks."""
 from __future__ import annotations
 

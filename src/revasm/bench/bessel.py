@@ -11,10 +11,10 @@ import numpy as np
 
 from revasm.assembler import assemble_file
 from revasm.assembler.image import Image
+from revasm.batching.inputs import to_words
 from revasm.isa.fixed_point import WordFormat as fmt_of
-from revasm.sim.batch_io import to_reals, to_words
 from revasm.sim.engines import available, load
-from revasm.sim.host import batch_gradient
+from revasm.sim.host import batch_gradient, to_reals
 
 from . import j2_arithmetic
 from .common import EXAMPLES, best_seconds

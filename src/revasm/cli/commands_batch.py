@@ -3,31 +3,38 @@
 Every row of the inputs is a lane; lanes run together (docs/vector.md) and
 each gives exactly what `revasm run` (or, with --grad, `revasm grad`) gives
 for that row.  A lane that faults stops alone; the others finish.
+
+The work is the API's (``revasm.batch``, ``revasm.batch_file``: the package
+``revasm.batching``); this module reads the options, shows progress on a terminal
+(click's bar for a batch in memory, rich's for one in chunks: lanes done, lanes/s,
+time left), turns errors into messages and reports.
 """
 from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Callable
 from types import TracebackType
+from typing import Any
 
 import click
 import numpy as np
 
 import revasm as api
-from revasm.batch_files import streams
-from revasm.chunked import BatchOptions
-from revasm.sim.batch_io import BatchInputError, read_columns, resolve_column
+from revasm.batching.chunks import BatchOptions
+from revasm.batching.cluster import ClusterError
+from revasm.batching.files import streams
+from revasm.batching.inputs import BatchInputError, read_columns, resolve_column
+from revasm.batching.sinks import BatchOutputError
 from revasm.sim.host import GradientError
 
-from . import batch_chunked
-from .batch_chunked import print_summary, write_npz
 from .commands_grad import LOSS, WRT
 from .commands_run import DEFAULT_MAX_STEPS, ENGINE, STRICT, engine_for
-from .errors import EXIT_FAILURE, ToolError
+from .errors import EXIT_FAILURE, ToolError, output_error
 from .loading import load_program
 from .options import WIDTH
-from .outputs import image_inputs, refuse_overwrite
+from .outputs import atomic_open, image_inputs, refuse_overwrite
 from .values import parse_name_list
 
 PROGRESS_MIN_LANES = 2_000
@@ -104,8 +111,8 @@ def batch(file: str, inputs_path: str, with_grad: bool, loss: str | None, wrt: s
         options = BatchOptions(with_grad, loss, _tuple(parse_name_list(wrt)),
                                engine_for(engine_name, lanes=2**31), max_steps, strict,
                                _tuple(parse_name_list(keep)))
-        batch_chunked.run(image, file, inputs_path, out_path, options, workers=workers,
-                          scheduler=scheduler, chunk_lanes=chunk_lanes, as_json=as_json)
+        _run_chunked(image, file, inputs_path, out_path, options, workers=workers,
+                     scheduler=scheduler, chunk_lanes=chunk_lanes, as_json=as_json)
         return
     try:
         columns = read_columns(inputs_path)
@@ -182,3 +189,134 @@ class _progress:
                  traceback: TracebackType | None) -> None:
         if self.bar is not None:
             self.bar.__exit__(kind, error, traceback)
+
+
+# --- a batch in chunks: streaming files, a Dask cluster, rich's progress bar ----------
+
+def _progress_bar(disable: bool) -> Any:
+    """A rich progress bar on stderr: lanes done of all, lanes per second, time left
+    (rich is imported here: the other commands do not pay for it)."""
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        ProgressColumn,
+        Task,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+    from rich.text import Text
+
+    class LanesPerSecond(ProgressColumn):
+        def render(self, task: Task) -> Text:
+            speed = task.finished_speed or task.speed
+            return Text(f"{speed:,.0f} lanes/s" if speed else "- lanes/s", style="cyan")
+
+    return Progress(TextColumn("lanes"), BarColumn(), MofNCompleteColumn(), LanesPerSecond(),
+                    TimeRemainingColumn(), console=Console(stderr=True), redirect_stdout=False,
+                    redirect_stderr=False, disable=disable)
+
+
+def _run_chunked(image: Any, file: str, inputs_path: str, out_path: str | None,
+                 options: BatchOptions, *, workers: int | None, scheduler: str | None,
+                 chunk_lanes: int | None, as_json: bool) -> None:
+    """Run the batch in chunks and report it (exit code 1 if a lane faulted)."""
+    progress = _progress_bar(disable=as_json or not sys.stderr.isatty())
+    task: list[Any] = []
+
+    def started(lanes: int, already: int) -> None:
+        task.append(progress.add_task("lanes", total=lanes, completed=already))
+
+    def advance(done: int) -> None:
+        if task:
+            progress.update(task[0], completed=done)
+
+    began = time.perf_counter()
+    try:
+        with progress:
+            summary = api.batch_file(image, inputs_path, out_path, options=options,
+                                     workers=workers, scheduler=scheduler,
+                                     chunk_lanes=chunk_lanes, progress=advance,
+                                     on_start=started)
+    except BatchInputError as exc:
+        message = str(exc)
+        raise ToolError(f"error: {message}" if message.startswith(inputs_path)
+                        else f"{inputs_path}: error: {message}") from None
+    except BatchOutputError as exc:
+        raise ToolError(f"{out_path}: error: {exc}".replace(f"{out_path}: error: {out_path}: ",
+                                                             f"{out_path}: error: "),
+                        kind="output", file=out_path) from None
+    except OSError as exc:
+        raise output_error(out_path, exc) from None
+    except ClusterError as exc:
+        raise ToolError(f"error: {exc}") from None
+    except (GradientError, ValueError) as exc:
+        raise ToolError(f"{file}: error: {exc}") from None
+    _report(summary, out_path, options, as_json, time.perf_counter() - began)
+    if summary.faulted:
+        sys.exit(EXIT_FAILURE)
+
+
+def _report(summary: api.BatchSummary, out_path: str | None, options: BatchOptions, as_json: bool,
+            seconds: float) -> None:
+    if summary.overflow_lanes and summary.first_overflow:
+        lane, count = summary.first_overflow
+        click.echo(f"warning: {summary.overflow_lanes} of {summary.lanes} lanes counted overflow "
+                   f"events (first: lane {lane}, {count}): a fixed-point instruction's exact "
+                   "result did not fit the word, so values wrapped or saturated; see the "
+                   "'overflows' column; --strict makes each lane stop at its first", err=True)
+    result = summary.result
+    if result is not None and out_path:
+        write_npz(out_path, options.kept(result.columns()))
+    if as_json:
+        out = result.to_json() if result is not None and not out_path else summary.to_json()
+        click.echo(json.dumps(out))
+        return
+    if result is not None and not out_path:
+        print_summary(result, summary.lanes, summary.faulted)
+        return
+    faulted = summary.faulted
+    rate = summary.lanes_run / seconds if seconds > 0 else 0.0
+    resumed = (f", {summary.skipped} of {summary.chunks} chunks already written"
+               if summary.skipped else "")
+    click.echo(f"wrote {out_path}: {summary.lanes} lanes, {summary.lanes - faulted} finished, "
+               f"{faulted} faulted" + (" (see its 'fault_kind')" if faulted else "")
+               + f"; {summary.chunks} chunk{'s' if summary.chunks != 1 else ''}, "
+               f"{summary.lanes_run} lanes run in {seconds:.1f} s "
+               f"({rate:,.0f} lanes/s)"
+               + resumed, err=True)
+    for fault in summary.faults[:5]:
+        click.echo(fault_line(fault), err=True)
+
+
+def write_npz(path: str, arrays: dict) -> None:
+    """Every result column to ``path``, whole or not at all (a temporary file, renamed)."""
+    try:
+        with atomic_open(path, "wb") as stream:
+            np.savez(stream, **arrays)
+    except OSError as exc:
+        raise output_error(path, exc) from None
+
+
+def print_summary(result: api.BatchResult, lanes: int, faulted: int) -> None:
+    click.echo(f"{lanes} lanes: {lanes - faulted} finished, {faulted} faulted")
+    shown = min(lanes, 5)
+    for name, values in result.named.items():
+        more = " ..." if lanes > shown else ""
+        click.echo(f"  {name} = " + ", ".join(str(v) for v in values[:shown].tolist()) + more)
+    if result.loss is not None:
+        for name, values in result.gradient.items():
+            click.echo(f"  d{result.loss_name}/d{name} = "
+                       + ", ".join(str(v) for v in values[:shown].tolist())
+                       + (" ..." if lanes > shown else ""))
+    for fault in result.faults[:5]:
+        click.echo(fault_line(fault), err=True)
+
+
+def fault_line(fault: dict) -> str:
+    """A lane's fault record (``fault_json`` and its lane) as a line of the summary: the
+    lane, the place in the user's source (the Janus or Python line of a compiled program),
+    the kind and the message."""
+    where = f"{fault['file']}:{fault['line']}: " if fault.get("line") is not None else ""
+    return f"  lane {fault['lane']}: {where}{fault['kind']}: {fault['message']}"

@@ -67,8 +67,8 @@ def _select_models(names: tuple[str, ...], files: tuple[str, ...]
 def _lane_loaders(path: str, image: Image, sets: tuple[str, ...], mems: tuple[str, ...]
                   ) -> list[Callable[[Lanes], None]]:
     """One loader per lane: defaults and --set/--mem, then the lane's row of the inputs,
-    read exactly as `revasm batch --inputs` reads them (``sim/vector/batch_io.py``)."""
-    from revasm.sim.batch_io import BatchInputError, read_columns, resolve_column, to_words
+    read exactly as `revasm batch --inputs` reads them (``revasm.batching.inputs``)."""
+    from revasm.batching.inputs import BatchInputError, read_columns, resolve_column, to_words
 
     fmt = word_format(image.width)
     try:

@@ -26,7 +26,6 @@ import numpy as np
 from revasm.assembler.image import Image, UnknownName
 from revasm.isa.fixed_point import WordFormat, word_format
 
-from .batch_io import signed, to_reals
 from .engine import Lanes, overflow_counts, read_place, write_place
 from .engines import load
 from .reference.machine import DEFAULT_MEMORY_WORDS
@@ -164,6 +163,18 @@ def load_inputs(machine: Lanes, image: Image, inputs: dict[str, object] | None =
         place.write(machine, word & fmt.mask)
     if prepare is not None:
         prepare(machine)
+
+
+def signed(words: np.ndarray, fmt: WordFormat) -> np.ndarray:
+    """Lane words (uint64) as the signed integers they hold (int64)."""
+    s = words.astype(np.int64)
+    return s if fmt.width == 64 else s - ((s & (1 << 31)) << 1)
+
+
+def to_reals(words: np.ndarray, fmt: WordFormat) -> np.ndarray:
+    """Lane words as the fixed-point reals they hold (float64; exact for W = 32, the
+    nearest double for W = 64): how results are read out of the lanes."""
+    return signed(words, fmt).astype(np.float64) / float(1 << fmt.frac_bits)
 
 
 def named_columns(machine: Lanes, *, roles: Collection[str] | None = None,
