@@ -6,7 +6,7 @@ engine's fixed-point product at W = 64 is one 128-bit multiplication (``smul128`
 has none; here it is four 32 x 32 -> 64-bit products of the operands' halves (AVX-512's
 ``vpmuludq``), summed with explicit carries, and the sign corrections of the signed
 product.  Each function returns exactly what the compiled engine's function of the same
-name returns (``tests/test_tile_engine.py`` checks it on random and edge words), so the
+name returns (``tests/sim/tile/test_engine.py`` checks it on random and edge words), so the
 tile kernels, which import these after the compiled vocabulary, compute the same bits.
 """
 from __future__ import annotations

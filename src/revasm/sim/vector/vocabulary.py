@@ -13,7 +13,7 @@ functions at W = 64 and the rotation plan (:data:`LANEWISE`) -- runs through
 :func:`lanewise`, a documented stop-gap that calls the scalar function (the
 definition itself) once per distinct argument tuple, so the bits are the scalar
 bits by construction.  A row the table adds later runs lanewise too, and
-``tests/test_primitives.py`` fails until it is vectorized or listed in :data:`LANEWISE`.
+``tests/isa/test_primitives.py`` fails until it is vectorized or listed in :data:`LANEWISE`.
 
 Faults are per lane, from the rows: before a vectorized function runs, each of its
 row's faults (``Fault.when``, evaluated on the lanes) records the lanes where it holds in

@@ -19,7 +19,7 @@ from revasm.compiler.api import compile_janus_source
 from revasm.debug.dap import Adapter
 from revasm.machine import fault_json
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SORT = ROOT / "examples" / "janus" / "sort.ja"
 
 #: A Janus program whose loop entry assertion fails (i starts at 5): line 4 faults.
