@@ -62,8 +62,11 @@ from revasm.sim.compiled.generate import (
 from revasm.sim.compiled.interpreter import (
     AMT,
     CYC,
+    CYC_BACK,
     FINISH_FLAG,
     FLAGS,
+    GCYC,
+    GCYC_BACK,
     ILLEGAL_FLAG,
     OFF,
     OP,
@@ -185,12 +188,13 @@ MODULE_PRELUDE = (
 )
 
 
-def cycle_count(cycles: str) -> str:
-    """The kernel expression of what one instruction adds to a lane's cycle count, given
-    the expression of its table cost (``PROG[pc, CYC]``): today that cost itself.  The one
-    place the tile kernels account cycles, so that a cost model that depends on the
-    operands (the RTL's exact cycles) changes this function only."""
-    return cycles
+def cycle_count(gradient: bool) -> str:
+    """The kernel expression of the fixed cycles one instruction adds to a lane's count
+    (``isa/timing``, decoded into ``PROG``): the column of the group's direction ``gd`` in
+    this kernel's mode.  The operand-dependent part (the function unit's calls) each step
+    function adds per lane (``_Source.timed_cycles``)."""
+    forward, backward = (GCYC, GCYC_BACK) if gradient else (CYC, CYC_BACK)
+    return f"(PROG[pc, {forward}] if gd > 0 else PROG[pc, {backward}])"
 
 
 class _Source:
@@ -568,7 +572,7 @@ class _Source:
         out(step + 2, f"CTL[{STATUS}, idx[k]] = {FAULTED}")
         out(step + 1, "break")
         out(step, f"flags = PROG[pc, {FLAGS}]")
-        out(step, f"cyc = {cycle_count(f'PROG[pc, {CYC}]')}")
+        out(step, f"cyc = {cycle_count(self.gradient)}")
         out(step, f"if flags & {START_FLAG | FINISH_FLAG}:")
         # START and FINISH: not come-from checked; they halt keeping BR (a jump onto
         # FINISH) or pass it on to the next landing, as the reference's.
