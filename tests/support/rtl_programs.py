@@ -1,7 +1,7 @@
 """Random programs as lockstep jobs for the RTL: value mode, and gradient mode one way and
 both ways.
 
-``make test`` runs a bounded sample (``tests/rtl/test_cosim.py``, ``tests/rtl/test_verilator.py``);
+``make test`` runs a bounded sample (``tests/rtl/verification/test_cosim.py``, ``tests/rtl/verification/test_verilator.py``);
 ``bench/rtl_lockstep.py`` runs the same jobs on hundreds of programs per width on both
 paths.  The gradient jobs seed G of the last register the program writes (a loss that
 the program's instructions carry gradients into), so the adjoints of every instruction on

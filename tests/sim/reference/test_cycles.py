@@ -5,7 +5,7 @@ cycles depend on its operands, a line after the statement (``sim/reference/block
 its single-step path (``--trace``, the lockstep co-simulation) adds each instruction's.
 Both must give the count the schedule gives instruction by instruction
 (``isa/timing.step_cycles`` over the registers of each step), forward, backward and in
-gradient mode, on every example and on random programs.  ``tests/rtl/test_cosim.py``
+gradient mode, on every example and on random programs.  ``tests/rtl/verification/test_cosim.py``
 checks the same count against the RTL core itself at every retired instruction.
 """
 from __future__ import annotations

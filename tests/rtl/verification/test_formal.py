@@ -253,7 +253,7 @@ def test_the_docs_table_is_the_registrys_with_the_recorded_results() -> None:
     proofs = proof_registry.registry()
     recorded = proof_registry.load(proof_registry.RESULTS_FILE)
     assert set(recorded["results"]) <= {p.key for p in proofs}
-    doc = (Path(__file__).resolve().parents[2] / "docs" / "rtl.md").read_text()
+    doc = (Path(__file__).resolve().parents[3] / "docs" / "rtl.md").read_text()
     begin = doc.index(proof_registry.TABLE_BEGIN)
     end = doc.index(proof_registry.TABLE_END) + len(proof_registry.TABLE_END)
     assert doc[begin:end] == proof_registry.table(proofs, recorded)
