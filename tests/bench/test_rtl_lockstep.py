@@ -1,6 +1,6 @@
 """bench/rtl_lockstep.py: random programs three ways on the RTL; what it records and its exit
-status (a small campaign on the Verilator path, whose W = 32 build tests/rtl/verification/test_verilator.py
-shares through the build cache)."""
+status (a small campaign on the Verilator path, whose W = 32 build
+tests/rtl/verification/test_verilator.py shares through the build cache)."""
 from __future__ import annotations
 
 import json

@@ -1,11 +1,12 @@
 """Random programs as lockstep jobs for the RTL: value mode, and gradient mode one way and
 both ways.
 
-``make test`` runs a bounded sample (``tests/rtl/verification/test_cosim.py``, ``tests/rtl/verification/test_verilator.py``);
-``bench/rtl_lockstep.py`` runs the same jobs on hundreds of programs per width on both
-paths.  The gradient jobs seed G of the last register the program writes (a loss that
-the program's instructions carry gradients into), so the adjoints of every instruction on
-the way are compared -- every G register, G[0] included, and GM after each run.
+``make test`` runs a bounded sample (``tests/rtl/verification/test_cosim.py``,
+``tests/rtl/verification/test_verilator.py``); ``bench/rtl_lockstep.py`` runs the same jobs
+on hundreds of programs per width on both paths.  The gradient jobs seed G of the last
+register the program writes (a loss that the program's instructions carry gradients into),
+so the adjoints of every instruction on the way are compared -- every G register, G[0]
+included, and GM after each run.
 """
 from __future__ import annotations
 

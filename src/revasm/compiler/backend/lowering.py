@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from revasm.isa.fixed_point import WordFormat
+from revasm.isa.fixed_point import WordFormat, word_format
 
 from ..errors import SourcePos
 from ..ir import nodes as ir
@@ -90,7 +90,7 @@ class _ModuleLowering:
         self.proofs = proofs if proofs is not None else Proofs()
         self.checks = check_kinds(checks)
         self.entry = entry
-        self.fmt = WordFormat(width)
+        self.fmt = word_format(width)
         self.width = width
         self.for_gradient = for_gradient
         self.max_registers = max_registers

@@ -32,7 +32,7 @@ import numpy
 
 from revasm.assembler.image import Image
 from revasm.isa.adjoint import BANKS as GRADIENT_BANKS
-from revasm.isa.fixed_point import WordFormat
+from revasm.isa.fixed_point import word_format
 from revasm.machine import MachineFault, Snapshot
 from revasm.machine.fault_messages import (
     illegal_message,
@@ -162,7 +162,7 @@ class CompiledLanes(ModeSwitches):
         self.image = image
         self.lanes = lanes
         self.width = image.width
-        self.fmt = WordFormat(image.width)
+        self.fmt = word_format(image.width)
         self.max_steps = max_steps
         self.memory_words = memory_words
         self.cells = Program.of(image).cells

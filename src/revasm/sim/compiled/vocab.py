@@ -29,7 +29,7 @@ from numba.core import types
 from numba.extending import intrinsic
 
 from revasm.isa import elementary
-from revasm.isa.fixed_point import WordFormat
+from revasm.isa.fixed_point import word_format
 from revasm.isa.rotation import pi_raw
 
 # The kernels' worker threads (numba's OpenMP pool, loaded at the first parallel run)
@@ -249,7 +249,7 @@ def _table(width: int) -> tuple[int, ...]:
         t.circular_x0, t.hyperbolic_x0, t.reduce_extra, t.half_pi_wide >> 64,
         _bits(t.half_pi_wide), _bits(t.two_over_pi), _bits(t.pi_p), t.half_pi_p, t.ln2_wide >> 64,
         _bits(t.ln2_wide), t.inv_ln2_k, t.sqrt2_s, t.sqrt_bits, width,
-        pi_raw(WordFormat(width))))
+        pi_raw(word_format(width))))
 
 
 def _steps(steps: tuple) -> np.ndarray:

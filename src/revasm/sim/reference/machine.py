@@ -22,7 +22,7 @@ from fractions import Fraction
 from revasm.assembler.image import Image, SourceLocation
 from revasm.isa.adjoint import BANKS
 from revasm.isa.elementary import DivideByZero
-from revasm.isa.fixed_point import WordFormat
+from revasm.isa.fixed_point import word_format
 from revasm.isa.timing import timer_names
 from revasm.isa.vocabulary import vocabulary
 from revasm.machine.fault_messages import (
@@ -64,7 +64,7 @@ class Program:
     _cache: dict[tuple, Program] = {}
 
     def __init__(self, image: Image) -> None:
-        self.fmt = WordFormat(image.width)
+        self.fmt = word_format(image.width)
         self.cells: list[Decoded] = decode_image(image)
         self._blocks: dict[tuple, CompiledBlocks] = {}
 
@@ -136,7 +136,7 @@ class Machine(ModeSwitches):
             raise ValueError(f"the image has {len(image)} words but memory only "
                              f"{memory_words}")
         self.image = image
-        self.fmt = WordFormat(image.width)
+        self.fmt = word_format(image.width)
         self.width = image.width
         self.program = Program.of(image)
         self.memory_words = memory_words

@@ -16,7 +16,7 @@ from types import CodeType
 from revasm.assembler.image import Image
 from revasm.isa.adjoint import mode_template
 from revasm.isa.codec import IllegalInstruction, decode, encode
-from revasm.isa.fixed_point import WordFormat
+from revasm.isa.fixed_point import WordFormat, word_format
 from revasm.isa.instruction import Instruction
 from revasm.isa.timing import StepTiming, step_timing
 
@@ -197,7 +197,7 @@ def decode_cell(image: Image, pc: int, fmt: WordFormat,
 
 def decode_image(image: Image) -> list[Decoded]:
     """Every cell of the image, decoded (DATA cells and bad words marked illegal)."""
-    fmt = WordFormat(image.width)
+    fmt = word_format(image.width)
     labels: dict[int, str] = {}
     for name, address in sorted(image.symbols.items()):
         labels.setdefault(address, name)

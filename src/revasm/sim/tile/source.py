@@ -37,7 +37,7 @@ import re
 from collections.abc import Callable
 
 from revasm.isa.adjoint import mode_template
-from revasm.isa.fixed_point import WordFormat
+from revasm.isa.fixed_point import word_format
 from revasm.isa.step_order import FAULTING_CALLS
 from revasm.isa.table import INSTRUCTIONS
 from revasm.isa.timing import step_timing
@@ -199,7 +199,7 @@ def cycle_count(gradient: bool) -> str:
 
 class _Source:
     def __init__(self, width: int, gradient: bool, tangent: bool) -> None:
-        fmt = WordFormat(width)
+        fmt = word_format(width)
         self.width, self.gradient, self.tangent = width, gradient, tangent
         self.translator = Translator(width, {"M": fmt.mask, "W": fmt.width,
                                              "F": fmt.frac_bits, "one": fmt.one})

@@ -36,7 +36,7 @@ from typing import Any
 import numpy
 
 from revasm.assembler.image import Image
-from revasm.isa.fixed_point import WordFormat
+from revasm.isa.fixed_point import word_format
 from revasm.machine import Snapshot
 from revasm.sim.engine import OutputListener
 from revasm.sim.reference import DEFAULT_MEMORY_WORDS, Program
@@ -80,7 +80,7 @@ class VectorMachine(DeviceNamespace, Scheduler, GroupRunner, FusedBlocks, LaneFa
                              f"{memory_words}")
         self.xp = xp = xp if xp is not None else numpy
         self.image = image
-        self.fmt = WordFormat(image.width)
+        self.fmt = word_format(image.width)
         self.width = image.width
         self.lanes = lanes
         self.memory_words = memory_words
