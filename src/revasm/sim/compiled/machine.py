@@ -26,7 +26,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy
 
@@ -129,14 +129,15 @@ KERNEL_CHOICES = ("auto", "program", "interpreter")
 PROGRAM_KERNEL_LINES = 4000
 
 
-class _Written(list):
+class _Written(list[int]):
     """A memory bank list that records the addresses written into it."""
 
     def __init__(self, words: list[int]) -> None:
         super().__init__(words)
         self.written: set[int] = set()
 
-    def __setitem__(self, address, word) -> None:  # type: ignore[override]
+    # one word at a time (list's slice form is never used on a bank)
+    def __setitem__(self, address: int, word: int) -> None:  # type: ignore[override]
         self.written.add(address)
         super().__setitem__(address, word)
 
@@ -147,7 +148,7 @@ class CompiledLanes(ModeSwitches):
 
     #: numpy's order of the ``(lanes, words)`` banks and memory keys: ``C`` (a lane's
     #: words side by side); the tile engine's subclass stores them lane-innermost (``F``).
-    BANK_ORDER = "C"
+    BANK_ORDER: Literal["C", "F"] = "C"
 
     def __init__(self, image: Image, lanes: int = 1, *, max_steps: int | None = None,
                  memory_words: int = DEFAULT_MEMORY_WORDS, kernel: str = "auto") -> None:
@@ -169,7 +170,7 @@ class CompiledLanes(ModeSwitches):
         mask = self.fmt.mask
         self._code = [bool(flag) for flag in image.is_code]
         self._dense_index: dict[int, int] = {}
-        data_words = []
+        data_words: list[int] = []
         for address, (word, code) in enumerate(zip(image.words, self._code)):
             if not code:
                 self._dense_index[address] = len(data_words)
@@ -751,6 +752,7 @@ class CompiledLanes(ModeSwitches):
             going = "" if direction > 0 else " running backward"
             if self._lane_mode[lane]:
                 going += " in gradient mode"
+            assert cell is not None  # an execution fault stops at an instruction
             message = f"{cell.text}{going} at {self._where(pc)}: {detail}"
         return MachineFault(kind, message, pc=pc, location=self.image.location(pc), br=br,
                             direction=direction, registers=registers,
