@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import csv
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -204,7 +205,8 @@ class CsvSource:
                 for name, column in zip(self.names, values)}
 
 
-def _csv_rows(path: str, stream: Any, offset: int, line: int):
+def _csv_rows(path: str, stream: Any, offset: int,
+              line: int) -> Iterator[tuple[int, int, list[str]]]:
     """(byte offset, line number, cells) of each non-blank row from ``offset`` on."""
     for raw in stream:
         at, here = offset, line
