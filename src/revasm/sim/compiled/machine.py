@@ -492,22 +492,7 @@ class CompiledLanes(ModeSwitches):
                     if announced is not None:
                         announced[lane] = self.OUTLEN[lane]  # the oracle handed its words over
             if paused_count:
-                paused = control.select(self.CTL, active, NEEDS_ROOM, paused_count)
-                needs = {code - 100 for code in self.CTL[FCODE, paused].tolist()}
-                if tr.ROOM_MEMORY in needs:  # FAUX: which (vocab.window_slot's answer)
-                    memory = paused[self.CTL[FCODE, paused] == 100 + tr.ROOM_MEMORY]
-                    answers = set(self.CTL[FAUX, memory].tolist())
-                    from .vocab import GROW_WINDOW
-                    if GROW_WINDOW in answers:
-                        self._grow_memory(window=True)
-                    if answers - {GROW_WINDOW}:
-                        self._grow_memory()
-                if tr.ROOM_OUTPUT in needs:
-                    self._grow("OUT")
-                if tr.ROOM_TAPE in needs:
-                    self._grow("TAPE")
-                self.CTL[STATUS, paused] = RUNNING
-                self.CTL[FCODE, paused] = 0
+                self._make_room(control.select(self.CTL, active, NEEDS_ROOM, paused_count))
             if on_output is not None:
                 self._announce(on_output, active, announced)
             if slices is not None:
@@ -519,6 +504,26 @@ class CompiledLanes(ModeSwitches):
         if len(ran) and self._run_mode == (False, False):
             steps = self.CTL[STEPS] if len(ran) == self.lanes else self.CTL[STEPS, ran]
             self._record(module, float(steps.mean()))
+
+    def _make_room(self, paused: Any) -> None:
+        """Grow what the ``paused`` lanes need (memory table or window, output log, tape)
+        and set them running again: they resume at the instruction that paused them."""
+        from .vocab import GROW_WINDOW
+
+        codes = self.CTL[FCODE, paused]
+        needs = {code - 100 for code in codes.tolist()}
+        if tr.ROOM_MEMORY in needs:  # FAUX: which (vocab.window_slot's answer)
+            answers = set(self.CTL[FAUX, paused[codes == 100 + tr.ROOM_MEMORY]].tolist())
+            if GROW_WINDOW in answers:
+                self._grow_memory(window=True)
+            if answers - {GROW_WINDOW}:
+                self._grow_memory()
+        if tr.ROOM_OUTPUT in needs:
+            self._grow("OUT")
+        if tr.ROOM_TAPE in needs:
+            self._grow("TAPE")
+        self.CTL[STATUS, paused] = RUNNING
+        self.CTL[FCODE, paused] = 0
 
     def _end_slice(self, active: Any, steps_before: Any) -> bool:
         """After a call with a slice's step limit: the lanes it stopped there -- a step-limit
