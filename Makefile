@@ -44,7 +44,7 @@ FORMAL_TIMEOUT ?= 900
 formal: $(STAMP)
 	-nice -n 10 $(BIN)/revasm rtl formal --jobs 1 --timeout $(FORMAL_TIMEOUT) \
 		--record docs/formal_results.json
-	$(BIN)/python -m revasm.rtl.proof_registry docs/rtl.md
+	$(BIN)/python -m revasm.rtl.verification.proof_registry docs/rtl.md
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

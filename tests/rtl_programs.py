@@ -13,8 +13,8 @@ from program_generators import ProgramCase
 
 from revasm.assembler.image import Image
 from revasm.isa import IllegalInstruction, decode
-from revasm.rtl.cosim import Job
-from revasm.rtl.params import CoreParams
+from revasm.rtl.hardware.params import CoreParams
+from revasm.rtl.verification.cosim import Job
 from revasm.sim.host import Place
 
 #: The job kinds of one program: value mode forward and backward; the host's gradient
@@ -78,7 +78,7 @@ def miscount(monkeypatch, wrong, *, after: bool = False) -> None:
     from dataclasses import replace
 
     from revasm.isa.timing import step_timing as real
-    from revasm.rtl import cosim
+    from revasm.rtl.verification import cosim
     from revasm.sim.reference import predecode
     from revasm.sim.reference.machine import Program
 

@@ -73,6 +73,10 @@ def _family(ins) -> str:
 
 ACCUMULATE = [i for i in INSTRUCTIONS if i.adjoint and _ACCUMULATE.match(i.forward)]
 
+def _sigmoid(x: float) -> float:
+    return 1 / (1 + math.exp(-x))
+
+
 # phi, (d/db, d/dc), (d2/db2, d2/dbdc, d2/dc2) in float64.
 ANALYTIC = {
     "copy": (lambda b, c: b, lambda b, c: (1.0, 0.0), lambda b, c: (0.0, 0.0, 0.0)),
@@ -101,6 +105,9 @@ ANALYTIC = {
              lambda b, c: (math.sinh(b), 0.0, 0.0)),
     "cosh": (lambda b, c: math.cosh(b), lambda b, c: (math.sinh(b), 0.0),
              lambda b, c: (math.cosh(b), 0.0, 0.0)),
+    "sigmoid": (lambda b, c: _sigmoid(b), lambda b, c: (_sigmoid(b) * (1 - _sigmoid(b)), 0.0),
+                lambda b, c: (_sigmoid(b) * (1 - _sigmoid(b)) * (1 - 2 * _sigmoid(b)), 0.0,
+                              0.0)),
     "atan2": (lambda b, c: math.atan2(b, c),
               lambda b, c: (c / (b * b + c * c), -b / (b * b + c * c)),
               lambda b, c: (-2 * b * c / (b * b + c * c) ** 2,
@@ -117,7 +124,7 @@ DOMAIN = {
     "sin": ((-1.5, 1.5), (0, 0)), "cos": ((-1.5, 1.5), (0, 0)), "tan": ((-1, 1), (0, 0)),
     "tanh": ((-1.5, 1.5), (0, 0)), "exp": ((-1.5, 1.2), (0, 0)), "log": ((0.5, 3), (0, 0)),
     "sqrt": ((0.5, 3), (0, 0)), "abs": ((0.2, 2), (0, 0)), "atan": ((-1.5, 1.5), (0, 0)),
-    "sinh": ((-1.2, 1.2), (0, 0)), "cosh": ((-1.2, 1.2), (0, 0)),
+    "sinh": ((-1.2, 1.2), (0, 0)), "cosh": ((-1.2, 1.2), (0, 0)), "sigmoid": ((-3, 3), (0, 0)),
     "atan2": ((-1.5, 1.5), (0.5, 2)), "pow": ((0.6, 2), (-1.2, 1.5)),
 }
 AMPLIFICATION = 4

@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("amaranth", reason="the RTL needs the 'rtl' extra (amaranth)")
 
 from revasm.bench import rtl_lockstep
-from revasm.rtl.verilator import missing_tools
+from revasm.rtl.verification.verilator import missing_tools
 
 ARGS = ["--programs", "4", "--widths", "32", "--paths", "verilator"]
 

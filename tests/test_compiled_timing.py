@@ -1,7 +1,7 @@
 """sim/compiled/timing.py: the kernels' unit timers equal isa/timing's scalar ones.
 
 Every timed operation at both widths over random words and the words at and beside each
-path's edge (tan's poles, exp's and tanh's limits, log's exact mantissas, pow's range,
+path's edge (tan's poles, exp's, tanh's and sigmoid's limits, log's exact mantissas, pow's range,
 the rotation's turns of pi), called as the kernels call them (uint64 words).
 """
 from __future__ import annotations
@@ -31,7 +31,7 @@ def _words(width: int, rng: random.Random) -> list[int]:
     fmt = WordFormat(width)
     k = call_costs(width)
     edges = [0, 1, fmt.one, fmt.max_signed, fmt.min_signed, 1 << (width - 2),
-             (1 << (width - 2)) + 1, k.exp_limit, k.tanh_limit, k.half_pi, k.pi,
+             (1 << (width - 2)) + 1, k.exp_limit, k.tanh_limit, k.sigmoid_limit, k.half_pi, k.pi,
              k.pi + k.half_pi, 2 * k.pi + k.half_pi, 3 * k.half_pi,
              fmt.from_real(width + 2), fmt.from_real("2.718281828459045")]
     if width == 32:
@@ -48,7 +48,7 @@ def test_every_kernel_timer_is_the_scalar_timer(width: int) -> None:
     rng = random.Random(width)
     words = _words(width, rng)
     timed = [op for op in sorted(UNIT_CALLS) if fixed_call_cycles(op, width) is None]
-    assert len(timed) == 10
+    assert len(timed) == 11
     for op in timed:
         kernel = getattr(timing, f"{TIMER_PREFIX}{op}")
         scalar = call_timer(op, width)

@@ -68,6 +68,7 @@ REFERENCE: dict[str, Callable[..., float]] = {
     "atan": math.atan,
     "sinh": math.sinh,
     "cosh": math.cosh,
+    "sigmoid": lambda x: 1 / (1 + math.exp(-x)) if x >= 0 else math.exp(x) / (1 + math.exp(x)),
     "atan2": math.atan2,
     "pow": math.pow,
 }
@@ -150,6 +151,8 @@ def sample_unary(name: str, fmt: WordFormat, n: int, seed: int) -> list[int]:
             x = rng.randint(lo, hi)
         elif name == "atan":
             x = signed(log_uniform()) if u < 0.7 else uniform(-4, 4)
+        elif name == "sigmoid":
+            x = uniform(-45, 45) if u < 0.8 else signed(log_uniform())
         else:
             raise KeyError(name)
         out.append(_float_exact(_clamp(x, fmt)))
@@ -262,7 +265,7 @@ def test_every_function_has_a_bound_and_a_metric() -> None:
         for width in WIDTHS:
             assert ERROR_BOUND_ULP[(name, width)] >= 0
     assert set(FUNCTIONS) == {"sin", "cos", "tan", "tanh", "exp", "log", "sqrt", "abs", "atan",
-                              "sinh", "cosh"}
+                              "sinh", "cosh", "sigmoid"}
     assert set(BINARY_FUNCTIONS) == {"atan2", "pow"}
 
 
@@ -412,11 +415,20 @@ def test_deterministic_and_in_range(width: int) -> None:
 
 # A digest of the outputs on fixed inputs.  Every engine (vector simulator, RTL)
 # must produce these same bits, so a change here is a change of the ISA: update
-# the engines and the digest together (print it with `_output_digest(width)`).
+# the engines and the digest together (print it with `_output_digest(width, names)`).
 # The inputs come from integer-only random draws, so they are the same everywhere.
+# A function added later gets a digest of its own (ADDED_DIGEST), so the first one
+# still pins the bits of the functions it was taken over.
 GOLDEN_DIGEST = {
     32: "0dad6aba374411e2ae8d42f0b8fa20fd62d89d921f8f7a773af2d65bc544d970",
     64: "8a2b36815338096c06022c0935a8f60f82efeb32b591dd4c908370a28709b5ea",
+}
+#: the functions GOLDEN_DIGEST covers
+GOLDEN_FUNCTIONS = ("abs", "atan", "atan2", "cos", "cosh", "exp", "log", "pow", "sin", "sinh",
+                    "sqrt", "tan", "tanh")
+ADDED_DIGEST = {
+    ("sigmoid", 32): "8c386db7b3505458b62b37d775dfcd59c04a9889fc5298690b0f36b6501bfd7f",
+    ("sigmoid", 64): "6b137362b41176704b5dafee413fbf1e70cdab49c3e4a98aba94e6208fbb6c6d",
 }
 
 
@@ -430,11 +442,11 @@ def golden_inputs(width: int, n: int = 300) -> list[int]:
     return xs
 
 
-def _output_digest(width: int) -> str:
+def _output_digest(width: int, names: tuple[str, ...] = GOLDEN_FUNCTIONS) -> str:
     fmt = FORMATS[width]
     h = hashlib.sha256()
     xs = golden_inputs(width)
-    for name in UNARY + BINARY:
+    for name in sorted(names, key=(UNARY + BINARY).index):
         pairs = [(x,) for x in xs] if name in UNARY else list(zip(xs, xs[1:] + xs[:1]))
         if name == "pow":  # exponents of modest size, so that not everything saturates
             pairs = [(x, y >> (width // 2)) for x, y in pairs]
@@ -451,6 +463,10 @@ def _output_digest(width: int) -> str:
 @pytest.mark.parametrize("width", WIDTHS)
 def test_bits_match_the_golden_digest(width: int) -> None:
     assert _output_digest(width) == GOLDEN_DIGEST[width]
+    assert set(GOLDEN_FUNCTIONS) | {name for name, _ in ADDED_DIGEST} == set(UNARY + BINARY)
+    for (name, digest_width), digest in ADDED_DIGEST.items():
+        if digest_width == width:
+            assert _output_digest(width, (name,)) == digest, name
 
 
 # --------------------------------------------------------------------------
@@ -613,16 +629,18 @@ if __name__ == "__main__":
 
 _FLOAT_REFERENCE: dict[str, Callable[[float], float]] = {
     "sin": math.sin, "cos": math.cos, "tanh": math.tanh, "exp": math.exp, "log": math.log,
-    "sqrt": math.sqrt, "atan": math.atan, "sinh": math.sinh, "cosh": math.cosh}
+    "sqrt": math.sqrt, "atan": math.atan, "sinh": math.sinh, "cosh": math.cosh,
+    "sigmoid": REFERENCE["sigmoid"]}
 
 
 @pytest.mark.parametrize("width", [6, 8, 12])
 def test_the_functions_are_defined_at_a_reduced_width(width: int) -> None:
-    """The bounded proofs of the RTL function unit run at a reduced width (rtl/unit_proofs.py),
-    so the table's functions must be defined there: on every input a word of the format or
-    a domain/divide fault, and (W >= 8) near the real function -- within 1.5 units of the
-    last place, or relative above 1 (measured at most 1.25; tan, pow: no bound here)."""
-    from revasm.rtl.table_rendering import word_format
+    """The bounded proofs of the RTL function unit run at a reduced width
+    (rtl/verification/unit_proofs.py), so the table's functions must be defined there: on
+    every input a word of the format or a domain/divide fault, and (W >= 8) near the real
+    function -- within 1.5 units of the last place, or relative above 1 (measured at most
+    1.25; tan, pow: no bound here)."""
+    from revasm.rtl.hardware.params import word_format
     fmt = word_format(width)
     scale = 1 << fmt.frac_bits
     for name, function in FUNCTIONS.items():
@@ -649,3 +667,23 @@ def test_the_functions_are_defined_at_a_reduced_width(width: int) -> None:
                 except (DomainError, DivideByZero):
                     continue
                 assert fmt.min_signed <= result <= fmt.max_signed, (name, a, b, result)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_sigmoid_is_a_monotone_symmetric_probability(width: int) -> None:
+    """sigmoid(0) = 1/2; 0 <= sigmoid <= 1; sigmoid(x) + sigmoid(-x) = 1 within one ulp;
+    non-decreasing; 1 and 0 at the ends of the range (no saturation event: it never
+    leaves the format)."""
+    from revasm.isa.functions.hyperbolic import fx_sigmoid
+
+    fmt = FORMATS[width]
+    one = fmt.one
+    assert fx_sigmoid(0, fmt) == one // 2
+    assert fx_sigmoid(fmt.max_signed, fmt) == one and fx_sigmoid(fmt.min_signed, fmt) == 0
+    xs = sorted(set(sample_unary("sigmoid", fmt, 4000, 7)) | {0, 1, -1, one, -one})
+    values = [fx_sigmoid(x, fmt) for x in xs]
+    assert all(0 <= v <= one for v in values)
+    assert all(a <= b for a, b in zip(values, values[1:]))
+    for x, v in zip(xs, values):
+        if x != fmt.min_signed:
+            assert abs(v + fx_sigmoid(-x, fmt) - one) <= 1, x

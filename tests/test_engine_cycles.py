@@ -1,8 +1,8 @@
 """Every engine counts the RTL core's cycles, lane by lane, at the paths' edges.
 
-The unit calls whose cycles depend on their operands (tan next to a pole, exp/sinh/cosh
-and tanh at their limits, tanh's division, log of an exact mantissa, pow at the edge of
-exp's range and of 0, atan2 of (0, 0), rotations reduced by an odd or even number of
+The unit calls whose cycles depend on their operands (tan next to a pole, exp/sinh/cosh,
+tanh and sigmoid at their limits, tanh's division, log of an exact mantissa, pow at the
+edge of exp's range and of 0, atan2 of (0, 0), rotations reduced by an odd or even number of
 turns) run in many lanes at once, each lane on words at or beside an edge, forward,
 backward and in gradient mode; the vector engine runs them fused (every lane together) and
 one instruction at a time (the lanes split by a diamond), the compiled engine in a
@@ -26,7 +26,7 @@ from revasm.sim.engines import available, load
 ENGINES = available()
 
 #: Block A (every lane) and block B (the lanes with $22 < 0, inside a diamond): every
-#: operation whose cycles depend on its operands, reading $1..$7, writing $10..$21.
+#: operation whose cycles depend on its operands, reading $1..$8, writing $10..$21, $24.
 BLOCK = """\
         {add}tan   $10 $1
         {add}exp   $11 $2
@@ -38,6 +38,7 @@ BLOCK = """\
         {add}atan2 $17 $5 $6
         {rot}      $18 $19 $7
         {irot}     $20 $21 $7
+        {add}sigmoid $24 $8
 """
 SOURCE = (";; pendulum pal file\n        start\n" + BLOCK.format(add="add", rot="rot", irot="irot")
           + "d1:     bltz  $22 e1\n        addi  $23 1\no1:     bra   j1\n"
@@ -70,7 +71,10 @@ def _edges(width: int, rng: random.Random) -> dict[int, list[int]]:
     pow_y += [fmt.from_real(-(width + 2)) + d for d in (-1, 0, 1)]
     angles = [0, one] + around(k.half_pi) + around(-k.half_pi) + around(k.pi + k.half_pi)
     angles += around(2 * k.pi + k.half_pi) + [top, fmt.min_signed + 1, -3 * k.pi]
-    words = {1: tan, 2: exp, 3: tanh, 4: logs, 5: pow_y, 6: [0, 0, one, -one], 7: angles}
+    sigmoid = around(k.sigmoid_limit) + around(-k.sigmoid_limit) + [0, one, -one, top,
+                                                                      fmt.min_signed]
+    words = {1: tan, 2: exp, 3: tanh, 4: logs, 5: pow_y, 6: [0, 0, one, -one], 7: angles,
+             8: sigmoid}
     for register, values in words.items():  # log's $4 positive: log faults below
         values += [rng.randrange(1 if register == 4 else -top, top) for _ in range(6)]
     e = fmt.from_real("2.718281828459045235360287")

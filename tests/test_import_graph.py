@@ -14,10 +14,16 @@ seen.
 Layering: ``LAYERS`` says which other top-level packages each top-level
 package may import; ``KNOWN_VIOLATIONS`` lists the imports that break it
 today, each with the reason, to be emptied.
+
+No module uses a private name (``_name``) of a package outside the project and the
+standard library -- ``amaranth.hdl._ast`` and the like change in any release: neither
+imported (``from amaranth.hdl._ast import Slice``, ``from amaranth.hdl import _ast``) nor
+reached as an attribute of an imported package (``amaranth.hdl._ast.Slice``).
 """
 from __future__ import annotations
 
 import ast
+import sys
 import warnings
 from pathlib import Path
 
@@ -78,6 +84,17 @@ COMPILER_LAYERS: dict[str, frozenset[str]] = {
     "revasm.compiler.ir": frozenset({"revasm.compiler.errors"}),
     "revasm.compiler.frontend": frozenset({"revasm.compiler.ir", "revasm.compiler.errors"}),
     "revasm.compiler.backend": frozenset({"revasm.compiler.ir", "revasm.compiler.errors"}),
+}
+
+#: Inside ``revasm.rtl``: the parts by job.  The hardware (the Amaranth design) imports no
+#: other part; verification (co-simulation, Verilator, formal proofs) and synthesis import
+#: the hardware and never each other; ``tools`` (the outside programs and their caches)
+#: serves both and imports nothing of the RTL.  Every module of the RTL is in one part.
+RTL_LAYERS: dict[str, frozenset[str]] = {
+    "revasm.rtl.tools": frozenset(),
+    "revasm.rtl.hardware": frozenset(),
+    "revasm.rtl.verification": frozenset({"revasm.rtl.hardware", "revasm.rtl.tools"}),
+    "revasm.rtl.synthesis": frozenset({"revasm.rtl.hardware", "revasm.rtl.tools"}),
 }
 
 
@@ -263,6 +280,63 @@ def part_violations(graph: dict[str, dict[str, int]],
     return violations
 
 
+def _private(dotted: str) -> bool:
+    """A dotted path with a private part (``_ast``; not a dunder such as ``__version__``)."""
+    return any(part.startswith("_") and not part.endswith("__") for part in dotted.split("."))
+
+
+def _third_party(dotted: str, project: str) -> bool:
+    root = dotted.partition(".")[0]
+    return root != project and root not in sys.stdlib_module_names
+
+
+def _attribute_path(node: ast.Attribute) -> str | None:
+    """``a.b.c`` of an attribute chain on a name, else None (a call, a subscript...)."""
+    parts = []
+    value: ast.expr = node
+    while isinstance(value, ast.Attribute):
+        parts.append(value.attr)
+        value = value.value
+    return ".".join([value.id, *reversed(parts)]) if isinstance(value, ast.Name) else None
+
+
+def private_third_party_uses(modules: dict[str, tuple[Path, bool]],
+                             project: str = "revasm") -> list[str]:
+    """Where a module imports a private name of a third-party package, or reaches one as an
+    attribute of a package it imported (relative imports are the project's own)."""
+    found = []
+    for name, (path, _) in sorted(modules.items()):
+        tree = ast.parse(path.read_text(), str(path))
+        bound: dict[str, str] = {}  # local name -> the third-party module or name it is
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                imported = [(alias.name, alias.asname or alias.name.partition(".")[0],
+                             alias.name if alias.asname else alias.name.partition(".")[0])
+                            for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                imported = [(f"{node.module}.{alias.name}", alias.asname or alias.name,
+                             f"{node.module}.{alias.name}") for alias in node.names]
+            else:
+                continue
+            for dotted, local, target in imported:
+                if not _third_party(dotted, project):
+                    continue
+                bound[local] = target
+                if _private(dotted):
+                    found.append(f"{name} (line {node.lineno}) imports {dotted}")
+        inner = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Attribute) or id(node) in inner:  # whole chains only
+                continue
+            dotted = _attribute_path(node)
+            if dotted is None:
+                continue
+            local, _, rest = dotted.partition(".")
+            if local in bound and _private(rest):
+                found.append(f"{name} (line {node.lineno}) uses {bound[local]}.{rest}")
+    return sorted(set(found))
+
+
 # --- the tests ---------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -311,6 +385,51 @@ def test_the_compiler_backend_and_front_end_meet_only_in_the_ir(project):
         f"add {sorted(compiler_parts - set(COMPILER_LAYERS))} to COMPILER_LAYERS"
     violations = part_violations(graph, COMPILER_LAYERS)
     assert not violations, "\n".join(violations)
+
+
+def test_the_rtl_s_verification_and_synthesis_build_on_the_hardware_only(project):
+    _, modules, graph = project
+    rtl_modules = {name for name in modules if name.startswith("revasm.rtl.")}
+    outside = sorted(name for name in rtl_modules
+                     if not any(_within(name, part) for part in RTL_LAYERS))
+    assert not outside, f"put {outside} in a part of RTL_LAYERS (hardware, verification, ...)"
+    violations = part_violations(graph, RTL_LAYERS)
+    assert not violations, "\n".join(violations)
+
+
+def test_no_module_uses_a_private_name_of_a_third_party_package(project):
+    _, modules, _ = project
+    found = private_third_party_uses(modules)
+    assert not found, ("private names of other packages (use their public API):\n"
+                       + "\n".join(found))
+
+
+def test_a_private_name_of_a_third_party_package_is_found(tmp_path):
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text(
+        "from __future__ import annotations\n"  # the standard library's: not third-party
+        "import os._private\n"
+        "from amaranth import __version__\n"  # a dunder is public
+        "from amaranth.hdl import Cat, Value\n"
+        "from pkg._own import _helper\n"  # the project's own: another rule's business
+        "from ._own import _other\n")
+    (package / "_own.py").write_text("_helper = _other = 1\n")
+    (package / "bad.py").write_text(
+        "from amaranth.hdl._ast import Slice\n"
+        "import amaranth.hdl._ir\n"
+        "def f():\n"
+        "    from amaranth.hdl import _ast as ast_module\n"
+        "    import amaranth.hdl as hdl\n"
+        "    return hdl._mem.MemoryData, amaranth.lib.data, ast_module\n")
+    modules = module_files(package, "pkg")
+    assert private_third_party_uses({"pkg": modules["pkg"]}, "pkg") == []
+    assert private_third_party_uses(modules, "pkg") == [
+        "pkg.bad (line 1) imports amaranth.hdl._ast.Slice",
+        "pkg.bad (line 2) imports amaranth.hdl._ir",
+        "pkg.bad (line 4) imports amaranth.hdl._ast",
+        "pkg.bad (line 6) uses amaranth.hdl._mem.MemoryData",
+    ]
 
 
 def test_a_backend_import_of_the_front_end_fails():

@@ -3,7 +3,7 @@
 The schedule's view of a step (the registers it writes, its memory and tape effects, its
 unit calls) is read from the table without Amaranth; here it is compared, entry by entry
 and in both directions, with the RTL's own evaluation of the templates
-(``rtl/semantics.evaluate``, what the ALU is built from).  The per-step cycles are
+(``rtl/hardware/semantics.evaluate``, what the ALU is built from).  The per-step cycles are
 compared with an independent count: the template run with a recording vocabulary, every
 unit call it makes timed from its argument words.
 """
@@ -39,7 +39,7 @@ def test_the_step_shape_is_the_rtls_evaluation_of_every_entry(backward: bool) ->
     pytest.importorskip("amaranth", reason="the RTL evaluation needs amaranth")
     from amaranth.hdl import Const
 
-    from revasm.rtl.semantics import Inputs, evaluate
+    from revasm.rtl.hardware.semantics import Inputs, evaluate
     dummy = Const(0, 64)
     for entry in INSTRUCTIONS:
         inputs = Inputs(64, {"A": dummy, "B": dummy, "C": dummy},
@@ -201,7 +201,7 @@ def test_the_microcode_placeholders_are_the_rtls() -> None:
     """The micro-program compiler and the RTL's template evaluator name the operands
     alike (they read the same parsed templates)."""
     pytest.importorskip("amaranth", reason="the RTL's names need amaranth")
-    from revasm.rtl.semantics import PLACEHOLDERS as RTL_PLACEHOLDERS
-    from revasm.rtl.semantics import UNIT_OF
+    from revasm.rtl.hardware.semantics import PLACEHOLDERS as RTL_PLACEHOLDERS
+    from revasm.rtl.hardware.semantics import UNIT_OF
     assert PLACEHOLDERS == RTL_PLACEHOLDERS
     assert set(UNIT_OF) == UNIT_CALLS

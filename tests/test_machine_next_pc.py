@@ -190,8 +190,8 @@ def test_the_rtl_control_unit_moves_the_pc_by_the_rule(width):
     from amaranth.sim import Simulator
 
     from revasm.isa.instruction import CONTROL_KINDS
-    from revasm.rtl.control import ControlUnit
-    from revasm.rtl.params import CoreParams
+    from revasm.rtl.hardware.control import ControlUnit
+    from revasm.rtl.hardware.params import CoreParams
 
     params = CoreParams(width=width)
     dut = ControlUnit(params)

@@ -43,7 +43,7 @@ def test_the_wheel_holds_every_package_and_data_file(wheel):
     names = set(zipfile.ZipFile(path).namelist())
     for expected in ("revasm/__init__.py", "revasm/cli/main.py", "revasm/sim/engine.py",
                      "revasm/sim/reference/machine.py", "revasm/report/models/cmos45.json",
-                     "revasm/rtl/harness/harness.cpp", "revasm/bench/__init__.py",
+                     "revasm/rtl/verification/harness/harness.cpp", "revasm/bench/__init__.py",
                      "revasm/compiler/api.py", "revasm/isa/table.py"):
         assert expected in names, expected
     assert not any(name.startswith(("tests/", "examples/", "src/", "bench/")) for name in names)

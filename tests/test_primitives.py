@@ -16,7 +16,7 @@ neighbours, pi/2 and pi, each fault's boundary) and on hypothesis' operand words
 
 and a row without an implementation in an engine fails with a message that names it.
 The overflow predicates are rows like the others.  The RTL's function unit refuses a
-function-unit row it has no routine for (``rtl/function_unit.py``).
+function-unit row it has no routine for (``rtl/hardware/function_unit.py``).
 """
 from __future__ import annotations
 
@@ -357,7 +357,7 @@ def test_the_translator_refuses_a_row_without_a_kernel_function(monkeypatch) -> 
 def test_the_function_unit_has_a_routine_for_every_function_unit_row() -> None:
     pytest.importorskip("amaranth")
     from revasm.isa.primitives import operations
-    from revasm.rtl.function_unit import IMPLEMENTED, check_routines
+    from revasm.rtl.hardware.function_unit import IMPLEMENTED, check_routines
 
     check_routines()
     assert IMPLEMENTED == frozenset(operations("function"))
@@ -367,7 +367,7 @@ def test_the_function_unit_refuses_a_row_it_has_no_routine_for(monkeypatch) -> N
     pytest.importorskip("amaranth")
     from amaranth.hdl import Fragment
 
-    from revasm.rtl import function_unit
+    from revasm.rtl.hardware import function_unit
 
     monkeypatch.setattr(function_unit, "FUNCTION_OPS",
                         (*function_unit.FUNCTION_OPS, "fn_softsign"))

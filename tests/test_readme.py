@@ -363,7 +363,7 @@ def test_grad_expr_accepts_the_functions_its_help_lists():
 # -- rtl synth says it takes minutes and shows its stages ----------------------------------
 
 def test_rtl_synth_warns_and_shows_progress_on_stderr(monkeypatch):
-    import revasm.rtl.synth as synth_module
+    import revasm.rtl.synthesis.synth as synth_module
 
     def fake_synthesize(part, params, target, place=True, progress=None, **options):
         for stage in synth_module.STAGES:

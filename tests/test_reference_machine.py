@@ -151,9 +151,9 @@ def test_single_steps_walk_the_same_path_as_a_run():
 
 
 def test_advance_steps_as_step_does_and_names_the_words_it_touched():
-    """``advance`` (the co-simulation's step, rtl/cosim.py) executes what ``step`` does,
-    forward and backward, returns the memory words accessed with their old values, and
-    returns a fault instead of raising it."""
+    """``advance`` (the co-simulation's step, rtl/verification/cosim.py) executes what
+    ``step`` does, forward and backward, returns the memory words accessed with their old
+    values, and returns a fault instead of raising it."""
     image = fib(n=3)
     advancing, stepping = Machine(image), Machine(image)
     for direction in (1, -1):

@@ -1,7 +1,7 @@
-"""rtl/area.py: a netlist's LUT4 counted by the registers they feed."""
+"""rtl/synthesis/area.py: a netlist's LUT4 counted by the registers they feed."""
 from __future__ import annotations
 
-from revasm.rtl.area import register_breakdown
+from revasm.rtl.synthesis.area import register_breakdown
 
 
 def _lut(inputs: list[int], output: int) -> dict:

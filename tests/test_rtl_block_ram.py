@@ -1,10 +1,10 @@
 """Block RAM without collision logic, window checks on bits, the pin wrapper's inputs.
 
-The memories of the core never read in a cycle they write (``rtl/memory.exclusive_ports``),
-and synthesis tells yosys so (``rtl/synth.collision_free``), which then maps a register
+The memories of the core never read in a cycle they write (``rtl/hardware/memory.exclusive_ports``),
+and synthesis tells yosys so (``rtl/synthesis/synth.collision_free``), which then maps a register
 file onto block RAM alone instead of adding a register, a multiplexer and a comparator
 per read port to emulate a colliding read.  The window checks of the memory map test
-high bits where the bounds are powers of two (``rtl/memory_map.below``/``in_top``).
+high bits where the bounds are powers of two (``rtl/hardware/memory_map.below``/``in_top``).
 """
 from __future__ import annotations
 
@@ -25,10 +25,10 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
 
-from revasm.rtl.memory import exclusive_memory, exclusive_ports
-from revasm.rtl.memory_map import below, in_top
-from revasm.rtl.regfile import RegisterFile
-from revasm.rtl.synth import PinWrapper, collision_free
+from revasm.rtl.hardware.memory import exclusive_memory, exclusive_ports
+from revasm.rtl.hardware.memory_map import below, in_top
+from revasm.rtl.hardware.regfile import RegisterFile
+from revasm.rtl.synthesis.synth import PinWrapper, collision_free
 
 pytestmark = pytest.mark.filterwarnings("error")
 

@@ -39,10 +39,10 @@ from sampling import SAMPLES, count  # noqa: E402
 
 from revasm.assembler import assemble_file  # noqa: E402
 from revasm.isa.table import INSTRUCTIONS  # noqa: E402
-from revasm.rtl.cosim import TEST_MEMORY_WORDS, Job, Lockstep  # noqa: E402
-from revasm.rtl.function_unit import IMPLEMENTED  # noqa: E402
-from revasm.rtl.params import CoreParams  # noqa: E402
-from revasm.rtl.semantics import FUNCTION_OPS  # noqa: E402
+from revasm.rtl.hardware.function_unit import IMPLEMENTED  # noqa: E402
+from revasm.rtl.hardware.params import CoreParams  # noqa: E402
+from revasm.rtl.hardware.semantics import FUNCTION_OPS  # noqa: E402
+from revasm.rtl.verification.cosim import TEST_MEMORY_WORDS, Job, Lockstep  # noqa: E402
 
 #: Entries whose templates call a function-unit operation the RTL lacks.
 UNSUPPORTED = frozenset(
@@ -200,7 +200,9 @@ def test_a_compiled_program_in_lockstep_counts_the_rtl_s_cycles() -> None:
         [Job(image, registers, memory, name="fib_pair.ja")])
     assert [run.status for run in result.runs] == ["finished", "finished"], _report([result])
     assert [run.cycles for run in result.runs] == [run.reference_cycles for run in result.runs]
-    assert result.runs[0].cycles > 6 * 600
+    # every retired instruction costs the core's six-state schedule or more (isa/timing)
+    assert result.runs[0].steps > 500
+    assert result.runs[0].cycles >= 6 * result.runs[0].steps
 
 
 def _uncaught_jump(width: int) -> Job:

@@ -20,9 +20,9 @@ WARNINGS_ARE_ERRORS = pytest.mark.filterwarnings("error")
 from revasm.isa import adjoint as adjoint_module  # noqa: E402
 from revasm.isa.codec import lookup  # noqa: E402
 from revasm.isa.table import INSTRUCTIONS  # noqa: E402
-from revasm.rtl import alu as alu_module  # noqa: E402
-from revasm.rtl import formal, proof_registry, unit_proofs  # noqa: E402
-from revasm.rtl.params import CoreParams  # noqa: E402
+from revasm.rtl.hardware import alu as alu_module  # noqa: E402
+from revasm.rtl.hardware.params import CoreParams  # noqa: E402
+from revasm.rtl.verification import formal, proof_registry, unit_proofs  # noqa: E402
 
 HAVE_SBY = ((Path(sys.executable).parent / "yowasp-sby").exists()
             or shutil.which("yowasp-sby") is not None)
@@ -68,7 +68,7 @@ def test_gradient_mode_applies_the_tables_adjoint_both_ways() -> None:
 def _break_adds_backward_program(monkeypatch) -> None:
     """ADD's backward micro-program with its addition turned into a subtraction."""
     from revasm.isa.timing.microcode import step
-    from revasm.rtl import gradient_unit
+    from revasm.rtl.hardware import gradient_unit
 
     add = INSTRUCTIONS.index(lookup("ADD"))
 
@@ -183,7 +183,7 @@ def test_the_rotation_restatement_is_the_tables(width: int) -> None:
         unrotate,
         unrotation_overflows,
     )
-    from revasm.rtl.table_rendering import word_format
+    from revasm.rtl.hardware.params import word_format
     fmt = word_format(width)
     table = {"rot": (rotate, rotation_overflows), "irot": (unrotate, unrotation_overflows)}
     wraps = 0
@@ -207,7 +207,7 @@ def test_the_rotation_restatement_is_the_tables(width: int) -> None:
 def test_the_rotation_restatement_is_the_tables_on_every_input() -> None:
     """The same at W = 6 on every (x, y, theta): 2**18 inputs, both directions."""
     from revasm.isa.rotation import rotate, rotation_overflows, unrotate, unrotation_overflows
-    from revasm.rtl.table_rendering import word_format
+    from revasm.rtl.hardware.params import word_format
     fmt = word_format(6)
     plans = unit_proofs.rotation_plans(6)
     for theta in range(64):

@@ -19,9 +19,9 @@ from click.testing import CliRunner
 
 from revasm.assembler import assemble, assemble_file
 from revasm.cli.main import cli
-from revasm.rtl.cosim import Job, Lockstep
-from revasm.rtl.memory_map import MemoryMap
-from revasm.rtl.params import CoreParams
+from revasm.rtl.hardware.memory_map import MemoryMap
+from revasm.rtl.hardware.params import CoreParams
+from revasm.rtl.verification.cosim import Job, Lockstep
 
 SUITE = Path(__file__).resolve().parent / "pal_conformance"
 TOP = 2**32

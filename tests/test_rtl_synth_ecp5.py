@@ -1,4 +1,4 @@
-"""`revasm rtl synth --target ecp5-*`: synth_ecp5 and nextpnr-ecp5 (rtl/synth_targets.py).
+"""`revasm rtl synth --target ecp5-*`: synth_ecp5 and nextpnr-ecp5 (rtl/synthesis/synth_targets.py).
 
 A small unit -- a product, a block memory and an adder -- goes through the real flow on
 the smallest ECP5 in seconds: the product must land in a MULT18X18D, the memory in a
@@ -20,9 +20,9 @@ from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from revasm.rtl import synth
-from revasm.rtl.params import CoreParams
-from revasm.rtl.synth_targets import TARGETS, CellCounts, count_cells
+from revasm.rtl.hardware.params import CoreParams
+from revasm.rtl.synthesis import synth
+from revasm.rtl.synthesis.synth_targets import TARGETS, CellCounts, count_cells
 
 pytestmark = pytest.mark.filterwarnings("error")
 

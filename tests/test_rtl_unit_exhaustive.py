@@ -1,14 +1,14 @@
-"""rtl/unit_exhaustive.py: the units run on every input at a reduced width in Verilator,
-against the table's oracle and the unit's cycle model (`make formal` runs every
-operation at W = 8; here W = 6, one Verilator build)."""
+"""rtl/verification/unit_exhaustive.py: the units run on every input at a reduced width in
+Verilator, against the table's oracle and the unit's cycle model (`make formal` runs
+every operation at W = 8; here W = 6, one Verilator build)."""
 from __future__ import annotations
 
 import pytest
 
 pytest.importorskip("amaranth", reason="the RTL needs the 'rtl' extra (amaranth)")
 
-from revasm.rtl import unit_exhaustive, unit_proofs
-from revasm.rtl.verilator import missing_tools
+from revasm.rtl.verification import unit_exhaustive, unit_proofs
+from revasm.rtl.verification.verilator import missing_tools
 
 W = 6
 FU = unit_proofs.FUNCTION_UNIT
@@ -20,7 +20,7 @@ def _verilator() -> None:
         pytest.skip("the exhaustive checks need verilator")
 
 
-@pytest.mark.parametrize("name", ["fn_sin", "fn_tanh", "fn_pow", "fdiv", "irot"])
+@pytest.mark.parametrize("name", ["fn_sin", "fn_tanh", "fn_sigmoid", "fn_pow", "fdiv", "irot"])
 def test_the_function_unit_is_the_tables_on_every_input(name: str) -> None:
     records = unit_exhaustive.run(FU, name, W)
     assert len(records) == 1 << (unit_proofs.arity(name) * W)
@@ -56,7 +56,7 @@ def test_a_width_beyond_the_records_is_refused() -> None:
 
 def test_the_checks_are_in_the_registry() -> None:
     """Every unit operation has a bmc proof and an exhaustive check, selectable alike."""
-    from revasm.rtl import proof_registry
+    from revasm.rtl.verification import proof_registry
     proofs = proof_registry.unit_registry()
     for proof in (p for p in proofs if p.prop == "unit"):
         twin = [p for p in proofs if p.prop == "exhaustive" and p.name == proof.name]

@@ -21,13 +21,13 @@ from revasm.isa.elementary import TABLES  # noqa: E402
 from revasm.isa.fixed_point import WordFormat  # noqa: E402
 from revasm.isa.table import INSTRUCTIONS  # noqa: E402
 from revasm.isa.vocabulary import vocabulary  # noqa: E402
-from revasm.rtl.alu import Alu  # noqa: E402
-from revasm.rtl.decoder import Decoder  # noqa: E402
-from revasm.rtl.function_unit import IMPLEMENTED, FunctionUnit, cordic_schedule  # noqa: E402
-from revasm.rtl.memory import Tape  # noqa: E402
-from revasm.rtl.muldiv import OP_DIV, OP_MUL, MulDiv  # noqa: E402
-from revasm.rtl.params import CoreParams  # noqa: E402
-from revasm.rtl.semantics import FUNCTION_OPS, MULDIV_OPS, TemplateError, evaluate  # noqa: E402
+from revasm.rtl.hardware.alu import Alu  # noqa: E402
+from revasm.rtl.hardware.decoder import Decoder  # noqa: E402
+from revasm.rtl.hardware.function_unit import IMPLEMENTED, FunctionUnit, cordic_schedule  # noqa: E402
+from revasm.rtl.hardware.memory import Tape  # noqa: E402
+from revasm.rtl.hardware.muldiv import OP_DIV, OP_MUL, MulDiv  # noqa: E402
+from revasm.rtl.hardware.params import CoreParams  # noqa: E402
+from revasm.rtl.hardware.semantics import FUNCTION_OPS, MULDIV_OPS, TemplateError, evaluate  # noqa: E402
 
 
 def _simulate(dut, testbench, *, clock: bool = True) -> None:
@@ -58,7 +58,7 @@ def _words(width: int, rng: random.Random, count: int) -> list[int]:
 
 def test_parameters() -> None:
     assert CoreParams(gradient=True).gradient
-    from revasm.rtl.alu import max_calls
+    from revasm.rtl.hardware.alu import max_calls
     assert max_calls(32, 34) == 1  # a value template calls a unit at most once
     with pytest.raises(ValueError):
         CoreParams(width=48)
@@ -211,7 +211,7 @@ def test_alu_counts_the_templates_overflow_events(width: int) -> None:
 def test_translator_refuses_unknown_constructs() -> None:
     from amaranth.hdl import Const
 
-    from revasm.rtl.semantics import Inputs
+    from revasm.rtl.hardware.semantics import Inputs
     inputs = Inputs(32, {"A": Const(0, 32), "B": Const(0, 32), "C": Const(0, 32)}, {},
                     Const(0, 34), Const(1, 2), Const(0, 32), Const(0, 32),
                     (Const(0, 32), Const(0, 32)))
@@ -219,6 +219,48 @@ def test_translator_refuses_unknown_constructs() -> None:
         evaluate("R[{a}] = mystery(R[{b}])", inputs)
     with pytest.raises(TemplateError):
         evaluate("while True: pass", inputs)
+
+
+def test_the_translator_records_how_it_built_every_value_of_every_template() -> None:
+    """The ALU takes the templates' expressions apart through ``semantics.Nodes`` (not
+    Amaranth's private AST): every value an effect holds is an input, a signal or constant,
+    or has a node -- and that node, built again from its own operands, gives the very
+    expression back."""
+    from amaranth.hdl import Const, Signal, signed
+
+    from revasm.rtl.hardware.semantics import Inputs, direction_value
+    words = {name: Signal(32, name=name) for name in ("a", "b", "c", "imm", "mem", "tape")}
+    inputs = Inputs(32, {"A": words["a"], "B": words["b"], "C": words["c"]},
+                    {"IMM": words["imm"], "AMT": Signal(6), "K": Signal(2),
+                     "OFF": Signal(signed(26))},
+                    Signal(signed(34)), direction_value(Signal()), words["mem"], words["tape"],
+                    ((Signal(32), Signal(32)),), shifter=Signal(32), adder=Signal(signed(34)),
+                    unit_overflows=(Signal(),))
+    nodes, checked = inputs.nodes, 0
+
+    def walk(value, where):
+        nonlocal checked
+        node = nodes.node(value)
+        if node is None:
+            assert isinstance(value, (Const, Signal)) or value is inputs.direction, \
+                f"{where}: {value!r} was built outside semantics.Nodes"
+            return
+        assert repr(nodes.remake(value, node.operands)) == repr(value), where
+        checked += 1
+        for operand in node.operands:
+            walk(operand, where)
+
+    for ins in INSTRUCTIONS:
+        for template in (ins.forward, ins.backward):
+            eff = evaluate(template, inputs)
+            values = [*eff.writes.values(), eff.mem_addr, eff.mem_write, eff.br, eff.direction,
+                      eff.show, eff.emit, eff.ov_event, *(eff.shift or ()),
+                      *(eff.add[:2] if eff.add else ()),
+                      *(arg for _, args in eff.calls for arg in args)]
+            for value in values:
+                if value is not None:
+                    walk(value, f"{ins.mnemonic}: {template}")
+    assert checked > 1000
 
 
 # --- gradient micro-programs (isa/timing/microcode.py) ------------------------------------------
@@ -314,7 +356,7 @@ def test_micro_programs_are_the_gradient_templates(width: int) -> None:
 
 def test_every_gradient_step_has_a_micro_program() -> None:
     """No entry falls back to 'unimplemented'; the families with an adjoint have a program."""
-    from revasm.rtl.gradient_unit import MicroRom
+    from revasm.rtl.hardware.gradient_unit import MicroRom
     rom = MicroRom()
     assert all(s is not None for s in rom.steps.values())
     with_program = {INSTRUCTIONS[i].mnemonic for (i, _), s in rom.steps.items() if s.ops}
@@ -407,6 +449,12 @@ def test_function_unit_is_bit_exact(width: int) -> None:
     # the saturations before the CORDIC: exp's operand and pow's y ln x at +-(W + 2)
     edge = (width + 2) * fmt.one
     cases += [("fn_exp", e, 0, 0) for e in (edge, edge - 1, fmt.wrap(-edge), fmt.wrap(1 - edge))]
+    # sigmoid: one or zero from |x| = 2 (F + 4) on; below it, both signs, exp's routine and
+    # a division (the numerator e**r, or 4**-k e**-r for x < 0, k up to 29 / 52)
+    limit = (width + 8) * fmt.one
+    cases += [("fn_sigmoid", fmt.wrap(s * e), 0, 0) for s in (1, -1)
+              for e in (limit, limit - 1, fmt.one // 3, fmt.from_real("2.5"), 17 * fmt.one)]
+    cases += [("fn_sigmoid", v, 0, 0) for v in (0, 1, fmt.mask, 1 << (width - 1))]
     cases += [("fn_pow", fmt.from_real("100"), fmt.from_real("50"), 0),
               ("fn_pow", fmt.from_real("0.01"), fmt.from_real("100"), 0)]
     # tan next to its pole at pi/2, both signs: the quotient saturates

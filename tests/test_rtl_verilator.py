@@ -1,4 +1,4 @@
-"""The Verilator backend of the lockstep co-simulation (rtl/verilator.py).
+"""The Verilator backend of the lockstep co-simulation (rtl/verification/verilator.py).
 
 One Verilator build (W = 32, memory 2048 words: 1024 low and the stack window, the
 gradient bank) is shared by
@@ -25,9 +25,14 @@ from program_generators import ProgramBuilder, examples, structured_programs
 from revasm.assembler import assemble_file
 from revasm.isa.timing import function_unit_cycles
 from revasm.machine import MachineFault
-from revasm.rtl.cosim import Bus, Job, Lockstep
-from revasm.rtl.params import CoreParams
-from revasm.rtl.verilator import VerilatorError, VerilatorLockstep, core_ports, missing_tools
+from revasm.rtl.hardware.params import CoreParams
+from revasm.rtl.verification.cosim import Bus, Job, Lockstep
+from revasm.rtl.verification.verilator import (
+    VerilatorError,
+    VerilatorLockstep,
+    core_ports,
+    missing_tools,
+)
 from revasm.sim.host import (
     initial_words,
     resolve,
@@ -200,7 +205,7 @@ def test_ports_come_from_the_signature(engine: VerilatorLockstep) -> None:
 
 def test_a_failed_build_reports_the_compiler_output(tmp_path, monkeypatch) -> None:
     _need_verilator()
-    from revasm.rtl import verilator as backend
+    from revasm.rtl.verification import verilator as backend
 
     original = backend._wrapper
     monkeypatch.setattr(backend, "_wrapper", lambda ports: original(ports) + "module broken(;\n")
@@ -279,7 +284,7 @@ def test_cli_verilator_grad_json(engine: VerilatorLockstep) -> None:
 
 
 def test_cli_verilator_reports_a_divergence_with_both_states(engine, monkeypatch) -> None:
-    from revasm.rtl import verilator as backend
+    from revasm.rtl.verification import verilator as backend
 
     original = backend.VerilatorLockstep.start
     monkeypatch.setattr(backend.VerilatorLockstep, "start",
@@ -291,7 +296,7 @@ def test_cli_verilator_reports_a_divergence_with_both_states(engine, monkeypatch
 
 
 def test_cli_verilator_errors(monkeypatch) -> None:
-    from revasm.rtl import verilator as backend
+    from revasm.rtl.verification import verilator as backend
 
     result = _cli("rtl", "sim", "examples/fib.pal", "--verilator", "--vcd", "examples/fib.pal")
     assert result.exit_code == 2 and "--vcd" in result.output  # never over the program

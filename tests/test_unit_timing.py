@@ -30,8 +30,8 @@ from revasm.isa.timing.units import (  # noqa: E402
     muldiv_cycles,
 )
 from revasm.isa.vocabulary import vocabulary  # noqa: E402
-from revasm.rtl.function_unit import FunctionUnit  # noqa: E402
-from revasm.rtl.muldiv import MulDiv  # noqa: E402
+from revasm.rtl.hardware.function_unit import FunctionUnit  # noqa: E402
+from revasm.rtl.hardware.muldiv import MulDiv  # noqa: E402
 
 #: tan's denominator (the CORDIC's sin r at an odd quadrant) is exactly 0 here at W = 32:
 #: the unit skips the division (found by a search over the multiples of pi/2)
@@ -107,6 +107,12 @@ def _function_cases(fmt: WordFormat, rng: random.Random) -> list[tuple[str, int,
         ("rot", one, one, r("3.0")),  # reduced by one turn of pi: rot negates first
         ("fn_log", fmt.max_signed, 0, 0), ("fn_log", 1 << (w - 2), 0, 0),  # widest mantissa
         ("fn_log", (1 << (w - 2)) + 1, 0, 0), ("fn_log", (1 << (w - 2)) + 2, 0, 0),
+        # sigmoid: exp's routine on |x| / 2 and a division below |x| = 2 (F + 4), one or
+        # zero from BEGIN at and beyond it (min_signed too)
+        ("fn_sigmoid", r("0.75"), 0, 0), ("fn_sigmoid", x(-r("3.5")), 0, 0),
+        ("fn_sigmoid", 0, 0, 0), ("fn_sigmoid", (w + 8) * one - 1, 0, 0),
+        ("fn_sigmoid", (w + 8) * one, 0, 0), ("fn_sigmoid", x(1 - (w + 8) * one), 0, 0),
+        ("fn_sigmoid", x(-(w + 8) * one), 0, 0), ("fn_sigmoid", x(fmt.min_signed), 0, 0),
     ]
     if w == 32:
         branches += [("fn_tan", TAN_POLE_32, 0, 0), ("fn_tan", x(-TAN_POLE_32), 0, 0)]

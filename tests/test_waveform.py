@@ -1,13 +1,14 @@
 """`revasm run --vcd`: the reference's waveforms, named and timed as the RTL's.
 
-Runs are written as VCDs -- ``revasm run --vcd`` (or ``rtl/waveform.write_vcd``) from the
-reference, ``revasm rtl sim --vcd`` (or the lockstep) from Amaranth's simulation of the
-core -- read back with vcdvcd, and every signal of the reference's file must exist in the
-RTL's and hold the same value at every moment up to the end of the reference's run: forward
-runs (examples/fib.pal, a program with a second register write, memory, output and a loop,
-examples/bessel_j2.pal with its unit calls), backward ones (every unit operation run back)
-and runs that fault, each kind of fault the core raises.  Most use a core of 256 memory
-words, whose host load is short; the command-line ones the default core.
+Runs are written as VCDs -- ``revasm run --vcd`` (or
+``rtl/verification/waveform.write_vcd``) from the reference, ``revasm rtl sim --vcd`` (or
+the lockstep) from Amaranth's simulation of the core -- read back with vcdvcd, and every
+signal of the reference's file must exist in the RTL's and hold the same value at every
+moment up to the end of the reference's run: forward runs (examples/fib.pal, a program
+with a second register write, memory, output and a loop, examples/bessel_j2.pal with its
+unit calls), backward ones (every unit operation run back) and runs that fault, each kind
+of fault the core raises.  Most use a core of 256 memory words, whose host load is short;
+the command-line ones the default core.
 """
 from __future__ import annotations
 
@@ -25,9 +26,9 @@ from revasm.cli.loading import load_program
 from revasm.cli.machine_io import initial_words
 from revasm.cli.main import cli
 from revasm.machine import MachineFault
-from revasm.rtl.cosim import Job, Lockstep, reference_lane
-from revasm.rtl.params import CoreParams
-from revasm.rtl.waveform import WaveformError, write_vcd
+from revasm.rtl.hardware.params import CoreParams
+from revasm.rtl.verification.cosim import Job, Lockstep, reference_lane
+from revasm.rtl.verification.waveform import WaveformError, write_vcd
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -106,7 +107,8 @@ UNITS = """;; pendulum pal file
         finish
 """
 
-#: one program per way the core faults (``rtl/waveform.CORE_FAULTS``), with its direction
+#: one program per way the core faults (``rtl/verification/waveform.CORE_FAULTS``), with its
+#: direction
 FAULTS = {
     "divide-by-zero": (1, """;; pendulum pal file
 .input x $1 fixed = 0.75

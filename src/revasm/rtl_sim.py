@@ -9,7 +9,7 @@ as a Python call.
 
 The RTL runs in Amaranth's simulator (``verilator=True``: a Verilator model of the same
 core) and the reference simulator beside it; after every retired instruction the two
-must agree (``revasm.rtl.cosim``).  Needs the 'rtl' extra (Amaranth).  A request the
+must agree (``revasm.rtl.verification.cosim``).  Needs the 'rtl' extra (Amaranth).  A request the
 core cannot serve -- a program larger than its memory, an initial word it cannot hold,
 gradient mode without a loss, a missing tool -- is an :class:`RtlSimError` before anything
 runs; a divergence or a machine fault is a result (``status``), not an exception.
@@ -24,8 +24,8 @@ from revasm.assembler.image import Image
 from revasm.sim.host import GradientError, Prepare, initial_words, loss_place
 
 if TYPE_CHECKING:
-    from revasm.rtl.cosim import RunResult as LockstepRun
-    from revasm.rtl.params import CoreParams
+    from revasm.rtl.hardware.params import CoreParams
+    from revasm.rtl.verification.cosim import RunResult as LockstepRun
 
 #: The core's memory depth when the caller does not say (a power of two).
 DEFAULT_MEMORY_WORDS = 2048
@@ -108,7 +108,7 @@ def core_params(width: int, memory_words: int = DEFAULT_MEMORY_WORDS, grad: bool
                 stack_words: int | None = None) -> CoreParams:
     """The core's parameters; an impossible combination is an :class:`RtlSimError`."""
     require_rtl()
-    from revasm.rtl.params import CoreParams
+    from revasm.rtl.hardware.params import CoreParams
     try:
         return CoreParams(width=width, memory_words=memory_words, gradient=grad,
                           stack_words=stack_words)
@@ -143,7 +143,7 @@ def rtl_sim(image: Image, inputs: dict[str, object] | None = None, *,
     name = name if name is not None else image.source_file
     if verilator:
         require_rtl()
-        from revasm.rtl.verilator import INSTALL_HINT, missing_tools
+        from revasm.rtl.verification.verilator import INSTALL_HINT, missing_tools
         missing = missing_tools()
         if missing:
             raise RtlSimError(f"--verilator needs {', '.join(missing)}, not found on this "
@@ -166,7 +166,7 @@ def rtl_sim(image: Image, inputs: dict[str, object] | None = None, *,
             place = loss_place(image, loss)
         except GradientError as exc:
             raise RtlSimError(str(exc), about_program=True) from None
-    from revasm.rtl.cosim import Job, Lockstep
+    from revasm.rtl.verification.cosim import Job, Lockstep
     job = Job(image, registers=registers, memory=memory, directions=DIRECTIONS[directions],
               name=name, loss=place)
     if not verilator:
@@ -177,7 +177,7 @@ def rtl_sim(image: Image, inputs: dict[str, object] | None = None, *,
         else:
             (result,) = engine.run([job])
         return RtlSimResult(name, image.width, grad, result.runs, "amaranth")
-    from revasm.rtl.verilator import VerilatorError, VerilatorLockstep
+    from revasm.rtl.verification.verilator import VerilatorError, VerilatorLockstep
     model = VerilatorLockstep(params, max_steps=max_steps, build_dir=build_dir)
     try:
         model.prepare(trace=bool(vcd))

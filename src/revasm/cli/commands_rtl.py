@@ -19,9 +19,9 @@ from .options import WIDTH, width_option
 from .outputs import image_inputs, refuse_overwrite, write_atomic
 
 if TYPE_CHECKING:  # the RTL needs the 'rtl' extra: imported where a command runs
-    from revasm.rtl.formal import ProofResult
-    from revasm.rtl.params import CoreParams
-    from revasm.rtl.proof_registry import Proof
+    from revasm.rtl.hardware.params import CoreParams
+    from revasm.rtl.verification.formal import ProofResult
+    from revasm.rtl.verification.proof_registry import Proof
 
 
 def _params(width: int, memory_words: int, grad: bool = False,
@@ -191,7 +191,7 @@ def verilog(output: str, width: int, memory_words: int, stack_words: int | None,
     params = _params(width, memory_words, stack_words=stack_words)
     from amaranth.back import verilog as back
 
-    from revasm.rtl.core import Core
+    from revasm.rtl.hardware.core import Core
     text = back.convert(Core(params, function_unit=not no_function_unit), name="revasm_core")
     try:  # whole or not at all: a temporary file, then renamed
         write_atomic(output, text)
@@ -247,7 +247,7 @@ def formal(width: int, only: str | None, properties: str | None, jobs: int,
     """
     _params(width, 1024)
     from revasm.isa.codec import lookup
-    from revasm.rtl import proof_registry as proofs_module
+    from revasm.rtl.verification import proof_registry as proofs_module
     proofs = proofs_module.registry(width)
     if show_table:
         recorded = proofs_module.load(Path(record_file) if record_file
@@ -319,15 +319,16 @@ def formal(width: int, only: str | None, properties: str | None, jobs: int,
 
 
 def _target_help() -> str:
-    """--target's help: every target with its device and resources (rtl/synth_targets.py)."""
-    from revasm.rtl.synth_targets import TARGETS
+    """--target's help: every target with its device and resources
+    (rtl/synthesis/synth_targets.py)."""
+    from revasm.rtl.synthesis.synth_targets import TARGETS
     return "The part to synthesise and place for: " + "; ".join(
         f"{t.name} = {t.device + ', ' if t.device else ''}{t.capacity}"
         for t in TARGETS.values()) + "."
 
 
 def _target_names() -> list[str]:
-    from revasm.rtl.synth_targets import TARGETS
+    from revasm.rtl.synthesis.synth_targets import TARGETS
     return list(TARGETS)
 
 
@@ -374,8 +375,8 @@ def synth(width: int, grad: bool, target: str, part: tuple[str, ...], freq_mhz: 
     the logic cells nextpnr's packer needed).
     """
     params = _params(width, 1024, grad)
-    from revasm.rtl.synth import synthesize
-    from revasm.rtl.synth_targets import TARGETS
+    from revasm.rtl.synthesis.synth import synthesize
+    from revasm.rtl.synthesis.synth_targets import TARGETS
 
     from .synth_progress import SynthProgress
     chosen = TARGETS[target]

@@ -60,7 +60,7 @@ class SynthProgress:
         self.began = time.perf_counter()
 
     def stage(self, stage: str, detail: str) -> None:
-        """A stage starts (``rtl.synth.STAGES``)."""
+        """A stage starts (``rtl.synthesis.synth.STAGES``)."""
         self.stage_name = stage
         seconds = time.perf_counter() - self.began
         if self.status is not None:

@@ -12,12 +12,12 @@ from .outputs import atomic_path
 def write_waveforms(path: str, image: Image, records: list, sets: tuple[str, ...],
                     mems: tuple[str, ...], *, reverse: bool = False,
                     fault: MachineFault | None = None) -> None:
-    """The run's waveforms as the RTL's (``rtl/waveform.py``), whole or not at all: a
+    """The run's waveforms as the RTL's (``rtl/verification/waveform.py``), whole or not at all: a
     forward run, or with ``reverse`` a backward one from FINISH, up to its halt or
     ``fault``."""
     try:
-        from revasm.rtl.params import CoreParams
-        from revasm.rtl.waveform import WaveformError, write_vcd
+        from revasm.rtl.hardware.params import CoreParams
+        from revasm.rtl.verification.waveform import WaveformError, write_vcd
     except ImportError as exc:
         raise ToolError(f"revasm run: error: --vcd writes the RTL core's signals and needs "
                         f"the 'rtl' extra: pip install 'revasm[rtl]' ({exc})") from None

@@ -82,6 +82,9 @@ UNARY_DERIVATIVES: dict[str, Derivative] = {
                {("b", "b"): "fneg(fmul(shl(R[{b}], 1), fmul(_db, _db)))"}),
     "sinh": _d({"b": f"fn_cosh({_B})"}, {("b", "b"): f"fn_sinh({_B})"}),
     "cosh": _d({"b": f"fn_sinh({_B})"}, {("b", "b"): f"fn_cosh({_B})"}),
+    # sigmoid' = s (1 - s);  sigmoid'' = s' (1 - 2 s)
+    "sigmoid": _d({"b": f"fmul(fn_sigmoid({_B}), fsub(one, fn_sigmoid({_B})))"},
+                  {("b", "b"): f"fmul(_db, fsub(one, shl(fn_sigmoid({_B}), 1)))"}),
 }
 
 #: d/db and d/dc of ``a ± f(b, c)`` for every binary function family.

@@ -56,7 +56,7 @@ from typing import Any, Literal, Protocol
 from .functions.arithmetic import fx_abs, fx_div
 from .functions.circular import fx_atan, fx_atan2, fx_cos, fx_sin, fx_tan
 from .functions.exp_log import fx_exp, fx_log, fx_pow
-from .functions.hyperbolic import fx_cosh, fx_sinh, fx_tanh
+from .functions.hyperbolic import fx_cosh, fx_sigmoid, fx_sinh, fx_tanh
 from .functions.square_root import fx_sqrt
 from .rotation import rotate, rotation_overflows, unrotate, unrotation_overflows
 
@@ -395,6 +395,8 @@ PRIMITIVES: tuple[Primitive, ...] = (
               _with_format(rotate), overflow="ovf_rot", inverse="irot"),
     Primitive("irot", 3, "pair", "function", "(x, y) rotated by -z: the exact inverse of rot",
               _with_format(unrotate), overflow="ovf_irot", inverse="rot"),
+    _function("fn_sigmoid", 1, fx_sigmoid, "the logistic sigmoid 1 / (1 + e^-x): "
+              "reduction by ln 2, hyperbolic CORDIC, one division", _near_half()),
     # --- the overflow predicates (0 or 1; docs/isa.md, "Overflow events") ------------------
     Primitive("ovf_add", 2, "flag", "alu", "the exact signed sum x + y leaves the range",
               _ovf_add),

@@ -50,7 +50,7 @@ from .primitives import primitive
 #: subtracts), so append new functions at the end.  Each is the primitive ``fn_<name>``
 #: of ``isa/primitives.py`` (its algorithm, faults, error bound and overflow predicate).
 UNARY_FUNCTIONS = ("sin", "cos", "tan", "tanh", "exp", "log", "sqrt", "abs", "atan",
-                   "sinh", "cosh")
+                   "sinh", "cosh", "sigmoid")
 BINARY_FUNCTIONS = ("atan2", "pow")
 
 for _arity, _family in ((1, UNARY_FUNCTIONS), (2, BINARY_FUNCTIONS)):

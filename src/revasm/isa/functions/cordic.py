@@ -154,7 +154,7 @@ def _make_tables(width: int) -> Tables:
 
 #: The narrowest word the functions are defined for: two guard bits (``G = W/2 - 2``) under
 #: the CORDIC's fraction.  Reduced widths serve the bounded proofs of the RTL function unit
-#: (``rtl/unit_proofs.py``); the engines run W = 32 and 64.
+#: (``rtl/verification/unit_proofs.py``); the engines run W = 32 and 64.
 MIN_WIDTH = 6
 
 

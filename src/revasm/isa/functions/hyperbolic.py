@@ -67,3 +67,24 @@ def fx_tanh(x: int, fmt: WordFormat) -> int:
             num, den = ep - em, ep + em
             v = ((num << (t.frac + 1)) + den) // (2 * den)
     return -v if x < 0 else v
+
+
+def fx_sigmoid(x: int, fmt: WordFormat) -> int:
+    """The logistic sigmoid 1 / (1 + e**-x) from one hyperbolic CORDIC run and one division.
+
+    With ``a = |x|/2 = k ln2 + r`` (the split of ``exp_log._exp_parts``, at P bits, so the
+    halving is exact): ``e**a = 2**k e**r`` and ``e**-a = 2**k (e**-r 4**-k)``, so
+    ``sigmoid(|x|) = e**r / (e**r + 4**-k e**-r)`` and ``sigmoid(-|x|) = 4**-k e**-r /
+    (e**r + 4**-k e**-r)``: one rounding each (half up), never saturating (the result is
+    in [0, 1]).  ``sigmoid(x) + sigmoid(-x)`` is 1 within one ulp.
+    """
+    t = tables(fmt)
+    ax = -x if x < 0 else x
+    if ax >= (t.frac + 4) << (t.frac + 1):  # e**-|x| < 2**-(F+2): rounds to one / zero
+        return t.one if x >= 0 else 0
+    k, c, s = _exp_parts(ax << (t.guard - 1), t)
+    em, sh = c - s, 2 * k
+    em = (em + (1 << (sh - 1))) >> sh if sh else em
+    ep = c + s
+    num = ep if x >= 0 else em
+    return ((num << (t.frac + 1)) + ep + em) // (2 * (ep + em))

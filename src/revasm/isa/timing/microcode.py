@@ -3,9 +3,9 @@
 A gradient-mode step (``isa/adjoint.mode_template``) is the entry's value
 template plus its gradient statements: the adjoint before the backward
 template, its inverse after the forward one.  The value part runs on the
-value-mode datapath (``rtl/alu.py``) exactly as without the gradient switch;
+value-mode datapath (``rtl/hardware/alu.py``) exactly as without the gradient switch;
 the gradient statements are translated here into a short sequence of
-micro-operations over one shared datapath (``rtl/gradient_unit.py``, which stores
+micro-operations over one shared datapath (``rtl/hardware/gradient_unit.py``, which stores
 these programs in its ROM at elaboration time):
 
 * ``ADD``/``SUB`` ``dst = x ± y`` (``fadd``, ``fsub``, ``fneg``, ``+``, ``-``,

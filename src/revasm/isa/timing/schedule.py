@@ -1,6 +1,6 @@
 """The core's cycle schedule: how many clock cycles each instruction takes.
 
-The core (``rtl/core.py``) runs one instruction at a time: FETCH, DECODE, REGS, EXEC,
+The core (``rtl/hardware/core.py``) runs one instruction at a time: FETCH, DECODE, REGS, EXEC,
 WAIT, WRITEB (only when the step writes a second register: SWAP, ROT, IROT) and NEXT,
 one cycle each.  It commits at the edge that ends WAIT -- the retire port reports the
 instruction then -- so the first instruction of a run commits 5 edges after the run

@@ -1,8 +1,8 @@
 """How many clock cycles one call of a multi-cycle unit takes, from its operands.
 
-The core's multi-cycle units are the function unit (``rtl/function_unit.py``, which also
+The core's multi-cycle units are the function unit (``rtl/hardware/function_unit.py``, which also
 does ``fmul``/``fdiv``) and, on a core built without it, the multiply/divide unit
-(``rtl/muldiv.py``).  Their sequencers are sized by the constants of this module
+(``rtl/hardware/muldiv.py``).  Their sequencers are sized by the constants of this module
 (``multiplier_steps``, ``divider_steps``, ``product_steps``, ``quotient_steps``,
 ``CORDIC_ITERATION_CYCLES``, ``TWO_CYCLE_STATES``): the RTL imports them from here, so a
 change of the hardware's timing is a change of this file.
@@ -48,7 +48,7 @@ TWO_CYCLE_STATES: frozenset[str] = frozenset({
     "BEGIN", "CORDIC", "SQRT_END", "SC_START", "SC_CORDIC", "TAN_N", "TAN_DIV", "SC_DONE",
     "ATAN", "ATAN_B", "ATAN_X", "ATAN_Y", "ATAN_CORDIC", "ARITH_MUL", "FDIV_D", "ARITH_DIV",
     "ROT", "ROT_TAN", "ROT_SHEAR", "ROT_NEG_X", "ROT_NEG_Y", "ROT_UNNEG_Y", "ROT_UNNEG_X",
-    "HX_START", "HX_CORDIC", "HX_POST", "TANH_N", "TANH_DIV", "LOG", "LOG_E"})
+    "HX_START", "HX_CORDIC", "HX_POST", "TANH_N", "TANH_DIV", "SIGMOID_N", "LOG", "LOG_E"})
 
 def multiplier_steps(width: int) -> int:
     """Steps of one function-unit product: one bit of the W + 1-bit signed multiplier per
@@ -122,7 +122,7 @@ class _Cost:
 @dataclass(frozen=True)
 class _AnyWidth(WordFormat):
     """A word format of any even width: the function unit is also built, and proved, at
-    reduced widths (``rtl/unit_proofs.py``); only its fraction bits are read here."""
+    reduced widths (``rtl/verification/unit_proofs.py``); only its fraction bits are read here."""
 
     def __post_init__(self) -> None:
         if self.width < 4 or self.width % 2:
@@ -149,6 +149,7 @@ _ATAN_ZERO = ("ATAN", "ATAN_B", "ATAN_N")
 _ATAN = (*_ATAN_ZERO, "ATAN_X", "ATAN_Y", "ATAN_CORDIC")
 _EXPONENTIAL = ("HX_START", "HX_K", "HX_R", "HX_CORDIC", "HX_EP", "HX_POST")
 _TANH_DIVISION = ("TANH_N", "TANH_DIV")
+_SIGMOID_DIVISION = ("SIGMOID_N", "TANH_DIV")  # the numerator e**r or e**-r, tanh's division
 _LOGARITHM = ("LOG", "LOG_Z", "LOG_E")
 _NEGATION = {"rot": ("ROT_NEG_X", "ROT_NEG_Y", "ROT_SHEAR"),  # then back to ROT_SHEAR
              "irot": ("ROT_UNNEG_Y", "ROT_UNNEG_X")}  # after the shears
@@ -169,6 +170,8 @@ class CallCosts:
       ``tanh_division`` when exp's ``k < tanh_k_limit``, else ``begin`` (``k`` =
       ``(|x| 2**k_shift * inv_ln2_k + 2**(2 k_bits - 1)) >> 2 k_bits``, exp's estimate of
       ``|x| / ln 2`` from ``|x| << G``);
+    * ``fn_sigmoid``: ``exponential + sigmoid_division`` when ``|x| < sigmoid_limit``,
+      else ``begin`` (exactly one or zero);
     * ``fn_log``: ``log``, or ``log_exact`` when the mantissa is exactly one;
     * ``fn_pow``: ``begin`` for x = 0, else its logarithm (``log``/``log_exact``) +
       ``pow_extra``, + ``exponential - begin`` when ``|y ln x| < pow_limit`` at P bits;
@@ -184,6 +187,7 @@ class CallCosts:
     atan2_zero: int
     exponential: int
     tanh_division: int
+    sigmoid_division: int
     log: int
     log_exact: int
     pow_extra: int
@@ -193,6 +197,7 @@ class CallCosts:
     exp_limit: int
     tanh_limit: int
     tanh_k_limit: int
+    sigmoid_limit: int
     k_shift: int
     inv_ln2_k: int
     k_bits: int
@@ -220,6 +225,7 @@ def call_costs(width: int) -> CallCosts:
         # two products (k, r), the hyperbolic rotation, e**-r scaled (HX_POST finishes)
         exponential=begin + 2 * c.mul + c.hyperbolic + _states(*_EXPONENTIAL),
         tanh_division=_states(*_TANH_DIVISION) + c.div,
+        sigmoid_division=_states(*_SIGMOID_DIVISION) + c.div,
         log=begin + log + c.hyperbolic, log_exact=begin + log,
         pow_extra=c.mul + _states("POW_Z"),  # the product y ln x, POW_Z (saturates)
         rotation=begin + rotation,
@@ -227,6 +233,7 @@ def call_costs(width: int) -> CallCosts:
         negation={op: _states(*names) for op, names in _NEGATION.items()},
         exp_limit=(width + 2) << t.frac,  # _exp_from_p's and _hyperbolic_abs's range
         tanh_limit=(t.frac + 4) << t.frac, tanh_k_limit=t.frac // 2 + 2,
+        sigmoid_limit=(t.frac + 4) << (t.frac + 1),  # fx_sigmoid's: |x| / 2 < F + 4
         k_shift=t.k_bits - t.frac, inv_ln2_k=t.inv_ln2_k, k_bits=t.k_bits,
         pow_limit=(width + 2) << t.prec, pi=c.pi, half_pi=c.pi >> 1)
 
@@ -382,6 +389,9 @@ def _timer(op: str, width: int) -> Callable[..., int]:
             divides = exp_k(ax << t.guard, t) < k.tanh_k_limit
             return k.exponential + k.tanh_division * divides
         return tanh
+    if op == "fn_sigmoid":
+        return lambda x: (k.exponential + k.sigmoid_division
+                          if -k.sigmoid_limit < signed(x) < k.sigmoid_limit else k.begin)
     if op == "fn_log":
         return lambda x: logarithm(signed(x))  # x > 0: log faults below
     if op == "fn_pow":
@@ -423,6 +433,8 @@ def call_cycle_range(op: str, width: int) -> tuple[int, int]:
         return k.begin, k.exponential
     if op == "fn_tanh":
         return k.begin, k.exponential + k.tanh_division
+    if op == "fn_sigmoid":
+        return k.begin, k.exponential + k.sigmoid_division
     if op == "fn_log":
         return k.log_exact, k.log
     if op == "fn_pow":

@@ -1,7 +1,7 @@
 """The operand-dependent cycles of unit calls as numba functions: ``isa/timing``'s timers.
 
 A step whose unit call takes cycles that depend on its operands (tan, atan2, exp, sinh,
-cosh, tanh, log, pow, rot, irot; ``isa/timing/units.py``) adds them to the lane's
+cosh, tanh, sigmoid, log, pow, rot, irot; ``isa/timing/units.py``) adds them to the lane's
 ``cycles`` right after its statements (``generate.py``, ``interpreter.py``), from the
 registers the step does not write: ``cycles += cycles_fn_tan(r3, 32)`` (the width the
 last argument, as the vocabulary's functions take it).  Each function
@@ -38,14 +38,16 @@ def _costs(width: int) -> tuple[int, ...]:
         k.begin, k.sincos, k.tan_division, k.atan, k.atan2_zero, k.exponential,
         k.tanh_division, k.log, k.log_exact, k.pow_extra, k.rotation, k.reduction,
         k.negation["rot"], k.negation["irot"], k.exp_limit, k.tanh_limit, k.tanh_k_limit,
-        k.k_shift, k.inv_ln2_k, k.k_bits, k.pi, k.half_pi, width // 2, width))
+        k.k_shift, k.inv_ln2_k, k.k_bits, k.pi, k.half_pi, width // 2, width,
+        k.sigmoid_division, k.sigmoid_limit))
 
 
 C32 = _costs(32)
 C64 = _costs(64)
 BEGIN, SINCOS, TAN_DIVISION, ATAN, ATAN2_ZERO, EXPONENTIAL, TANH_DIVISION, LOG, LOG_EXACT, \
     POW_EXTRA, ROTATION, REDUCTION, NEG_ROT, NEG_IROT, EXP_LIMIT, TANH_LIMIT, TANH_K_LIMIT, \
-    K_SHIFT, INV_LN2_K, K_BITS, PI, HALF_PI, FRAC, WIDTH = range(24)
+    K_SHIFT, INV_LN2_K, K_BITS, PI, HALF_PI, FRAC, WIDTH, SIGMOID_DIVISION, \
+    SIGMOID_LIMIT = range(26)
 WINDOW = np.int64(TAN_POLE_WINDOW)
 
 
@@ -96,6 +98,16 @@ def tanh_cycles(x, width):
     scaled = ax << c[K_SHIFT] if c[K_SHIFT] >= 0 else ax >> -c[K_SHIFT]
     k = (scaled * c[INV_LN2_K] + (I(1) << (I(2) * c[K_BITS] - I(1)))) >> (I(2) * c[K_BITS])
     return c[EXPONENTIAL] + (c[TANH_DIVISION] if k < c[TANH_K_LIMIT] else I(0))
+
+
+@njit(**JIT)
+def sigmoid_cycles(x, width):
+    """|x| / 2 below F + 4: the exponential routine and a division; else one or zero."""
+    c = _c(width)
+    sx = _signed(x, width)
+    if -c[SIGMOID_LIMIT] < sx < c[SIGMOID_LIMIT]:
+        return c[EXPONENTIAL] + c[SIGMOID_DIVISION]
+    return c[BEGIN]
 
 
 @njit(**JIT)
@@ -174,6 +186,11 @@ def cycles_fn_cosh(x, width):
 @njit(**JIT)
 def cycles_fn_tanh(x, width):
     return tanh_cycles(x, width)
+
+
+@njit(**JIT)
+def cycles_fn_sigmoid(x, width):
+    return sigmoid_cycles(x, width)
 
 
 @njit(**JIT)

@@ -726,6 +726,27 @@ def fx_tanh(x, width):
 
 
 @njit(**JIT)
+def fx_sigmoid(x, width):
+    """``hyperbolic.fx_sigmoid``: one hyperbolic CORDIC run at |x|/2, one division."""
+    t = _t(width)
+    frac = t[FRAC]
+    ax = U(0) - U(x) if x < 0 else U(x)
+    if ax >= U((frac + 4) << (frac + 1)):
+        return t[ONE] if x >= 0 else I(0)
+    zh, zl = w_shl(I(0), ax, t[GUARD] - 1)
+    k, c, s = exp_parts(zh, zl, width)
+    em = c - s
+    sh = 2 * k
+    if sh >= 64:
+        em = I(0)
+    elif sh > 0:
+        em = I((U(em) + (U(1) << U(sh - 1))) >> U(sh))
+    ep = c + s
+    _, q = div_round_mag(U(ep if x >= 0 else em), U(ep) + U(em), frac)
+    return I(q)
+
+
+@njit(**JIT)
 def fx_sqrt(x, width):
     """For x >= 0: the digit-by-digit root of x 2**F, rounded from its remainder."""
     t = _t(width)
@@ -1032,6 +1053,11 @@ def fn_sinh(w, width):
 @njit(**OPAQUE)
 def fn_cosh(w, width):
     return word(fx_cosh(S(w, width), width), width)
+
+
+@njit(**OPAQUE)
+def fn_sigmoid(w, width):
+    return word(fx_sigmoid(S(w, width), width), width)
 
 
 @njit(**OPAQUE)

@@ -152,7 +152,7 @@ class Machine(ModeSwitches):
         self._sparse: dict[int, int] = {}
         #: When set, called with an address above the dense words the first time a run
         #: touches it; a message it returns makes the access fault (``memory-address``):
-        #: the RTL core's memory map, which its co-simulation mirrors (rtl/cosim.py)
+        #: the RTL core's memory map, which its co-simulation mirrors (rtl/verification/cosim.py)
         self.memory_map: Callable[[int], str | None] | None = None
         self.br = 0
         self.direction = 1
@@ -402,7 +402,7 @@ class Machine(ModeSwitches):
         """Execute exactly one instruction without building a :class:`TraceRecord`.
 
         For a caller that checks every step against another machine (the RTL
-        co-simulation, ``rtl/cosim.py``) at a fraction of :meth:`step`'s cost: it reads
+        co-simulation, ``rtl/verification/cosim.py``) at a fraction of :meth:`step`'s cost: it reads
         the registers, BR, DIR, OV and ``output`` itself, and gets here the memory words
         the step accessed, as ``(address, word before)`` in access order (a list reused by
         the next step), and the fault, returned rather than raised because a faulting

@@ -40,6 +40,7 @@ from revasm.isa.adjoint import mode_template
 from revasm.isa.fixed_point import WordFormat
 from revasm.isa.step_order import FAULTING_CALLS
 from revasm.isa.table import INSTRUCTIONS
+from revasm.isa.timing import step_timing
 from revasm.sim.compiled.generate import (
     BR,
     CYCLES,
@@ -175,6 +176,7 @@ MODULE_PRELUDE = (
     "from numba import njit, prange",
     "from revasm.sim.compiled.vocab import *  # noqa: F401,F403 - the vocabulary",
     "from revasm.sim.compiled.overflow import *  # noqa: F401,F403 - its ovf_* names",
+    "from revasm.sim.compiled.timing import *  # noqa: F401,F403 - the unit timers",
     "from revasm.sim.tile.vocab import *  # noqa: F401,F403 - the tile engine's versions",
     "from revasm.sim.compiled.pipeline import KernelCompiler",
     "",
@@ -242,6 +244,8 @@ class _Source:
         lines = self.translator.statement(
             self.template(number, direction) if text is None else text,
             exit=leave_fault, room=leave_room)
+        if text is None:  # the whole step: its unit calls' operand-dependent cycles
+            lines = lines + self.timed_cycles(number, direction)
         joined = "\n".join(lines)
         before, after = [], []
         if "ov0" in joined:
@@ -252,6 +256,21 @@ class _Source:
                 before.append(f"{name} = {array}[lane]")
                 after.append(f"{array}[lane] = {name}")
         return before + (lines or ["pass"]) + after
+
+    def timed_cycles(self, number: int, direction: int) -> list[str]:
+        """The lines that add a step's operand-dependent cycles (``isa/timing``: the unit
+        calls whose time depends on the words, from registers the step does not write) to
+        its lane's count, after the step -- the fixed part is the group's ``pcyc``."""
+        timing = step_timing(INSTRUCTIONS[number], direction < 0, self.gradient, self.width)
+        if not timing.timed:
+            return []
+        lines = self.translator.cycles(timing.expression(
+            {name: value.code for name, value in _OPERANDS.items()}))
+        *setup, last = lines
+        stem = last.lstrip()
+        assert stem.startswith("cycles += "), last
+        indent = last[:len(last) - len(stem)]
+        return [*setup, f"{indent}CTL[{CYCLES}, lane] += {stem[len('cycles += '):]}"]
 
     def data_function(self, number: int, direction: int) -> None:
         """A data entry's step over a group, as a function of its own (``step_name``): a

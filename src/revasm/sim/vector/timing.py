@@ -1,7 +1,7 @@
 """The operand-dependent cycles of unit calls, on lanes: ``isa/timing``'s timers vectorized.
 
 A step whose unit call takes cycles that depend on its operands (tan, atan2, exp, sinh,
-cosh, tanh, log, pow, rot, irot; ``isa/timing/units.py``) adds them per lane, from the
+cosh, tanh, sigmoid, log, pow, rot, irot; ``isa/timing/units.py``) adds them per lane, from the
 registers the step does not write (``StepTiming.expression``, evaluated here with
 ``R`` the lanes' rows).  Each timer below makes the unit's choice of path
 (``CallCosts``) with array operations on the words; tan's pole and pow's range are
@@ -85,6 +85,11 @@ def _timers(width: int, xp: Any) -> dict[str, Callable[..., Any]]:
         full = k.exponential + xp.where(exp_k < k.tanh_k_limit, k.tanh_division, 0)
         return xp.where(inside, full, k.begin).astype(xp.int64)
 
+    def sigmoid(x: Any) -> Any:
+        sx = _signed(x, width, xp)
+        inside = (sx > -k.sigmoid_limit) & (sx < k.sigmoid_limit)
+        return xp.where(inside, k.exponential + k.sigmoid_division, k.begin).astype(xp.int64)
+
     def logarithm(sx: Any) -> Any:
         # x > 0: the mantissa is exactly one when x (at W - 1 bits: x >> 1) is a power of 2
         y = xp.where(sx >= (1 << (width - 2)), sx >> 1, sx)
@@ -121,7 +126,8 @@ def _timers(width: int, xp: Any) -> dict[str, Callable[..., Any]]:
         return rotate
 
     timers.update(fn_tan=tan, fn_atan2=atan2, fn_exp=exponential, fn_sinh=exponential,
-                  fn_cosh=exponential, fn_tanh=tanh, fn_log=log, fn_pow=power,
+                  fn_cosh=exponential, fn_tanh=tanh, fn_sigmoid=sigmoid, fn_log=log,
+                  fn_pow=power,
                   rot=rotation("rot"), irot=rotation("irot"))
     return timers
 

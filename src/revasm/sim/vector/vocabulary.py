@@ -43,7 +43,8 @@ Describe = Callable[[int], str]
 #: else is vectorized below).
 _ELEMENTARY = frozenset({"fn_sin", "fn_cos", "fn_tan", "fn_tanh", "fn_exp", "fn_log",
                          "fn_atan", "fn_sinh", "fn_cosh", "fn_atan2", "fn_pow"})
-LANEWISE: dict[int, frozenset[str]] = {32: frozenset({"fn_pow"}), 64: _ELEMENTARY}
+LANEWISE: dict[int, frozenset[str]] = {32: frozenset({"fn_pow", "fn_sigmoid"}),
+                                       64: _ELEMENTARY | {"fn_sigmoid"}}
 
 
 def fault_kind(exc: BaseException) -> str:

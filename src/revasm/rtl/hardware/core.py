@@ -18,7 +18,7 @@ for the program's end).
 """
 from __future__ import annotations
 
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Module, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -56,7 +56,7 @@ class Core(wiring.Component):
             "retire": Out(retire_signature(self.params)),
         })
 
-    def elaborate(self, platform) -> Module:
+    def elaborate(self, platform: object) -> Module:
         m = Module()
         p = self.params
         w = p.width
@@ -188,7 +188,7 @@ class Core(wiring.Component):
         m.d.comb += [ctl.ov_event.eq(alu.ov_en & alu.ov_event), ctl.ov_down.eq(alu.ov_down),
                      ctl.ov_wdata.eq(host.reg_wdata)]
 
-        def start_unit(request=1) -> None:
+        def start_unit(request: Value | int = 1) -> None:
             if md is not None:
                 m.d.comb += md.start.eq(request & (unit_sel == UNIT_MULDIV))
             if fu is not None:
@@ -209,9 +209,10 @@ class Core(wiring.Component):
             m.d.comb += [ctl.raise_fault.eq(1), ctl.fault_kind_in.eq(FAULT_CODE[kind])]
             m.next = "IDLE"
 
-        def value_fault(kind) -> None:
-            """A fault of the value step; in gradient mode after the adjoint has run
-            (backward), the adjoint's writes are undone first (states UNDO_G*)."""
+        def value_fault(kind: Value | int) -> None:
+            """A fault of the value step (``kind``: its code); in gradient mode after the
+            adjoint has run (backward), the adjoint's writes are undone first (states
+            UNDO_G*)."""
             if grad:
                 with m.If(grad_on & grad_done):
                     m.d.sync += undo_kind.eq(kind)
@@ -275,7 +276,7 @@ class Core(wiring.Component):
             with m.State("EXEC"):
                 m.d.comb += [host.busy.eq(1), mem.raddr.eq(alu.mem_addr)]
                 start_unit()
-                # the physical cell is the address's low bits (rtl/memory_map.py)
+                # the physical cell is the address's low bits (rtl/hardware/memory_map.py)
                 m.d.sync += [mem_bad.eq(alu.mem_use & ~p.memory_map.holds(alu.mem_addr)),
                              fault_addr.eq(alu.mem_addr)]
                 m.next = "WAIT"

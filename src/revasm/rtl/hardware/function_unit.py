@@ -16,7 +16,7 @@ multiplier starts from the preload 2**(s-1), so a rounded product is
 ``acc >> s`` as ``isa/elementary`` writes it.  Values that many states drive
 reach their register or the shifter through one input each (the shifter's
 inputs are deduplicated, the result is a constant or the shifter's output),
-which is where the unit's area went (docs/rtl.md, ``rtl/area.py``).  With
+which is where the unit's area went (docs/rtl.md, ``rtl/synthesis/area.py``).  With
 ``arith`` the unit does the multiply/divide unit's ``fmul``/``fdiv`` (``op``
 then indexes MULDIV_OPS), so a core with this unit needs no other
 (docs/decisions.md; cycles per function: docs/rtl.md, ``isa/timing/units.py``, whose
@@ -29,7 +29,9 @@ division for tan); ``atan``, ``atan2`` (octant reduction, leading-one
 normalisation, circular CORDIC in vectoring mode); ``rot``/``irot`` (the
 reduction by pi, tan(theta/2) and sin(theta) through the same routines, three
 rounded products); ``exp``, ``sinh``, ``cosh``, ``tanh`` (reduction by ln 2,
-hyperbolic CORDIC in rotation mode, one division for tanh); ``log``
+hyperbolic CORDIC in rotation mode, one division for tanh); ``sigmoid`` (the same
+routine on ``|x| / 2``, then tanh's division of ``e**r`` or ``4**-k e**-r`` by their
+sum); ``log``
 (leading-one normalisation, hyperbolic CORDIC in vectoring mode); ``pow``
 (``exp(y ln x)`` through the same two routines).  An operation code outside
 the table's list answers with the ``unimplemented`` fault.
@@ -51,14 +53,13 @@ from amaranth.lib.wiring import In, Out
 from revasm.isa.elementary import TABLES, Tables, pi_raw
 from revasm.isa.timing.units import TWO_CYCLE_STATES, divider_steps, multiplier_steps
 
-from .params import FAULT_CODE, FAULT_NAMES
+from .params import FAULT_CODE, FAULT_NAMES, word_format
 from .semantics import FUNCTION_OPS, MULDIV_OPS
-from .table_rendering import word_format
 
 #: The operations this unit has a routine for (vocabulary names).
 IMPLEMENTED: frozenset[str] = frozenset({
     "fn_abs", "fn_sqrt", "fn_sin", "fn_cos", "fn_tan", "fn_atan", "fn_atan2", "rot", "irot",
-    "fn_exp", "fn_sinh", "fn_cosh", "fn_tanh", "fn_log", "fn_pow"})
+    "fn_exp", "fn_sinh", "fn_cosh", "fn_tanh", "fn_log", "fn_pow", "fn_sigmoid"})
 
 
 class MissingRoutine(NotImplementedError):
@@ -76,7 +77,7 @@ def check_routines(operations: tuple[str, ...] | None = None) -> None:
         raise MissingRoutine(
             f"the function unit has no routine for {', '.join(missing)}: the primitives "
             "table (isa/primitives.py) puts them on the function unit, so the RTL cannot be "
-            "built until rtl/function_unit.py computes them (a state sequence added to "
+            "built until rtl/hardware/function_unit.py computes them (a state sequence added to "
             "FunctionUnit.elaborate and the names to IMPLEMENTED), bit for bit as their "
             "reference implementation")
     unknown = sorted(IMPLEMENTED - set(operations))
@@ -91,6 +92,7 @@ CONT_RESULT, CONT_ROT_TAN, CONT_ROT_SIN = 0, 1, 2
 # what the exp routine finishes as
 HX_OPS = ("fn_exp", "fn_sinh", "fn_cosh", "fn_tanh")
 HX_EXP, HX_SINH, HX_COSH, HX_TANH = range(4)
+HX_SIGMOID = 4  # the exp routine on |x| / 2, then a division (fx_sigmoid)
 # the states a subroutine (MUL, DIV, CORDIC) returns to
 _RETURNS = ("SC_Q", "SC_R", "SC_CORDIC", "TAN_DIV", "ROT_TURNS", "ROT_REDUCED", "FMUL",
             "ATAN_CORDIC", "HX_K", "HX_R", "HX_CORDIC", "TANH_DIV", "LOG_Z", "LOG_E", "POW_Z",
@@ -148,7 +150,7 @@ class FunctionUnit(wiring.Component):
             "fault": Out(1), "fault_kind": Out(range(len(FAULT_NAMES))),
         })
 
-    def elaborate(self, platform) -> Module:  # one sequencer
+    def elaborate(self, platform: object) -> Module:  # one sequencer
         check_routines()
         # the sequencer's registers hold in the first cycle of a two-cycle state (``stall``);
         # the shifter's input registers and the phase are outside it, in ``outer``
@@ -225,7 +227,7 @@ class FunctionUnit(wiring.Component):
         rstep = Signal(range(4))
         # --- exp family and log ----------------------------------------------------------------
         hyper = Signal()
-        hfn = Signal(range(4))
+        hfn = Signal(range(HX_SIGMOID + 1))
         # the exp routine's argument z, within +-lim (the callers saturate beyond), waits
         # in cz until the reduction r = z - k ln 2 replaces it there
         hz = cz
@@ -287,7 +289,8 @@ class FunctionUnit(wiring.Component):
             with m.State(name):
                 yield
 
-        def shift(value, amount, *, round_half_up=False, negate=None) -> None:
+        def shift(value: Value, amount: Value | int, *, round_half_up: Value | bool = False,
+                  negate: Value | None = None) -> None:
             """Drive the shared shifter in the current state (its result: ``sh_out``, in
             the state's second cycle)."""
             shifting_states.add(describing[0])
@@ -327,7 +330,7 @@ class FunctionUnit(wiring.Component):
         angle_table = Array(Const(table[k][2] if k < leading else 0, signed(w + 4))
                             for table in (t.circular, t.hyperbolic) for k in range(1 << index_bits))
 
-        def cordic_step(k, hyperbolic) -> tuple[Signal, Signal]:
+        def cordic_step(k: Value, hyperbolic: Value) -> tuple[Signal, Signal]:
             shift_v = Signal(range(w))
             angle_v = Signal(signed(w + 4))
             m.d.comb += shift_v.eq(Mux(hyperbolic, k + 1 - sum(k >= r for r in _repeats(t)), k))
@@ -348,7 +351,8 @@ class FunctionUnit(wiring.Component):
         fin_wrap = Signal()
         fin_const = Signal(w)
 
-        def finish(value=None, fault: str | None = None, *, wrap: bool = False) -> None:
+        def finish(value: Value | int | None = None, fault: str | None = None, *,
+                   wrap: bool = False) -> None:
             """Finish with the constant ``value``, or without one with the shifter's output
             (driven in this state): saturated, or ``wrap`` its low W bits."""
             m.d.comb += finishing.eq(1)
@@ -361,7 +365,7 @@ class FunctionUnit(wiring.Component):
                 m.d.sync += [self.fault.eq(1), self.fault_kind.eq(FAULT_CODE[fault])]
             m.next = "IDLE"
 
-        def start_mul(a, b, back: str, preload: int = 0) -> None:
+        def start_mul(a: Value, b: Value, back: str, preload: int = 0) -> None:
             """acc = preload + a*b, signed (``b`` fits W + 1 bits signed): with the preload
             2**(s-1), ``rounded_product(s)`` = floor(a*b / 2**s + 1/2) at ``back``."""
             m.d.sync += [mul_a.eq(a), lo.eq(b), hi.eq(preload), count.eq(multiplier_steps(w))]
@@ -371,12 +375,12 @@ class FunctionUnit(wiring.Component):
         # one input of div_n for all three (each fits the W + 7 bits)
         shifted_dividend = sh_out.as_unsigned()[:w + 7] << (f + 1)
 
-        def start_div(n, d, back: str) -> None:
+        def start_div(n: Value, d: Value, back: str) -> None:
             # every dividend here is below 2**(W + F + 4): start with its top bit
             m.d.sync += [div_n.eq(n), div_d.eq(d), rem.eq(0), count.eq(div_bits)]
             call("DIV", back)
 
-        def start_sincos(angle, which: int, then: int) -> None:
+        def start_sincos(angle: Value, which: int, then: int) -> None:
             """sin/cos/tan of a signed angle (the routine of fx_sin/fx_cos/fx_tan)."""
             m.d.sync += [arg.eq(angle), fn.eq(which), cont.eq(then)]
             m.next = "SC_START"
@@ -386,15 +390,15 @@ class FunctionUnit(wiring.Component):
         sh_beyond = Signal()
         m.d.comb += sh_beyond.eq(sh_out[w - 1:].any() & ~sh_out[w - 1:].all())
 
-        def saturate(v):
+        def saturate(v: Value) -> Value:
             assert v is sh_out
             return Mux(sh_beyond, Mux(sh_out[-1], minimum, maximum), sh_out[:w])
 
-        def rounded_quotient(negative) -> None:
+        def rounded_quotient(negative: Value) -> None:
             """Drive the shifter with +-(the rounded quotient) (saturate unless quot_big)."""
             shift(quot, 1, round_half_up=~(strict & quot_tie), negate=negative)
 
-        def rounded_product(s: int):
+        def rounded_product(s: int) -> Signal:
             """acc >> s, narrowed to W + 8 bits: with the preload 2**(s-1), floor(a*b / 2**s
             + 1/2) of the last start_mul."""
             m.d.comb += pterm.eq(acc >> s)
@@ -440,12 +444,12 @@ class FunctionUnit(wiring.Component):
             rounded_product(s)
             return reduced_z_v
 
-        def start_exp(z, which) -> None:
+        def start_exp(z: Value, which: Value | int) -> None:
             """The routine of _exp_from_p / _hyperbolic_abs on a P-bit argument z."""
             m.d.sync += [hz.eq(z), hfn.eq(which)]
             m.next = "HX_START"
 
-        def start_fmul(a, b) -> None:
+        def start_fmul(a: Value, b: Value) -> None:
             """fx_mul(S(a), S(b)); the FMUL return finishes it."""
             start_mul(a.as_signed(), b.as_signed(), "FMUL", 1 << (f - 1))
 
@@ -522,6 +526,14 @@ class FunctionUnit(wiring.Component):
                                     which = Mux(op == OP[name], HX_OPS.index(name),
                                                 which)
                                 start_exp(abs_x << g, which)
+                        with m.Case(OP["fn_sigmoid"]):
+                            # fx_sigmoid: |x| / 2 at P bits (exact: |x| << (G - 1)); one or
+                            # zero once |x| / 2 >= F + 4 (-min_signed as 2**(W - 1), beyond)
+                            with m.If(abs_x >= (f + 4) << (f + 1)):
+                                finish(Mux(sx < 0, 0, t.one))
+                            with m.Else():
+                                m.d.sync += h_neg.eq(sx < 0)
+                                start_exp(abs_x << (g - 1), HX_SIGMOID)
                         with m.Case(OP["fn_log"]):
                             with m.If(sx <= 0):
                                 finish(0, "domain-error")
@@ -904,6 +916,11 @@ class FunctionUnit(wiring.Component):
                             shift(hx_sum, 0)  # the divisor's one variable input: sh_out
                             m.d.sync += div_d.eq(sh_out)  # den, then num in TANH_N
                             m.next = "TANH_N"
+                    with m.Case(HX_SIGMOID):
+                        # the divisor e**r + 4**-k e**-r (2**P), as tanh's; never saturates
+                        shift(hx_sum, 0)
+                        m.d.sync += div_d.eq(sh_out)
+                        m.next = "SIGMOID_N"
             with state("TANH_N"):
                 m.d.comb += [hx_em.eq(1), hx_sub.eq(1)]
                 num = hx_sum
@@ -914,7 +931,16 @@ class FunctionUnit(wiring.Component):
                 start_div(shifted_dividend, div_d, "TANH_DIV")
             with state("TANH_DIV"):
                 rounded_quotient(tan_neg)
-                finish()  # |tanh| <= 1 fits
+                finish()  # |tanh| <= 1 and 0 <= sigmoid <= 1 fit
+            with state("SIGMOID_N"):
+                # the numerator, >= 0: e**r 2**P (cx) for x >= 0, its partner 4**-k e**-r 2**P
+                # (em_scaled) for x < 0; the quotient rounds half up (not strict), positive
+                m.d.sync += [tan_neg.eq(0), strict.eq(0)]
+                with m.If(h_neg):
+                    shift(em_scaled, 0)
+                with m.Else():
+                    shift(cxy, 0)  # pick_y = 0: cx
+                start_div(shifted_dividend, div_d, "TANH_DIV")
 
             # --- log and pow (ln_p, fx_pow) ------------------------------------------------------
             with state("LOG"):

@@ -13,14 +13,14 @@ from amaranth.lib.memory import Memory, ReadPort, WritePort
 from amaranth.lib.wiring import In, Out
 
 #: The attribute of a memory whose read ports never read in a cycle its write port writes
-#: (:func:`exclusive_ports`).  ``rtl/synth.py`` tells yosys so: a read colliding with the
+#: (:func:`exclusive_ports`).  ``rtl/synthesis/synth.py`` tells yosys so: a read colliding with the
 #: write would return the old word, which an iCE40 block RAM does not promise, and yosys
 #: would otherwise emulate it with a register per data bit, a multiplexer and an address
 #: comparator at every read port (about 480 logic cells of the W = 32 co-processor).
 COLLISION_FREE = "revasm_collision_free"
 
 
-def exclusive_memory(**kwargs) -> Memory:
+def exclusive_memory(**kwargs: object) -> Memory:
     """A :class:`Memory` whose ports :func:`exclusive_ports` makes."""
     return Memory(attrs={COLLISION_FREE: 1}, **kwargs)
 
@@ -55,7 +55,7 @@ class DataMemory(wiring.Component):
             "waddr": In(abits), "wdata": In(self.bits), "we": In(1),
         })
 
-    def elaborate(self, platform) -> Module:
+    def elaborate(self, platform: object) -> Module:
         m = Module()
         m.submodules.cells = cells = exclusive_memory(shape=self.bits, depth=self.depth,
                                                       init=self._init)
@@ -81,7 +81,7 @@ class Tape(wiring.Component):
             "empty": Out(1), "full": Out(1),
         })
 
-    def elaborate(self, platform) -> Module:
+    def elaborate(self, platform: object) -> Module:
         m = Module()
         m.submodules.words = words = exclusive_memory(shape=self.width, depth=self.depth,
                                                       init=[])

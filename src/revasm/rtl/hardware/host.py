@@ -5,7 +5,7 @@ writes the image and data into memory and values into registers, reads them
 back, sets the start PC and DIR, pulses ``run``, and watches ``busy``,
 ``halted``, ``fault``, ``fault_kind`` (``params.FAULT_NAMES``), ``fault_pc`` and
 ``fault_addr`` (the W-bit address of a ``memory-address`` fault: outside the memory
-map's windows, ``rtl/memory_map.py``, or a code cell).  The host addresses memory by
+map's windows, ``rtl/hardware/memory_map.py``, or a code cell).  The host addresses memory by
 physical cell (``mem_addr``).  With the gradient bank, ``greg_we``/``gmem_we`` write
 the gradient bank at ``reg_addr``/``mem_addr``, ``greg_rdata``/``gmem_rdata`` read
 it back, and ``grad`` is the gradient switch (sampled at ``run``).  ``ov`` reads the

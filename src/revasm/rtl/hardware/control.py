@@ -44,7 +44,7 @@ class ControlUnit(wiring.Component):
             "fault_pc": Out(signed(pw)),
         })
 
-    def elaborate(self, platform) -> Module:
+    def elaborate(self, platform: object) -> Module:
         m = Module()
         with m.If(self.ov_event):
             m.d.comb += self.ov_next.eq(self.ov + Mux(self.ov_down, -1, 1))

@@ -1,6 +1,6 @@
 """Lockstep co-simulation of the RTL core against the reference simulator.
 
-The RTL runs in Amaranth's simulator (or a Verilator model, ``rtl/verilator.py``)
+The RTL runs in Amaranth's simulator (or a Verilator model, ``rtl/verification/verilator.py``)
 and reports every retired instruction on its retire port; the reference machine
 runs beside it, one instruction per retired one (``Machine.advance``), and after
 every instruction the two must agree: PC, instruction word, every register, the
@@ -19,15 +19,16 @@ after the run pulse.
 
 The host protocol and the comparison are written once, against a :class:`Bus`
 (set and read host ports, clock, wait for the next retired instruction);
-:class:`AmaranthBus` drives Amaranth's simulator, ``rtl/verilator.py`` a
+:class:`AmaranthBus` drives Amaranth's simulator, ``rtl/verification/verilator.py`` a
 Verilator model.
 """
 from __future__ import annotations
 
 from contextlib import nullcontext
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from amaranth.sim import Simulator
+from amaranth.sim import Simulator, SimulatorContext
 
 from revasm.assembler.image import Image
 from revasm.isa.codec import IllegalInstruction, decode
@@ -35,12 +36,14 @@ from revasm.isa.fixed_point import WordFormat
 from revasm.isa.timing import NotTimed, step_timing
 from revasm.isa.vocabulary import vocabulary
 from revasm.machine import MachineFault, TraceRecord
+from revasm.rtl.hardware.core import Core
+from revasm.rtl.hardware.memory_map import MemoryMap
+from revasm.rtl.hardware.params import FAULT_NAMES, CoreParams
 from revasm.sim.reference import Machine
 from revasm.sim.reference.engine import ReferenceLanes
 
-from .core import Core
-from .memory_map import MemoryMap
-from .params import FAULT_NAMES, CoreParams
+if TYPE_CHECKING:  # the host's places: only a job's loss is one
+    from revasm.sim.host import Place
 
 TEST_MEMORY_WORDS = 256
 
@@ -56,7 +59,7 @@ class Job:
     name: str = ""
     #: gradient mode: before the backward run, G[loss] = 1 and the gradient switch on
     #: (a ``revasm.sim.host.Place``); needs a core with the gradient bank
-    loss: object | None = None
+    loss: Place | None = None
     #: gradient mode for the forward run too (the host protocol runs it in value mode)
     gradient_forward: bool = False
 
@@ -147,13 +150,17 @@ class AmaranthBus(Bus):
 
     timed = True
 
-    def __init__(self, ctx, core: Core, lockstep: Lockstep) -> None:
+    def __init__(self, ctx: SimulatorContext, core: Core, lockstep: Lockstep) -> None:
         self.ctx, self.core, self.lockstep = ctx, core, lockstep
         self.fields = [name for name in core.retire.signature.members if name != "valid"]
 
     @property
     def cycles(self) -> int:  # counted by the simulator's clock process
         return self.lockstep.cycles
+
+    @cycles.setter
+    def cycles(self, value: int) -> None:
+        self.lockstep.cycles = value
 
     def set(self, port: str, value: int) -> None:
         self.ctx.set(getattr(self.core.host, port), value)
@@ -290,7 +297,8 @@ class _Checker:
             if address in seen:
                 continue
             seen.add(address)
-            now = machine.memory[machine.memory_index(address)]
+            index = machine.memory_index(address)
+            now = 0 if index is None else machine.memory[index]  # None: never written, 0
             if now != before:
                 self.ref_memory[address] = now
             rtl = retired["mem_data"] if address == written else before
@@ -341,7 +349,7 @@ class Lockstep:
     """A core in Amaranth's simulator and the testbench that drives it job after job.
 
     The protocol (``drive``, ``_job``, ``_run``) only talks to a :class:`Bus`, so
-    another backend reuses it by giving its own bus (``rtl/verilator.py``).
+    another backend reuses it by giving its own bus (``rtl/verification/verilator.py``).
     """
 
     def __init__(self, params: CoreParams, *, max_steps: int = 1_000_000) -> None:
@@ -354,10 +362,10 @@ class Lockstep:
         results: list[JobResult] = []
         core = self.core
 
-        async def testbench(ctx) -> None:
+        async def testbench(ctx: SimulatorContext) -> None:
             await self.drive(AmaranthBus(ctx, core, self), jobs, results, stop_on_divergence)
 
-        async def count_cycles(ctx) -> None:
+        async def count_cycles(ctx: SimulatorContext) -> None:
             async for _ in ctx.tick():
                 self.cycles += 1
 
@@ -433,7 +441,7 @@ class Lockstep:
         await bus.tick()
         bus.set("ov_we", 0)
 
-    async def _write_gradient(self, bus: Bus, place, word: int) -> None:
+    async def _write_gradient(self, bus: Bus, place: Place, word: int) -> None:
         """G[register] or GM[address] = word (the host seeds the loss's gradient)."""
         if place.register is not None:
             bus.set("reg_addr", place.register)
@@ -441,12 +449,14 @@ class Lockstep:
             bus.set("greg_we", 1)
             await bus.tick()
             bus.set("greg_we", 0)
-        else:
+        elif place.address is not None:
             bus.set("mem_addr", place.address)
             bus.set("mem_wdata", word)
             bus.set("gmem_we", 1)
             await bus.tick()
             bus.set("gmem_we", 0)
+        else:
+            raise ValueError(f"the loss {place.name} is neither a register nor a memory word")
 
     # --- one job ---------------------------------------------------------------------
     async def _job(self, bus: Bus, job: Job, result: JobResult) -> None:
@@ -458,13 +468,14 @@ class Lockstep:
         for direction in job.directions:
             if direction < 0 and image.finish is None:
                 continue
-            grad = job.loss is not None and (direction < 0 or job.gradient_forward)
-            if grad:
+            loss = job.loss
+            grad = loss is not None and (direction < 0 or job.gradient_forward)
+            if loss is not None and grad:
                 if not p.gradient:
                     raise ValueError("gradient mode needs a core built with the gradient bank")
                 machine.gradient = True
-                job.loss.write(machine, one, "G")
-                await self._write_gradient(bus, job.loss, one)
+                loss.write(machine, one, "G")
+                await self._write_gradient(bus, loss, one)
             run = await self._run(bus, machine, direction, grad)
             result.runs.append(run)
             if not run.ok or run.status == "fault":
@@ -477,6 +488,8 @@ class Lockstep:
         image = machine.image
         initial = machine.snapshot(0)
         start = image.entry if direction > 0 else image.finish
+        if start is None:
+            raise ValueError("a backward run needs the program's FINISH")
         # the reference runs beside the RTL, one instruction per retired one; it starts
         # where the last run halted, facing back, with BR kept (a jump onto FINISH)
         (reference,) = machine.machines
@@ -495,7 +508,8 @@ class Lockstep:
         # the cycle the core went idle (halt or fault): the run's cycles end there
         ended: list[int] = []
 
-        def stop(status: str, message: str | None = None, kind=None, pc=None) -> RunResult:
+        def stop(status: str, message: str | None = None, kind: str | None = None,
+                 pc: int | None = None) -> RunResult:
             ov = None if status == "divergence" else _signed(bus.get("ov"), w)
             # the bus sees the core one cycle late (a retire record, busy low)
             cycles = (ended[0] if ended else bus.cycles) - first_cycle - 1
@@ -546,7 +560,7 @@ class Lockstep:
         fault = bus.get("fault")
         kind = FAULT_NAMES[bus.get("fault_kind")] if fault else None
         fault_pc = bus.get("fault_pc") if fault else None
-        if kind == "unimplemented":
+        if kind == "unimplemented" and fault_pc is not None:  # a fault has its pc
             return stop("unimplemented", f"pc {fault_pc}: {_text(image.words[fault_pc], fault_pc)}"
                         " needs a unit or gradient-mode step this core was built without",
                         kind, fault_pc)
@@ -618,7 +632,7 @@ class Lockstep:
         return stop("finished")
 
 
-def _overflow_count(record: TraceRecord, image: Image, registers: list[int],
+def overflow_count(record: TraceRecord, image: Image, registers: list[int],
                     width: int) -> int:
     """What the reference's step ``record`` adds to OV (+1, -1 or 0): the table template's
     ``OV[0] = ...`` statement, run with the reference's vocabulary over the registers the

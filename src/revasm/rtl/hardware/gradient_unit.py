@@ -163,7 +163,7 @@ class GradientUnit(wiring.Component):
             "unit_r0": In(w), "unit_r1": In(w),
         })
 
-    def elaborate(self, platform) -> Module:
+    def elaborate(self, platform: object) -> Module:
         m = Module()
         w = self.width
         rom = self.rom
@@ -177,8 +177,8 @@ class GradientUnit(wiring.Component):
                 with m.Case((index << 1) | int(backward)):
                     if s is None:
                         m.d.comb += self.unsupported.eq(1)
-                    elif s.ops:
-                        start, end = rom.span((index, backward))
+                    elif (span := rom.span((index, backward))) is not None:  # s.ops
+                        start, end = span
                         m.d.comb += [self.has_program.eq(1), self.value_first.eq(s.value_first),
                                      first.eq(start), last.eq(end)]
 

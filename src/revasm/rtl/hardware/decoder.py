@@ -11,7 +11,7 @@ entry's ``writes`` and ``distinct``.  No opcode is written here.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Const, Module, Signal, signed, unsigned
+from amaranth.hdl import Const, Module, Shape, Signal, signed, unsigned
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -51,7 +51,8 @@ def field_width(name: str) -> int:
     return max(f.width for f in field_variants(name))
 
 
-def field_shape(name: str):
+def field_shape(name: str) -> Shape:
+    """The shape of an operand field: its widest variant, signed when the field is."""
     variants = field_variants(name)
     return signed(field_width(name)) if variants[0].signed else unsigned(field_width(name))
 
@@ -84,7 +85,7 @@ class Decoder(wiring.Component):
             ports[name] = Out(field_shape(name))
         super().__init__(ports)
 
-    def elaborate(self, platform) -> Module:
+    def elaborate(self, platform: object) -> Module:
         m = Module()
         word = self.word
         # operand fields: each variant cut out; the entry's format picks one
@@ -108,9 +109,9 @@ class Decoder(wiring.Component):
                     m.d.comb += getattr(self, f.name).eq(cut[(f.name, f.lsb, f.width)])
                 bad = Const(0, 1)
                 for name in ins.writes:
-                    bad = bad | (cut[(name, *_reg(name))] == 0)
+                    bad = bad | (cut[(name,) + _reg(name)] == 0)
                 for first, second in ins.distinct:
-                    bad = bad | (cut[(first, *_reg(first))] == cut[(second, *_reg(second))])
+                    bad = bad | (cut[(first,) + _reg(first)] == cut[(second,) + _reg(second)])
                 m.d.comb += problem.eq(bad)
         m.d.comb += self.legal.eq(self.valid & self.code & ~problem)
         return m

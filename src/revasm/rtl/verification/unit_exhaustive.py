@@ -1,6 +1,6 @@
 """The multi-cycle units checked on every input at a reduced width, in Verilator.
 
-The bounded proofs of ``rtl/unit_proofs.py`` hand every operand to the solver at once;
+The bounded proofs of ``rtl/verification/unit_proofs.py`` hand every operand to the solver at once;
 where that does not finish (two operands read a 2^16-row oracle at W = 8, rot/irot run
 170 cycles deep), the same obligation is discharged by exhaustion: the unit, built at
 width W and compiled by Verilator (:class:`UnitFrame` around it,
@@ -20,7 +20,9 @@ import hashlib
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy
 from amaranth.hdl import Module
@@ -31,6 +33,9 @@ from revasm.isa.primitives import PAIRS
 
 from .unit_proofs import Branching, UnitPort, arity, oracle_table, rotation_oracle, rotation_plans
 from .verilator import VerilatorError, cache_root, compile_cached, find_verilator, verilator_flags
+
+if TYPE_CHECKING:  # formal is imported when a check reports, not with this module
+    from .formal import ProofResult
 
 HARNESS = Path(__file__).with_name("harness") / "unit_harness.cpp"
 EXECUTABLE = "unit_harness"
@@ -45,7 +50,7 @@ NUMBERS = Branching(pick=numpy.where, within=lambda v, lo, hi: (v >= lo) & (v <=
 
 def operations(port: UnitPort) -> list[str]:
     """The operations of a unit, in ``sel`` order."""
-    from .semantics import FUNCTION_OPS, MULDIV_OPS
+    from revasm.rtl.hardware.semantics import FUNCTION_OPS, MULDIV_OPS
     return list(MULDIV_OPS) if port.name == "muldiv" else list(MULDIV_OPS + FUNCTION_OPS)
 
 
@@ -63,7 +68,7 @@ class UnitFrame(wiring.Component):
             "done": Out(1), "r0": Out(width), "r1": Out(width),
             "overflow": Out(1), "fault": Out(1)})
 
-    def elaborate(self, platform) -> Module:
+    def elaborate(self, platform: object) -> Module:
         m = Module()
         m.submodules.unit = unit = self.port.build(self.width)
         m.d.comb += [p.eq(v) for p, v in zip(self.port.operands(unit), (self.x, self.y, self.z))]
@@ -135,7 +140,8 @@ def run(port: UnitPort, name: str, width: int, *, law: str | None = None,
     return records
 
 
-def expected(port: UnitPort, name: str, width: int):
+def expected(port: UnitPort, name: str, width: int
+             ) -> Iterator[tuple[int, dict[str, numpy.ndarray]]]:
     """The table's answer on every input, in packed order, as chunks ``(start, answer)``:
     ``answer`` maps r0, r1, overflow, fault and cycles (the unit's model) to arrays for
     the inputs from ``start`` (rot/irot: one chunk per angle)."""
@@ -196,16 +202,16 @@ def law_mismatches(width: int) -> list[str]:
             for i in numpy.flatnonzero(bad)[:5]]
 
 
-def _describe(name: str, width: int, index: int, got, want: dict[str, int]) -> str:
+def _describe(name: str, width: int, index: int, got: numpy.void, want: dict[str, int]) -> str:
     mask = (1 << width) - 1
     operands = [(index >> (k * width)) & mask for k in range(arity(name))]
     return (f"{name}{tuple(operands)}: unit r0={int(got['r0'])} r1={int(got['r1'])} "
             f"flags={int(got['flags'])} cycles={int(got['cycles'])}; table {want}")
 
 
-def check(port: UnitPort, name: str, width: int, key: str):
+def check(port: UnitPort, name: str, width: int, key: str) -> ProofResult:
     """Run one exhaustive check (``name == "law"``: the rotation law) as a
-    :class:`~revasm.rtl.formal.ProofResult`."""
+    :class:`~revasm.rtl.verification.formal.ProofResult`."""
     from .formal import ProofResult
     start = time.perf_counter()
     try:

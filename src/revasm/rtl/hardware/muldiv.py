@@ -34,7 +34,7 @@ class MulDiv(wiring.Component):
             "done": Out(1), "fault": Out(1), "result": Out(width), "overflow": Out(1),
         })
 
-    def elaborate(self, platform) -> Module:
+    def elaborate(self, platform: object) -> Module:
         m = Module()
         w = self.width
         f = w // 2

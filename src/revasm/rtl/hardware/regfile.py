@@ -5,7 +5,7 @@ W = 32) instead of a thousand flip-flops.  ``$0`` is never written (the decoder 
 such instructions and the host interface ignores writes to it), so it reads zero.
 The gradient bank G is a second instance with two read ports: the gradient unit reads G
 through its x and y operands only, and the core reads G of an instruction's three
-registers over two cycles (``rtl/core.py``, state GSAVE).  G[0] is an ordinary word
+registers over two cycles (``rtl/hardware/core.py``, state GSAVE).  G[0] is an ordinary word
 (``zero_register=False``): ``ADD $3 $0`` adds G[3] into it on the way back, as every
 engine does (docs/gradient.md), and the host reads it like any other.  G's block RAM
 (256 words) also holds the gradient unit's temporaries, in ``words`` beyond the 32.
@@ -40,7 +40,7 @@ class RegisterFile(wiring.Component):
             "waddr": In(abits), "wdata": In(width), "we": In(1),
         })
 
-    def elaborate(self, platform) -> Module:
+    def elaborate(self, platform: object) -> Module:
         m = Module()
         m.submodules.bank = bank = exclusive_memory(shape=self.width, depth=self.words, init=[])
         write, reads = exclusive_ports(m, bank, len(self.ports))

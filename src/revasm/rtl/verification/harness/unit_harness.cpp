@@ -1,6 +1,6 @@
-// The Verilator harness of the exhaustive unit checks (rtl/unit_exhaustive.py).
+// The Verilator harness of the exhaustive unit checks (rtl/verification/unit_exhaustive.py).
 //
-// The top module is rtl/unit_exhaustive.UnitFrame: one multi-cycle unit with uniform
+// The top module is rtl/verification/unit_exhaustive.UnitFrame: one multi-cycle unit with uniform
 // ports -- go (start the operation picked by sel), sel, x, y, z (words), done, r0, r1,
 // overflow, fault.  The harness runs operation SEL on every input in order -- the
 // packed index I = x | y << W | z << 2W for ARITY operands (the others 0) -- each from

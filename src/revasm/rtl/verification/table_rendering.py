@@ -1,8 +1,8 @@
 """The table's templates run on symbolic words: the specification side of the formal proofs.
 
-:mod:`revasm.rtl.semantics` translates each template into the datapath the core runs; a
+:mod:`revasm.rtl.hardware.semantics` translates each template into the datapath the core runs; a
 proof that compared the core with that same translation would prove nothing about it.
-The proofs (:mod:`revasm.rtl.formal`) compare the core with this second, independent
+The proofs (:mod:`revasm.rtl.verification.formal`) compare the core with this second, independent
 rendering instead: the template's Python text is *executed*, as the reference simulator
 executes it (``exec`` in the namespace of :func:`revasm.isa.vocabulary.vocabulary`), but
 on Amaranth values instead of integers.  Amaranth arithmetic is exact -- it widens and
@@ -33,14 +33,14 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Generic, Protocol, TypeVar
 
 from amaranth.hdl import Const, Mux, Value
 
-from revasm.isa import fixed_point
 from revasm.isa.fixed_point import WordFormat
 from revasm.isa.primitives import PAIRS, UNIT_CALLS, UNIT_PREDICATES, primitive
 from revasm.isa.vocabulary import vocabulary
+from revasm.rtl.hardware.params import word_format
 
 # UNIT_CALLS (what a :class:`UnitModel` answers) and UNIT_PREDICATES (the overflow
 # predicates that test a unit call) come from the primitives table (isa/primitives.py).
@@ -56,22 +56,6 @@ class RenderError(ValueError):
 Obligation = tuple[str, Value]
 
 
-class ProofFormat(WordFormat):
-    """A word format of any even width >= 4: bounded proofs at a reduced width.
-
-    Not a machine format (machines are W = 32 or 64, :class:`WordFormat`); the proofs
-    state the width they ran at."""
-
-    def __post_init__(self) -> None:
-        if self.width < 4 or self.width % 2:
-            raise ValueError(f"a proof's word width must be even and >= 4, not {self.width}")
-
-
-def word_format(width: int) -> WordFormat:
-    """The machine's format at W = 32/64, a :class:`ProofFormat` at any other width."""
-    return fixed_point.word_format(width) if width in fixed_point.WIDTHS else ProofFormat(width)
-
-
 def as_value(v: object) -> Value:
     """An int, bool or Amaranth value as a value (negative ints as signed constants)."""
     if isinstance(v, Value):
@@ -81,23 +65,27 @@ def as_value(v: object) -> Value:
     raise RenderError(f"not a word: {v!r}")
 
 
-class Bank:
+#: A bank's keys: register names (``a``, ``b``, ``c``) or cell numbers (``OV[0]``).
+Key = TypeVar("Key", str, int)
+
+
+class Bank(Generic[Key]):
     """Some words of one bank (registers a, b, c of R or G; OV[0]) and what was written."""
 
-    def __init__(self, name: str, words: dict, width: int,
+    def __init__(self, name: str, words: dict[Key, Value], width: int,
                  obligations: list[Obligation]) -> None:
         self.name = name
-        self.words = dict(words)
+        self.words: dict[Key, Value] = dict(words)
         self.width = width
-        self.written: set = set()
+        self.written: set[Key] = set()
         self.obligations = obligations
 
-    def __getitem__(self, key) -> Value:
+    def __getitem__(self, key: Key) -> Value:
         if key not in self.words:
             raise RenderError(f"{self.name}[{key}] is not modelled")
         return self.words[key]
 
-    def __setitem__(self, key, value) -> None:
+    def __setitem__(self, key: Key, value: object) -> None:
         if key not in self.words:
             raise RenderError(f"{self.name}[{key}] is not modelled")
         self.words[key] = _stored(self.name, value, self.width, self.obligations)
@@ -117,12 +105,12 @@ class MemoryWord:
         self.written = False
         self.obligations = obligations
 
-    def __getitem__(self, token) -> Value:
+    def __getitem__(self, token: object) -> Value:
         if not isinstance(token, _Address):
             raise RenderError(f"{self.name} indexed by something other than addr(...)")
         return self.word
 
-    def __setitem__(self, token, value) -> None:
+    def __setitem__(self, token: object, value: object) -> None:
         if not isinstance(token, _Address):
             raise RenderError(f"{self.name} indexed by something other than addr(...)")
         self.word = _stored(self.name, value, self.width, self.obligations)
@@ -167,11 +155,11 @@ class SymbolicState:
     returns.  After :func:`render`: ``shown``, ``emitted`` (words), ``popped``."""
 
     width: int
-    R: Bank
+    R: Bank[str]
     MEM: MemoryWord
-    G: Bank
+    G: Bank[str]
     GM: MemoryWord
-    OV: Bank
+    OV: Bank[int]
     BR: Value
     DIR: Value
     fields: dict[str, Value]
@@ -228,23 +216,27 @@ def _restated(fmt: WordFormat) -> dict[str, Callable]:
     w, one = fmt.width, fmt.one
     amount_bits = (w - 1).bit_length()
 
-    def S(x):  # the vocabulary's name
+    def S(x: object) -> Value:  # the vocabulary's name
         return as_value(x)[:w].as_signed()
 
-    def rotate(x, n, left: bool) -> Value:
-        x, n = as_value(x)[:w], as_value(n)[:amount_bits]
-        back = (Const(w, amount_bits + 1) - n).as_unsigned()
-        return ((x << n) | (x >> back))[:w] if left else ((x >> n) | (x << back))[:w]
+    def rotate(x: object, n: object, left: bool) -> Value:
+        word, amount = as_value(x)[:w], as_value(n)[:amount_bits]
+        back = (Const(w, amount_bits + 1) - amount).as_unsigned()
+        if left:
+            return ((word << amount) | (word >> back))[:w]
+        return ((word >> amount) | (word << back))[:w]
 
     words = vocabulary(fmt)
 
-    def narrow(n) -> Value:
+    def narrow(n: object) -> Value:
         # the amount as the vocabulary masks it (& (W - 1)), on the bits that can be set: a
         # shift by a W-bit value would widen its result to 2^W bits
         return (as_value(n) & (w - 1))[:amount_bits]
 
-    def shift(name: str) -> Callable:
+    def shift(name: str) -> Callable[[object, object], object]:
         function = words[name]
+        if not callable(function):
+            raise RenderError(f"the vocabulary's {name} is not a function")
         return lambda x, n: function(x, narrow(n))
 
     return {
@@ -267,16 +259,16 @@ def render(template: str, state: SymbolicState, units: UnitModel) -> SymbolicSta
     namespace: dict[str, object] = dict(vocabulary(fmt))
     namespace.update(_restated(fmt))
 
-    def addr(x):
+    def addr(x: object) -> _Address:
         state.obligations.append(("the step addresses the modelled memory word",
                                   as_value(x)[:state.width] == state.address))
         state.addressed = True
         return _Address(as_value(x)[:state.width])
 
-    def show(x) -> None:
+    def show(x: object) -> None:
         state.shown.append(as_value(x)[:state.width])
 
-    def emit(x) -> None:
+    def emit(x: object) -> None:
         state.emitted.append(as_value(x)[:state.width])
 
     def unemit() -> Value:
