@@ -26,7 +26,7 @@ from revasm.report import (
     report_class,
     validate_report,
 )
-from revasm.report.access import gradient_writes
+from revasm.report.access import analyse_adjoint, call_classes, gradient_writes
 from revasm.report.energy_models import adiabatic_factor, landauer_joules_per_bit
 from revasm.report.schema import REPORT_SCHEMA
 from revasm.sim.engine import Lanes
@@ -249,6 +249,19 @@ def test_accesses_are_read_off_the_semantics_templates():
     assert set(rot.register_writes) == {"a", "b"} and rot.accumulated == ()
     emit_back = access_of(by_name["EMIT"], -1)  # R[a] ^= unemit() reads a
     assert emit_back.register_reads == ("a",) and emit_back.register_writes == ("a",)
+
+
+def test_unit_calls_take_their_energy_class_from_the_primitives_and_isa_tables():
+    # the classes a hand-kept dict gave before (fmul mul, fdiv div, rot/irot and fn_* func),
+    # now derived from the primitives' units and the table's instructions that call them
+    classes = call_classes()
+    assert {name: classes[name] for name in ("fmul", "fdiv", "rot", "irot")} == {
+        "fmul": "mul", "fdiv": "div", "rot": "func", "irot": "func"}
+    functions = {name for name in classes if name.startswith("fn_")}
+    assert len(functions) >= 13 and {classes[name] for name in functions} == {"func"}
+    assert "fadd" not in classes and "shl" not in classes  # the ALU's rows
+    rule = analyse_adjoint("G[{b}] = fadd(G[{b}], fmul(fdiv(G[{a}], R[{c}]), fn_cos(R[{b}])))")
+    assert dict(rule.operations) == {"mul": 1, "div": 1, "func": 1, "alu": 1}
 
 
 def test_a_gradient_tuple_assignment_from_a_non_gradient_value_writes_its_targets():

@@ -205,8 +205,8 @@ class CsvSource:
                 for name, column in zip(self.names, values)}
 
 
-def _csv_rows(path: str, stream: Any, offset: int, line: int
-              ) -> Iterator[tuple[int, int, list[str]]]:
+def _csv_rows(path: str, stream: Any, offset: int,
+              line: int) -> Iterator[tuple[int, int, list[str]]]:
     """(byte offset, line number, cells) of each non-blank row from ``offset`` on."""
     for raw in stream:
         at, here = offset, line

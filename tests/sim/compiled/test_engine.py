@@ -278,7 +278,7 @@ def test_the_second_run_of_a_program_loads_its_kernel_from_the_cache(tmp_path):
         "from revasm.sim.compiled.engine import ENGINE\n"
         f"m = ENGINE.load(assemble_file({str(path)!r}), 1)\n"
         "m.run(1)\n"
-        "k = m._kernel()\n"
+        "k = m.kernel_module()\n"
         "s = k.run_serial.stats\n"
         "print(sum(s.cache_misses.values()), sum(s.cache_hits.values()), int(m.steps[0]))\n")
     env = dict(os.environ, REVASM_CACHE_DIR=str(tmp_path / "kernels"))

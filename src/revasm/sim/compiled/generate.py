@@ -511,7 +511,7 @@ class _Kernel:
         for flag in code:
             dense.append(-1 if flag else count)
             count += 0 if flag else 1
-        sites = sorted(self.sites, key=self.sites.get) or [(0, 0, 0)]
+        sites = sorted(self.sites, key=self.sites.__getitem__) or [(0, 0, 0)]
         single_cycles = [cell.fixed_cycles(1, self.gradient) for cell in cells]
 
         def array(values: list, dtype: str) -> str:

@@ -13,14 +13,13 @@ compares them with the scalar timers over many words.
 """
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 from numba import njit
 
 from revasm.isa.timing import TAN_POLE_WINDOW, call_costs
 
 from .vocab import (
+    JIT,
     I,
     S,
     U,
@@ -31,8 +30,6 @@ from .vocab import (
     w_neg,
     w_shl,
 )
-
-JIT: dict[str, Any] = dict(cache=True, nogil=True)
 
 
 def _costs(width: int) -> tuple[int, ...]:

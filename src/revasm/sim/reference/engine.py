@@ -7,6 +7,7 @@ only engine that traces (``trace=`` on :meth:`ReferenceLanes.run` gets a
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy
@@ -112,10 +113,10 @@ class ReferenceLanes:
         starts = None if start is None else self._lane_pcs(start)
         for lane, machine in enumerate(self.machines):
             if starts is None:
-                self._go(lane, lambda m=machine: m.run(direction, trace=trace), on_output)
+                self._go(lane, partial(machine.run, direction, trace=trace), on_output)
             else:
-                self._go(lane, lambda m=machine, pc=starts[lane]: _run_from(m, pc, direction,
-                                                                             trace), on_output)
+                self._go(lane, partial(_run_from, machine, starts[lane], direction, trace),
+                         on_output)
             if progress is not None:
                 progress(lane + 1)
 
@@ -134,7 +135,7 @@ class ReferenceLanes:
                 machine.direction = -machine.direction  # BR as it halted (a jump onto FINISH)
                 machine.steps = machine.cycles = 0
                 machine.halted = False
-                self._go(lane, lambda m=machine: m.resume(trace=trace), on_output)
+                self._go(lane, partial(machine.resume, trace=trace), on_output)
             if progress is not None:
                 progress(lane + 1)
 

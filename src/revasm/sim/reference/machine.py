@@ -16,10 +16,12 @@ run, which starts from that state, steps from FINISH straight back to the jump.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from fractions import Fraction
+from types import MappingProxyType
+from typing import Any, Literal, overload
 
-from revasm.assembler.image import Image, SourceLocation
+from revasm.assembler.image import DeclaredName, Image, SourceLocation
 from revasm.isa.adjoint import BANKS
 from revasm.isa.elementary import DivideByZero
 from revasm.isa.fixed_point import word_format
@@ -222,6 +224,20 @@ class Machine(ModeSwitches):
     def memory_gradient_tangents(self) -> list[int]:
         return self.bank("TGM")
 
+    def has_bank(self, name: str) -> bool:
+        """Whether the gradient-mode bank ``name`` exists (a switch or :meth:`bank` made it)."""
+        if name not in BANK_NAMES:
+            raise KeyError(f"no bank {name!r} (banks: {', '.join(BANK_NAMES)})")
+        return self._namespace[name] is not None
+
+    def replace_bank(self, name: str, words: list[int]) -> None:
+        """Put ``words`` in place of the existing gradient-mode bank ``name``, for the
+        generated blocks and single steps alike: the compiled engine's hand-off passes a
+        list that records which words a run writes (``sim/compiled/machine.py``)."""
+        if not self.has_bank(name):
+            raise KeyError(f"bank {name!r} does not exist yet: make it with bank(name)")
+        self._namespace[name] = self._step_namespace[name] = words
+
     def bank_snapshot(self) -> dict[str, tuple[int, ...]]:
         """Every allocated bank as a tuple (for reversibility checks of the gradient pass)."""
         return {name: tuple(self._namespace[name]) for name in BANK_NAMES
@@ -229,7 +245,7 @@ class Machine(ModeSwitches):
 
     # --- devices the templates call ----------------------------------------
 
-    def _make_namespace(self, *, recording: bool) -> dict:
+    def _make_namespace(self, *, recording: bool) -> dict[str, Any]:
         size = self.memory_words
         code_cells = self._code_cells
         code_length = len(code_cells)
@@ -308,6 +324,12 @@ class Machine(ModeSwitches):
         self._sparse[address] = index
         return index
 
+    @overload
+    def memory_index(self, address: int, *, make: Literal[True]) -> int: ...
+
+    @overload
+    def memory_index(self, address: int, *, make: bool = False) -> int | None: ...
+
     def memory_index(self, address: int, *, make: bool = False) -> int | None:
         """Where ``address`` lives in ``memory`` (and the memory banks): None for a word
         never touched above the dense ones (it holds 0), unless ``make``."""
@@ -321,11 +343,16 @@ class Machine(ModeSwitches):
             index = self._new_index(address)
         return index
 
-    def word_addresses(self):
+    def word_addresses(self) -> Iterator[tuple[int, int]]:
         """Every (address, index in ``memory`` and the memory banks) of a word that
         exists: the dense words, then the words above them a run touched."""
         yield from ((address, address) for address in range(self.memory_words))
         yield from self._sparse.items()
+
+    def sparse_indices(self) -> Mapping[int, int]:
+        """address -> index in ``memory`` (and the memory banks) of each word above the
+        dense ones a run touched, in the order it did: a read-only view."""
+        return MappingProxyType(self._sparse)
 
     # --- running -------------------------------------------------------------
 
@@ -425,7 +452,7 @@ class Machine(ModeSwitches):
         self.cycles += fixed if timed is None else fixed + eval(timed, namespace)
         self.br = br
         self.direction = direction
-        if recording:
+        if trace is not None:
             trace(self._record(cell, dir_in, br_in, registers_before, output_before))
         kind = cell.kind
         if br_in and br and kind not in ("start", "finish"):
@@ -521,7 +548,7 @@ class Machine(ModeSwitches):
     def _location(self, pc: int | None) -> SourceLocation | None:
         return self.image.location(pc) if pc is not None else None
 
-    def _fault(self, kind: str, message: str, **extra) -> MachineFault:
+    def _fault(self, kind: str, message: str, **extra: Any) -> MachineFault:
         cell = self.program.cell(self.pc)
         return MachineFault(kind, message, pc=self.pc, location=self._location(self.pc),
                             br=self.br, direction=self.direction,
@@ -608,8 +635,11 @@ class Machine(ModeSwitches):
     def get(self, name: str, *, exact: bool = False) -> int | float | Fraction:
         """A declared name's value: a real if it is fixed point, else a signed integer."""
         declared = self._declared(name)
-        word = (self.registers[declared.register] if declared.register is not None
-                else self.get_memory(declared.address, signed=False))
+        if declared.register is not None:
+            word = self.registers[declared.register]
+        else:
+            assert declared.address is not None  # a declared name is a register or a word
+            word = self.get_memory(declared.address, signed=False)
         return self._real(word, exact) if declared.fixed else self.fmt.signed(word)
 
     def set(self, name: str, value: int | float | Fraction | str) -> None:
@@ -619,9 +649,10 @@ class Machine(ModeSwitches):
         if declared.register is not None:
             self.set_register(declared.register, word)
         else:
+            assert declared.address is not None  # a declared name is a register or a word
             self.set_memory(declared.address, word)
 
-    def _declared(self, name: str):
+    def _declared(self, name: str) -> DeclaredName:
         try:
             return self.image.names[name]
         except KeyError:

@@ -91,7 +91,7 @@ class TileLanes(CompiledLanes):
     def uses_interpreter(self, mode: tuple[bool, bool] | None = None) -> bool:
         return True
 
-    def _kernel(self) -> Any:
+    def kernel_module(self) -> Any:
         return kernel.module(self.width, self._gradient, self._tangent)
 
     def kernel_source(self) -> str:
@@ -109,7 +109,7 @@ class TileLanes(CompiledLanes):
                 self.CTL, self.OUT, self.OUTLEN, self.TAPE, self.TAPELEN, numpy.int64(limit),
                 *self._program, numpy.int64(self._strict), numpy.int64(regrouping))
 
-    def _go(self, on_output: OutputListener | None = None) -> None:
+    def run_until_stopped(self, on_output: OutputListener | None = None) -> None:
         """Run the running lanes to a halt or fault: tile kernel calls, with the pauses
         (a table to grow) between them; with ``on_output``, calls of a slice of steps each
         (the compiled engine's ``Slices``), the new output words handed over after every
@@ -118,7 +118,7 @@ class TileLanes(CompiledLanes):
         if self._faults:
             for lane in active.tolist():
                 self._faults.pop(lane, None)
-        module = self._kernel()
+        module = self.kernel_module()
         self._run_mode = (self._gradient, self._tangent)
         run_limit = self.max_steps if self.max_steps is not None else 1 << 62
         slices = Slices(run_limit) if on_output is not None else None
@@ -133,9 +133,9 @@ class TileLanes(CompiledLanes):
             tiles = numpy.unique(active // self.tile)
             runner = "run_parallel" if len(tiles) >= PARALLEL_TILES else "run_serial"
             started = time.perf_counter()
-            self._call(module, runner, tiles,
-                       (numpy.int64(self.tile), numpy.int64(self.lanes),
-                        *self._arguments(limit, regrouping), stats))
+            self.call_kernel(module, runner, tiles,
+                             (numpy.int64(self.tile), numpy.int64(self.lanes),
+                              *self._arguments(limit, regrouping), stats))
             seconds = time.perf_counter() - started
             self.kernel_seconds += seconds
             self.calls += 1
@@ -164,7 +164,7 @@ class TileLanes(CompiledLanes):
             regroup.restore(self, order)
         self.dispatches = int(stats.sum())
 
-    def _call(self, module: Any, name: str, tiles: Any, args: tuple) -> None:
+    def call_kernel(self, module: Any, name: str, tiles: Any, args: tuple) -> None:
         """Run a tile kernel entry; a first call that compiles the tile interpreter (not in
         numba's cache) is announced through the compiled engine's ``COMPILE_NOTICE``."""
         from revasm.sim.compiled import machine
