@@ -109,7 +109,7 @@ def _negate(value: str) -> str:
     return "-" + value
 
 
-def _fixed_literal(value: Fraction) -> str:
+def fixed_literal(value: Fraction) -> str:
     text = repr(float(value))
     return text if ("." in text or "e" in text) else text + ".0"
 

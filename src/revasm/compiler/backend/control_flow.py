@@ -17,7 +17,7 @@ from ..ir import nodes as ir
 from ..ir.printer import expr_text
 from .code import Instr, inverse_code, with_role
 from .guards import index_nodes
-from .ir_queries import _callees, _is_zero
+from .ir_queries import callees_of, is_zero
 from .lowering_state import FunctionLoweringState, HeldValue
 from .pointers import accesses
 
@@ -119,7 +119,7 @@ class ControlFlowLowering(FunctionLoweringState):
         with a call keeps the plain form (the callee uses those registers).  None when
         no register is free."""
         spare = self.spare_registers()
-        if not spare or any(True for _ in _callees(s.then + s.orelse)):
+        if not spare or any(True for _ in callees_of(s.then + s.orelse)):
             return None
         pos = s.pos
         self.reserved.add(spare[0])
@@ -287,7 +287,7 @@ class ControlFlowLowering(FunctionLoweringState):
         loop.  Constant zero, a constant of the constant pool and a variable in a register
         are tested where they are."""
         bounds: list[ir.Expr] = [s.start, s.stop]
-        if self.p.level < 2 or any(True for _ in _callees(s.body)):
+        if self.p.level < 2 or any(True for _ in callees_of(s.body)):
             return (s.start, s.stop), [], set()  # a callee would use the registers
         code: list[Instr] = []
         held: set[int] = set()
@@ -347,14 +347,14 @@ class ControlFlowLowering(FunctionLoweringState):
         """A branch mnemonic and registers that test ``cond`` (true -> taken)."""
         if isinstance(cond, ir.Compare):
             left, right, op = cond.left, cond.right, cond.op
-            if _is_zero(left) and not _is_zero(right):
+            if is_zero(left) and not is_zero(right):
                 left, right, op = right, left, _MIRROR[op]
             ctx = self._compare_type(left, right)
             if op in ("==", "!="):
                 a, sa, ta = self.operand(left, ctx)
                 b, sb, tb = self.operand(right, ctx)
                 return ("BEQ" if op == "==" else "BNE"), (a, b), sa + sb, tb + ta
-            if _is_zero(right):
+            if is_zero(right):
                 a, sa, ta = self.operand(left, ctx)
                 return _ZERO_BRANCH[op], (a,), sa, ta
         if isinstance(cond, ir.Unary) and cond.op == "not":

@@ -13,16 +13,16 @@ from fractions import Fraction
 
 from ..errors import CompileError, SourcePos
 from ..ir import nodes as ir
-from .arithmetic import _SMALL_MULTIPLIER, ArithmeticLowering, loads_exponent
+from .arithmetic import SMALL_MULTIPLIER, ArithmeticLowering, loads_exponent
 from .bitwise import BitwiseLowering
 from .calls import CallLowering
-from .code import Instr, _fixed_literal, inverse_code, with_role
+from .code import Instr, fixed_literal, inverse_code, with_role
 from .control_flow import ControlFlowLowering
 from .guard_reuse import GuardReuse
 from .guards import GuardLowering
 from .hoisting import HoistLowering
 from .integer_arithmetic import IntegerArithmeticLowering
-from .ir_queries import _callees
+from .ir_queries import callees_of
 from .layout import LINK, SCRATCH, VARIABLE_REGISTERS
 from .lowering_state import ModuleContext
 from .places import OperandLowering
@@ -30,7 +30,7 @@ from .pointers import PointerLowering
 from .statements import StatementLowering
 
 
-class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, OperandLowering,
+class FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, OperandLowering,
                         ArithmeticLowering, IntegerArithmeticLowering, BitwiseLowering,
                         GuardLowering, PointerLowering, HoistLowering, GuardReuse):
     """One function: its portal, scratch registers, constant pool and statement dispatch."""
@@ -94,7 +94,7 @@ class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Op
         (a call would save these registers too) loads the most used ones once, at its
         entry, into variable registers nothing else uses, and clears them at its exit.
         """
-        if not self.p.optimize or any(True for _ in _callees(self.f.body)):
+        if not self.p.optimize or any(True for _ in callees_of(self.f.body)):
             return []
         limit = self.p.max_registers
         available = list(VARIABLE_REGISTERS[:limit] if limit else VARIABLE_REGISTERS)
@@ -113,7 +113,7 @@ class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Op
         for key, reg in zip(chosen, spare):
             self.pool[key] = reg
             word, kind = key
-            text = str(word) if kind == ir.INT.kind else _fixed_literal(literals[key])
+            text = str(word) if kind == ir.INT.kind else fixed_literal(literals[key])
             load.append(self.i("LI", reg, text, pos=self.f.pos, role="compute",
                                note="constant kept in a register"))
         return load
@@ -154,7 +154,7 @@ class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Op
         elif isinstance(e, ir.BinOp) and e.op == "/" or (
                 isinstance(e, ir.BinOp) and e.op == "*" and not any(
                     isinstance(x, ir.Const) and x.value.denominator == 1 and
-                    abs(x.value) <= _SMALL_MULTIPLIER for x in (e.left, e.right))):
+                    abs(x.value) <= SMALL_MULTIPLIER for x in (e.left, e.right))):
             pairs = [(e.left, ir.FIXED), (e.right, ir.FIXED)]
         elif isinstance(e, ir.FuncCall):
             pairs = [(a, ir.FIXED) for a in e.args]

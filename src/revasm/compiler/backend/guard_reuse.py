@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from ..ir import nodes as ir
 from ..ir.inverse import invert_block
 from .guards import index_nodes
-from .hoisting import _statement_exprs
+from .hoisting import statement_exprs
 from .lowering_state import FunctionLoweringState
 from .pointers import written
 
@@ -114,7 +114,7 @@ class GuardReuse(FunctionLoweringState):
 
     def _guard_keys(self, s: ir.Stmt) -> set[GuardKey]:
         keys: set[GuardKey] = set()
-        for e in _statement_exprs(s):
+        for e in statement_exprs(s):
             for node in index_nodes(e):
                 if node.name not in self.p.module.tables and node.name not in self.lay.arrays:
                     continue

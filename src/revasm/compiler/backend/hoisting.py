@@ -41,7 +41,7 @@ from .pointers import affine, const_step, written
 HoistKey = tuple[int, int, int]
 
 
-def _statement_exprs(s: ir.Stmt) -> list[ir.Expr]:
+def statement_exprs(s: ir.Stmt) -> list[ir.Expr]:
     """The expressions whose elements a statement's guards check (``statement_guards``)."""
     if isinstance(s, ir.Update):
         return [s.target, s.expr]
@@ -137,7 +137,7 @@ class HoistLowering(FunctionLoweringState):
         checks: list[tuple[ir.Expr, ir.Expr, ir.Index, int, int]] = []
         keys: list[HoistKey] = []
         for stmt, before in _every_iteration(s.body, {}):
-            for e in (n for x in _statement_exprs(stmt) for n in index_nodes(x)):
+            for e in (n for x in statement_exprs(stmt) for n in index_nodes(x)):
                 shape = self.shape_of(e.name)
                 if shape is None:
                     continue

@@ -12,7 +12,7 @@ from fractions import Fraction
 from ..ir import nodes as ir
 from ..ir.printer import expr_text
 from .code import Instr, with_role
-from .ir_queries import _indices
+from .ir_queries import index_exprs
 from .lowering_state import FunctionLoweringState
 
 
@@ -74,7 +74,7 @@ class StatementLowering(FunctionLoweringState):
         """Each element of a freed ancilla array (of type ``type_``) must be zero (a checked
         free)."""
         code: list[Instr] = []
-        for idx in _indices(type_.shape):
+        for idx in index_exprs(type_.shape):
             mark = self.scratch_top
             element = ir.Index(s.pos, name=s.name,
                                indices=tuple(ir.Const(s.pos, Fraction(i), True) for i in idx))
