@@ -433,3 +433,34 @@ def test_the_program_kernel_is_used_only_when_ready(monkeypatch):
     monkeypatch.setenv("REVASM_TILE_FUSE", "sometimes")
     with pytest.raises(ValueError, match="cached, build or off"):
         TileLanes(fresh, 8).run(1)
+
+
+def test_auto_chooses_the_tile_engine_when_its_interpreter_is_built_and_the_work_pays(
+        monkeypatch, tmp_path):
+    """``auto``'s cost model (``engines.tile_pays``): never before the tile interpreter of
+    the width has run (value and gradient mode); then by the lane-steps -- the steps of
+    the program's last tile run, else its code cells -- against the engine it replaces,
+    and never for a handful of lanes."""
+    from revasm.sim import engines
+    from revasm.sim.tile import ready
+
+    monkeypatch.setenv("REVASM_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(ready, "_MARKED", set())
+    image = assemble_file(EXAMPLES / "bessel_j2.pal", width=64)
+    assert not engines.tile_pays(image, 10**6, "vector")
+    ready.mark_ready(64, False, False)
+    assert not engines.tile_pays(image, 10**6, "vector")  # the gradient mode: not built
+    ready.mark_ready(64, True, False)
+    cells = sum(1 for flag in image.is_code if flag)
+    assert engines.tile_pays(image, -(-engines.TILE_MIN_WORK["vector"] // cells), "vector")
+    assert not engines.tile_pays(image, engines.TILE_MIN_WORK["vector"] // cells // 2,
+                                 "vector")
+    ready.record_steps(image, 1 << 16, 300.0)  # J2's steps per lane, from a run
+    assert ready.recorded_steps(image, 1 << 16) == 300.0
+    assert engines.tile_pays(image, 10**6, "vector", memory_words=1 << 16)
+    assert not engines.tile_pays(image, 10**5, "vector", memory_words=1 << 16)
+    assert engines.tile_pays(image, 10**5, "reference", memory_words=1 << 16)
+    assert not engines.tile_pays(image, engines.TILE_MIN_LANES - 1, "reference",
+                                 memory_words=1 << 16)
+    assert not engines.tile_pays(assemble_file(EXAMPLES / "bessel_j2.pal", width=32), 10**6,
+                                 "vector")  # another width: its interpreter not built

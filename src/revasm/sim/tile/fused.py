@@ -92,8 +92,8 @@ class Block:
     number: int
     cells: list[Decoded]
     lines: list[str]
-    params: list[str]
-    saved: list[tuple[str, str]]  # (array, row index expression) of each saved row
+    arguments: list[str]  # what the walker passes: the rows, one argument each
+    saved: list[str]  # the rows the block writes (kept in the scratch rows first)
 
 
 class _Fuser:
@@ -187,41 +187,44 @@ class _Fuser:
                     if local:
                         written.add((local[1], int(local[2])))
         overflow = "ov0" in text
-        saved = [(_BANKS[prefix], str(reg)) for prefix, reg in used
-                 if (prefix, reg) in written]
-        loads = [f"{prefix}{reg} = {_BANKS[prefix]}[lane, {reg}]" for prefix, reg in used]
-        stores = [f"{array}[lane, {row}] = {_local(array, row)}" for array, row in saved]
+        saved = [(prefix, reg) for prefix, reg in used if (prefix, reg) in written]
+        # each row its own argument (``pipeline.NoAliasCompiler``: LLVM then knows the
+        # rows apart and vectorises the loop); the walker passes ``Rs[3]``, ``CTL[9]``...
+        rows = {(prefix, reg): f"{_BANKS[prefix]}_{reg}" for prefix, reg in used}
+        loads = [f"{prefix}{reg} = {rows[prefix, reg]}[lane]" for prefix, reg in used]
+        stores = [f"{rows[key]}[lane] = {key[0]}{key[1]}" for key in saved]
+        params = ["lo", "n", *rows.values()]
+        arguments = ["lo", "n", *(f"{_BANKS[prefix]}s[{reg}]" for prefix, reg in used)]
         if overflow:
-            loads.append(f"ov0 = U(CTL[{OVERFLOWS}, lane])")
-            stores.append(f"CTL[{OVERFLOWS}, lane] = I(ov0)")
-        arrays = sorted({_BANKS[prefix] for prefix, _ in used},
-                        key=lambda name: list(_BANKS.values()).index(name))
-        params = ["lo", "n", *arrays, *(["CTL"] if overflow else []), "SCRATCH"]
+            loads.append("ov0 = U(OV_ROW[lane])")
+            stores.append("OV_ROW[lane] = I(ov0)")
+            params.append("OV_ROW")
+            arguments.append(f"CTL[{OVERFLOWS}]")
+        kept = [rows[key] for key in saved] + (["OV_ROW"] if overflow else [])
+        params += [f"S_{position}" for position in range(len(kept))]
+        arguments += [f"SCRATCH[{position}]" for position in range(len(kept))]
         name = f"fused_{number}"
         first, last = cells[0].pc, cells[-1].pc
-        out = [f"@njit({INNER_JIT}, error_model='numpy')",
+        out = [f"@njit({INNER_JIT.replace('KernelCompiler', 'NoAliasCompiler')}, "
+               "error_model='numpy')",
                f"def {name}({', '.join(params)}):",
                f'    """pc {first}..{last}: {len(cells)} cells in one loop; True when no '
                'lane faults or leaves the fast quotient (else nothing is written)."""',
                "    strict = False",
                "    for k in range(n):  # the rows the block writes, kept",
                "        lane = U(lo + k)"]
-        restore = []
-        for position, (array, row) in enumerate(saved):
-            out.append(f"        SCRATCH[{position}, k] = {array}[lane, {row}]")
-            restore.append(f"        {array}[lane, {row}] = SCRATCH[{position}, k]")
-        if overflow:
-            out.append(f"        SCRATCH[{len(saved)}, k] = U(CTL[{OVERFLOWS}, lane])")
-            restore.append(f"        CTL[{OVERFLOWS}, lane] = I(SCRATCH[{len(saved)}, k])")
+        out += [f"        S_{position}[k] = U({row}[lane])" for position, row in enumerate(kept)]
         out += ["    bad = 0  # a count: LLVM vectorises a sum, not a flag",
                 "    for k in range(n):",
                 "        lane = U(lo + k)  # (unsigned: no wraparound, so LLVM vectorises)"]
         out += ["        " + line for line in loads + body + stores]
         out += ["    if bad == 0:", "        return True",
                 "    for k in range(n):  # a lane would fault: the rows as they were",
-                "        lane = U(lo + k)", *restore, "    return False", "", ""]
-        return Block(number, cells, out, params,
-                     saved + ([("CTL", str(OVERFLOWS))] if overflow else []))
+                "        lane = U(lo + k)"]
+        out += [f"        {row}[lane] = {'I' if row == 'OV_ROW' else 'U'}(S_{position}[k])"
+                for position, row in enumerate(kept)]
+        out += ["    return False", "", ""]
+        return Block(number, cells, out, arguments, kept)
 
     # --- the module -------------------------------------------------------------------
 
@@ -258,6 +261,7 @@ class _Fuser:
             f'"""revasm per-program tile kernel: W = {self.width}, gradient={self.gradient}, '
             f'tangent={self.tangent}, direction {self.direction} (sim/tile/fused.py)."""',
             *MODULE_PRELUDE,
+            "from revasm.sim.tile.pipeline import NoAliasCompiler",
             f"CONTROL = np.array([{control}], dtype=np.bool_)",
             f"BRANCH = np.array([{branch}], dtype=np.bool_)",
             "#: the block starting at each PC (-1: none), and each block's length",
@@ -404,7 +408,7 @@ class _Fuser:
                 out(indent, "else:")
             else:
                 inner = indent
-            out(inner, f"done = fused_{block.number}({', '.join(block.params)})")
+            out(inner, f"done = fused_{block.number}({', '.join(block.arguments)})")
 
     @staticmethod
     def entry_points(rows: int) -> list[str]:
@@ -425,11 +429,6 @@ class _Fuser:
                       "            tile_fused(tiles[j], lo, min(lo + tile, lanes), idx, SLOTS, "
                       f"SCRATCH, {args})"]
         return lines
-
-
-def _local(array: str, row: str) -> str:
-    prefix = {bank: prefix for prefix, bank in _BANKS.items()}[array]
-    return f"{prefix}{row}"
 
 
 def program_source(image: Image, gradient: bool, tangent: bool, direction: int) -> str | None:

@@ -53,7 +53,9 @@ def mark_ready(width: int, gradient: bool, tangent: bool) -> None:
         return
     _MARKED.add(key)
     try:
-        _marker(width, gradient, tangent).touch()
+        marker = _marker(width, gradient, tangent)
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.touch()
     except OSError:
         pass  # a cache that cannot be written only costs ``auto`` its knowledge
 
@@ -72,6 +74,7 @@ def record_steps(image: Image, memory_words: int, steps: float) -> None:
     path = _record(image, memory_words)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         temporary.write_text(json.dumps({"steps": float(steps)}))
         os.replace(temporary, path)
     except OSError:
