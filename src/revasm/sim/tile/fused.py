@@ -93,7 +93,7 @@ class Block:
     cells: list[Decoded]
     lines: list[str]
     arguments: list[str]  # what the walker passes: the rows, one argument each
-    saved: list[str]  # the rows the block writes (kept in the scratch rows first)
+    written: list[str]  # the rows the block writes
 
 
 class _Fuser:
@@ -201,29 +201,25 @@ class _Fuser:
             params.append("OV_ROW")
             arguments.append(f"CTL[{OVERFLOWS}]")
         kept = [rows[key] for key in saved] + (["OV_ROW"] if overflow else [])
-        params += [f"S_{position}" for position in range(len(kept))]
-        arguments += [f"SCRATCH[{position}]" for position in range(len(kept))]
         name = f"fused_{number}"
         first, last = cells[0].pc, cells[-1].pc
+        # the second loop: the exits ruled out by the first (LLVM drops the dead checks)
+        quiet = [re.sub(r"\bbad \+= 1$", "pass", line) for line in body]
         out = [f"@njit({INNER_JIT.replace('KernelCompiler', 'NoAliasCompiler')}, "
                "error_model='numpy')",
                f"def {name}({', '.join(params)}):",
                f'    """pc {first}..{last}: {len(cells)} cells in one loop; True when no '
                'lane faults or leaves the fast quotient (else nothing is written)."""',
                "    strict = False",
-               "    for k in range(n):  # the rows the block writes, kept",
+               "    bad = 0  # the guard: the block without its stores (LLVM keeps only what",
+               "    for k in range(n):  # its checks need); a count, which LLVM vectorises",
                "        lane = U(lo + k)"]
-        out += [f"        S_{position}[k] = U({row}[lane])" for position, row in enumerate(kept)]
-        out += ["    bad = 0  # a count: LLVM vectorises a sum, not a flag",
+        out += ["        " + line for line in loads + body]
+        out += ["    if bad != 0:", "        return False",
                 "    for k in range(n):",
                 "        lane = U(lo + k)  # (unsigned: no wraparound, so LLVM vectorises)"]
-        out += ["        " + line for line in loads + body + stores]
-        out += ["    if bad == 0:", "        return True",
-                "    for k in range(n):  # a lane would fault: the rows as they were",
-                "        lane = U(lo + k)"]
-        out += [f"        {row}[lane] = {'I' if row == 'OV_ROW' else 'U'}(S_{position}[k])"
-                for position, row in enumerate(kept)]
-        out += ["    return False", "", ""]
+        out += ["        " + line for line in loads + quiet + stores]
+        out += ["    return True", "", ""]
         return Block(number, cells, out, arguments, kept)
 
     # --- the module -------------------------------------------------------------------
@@ -251,8 +247,7 @@ class _Fuser:
         interp.lines = []
         self.walker(blocks, data, branches)
         lines += interp.lines
-        rows = max([len(block.saved) for block in blocks] + [1])
-        lines += self.entry_points(rows)
+        lines += self.entry_points()
         constants, body = hoist_constants("\n".join(lines))
         control = ", ".join("True" if ins.kind in CONTROL_KINDS else "False"
                             for ins in INSTRUCTIONS)
@@ -276,7 +271,7 @@ class _Fuser:
         d = self.direction
         args = ", ".join(KERNEL_ARGS)
         out(0, f"@njit({INNER_JIT}, error_model='numpy')")
-        out(0, f"def tile_fused(t, lo, hi, idx, SLOTS, SCRATCH, {args}):")
+        out(0, f"def tile_fused(t, lo, hi, idx, SLOTS, {args}):")
         out(1, '"""Run the tile while it stays whole and simple; stop where it stands."""')
         for name in ("R", "G", "T", "TG", "MEM", "GM", "TM", "TGM", "KEYS"):
             out(1, f"{name} = {name}s.T")
@@ -411,7 +406,7 @@ class _Fuser:
             out(inner, f"done = fused_{block.number}({', '.join(block.arguments)})")
 
     @staticmethod
-    def entry_points(rows: int) -> list[str]:
+    def entry_points() -> list[str]:
         args = ", ".join(KERNEL_ARGS)
         lines = []
         for name, decorator, loop in (
@@ -423,11 +418,10 @@ class _Fuser:
                       f"    for c in {loop}(chunks):",
                       "        idx = np.empty(tile, dtype=np.int64)",
                       f"        SLOTS = np.empty((tile, {SLOT_COLUMNS}), dtype=np.int64)",
-                      f"        SCRATCH = np.empty(({rows}, tile), dtype=np.uint64)",
                       "        for j in range(c * count // chunks, (c + 1) * count // chunks):",
                       "            lo = tiles[j] * tile",
                       "            tile_fused(tiles[j], lo, min(lo + tile, lanes), idx, SLOTS, "
-                      f"SCRATCH, {args})"]
+                      f"{args})"]
         return lines
 
 

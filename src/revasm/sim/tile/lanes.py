@@ -57,8 +57,9 @@ PARALLEL_TILES = 2
 #: instructions fused into one loop over the tile): ``"cached"`` -- when numba's cache
 #: holds it, else the interpreter, the kernel compiled by a background process for the
 #: next runs (a run of at least ``FUSE_LANES`` lanes asks for one); ``"build"`` -- compiled
-#: first (blocking); ``"off"``.  ``$REVASM_TILE_FUSE`` overrides it.
-FUSE = "cached"
+#: first (blocking); ``"off"``, the default: measured on J2, the fused blocks ran no faster
+#: than the interpreter's loops (docs/decisions.md).  ``$REVASM_TILE_FUSE`` overrides it.
+FUSE = "off"
 FUSE_LANES = 4096
 #: A value-mode run of at least this many lanes records its steps per lane for ``auto``.
 RECORD_LANES = 64
