@@ -106,6 +106,10 @@ class TileLanes(CompiledLanes):
         self.fused = False
         #: Whether runs use the program's own tile kernel (``FUSE``; see ``_fused_module``).
         self.fuse = FUSE
+        #: The direction every running lane of this run has (None: mixed), and the
+        #: decoded program with each direction's and mode's costs in the cost column.
+        self._run_direction: int | None = 1
+        self._costed: dict[int, Any] = {}
         self._dummy_registers = lane_major(32, 1)
         self._dummy_memory = lane_major(1, 1)
 
@@ -128,9 +132,14 @@ class TileLanes(CompiledLanes):
                     self._dummy_memory for name in MEMORY_BANKS]
         if self._program is None:
             self._program = program.decode(self.image)
+        decoded = self._program
+        row = program.cycle_row(self._gradient, self._run_direction)
+        if row is not None:  # the kernels read one column of costs: this run's
+            decoded = (self._costed.setdefault(row, program.with_costs(decoded[0], row)),
+                       *decoded[1:])
         return (*[kernel_view(bank) for bank in banks + memories], kernel_view(self.KEYS),
                 self.CTL, self.OUT, self.OUTLEN, self.TAPE, self.TAPELEN, numpy.int64(limit),
-                *self._program, numpy.int64(self._strict), numpy.int64(regrouping))
+                *decoded, numpy.int64(self._strict), numpy.int64(regrouping))
 
     def _go(self, on_output: OutputListener | None = None) -> None:
         """Run the running lanes to a halt or fault: tile kernel calls, with the pauses
@@ -143,6 +152,8 @@ class TileLanes(CompiledLanes):
                 self._faults.pop(lane, None)
         module = self._kernel()
         self._run_mode = (self._gradient, self._tangent)
+        directions = numpy.unique(self.CTL[DIR, active]) if len(active) else numpy.ones(1)
+        self._run_direction = int(directions[0]) if len(directions) == 1 else None
         run_limit = self.max_steps if self.max_steps is not None else 1 << 62
         slices = Slices(run_limit) if on_output is not None else None
         announced = self.OUTLEN.copy() if on_output is not None else None
