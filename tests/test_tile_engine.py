@@ -464,3 +464,27 @@ def test_auto_chooses_the_tile_engine_when_its_interpreter_is_built_and_the_work
                                  memory_words=1 << 16)
     assert not engines.tile_pays(assemble_file(EXAMPLES / "bessel_j2.pal", width=32), 10**6,
                                  "vector")  # another width: its interpreter not built
+
+
+def test_auto_runs_a_known_long_job_of_few_lanes_on_the_vector_engine(monkeypatch, tmp_path):
+    """Below ``VECTOR_MIN_LANES`` lanes ``auto`` keeps the reference unless a previous run
+    recorded enough steps per lane (``engines.vector_pays``)."""
+    from revasm.sim import engines
+    from revasm.sim.engines import choose
+    from revasm.sim.tile import ready
+
+    monkeypatch.setenv("REVASM_CACHE_DIR", str(tmp_path))
+    image = assemble_file(EXAMPLES / "bessel_j2.pal", width=64)
+    words = 1 << 16
+    assert not engines.vector_pays(image, 100, words)  # nothing recorded
+    ready.record_steps(image, words, 300.0)
+    assert engines.vector_pays(image, 400, words)
+    assert not engines.vector_pays(image, 300, words)  # 9 * 10^4 lane-steps
+    assert not engines.vector_pays(image, engines.VECTOR_KNOWN_LANES - 1, words)
+    ready.record_steps(image, words, 1000.0)
+    assert engines.vector_pays(image, 150, words) and 150 < engines.VECTOR_MIN_LANES
+    loaded = choose("auto", lanes=150).load(image, 150, memory_words=words)
+    assert type(loaded) is type(engine("vector").load(image, 1))
+    other = assemble_file(EXAMPLES / "bessel_j2.pal", width=32)  # nothing recorded
+    few = choose("auto", lanes=150).load(other, 150)
+    assert type(few) is type(engine("reference").load(other, 1))

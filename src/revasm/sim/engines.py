@@ -56,6 +56,12 @@ TILE_MIN_WORK = {"reference": 2 * 10**7, "vector": 2 * 10**8}
 #: steps costs numpy's dispatch, ~10 us, whatever the lanes).
 TILE_MIN_STEPS = 20_000
 
+#: ... and from this many lanes when a program's recorded steps per lane (a previous tile
+#: run) make the job at least this many lane-steps: the reference runs ~2 * 10^6 a second,
+#: the vector engine's start-up and dispatch cost less than that much work.
+VECTOR_KNOWN_LANES = 16
+VECTOR_KNOWN_WORK = 10**5
+
 #: The names ``--engine`` accepts.
 CHOICES = ("auto", *MODULES)
 
@@ -118,6 +124,8 @@ def choose(name: str = "auto", *, lanes: int = 1, trace: bool = False) -> Engine
                 return engine("tile").load(image, lanes, **options)
             except EngineError:
                 pass
+        if fallback.name == "reference" and vector_pays(image, lanes, memory_words):
+            return engine("vector").load(image, lanes, **options)
         if compiled_pays(image, lanes, fallback.name, memory_words):
             try:
                 return engine("compiled").load(image, lanes, **options)
@@ -127,6 +135,20 @@ def choose(name: str = "auto", *, lanes: int = 1, trace: bool = False) -> Engine
 
     return Engine("auto", f"{fallback.name}, or tile or compiled where it pays", load_auto,
                   available=fallback.available)
+
+
+def vector_pays(image: Image, lanes: int, memory_words: int = DEFAULT_MEMORY_WORDS) -> bool:
+    """Whether ``auto`` runs fewer than :data:`VECTOR_MIN_LANES` lanes on the vector engine
+    rather than the reference: at least :data:`VECTOR_KNOWN_LANES` lanes of a program whose
+    steps per lane a previous tile run recorded, with at least :data:`VECTOR_KNOWN_WORK`
+    lane-steps (``revasm bench engine_choice``: 10^3 and 10^4 steps on 100 lanes ran
+    1.6x slower on the reference)."""
+    if lanes < VECTOR_KNOWN_LANES:
+        return False
+    from revasm.sim.tile import ready
+
+    steps = ready.recorded_steps(image, memory_words)
+    return steps is not None and steps * lanes >= VECTOR_KNOWN_WORK
 
 
 def tile_pays(image: Image, lanes: int, instead: str,
