@@ -112,7 +112,7 @@ def test_every_input_format_streams_to_parquet_and_zarr_with_the_one_process_bit
     source = _write_inputs(tmp_path, columns, kind)
     for out in ("out.parquet", "out.zarr", "out.npz"):
         result = invoke("batch", program, "--inputs", source, "--grad", "-o", tmp_path / out,
-                        "--chunk-lanes", 128, "--engine", "vector")
+                        "--chunk-lanes", 128, "--engine", "vector", "--all-registers")
         assert result.exit_code == 1, result.output  # lanes faulted
         assert "300 lanes" in result.stderr and "faulted" in result.stderr
     written = {"npz": dict(np.load(tmp_path / "out.npz")),

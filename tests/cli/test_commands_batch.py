@@ -20,7 +20,8 @@ def test_every_row_equals_revasm_run_of_that_row(tmp_path):
     rows = [(3, 4), (5, 6), (-7, 100000), (0, 0)]
     inputs = tmp_path / "ab.csv"
     inputs.write_text("a,b\n" + "".join(f"{a},{b}\n" for a, b in rows))
-    result = invoke("batch", EXAMPLES / "multiply.pal", "--inputs", inputs, "--json")
+    result = invoke("batch", EXAMPLES / "multiply.pal", "--inputs", inputs, "--json",
+                    "--all-registers")
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
     assert out["lanes"] == 4 and out["status"] == ["finished"] * 4
@@ -36,7 +37,8 @@ def test_fixed_point_columns_are_reals_and_registers_can_be_named(tmp_path):
     inputs = tmp_path / "x.npz"
     np.savez(inputs, x=np.array([0.5, -1.25, 3.0]), theta=np.array([0.75, 0.1, -2.0]))
     out_path = tmp_path / "out.npz"
-    result = invoke("batch", EXAMPLES / "fixed_point.pal", "--inputs", inputs, "-o", out_path)
+    result = invoke("batch", EXAMPLES / "fixed_point.pal", "--inputs", inputs, "-o", out_path,
+                    "--all-registers")
     assert result.exit_code == 0, result.output
     out = np.load(out_path)
     for lane, (x, theta) in enumerate([(0.5, 0.75), (-1.25, 0.1), (3.0, -2.0)]):
@@ -95,3 +97,30 @@ def test_bad_inputs_get_a_message_and_an_exit_code(tmp_path):
     assert result.exit_code == 2
     result = invoke("batch", EXAMPLES / "multiply.pal")
     assert result.exit_code == 2 and "--inputs" in result.output
+
+
+def test_the_default_columns_are_what_a_user_asks_for(tmp_path):
+    """Without --all-registers (or --columns), the results hold the status and fault, the
+    counts, the declared names and, with --grad, the loss and the gradients -- no
+    register; the values are those of the run with every register kept."""
+    inputs = tmp_path / "xs.npz"
+    np.savez(inputs, x1=np.array([5.0, -1.5, 0.25]), x2=np.array([3.0, 0.25, -2.0]))
+    program = EXAMPLES / "x1_plus_x1x2.pal"
+    outputs = {}
+    for name, extra in (("default", ()), ("all", ("--all-registers",))):
+        outputs[name] = tmp_path / f"{name}.npz"
+        result = invoke("batch", program, "--inputs", inputs, "--grad", "-o", outputs[name],
+                        *extra)
+        assert result.exit_code == 0, result.output
+    default, every = np.load(outputs["default"]), np.load(outputs["all"])
+    assert not [name for name in default.files if name.startswith("$")]
+    assert {"status", "fault_kind", "steps", "cycles", "overflows", "x1", "x2", "f", "loss",
+            "forward_steps", "grad_x1", "grad_x2"} <= set(default.files)
+    assert len([name for name in every.files if name.startswith("$")]) == 32
+    for name in default.files:
+        assert np.array_equal(default[name], every[name]), name
+    out = json.loads(invoke("batch", program, "--inputs", inputs, "--grad", "--json").stdout)
+    assert out["registers"] == {} and out["gradient"]["x1"][0] == 4.0
+    both = invoke("batch", program, "--inputs", inputs, "--columns", "loss", "--all-registers",
+                  "-o", tmp_path / "both.parquet")
+    assert both.exit_code != 0 and "choose one of --columns and --all-registers" in both.output

@@ -304,7 +304,7 @@ def _results(machine: Lanes, fmt: WordFormat, keep: frozenset[str] | None = None
              ) -> BatchResult:
     """The lanes' results; of the names and registers only those in ``keep`` (all for
     None)."""
-    kinds = [""] * machine.lanes
+    kinds: dict[int, str] = {}  # only the faulted lanes: no per-lane Python work else
     faults: list[dict[str, Any]] = []
     for lane in np.nonzero(machine.faulted)[0].tolist():
         fault = machine.fault(lane)
@@ -312,12 +312,15 @@ def _results(machine: Lanes, fmt: WordFormat, keep: frozenset[str] | None = None
         kinds[lane] = fault.kind
         if len(faults) < FAULTS_DESCRIBED:
             faults.append({"lane": lane, **fault_json(fault)})
+    fault_kind = np.zeros(machine.lanes, dtype=f"<U{max(map(len, kinds.values()), default=1)}")
+    if kinds:
+        fault_kind[list(kinds)] = list(kinds.values())
     status = np.where(machine.faulted, "fault", "finished")
     named = {name: _unless_faulted(column, status) if column.dtype.kind == "f" else column
              for name, column in named_columns(machine, keep=keep).items()}
     return BatchResult(
         lanes=machine.lanes, status=status,
-        fault_kind=np.array(kinds), faults=faults, steps=np.asarray(machine.steps),
+        fault_kind=fault_kind, faults=faults, steps=np.asarray(machine.steps),
         cycles=np.asarray(machine.cycles), named=named,
         registers={f"${i}": signed(read_place(machine, i, None), fmt) for i in range(32)
                    if keep is None or f"${i}" in keep},

@@ -22,12 +22,13 @@ import click
 import numpy as np
 
 import revasm as api
+from revasm.assembler.image import Image
 from revasm.batching.chunks import BatchOptions
 from revasm.batching.cluster import ClusterError
 from revasm.batching.files import streams
 from revasm.batching.inputs import BatchInputError, read_columns, resolve_column
 from revasm.batching.sinks import BatchOutputError
-from revasm.sim.host import GradientError
+from revasm.sim.host import GradientError, default_wrt
 
 from .commands_grad import LOSS, WRT
 from .commands_run import DEFAULT_MAX_STEPS, ENGINE, STRICT, engine_for
@@ -71,14 +72,16 @@ PROGRESS_MIN_LANES = 2_000
 @click.option("--columns", "keep", default=None, metavar="NAME,...",
               help="The result columns an output file keeps (status, fault_kind, steps, "
                    "cycles, overflows, declared names, $0..$31, loss, forward_steps, "
-                   "grad_NAME); default: every one.")
+                   "grad_NAME); default: all of them but the registers.")
+@click.option("--all-registers", is_flag=True,
+              help="Also keep every register ($0..$31) in the results (JSON and files).")
 @click.option("--chunk-lanes", type=click.IntRange(min=1), default=None, metavar="N",
               help="Lanes per chunk (default 100000): the unit of work, of memory and of "
                    "resuming.")
 def batch(file: str, inputs_path: str, with_grad: bool, loss: str | None, wrt: str | None,
           width: int | None, max_steps: int, engine_name: str, strict: bool, as_json: bool,
           out_path: str | None, workers: int | None, scheduler: str | None,
-          keep: str | None, chunk_lanes: int | None) -> None:
+          keep: str | None, all_registers: bool, chunk_lanes: int | None) -> None:
     """Run a program once per input row, all rows at once (one lane per row).
 
     \b
@@ -87,7 +90,8 @@ def batch(file: str, inputs_path: str, with_grad: bool, loss: str | None, wrt: s
       revasm batch examples/bessel_j2.pal --inputs examples/xs.npz --grad -o out.npz
       revasm batch examples/bessel_j2.pal --inputs examples/xs.npz --grad -o out.zarr --workers 2
     The inputs' header names the columns (x, $3, ...). Results: the declared
-    names, every register, steps, cycles, each lane's overflow events
+    names (every register too with --all-registers, or those --columns names),
+    steps, cycles, each lane's overflow events
     (`overflows`; --strict: a lane's first one faults it) and fault; with --grad
     also the loss and d loss / d each --wrt (values as the forward pass left
     them; steps of the backward pass). Exit code 1 if any lane faulted.
@@ -107,10 +111,14 @@ def batch(file: str, inputs_path: str, with_grad: bool, loss: str | None, wrt: s
     if not with_grad and (loss is not None or wrt is not None):
         raise click.UsageError("--loss and --wrt need --grad")
     image = load_program(file, width, gradient=with_grad)
+    if keep is not None and all_registers:
+        raise click.UsageError("choose one of --columns and --all-registers")
     if chunked:
+        kept = _tuple(parse_name_list(keep))
+        if kept is None and not all_registers:
+            kept = default_columns(image, with_grad, _tuple(parse_name_list(wrt)))
         options = BatchOptions(with_grad, loss, _tuple(parse_name_list(wrt)),
-                               engine_for(engine_name, lanes=2**31), max_steps, strict,
-                               _tuple(parse_name_list(keep)))
+                               engine_for(engine_name, lanes=2**31), max_steps, strict, kept)
         _run_chunked(image, file, inputs_path, out_path, options, workers=workers,
                      scheduler=scheduler, chunk_lanes=chunk_lanes, as_json=as_json)
         return
@@ -127,7 +135,8 @@ def batch(file: str, inputs_path: str, with_grad: bool, loss: str | None, wrt: s
             result = api.batch(image, columns, grad=with_grad, loss=loss,
                                wrt=parse_name_list(wrt),
                                engine=engine_for(engine_name, lanes=lanes),
-                               max_steps=max_steps, progress=report, strict=strict)
+                               max_steps=max_steps, progress=report, strict=strict,
+                               columns=None if all_registers else list(image.names))
         except BatchInputError as exc:
             raise ToolError(f"{inputs_path}: error: {exc}") from None
         except (GradientError, ValueError) as exc:
@@ -145,6 +154,22 @@ def batch(file: str, inputs_path: str, with_grad: bool, loss: str | None, wrt: s
                    "faulted" + (" (see its 'fault_kind')" if faulted else ""), err=True)
     if faulted:
         sys.exit(EXIT_FAILURE)
+
+
+def default_columns(image: Image, with_grad: bool, wrt: tuple[str, ...] | None
+                    ) -> tuple[str, ...]:
+    """The result columns ``revasm batch`` writes unless told otherwise: what a user asks
+    for -- status and fault, counts, overflows, the declared names, and with ``--grad`` the
+    loss, the forward pass's steps and the gradients -- not the 32 registers (at 10^6 lanes
+    they were 256 MB of the output and most of its writing time)."""
+    out = ["status", "fault_kind", "steps", "cycles", "overflows", *image.names]
+    if with_grad:
+        try:
+            names = list(wrt) if wrt is not None else default_wrt(image)
+        except GradientError as exc:
+            raise ToolError(f"error: {exc}") from None
+        out += ["loss", "forward_steps", *(f"grad_{name}" for name in names)]
+    return tuple(out)
 
 
 def _tuple(names: list[str] | None) -> tuple[str, ...] | None:

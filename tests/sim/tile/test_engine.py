@@ -313,3 +313,178 @@ def test_the_interpreter_has_one_leaf_per_entry_and_direction():
 def test_the_module_name_changes_with_the_tile_engine_sources():
     assert kernel.source(64).startswith(f"# tile engine sources {kernel.tile_version()}\n")
     assert kernel.source(64) != kernel.source(32)
+
+
+def test_the_tile_vocabulary_by_width_is_the_tables():
+    """The names the translated templates call (``fmul_ovf(x, y, W)``, ``fmul``,
+    ``fdiv_ovf``, ``fdiv``: the compiled vocabulary's, width last) are the tile engine's
+    vector-friendly versions in the tile kernels; each gives the table's words at both
+    widths on random and edge words (y != 0 for the quotients)."""
+    from revasm.sim.tile import vocab
+
+    rng = random.Random(7)
+    for width in (32, 64):
+        names = vocabulary(WordFormat(width))
+        xs = _words(rng, width, 300)
+        ys = [y for y in _words(rng, width, 300) if y]
+        w = np.int64(width)
+        for x, y in zip(xs, ys, strict=False):
+            ux, uy = np.uint64(x), np.uint64(y)
+            product = (names["fmul"](x, y), names["ovf_mul"](x, y))
+            assert tuple(map(int, vocab.fmul_ovf(ux, uy, w))) == product, (width, x, y)
+            assert int(vocab.fmul(ux, uy, w)) == product[0]
+            quotient = (names["fdiv"](x, y), names["ovf_div"](x, y))
+            assert tuple(map(int, vocab.fdiv_ovf(ux, uy, w))) == quotient, (width, x, y)
+            assert int(vocab.fdiv(ux, uy, w)) == quotient[0]
+
+
+def test_the_fast_loops_call_the_vector_forms():
+    """At W = 64 every division of a guard and a fast loop is the division without a divide
+    instruction, admitted by its check; the exact loops keep the 128/64 division."""
+    import re
+
+    for gradient_mode in (False, True):
+        source = tile_source(64, gradient=gradient_mode)
+        short = len(re.findall(r"\bfdiv_short64\(", source))
+        checks = len(re.findall(r"\bfdiv_short_ok64\(", source))
+        exact = len(re.findall(r"\bfdiv_ovf\(", source))
+        assert checks > 0 and short == 2 * checks and exact == checks
+
+
+# --- per-program kernels (fused.py) -----------------------------------------------------------
+
+FUSING = """;; pendulum pal file
+.input  x  $1 fixed = 1.0
+.input  y  $2 fixed = 1.0
+.loss   f  $6
+        start
+        addi   $16 3           ; trips
+        addi   $17 1000        ; a stack in memory
+top:    bne    $15 $0 bottom
+        addmul $3 $1 $2        ; t += x y        (overflows on some lanes)
+        adddiv $4 $3 $2        ; u = t / y       (y = 0 faults; a tiny y is a long quotient)
+        add    $6 $4           ; f += u
+        subdiv $4 $3 $2        ; u = 0
+        exch   $3 $17          ; push t, t = 0   (memory: the interpreter's step)
+        addi   $17 1
+        addi   $15 1
+bottom: bne    $15 $16 top
+        finish
+"""
+
+
+@pytest.mark.parametrize("width", [32, 64])
+def test_the_program_kernel_runs_like_the_reference(monkeypatch, width):
+    """A program's own tile kernel (fused blocks, the interpreter's steps between them,
+    branches all lanes take alike) on 600 lanes in tiles of 256: the first tile holds
+    lanes that fault in a block (y = 0), overflow, or (W = 64) need the exact quotient, so
+    its blocks are undone and the interpreter finishes it; the other tiles run the kernel
+    to FINISH.  Forward, then the gradient backward: every lane as the reference."""
+    from revasm.sim.tile import fused
+
+    monkeypatch.setenv("REVASM_TILE_FUSE", "build")
+    image = assemble(FUSING, "fusing.pal", width=width)
+    one = 1 << (width // 2)
+    rng = np.random.default_rng(width)
+    x = (rng.uniform(-3, 3, 600) * one).astype(np.int64)
+    y = (rng.uniform(-2, 2, 600) * one).astype(np.int64)
+    y[[3, 50]] = 0
+    x[[7, 90]] = (1 << (width - 2)) // one * one  # x y overflows
+    if width == 64:
+        y[[11, 120]] = 1  # 2^-32: a quotient too long for the fast division
+    assert fused.describe(image, False, False, 1)["blocks"] >= 2
+    machine = TileLanes(image, 600, tile=256)
+    reference = engine("reference").load(image, 600)
+    for lanes in (machine, reference):
+        lanes.set_bank_word("R", 1, x)
+        lanes.set_bank_word("R", 2, y)
+        lanes.run(1)
+    assert machine.fused
+    _alike(machine, reference, 600)
+    assert machine.faulted.tolist() == reference.faulted.tolist()
+    assert reference.faulted[[3, 50]].all() and not reference.faulted[256:].any()
+    for lanes in (machine, reference):
+        lanes.set_bank_word("G", 6, one)
+        lanes.gradient = True
+        lanes.run_back()
+    assert machine.fused
+    _alike(machine, reference, 600)
+    for bank in ("G", "R"):
+        for register in (1, 2, 3, 4, 6):
+            assert machine.bank_word(bank, register).tolist() == \
+                reference.bank_word(bank, register).tolist()
+
+
+def test_the_program_kernel_is_used_only_when_ready(monkeypatch):
+    """``cached``: a program whose kernel numba has not compiled runs on the interpreter
+    (a small run asks no background build); ``off``: never; J2 fuses its loop's runs."""
+    from revasm.sim.tile import fused
+
+    image = assemble_file(EXAMPLES / "bessel_j2.pal", width=64)
+    shape = fused.describe(image, True, False, -1)
+    assert shape["blocks"] == 3 and shape["cells"] >= 20
+    fresh = assemble(FUSING.replace("addi   $16 3", "addi   $16 5"), "fresh.pal", width=32)
+    for policy in ("cached", "off"):
+        monkeypatch.setenv("REVASM_TILE_FUSE", policy)
+        machine = TileLanes(fresh, 8)
+        machine.set_bank_word("R", 2, 1 << 16)
+        machine.run(1)
+        assert not machine.fused and machine.halted.all()
+    monkeypatch.setenv("REVASM_TILE_FUSE", "sometimes")
+    with pytest.raises(ValueError, match="cached, build or off"):
+        TileLanes(fresh, 8).run(1)
+
+
+def test_auto_chooses_the_tile_engine_when_its_interpreter_is_built_and_the_work_pays(
+        monkeypatch, tmp_path):
+    """``auto``'s cost model (``engines.tile_pays``): never before the tile interpreter of
+    the width has run (value and gradient mode); then by the lane-steps -- the steps of
+    the program's last tile run, else its code cells -- against the engine it replaces,
+    and never for a handful of lanes."""
+    from revasm.sim import engines
+    from revasm.sim.tile import ready
+
+    monkeypatch.setenv("REVASM_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(ready, "_MARKED", set())
+    image = assemble_file(EXAMPLES / "bessel_j2.pal", width=64)
+    assert not engines.tile_pays(image, 10**6, "vector")
+    ready.mark_ready(64, False, False)
+    assert not engines.tile_pays(image, 10**6, "vector")  # the gradient mode: not built
+    ready.mark_ready(64, True, False)
+    cells = sum(1 for flag in image.is_code if flag)
+    assert engines.tile_pays(image, -(-engines.TILE_MIN_WORK["vector"] // cells), "vector")
+    assert not engines.tile_pays(image, engines.TILE_MIN_WORK["vector"] // cells // 2,
+                                 "vector")
+    ready.record_steps(image, 1 << 16, 300.0)  # J2's steps per lane, from a run
+    assert ready.recorded_steps(image, 1 << 16) == 300.0
+    assert engines.tile_pays(image, 10**6, "vector", memory_words=1 << 16)
+    assert not engines.tile_pays(image, 10**5, "vector", memory_words=1 << 16)
+    assert engines.tile_pays(image, 10**5, "reference", memory_words=1 << 16)
+    assert not engines.tile_pays(image, engines.TILE_MIN_LANES - 1, "reference",
+                                 memory_words=1 << 16)
+    assert not engines.tile_pays(assemble_file(EXAMPLES / "bessel_j2.pal", width=32), 10**6,
+                                 "vector")  # another width: its interpreter not built
+
+
+def test_auto_runs_a_known_long_job_of_few_lanes_on_the_vector_engine(monkeypatch, tmp_path):
+    """Below ``VECTOR_MIN_LANES`` lanes ``auto`` keeps the reference unless a previous run
+    recorded enough steps per lane (``engines.vector_pays``)."""
+    from revasm.sim import engines
+    from revasm.sim.engines import choose
+    from revasm.sim.tile import ready
+
+    monkeypatch.setenv("REVASM_CACHE_DIR", str(tmp_path))
+    image = assemble_file(EXAMPLES / "bessel_j2.pal", width=64)
+    words = 1 << 16
+    assert not engines.vector_pays(image, 100, words)  # nothing recorded
+    ready.record_steps(image, words, 300.0)
+    assert engines.vector_pays(image, 400, words)
+    assert not engines.vector_pays(image, 300, words)  # 9 * 10^4 lane-steps
+    assert not engines.vector_pays(image, engines.VECTOR_KNOWN_LANES - 1, words)
+    ready.record_steps(image, words, 1000.0)
+    assert engines.vector_pays(image, 150, words) and 150 < engines.VECTOR_MIN_LANES
+    loaded = choose("auto", lanes=150).load(image, 150, memory_words=words)
+    assert type(loaded) is type(engine("vector").load(image, 1))
+    other = assemble_file(EXAMPLES / "bessel_j2.pal", width=32)  # nothing recorded
+    few = choose("auto", lanes=150).load(other, 150)
+    assert type(few) is type(engine("reference").load(other, 1))
