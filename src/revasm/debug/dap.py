@@ -122,7 +122,7 @@ class Adapter:
         return {"supportsConfigurationDoneRequest": True, "supportsStepBack": True,
                 "supportsEvaluateForHovers": True, "supportsTerminateRequest": True,
                 "supportsFunctionBreakpoints": True, "supportsRestartRequest": False,
-                "supportsSetVariable": False, "exceptionBreakpointFilters": []}
+                "supportsSetVariable": True, "exceptionBreakpointFilters": []}
 
     def _on_launch(self, arguments: dict, after: list) -> None:
         self.session = self._loader(arguments)
@@ -308,6 +308,20 @@ class Adapter:
                       "gradient mode": machine.gradient, "output": session.output()}
         return {"variables": [{"name": name, "value": _text(value), "variablesReference": 0}
                               for name, value in values.items()]}
+
+    def _on_setVariable(self, arguments: dict, after: list) -> dict:
+        """Store a register's or a declared name's value (the one rule of
+        machine/values.py, as the debugger's ``set``); other scopes are read-only."""
+        session = self._need_session()
+        assert self.interpreter is not None
+        reference = int(arguments.get("variablesReference", 0)) - 1
+        name, value = arguments.get("name"), arguments.get("value")
+        if not isinstance(name, str) or not isinstance(value, str):
+            raise DebugError('setVariable needs "name" and "value" strings')
+        if reference < 0 or SCOPES[reference % len(SCOPES)] not in ("Registers", "Names"):
+            raise DebugError("only registers and declared names can be set")
+        session.set_value(name, value)
+        return {"value": _text(self.interpreter.value_event(name)["value"])}
 
     def _python(self, frame: int, bank: str = "") -> dict[str, Any]:
         """A compiled function's variables: the innermost frame's; an outer frame's are

@@ -29,6 +29,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from revasm.machine.values import RawWord
+
 from .batch_io import BatchInputError, check_csv_row_length, csv_header, csv_number
 
 #: The CSV source remembers the byte offset of every this many data rows.
@@ -148,6 +150,7 @@ class CsvSource:
         """Check every cell and index the rows, in one pass of bounded memory."""
         header: list[str] | None = None
         reals: set[str] = set()
+        raw: set[str] = set()
         marks: list[tuple[int, int]] = []
         rows = 0
         try:
@@ -163,8 +166,12 @@ class CsvSource:
                         cell = row[i].strip() if i < len(row) else ""
                         if not cell:
                             raise BatchInputError(f"{path}:{line}: no value for column {name!r}")
-                        if isinstance(csv_number(cell, f"{path}:{line}: column {name!r}"), float):
+                        number = csv_number(cell, f"{path}:{line}: column {name!r}")
+                        if isinstance(number, float):
                             reals.add(name)
+                        elif not isinstance(number, int):  # raw:N: the column is read
+                            raw.add(name)                   # value by value
+
                     rows += 1
         except OSError as exc:
             raise BatchInputError(f"{path}: cannot read inputs: {exc.strerror or exc}") from None
@@ -172,7 +179,7 @@ class CsvSource:
             raise BatchInputError(f"{path}: empty CSV file")
         if rows == 0:
             raise BatchInputError(f"{path}: the inputs have no rows")
-        return cls(path, tuple(header), rows, frozenset(reals), tuple(marks))
+        return cls(path, tuple(header), rows, frozenset(reals - raw), tuple(marks))
 
     def part(self, start: int, stop: int) -> CsvSource:
         """The one mark rows ``[start, stop)`` are read from (10^8 rows have 24414)."""
@@ -182,7 +189,7 @@ class CsvSource:
     def read(self, start: int, stop: int) -> dict[str, np.ndarray]:
         offset, line = self.marks[start // CSV_STRIDE - self.first_mark]
         skip = start % CSV_STRIDE
-        values: list[list[int | float]] = [[] for _ in self.names]
+        values: list[list[int | float | RawWord]] = [[] for _ in self.names]
         try:
             with open(self.path, "rb") as stream:
                 stream.seek(offset)
