@@ -26,7 +26,7 @@ from .commands_grad import LOSS, WRT
 from .commands_run import DEFAULT_MAX_STEPS, ENGINE, STRICT, engine_for
 from .errors import EXIT_FAILURE, ToolError
 from .loading import load_program
-from .options import WIDTH
+from .options import STEP_COUNT, WIDTH
 from .outputs import image_inputs, refuse_overwrite
 from .values import parse_name_list
 
@@ -46,8 +46,9 @@ PROGRESS_MIN_LANES = 2_000
 @LOSS
 @WRT
 @WIDTH
-@click.option("--max-steps", type=click.IntRange(min=1), default=DEFAULT_MAX_STEPS,
-              show_default=True, help="A lane that runs longer stops with a step-limit fault.")
+@click.option("--max-steps", type=STEP_COUNT, default=DEFAULT_MAX_STEPS,
+              show_default=True, help="A lane that runs longer stops with a step-limit fault "
+                                      "(up to 2^64-1; from 2^62 on: no limit).")
 @ENGINE
 @STRICT
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")

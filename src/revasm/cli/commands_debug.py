@@ -17,7 +17,7 @@ from .errors import EXIT_FAILURE, ToolError
 from .json_mode import event_stream
 from .loading import open_program
 from .machine_io import initial_words
-from .options import WIDTH
+from .options import STEP_COUNT, WIDTH
 
 
 def open_session(file: str, sets: tuple[str, ...] = (), mems: tuple[str, ...] = (),
@@ -45,7 +45,7 @@ def open_session(file: str, sets: tuple[str, ...] = (), mems: tuple[str, ...] = 
 @click.option("--loss", metavar="NAME", help="The loss in --grad mode (default: the .loss).")
 @click.option("--commands", "commands_file", type=click.Path(dir_okay=False), metavar="FILE",
               help="Run the commands in FILE (one a line, # comments) instead of asking.")
-@click.option("--max-steps", type=click.IntRange(min=1), default=DEFAULT_STEP_BUDGET,
+@click.option("--max-steps", type=STEP_COUNT, default=DEFAULT_STEP_BUDGET,
               show_default=True,
               help="A command that runs this many instructions without a stop stops there.")
 @click.option("--json", "as_json", is_flag=True,

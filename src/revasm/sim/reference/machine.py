@@ -52,6 +52,14 @@ MEMORY_BANK_NAMES = tuple(name for name in BANK_NAMES if name.endswith("M"))
 #: of [0, 2^W) gets its word on first touch (docs/simulator.md "Memory").
 DEFAULT_MEMORY_WORDS = 65536
 
+
+def dense_words(image: Image, memory_words: int) -> int:
+    """The dense words of a machine for ``image``: ``memory_words``, or the image's length
+    when it is longer (a 100 000-instruction program is a program, not an error: the
+    words above the dense ones are there on first touch either way, so only speed
+    differs; the RTL's memory, which is a real bound, is checked by ``rtl_sim``)."""
+    return max(memory_words, len(image))
+
 TraceCallback = Callable[[TraceRecord], object]
 
 
@@ -133,9 +141,7 @@ class Machine(ModeSwitches):
     def __init__(self, image: Image, *, memory_words: int = DEFAULT_MEMORY_WORDS,
                  max_steps: int | None = None, gradient: bool = False,
                  tangent: bool = False) -> None:
-        if len(image) > memory_words:
-            raise ValueError(f"the image has {len(image)} words but memory only "
-                             f"{memory_words}")
+        memory_words = dense_words(image, memory_words)
         self.image = image
         self.fmt = WordFormat(image.width)
         self.width = image.width
