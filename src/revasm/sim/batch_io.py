@@ -69,6 +69,24 @@ def resolve_column(name: str, image: Image) -> Column:
                   typed=place.role != "register")
 
 
+def resolve_columns(names: Iterable[str], image: Image) -> dict[str, Column]:
+    """Every column's place (:func:`resolve_column`); two columns that set the same
+    register or word (``n`` and ``$1`` where ``n`` lives in ``$1``) are an error naming
+    both, not a silent last-one-wins."""
+    places: dict[str, Column] = {}
+    seen: dict[tuple[int | None, int | None], str] = {}
+    for name in names:
+        place = resolve_column(name, image)
+        key = (place.register, place.address)
+        if key in seen:
+            where = f"${place.register}" if place.register is not None else \
+                f"address {place.address}"
+            raise BatchInputError(f"columns {seen[key]!r} and {name!r} both set {where}")
+        seen[key] = name
+        places[name] = place
+    return places
+
+
 def missing_inputs(image: Image, columns: Iterable[Column]) -> list[str]:
     """The declared inputs with no default that none of ``columns`` sets."""
     given = {(c.register, c.address) for c in columns}
@@ -129,6 +147,9 @@ def _read_npz(file: Path) -> dict[str, np.ndarray]:
                               "columns: write it with numpy.savez)")
     columns = {}
     with data:
+        repeated = sorted({name for name in data.files if data.files.count(name) > 1})
+        if repeated:
+            raise BatchInputError(f"{file}: column {repeated[0]!r} is named twice")
         for name in data.files:
             try:
                 columns[name] = np.asarray(data[name])

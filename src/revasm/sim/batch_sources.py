@@ -340,6 +340,11 @@ class ParquetSource:
             if schema is None:
                 schema = metadata.schema_arrow
                 names = [_parquet_number(file, column) for column in schema]
+                for index, name in enumerate(names):
+                    if name in names[:index]:
+                        raise BatchInputError(f"{file}: column {name!r} is named twice "
+                                              f"(columns {names.index(name) + 1} and "
+                                              f"{index + 1})")
             elif not metadata.schema_arrow.equals(schema):
                 raise BatchInputError(f"{file}: its columns differ from those of {files[0]}")
             for group in range(metadata.metadata.num_row_groups):
@@ -399,8 +404,7 @@ def _parquet_number(file: str, column: Any) -> str:
     import pyarrow as pa
 
     kind = column.type
-    if not (pa.types.is_integer(kind) or pa.types.is_floating(kind)
-            or pa.types.is_boolean(kind)):
+    if not (pa.types.is_integer(kind) or pa.types.is_floating(kind)):
         raise BatchInputError(f"{file}: column {column.name!r} holds {kind} values, not "
                               "numbers")
     return str(column.name)
