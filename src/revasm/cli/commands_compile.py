@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from revasm.assembler import AssemblyError
+from revasm.assembler.files import GroupWriteError, write_atomic_all
 from revasm.compiler import CompileError, compile_file
 from revasm.compiler.api import CompiledProgram
 from revasm.expressions import EXPRESSION_WIDTH
@@ -19,7 +20,7 @@ from .errors import EXIT_FAILURE, ToolError, output_error
 from .help_text import filled_help
 from .loading import assembly_error, compile_error, is_janus
 from .options import FORMATS, width_option
-from .outputs import refuse_overwrite, write_atomic
+from .outputs import refuse_overwrite
 
 
 def _split_target(target: str) -> tuple[str, str | None]:
@@ -159,18 +160,16 @@ def compile_command(target: str, out: str | None, emit: str, inverse: bool, widt
             click.echo(text, nl=False)
         return
     source_map_path = out + ".map.json" if emit == "asm" else None
-    try:  # each file whole or not at all (a temporary file, then renamed)
-        write_atomic(out, text)
-    except OSError as exc:
-        raise output_error(out, exc) from None
+    files: list[tuple[str, str]] = [(out, text)]
     if source_map_path is not None:
         source_map = {str(line): {"file": e.pos.file, "line": e.pos.line,
                                   "column": e.pos.column, "role": e.role, "note": e.note}
                       for line, e in program.lowered.lines.items() if e.pos}
-        try:
-            write_atomic(source_map_path, json.dumps(source_map, indent=1))
-        except OSError as exc:
-            raise output_error(source_map_path, exc) from None
+        files.append((source_map_path, json.dumps(source_map, indent=1)))
+    try:  # the PAL and its map both or neither, each whole (assembler/files.py)
+        write_atomic_all(files)
+    except GroupWriteError as exc:
+        raise output_error(exc.path, exc) from None
     if as_json:
         click.echo(json.dumps({"status": "ok", "target": target, "emit": emit,
                                "width": width, "level": int(level),
