@@ -276,7 +276,7 @@ def test_a_pair_whose_second_rename_fails_keeps_both_old_files(tmp_path, monkeyp
         renames.append((str(source), str(target)))
         # old image aside, new image in, old sidecar aside, then the new sidecar: refused
         if len(renames) == 4:
-            assert target == str(sidecar)
+            assert str(target) == str(sidecar)
             raise OSError(28, "No space left on device")
         return real_replace(source, target, **kwargs)
 
