@@ -22,7 +22,7 @@ from revasm.sim.batch_io import BatchInputError
 from revasm.sim.batch_sinks import BatchOutputError
 from revasm.sim.host import GradientError
 
-from .errors import EXIT_FAILURE, ToolError, output_error
+from .errors import EXIT_FAILURE, ToolError, keep_on_interrupt, output_error
 from .outputs import atomic_open
 
 
@@ -66,6 +66,9 @@ def run(image: Any, file: str, inputs_path: str, out_path: str | None, options: 
             progress.update(task[0], completed=done)
 
     began = time.perf_counter()
+    if out_path is not None:
+        keep_on_interrupt(f"the chunks written so far are kept in {out_path}; the same "
+                          "command resumes from them")
     try:
         with progress:
             if workers is None and scheduler is None:

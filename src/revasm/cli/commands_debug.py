@@ -13,7 +13,7 @@ from revasm.debug.session import DEFAULT_STEP_BUDGET
 from revasm.isa.fixed_point import WIDTHS, widths_text
 
 from .commands_run import MEMS, SETS
-from .errors import EXIT_FAILURE, ToolError
+from .errors import EXIT_FAILURE, EXIT_INTERRUPTED, ToolError
 from .json_mode import event_stream
 from .loading import open_program
 from .machine_io import initial_words
@@ -89,6 +89,10 @@ def debug(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: int | 
         interact(interpreter, emit)
         return
     outcome = run_lines(interpreter, lines, emit, echo=echo)
+    if outcome["interrupted"]:  # the exit event was the session's last word
+        click.echo(f"revasm: interrupted: the session ended at time {outcome['time']}",
+                   err=True)
+        raise SystemExit(EXIT_INTERRUPTED)
     if outcome["errors"] or outcome["fault"]:
         raise SystemExit(EXIT_FAILURE)
 
