@@ -24,7 +24,8 @@ DEFAULT_MAX_STEPS = 10_000_000
 
 SETS = click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
                     help="Set a register ($5=3) or a declared name (x=0.5) before the run. "
-                         "A VALUE with a decimal point is a fixed-point real.")
+                         "An int name takes an integer, a fixed name a real (x=1 is 1.0), "
+                         "raw:N the raw word N (docs/cli.md \"Values\").")
 MEMS = click.option("--mem", "mems", multiple=True, metavar="ADDR=VALUE",
                     help="Set a memory word (address or label) before the run.")
 ENGINE = click.option("--engine", "engine_name", type=click.Choice(CHOICES), default="auto",

@@ -50,7 +50,8 @@ HELP: dict[str, str] = {
     "dir": "dir [f|r]: which way step/next/finish/continue go (PendVM; no argument: flip)",
     "run": "run: back to START, then continue (PendVM)",
     "restart": "restart: back to START (the machine runs backward)",
-    "set": "set WHAT VALUE: store at $N, [ADDR] or a declared name (PendVM)",
+    "set": "set WHAT VALUE: store at $N, [ADDR] or a declared name, as --set reads it "
+           "(raw:N for a raw word) (PendVM)",
     "clear": "clear ADDR: set a data word to 0 (PendVM)",
     "help": "help: this list",
     "quit": "quit: end the session",
