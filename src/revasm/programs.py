@@ -22,6 +22,7 @@ from revasm.compiler.ir import nodes as ir
 from revasm.isa.fixed_point import DEFAULT_WIDTH, WordFormat, word_format
 from revasm.machine import MachineFault
 from revasm.machine.fault_place import fault_place
+from revasm.machine.values import FIXED, INT, word_of
 from revasm.sim.engine import Lanes, read_place, write_place
 from revasm.sim.engines import load
 from revasm.sim.host import GradientResult, gradient
@@ -81,10 +82,10 @@ def load_inputs(program: CompiledProgram, machine: Lanes, inputs: dict[str, Any]
                 raise ValueError(f"{name} has {p.type.size} elements; {len(flat)} given")
             for label, v in zip(program.lowered.array_labels[name], flat):
                 write_place(machine, None, program.image.symbols[label],
-                            _word(fmt, v, p.type.element) & fmt.mask)
+                            _word(fmt, v, p.type.element, name))
         else:
             reg = program.lowered.layouts[f.name].scalars[name].register
-            write_place(machine, reg, None, _word(fmt, value, p.type) & fmt.mask)
+            write_place(machine, reg, None, _word(fmt, value, p.type, name))
 
 
 def read_values(program: CompiledProgram, machine: Lanes, exact: bool = False,
@@ -157,12 +158,9 @@ def program_fault(program: CompiledProgram, fault: MachineFault) -> ProgramFault
     return ProgramFault(fault, pos, place.message, place.check, place.pal_line)
 
 
-def _word(fmt: WordFormat, value: Any, type_: ir.ScalarType) -> int:
-    if type_ == ir.INT:
-        if isinstance(value, float) and not value.is_integer():
-            raise ValueError(f"{value} is not an integer")
-        return int(value)
-    return fmt.from_real(Fraction(value) if not isinstance(value, str) else value)
+def _word(fmt: WordFormat, value: Any, type_: ir.ScalarType, name: str) -> int:
+    """A parameter's word by the one rule (machine/values.py); raises ValueRuleError."""
+    return word_of(value, fmt, INT if type_ == ir.INT else FIXED, name)
 
 
 def _value(fmt: WordFormat, word: int, type_: ir.ScalarType,

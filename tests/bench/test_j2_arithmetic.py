@@ -18,7 +18,7 @@ def test_hand_written_gradient_equals_the_compiled_engine_bit_for_bit():
     image = assemble_file(EXAMPLES / "bessel_j2.pal", width=64)
     # 40 lanes: below the engine's parallel threshold, one kernel entry point to compile
     xs = np.concatenate([np.linspace(-3.0, 3.0, 37), [0.0, 1e-9, 2.9999]])
-    words = to_words(xs, WordFormat(64))
+    words = to_words(xs, WordFormat(64), fixed=True)
     machine = load(image, len(xs), engine_name="compiled")
     machine.set_bank_word("R", image.names["x"].register, words)
     expected = batch_gradient(machine).gradient["x"]

@@ -49,7 +49,8 @@ def test_the_recorded_session_breaks_in_the_loop_goes_back_three_iterations_show
     assert code == 0
     assert stream[0]["event"] == "start" and stream[0]["grad"] is True
     assert stream[-1] == {"event": "exit", "errors": 0, "fault": False, "time": 293,
-                          "pass": "gradient", "input": stream[-1].get("input")} or \
+                          "pass": "gradient", "interrupted": False,
+                          "input": stream[-1].get("input")} or \
         stream[-1]["event"] == "exit"
     stops = [e for e in stream if e["event"] == "stopped"]
     values = [e for e in stream if e["event"] == "value"]

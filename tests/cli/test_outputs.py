@@ -243,3 +243,55 @@ def test_rtl_sim_keeps_the_old_vcd(tmp_path, failing_replace):
     assert result.exit_code == 1
     assert json.loads(result.stdout)["error"]["kind"] == "output"
     assert contents(tmp_path) == {"fib.vcd": OLD}
+
+
+# --- outputs in pairs: both or neither (issue #40) -------------------------------------
+
+def test_asm_leaves_no_image_when_its_sidecar_cannot_be_written(tmp_path):
+    image, sidecar = tmp_path / "fib.bin", tmp_path / "fib.bin.json"
+    sidecar.mkdir()  # the sidecar's name is taken by a folder
+    result = invoke("asm", FIB, "-o", image, "--json")
+    assert result.exit_code == 1
+    error = json.loads(result.stdout)["error"]
+    assert error["kind"] == "output" and error["file"] == str(sidecar)
+    assert contents(tmp_path) == {} and list(sidecar.iterdir()) == []
+
+
+def test_compile_leaves_no_pal_when_its_map_cannot_be_written(tmp_path):
+    out = tmp_path / "rfib.pal"
+    (tmp_path / "rfib.pal.map.json").mkdir()
+    result = invoke("compile", f"{RFIB}:rfib", "-o", out, "--json")
+    assert result.exit_code == 1
+    assert json.loads(result.stdout)["error"]["file"] == f"{out}.map.json"
+    assert contents(tmp_path) == {}
+
+
+def test_a_pair_whose_second_rename_fails_keeps_both_old_files(tmp_path, monkeypatch):
+    image, sidecar = tmp_path / "fib.bin", tmp_path / "fib.bin.json"
+    _old_outputs(image, sidecar)
+    real_replace = os.replace
+    renames: list[tuple[str, str]] = []
+
+    def refuse_the_sidecar(source, target, **kwargs):
+        renames.append((str(source), str(target)))
+        # old image aside, new image in, old sidecar aside, then the new sidecar: refused
+        if len(renames) == 4:
+            assert str(target) == str(sidecar)
+            raise OSError(28, "No space left on device")
+        return real_replace(source, target, **kwargs)
+
+    monkeypatch.setattr(os, "replace", refuse_the_sidecar)
+    result = invoke("asm", FIB, "-o", image, "--json")
+    assert result.exit_code == 1
+    assert json.loads(result.stdout)["error"]["file"] == str(sidecar)
+    assert contents(tmp_path) == {"fib.bin": OLD, "fib.bin.json": OLD}
+
+
+def test_write_atomic_all_writes_every_file_or_none(tmp_path):
+    from revasm.assembler.files import GroupWriteError, write_atomic_all
+    write_atomic_all([(tmp_path / "a", "A"), (tmp_path / "b", b"B")])
+    assert contents(tmp_path) == {"a": b"A", "b": b"B"}
+    with pytest.raises(GroupWriteError) as failed:
+        write_atomic_all([(tmp_path / "a", "new A"), (tmp_path / "missing" / "c", "C")])
+    assert failed.value.path == tmp_path / "missing" / "c"
+    assert contents(tmp_path) == {"a": b"A", "b": b"B"}

@@ -95,7 +95,7 @@ def test_terminal_and_html_batch_reports(tmp_path):
     assert "Per-lane distribution" in out.read_text()
 
 
-@pytest.mark.parametrize("content, message", [  # the messages of sim/batch_io.py
+@pytest.mark.parametrize("content, message", [  # the messages of batching/inputs.py
     ("n\n", "no rows"),
     ("n,m\n1\n", "no value for column 'm'"),
     ("zz\n1\n", "neither a register"),

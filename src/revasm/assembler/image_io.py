@@ -201,9 +201,14 @@ def sidecar_dict(image: Image) -> dict[str, Any]:
     }
 
 
+def sidecar_text(image: Image) -> str:
+    """The JSON sidecar's text."""
+    return json.dumps(sidecar_dict(image), indent=1) + "\n"
+
+
 def write_sidecar(image: Image, path: str | Path) -> None:
     """Write the JSON sidecar atomically."""
-    write_atomic(path, json.dumps(sidecar_dict(image), indent=1) + "\n")
+    write_atomic(path, sidecar_text(image))
 
 
 def read_sidecar(path: str | Path) -> dict[str, Any]:

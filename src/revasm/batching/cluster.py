@@ -11,6 +11,7 @@ import asyncio
 import concurrent.futures
 import logging
 import os
+import socket
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -79,6 +80,51 @@ class ClusterError(RuntimeError):
     """A Dask cluster that cannot be had: the extra not installed, a scheduler unreachable."""
 
 
+#: How long a scheduler has to greet a new connection, and the largest greeting taken
+#: (a Dask scheduler's is a few hundred bytes).
+GREETING_SECONDS = 10.0
+GREETING_BYTES = 1 << 20
+
+
+def check_scheduler(address: str, seconds: float | None = None) -> None:
+    """Raise :class:`ClusterError` unless the server at ``address`` (``tcp://HOST:PORT`` or
+    ``HOST:PORT``) greets a new connection as a Dask scheduler does: it writes its
+    handshake first, a frame whose first 8 bytes are its length (little-endian).  A web
+    server waits for a request (the client would then wait for ever) or answers text that
+    Dask would read as a length of exabytes (``MemoryError``); both are refused here.
+    Other schemes (``tls://``, ``inproc://``) are left to Dask.  ``seconds``: how long
+    to wait for the greeting (:data:`GREETING_SECONDS`)."""
+    seconds = GREETING_SECONDS if seconds is None else seconds
+    scheme, _, rest = address.rpartition("://")
+    if scheme not in ("", "tcp"):
+        return
+    host, _, port_text = rest.rpartition(":")
+    host = host.strip("[]")
+    if not host or not port_text.isdigit() or not 0 < int(port_text) < 65536:
+        raise ClusterError(f"{address}: a scheduler address is tcp://HOST:PORT")
+    try:
+        with socket.create_connection((host, int(port_text)), timeout=seconds) as connection:
+            greeting = b""
+            while len(greeting) < 8:
+                part = connection.recv(8 - len(greeting))
+                if not part:
+                    break
+                greeting += part
+    except TimeoutError:
+        raise ClusterError(f"{address} accepted a connection but did not greet it as a Dask "
+                           f"scheduler does within {seconds:g} s: is it one?") from None
+    except OSError as exc:
+        raise ClusterError(f"cannot reach the Dask scheduler at {address}: "
+                           f"{exc.strerror or exc}") from None
+    if len(greeting) < 8:
+        raise ClusterError(f"{address} closed the connection without the greeting of a Dask "
+                           "scheduler: is it one?")
+    length = int.from_bytes(greeting, "little")
+    if not 0 < length <= GREETING_BYTES:
+        raise ClusterError(f"{address} is not a Dask scheduler: it began with "
+                           f"{greeting!r}, not a Dask frame")
+
+
 @contextmanager
 def dask_client(scheduler: str | None = None, workers: int | None = None) -> Iterator[Any]:
     """A ``distributed.Client``: of the scheduler at ``scheduler`` (``tcp://HOST:PORT``),
@@ -97,8 +143,12 @@ def dask_client(scheduler: str | None = None, workers: int | None = None) -> Ite
     client_log.setLevel(logging.CRITICAL)
     try:
         if scheduler is not None:
+            check_scheduler(scheduler)
             try:
                 client = Client(scheduler, timeout="10s")
+            except MemoryError:  # a length read from a server that is not a scheduler
+                raise ClusterError(f"{scheduler} is not a Dask scheduler (its answer is not "
+                                   "Dask's protocol)") from None
             except (OSError, TimeoutError, ValueError) as exc:
                 raise ClusterError(f"cannot reach the Dask scheduler at {scheduler}: {exc}"
                                    ) from None

@@ -6,11 +6,13 @@ depends on the name it feeds:
 * a **fixed-point name** (``.input x $1 fixed``) reads every value as a real number:
   ``3`` is 3.0, as ``2.5`` is 2.5, converted exactly as ``WordFormat.from_real`` does
   (round half away from zero);
-* an **integer name** (``.input n $1 int``) reads every value as an integer (raw word);
-  a real value must be a whole number (``3.0`` is 3);
-* a **register** (``$3``) has no type: float columns (a CSV column with a decimal point,
-  an exponent, ``nan`` or ``inf`` anywhere) are fixed-point reals, integer columns raw
-  words, as ``revasm run --set`` reads VALUEs.
+* an **integer name** (``.input n $1 int``) reads every value as an integer in the
+  signed range; a real value must be a whole number (``3.0`` is 3);
+* a **register** (``$3``) holds a raw word: an integer (``3.0`` is 3), signed or its
+  unsigned bits;
+* a ``raw:N`` cell is the raw word N for any column -- the one rule of every value a
+  user gives (``machine/values.py``, docs/cli.md "Values"), as ``revasm run --set``
+  reads VALUEs.
 
 A declared ``.input`` with no default that no column provides is an error naming it.
 Every unusable value is a :class:`BatchInputError` naming the column and its row (row 1
@@ -26,11 +28,22 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from revasm.assembler.image import Image, UnknownName
 from revasm.isa.fixed_point import WordFormat
+from revasm.machine.values import (
+    FIXED,
+    INT,
+    RAW_PREFIX,
+    RawWord,
+    ValueRuleError,
+    kind_of,
+    parse_number,
+    word_of,
+)
 
 
 class BatchInputError(ValueError):
@@ -56,6 +69,24 @@ def resolve_column(name: str, image: Image) -> Column:
         raise BatchInputError(f"column {name!r}: not a register $1..$31")
     return Column(name, place.register, place.address, place.fixed,
                   typed=place.role != "register")
+
+
+def resolve_columns(names: Iterable[str], image: Image) -> dict[str, Column]:
+    """Every column's place (:func:`resolve_column`); two columns that set the same
+    register or word (``n`` and ``$1`` where ``n`` lives in ``$1``) are an error naming
+    both, not a silent last-one-wins."""
+    places: dict[str, Column] = {}
+    seen: dict[tuple[int | None, int | None], str] = {}
+    for name in names:
+        place = resolve_column(name, image)
+        key = (place.register, place.address)
+        if key in seen:
+            where = f"${place.register}" if place.register is not None else \
+                f"address {place.address}"
+            raise BatchInputError(f"columns {seen[key]!r} and {name!r} both set {where}")
+        seen[key] = name
+        places[name] = place
+    return places
 
 
 def missing_inputs(image: Image, columns: Iterable[Column]) -> list[str]:
@@ -118,6 +149,9 @@ def _read_npz(file: Path) -> dict[str, np.ndarray]:
                               "columns: write it with numpy.savez)")
     columns = {}
     with data:
+        repeated = sorted({name for name in data.files if data.files.count(name) > 1})
+        if repeated:
+            raise BatchInputError(f"{file}: column {repeated[0]!r} is named twice")
         for name in data.files:
             try:
                 columns[name] = np.asarray(data[name])
@@ -144,13 +178,14 @@ def _read_csv(file: Path) -> dict[str, np.ndarray]:
         check_csv_row_length(file, line, row, header)
     columns: dict[str, np.ndarray] = {}
     for i, name in enumerate(header):
-        values: list[int | float] = []
+        values: list[int | float | RawWord] = []
         for line, row in rows[1:]:
             if i >= len(row) or not row[i].strip():
                 raise BatchInputError(f"{file}:{line}: no value for column {name!r}")
             values.append(csv_number(row[i].strip(), f"{file}:{line}: column {name!r}"))
-        if any(isinstance(v, float) for v in values):
-            columns[name] = np.array([float(v) for v in values], dtype=np.float64)
+        if any(isinstance(v, float) for v in values) and \
+                not any(isinstance(v, RawWord) for v in values):
+            columns[name] = np.array(values, dtype=np.float64)
         else:
             columns[name] = np.array(values, dtype=object)
     return columns
@@ -178,8 +213,14 @@ def check_csv_row_length(file: str | Path, line: int, row: list[str], header: li
                               f"{len(header)} columns")
 
 
-def csv_number(cell: str, where: str) -> int | float:
-    """An integer (decimal, 0x, 0b, 0o) or a real (with '.', an exponent, nan or inf)."""
+def csv_number(cell: str, where: str) -> int | float | RawWord:
+    """An integer (decimal, 0x, 0b, 0o), a real (with '.', an exponent, nan or inf) or a
+    raw word (``raw:N``)."""
+    if cell.lower().startswith(RAW_PREFIX):
+        try:
+            return parse_number(cell)  # type: ignore[return-value]  # RawWord
+        except ValueRuleError as exc:
+            raise BatchInputError(f"{where}: {exc}") from None
     try:
         return int(cell, 0)
     except ValueError:
@@ -195,95 +236,82 @@ def csv_number(cell: str, where: str) -> int | float:
 
 def to_words(values: np.ndarray, fmt: WordFormat, fixed: bool | None = None,
              name: str | None = None, first_row: int = 1) -> np.ndarray:
-    """Lane words (uint64) for a column.
+    """Lane words (uint64) for a column, by the one rule of ``machine/values.py``.
 
     ``fixed`` is the type of the name the column feeds: True reads every value as a real
-    (``3`` is 3.0), False every value as an integer (a raw word; ``3.0`` is 3, ``2.5`` an
-    error); None (a register) reads floats as reals and integers as raw words.  ``name``
-    is the column's name, for the messages (which also give the row: ``first_row`` is the
-    first value's, 1 unless the values are a chunk of a longer column).
+    (``3`` is 3.0), False every value as an integer (``3.0`` is 3, ``2.5`` an error, in the
+    signed range), None (a register) as a raw word (an integer, signed or its unsigned
+    bits); ``raw:N`` text is the word N anywhere.  ``name`` is the column's name, for the
+    messages (which also give the row: ``first_row`` is the first value's, 1 unless the
+    values are a chunk of a longer column).  A bad value's message is the rule's own.
     """
     label = f"column {name!r}" if name is not None else "an input"
+    kind = kind_of(fixed)
     values = np.asarray(values)
     if values.ndim != 1:
         raise BatchInputError(f"{label}: expected one value per lane (a 1-D column), "
                               f"not shape {values.shape}")
-    kind = values.dtype.kind
-    if kind == "O":
-        items = values.tolist()
-        for row, v in enumerate(items, start=first_row):
-            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
-                raise BatchInputError(f"{label}, row {row}: {v!r} is not a number")
-        if any(isinstance(v, (float, np.floating)) for v in items):
-            values = np.array([float(v) for v in items], dtype=np.float64)
-            kind = "f"
-        else:
-            ints = [int(v) for v in items]
-            return _int_words(ints, fmt, label, first_row) if fixed is not True else \
-                _real_words_exact(ints, fmt, label, first_row)
-    if kind == "b":
-        values = values.astype(np.int64)
-        kind = "i"
-    if kind in "iu" and fixed is not True:
-        return _int_array_words(values, fmt, label, first_row)
-    if kind in "iu":
-        ints = [int(v) for v in values.tolist()]
-        return _real_words_exact(ints, fmt, label, first_row)
-    if kind == "f":
+    dtype = values.dtype.kind
+    if dtype in "OUSb":  # Python objects, text or booleans (refused): value by value
+        return _rule_words(values.tolist(), fmt, kind, label, name or "", first_row)
+    if dtype in "iu" and kind != FIXED:
+        return _int_array_words(values, fmt, kind, label, name or "", first_row)
+    if dtype in "iu":
+        return _rule_words(values.tolist(), fmt, kind, label, name or "", first_row)
+    if dtype == "f":
         values = values.astype(np.float64)
         bad = np.nonzero(~np.isfinite(values))[0]
         if bad.size:
-            raise BatchInputError(f"{label}, row {bad[0] + first_row}: {values[bad[0]]} is not a "
-                                  "finite number")
-        if fixed is False:
-            whole = np.nonzero(values != np.floor(values))[0]
-            if whole.size:
-                raise BatchInputError(f"{label}, row {whole[0] + first_row}: {values[whole[0]]} "
-                                      "is not a whole number, and the name is an integer (int)")
-            return _int_words([int(v) for v in values.tolist()], fmt, label, first_row)
-        return _real_words(values, fmt, label, first_row)
+            _refuse(values, int(bad[0]), fmt, kind, label, name or "", first_row)
+        if kind != FIXED:  # whole numbers only, then the integer range (exactly, in Python)
+            return _rule_words(values.tolist(), fmt, kind, label, name or "", first_row)
+        return _real_words(values, fmt, label, first_row, name or "")
     raise BatchInputError(f"{label}: inputs must be numbers, not {values.dtype}")
 
 
-def _int_words(ints: list[int], fmt: WordFormat, label: str, first_row: int = 1
-               ) -> np.ndarray:
-    for row, v in enumerate(ints, start=first_row):
-        if not fmt.min_signed <= v <= fmt.mask:
-            raise BatchInputError(f"{label}, row {row}: {v} does not fit a {fmt.width}-bit "
-                                  "word")
-    return np.array([v & fmt.mask for v in ints], dtype=np.uint64)
+def _refuse(values: Any, row: int, fmt: WordFormat, kind: str, label: str, place: str,
+            first_row: int) -> None:
+    """Raise the rule's message for ``values[row]``, which a vectorised check refused."""
+    value = values[row]
+    try:
+        word_of(value.item() if isinstance(value, np.generic) else value, fmt, kind, place)
+    except ValueRuleError as exc:
+        raise BatchInputError(f"{label}, row {row + first_row}: {exc}") from None
+    raise AssertionError(f"{label}, row {row + first_row}: the vectorised check refused "
+                         f"{value!r}, which the rule takes")  # the two must agree
 
 
-def _int_array_words(values: np.ndarray, fmt: WordFormat, label: str, first_row: int
-                     ) -> np.ndarray:
-    """:func:`_int_words` of a numpy integer column, without a Python loop (a chunk of a
-    large batch): every value must fit the word, signed or unsigned."""
+def _rule_words(items: list, fmt: WordFormat, kind: str, label: str, place: str,
+                first_row: int) -> np.ndarray:
+    words = np.empty(len(items), dtype=np.uint64)
+    for row, value in enumerate(items):
+        try:
+            words[row] = word_of(value, fmt, kind, place)
+        except ValueRuleError as exc:
+            raise BatchInputError(f"{label}, row {row + first_row}: {exc}") from None
+    return words
+
+
+def _int_array_words(values: np.ndarray, fmt: WordFormat, kind: str, label: str, place: str,
+                     first_row: int) -> np.ndarray:
+    """The rule for a numpy integer column without a Python loop (a chunk of a large
+    batch): an ``int`` name's values in the signed range, a register's signed or its
+    unsigned bits."""
+    high = fmt.max_signed if kind == INT else fmt.mask
     if values.dtype.kind == "u":
         wide = values.astype(np.uint64)
-        bad = np.nonzero(wide > np.uint64(fmt.mask))[0]
+        bad = np.nonzero(wide > np.uint64(high))[0]
     else:
         wide = values.astype(np.int64)
         bad = np.nonzero((wide < max(fmt.min_signed, -(1 << 63)))
-                         | (wide > min(fmt.mask, (1 << 63) - 1)))[0]
+                         | (wide > min(high, (1 << 63) - 1)))[0]
     if bad.size:
-        raise BatchInputError(f"{label}, row {bad[0] + first_row}: {values[bad[0]]} does not "
-                              f"fit a {fmt.width}-bit word")
+        _refuse(values, int(bad[0]), fmt, kind, label, place, first_row)
     return wide.astype(np.uint64) & np.uint64(fmt.mask)
 
 
-def _real_words_exact(ints: list[int], fmt: WordFormat, label: str, first_row: int = 1
-                      ) -> np.ndarray:
-    """Whole numbers as fixed-point reals (n -> n * 2**frac_bits), exactly."""
-    limit = 1 << (fmt.width - 1 - fmt.frac_bits)
-    for row, v in enumerate(ints, start=first_row):
-        if not -limit <= v < limit:
-            raise BatchInputError(f"{label}, row {row}: {v} does not fit {fmt.name} "
-                                  f"(-{limit} <= x < {limit})")
-    return np.array([(v << fmt.frac_bits) & fmt.mask for v in ints], dtype=np.uint64)
-
-
-def _real_words(values: np.ndarray, fmt: WordFormat, label: str, first_row: int = 1
-                ) -> np.ndarray:
+def _real_words(values: np.ndarray, fmt: WordFormat, label: str, first_row: int = 1,
+                place: str = "") -> np.ndarray:
     with np.errstate(over="ignore", invalid="ignore"):  # a huge value: inf, refused below
         scaled = np.abs(values) * float(1 << fmt.frac_bits)  # exact: a power of two
         whole = np.floor(scaled)
@@ -291,8 +319,7 @@ def _real_words(values: np.ndarray, fmt: WordFormat, label: str, first_row: int 
     limit = float(1 << (fmt.width - 1))
     over = np.nonzero((rounded > limit) | ((rounded == limit) & (values > 0)))[0]
     if over.size:
-        raise BatchInputError(f"{label}, row {over[0] + first_row}: {values[over[0]]} does not fit "
-                              f"{fmt.name}")
+        _refuse(values, int(over[0]), fmt, FIXED, label, place, first_row)
     magnitude = rounded.astype(np.uint64)
     words = np.where(values < 0, (-magnitude.astype(np.uint64)), magnitude)
     return words & np.uint64(fmt.mask)
@@ -316,7 +343,7 @@ def check_column(column: Column, values: np.ndarray, fmt: WordFormat, first_row:
     converting them took 0.32 s on one core while the workers waited)."""
     values = np.asarray(values)
     reals = column.fixed if column.typed else None
-    if values.ndim == 1 and values.dtype.kind == "f" and reals is not False and values.size:
+    if values.ndim == 1 and values.dtype.kind == "f" and reals is True and values.size:
         bound = float(1 << (fmt.width - 1 - fmt.frac_bits)) - 1.0  # well inside: no rounding
         if bool(values.min() > -bound) and bool(values.max() < bound):
             return

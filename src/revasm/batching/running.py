@@ -28,7 +28,7 @@ from .inputs import (
     check_column,
     check_inputs_given,
     column_words,
-    resolve_column,
+    resolve_columns,
 )
 from .sinks import record_chunk
 from .sources import ArraySource
@@ -135,7 +135,7 @@ def batch(image: Image, inputs: Mapping[str, Any], *, grad: bool = False,
             grad, loss, tuple(wrt) if wrt is not None else None, engine, max_steps, strict),
             client=client, executor=executor, chunk_lanes=chunk_lanes, progress=progress)
     fmt = word_format(image.width)
-    places = {name: resolve_column(name, image) for name in inputs}
+    places = resolve_columns(inputs, image)
     check_inputs_given(image, places.values())
     words = {name: column_words(places[name], np.asarray(values), fmt)
              for name, values in inputs.items()}
@@ -200,7 +200,7 @@ def check_batch_inputs(image: Image, source: Any, chunk_lanes: int | None) -> No
     """Every problem of a batch's inputs, found before any lane runs: unknown or missing
     names, ragged columns, unusable values (naming the column and row).  ``source`` is
     read ``chunk_lanes`` rows at a time (all at once for None)."""
-    places = {name: resolve_column(name, image) for name in source.names}
+    places = resolve_columns(source.names, image)
     check_inputs_given(image, places.values())
     if not places:
         raise BatchInputError("no input columns: the number of lanes is the length of a "

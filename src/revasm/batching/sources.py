@@ -30,6 +30,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from revasm.machine.values import RawWord
+
 from .inputs import BatchInputError, check_csv_row_length, csv_header, csv_number
 
 #: The CSV source remembers the byte offset of every this many data rows.
@@ -149,6 +151,7 @@ class CsvSource:
         """Check every cell and index the rows, in one pass of bounded memory."""
         header: list[str] | None = None
         reals: set[str] = set()
+        raw: set[str] = set()
         marks: list[tuple[int, int]] = []
         rows = 0
         try:
@@ -164,8 +167,12 @@ class CsvSource:
                         cell = row[i].strip() if i < len(row) else ""
                         if not cell:
                             raise BatchInputError(f"{path}:{line}: no value for column {name!r}")
-                        if isinstance(csv_number(cell, f"{path}:{line}: column {name!r}"), float):
+                        number = csv_number(cell, f"{path}:{line}: column {name!r}")
+                        if isinstance(number, float):
                             reals.add(name)
+                        elif not isinstance(number, int):  # raw:N: the column is read
+                            raw.add(name)                   # value by value
+
                     rows += 1
         except OSError as exc:
             raise BatchInputError(f"{path}: cannot read inputs: {exc.strerror or exc}") from None
@@ -173,7 +180,7 @@ class CsvSource:
             raise BatchInputError(f"{path}: empty CSV file")
         if rows == 0:
             raise BatchInputError(f"{path}: the inputs have no rows")
-        return cls(path, tuple(header), rows, frozenset(reals), tuple(marks))
+        return cls(path, tuple(header), rows, frozenset(reals - raw), tuple(marks))
 
     def part(self, start: int, stop: int) -> CsvSource:
         """The one mark rows ``[start, stop)`` are read from (10^8 rows have 24414)."""
@@ -183,7 +190,7 @@ class CsvSource:
     def read(self, start: int, stop: int) -> dict[str, np.ndarray]:
         offset, line = self.marks[start // CSV_STRIDE - self.first_mark]
         skip = start % CSV_STRIDE
-        values: list[list[int | float]] = [[] for _ in self.names]
+        values: list[list[int | float | RawWord]] = [[] for _ in self.names]
         try:
             with open(self.path, "rb") as stream:
                 stream.seek(offset)
@@ -335,6 +342,11 @@ class ParquetSource:
             if schema is None:
                 schema = metadata.schema_arrow
                 names = [_parquet_number(file, column) for column in schema]
+                for index, name in enumerate(names):
+                    if name in names[:index]:
+                        raise BatchInputError(f"{file}: column {name!r} is named twice "
+                                              f"(columns {names.index(name) + 1} and "
+                                              f"{index + 1})")
             elif not metadata.schema_arrow.equals(schema):
                 raise BatchInputError(f"{file}: its columns differ from those of {files[0]}")
             for group in range(metadata.metadata.num_row_groups):
@@ -394,8 +406,7 @@ def _parquet_number(file: str, column: Any) -> str:
     import pyarrow as pa
 
     kind = column.type
-    if not (pa.types.is_integer(kind) or pa.types.is_floating(kind)
-            or pa.types.is_boolean(kind)):
+    if not (pa.types.is_integer(kind) or pa.types.is_floating(kind)):
         raise BatchInputError(f"{file}: column {column.name!r} holds {kind} values, not "
                               "numbers")
     return str(column.name)

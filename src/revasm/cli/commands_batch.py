@@ -32,9 +32,9 @@ from revasm.sim.host import GradientError, default_wrt
 
 from .commands_grad import LOSS, WRT
 from .commands_run import DEFAULT_MAX_STEPS, ENGINE, STRICT, engine_for
-from .errors import EXIT_FAILURE, ToolError, output_error
+from .errors import EXIT_FAILURE, ToolError, keep_on_interrupt, output_error
 from .loading import load_program
-from .options import WIDTH
+from .options import STEP_COUNT, WIDTH
 from .outputs import atomic_open, image_inputs, refuse_overwrite
 from .values import parse_name_list
 
@@ -54,8 +54,9 @@ PROGRESS_MIN_LANES = 2_000
 @LOSS
 @WRT
 @WIDTH
-@click.option("--max-steps", type=click.IntRange(min=1), default=DEFAULT_MAX_STEPS,
-              show_default=True, help="A lane that runs longer stops with a step-limit fault.")
+@click.option("--max-steps", type=STEP_COUNT, default=DEFAULT_MAX_STEPS,
+              show_default=True, help="A lane that runs longer stops with a step-limit fault "
+                                      "(up to 2^64-1; from 2^62 on: no limit).")
 @ENGINE
 @STRICT
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
@@ -258,6 +259,9 @@ def _run_chunked(image: Any, file: str, inputs_path: str, out_path: str | None,
             progress.update(task[0], completed=done)
 
     began = time.perf_counter()
+    if out_path is not None:
+        keep_on_interrupt(f"the chunks written so far are kept in {out_path}; the same "
+                          "command resumes from them")
     try:
         with progress:
             summary = api.batch_file(image, inputs_path, out_path, options=options,

@@ -25,6 +25,7 @@ import numpy as np
 
 from revasm.assembler.image import Image, UnknownName
 from revasm.isa.fixed_point import WordFormat, word_format
+from revasm.machine.values import WORD, kind_of, word_of
 
 from .engine import Lanes, overflow_counts, read_place, write_place
 from .engines import load
@@ -156,11 +157,9 @@ def load_inputs(machine: Lanes, image: Image, inputs: dict[str, object] | None =
                 machine, declared.default & fmt.mask)
     for name, value in (inputs or {}).items():
         place = resolve(image, name)
-        if name.startswith("$"):  # a register: integers are raw words, others reals
-            word = value if isinstance(value, int) else fmt.from_real(value)  # type: ignore[arg-type]
-        else:  # a declared name, read as its declaration says
-            word = fmt.from_real(value) if place.fixed else int(value)  # type: ignore[arg-type,call-overload]
-        place.write(machine, word & fmt.mask)
+        # the one rule (machine/values.py): a register a raw word, a name as declared
+        kind = WORD if name.startswith("$") else kind_of(place.fixed)
+        place.write(machine, word_of(value, fmt, kind, name))
     if prepare is not None:
         prepare(machine)
 

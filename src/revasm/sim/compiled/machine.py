@@ -42,9 +42,9 @@ from revasm.machine.fault_messages import (
     where,
 )
 from revasm.machine.next_pc import pc_from_register, pc_register
-from revasm.sim.engine import OutputListener
+from revasm.sim.engine import OutputListener, step_limit
 from revasm.sim.reference import DEFAULT_MEMORY_WORDS, Program
-from revasm.sim.reference.machine import run_start
+from revasm.sim.reference.machine import dense_words, run_start
 from revasm.sim.switches import ModeSwitches
 
 from . import control, generate
@@ -165,14 +165,12 @@ class CompiledLanes(ModeSwitches):
                              f"not {kernel!r}")
         if lanes < 1:
             raise ValueError(f"an engine needs at least one lane, not {lanes}")
-        if len(image) > memory_words:
-            raise ValueError(f"the image has {len(image)} words but memory only "
-                             f"{memory_words}")
+        memory_words = dense_words(image, memory_words)  # the image is always dense
         self.image = image
         self.lanes = lanes
         self.width = image.width
         self.fmt = word_format(image.width)
-        self.max_steps = max_steps
+        self.max_steps = step_limit(max_steps)  # 2^62 .. 2^64 - 1: no limit (sim/engine.py)
         self.memory_words = memory_words
         self.cells = Program.of(image).cells
         mask = self.fmt.mask

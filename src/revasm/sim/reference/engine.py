@@ -14,7 +14,7 @@ import numpy
 
 from revasm.assembler.image import Image
 from revasm.machine import MachineFault, Snapshot, TraceRecord
-from revasm.sim.engine import Engine, OutputListener
+from revasm.sim.engine import Engine, OutputListener, step_limit
 
 from .machine import DEFAULT_MEMORY_WORDS, MEMORY_BANK_NAMES, Machine
 
@@ -199,7 +199,8 @@ def _run_from(machine: Machine, pc: int, direction: int, trace: Trace | None) ->
 
 def _load(image: Image, lanes: int = 1, *, max_steps: int | None = None,
           memory_words: int = DEFAULT_MEMORY_WORDS) -> ReferenceLanes:
-    return ReferenceLanes(image, lanes, max_steps=max_steps, memory_words=memory_words)
+    return ReferenceLanes(image, lanes, max_steps=step_limit(max_steps),
+                          memory_words=memory_words)
 
 
 ENGINE = Engine("reference", "the scalar oracle: readable, exact, traces every step", _load,

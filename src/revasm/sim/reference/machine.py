@@ -38,6 +38,7 @@ from revasm.machine.faults import ComeFromViolation, MachineFault, Trap
 from revasm.machine.next_pc import halts, next_pc
 from revasm.machine.snapshot import Snapshot
 from revasm.machine.trace import TraceRecord
+from revasm.machine.values import FIXED, kind_of, word_of
 from revasm.sim.switches import ModeSwitches
 
 from .blocks import DYNAMIC_CYCLES, BlockPlace, CompiledBlocks, compile_blocks
@@ -52,6 +53,14 @@ MEMORY_BANK_NAMES = tuple(name for name in BANK_NAMES if name.endswith("M"))
 #: Words kept dense at the bottom of memory (the image, then zeros); every other address
 #: of [0, 2^W) gets its word on first touch (docs/simulator.md "Memory").
 DEFAULT_MEMORY_WORDS = 65536
+
+
+def dense_words(image: Image, memory_words: int) -> int:
+    """The dense words of a machine for ``image``: ``memory_words``, or the image's length
+    when it is longer (a 100 000-instruction program is a program, not an error: the
+    words above the dense ones are there on first touch either way, so only speed
+    differs; the RTL's memory, which is a real bound, is checked by ``rtl_sim``)."""
+    return max(memory_words, len(image))
 
 TraceCallback = Callable[[TraceRecord], object]
 
@@ -134,9 +143,7 @@ class Machine(ModeSwitches):
     def __init__(self, image: Image, *, memory_words: int = DEFAULT_MEMORY_WORDS,
                  max_steps: int | None = None, gradient: bool = False,
                  tangent: bool = False) -> None:
-        if len(image) > memory_words:
-            raise ValueError(f"the image has {len(image)} words but memory only "
-                             f"{memory_words}")
+        memory_words = dense_words(image, memory_words)
         self.image = image
         self.fmt = word_format(image.width)
         self.width = image.width
@@ -613,7 +620,9 @@ class Machine(ModeSwitches):
         return self._real(self.registers[register], exact)
 
     def set_register_real(self, register: int, value: float | Fraction | str) -> None:
-        self.set_register(register, self.fmt.from_real(value))
+        """Store a real as its fixed-point word; one that does not fit is refused
+        (``ValueRuleError``, the one rule of machine/values.py), never wrapped."""
+        self.set_register(register, word_of(value, self.fmt, FIXED, f"${register}"))
 
     def get_memory(self, address: int, *, signed: bool = True) -> int:
         index = self.memory_index(address)
@@ -630,7 +639,8 @@ class Machine(ModeSwitches):
         return self._real(self.get_memory(address, signed=False), exact)
 
     def set_memory_real(self, address: int, value: float | Fraction | str) -> None:
-        self.set_memory(address, self.fmt.from_real(value))
+        """Store a real as its fixed-point word (refused when it does not fit)."""
+        self.set_memory(address, word_of(value, self.fmt, FIXED, f"[{address}]"))
 
     def get(self, name: str, *, exact: bool = False) -> int | float | Fraction:
         """A declared name's value: a real if it is fixed point, else a signed integer."""
@@ -643,9 +653,10 @@ class Machine(ModeSwitches):
         return self._real(word, exact) if declared.fixed else self.fmt.signed(word)
 
     def set(self, name: str, value: int | float | Fraction | str) -> None:
-        """Set a declared name: reals for fixed-point names, integers otherwise."""
+        """Set a declared name by the one rule (machine/values.py): a real for a fixed-point
+        name, an integer otherwise, ``raw:N`` a raw word; raises ``ValueRuleError``."""
         declared = self._declared(name)
-        word = self.fmt.from_real(value) if declared.fixed else int(value)
+        word = word_of(value, self.fmt, kind_of(declared.fixed), name)
         if declared.register is not None:
             self.set_register(declared.register, word)
         else:

@@ -28,7 +28,7 @@ reached there, and the interpreter carries on from it: the per-program kernel ch
 only how fast the common case runs.  Bits: the block's statements are the table's
 templates through the compiled engine's ``Translator`` (its program-kernel form, with
 registers as locals), the same words the interpreter computes
-(``tests/test_tile_engine.py`` runs both on the same lanes).
+(``tests/sim/tile/test_engine.py`` runs both on the same lanes).
 """
 from __future__ import annotations
 

@@ -42,7 +42,7 @@ from revasm.isa.fixed_point import word_format
 from revasm.machine import Snapshot
 from revasm.sim.engine import OutputListener
 from revasm.sim.reference import DEFAULT_MEMORY_WORDS, Program
-from revasm.sim.reference.machine import run_start
+from revasm.sim.reference.machine import dense_words, run_start
 from revasm.sim.reference.predecode import Decoded
 
 from .banks import BANKS, MemoryBank, RegisterBank
@@ -73,9 +73,7 @@ class VectorMachine(DeviceNamespace, Scheduler):
                  max_steps: int | None = None, xp: Any = None) -> None:
         if lanes < 1:
             raise ValueError(f"a vector machine needs at least one lane, not {lanes}")
-        if len(image) > memory_words:
-            raise ValueError(f"the image has {len(image)} words but memory only "
-                             f"{memory_words}")
+        memory_words = dense_words(image, memory_words)  # the image is always dense
         self.xp = xp = xp if xp is not None else numpy
         self.image = image
         self.fmt = word_format(image.width)
