@@ -59,13 +59,13 @@ from revasm.sim.reference.machine import Program
 from revasm.sim.reference.predecode import Decoded
 
 from .source import (
-    _OPERAND_ROWS,
     CONTROL_KINDS,
     DOMAIN_CALLS,
     KERNEL_ARGS,
     MODULE_PRELUDE,
+    OPERAND_ROWS,
     SLOT_COLUMNS,
-    _Source,
+    TileSource,
     cycle_count,
     short_division_checks,
 )
@@ -101,7 +101,7 @@ class _Fuser:
         self.image, self.width = image, image.width
         self.gradient, self.tangent, self.direction = gradient, tangent, direction
         self.cells = Program.of(image).cells
-        self.interp = _Source(self.width, gradient, tangent)
+        self.interp = TileSource(self.width, gradient, tangent)
         fmt = WordFormat(self.width)
         self.constants = {"M": fmt.mask, "W": fmt.width, "F": fmt.frac_bits, "one": fmt.one}
         self.number = {id(ins): n for n, ins in enumerate(INSTRUCTIONS)}
@@ -331,7 +331,7 @@ class _Fuser:
         out(s + 1, "pc += gd")
         out(s + 1, "continue")
         out(s, f"op = PROG[pc, {OP}]")
-        for local, row in _OPERAND_ROWS.items():
+        for local, row in OPERAND_ROWS.items():
             out(s, f"{local} = PROG[pc, {row}]")
         out(s, "o_imm = IMM[pc]")
         out(s, "if CONTROL[op]:")

@@ -89,11 +89,11 @@ KERNEL_ARGS = ("Rs", "Gs", "Ts", "TGs", "MEMs", "GMs", "TMs", "TGMs", "KEYSs", "
 _OPERANDS = {"a": Value("o_a", "i"), "b": Value("o_b", "i"), "c": Value("o_c", "i"),
              "amt": Value("o_amt", "i"), "k": Value("o_k", "i"), "off": Value("o_off", "i"),
              "imm": Value("o_imm", "w")}
-_OPERAND_ROWS = {"o_a": A, "o_b": B, "o_c": C, "o_amt": AMT, "o_k": K, "o_off": OFF}
+OPERAND_ROWS = {"o_a": A, "o_b": B, "o_c": C, "o_amt": AMT, "o_k": K, "o_off": OFF}
 #: With regrouping on, a tile returns to the host after this many instructions in a row
 #: run by groups of at most half its lanes (the host packs lanes at one PC together).
 THIN_STEPS = 32
-#: The arguments a data step function may take (``_Source.data_function``: those its
+#: The arguments a data step function may take (``TileSource.data_function``: those its
 #: step uses).
 LEAF_ARGS = ("lo, n, idx, full, strict, ps, pcyc, pc, gd, o_a, o_b, o_c, o_amt, o_k, o_off, "
              "o_imm, R, G, T, TG, MEM, GM, TM, TGM, KEYS, CTL, OUT, OUTLEN, TAPE, TAPELEN, "
@@ -158,7 +158,7 @@ def remembered_slots(guard: list[str], fast: list[str]) -> tuple[list[str], list
     return kept, taken
 
 
-#: A branch function's arguments (``_Source.branch_function``).
+#: A branch function's arguments (``TileSource.branch_function``).
 BRANCH_ARGS = "lo, n, idx, full, o_a, o_b, o_off, R, CTL"
 
 
@@ -202,12 +202,12 @@ def cycle_count(gradient: bool, pc: str = "pc") -> str:
     """The kernel expression of the fixed cycles the instruction at ``pc`` adds to a lane's
     count (``isa/timing``, decoded into ``PROG``): the column of the group's direction
     ``gd`` in this kernel's mode.  The operand-dependent part (the function unit's calls)
-    each step function adds per lane (``_Source.timed_cycles``)."""
+    each step function adds per lane (``TileSource.timed_cycles``)."""
     forward, backward = (GCYC, GCYC_BACK) if gradient else (CYC, CYC_BACK)
     return f"(PROG[{pc}, {forward}] if gd > 0 else PROG[{pc}, {backward}])"
 
 
-class _Source:
+class TileSource:
     def __init__(self, width: int, gradient: bool, tangent: bool) -> None:
         fmt = word_format(width)
         self.width, self.gradient, self.tangent = width, gradient, tangent
@@ -598,7 +598,7 @@ class _Source:
         out(inner + 2, f"CTL[{PC}, lane] = pc + gd")
         out(inner, "break")
         out(step, f"op = PROG[pc, {OP}]")
-        for local, row in _OPERAND_ROWS.items():
+        for local, row in OPERAND_ROWS.items():
             out(step, f"{local} = PROG[pc, {row}]")
         out(step, "o_imm = IMM[pc]")
         out(step, "left = 0")
@@ -733,4 +733,4 @@ class _Source:
 
 def tile_source(width: int, gradient: bool = False, tangent: bool = False) -> str:
     """The tile interpreter module for a width and mode (readable: one leaf per entry)."""
-    return _Source(width, gradient, tangent).source()
+    return TileSource(width, gradient, tangent).source()
