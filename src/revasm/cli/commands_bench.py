@@ -25,7 +25,7 @@ def benchmark_list(indent: str = "    ") -> str:
     return ("\n" + indent).join(lines)
 
 
-def hand_over(command_line: click.Group) -> None:
+def hand_over(command_line: click.Command) -> None:
     """Give the fuzz campaign (bench/fuzz.py) what sits above the benchmarks: the command
     line (its ``cli`` target) and the debugger (its ``debugger`` and ``dap`` targets)."""
     from revasm.bench import fuzz
