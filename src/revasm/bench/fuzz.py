@@ -955,7 +955,7 @@ def _alarm(signum: int, frame: Any) -> None:
 
 
 #: Per-input time limit (seconds) by target; a longer input is a hang, an internal error.
-LIMITS = {"signals": 60.0, "cli": 30.0}
+LIMITS = {"signals": 60.0, "cli": 30.0, "dap": 10.0, "debugger": 10.0}
 DEFAULT_LIMIT = 20.0
 
 
