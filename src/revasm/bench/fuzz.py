@@ -1052,7 +1052,9 @@ TARGETS = ("assembler", "image", "batch_inputs", "frontend", "janus", "cli", "de
            "dap", "signals")
 FULL_DAP = 10_000
 FULL_SIGNALS = 300
-QUICK_SIGNALS = 6
+#: Quick runs: :data:`QUICK_INPUTS` for the parsers, fewer for the slower targets.
+QUICK_SLOW = 100
+QUICK_SIGNALS = 3
 
 
 def full_counts() -> dict[str, int]:
@@ -1063,7 +1065,7 @@ def full_counts() -> dict[str, int]:
 
 def quick_counts() -> dict[str, int]:
     counts = dict.fromkeys(TARGETS, QUICK_INPUTS)
-    counts.update(signals=QUICK_SIGNALS)
+    counts.update(cli=QUICK_SLOW, debugger=QUICK_SLOW, dap=QUICK_SLOW, signals=QUICK_SIGNALS)
     return counts
 
 
