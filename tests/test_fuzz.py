@@ -315,3 +315,28 @@ def test_dap_known_findings(debug_dir, message):
 def test_sigint_during_a_run_exits_130(tmp_path):
     fuzz.signal_workspace(tmp_path)
     fuzz.check_signal(["run", "long.pal", "--max-steps", "400000000"], 2.0, tmp_path)
+
+
+@pytest.mark.parametrize("method", [99, 14])  # no such method; LZMA with a damaged header
+def test_an_npz_member_in_an_unknown_or_damaged_compression_is_a_batch_input_error(
+        tmp_path, method):
+    """The chunked reader opened each member with zipfile, which raises NotImplementedError
+    for a compression method it does not know (found by the campaign)."""
+    import io
+
+    import numpy as np
+
+    from revasm.sim.batch_io import BatchInputError
+    from revasm.sim.batch_sources import open_source
+
+    buffer = io.BytesIO()
+    np.savez(buffer, x=np.array([0.5, 1.0]))
+    data = bytearray(buffer.getvalue())
+    central = data.index(b"PK\x01\x02")
+    data[8:10] = data[central + 10:central + 12] = method.to_bytes(2, "little")
+    path = tmp_path / "odd.npz"
+    path.write_bytes(bytes(data))
+    with pytest.raises(BatchInputError, match=r"odd\.npz: (not a valid \.npz file|column 'x' is "
+                                              r"unreadable)"):
+        open_source(str(path))
+    fuzz.check_batch_inputs(bytes(data), ".npz", tmp_path)
