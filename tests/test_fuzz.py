@@ -340,3 +340,14 @@ def test_an_npz_member_in_an_unknown_or_damaged_compression_is_a_batch_input_err
                                               r"unreadable)"):
         open_source(str(path))
     fuzz.check_batch_inputs(bytes(data), ".npz", tmp_path)
+
+
+@pytest.mark.parametrize("suffix", [".pal", ".ja", ".py", ".bin"])
+def test_a_file_name_too_long_is_a_clean_error(suffix):
+    """A DAP launch with a 1000-letter program name answered "internal error" (the
+    campaign's finding): Path.exists raises OSError (ENAMETOOLONG) for such a name."""
+    from click.testing import CliRunner
+    name = "a" * 1000 + suffix
+    result = CliRunner().invoke(cli, ["run", name, "--json"])
+    assert result.exit_code == 1, result.output
+    assert "File name too long" in result.stdout and "internal error" not in result.stdout
