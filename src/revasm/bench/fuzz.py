@@ -69,12 +69,24 @@ OK = "ok"
 CLEAN = "clean error"
 
 
+#: A file's directories up to the package (site-packages, src, the standard library), which
+#: differ between machines: dropped from what the results keep.
+_PREFIX = re.compile(r"(?:[A-Za-z]:)?[/\\][^\s\"':]*?[/\\]"
+                     r"(?:site-packages|src|lib[/\\]python3\.\d+)[/\\]")
+
+
+def scrub(text: str) -> str:
+    """``text`` with this machine's directories cut from the file names in it."""
+    return _PREFIX.sub("", text)
+
+
 class FuzzFailure(AssertionError):
     """An input that got something other than the target's documented error.  ``kind``
     (the exception's class name, ``position``, ``exit code``, ...) is what the minimiser
     keeps while it shrinks the input."""
 
     def __init__(self, target: str, data: Any, detail: str, kind: str = "") -> None:
+        detail = scrub(detail)
         super().__init__(f"{target}: {detail}\ninput: {data!r}"[:4000])
         self.target = target
         self.data = data
@@ -1017,9 +1029,11 @@ def fuzz_target(name: str, inputs: int, seed: int = 0, stop_after: int = 20,
                 failed += 1
                 kinds[outcome.kind] = kinds.get(outcome.kind, 0) + 1
                 if len(failures) < stop_after:
-                    failures.append(str(outcome))
+                    failures.append(str(outcome).replace(scratch, "<scratch>"))
                 if kinds[outcome.kind] == 1 and len(reproducers) < stop_after:
-                    reproducers.append(_reproducer(name, data, outcome, attempt, shrink))
+                    found = _reproducer(name, data, outcome, attempt, shrink)
+                    found["detail"] = found["detail"].replace(scratch, "<scratch>")
+                    reproducers.append(found)
         finally:
             os.chdir(cwd)
     return {"inputs": inputs, "successes": counts[OK], "clean_errors": counts[CLEAN],
