@@ -25,7 +25,7 @@ test: lint typecheck
 		--durations=25 -m "not long"
 
 # The campaigns make test samples (tests marked `long`: the full counts of the sampled
-# tests, tests/sampling.py; e.g. the interpreter kernel on 134 random programs in three
+# tests, tests/support/sampling.py; e.g. the interpreter kernel on 134 random programs in three
 # modes), on their own: tens of minutes.
 test-long: $(STAMP)
 	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadfile --no-loadscope-reorder \
@@ -34,7 +34,7 @@ test-long: $(STAMP)
 # The PAL conformance suite with every program on every engine (make test leaves the
 # compiled engine out of the longest ones: its kernel build takes minutes for them).
 conformance: $(STAMP)
-	REVASM_CONFORMANCE_ALL=1 $(BIN)/python -m pytest -q tests/test_pal_conformance.py
+	REVASM_CONFORMANCE_ALL=1 $(BIN)/python -m pytest -q tests/sim/test_pal_conformance.py
 
 # Every formal proof of the RTL (docs/rtl.md "Formal proofs"), one at a time under nice, each
 # stopped after FORMAL_TIMEOUT seconds (reported as a time-out, never as proven); the results

@@ -5,6 +5,7 @@ import gc
 import os
 import sys
 import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -28,51 +29,63 @@ os.environ["REVASM_CACHE_DIR"] = os.environ[_SHARED]
 gc.set_threshold(50_000, 20, 100)
 
 
-#: The files that take a minute or more (``make test``'s ``--durations``, 2026-12-06, less
-#: what the bounded samples of docs/decisions.md "make test in 8 minutes" took off), longest
-#: first, the
-#: numba-heavy and the RTL ones alternating (so that the two workers' first files do not
-#: both compile the kernels' vocabulary: the second finds it in numba's cache).
+#: The files that take a minute or more, by their paths under tests/ (``make test``'s
+#: ``--durations``, 2026-12-06, less what the bounded samples of docs/decisions.md "make test
+#: in 8 minutes" took off), longest first, the numba-heavy and the RTL ones alternating (so
+#: that the two workers' first files do not both compile the kernels' vocabulary: the
+#: second finds it in numba's cache).
 #: ``make test`` hands whole files to its workers in collection order
 #: (``--dist loadfile --no-loadscope-reorder``), so these go first and the short files
 #: fill in around them: both workers finish together.  (xdist's default order, files with
 #: the most tests first, left these few-test files to the end, one worker running them
 #: while the other idled.)  A file not named here keeps its place after them.
 LONGEST_FILES = (
-    "test_engines.py",
-    "test_rtl_cli.py",
-    "test_compiled_differential_faults.py",
-    "test_rtl_units.py",
-    "test_compiled_differential.py",
-    "test_rtl_unit_exhaustive.py",
-    # after test_engines.py, whose example and J2 kernels it loads from the shared cache
-    "test_compiled_engine.py",
-    "test_rtl_formal.py",
-    "test_pal_conformance.py",
-    "test_rtl_verilator.py",
-    "test_compiled_differential_structured.py",
-    "test_bench_cli.py",
-    "test_overflow.py",
-    "test_rtl_synth.py",
-    "test_compiled_rotations.py",
-    "test_vector_nilang_workloads.py",
-    "test_rtl_cosim.py",
-    "test_compiled_regions.py",
-    "test_semantics.py",
-    "test_batch_chunked.py",
-    "test_waveform.py",
-    "test_compiled_interpreter.py",
-    "test_batch_dask.py",
-    "test_step_faults.py",
+    "sim/test_engines.py",
+    "cli/test_commands_rtl.py",
+    "sim/compiled/test_differential_faults.py",
+    "rtl/hardware/test_units.py",
+    "sim/compiled/test_differential.py",
+    "rtl/verification/test_unit_exhaustive.py",
+    # after sim/test_engines.py, whose example and J2 kernels it loads from the shared cache
+    "sim/compiled/test_engine.py",
+    "rtl/verification/test_formal.py",
+    "sim/test_pal_conformance.py",
+    "rtl/verification/test_verilator.py",
+    "sim/compiled/test_differential_structured.py",
+    "cli/test_commands_bench.py",
+    "sim/test_overflow.py",
+    "rtl/synthesis/test_synth.py",
+    "sim/compiled/test_rotations.py",
+    "sim/vector/test_nilang_workloads.py",
+    "rtl/verification/test_cosim.py",
+    "sim/compiled/test_generate.py",
+    "isa/test_semantics.py",
+    "batching/test_chunks.py",
+    "cli/test_waveforms.py",
+    "sim/compiled/test_interpreter.py",
+    "batching/test_cluster.py",
+    "sim/test_step_faults.py",
     "test_readme.py",
-    "test_fuzz.py",
+    "bench/test_fuzz.py",
 )
+
+
+#: The folder of the test tree: LONGEST_FILES names files by their paths under it.
+TESTS = Path(__file__).resolve().parent
+
+
+def _place(item: pytest.Item) -> str:
+    """A test's file as :data:`LONGEST_FILES` names it: its path under tests/."""
+    try:
+        return item.path.resolve().relative_to(TESTS).as_posix()
+    except ValueError:
+        return item.path.name
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The longest files first (:data:`LONGEST_FILES`), every file's tests in their order."""
     rank = {name: index for index, name in enumerate(LONGEST_FILES)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+    items.sort(key=lambda item: rank.get(_place(item), len(rank)))
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

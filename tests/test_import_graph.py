@@ -34,10 +34,10 @@ ROOT = Path(__file__).resolve().parents[1]
 #: Every top-level package that may be imported by anything above the simulators.
 _EVERYTHING = frozenset({"revasm", "revasm.cli", "revasm.isa", "revasm.assembler",
                          "revasm.machine", "revasm.sim", "revasm.compiler", "revasm.rtl",
-                         "revasm.report", "revasm.bench", "revasm.debug"})
+                         "revasm.report", "revasm.bench", "revasm.debug", "revasm.batching"})
 
 #: Which other top-level packages each top-level package may import (the pipeline:
-#: isa <- assembler <- machine <- sim <- rtl / report <- bench <- cli / the Python API).
+#: isa <- assembler <- machine <- sim <- rtl / report / batching <- bench <- cli / the Python API).
 #: A subpackage of revasm that is missing here fails the test: say where it sits.
 LAYERS: dict[str, frozenset[str]] = {
     "revasm.isa": frozenset(),
@@ -54,8 +54,13 @@ LAYERS: dict[str, frozenset[str]] = {
                              "revasm.sim"}),
     "revasm.report": frozenset({"revasm.isa", "revasm.assembler", "revasm.machine",
                                 "revasm.sim"}),
+    # Batches (inputs, chunks, sinks, Dask): one program over many lanes on any engine;
+    # what the API's batch calls and `revasm batch` use, never above them.
+    "revasm.batching": frozenset({"revasm.isa", "revasm.assembler", "revasm.machine",
+                                  "revasm.sim"}),
     "revasm.bench": frozenset({"revasm.isa", "revasm.assembler", "revasm.machine",
-                               "revasm.sim", "revasm.compiler", "revasm.rtl", "revasm"}),
+                               "revasm.sim", "revasm.compiler", "revasm.rtl",
+                               "revasm.batching", "revasm"}),
     # The debugger drives the reference machine and reads the compiler's source maps.
     "revasm.debug": frozenset({"revasm.isa", "revasm.assembler", "revasm.machine",
                                "revasm.sim", "revasm.compiler"}),
@@ -63,7 +68,7 @@ LAYERS: dict[str, frozenset[str]] = {
     # The Python API: above the compiler, the simulators, reports and the RTL; below the
     # command line and the benchmarks.
     "revasm": frozenset({"revasm.isa", "revasm.assembler", "revasm.machine", "revasm.sim",
-                         "revasm.compiler", "revasm.report", "revasm.rtl"}),
+                         "revasm.compiler", "revasm.report", "revasm.rtl", "revasm.batching"}),
 }
 
 #: Imports that break LAYERS today: (importing module or package, imported module or
@@ -337,6 +342,25 @@ def private_third_party_uses(modules: dict[str, tuple[Path, bool]],
     return sorted(set(found))
 
 
+def private_project_imports(modules: dict[str, tuple[Path, bool]],
+                            project: str = "revasm") -> list[str]:
+    """Where a module imports a private name (``_name``) of another module of the project:
+    what one module uses of another is its public surface, named without an underscore."""
+    found = []
+    for name, (path, _) in sorted(modules.items()):
+        tree = ast.parse(path.read_text(), str(path))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if not node.level and not (node.module or "").startswith(project):
+                continue
+            for alias in node.names:
+                if alias.name.startswith("_") and not alias.name.endswith("__"):
+                    found.append(f"{name} (line {node.lineno}) imports "
+                                 f"{'.' * node.level}{node.module or ''}.{alias.name}")
+    return found
+
+
 # --- the tests ---------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -402,6 +426,28 @@ def test_no_module_uses_a_private_name_of_a_third_party_package(project):
     found = private_third_party_uses(modules)
     assert not found, ("private names of other packages (use their public API):\n"
                        + "\n".join(found))
+
+
+def test_no_module_imports_a_private_name_of_another(project):
+    _, modules, _ = project
+    found = private_project_imports(modules)
+    assert not found, ("private names imported from another module (make them public):\n"
+                       + "\n".join(found))
+
+
+def test_a_private_name_of_another_module_is_found(tmp_path):
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("from __future__ import annotations\n"
+                                         "from ._own import public, __version__\n")
+    (package / "_own.py").write_text("public = __version__ = _helper = 1\n")
+    (package / "bad.py").write_text("from ._own import _helper\n"
+                                    "def f():\n"
+                                    "    from pkg._own import _helper as h\n"
+                                    "    return h\n")
+    assert private_project_imports(module_files(package, "pkg"), "pkg") == [
+        "pkg.bad (line 1) imports ._own._helper",
+        "pkg.bad (line 3) imports pkg._own._helper"]
 
 
 def test_a_private_name_of_a_third_party_package_is_found(tmp_path):

@@ -9,7 +9,7 @@ loss for differentiation.
 Each ROT is three lifting shears, undone bit for bit by IROT, so the network needs
 no stored intermediates.  The gradient of ``out`` in ``x`` and ``theta`` comes from
 the machine's backward run in gradient mode.  Reference (float64, with its gradient
-by hand): ``examples/nilang/workloads.py``; test: tests/test_vector_nilang_workloads.py.
+by hand): ``examples/nilang/workloads.py``; test: tests/sim/vector/test_nilang_workloads.py.
 
     revasm compile examples/nilang/givens100.py:givens_loss --width 64 -o givens100.pal
 """

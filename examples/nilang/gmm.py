@@ -99,6 +99,6 @@ def gmm(out: Loss, alphas: Array[Fixed, K], means: Array[Fixed, K, D],
                 prior += 0.5 * sq(qd[k, j])
             prior += 0.5 * sq(icf[k, 2])
     out += slse + prior
-    out -= 1000.0 * lse_alphas
+    out -= NPTS * lse_alphas
     out += CONSTANT
     ~routine

@@ -1,7 +1,8 @@
 """Inputs and float64 references (values and gradients) of the NiLang paper's benchmark
-workloads that have programs here: the Givens network (``givens100.py``) and the
-ADBench GMM objective (``gmm.py``).  Used by tests/test_vector_nilang_workloads.py and
-the ``nilang_workloads`` benchmark (``revasm bench nilang_workloads``)."""
+workloads that have programs here: the Givens network (``givens100.py``), the
+ADBench GMM objective (``gmm.py``) and ADBench bundle adjustment (``ba.py``).  Used by
+tests/sim/vector/test_nilang_workloads.py and the ``nilang_workloads`` and ``nilang_compare``
+benchmarks."""
 from __future__ import annotations
 
 import math
@@ -10,7 +11,7 @@ import numpy as np
 
 #: The programs whose values and gradients this file checks (the other programs of
 #: this folder are checked through cases.py).
-PROGRAM_FILES = ("givens100.py", "gmm.py")
+PROGRAM_FILES = ("givens100.py", "gmm.py", "ba.py")
 
 # --- Givens network, N = 100 -------------------------------------------------------------
 
@@ -65,12 +66,13 @@ GMM_D, GMM_K, GMM_N = 2, 5, 1000
 WISHART_GAMMA, WISHART_M = 1.0, 0
 
 
-def gmm_inputs(seed: int = 3) -> dict:
+def gmm_inputs(seed: int = 3, n: int = GMM_N) -> dict:
     """Points from a mixture of five Gaussians and parameters near them (icf per
-    component: log diagonal q0, q1, then the lower entry L, as gmm.h stores it)."""
+    component: log diagonal q0, q1, then the lower entry L, as gmm.h stores it); ``n``
+    points (the NiLang paper's GMM benchmark has 10^4)."""
     rng = np.random.default_rng(seed)
     centres = rng.uniform(-2, 2, (GMM_K, GMM_D))
-    x = centres[rng.integers(0, GMM_K, GMM_N)] + rng.normal(0, 0.5, (GMM_N, GMM_D))
+    x = centres[rng.integers(0, GMM_K, n)] + rng.normal(0, 0.5, (n, GMM_D))
     return {"alphas": rng.normal(0, 0.5, GMM_K).round(6).tolist(),
             "means": (centres + rng.normal(0, 0.2, centres.shape)).round(6).tolist(),
             "icf": rng.normal(0, 0.3, (GMM_K, 3)).round(6).tolist(),
@@ -126,3 +128,62 @@ def gmm_gradient(alphas, means, icf, x, h: float = 1e-6) -> dict:
             g[index] = (shifted[0] - shifted[1]) / (2 * h)
         out[name] = g.tolist()
     return out
+
+
+# --- ADBench bundle adjustment, one observation per lane (``ba.py``) -----------------------
+
+BA_PARAMS = ("rot", "c", "f", "x0", "k", "x", "w")  # 3 + 3 + 1 + 2 + 2 + 3 + 1 = 15
+
+
+def ba_inputs(n: int = 1, seed: int = 5) -> list[dict]:
+    """``n`` observations inside ``ba.py``'s domains (one camera, point and pixel each)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        out.append({"rot": rng.uniform(0.05, 0.2, 3).round(6).tolist(),
+                    "c": rng.uniform(-0.2, 0.2, 3).round(6).tolist(),
+                    "f": round(float(rng.uniform(0.8, 1.6)), 6),
+                    "x0": rng.uniform(-0.05, 0.05, 2).round(6).tolist(),
+                    "k": rng.uniform(-0.1, 0.1, 2).round(6).tolist(),
+                    "x": rng.uniform(3, 5, 3).round(6).tolist(),
+                    "w": round(float(rng.uniform(0.5, 1.0)), 6),
+                    "feat": rng.uniform(-2, 2, 2).round(6).tolist()})
+    return out
+
+
+def ba_reproj(rot, c, f, x0, k, x, w, feat) -> np.ndarray:
+    """ADBench's ``computeReprojError`` (ba.h) for one observation, float64 (numpy arrays
+    with a trailing batch axis work too)."""
+    rot, c, x0, k, x, feat = (np.asarray(a, dtype=float) for a in (rot, c, x0, k, x, feat))
+    xo = x - c
+    theta = np.sqrt(np.sum(rot * rot, axis=0))
+    u = rot / theta
+    ux = np.stack([u[1] * xo[2] - u[2] * xo[1], u[2] * xo[0] - u[0] * xo[2],
+                   u[0] * xo[1] - u[1] * xo[0]])
+    along = np.sum(u * xo, axis=0) * (1 - np.cos(theta))
+    xcam = xo * np.cos(theta) + ux * np.sin(theta) + u * along
+    p = xcam[:2] / xcam[2]
+    rsq = np.sum(p * p, axis=0)
+    p = p * (1 + k[0] * rsq + k[1] * rsq * rsq)
+    return w * (f * p + x0 - feat)
+
+
+def ba_jacobian(observation: dict, h: float = 1e-7) -> np.ndarray:
+    """The 2 x 15 Jacobian of ``ba_reproj`` in (rot, c, f, x0, k, x, w), float64 central
+    differences."""
+    flat = np.concatenate([np.atleast_1d(np.asarray(observation[p], dtype=float))
+                           for p in BA_PARAMS])
+    sizes = [np.atleast_1d(observation[p]).size for p in BA_PARAMS]
+
+    def err(v: np.ndarray) -> np.ndarray:
+        parts, at = {}, 0
+        for name, size in zip(BA_PARAMS, sizes):
+            parts[name] = v[at] if size == 1 else v[at:at + size]
+            at += size
+        return ba_reproj(**parts, feat=observation["feat"])
+    columns = []
+    for j in range(flat.size):
+        step = np.zeros_like(flat)
+        step[j] = h
+        columns.append((err(flat + step) - err(flat - step)) / (2 * h))
+    return np.stack(columns, axis=1)

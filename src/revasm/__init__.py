@@ -32,8 +32,8 @@ from revasm.sim.engines import available as engines
 from revasm.sim.host import gradient as grad
 from revasm.sim.host import hessian
 
-from .batch_files import BatchSummary, batch_file
-from .batching import BatchResult, batch
+from .batching.files import BatchSummary, batch_file
+from .batching.running import BatchResult, batch
 from .loading import LoadError, load
 from .program_counts import count_program
 from .programs import ProgramFault, ProgramResult, grad_program, run_program

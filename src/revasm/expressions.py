@@ -6,6 +6,7 @@ and compares with a float64 evaluation and central differences.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -19,6 +20,7 @@ from revasm.compiler.expression import (
     expression_program,
 )
 from revasm.isa.fixed_point import word_format
+from revasm.machine.values import FIXED, word_of
 
 from .programs import Gradient, ProgramFault, grad_program
 
@@ -42,7 +44,7 @@ class ExpressionGradient:
 
 
 
-def grad_expression(expression: str, at: dict[str, float], *,
+def grad_expression(expression: str, at: Mapping[str, object], *,
                     width: int = EXPRESSION_WIDTH) -> ExpressionGradient:
     """Value and gradient of ``expression`` at the point ``at`` (every variable needed)."""
     source, variables = expression_program(expression, list(at))
@@ -71,7 +73,7 @@ def grad_expression(expression: str, at: dict[str, float], *,
     finally:
         ANCILLA_COLUMNS.pop(source, None)
     fmt = word_format(width)  # the reference sees the point the machine received
-    received = {v: fmt.to_fraction(fmt.from_real(at[v])) for v in variables}
+    received = {v: fmt.to_fraction(word_of(at[v], fmt, FIXED, v)) for v in variables}
     ref_value, ref_grad = _reference(expression, received, variables)
     return ExpressionGradient(expression, variables, result.loss, result.gradient, ref_value,
                               ref_grad, source, result)

@@ -47,8 +47,8 @@ class LoadError(ValueError):
 
 @dataclass(frozen=True)
 class LoadedProgram:
-    """A loaded program: its image, and for Python source the compiled program (the
-    source map and parameters the debugger and ``run_program`` read)."""
+    """A loaded program: its image, and for Janus and Python source the compiled program
+    (the source map and parameters the debugger and ``run_program`` read)."""
 
     image: Image
     program: CompiledProgram | None = None
@@ -77,7 +77,7 @@ def load(path: str | Path, width: int | None = None, *, gradient: bool = False) 
 
 def load_program(path: str | Path, width: int | None = None, *,
                  gradient: bool = False) -> LoadedProgram:
-    """:func:`load`, keeping the compiled program of a Python source."""
+    """:func:`load`, keeping the compiled program of a Janus or Python source."""
     text = str(path)
     kind = file_kind(text)
     source, function = python_target(text) if kind == "python" else (text, None)
@@ -93,7 +93,8 @@ def load_program(path: str | Path, width: int | None = None, *,
     if kind == "python":
         return _python(source, function, width, gradient)
     if kind == "janus":
-        return LoadedProgram(_janus(source, width))
+        program = _janus(source, width)
+        return LoadedProgram(program.image, program)
     if kind in ("image", "hex"):
         return LoadedProgram(_image(file, kind, width))
     try:
@@ -113,13 +114,13 @@ def _image(file: Path, kind: str, width: int | None) -> Image:
     return image
 
 
-def _janus(source: str, width: int | None) -> Image:
+def _janus(source: str, width: int | None) -> CompiledProgram:
     from revasm.compiler.api import JANUS_WIDTH, compile_janus_file
     if width is not None and width != JANUS_WIDTH:
         raise LoadError(source, f"Janus programs run at W = {JANUS_WIDTH} (their integers "
                                 f"are 32-bit words, docs/janus.md), not {width}")
     try:
-        return compile_janus_file(source).image
+        return compile_janus_file(source)
     except OSError as exc:
         raise LoadError(source, f"cannot read: {exc.strerror or exc}") from None
 

@@ -12,7 +12,6 @@ instruction came from (the compiler's source map).
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -22,6 +21,8 @@ from revasm.compiler.errors import CompileError, SourcePos
 from revasm.compiler.ir import nodes as ir
 from revasm.isa.fixed_point import DEFAULT_WIDTH, WordFormat, word_format
 from revasm.machine import MachineFault
+from revasm.machine.fault_place import fault_place
+from revasm.machine.values import FIXED, INT, word_of
 from revasm.sim.engine import Lanes, read_place, write_place
 from revasm.sim.engines import load
 from revasm.sim.host import GradientResult, gradient
@@ -81,10 +82,10 @@ def load_inputs(program: CompiledProgram, machine: Lanes, inputs: dict[str, Any]
                 raise ValueError(f"{name} has {p.type.size} elements; {len(flat)} given")
             for label, v in zip(program.lowered.array_labels[name], flat):
                 write_place(machine, None, program.image.symbols[label],
-                            _word(fmt, v, p.type.element) & fmt.mask)
+                            _word(fmt, v, p.type.element, name))
         else:
             reg = program.lowered.layouts[f.name].scalars[name].register
-            write_place(machine, reg, None, _word(fmt, value, p.type) & fmt.mask)
+            write_place(machine, reg, None, _word(fmt, value, p.type, name))
 
 
 def read_values(program: CompiledProgram, machine: Lanes, exact: bool = False,
@@ -147,46 +148,19 @@ def _raise_fault(program: CompiledProgram, machine: Lanes) -> None:
 
 
 def program_fault(program: CompiledProgram, fault: MachineFault) -> ProgramFault:
-    """Map a machine fault to the Python line: the trap's note, else the faulting PC."""
-    for pc in (fault.landing_pc, fault.pc, fault.jump_source_pc):
-        entry = program.source_of_pc(pc)
-        if entry is not None and entry.note and (entry.role == "check" or pc == fault.pc):
-            location = program.image.location(pc) if pc is not None else None
-            return ProgramFault(fault, entry.pos, _with_values(entry.note, fault),
-                                entry.check, location.line if location else None)
-    entry = program.source_of_pc(fault.pc)
-    return ProgramFault(fault, entry.pos if entry else None, fault.message)
+    """Map a machine fault to the Python line: the check's note with its values, else the
+    machine's message, at the source line ``revasm.machine.fault_place`` reads."""
+    place = fault_place(fault)
+    if place.line is None or place.pal_line is None:  # not a compiled instruction
+        entry = program.source_of_pc(fault.pc)
+        return ProgramFault(fault, entry.pos if entry else None, fault.message)
+    pos = SourcePos(place.file or program.module.file, place.line, place.column or 1)
+    return ProgramFault(fault, pos, place.message, place.check, place.pal_line)
 
 
-_MARKER = re.compile(r"\{\$(\d+)([+-]\d+)?(?:@([\d,]+))?\}")
-
-
-def _with_values(note: str, fault: MachineFault) -> str:
-    """A guard's note with its ``{$r}`` markers replaced by the faulting state's values:
-    ``{$r+k}`` adds k, ``{$r@3,4}`` reads a flat index as the indices of a 3 x 4 array."""
-    fmt = word_format(fault.width)
-
-    def value(match: re.Match) -> str:
-        register = int(match.group(1))
-        if register >= len(fault.registers):
-            return match.group(0)
-        number = fmt.signed(fault.registers[register]) + int(match.group(2) or 0)
-        if not match.group(3):
-            return str(number)
-        indices = []
-        for extent in reversed([int(x) for x in match.group(3).split(",")]):
-            number, index = divmod(number, extent)
-            indices.append(index)
-        return ", ".join(map(str, reversed(indices)))
-    return _MARKER.sub(value, note)
-
-
-def _word(fmt: WordFormat, value: Any, type_: ir.ScalarType) -> int:
-    if type_ == ir.INT:
-        if isinstance(value, float) and not value.is_integer():
-            raise ValueError(f"{value} is not an integer")
-        return int(value)
-    return fmt.from_real(Fraction(value) if not isinstance(value, str) else value)
+def _word(fmt: WordFormat, value: Any, type_: ir.ScalarType, name: str) -> int:
+    """A parameter's word by the one rule (machine/values.py); raises ValueRuleError."""
+    return word_of(value, fmt, INT if type_ == ir.INT else FIXED, name)
 
 
 def _value(fmt: WordFormat, word: int, type_: ir.ScalarType,

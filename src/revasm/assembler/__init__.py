@@ -7,7 +7,7 @@ same words; ``image_io`` and ``listing`` write and read the image formats.
 from .assemble import assemble, assemble_file
 from .diagnostics import AssemblyError, Diagnostic
 from .disassemble import disassemble, disassemble_word
-from .image import DeclaredName, Image, SourceLocation
+from .image import DeclaredName, Image, SourceLocation, SourceOrigin
 from .image_io import (
     ImageFormatError,
     apply_sidecar,
@@ -28,6 +28,7 @@ from .listing import listing_text, write_listing
 
 __all__ = [
     "AssemblyError", "DeclaredName", "Diagnostic", "Image", "ImageFormatError", "SourceLocation",
+    "SourceOrigin",
     "apply_sidecar", "assemble", "assemble_file", "bin_bytes", "disassemble", "disassemble_word",
     "hex_text", "image_from_bin_bytes", "image_from_hex_text", "listing_text", "read_bin",
     "read_hex", "read_sidecar", "sidecar_dict", "sidecar_path", "write_bin", "write_hex",

@@ -7,10 +7,11 @@ data is produced, Ctrl-C) leaves the old file as it was and no temporary file be
 """
 from __future__ import annotations
 
+import errno
 import os
 import secrets
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import IO, Any
 
@@ -88,6 +89,67 @@ def write_atomic(path: str | os.PathLike[str], data: bytes | str,
     else:
         with atomic_open(path, "wb") as stream:
             stream.write(data)
+
+
+class GroupWriteError(OSError):
+    """One file of a group could not be written (:func:`write_atomic_all`); ``path`` says
+    which.  None of the group was written: every file is as it was before."""
+
+    def __init__(self, path: Path, error: OSError) -> None:
+        super().__init__(error.errno, error.strerror or str(error), str(path))
+        self.path = path
+
+
+def write_atomic_all(files: Sequence[tuple[str | os.PathLike[str], bytes | str]],
+                     encoding: str = "utf-8") -> None:
+    """Write files that belong together (an image and its JSON sidecar, a ``.pal`` and its
+    ``.map.json``) all or nothing: each to a temporary file first, then renamed into place
+    one by one; when a write or a rename fails, the files renamed so far get their old
+    contents back (or go, if they were new) and no temporary is left.  Raises
+    :class:`GroupWriteError` naming the file that failed."""
+    targets = [Path(path) for path, _ in files]
+    temporaries: list[Path] = []
+    backups: dict[Path, Path | None] = {}  # target -> its old file moved aside, or None
+    current = targets[0] if targets else Path()
+    try:
+        for target, (_, data) in zip(targets, files):
+            current = target
+            temporary, descriptor = _open_temporary(target)
+            temporaries.append(temporary)
+            with os.fdopen(descriptor, "wb") as stream:
+                stream.write(data.encode(encoding) if isinstance(data, str) else data)
+                stream.flush()
+                os.fsync(stream.fileno())
+        for target, temporary in zip(targets, temporaries):
+            current = target
+            if target.exists() and not target.is_file():
+                raise IsADirectoryError(errno.EISDIR, "Is a directory", str(target))
+            backup = None
+            if target.exists():
+                backup, descriptor = _open_temporary(target)
+                os.close(descriptor)
+                try:
+                    os.replace(target, backup)
+                except BaseException:
+                    _remove(backup)
+                    raise
+            backups[target] = backup
+            os.replace(temporary, target)
+    except BaseException as exc:
+        for target, backup in reversed(backups.items()):  # put back what was there
+            with suppress(OSError):
+                if backup is not None:
+                    os.replace(backup, target)
+                elif target.exists():
+                    _remove(target)
+        for temporary in temporaries:
+            _remove(temporary)
+        if isinstance(exc, OSError) and not isinstance(exc, GroupWriteError):
+            raise GroupWriteError(current, exc) from exc
+        raise
+    for backup in backups.values():
+        if backup is not None:
+            _remove(backup)
 
 
 def _remove(path: Path) -> None:

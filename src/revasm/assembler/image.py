@@ -12,16 +12,46 @@ from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
-class SourceLocation:
-    """Where an address came from: file, 1-based line and column, and the line's text."""
+class SourceOrigin:
+    """Where a compiled program's instruction came from in the user's source (a Janus
+    ``.ja`` or Python file): file, 1-based line and column, the line's text, and, for a
+    run-time check, what its failure means in the source language's terms (``note``; its
+    ``{$r}`` markers are register values, filled in by ``revasm.machine.fault_place``) and
+    the check's kind (``check``: bounds, alias, ...; empty for the others)."""
 
     file: str
     line: int
     column: int = 1
     text: str = ""
+    note: str = ""
+    check: str = ""
+    role: str = ""
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}"
+
+
+@dataclass(frozen=True)
+class SourceLocation:
+    """Where an address came from: file, 1-based line and column, and the line's text.
+
+    For a compiled program the file is its generated PAL and ``origin`` the user's own
+    source (the one source map every surface reads: faults, breakpoints, stack frames,
+    reports); for PAL source ``origin`` is None."""
+
+    file: str
+    line: int
+    column: int = 1
+    text: str = ""
+    origin: SourceOrigin | None = None
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+    @property
+    def user(self) -> SourceLocation | SourceOrigin:
+        """The place a person reads: the origin of a compiled instruction, else this."""
+        return self.origin if self.origin is not None else self
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from typing import Any
 from revasm.isa.fixed_point import WIDTHS, widths_text
 
 from .files import write_atomic
-from .image import DeclaredName, Image, SourceLocation
+from .image import DeclaredName, Image, SourceLocation, SourceOrigin
 
 MAGIC = b"RVIM"
 FORMAT_VERSION = 1
@@ -195,14 +195,20 @@ def sidecar_dict(image: Image) -> dict[str, Any]:
             for name, d in image.names.items()},
         "lines": {
             str(pc): {"file": loc.file, "line": loc.line, "column": loc.column,
-                      "text": loc.text}
+                      "text": loc.text,
+                      **({"origin": _origin_dict(loc.origin)} if loc.origin else {})}
             for pc, loc in sorted(image.locations.items())},
     }
 
 
+def sidecar_text(image: Image) -> str:
+    """The JSON sidecar's text."""
+    return json.dumps(sidecar_dict(image), indent=1) + "\n"
+
+
 def write_sidecar(image: Image, path: str | Path) -> None:
     """Write the JSON sidecar atomically."""
-    write_atomic(path, json.dumps(sidecar_dict(image), indent=1) + "\n")
+    write_atomic(path, sidecar_text(image))
 
 
 def read_sidecar(path: str | Path) -> dict[str, Any]:
@@ -243,7 +249,8 @@ def apply_sidecar(image: Image, data: dict[str, Any], has_header: bool = True) -
             _int(pc, "a pc", 0): SourceLocation(
                 _str(_dict(loc, "a line")["file"], "file"),
                 _int(loc["line"], "line", 1), _int(loc.get("column", 1), "column", 1),
-                _str(loc.get("text", ""), "text"))
+                _str(loc.get("text", ""), "text"),
+                _origin(loc["origin"]) if loc.get("origin") is not None else None)
             for pc, loc in _dict(data.get("lines", {}), "lines").items()}
         symbols = {_str(name, "a symbol"): _int(address, "a symbol's address", 0)
                    for name, address in _dict(data.get("symbols", {}), "symbols").items()}
@@ -257,6 +264,22 @@ def apply_sidecar(image: Image, data: dict[str, Any], has_header: bool = True) -
         raise ImageFormatError(f"malformed sidecar: {exc!r}") from None
     return replace(image, entry=entry, finish=finish, symbols=symbols,
                    locations=locations, names=names, source_file=source_file)
+
+
+def _origin_dict(origin: SourceOrigin) -> dict[str, Any]:
+    """A compiled instruction's user-source origin as the sidecar stores it."""
+    return {"file": origin.file, "line": origin.line, "column": origin.column,
+            "text": origin.text, "note": origin.note, "check": origin.check,
+            "role": origin.role}
+
+
+def _origin(data: Any) -> SourceOrigin:
+    origin = _dict(data, "an origin")
+    return SourceOrigin(_str(origin["file"], "file"), _int(origin["line"], "line", 1),
+                        _int(origin.get("column", 1), "column", 1),
+                        _str(origin.get("text", ""), "text"), _str(origin.get("note", ""), "note"),
+                        _str(origin.get("check", ""), "check"),
+                        _str(origin.get("role", ""), "role"))
 
 
 _ROLES = ("input", "output", "loss", "name")

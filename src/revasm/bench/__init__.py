@@ -23,6 +23,7 @@ from . import (
     checks_cost,
     compile_time,
     dask_batches,
+    engine_choice,
     fuzz,
     long_stack_run,
     nilang,
@@ -49,6 +50,7 @@ BENCHMARKS: dict[str, Callable[[bool], dict]] = {
     "sparse_memory": sparse_memory.run,
     "dask_batches": dask_batches.run,
     "tile_speed": tile_speed.run,
+    "engine_choice": engine_choice.run,
 }
 
 

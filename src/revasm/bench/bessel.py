@@ -11,10 +11,10 @@ import numpy as np
 
 from revasm.assembler import assemble_file
 from revasm.assembler.image import Image
+from revasm.batching.inputs import to_words
 from revasm.isa.fixed_point import WordFormat as fmt_of
-from revasm.sim.batch_io import to_reals, to_words
 from revasm.sim.engines import available, load
-from revasm.sim.host import batch_gradient
+from revasm.sim.host import batch_gradient, to_reals
 
 from . import j2_arithmetic
 from .common import EXAMPLES, best_seconds
@@ -103,7 +103,8 @@ def _gradients(xs: np.ndarray, width: int, repeats: int) -> dict:
     for _ in range(repeats):
         result = machine = None  # free the last run's rows before the next one
         machine = load(image, len(xs), engine_name="vector")
-        machine.set_bank_word("R", _x_register(image), to_words(xs, fmt_of(image.width)))
+        machine.set_bank_word("R", _x_register(image),
+                              to_words(xs, fmt_of(image.width), fixed=True))
         started = time.perf_counter()
         result = batch_gradient(machine)
         best = min(best, time.perf_counter() - started)
@@ -126,7 +127,7 @@ def _compiled_row(image: Image, xs: np.ndarray, repeats: int) -> dict:
     fresh machines; loading them is timed apart), and numpy's float64 forward of the
     same series over the same lanes, in the same run."""
     fmt = fmt_of(image.width)
-    words = to_words(xs, fmt)
+    words = to_words(xs, fmt, fixed=True)
     best, load_s, result = float("inf"), float("inf"), None
     for _ in range(repeats):
         result = machine = None  # free the last run's lanes before the next one
@@ -169,7 +170,7 @@ def compiled_gradients(lanes: tuple[int, ...], repeats: int, vector_xs: np.ndarr
     started = time.perf_counter()
     first = load(image, 64, engine_name="compiled")
     first.set_bank_word("R", _x_register(image), to_words(np.linspace(0.05, 3.0, 64),
-                                                          fmt_of(image.width)))
+                                                          fmt_of(image.width), fixed=True))
     batch_gradient(first)
     first_s = time.perf_counter() - started
     rows = []

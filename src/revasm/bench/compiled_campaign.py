@@ -3,7 +3,7 @@
     python bench/compiled_campaign.py [--programs 10000] [--workers 2] [--seed 0] [--quick]
                                       [--kernel program|interpreter]
 
-The checks of ``tests/differential.py`` on many more programs than ``make
+The checks of ``tests/support/differential.py`` on many more programs than ``make
 test``'s sample: straight-line programs over every data instruction, structured programs
 (loops, diamonds, portal calls and uncalls) and programs that fault in every way, both
 widths; per batch of programs laid side by side in one image (one kernel build), every
@@ -40,12 +40,13 @@ HERE = Path(__file__).resolve().parent
 #: The source checkout the campaign runs from (HERE is its src/revasm/bench), its test
 #: suite (the program generators) and its results folder.
 REPOSITORY = HERE.parents[2]
-TESTS = REPOSITORY / "tests"
+#: The test suite's shared helpers (the program generators), imported by their bare names.
+TEST_SUPPORT = REPOSITORY / "tests" / "support"
 RESULTS = REPOSITORY / "bench" / "results"
 NAME = "compiled_campaign"
 
 #: kind -> (share of the programs, every how many batches a derivative pass runs); the
-#: kinds are tests/differential.py's STRATEGIES
+#: kinds are tests/support/differential.py's STRATEGIES
 KINDS = {"straight-line": (0.45, 2), "structured": (0.30, 4), "faulting": (0.25, 3)}
 CHUNK = 100
 
@@ -61,7 +62,7 @@ def worker_pool(workers: int) -> ProcessPoolExecutor:
 
 def run_chunk(kind: str, width: int, count: int, seed: int) -> dict:
     """``count`` programs of one kind and width, checked in batches; a summary."""
-    sys.path.insert(0, str(TESTS))
+    sys.path.insert(0, str(TEST_SUPPORT))
     import differential
     from program_generators import examples
 

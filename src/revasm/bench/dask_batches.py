@@ -61,7 +61,7 @@ def _write_inputs(path: Path, lanes: int, row_group: int) -> None:
 def _run(image: Any, source: Path, out: Path, options: Any, chunk_lanes: int,
          workers: int | None) -> dict[str, Any]:
     import revasm
-    from revasm.chunked import dask_client
+    from revasm.batching.cluster import dask_client
 
     shutil.rmtree(out, ignore_errors=True)
     shutil.rmtree(out.with_name(out.name + ".revasm"), ignore_errors=True)
@@ -99,7 +99,7 @@ def _overhead(image: Any, folder: Path, options: Any, lanes: int) -> dict[str, A
     import numba
 
     import revasm
-    from revasm.chunked import dask_client
+    from revasm.batching.cluster import dask_client
 
     source = folder / f"overhead_{lanes}.parquet"
     _write_inputs(source, lanes, lanes)
@@ -132,7 +132,7 @@ def run(quick: bool) -> dict:
     except ImportError as exc:
         return {"status": "not available", "reason": f"needs the dist extra ({exc.name})"}
     import revasm
-    from revasm.chunked import BatchOptions
+    from revasm.batching.chunks import BatchOptions
     from revasm.sim.engines import available
 
     if "compiled" not in available():

@@ -8,14 +8,14 @@ check of each reader:
   each diagnostic at ``file:line:col`` inside the text);
 * ``image`` -- bytes into the image readers: raw binary, hex, sidecar (only
   ``ImageFormatError``);
-* ``batch_inputs`` -- CSV and ``.npz`` bytes into ``sim/batch_io.read_columns`` and
+* ``batch_inputs`` -- CSV and ``.npz`` bytes into ``revasm.batching.inputs.read_columns`` and
   ``to_words`` (only ``BatchInputError``);
 * ``frontend`` -- Python source into :func:`revasm.compiler.compile_source` (only
   ``CompileError``);
 * ``cli`` -- argument lists into the ``revasm`` command (through click's ``CliRunner``):
   exit code 0, 1 or 2, never "internal error" or a traceback.
 
-``tests/test_fuzz.py`` runs each target a bounded number of times with hypothesis driving
+``tests/bench/test_fuzz.py`` runs each target a bounded number of times with hypothesis driving
 the mutations; :func:`run` (``revasm bench fuzz``) is the long run, 10⁵ inputs per target
 from a seeded random generator.  Anything else raised is a :class:`FuzzFailure` holding the
 input, so a failure can be replayed.
@@ -243,8 +243,8 @@ def check_image(data: bytes, kind: str, directory: Path) -> str:
 
 def check_batch_inputs(data: bytes, suffix: str, directory: Path) -> str:
     """Bytes as a ``.csv``, ``.npz`` or ``.parquet`` inputs file (or a Zarr array's
-    metadata), through both readers -- the whole-file ``sim/batch_io.read_columns`` with
-    ``to_words``, and the chunked ``sim/batch_sources.open_source`` -- columns or a
+    metadata), through both readers -- the whole-file ``batching/inputs.read_columns`` with
+    ``to_words``, and the chunked ``batching/sources.open_source`` -- columns or a
     ``BatchInputError``."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # zarr warns about the odd files it is given
@@ -252,9 +252,9 @@ def check_batch_inputs(data: bytes, suffix: str, directory: Path) -> str:
 
 
 def _check_batch_inputs(data: bytes, suffix: str, directory: Path) -> str:
+    from revasm.batching.inputs import BatchInputError, read_columns, to_words
+    from revasm.batching.sources import open_source
     from revasm.isa.fixed_point import WIDTHS, word_format
-    from revasm.sim.batch_io import BatchInputError, read_columns, to_words
-    from revasm.sim.batch_sources import open_source
 
     if suffix == ".zarr":
         path = directory / "fuzz.zarr"

@@ -2,7 +2,7 @@
 
     python bench/janus_campaign.py [--programs 500] [--workers 2] [--seed 0] [--quick]
 
-Each program comes from ``tests/janus_programs.py``'s seeded generator (seed, seed+1,
+Each program comes from ``tests/support/janus_programs.py``'s seeded generator (seed, seed+1,
 ...); ``differential`` runs it on the tree-walking interpreter and, compiled, on the
 reference machine: forward from main's declared values, the machine's run back again,
 and backward from a random state.  A program passes when the final stores agree word
@@ -27,7 +27,8 @@ HERE = Path(__file__).resolve().parent
 #: The source checkout the campaign runs from (HERE is its src/revasm/bench), its test
 #: suite (the program generators) and its results folder.
 REPOSITORY = HERE.parents[2]
-TESTS = REPOSITORY / "tests"
+#: The test suite's shared helpers (the program generators), imported by their bare names.
+TEST_SUPPORT = REPOSITORY / "tests" / "support"
 RESULTS = REPOSITORY / "bench" / "results"
 NAME = "janus_campaign"
 CHUNK = 25
@@ -36,7 +37,7 @@ CHUNK = 25
 def run_chunk(first: int, count: int) -> dict:
     """Programs ``first`` .. ``first + count - 1``: passed, failed (seed and what differs)
     and rejected (seed and the compiler's message)."""
-    sys.path.insert(0, str(TESTS))
+    sys.path.insert(0, str(TEST_SUPPORT))
     from janus_programs import differential, random_program
 
     from revasm.compiler import CompileError

@@ -52,6 +52,8 @@ class Workload:
     lanes: int
     #: how much of a gradient numpy's float64 baseline computes
     numpy_what: str
+    #: the program's NPTS when it is not the file's (the GMM at the paper's 10k points)
+    points: int | None = None
 
 
 WORKLOADS = {
@@ -63,7 +65,17 @@ WORKLOADS = {
     "petersen_embedding": Workload("petersen.py", "embedding_loss", 10_000,
                                    "forward loss only, batched"),
     "adbench_gmm": Workload("gmm.py", "gmm", 4, "forward objective only, one evaluation"),
+    "adbench_gmm_10k": Workload("gmm.py", "gmm", 1, "forward objective only, one evaluation",
+                                points=10_000),
+    "adbench_ba_x": Workload("ba.py", "ba_x", 10_000,
+                             "forward reprojection error only, batched"),
+    "adbench_ba_y": Workload("ba.py", "ba_y", 10_000,
+                             "forward reprojection error only, batched"),
 }
+#: The two rows of BA's 2 x 15 Jacobian: one gradient each, per observation.
+BA_ROWS = ("adbench_ba_x", "adbench_ba_y")
+#: The -O0 reference gradient runs on the reference engine: up to this many points.
+PLAIN_MAX_POINTS = 1000
 #: Under 64 lanes the engine runs one thread: --quick compiles only the serial kernels.
 QUICK = {"dot": 50}
 
@@ -81,6 +93,10 @@ def inputs_of(name: str) -> dict:
         return workloads.givens_inputs()
     if name == "adbench_gmm":
         return workloads.gmm_inputs()
+    if name == "adbench_gmm_10k":
+        return workloads.gmm_inputs(n=WORKLOADS[name].points)
+    if name in BA_ROWS:
+        return workloads.ba_inputs(1)[0]
     return dict(by_name[{"sparse_frobenius_dot": "sparse_dot", "petersen_embedding": "petersen",
                          "dot": "dot"}[name]].inputs)
 
@@ -107,7 +123,6 @@ def _gradient_names(program: CompiledProgram) -> tuple[str, dict[str, list[str]]
 def child(arguments: list[str]) -> None:
     """In the child: compile, the first gradient (kernels: compiled, or loaded from the
     cache), then the timed batch."""
-    from revasm.compiler import compile_file
     from revasm.isa.fixed_point import word_format
     from revasm.programs import load_inputs
     from revasm.sim.compiled.machine import CompiledLanes
@@ -117,8 +132,7 @@ def child(arguments: list[str]) -> None:
     name, lanes = arguments[0], int(arguments[1])
     workload = WORKLOADS[name]
     started = time.perf_counter()
-    program = compile_file(EXAMPLES / workload.file, workload.entry, width=64,
-                           for_gradient=True)
+    program = compile_workload(workload)
     compile_s = time.perf_counter() - started
     print(json.dumps({"compile_program_s": compile_s, "image_words": len(program.image),
                       "stopped_in": "the first gradient (compiling or loading the kernels)"}),
@@ -163,19 +177,42 @@ def child(arguments: list[str]) -> None:
         flush=True)
 
 
+def compile_workload(workload: Workload, level: int = DEFAULT_LEVEL) -> CompiledProgram:
+    """The workload's program for gradients at W = 64 (``points``: the GMM with its NPTS
+    and the CONSTANT that depends on it set for that many points)."""
+    from revasm.compiler import compile_file, compile_source
+
+    path = EXAMPLES / workload.file
+    if workload.points is None:
+        return compile_file(path, workload.entry, width=64, for_gradient=True, level=level)
+    _, workloads = _modules()
+    lines = path.read_text().splitlines()
+    values = {"NPTS": str(workload.points),
+              "CONSTANT": repr(workloads.gmm_constant(workload.points))}
+    for name, value in values.items():
+        at = [k for k, line in enumerate(lines) if line.startswith(f"{name} = ")]
+        if len(at) != 1:
+            raise ValueError(f"{workload.file} has no one line {name} = ...")
+        lines[at[0]] = f"{name} = {value}"
+    return compile_source("\n".join(lines) + "\n", workload.entry, str(path), width=64,
+                          for_gradient=True, level=level)
+
+
 def plain_gradient(name: str, optimised: BatchGradient, wrt: list[str]) -> dict:
     """The workload compiled at -O0 (the plain lowering, the reference of every level),
     one gradient on the reference engine: its instructions, and whether its loss and
     gradient words equal lane 0's of the optimised program (they must: docs/language.md,
     *Optimisation levels*)."""
-    from revasm.compiler import compile_file
     from revasm.programs import load_inputs
     from revasm.sim.engines import engine
     from revasm.sim.host import batch_gradient
 
     workload = WORKLOADS[name]
-    program = compile_file(EXAMPLES / workload.file, workload.entry, width=64,
-                           for_gradient=True, level=0)
+    if workload.points is not None and workload.points > PLAIN_MAX_POINTS:
+        return {"instructions_per_gradient_O0": None, "gradient_words_equal_O0": None,
+                "O0_note": f"not run: the -O0 gradient runs on the reference engine, "
+                           f"compared up to {PLAIN_MAX_POINTS} points (adbench_gmm)"}
+    program = compile_workload(workload, level=0)
     machine = engine("reference").load(program.image, 1)
     load_inputs(program, machine, inputs_of(name))
     result = batch_gradient(machine, loss=optimised.loss_name, wrt=wrt)
@@ -223,6 +260,14 @@ def reference_gradient(name: str, inputs: dict) -> dict[str, np.ndarray]:
     if name == "petersen_embedding":
         x = np.asarray(inputs["x"], float)
         return {"x": _central_differences(cases.petersen_loss, x).ravel()}
+    if name in BA_ROWS:
+        row = workloads.ba_jacobian(inputs)[BA_ROWS.index(name)]
+        out, at = {}, 0
+        for p in workloads.BA_PARAMS:
+            size = np.atleast_1d(inputs[p]).size
+            out[p] = row[at:at + size]
+            at += size
+        return out
     g = workloads.gmm_gradient(inputs["alphas"], inputs["means"], inputs["icf"], inputs["x"])
     return {k: np.asarray(v).ravel() for k, v in g.items()}
 
@@ -256,12 +301,15 @@ def _batched(inputs: dict, keys: tuple[str, ...], lanes: int) -> list[np.ndarray
 
 KEYS = {"dot": ("x", "y"), "givens_network_n100": ("x", "theta", "w"),
         "sparse_frobenius_dot": ("a_nzval", "b_nzval"), "petersen_embedding": ("x",),
-        "adbench_gmm": ("alphas", "means", "icf")}
+        "adbench_gmm": ("alphas", "means", "icf"), "adbench_gmm_10k": ("alphas", "means", "icf"),
+        "adbench_ba_x": ("rot", "c", "f", "x0", "k", "x", "w", "feat"),
+        "adbench_ba_y": ("rot", "c", "f", "x0", "k", "x", "w", "feat")}
+_GMM = ("adbench_gmm", "adbench_gmm_10k")
 
 
 def numpy_baseline(name: str, inputs: dict, lanes: int) -> dict:
     _, workloads = _modules()
-    if name == "adbench_gmm":
+    if name in _GMM:
         seconds = best_seconds(lambda: workloads.gmm_objective(
             inputs["alphas"], inputs["means"], inputs["icf"], inputs["x"]), 5)
         return {"status": "measured", "what": WORKLOADS[name].numpy_what, "batch": 1,
@@ -276,6 +324,11 @@ def numpy_baseline(name: str, inputs: dict, lanes: int) -> dict:
 
         def step():
             return workloads.givens_loss(*batch)
+    elif name in BA_ROWS:
+        batch = [a.T.copy() for a in args]  # ba_reproj takes the batch axis last
+
+        def step():
+            return workloads.ba_reproj(*batch)
     elif name == "sparse_frobenius_dot":
         ia, ib = _sparse_matches(inputs)
 
@@ -307,6 +360,23 @@ def _petersen(x, lib):
     return lib.sum(var1 + var2 + lib.where(m > 0, lib.exp(m) - 1, 0 * m))
 
 
+def _ba_error(lib: Any, rot: Any, c: Any, f: Any, x0: Any, k: Any, x: Any, w: Any,
+              feat: Any) -> Any:
+    """ADBench's reprojection error (``workloads.ba_reproj``) in ``lib`` (jax.numpy or
+    torch), the batch axis last."""
+    xo = x - c
+    theta = lib.sqrt(rot[0] * rot[0] + rot[1] * rot[1] + rot[2] * rot[2])
+    u = rot / theta
+    ux = lib.stack([u[1] * xo[2] - u[2] * xo[1], u[2] * xo[0] - u[0] * xo[2],
+                    u[0] * xo[1] - u[1] * xo[0]])
+    along = (u[0] * xo[0] + u[1] * xo[1] + u[2] * xo[2]) * (1 - lib.cos(theta))
+    xcam = xo * lib.cos(theta) + ux * lib.sin(theta) + u * along
+    p = xcam[:2] / xcam[2]
+    rsq = p[0] * p[0] + p[1] * p[1]
+    p = p * (1 + k[0] * rsq + k[1] * rsq * rsq)
+    return w * (f * p + x0 - feat)
+
+
 def _absent(library: str) -> dict:
     return {"status": "absent", "reason": f"{library} not installed: {COMPARE_NOTE}"}
 
@@ -319,7 +389,7 @@ def jax_baseline(name: str, inputs: dict, lanes: int) -> dict:
         return _absent("jax")
     jax.config.update("jax_enable_x64", True)
     _, workloads = _modules()
-    if name == "adbench_gmm":
+    if name in _GMM:
         x = jnp.asarray(inputs["x"])
 
         def gmm(alphas, means, icf):
@@ -352,6 +422,12 @@ def jax_baseline(name: str, inputs: dict, lanes: int) -> dict:
                     return v.at[i].set(a * c - b * s).at[i + 1].set(a * s + b * c)
                 return jnp.dot(w, jax.lax.fori_loop(0, len(pairs), body, x))
             loss = givens
+        elif name in BA_ROWS:
+            row = BA_ROWS.index(name)
+
+            def ba(*parameters):
+                return _ba_error(jnp, *parameters)[row]
+            loss = ba
         elif name == "sparse_frobenius_dot":
             ia, ib = (jnp.asarray(k) for k in _sparse_matches(inputs))
 
@@ -379,7 +455,7 @@ def torch_baseline(name: str, inputs: dict, lanes: int) -> dict:
         return _absent("torch")
     _, workloads = _modules()
     loss: Callable[..., Any]  # the workload's loss, of its own arguments
-    if name == "adbench_gmm":
+    if name in _GMM:
         lanes = 1
         x = torch.tensor(inputs["x"], dtype=torch.float64)
         n = len(inputs["x"])
@@ -416,6 +492,12 @@ def torch_baseline(name: str, inputs: dict, lanes: int) -> dict:
                     columns[i], columns[i + 1] = a * c - b * s, a * s + b * c
                 return torch.sum(w * torch.stack(columns, 1))
             loss = givens
+        elif name in BA_ROWS:
+            row = BA_ROWS.index(name)
+
+            def ba(*parameters):  # the batch axis first: each parameter moved last
+                return torch.sum(_ba_error(torch, *(p.T for p in parameters))[row])
+            loss = ba
         elif name == "sparse_frobenius_dot":
             ia, ib = (torch.from_numpy(k) for k in _sparse_matches(inputs))
 
@@ -480,7 +562,26 @@ def run(quick: bool) -> dict:
     return {"status": "measured" if len(measured) == len(names) else "partial",
             "engine": "compiled", "budget_s": budget,
             "frameworks": {lib: _version(lib) for lib in ("jax", "torch")},
-            "workloads": workloads}
+            "workloads": workloads, "ba_jacobian": ba_jacobian(workloads)}
+
+
+def ba_jacobian(workloads: dict) -> dict:
+    """BA's 2 x 15 Jacobian per observation: its two rows' gradients, each timed on its own
+    batch, side by side with each framework's (one gradient per row too)."""
+    rows = [workloads.get(name, {}) for name in BA_ROWS]
+    if not all(row.get("status") == "measured" for row in rows):
+        return {"status": "not measured", "reason": "a row was not measured"}
+    out: dict = {"status": "measured", "rows": list(BA_ROWS),
+                 "instructions_per_jacobian": sum(row["compiled"]["instructions_per_gradient"]
+                                                  for row in rows),
+                 "per_observation_s": {}}
+    for key, label in (("compiled", "revasm_compiled"), ("numpy_float64", "numpy_float64"),
+                       ("jax", "jax"), ("pytorch", "pytorch")):
+        if all(row[key]["status"] == "measured" for row in rows):
+            out["per_observation_s"][label] = sum(row[key]["per_gradient_s"] for row in rows)
+        else:
+            out["per_observation_s"][label] = rows[0][key].get("reason", "not measured")
+    return out
 
 
 def _version(library: str) -> str:

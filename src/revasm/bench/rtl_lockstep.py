@@ -5,9 +5,9 @@ value mode and in gradient mode, every retired instruction against the reference
                                  [--paths amaranth verilator] [--seed 0] [--quick]
                                  [--results DIR]
 
-Each program (``tests/program_generators.py``'s structured generator: loops, diamonds,
+Each program (``tests/support/program_generators.py``'s structured generator: loops, diamonds,
 procedure calls and uncalls, every data instruction) runs as three jobs
-(``tests/rtl_programs.py``): value mode forward and backward; the host's gradient protocol
+(``tests/support/rtl_programs.py``): value mode forward and backward; the host's gradient protocol
 (forward in value mode, G[loss] = 1, backward with the gradient switch on); and gradient
 mode both ways.  After every retired instruction the lockstep compares PC, BR, the
 written register and memory word, the gradient words, cycles; after each run every
@@ -37,7 +37,8 @@ HERE = Path(__file__).resolve().parent
 #: The source checkout the campaign runs from (HERE is its src/revasm/bench), its test
 #: suite (the program generators) and its results folder.
 REPOSITORY = HERE.parents[2]
-TESTS = REPOSITORY / "tests"
+#: The test suite's shared helpers (the program generators), imported by their bare names.
+TEST_SUPPORT = REPOSITORY / "tests" / "support"
 RESULTS = REPOSITORY / "bench" / "results"
 NAME = "rtl_lockstep"
 #: Programs per lockstep call (a progress line each; one simulator for all of them)
@@ -109,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="where rtl_lockstep.json goes (default: bench/results)")
     args = parser.parse_args(argv)
     programs = 8 if args.quick else args.programs
-    sys.path.insert(0, str(TESTS))
+    sys.path.insert(0, str(TEST_SUPPORT))
     sys.path.insert(0, str(REPOSITORY / "src"))
     from program_generators import examples, structured_programs
 

@@ -66,17 +66,20 @@ def _numpy_forward(lanes: int, repeat: int) -> dict:
     return {"wall_ns": wall * 1e9 / lanes, "cpu_ns": cpu * 1e9 / lanes}
 
 
-def _j2_protocol(engine_name: str, lanes: int, tile: int | None = None) -> tuple[dict, Any]:
-    """One J2 gradient protocol on a fresh machine: times per lane, and the gradient words."""
+def _j2_protocol(engine_name: str, lanes: int, tile: int | None = None,
+                 fuse: str | None = None) -> tuple[dict, Any]:
+    """One J2 gradient protocol on a fresh machine: times per lane, and the gradient words
+    (``fuse``: the tile engine's policy for J2's own tile kernel, ``TileLanes.fuse``)."""
     from revasm.assembler import assemble_file
     from revasm.sim.engines import engine
 
     image = assemble_file(EXAMPLES / "bessel_j2.pal", width=64)
-    if tile is None:
+    if tile is None and fuse is None:
         machine = engine(engine_name).load(image, lanes)
     else:
         from revasm.sim.tile.lanes import TileLanes
         machine = TileLanes(image, lanes, tile=tile)
+        machine.fuse = fuse or machine.fuse
     x = (_inputs(lanes) * FMT_ONE).astype(np.int64)
     wall, cpu = time.perf_counter(), time.process_time()
     machine.set_bank_word("R", 1, x)
@@ -94,25 +97,31 @@ def _j2_protocol(engine_name: str, lanes: int, tile: int | None = None) -> tuple
         gradient
 
 
-def _best(engine_name: str, lanes: int, repeat: int, tile: int | None = None
-          ) -> tuple[dict, Any]:
-    runs = [_j2_protocol(engine_name, lanes, tile) for _ in range(repeat)]
+def _best(engine_name: str, lanes: int, repeat: int, tile: int | None = None,
+          fuse: str | None = None) -> tuple[dict, Any]:
+    runs = [_j2_protocol(engine_name, lanes, tile, fuse) for _ in range(repeat)]
     best = {key: min(run[0][key] for run in runs) for key in runs[0][0]}
     return best, runs[0][1]
 
 
 def j2_gradients(lanes: tuple[int, ...], repeat: int) -> list[dict]:
     """The J2 gradient per lane on the tile and compiled engines beside numpy's forward."""
-    _j2_protocol("tile", 1000)  # the tile interpreter and the program kernel: loaded
+    _j2_protocol("tile", 1000, fuse="build")  # the interpreter and J2's tile kernels
+    _j2_protocol("tile", 1000, fuse="off")
     _j2_protocol("compiled", 1000)
     rows = []
     for count in lanes:
-        tile, tile_words = _best("tile", count, repeat)
+        tile, tile_words = _best("tile", count, repeat, fuse="cached")
+        interpreted, interpreted_words = _best("tile", count, repeat, fuse="off")
         compiled, compiled_words = _best("compiled", count, repeat)
         numpy_forward = _numpy_forward(count, repeat)
         rows.append({
-            "lanes": count, "tile": tile, "compiled": compiled, "numpy_forward": numpy_forward,
-            "gradients_equal": bool(np.array_equal(tile_words, compiled_words)),
+            "lanes": count, "tile": tile, "tile_interpreter": interpreted,
+            "compiled": compiled, "numpy_forward": numpy_forward,
+            "gradients_equal": bool(np.array_equal(tile_words, compiled_words)
+                                    and np.array_equal(interpreted_words, compiled_words)),
+            "tile_interpreter_over_numpy_wall": interpreted["wall_ns"]
+            / numpy_forward["wall_ns"],
             "tile_over_numpy_wall": tile["wall_ns"] / numpy_forward["wall_ns"],
             "tile_over_numpy_cpu": tile["cpu_ns"] / numpy_forward["cpu_ns"],
             "compiled_over_numpy_wall": compiled["wall_ns"] / numpy_forward["wall_ns"],
@@ -126,6 +135,49 @@ def tile_sizes(lanes: int, sizes: tuple[int, ...], repeat: int) -> list[dict]:
     for size in sizes:
         best, _ = _best("tile", lanes, repeat, tile=size)
         rows.append({"tile": size, "lanes": lanes, **best})
+    return rows
+
+
+# --- the J2 gradient end to end through ``revasm batch`` ------------------------------------
+
+def j2_batch(lanes: tuple[int, ...], repeat: int, budget: float) -> dict:
+    """Wall time of ``revasm batch examples/bessel_j2.pal --inputs x.npz --grad -o out.npz``
+    in a fresh process per run (best of ``repeat``), with the default engine choice and
+    with ``--engine tile``; per lane, the difference of the largest and smallest batch
+    over their lanes (the start-up subtracted when both run on one engine), beside
+    numpy's float64 forward of the largest.  J2 has run before (its steps recorded, its
+    tile kernels built: what ``auto`` and the tile engine find on a second run)."""
+    from revasm.assembler import assemble_file
+    from revasm.sim.engines import tile_pays
+
+    image = assemble_file(EXAMPLES / "bessel_j2.pal", width=64)
+    rows: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="revasm-j2batch-") as scratch:
+        for choice in ("auto", "tile"):
+            seconds = {}
+            for count in lanes:
+                inputs = Path(scratch) / f"x{count}.npz"
+                np.savez(inputs, x=_inputs(count))
+                best = float("inf")
+                for _ in range(repeat):
+                    done = run_child([sys.executable, "-m", "revasm", "batch",
+                                      str(EXAMPLES / "bessel_j2.pal"), "--inputs", str(inputs),
+                                      "--grad", "-o", str(Path(scratch) / "out.npz"),
+                                      "--engine", choice], budget)
+                    if done["exit_code"] == 0 and not done["timed_out"]:
+                        best = min(best, done["wall_s"])
+                seconds[count] = best
+            small, large = min(lanes), max(lanes)
+            per_lane = (seconds[large] - seconds[small]) / (large - small)
+            rows[choice] = {"seconds": {str(k): v for k, v in seconds.items()},
+                            "per_lane_ns": per_lane * 1e9}
+    numpy_forward = _numpy_forward(max(lanes), repeat)
+    for choice in ("auto", "tile"):
+        rows[choice]["over_numpy_forward"] = rows[choice]["per_lane_ns"] / \
+            numpy_forward["wall_ns"]
+    rows["numpy_forward"] = numpy_forward
+    rows["auto_picks_tile"] = {str(count): tile_pays(image, count, "vector")
+                               for count in lanes}
     return rows
 
 
@@ -319,6 +371,8 @@ def run(quick: bool) -> dict:
         "threads": numba.get_num_threads(),
         "load_average": os.getloadavg()[0],
         "j2_gradient": j2_gradients(lanes, repeat),
+        "j2_batch": j2_batch((1_000, 100_000) if quick else (1_000, 1_000_000), repeat,
+                             600),
         "tile_sizes": tile_sizes(10_000 if quick else 100_000,
                                  (16, 64, 256) if quick else (16, 32, 64, 128, 256), repeat),
         "divergence": divergence(5_000 if quick else 100_000, repeat),

@@ -6,7 +6,9 @@ from pathlib import Path
 
 import click
 
-from revasm.assembler import disassemble, listing_text, write_bin, write_hex, write_sidecar
+from revasm.assembler import bin_bytes, disassemble, listing_text
+from revasm.assembler.files import GroupWriteError, write_atomic_all
+from revasm.assembler.image_io import hex_text, sidecar_text
 
 from .errors import output_error
 from .loading import load_program
@@ -39,17 +41,11 @@ def asm(file: str, out: str | None, fmt: str, listing: bool, width: int | None,
     # Never over the source (nor an image's sidecar): `asm x.bin` would otherwise replace x.bin.
     refuse_overwrite([target, sidecar], image_inputs(file), "-o" if out else "FILE",
                      "choose another output file" if out else "name the output with -o")
-    try:  # each file whole or not at all (written to a temporary file, then renamed)
-        if fmt == "bin":
-            write_bin(image, target)
-        else:
-            write_hex(image, target)
-    except OSError as exc:
-        raise output_error(target, exc) from None
-    try:
-        write_sidecar(image, sidecar)
-    except OSError as exc:
-        raise output_error(sidecar, exc) from None
+    try:  # the image and its sidecar both or neither, each whole (files.py)
+        write_atomic_all([(target, bin_bytes(image) if fmt == "bin" else hex_text(image)),
+                          (sidecar, sidecar_text(image))])
+    except GroupWriteError as exc:
+        raise output_error(exc.path, exc) from None
     code = sum(image.is_code)
     if as_json:
         payload = {"status": "ok", "file": file, "output": str(target), "sidecar": str(sidecar),

@@ -2,24 +2,25 @@
 from __future__ import annotations
 
 import json
-import math
+from fractions import Fraction
 from pathlib import Path
 
 import click
 
 from revasm.assembler import AssemblyError
+from revasm.assembler.files import GroupWriteError, write_atomic_all
 from revasm.compiler import CompileError, compile_file
 from revasm.compiler.api import CompiledProgram
 from revasm.expressions import EXPRESSION_WIDTH
 from revasm.isa.fixed_point import DEFAULT_WIDTH, word_format
 from revasm.machine import fault_json
+from revasm.machine.values import FIXED, RawWord, ValueRuleError, parse_number, word_of
 
 from .errors import EXIT_FAILURE, ToolError, output_error
 from .help_text import filled_help
 from .loading import assembly_error, compile_error, is_janus
 from .options import FORMATS, width_option
-from .outputs import refuse_overwrite, write_atomic
-from .values import real_range_text
+from .outputs import refuse_overwrite
 
 
 def _split_target(target: str) -> tuple[str, str | None]:
@@ -159,18 +160,16 @@ def compile_command(target: str, out: str | None, emit: str, inverse: bool, widt
             click.echo(text, nl=False)
         return
     source_map_path = out + ".map.json" if emit == "asm" else None
-    try:  # each file whole or not at all (a temporary file, then renamed)
-        write_atomic(out, text)
-    except OSError as exc:
-        raise output_error(out, exc) from None
+    files: list[tuple[str, str]] = [(out, text)]
     if source_map_path is not None:
         source_map = {str(line): {"file": e.pos.file, "line": e.pos.line,
                                   "column": e.pos.column, "role": e.role, "note": e.note}
                       for line, e in program.lowered.lines.items() if e.pos}
-        try:
-            write_atomic(source_map_path, json.dumps(source_map, indent=1))
-        except OSError as exc:
-            raise output_error(source_map_path, exc) from None
+        files.append((source_map_path, json.dumps(source_map, indent=1)))
+    try:  # the PAL and its map both or neither, each whole (assembler/files.py)
+        write_atomic_all(files)
+    except GroupWriteError as exc:
+        raise output_error(exc.path, exc) from None
     if as_json:
         click.echo(json.dumps({"status": "ok", "target": target, "emit": emit,
                                "width": width, "level": int(level),
@@ -196,25 +195,26 @@ def _compile_janus(path: str, func: str | None, width: int, gradient: bool,
                               level=level)
 
 
-def _parse_at(text: str, width: int) -> dict[str, float]:
-    """``--at x=0.3,y=0.5``; every value a finite real that fits the machine's word."""
+def _parse_at(text: str, width: int) -> tuple[dict[str, int | Fraction | RawWord],
+                                             dict[str, float]]:
+    """``--at x=0.3,y=0.5``: every value read by the one rule for a fixed-point name
+    (machine/values.py): the exact numbers for the machine, and as floats for the output."""
     fmt = word_format(width)
-    point: dict[str, float] = {}
+    point: dict[str, int | Fraction | RawWord] = {}
+    shown: dict[str, float] = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
         name, sep, value = item.partition("=")
         if not sep or not name.strip():
             raise click.BadParameter(f"{item!r}: expected NAME=VALUE", param_hint="--at")
         try:
-            number = float(value)
-        except ValueError:
-            raise click.BadParameter(f"{value!r} is not a number", param_hint="--at") from None
-        if not math.isfinite(number):
-            raise click.BadParameter(f"{item}: not a finite number", param_hint="--at")
-        if not fmt.min_signed <= fmt.from_real(number) <= fmt.max_signed:
-            raise click.BadParameter(f"{item}: {value.strip()} {real_range_text(fmt)}",
-                                     param_hint="--at")
+            number = parse_number(value)
+            word = word_of(value, fmt, FIXED, name.strip())
+        except ValueRuleError as exc:
+            raise click.BadParameter(f"{item}: {exc}", param_hint="--at") from None
         point[name.strip()] = number
-    return point
+        shown[name.strip()] = float(fmt.to_fraction(word) if isinstance(number, RawWord)
+                                    else number)
+    return point, shown
 
 
 @click.command("grad-expr", cls=filled_help("accepted", lambda: expression_syntax_help()))
@@ -243,9 +243,9 @@ def grad_expr(expression: str, at: str, width: int, show_program: bool, as_json:
     from revasm.expressions import grad_expression
     from revasm.programs import ProgramFault
 
-    point = _parse_at(at, width)
+    exact, point = _parse_at(at, width)
     try:
-        result = grad_expression(expression, point, width=width)
+        result = grad_expression(expression, exact, width=width)
     except CompileError as exc:
         raise compile_error(exc) from None
     except ProgramFault as exc:

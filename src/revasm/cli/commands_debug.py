@@ -13,11 +13,11 @@ from revasm.debug.session import DEFAULT_STEP_BUDGET
 from revasm.isa.fixed_point import WIDTHS, widths_text
 
 from .commands_run import MEMS, SETS
-from .errors import EXIT_FAILURE, ToolError
+from .errors import EXIT_FAILURE, EXIT_INTERRUPTED, ToolError
 from .json_mode import event_stream
 from .loading import open_program
 from .machine_io import initial_words
-from .options import WIDTH
+from .options import STEP_COUNT, WIDTH
 
 
 def open_session(file: str, sets: tuple[str, ...] = (), mems: tuple[str, ...] = (),
@@ -45,7 +45,7 @@ def open_session(file: str, sets: tuple[str, ...] = (), mems: tuple[str, ...] = 
 @click.option("--loss", metavar="NAME", help="The loss in --grad mode (default: the .loss).")
 @click.option("--commands", "commands_file", type=click.Path(dir_okay=False), metavar="FILE",
               help="Run the commands in FILE (one a line, # comments) instead of asking.")
-@click.option("--max-steps", type=click.IntRange(min=1), default=DEFAULT_STEP_BUDGET,
+@click.option("--max-steps", type=STEP_COUNT, default=DEFAULT_STEP_BUDGET,
               show_default=True,
               help="A command that runs this many instructions without a stop stops there.")
 @click.option("--json", "as_json", is_flag=True,
@@ -89,6 +89,10 @@ def debug(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: int | 
         interact(interpreter, emit)
         return
     outcome = run_lines(interpreter, lines, emit, echo=echo)
+    if outcome["interrupted"]:  # the exit event was the session's last word
+        click.echo(f"revasm: interrupted: the session ended at time {outcome['time']}",
+                   err=True)
+        raise SystemExit(EXIT_INTERRUPTED)
     if outcome["errors"] or outcome["fault"]:
         raise SystemExit(EXIT_FAILURE)
 

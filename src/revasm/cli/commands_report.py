@@ -67,14 +67,20 @@ def _select_models(names: tuple[str, ...], files: tuple[str, ...]
 def _lane_loaders(path: str, image: Image, sets: tuple[str, ...], mems: tuple[str, ...]
                   ) -> list[Callable[[Lanes], None]]:
     """One loader per lane: defaults and --set/--mem, then the lane's row of the inputs,
-    read exactly as `revasm batch --inputs` reads them (``sim/vector/batch_io.py``)."""
-    from revasm.sim.batch_io import BatchInputError, read_columns, resolve_column, to_words
+    read exactly as `revasm batch --inputs` reads them (``revasm.batching.inputs``)."""
+    from revasm.batching.inputs import (
+        BatchInputError,
+        column_words,
+        read_columns,
+        resolve_columns,
+    )
 
     fmt = word_format(image.width)
     try:
         columns = read_columns(path)
-        places = [resolve_column(name, image) for name in columns]
-        words = [to_words(values, fmt) for values in columns.values()]
+        places = list(resolve_columns(columns, image).values())
+        words = [column_words(place, values, fmt)  # read by the type of the name it feeds
+                 for place, values in zip(places, columns.values())]
     except BatchInputError as exc:
         raise ToolError(f"{path}: error: {exc}" if not str(exc).startswith(path)
                         else f"error: {exc}") from None

@@ -15,7 +15,7 @@ from .commands_run import engine_for
 from .errors import EXIT_FAILURE, ToolError, output_error
 from .loading import load_program
 from .machine_io import load_inputs
-from .options import WIDTH, width_option
+from .options import STEP_COUNT, WIDTH, width_option
 from .outputs import image_inputs, refuse_overwrite, write_atomic
 
 if TYPE_CHECKING:  # the RTL needs the 'rtl' extra: imported where a command runs
@@ -85,7 +85,7 @@ def rtl() -> None:
 @click.option("--build-dir", type=click.Path(file_okay=False), default=None,
               help="With --verilator: where built models are cached "
                    "(default ~/.cache/revasm/verilator).")
-@click.option("--max-steps", type=click.IntRange(min=1), default=1_000_000, show_default=True)
+@click.option("--max-steps", type=STEP_COUNT, default=1_000_000, show_default=True)
 @click.option("--engine", "engine_name", type=click.Choice(CHOICES), default="auto",
               show_default=True,
               help="The simulator on the reference side of the lockstep. It must report "

@@ -16,7 +16,7 @@ from revasm.sim.engines import CHOICES, EngineError, choose
 from .errors import EXIT_FAILURE, ToolError
 from .loading import is_janus, load_program
 from .machine_io import load_inputs
-from .options import WIDTH
+from .options import STEP_COUNT, WIDTH
 from .outputs import image_inputs, refuse_overwrite
 from .waveforms import write_waveforms
 
@@ -24,7 +24,8 @@ DEFAULT_MAX_STEPS = 10_000_000
 
 SETS = click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
                     help="Set a register ($5=3) or a declared name (x=0.5) before the run. "
-                         "A VALUE with a decimal point is a fixed-point real.")
+                         "An int name takes an integer, a fixed name a real (x=1 is 1.0), "
+                         "raw:N the raw word N (docs/cli.md \"Values\").")
 MEMS = click.option("--mem", "mems", multiple=True, metavar="ADDR=VALUE",
                     help="Set a memory word (address or label) before the run.")
 ENGINE = click.option("--engine", "engine_name", type=click.Choice(CHOICES), default="auto",
@@ -32,8 +33,9 @@ ENGINE = click.option("--engine", "engine_name", type=click.Choice(CHOICES), def
                       help="The simulator engine: reference (the scalar oracle, traces), vector "
                            "(numpy lanes), compiled (native code), or auto (the fastest that "
                            "pays for this job). Every engine gives the same bits.")
-MAX_STEPS = click.option("--max-steps", type=click.IntRange(min=1), default=DEFAULT_MAX_STEPS,
-                         show_default=True, help="Stop with a fault after this many steps.")
+MAX_STEPS = click.option("--max-steps", type=STEP_COUNT, default=DEFAULT_MAX_STEPS,
+                         show_default=True, help="Stop with a fault after this many steps (up to "
+                                                  "2^64-1; from 2^62 on: no limit).")
 STRICT = click.option("--strict", is_flag=True,
                       help="Fault (exit 1, naming the PC and line) at the first overflow event: "
                            "a fixed-point instruction whose exact result does not fit the word. "

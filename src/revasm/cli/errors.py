@@ -10,6 +10,7 @@ source file.
 """
 from __future__ import annotations
 
+import errno
 import re
 from typing import IO, Any
 
@@ -18,6 +19,37 @@ import click
 EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
+#: Ctrl-C (SIGINT), in every command and mode: 128 + 2, as a shell reports it.
+EXIT_INTERRUPTED = 130
+
+#: What an interrupted command keeps: set by the commands that write as they go.
+_KEPT: list[str] = []
+#: The errors of writing a stream that a command reports as such (not as a bug): a closed
+#: pipe, a full disk or quota, an I/O error of the device.
+STREAM_ERRORS = {errno.EPIPE: "the reader closed it (broken pipe)",
+                 errno.ENOSPC: "no space left on the device",
+                 errno.EDQUOT: "the disk quota is exceeded",
+                 errno.EIO: "an input/output error of the device"}
+
+
+def keep_on_interrupt(note: str) -> None:
+    """Say what the running command keeps if it is interrupted (``interrupted_message``)."""
+    _KEPT.append(note)
+
+
+def interrupted_message() -> str:
+    """``revasm: interrupted: ...`` and what was kept."""
+    note = _KEPT[-1] if _KEPT else ("every output file written so far is kept, none is left "
+                                    "half-written (each is written whole or not at all)")
+    return f"revasm: interrupted: {note}"
+
+
+def stream_error_message(exc: BaseException) -> str | None:
+    """The message of a failed write to an output stream (standard output, a pipe):
+    ``revasm: error: cannot write the output: ...``; None for any other error."""
+    if not isinstance(exc, OSError) or exc.errno not in STREAM_ERRORS or exc.filename:
+        return None
+    return f"revasm: error: cannot write the output: {STREAM_ERRORS[exc.errno]}"
 
 #: The kinds of error of the JSON error object (the schema's enum says the same).
 ERROR_KINDS = ("assembly", "compile", "usage", "input", "output", "internal", "interrupted",

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import sys
 from collections.abc import Sequence
 from importlib import resources
@@ -25,9 +26,15 @@ from typing import Any, TextIO
 
 import click
 
-from .errors import EXIT_FAILURE, EXIT_USAGE, ToolError
+from .errors import (
+    EXIT_FAILURE,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    ToolError,
+    interrupted_message,
+    stream_error_message,
+)
 
-EXIT_INTERRUPTED = 130
 SCHEMA_FILE = "error.schema.json"
 
 #: The real stdout while a command runs with its stdout captured, and whether the command
@@ -102,13 +109,29 @@ class JsonGroup(click.Group):
                 raise click.UsageError(f"argument {arg!r} contains a NUL byte", ctx)
         return super().parse_args(ctx, args)
 
+    def invoke(self, ctx: click.Context) -> Any:
+        """The command, with a write to a broken output stream (a closed pipe, a full disk)
+        turned into an ``output`` error that says so -- before click's own handling, which
+        ends on a closed pipe with exit code 1 and no word."""
+        try:
+            return super().invoke(ctx)
+        except OSError as exc:
+            message = stream_error_message(exc)
+            if message is None:
+                raise
+            if sys.__stdout__ in (sys.stdout, _stream["stdout"]):  # the process's own stdout
+                _silence(sys.__stdout__)  # what it still buffers goes nowhere, quietly
+            raise ToolError(message, kind="output") from None
+
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True,
              **extra: Any) -> Any:
         argv = list(sys.argv[1:] if args is None else args)
-        if not standalone_mode or not wants_json(argv):
+        if not standalone_mode:
             return super().main(args=argv, prog_name=prog_name, complete_var=complete_var,
                                 standalone_mode=standalone_mode, **extra)
+        if not wants_json(argv):
+            self._main_text(argv, prog_name, complete_var, **extra)
         stdout = sys.stdout
         captured = _Captured()
         sys.stdout = captured
@@ -131,33 +154,34 @@ class JsonGroup(click.Group):
             exc.show()
             code = exc.exit_code
             outcome = error_object("input", exc.format_message(), code)
-        except click.Abort:
-            click.echo("revasm: interrupted", err=True)
+        except (click.Abort, KeyboardInterrupt):
+            message = interrupted_message()
+            click.echo(message, err=True)
             code = EXIT_INTERRUPTED
-            outcome = error_object("interrupted", "interrupted", code)
-        except KeyboardInterrupt:
-            click.echo("revasm: interrupted", err=True)
-            code = EXIT_INTERRUPTED
-            outcome = error_object("interrupted", "interrupted", code)
+            outcome = error_object("interrupted", message, code)
         except SystemExit as exc:
             code = _exit_code(exc)
         except Exception as exc:  # a bug in revasm, reported without a traceback
-            message = (f"revasm: internal error: {type(exc).__name__}: {exc}\n"
-                       "Please report this with the command line that caused it.")
+            streamed_failure = stream_error_message(exc)  # or a stream that cannot be written
+            message = streamed_failure or (
+                f"revasm: internal error: {type(exc).__name__}: {exc}\n"
+                "Please report this with the command line that caused it.")
             click.echo(message, err=True)
             code = EXIT_FAILURE
-            outcome = error_object("internal", message, code, exception=type(exc).__name__)
+            outcome = error_object("output", message, code) if streamed_failure else \
+                error_object("internal", message, code, exception=type(exc).__name__)
         finally:
             sys.stdout = stdout
             streamed = _stream["used"]
             _stream.update(stdout=None, used=False)
         printed = captured.getvalue()
+        written = True
         if streamed and outcome is None:  # the event stream was the output
             if printed.strip():
                 click.echo(printed, err=True, nl=False)
         elif outcome is None and _is_one_object(printed):
             # The command's own object: its result, or a machine fault ("status": "fault").
-            stdout.write(printed if printed.endswith("\n") else printed + "\n")
+            written = _write(stdout, printed if printed.endswith("\n") else printed + "\n")
         else:
             if outcome is None and code == 0:  # --help, --version: text, wrapped
                 outcome = {"status": "ok", "text": printed}
@@ -167,9 +191,69 @@ class JsonGroup(click.Group):
                                            "without a JSON object", code)
                 if printed.strip():  # nothing is lost: what the command printed, on stderr
                     click.echo(printed, err=True, nl=False)
-            stdout.write(json.dumps(outcome) + "\n")
-        stdout.flush()
+            written = _write(stdout, json.dumps(outcome) + "\n")
+        written = _write(stdout, "") and written
+        sys.exit(code if written else EXIT_FAILURE)
+
+    def _main_text(self, argv: list[str], prog_name: str | None, complete_var: str | None,
+                   **extra: Any) -> None:
+        """Without ``--json``: click's own handling, but Ctrl-C exits 130 saying what was
+        kept (click's says "Aborted!" and exits 1), and a stream that cannot be written
+        (a closed pipe, a full disk) is reported as such, not as a bug."""
+        try:
+            value = super().main(args=argv, prog_name=prog_name, complete_var=complete_var,
+                                 standalone_mode=False, **extra)
+            code = value if isinstance(value, int) else 0
+        except click.ClickException as exc:
+            exc.show()
+            code = exc.exit_code
+        except (click.Abort, KeyboardInterrupt):
+            click.echo(interrupted_message(), err=True)
+            code = EXIT_INTERRUPTED
+        except SystemExit as exc:
+            code = _exit_code(exc)
+        except OSError as exc:
+            message = stream_error_message(exc)
+            if message is None:
+                raise
+            click.echo(message, err=True)
+            _silence(sys.stdout)
+            code = EXIT_FAILURE
+        if not _write(sys.stdout, ""):
+            code = EXIT_FAILURE
         sys.exit(code)
+
+
+def _write(stream: TextIO, text: str) -> bool:
+    """Write and flush ``text``; a stream that cannot be written (``stream_error_message``)
+    is reported on stderr and silenced, and the answer is False."""
+    try:
+        stream.write(text)
+        stream.flush()
+    except OSError as exc:
+        message = stream_error_message(exc)
+        if message is None:
+            raise
+        click.echo(message, err=True)
+        _silence(stream)
+        return False
+    return True
+
+
+def _silence(stream: TextIO | None) -> None:
+    """Point a broken stream's descriptor at /dev/null, so that the interpreter's last flush
+    of what it still buffers does not fail again on the way out."""
+    if stream is None:
+        return
+    try:
+        descriptor = stream.fileno()
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        return
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, descriptor)
+    finally:
+        os.close(null)
 
 
 def _exit_code(exc: SystemExit) -> int:

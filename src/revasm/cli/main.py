@@ -16,7 +16,7 @@ from . import (
     commands_rtl,
     commands_run,
 )
-from .errors import EXIT_FAILURE
+from .errors import EXIT_FAILURE, EXIT_INTERRUPTED, interrupted_message
 from .json_mode import JsonGroup
 
 
@@ -62,8 +62,8 @@ def main() -> None:
     except SystemExit:
         raise
     except KeyboardInterrupt:
-        click.echo("revasm: interrupted", err=True)
-        sys.exit(130)
+        click.echo(interrupted_message(), err=True)
+        sys.exit(EXIT_INTERRUPTED)
     except Exception as exc:  # a bug in revasm, reported without a traceback
         click.echo(f"revasm: internal error: {type(exc).__name__}: {exc}\n"
                    "Please report this with the command line that caused it.", err=True)

@@ -39,3 +39,8 @@ def width_option(default: int | None = None, help: str | None = None) -> Callabl
 
 #: The ``--width`` of every command that loads a program file.
 WIDTH = width_option()
+
+
+#: The type of every ``--max-steps``: 1 .. 2^64 - 1, where 2^62 and up mean no limit
+#: (``sim/engine.py`` ``step_limit``); a larger number is a usage error, not a crash.
+STEP_COUNT = click.IntRange(min=1, max=(1 << 64) - 1)

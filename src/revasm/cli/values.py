@@ -1,20 +1,21 @@
 """Parsing the command line's NAME=VALUE and ADDR=VALUE arguments.
 
-A NAME is a register (``$5``) or a name the source declares; a VALUE with a
-decimal point (or an exponent) is a fixed-point real, anything else a raw
-integer (decimal, or hex with ``0x``).
+A NAME is a register (``$5``) or a name the source declares; a VALUE reads by the one
+rule of :mod:`revasm.machine.values` (docs/cli.md "Values"): an ``int`` name takes an
+integer, a ``fixed`` name a real, a register or a bare address a raw word, ``raw:N`` the
+raw word N anywhere.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import TypeVar
 
 import click
 
 from revasm.assembler.image import Image, UnknownName
 from revasm.isa.fixed_point import WIDTHS, WordFormat, word_format
+from revasm.machine.values import WORD, ValueRuleError, name_kind, word_of
 
 T = TypeVar("T")
 
@@ -26,24 +27,18 @@ class Location:
     address: int | None = None
     fixed: bool = False
     label: str = ""
+    #: how a value given to it reads (:mod:`revasm.machine.values`): ``int``, ``fixed`` or
+    #: ``word`` (a register)
+    kind: str = WORD
 
 
-def parse_value(text: str, fmt: WordFormat) -> int:
-    """The W-bit word a VALUE denotes; raises click.BadParameter."""
-    raw = text.strip()
-    real = _is_real_literal(raw)
+def parse_value(text: str, fmt: WordFormat, kind: str = WORD, place: str = "") -> int:
+    """The W-bit word VALUE stores at a place of ``kind`` (the one rule,
+    :mod:`revasm.machine.values`); raises click.BadParameter."""
     try:
-        word = fmt.from_real(Fraction(raw)) if real else int(raw, 0)
-    except (ValueError, ZeroDivisionError, OverflowError):
-        raise click.BadParameter(f"{text!r} is not a number (write 3, -7, 0x1f or 1.25)") from None
-    if real:
-        # A real is a signed fixed-point number: it must fit, never wrap (40000.0 at W = 32
-        # would read back as -25536.0).
-        if not fmt.min_signed <= word <= fmt.max_signed:
-            raise click.BadParameter(f"{raw} {real_range_text(fmt)}")
-    elif not fmt.min_signed <= word <= fmt.mask:  # a raw word: signed, or unsigned bits
-        raise click.BadParameter(f"{text} does not fit a {fmt.width}-bit word")
-    return word & fmt.mask
+        return word_of(text, fmt, kind, place)
+    except ValueRuleError as exc:
+        raise click.BadParameter(str(exc)) from None
 
 
 def real_range_text(fmt: WordFormat) -> str:
@@ -60,7 +55,7 @@ def resolve_name(name: str, image: Image) -> Location:
     except UnknownName as exc:
         raise click.BadParameter(str(exc)) from None
     return Location(register=place.register, address=place.address, fixed=place.fixed,
-                    label=name)
+                    label=name, kind=name_kind(place))
 
 
 def _for_option(option: str, parse: Callable[[str, Image], T], text: str, image: Image) -> T:
@@ -84,20 +79,8 @@ def _parse_assignment(text: str, image: Image) -> tuple[Location, int]:
     location = resolve_name(name.strip(), image)
     if location.register == 0:
         raise click.BadParameter("$0 always reads 0 and cannot be set")
-    fmt = word_format(image.width)
-    word = parse_value(value, fmt)
-    if location.fixed and not _is_real_literal(value) and word:
-        # The contract: only a VALUE with a decimal point is a real.  Say so,
-        # since `x=5` on a fixed-point name is almost always meant as 5.0.
-        click.echo(f"note: {name.strip()} is fixed point; {value.strip()} is taken as the raw "
-                   f"word {value.strip()} (= {fmt.to_real(word):.6g}); write "
-                   f"{value.strip()}.0 for the real number", err=True)
+    word = parse_value(value, word_format(image.width), location.kind, name.strip())
     return location, word
-
-
-def _is_real_literal(text: str) -> bool:
-    raw = text.strip().lower()
-    return not raw.startswith(("0x", "-0x")) and any(ch in raw for ch in ".e")
 
 
 def parse_memory_assignment(text: str, image: Image) -> tuple[int, int]:
@@ -122,7 +105,10 @@ def _parse_memory_assignment(text: str, image: Image) -> tuple[int, int]:
         raise click.BadParameter(f"address {address} is outside memory (0..{top})")
     if address < len(image) and image.is_code[address]:
         raise click.BadParameter(f"address {address} holds an instruction, not data")
-    return address, parse_value(value, word_format(image.width))
+    declared = next((d for d in image.names.values() if d.address == address), None)
+    kind = WORD if declared is None else name_kind(declared)
+    return address, parse_value(value, word_format(image.width), kind,
+                                addr_text if declared is None else declared.name)
 
 
 def parse_name_list(text: str | None) -> list[str] | None:

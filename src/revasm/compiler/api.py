@@ -13,13 +13,15 @@ both the compiler and the simulators.  ``@reversible`` (re-exported by
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterable
-from dataclasses import dataclass
+import sys
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from revasm.assembler import AssemblyError, assemble
-from revasm.assembler.image import Image
+from revasm.assembler.image import Image, SourceOrigin
 
 from .backend.lowering import DEFAULT_LEVEL, LEVELS, Lowered, SourceEntry, lower_module
 from .errors import CompileError, SourcePos
@@ -30,6 +32,10 @@ from .ir.inline import inline_calls
 from .ir.inline_functions import inline_functions
 from .ir.printer import function_text, module_text
 from .ir.unroll import unroll_loops
+
+#: A front end's wording of a check (``describe(entry)``): the note in its own terms, and
+#: the source position to report it at.
+Describe = Callable[[SourceEntry], tuple[str, SourcePos]]
 
 
 class ReversibleFunction:
@@ -96,8 +102,8 @@ def compile_source(text: str, entry: str | None = None, filename: str = "<source
                    max_registers: int | None = None, checks: bool | Iterable[str] = True,
                    inline: bool = True, level: int = DEFAULT_LEVEL) -> CompiledProgram:
     """:func:`compile_file` on source text."""
-    return _finish(parse_source(text, filename), entry, width, for_gradient, max_registers,
-                   checks, inline, level)
+    return deep(lambda: _finish(parse_source(text, filename), entry, width, for_gradient,
+                                max_registers, checks, inline, level), filename)
 
 
 def compile_file(path: str | Path, entry: str | None = None, *, width: int = 32,
@@ -115,8 +121,8 @@ def compile_file(path: str | Path, entry: str | None = None, *, width: int = 32,
     also the -O2 passes (inlining, unrolling, pointers, held bounds and conditions,
     hoisted guards, combined immediates).
     """
-    return _finish(parse_file(path), entry, width, for_gradient, max_registers, checks,
-                   inline, level)
+    return deep(lambda: _finish(parse_file(path), entry, width, for_gradient, max_registers,
+                                checks, inline, level), str(path))
 
 
 def compile_function(function: ReversibleFunction, **options: Any) -> CompiledProgram:
@@ -132,9 +138,7 @@ def compile_janus_file(path: str | Path, *, checks: bool | Iterable[str] = True,
     """Compile a Janus program (``.ja``, docs/janus.md) for the W = 32 machine: its
     ``main`` is the entry, main's variables its declared names."""
     from .frontend.janus import parse_janus_file
-    program = parse_janus_file(path)
-    return _finish(_janus_module(program), "main", JANUS_WIDTH, False, None, checks, inline,
-                   level)
+    return deep(lambda: _janus(parse_janus_file(path), checks, inline, level), str(path))
 
 
 def compile_janus_source(text: str, filename: str = "<janus>", *,
@@ -142,8 +146,72 @@ def compile_janus_source(text: str, filename: str = "<janus>", *,
                          level: int = DEFAULT_LEVEL) -> CompiledProgram:
     """:func:`compile_janus_file` on source text."""
     from .frontend.janus import parse_janus
-    return _finish(_janus_module(parse_janus(text, filename)), "main", JANUS_WIDTH, False,
-                   None, checks, inline, level)
+    return deep(lambda: _janus(parse_janus(text, filename), checks, inline, level), filename)
+
+
+#: The stack of the thread a compilation runs on, and the recursion limit it runs under:
+#: the front ends, the IR passes and the backend walk the program's tree recursively, and
+#: nesting or an expression's length is the user's (400 nested ifs, a 1000-term sum).
+COMPILE_STACK_BYTES = 1 << 30
+COMPILE_RECURSION_LIMIT = 400_000
+_deep_lock = threading.Lock()
+_deep_users = 0
+_T = TypeVar("_T")
+
+
+def deep(task: Callable[[], _T], file: str) -> _T:
+    """``task()`` (a compilation of ``file``) on a thread with a large stack and a high
+    recursion limit, so that deeply nested programs compile; one nested deeper still is a
+    CompileError at the file, not a RecursionError."""
+    global _deep_users
+    if threading.current_thread().name == "revasm-compile":  # already on one
+        return task()
+    outcome: list[Any] = []
+
+    def run() -> None:
+        try:
+            outcome.append((True, task()))
+        except BaseException as exc:  # handed to the calling thread
+            outcome.append((False, exc))
+    with _deep_lock:
+        if _deep_users == 0:
+            deep.saved_limit = sys.getrecursionlimit()  # type: ignore[attr-defined]
+            sys.setrecursionlimit(max(COMPILE_RECURSION_LIMIT, deep.saved_limit))  # type: ignore[attr-defined]
+        _deep_users += 1
+        size = threading.stack_size()
+        try:
+            threading.stack_size(COMPILE_STACK_BYTES)
+            worker = threading.Thread(target=run, name="revasm-compile", daemon=True)
+        finally:
+            threading.stack_size(size)
+    try:
+        worker.start()
+        worker.join()
+    finally:
+        with _deep_lock:
+            _deep_users -= 1
+            if _deep_users == 0:
+                sys.setrecursionlimit(deep.saved_limit)  # type: ignore[attr-defined]
+    ok, value = outcome[0]
+    if ok:
+        return value
+    if isinstance(value, RecursionError):
+        raise CompileError(SourcePos(file, 1, 1), "the program is nested too deeply to compile "
+                                                  f"(more than {COMPILE_RECURSION_LIMIT:,} "
+                                                  "levels of statements or expression terms)",
+                           "split it into procedures (functions)") from None
+    raise value
+
+
+def _janus(program: Any, checks: bool | Iterable[str], inline: bool,
+           level: int) -> CompiledProgram:
+    """A parsed Janus program compiled, its run-time checks worded in Janus terms."""
+    from .frontend.janus.messages import JanusChecks
+    module = _janus_module(program)
+    words = JanusChecks(program)
+    return _finish(module, "main", JANUS_WIDTH, False, None, checks, inline, level,
+                   lambda entry: words.describe(entry.pos or SourcePos(module.file, 1, 1),
+                                                entry.note, entry.check, entry.role))
 
 
 def _janus_module(program: Any) -> ir.Module:
@@ -160,7 +228,8 @@ def _janus_module(program: Any) -> ir.Module:
 
 def _finish(module: ir.Module, entry: str | None, width: int, for_gradient: bool,
             max_registers: int | None, checks: bool | Iterable[str] = True,
-            inline: bool = True, level: int = DEFAULT_LEVEL) -> CompiledProgram:
+            inline: bool = True, level: int = DEFAULT_LEVEL,
+            describe: Describe | None = None) -> CompiledProgram:
     if level not in LEVELS:
         raise ValueError(f"optimisation level {level!r}: the levels are "
                          + ", ".join(map(str, LEVELS)))
@@ -193,7 +262,29 @@ def _finish(module: ir.Module, entry: str | None, width: int, for_gradient: bool
         if too_far is None:
             raise
         raise too_far from None
+    attach_origins(image, lowered, module.source_lines, describe)
     return CompiledProgram(module, entry, lowered, image)
+
+
+def attach_origins(image: Image, lowered: Lowered, source_lines: Sequence[str],
+                   describe: Describe | None = None) -> None:
+    """Give every PC of ``image`` that the compiler placed its user-source origin
+    (``SourceLocation.origin``): the one source map that faults, breakpoints, stack frames
+    and reports read.  ``describe`` rewords a check's note in the front end's terms."""
+    locations = {}
+    for pc, location in image.locations.items():
+        entry = lowered.lines.get(location.line)
+        if entry is None or entry.pos is None:
+            locations[pc] = location
+            continue
+        pos, note = entry.pos, entry.note
+        if describe is not None and entry.note:
+            note, pos = describe(entry)
+        text = source_lines[pos.line - 1].strip() if 0 < pos.line <= len(source_lines) else ""
+        origin = SourceOrigin(pos.file, pos.line, pos.column, text, note, entry.check,
+                              entry.role)
+        locations[pc] = replace(location, origin=origin)
+    image.locations = locations
 
 
 def _too_far(exc: AssemblyError, lowered: Lowered, module: ir.Module) -> CompileError | None:

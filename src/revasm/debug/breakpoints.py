@@ -23,7 +23,7 @@ class DebugError(ValueError):
 @dataclass
 class Breakpoint:
     """Where to stop: ``spec`` as the user wrote it, its ``pcs``, and its ``kind``
-    (``label``, ``pc``, ``pal-line`` or ``python-line``)."""
+    (``label``, ``pc``, ``pal-line``, ``python-line`` or ``janus-line``)."""
 
     number: int
     spec: str
@@ -60,7 +60,8 @@ _NUMBER = re.compile(r"^(?:0x[0-9a-fA-F]+|\d+)$")
 
 def parse_breakpoint(spec: str, source: SourceMap, number: int) -> Breakpoint:
     """``LABEL``, ``ADDR`` (a PC, as PendVM's ``break 0x10``), ``:N`` / ``line N`` (a line
-    of the debugged file: Python for compiled programs), ``FILE.pal:N``, ``FILE.py:N``."""
+    of the debugged file: the Janus or Python source of a compiled program), ``FILE.pal:N``,
+    ``FILE.py:N``, ``FILE.ja:N``."""
     spec = spec.strip()
     if not spec:
         raise DebugError("say where to break: a label, a PC, :LINE or FILE:LINE")
@@ -74,14 +75,16 @@ def parse_breakpoint(spec: str, source: SourceMap, number: int) -> Breakpoint:
     if match:
         line = int(match["line"])
         file = match["file"] or ""
-        python = (source.program is not None and not file.endswith(".pal")) or file.endswith(".py")
+        python = (source.program is not None and not file.endswith(".pal")) or \
+            file.endswith((".py", ".ja"))
         if python:
             if source.program is None:
-                raise DebugError(f"{spec}: this program was not compiled from Python")
+                language = "Janus" if file.lower().endswith(".ja") else "Python"
+                raise DebugError(f"{spec}: this program was not compiled from {language}")
             if file and Path(file).name != Path(source.python_file or "").name:
                 raise DebugError(f"{spec}: the program comes from {source.python_file}")
             pcs = source.pcs_of_python_line(line)
-            kind = "python-line"
+            kind = f"{source.language}-line"
         else:
             if file and source.program is None and Path(file).name != Path(source.pal_file).name:
                 raise DebugError(f"{spec}: the program comes from {source.pal_file}")

@@ -50,7 +50,8 @@ HELP: dict[str, str] = {
     "dir": "dir [f|r]: which way step/next/finish/continue go (PendVM; no argument: flip)",
     "run": "run: back to START, then continue (PendVM)",
     "restart": "restart: back to START (the machine runs backward)",
-    "set": "set WHAT VALUE: store at $N, [ADDR] or a declared name (PendVM)",
+    "set": "set WHAT VALUE: store at $N, [ADDR] or a declared name, as --set reads it "
+           "(raw:N for a raw word) (PendVM)",
     "clear": "clear ADDR: set a data word to 0 (PendVM)",
     "help": "help: this list",
     "quit": "quit: end the session",
@@ -125,7 +126,9 @@ class Interpreter:
 
     def _motion(self, args: list[str], name: str, backward: bool = False) -> list[Event]:
         going_back = backward != self.backward  # after `dir r`, reverse-step goes forward
-        count = _count(args) if name in ("step", "stepi", "next") else 1
+        count = _count(args, limit=self.session.step_budget,
+                       what="the session's --max-steps") \
+            if name in ("step", "stepi", "next") else 1
         session = self.session
         stop: Stop | None = None
         total = 0
@@ -142,6 +145,9 @@ class Interpreter:
                 stop = session.cont(backward=going_back)
             total += stop.steps
             if stop.reason != "step":
+                break
+            if total >= session.step_budget:  # one command runs at most the budget
+                stop = Stop("limit", total, going_back)
                 break
         assert stop is not None
         stop.steps = total
@@ -166,6 +172,11 @@ class Interpreter:
             "halted": machine.halted,
         }
         if source.program is not None:
+            # the user's file and line (Janus or Python); the generated PAL as a detail
+            out.update(file=source.file, line=source.python_line(pc),
+                       source=source.source_text(source.python_line(pc) or 0).strip(),
+                       pal_file=source.pal_file, pal_line=source.pal_line(pc),
+                       pal_source=source.instruction_text(pc))
             out["python_file"] = source.python_file
             out["python_line"] = source.python_line(pc)
             out["python_function"] = source.function_at(pc)
@@ -246,13 +257,13 @@ class Interpreter:
         source = session.source
         frames = [{"function": (source.function_at(session.pc) if source.program is not None
                                 else session.function()) or "(program)",
-                   "pc": session.pc, "line": source.line_of(session.pc)}]
+                   "pc": session.pc, "file": source.file, "line": source.line_of(session.pc)}]
         for depth, frame in enumerate(reversed(session.stack)):
             outer = session.stack[-depth - 2].function if depth + 1 < len(session.stack) \
                 else "(program)"
             if source.program is not None:
                 outer = source.function_at(frame.call_pc) or outer
-            frames.append({"function": outer, "pc": frame.call_pc,
+            frames.append({"function": outer, "pc": frame.call_pc, "file": source.file,
                            "line": source.line_of(frame.call_pc), "calls": frame.function})
         return {"event": "frames", "frames": frames}
 
@@ -343,7 +354,8 @@ class Interpreter:
             raise DebugError("say which address: memory ADDR [N]")
         session = self.session
         address = parse_address(args[0].strip("[]"), session.source)
-        count = _count(args[1:], default=16)
+        count = _count(args[1:], default=16, limit=MEMORY_WORDS_SHOWN,
+                       what="the words one memory command shows")
         mask = session.fmt.mask
         addresses = [(address + i) & mask for i in range(count)]
         out: Event = {"event": "memory", "address": address,
@@ -363,7 +375,7 @@ class Interpreter:
         lines = {str(n): source.source_text(n) for n in range(first, line + 6)
                  if source.source_text(n) or n <= line}
         return [{"event": "source", "file": source.file, "line": line, "lines": lines,
-                 "language": "python" if source.program is not None else "pal"}]
+                 "language": source.language}]
 
     def _set(self, args: list[str]) -> list[Event]:
         if len(args) == 1 and "=" in args[0]:
@@ -413,7 +425,13 @@ class Interpreter:
 _MOTIONS = frozenset({"step", "stepi", "next", "finish", "continue"})
 
 
-def _count(args: list[str], default: int = 1) -> int:
+#: The most words one ``memory`` command shows (a count is bounded before it is trusted).
+MEMORY_WORDS_SHOWN = 65536
+
+
+def _count(args: list[str], default: int = 1, limit: int | None = None,
+           what: str = "") -> int:
+    """The count argument: an integer from 1 to ``limit`` (``what`` says whose limit)."""
     if not args:
         return default
     try:
@@ -422,6 +440,8 @@ def _count(args: list[str], default: int = 1) -> int:
         raise DebugError(f"{args[0]!r} is not a count") from None
     if count < 1:
         raise DebugError("the count must be at least 1")
+    if limit is not None and count > limit:
+        raise DebugError(f"the count must be at most {limit} ({what}), not {count}")
     return count
 
 

@@ -30,26 +30,75 @@ SCOPES = ("Registers", "Names", "Gradient", "Machine")
 Loader = Callable[[dict], Session]
 
 
+#: Bounds on what a client sends, checked before it is trusted: a header line's bytes,
+#: the header lines of one message, a body's bytes (the largest request an editor sends
+#: is a few kilobytes) and the nesting of its JSON.
+MAX_HEADER_LINE = 1024
+MAX_HEADER_LINES = 32
+MAX_BODY = 16 * 1024 * 1024
+MAX_NESTING = 64
+
+
+class BadMessage(ValueError):
+    """A message the adapter cannot read; the server reports it and reads on."""
+
+
 def read_message(stream: IO[bytes]) -> dict | None:
-    """One framed message, or None at the end of the stream."""
+    """One framed message, or None at the end of the stream; raises :class:`BadMessage`
+    (after consuming what it read) for a malformed one."""
     length = None
-    while True:
-        line = stream.readline()
+    problem = ""
+    for _ in range(MAX_HEADER_LINES + 1):
+        line = stream.readline(MAX_HEADER_LINE + 1)
         if not line:
             return None
+        if len(line) > MAX_HEADER_LINE and not line.endswith(b"\n"):
+            while line and not line.endswith(b"\n"):  # skip the rest of the long line
+                line = stream.readline(MAX_HEADER_LINE + 1)
+            problem = problem or f"a header line longer than {MAX_HEADER_LINE} bytes"
+            continue
         line = line.strip()
         if not line:
             break
         name, _, value = line.decode("ascii", "replace").partition(":")
         if name.strip().lower() == "content-length":
-            length = int(value.strip())
+            text = value.strip()
+            if not text.isdigit() or not 0 <= int(text) <= MAX_BODY:
+                problem = problem or (f"Content-Length {text[:40]!r} is not a length from 0 "
+                                      f"to {MAX_BODY}")
+            else:
+                length = int(text)
+    else:
+        raise BadMessage(f"more than {MAX_HEADER_LINES} header lines")
+    if problem:
+        raise BadMessage(problem)
     if length is None:
-        raise ValueError("a message without Content-Length")
+        raise BadMessage("a message without Content-Length")
     body = stream.read(length)
-    message = json.loads(body.decode("utf-8"))
+    if len(body) < length:
+        raise BadMessage(f"the stream ended {length - len(body)} bytes into a message body")
+    try:
+        text_body = body.decode("utf-8")
+        if _nesting(text_body) > MAX_NESTING:
+            raise BadMessage(f"JSON nested deeper than {MAX_NESTING} levels")
+        message = json.loads(text_body)
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise BadMessage(f"the body is not JSON: {exc}") from None
     if not isinstance(message, dict):
-        raise ValueError("a message that is not a JSON object")
+        raise BadMessage("a message that is not a JSON object")
     return message
+
+
+def _nesting(text: str) -> int:
+    """An upper bound of the JSON text's nesting depth (brackets inside strings count too)."""
+    depth = deepest = 0
+    for char in text:
+        if char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
 
 
 def write_message(stream: IO[bytes], message: dict) -> None:
@@ -105,14 +154,25 @@ class Adapter:
             self._fail(request, command, f"revasm dap: internal error: {type(exc).__name__}: "
                                          f"{exc}; please report it with the request")
             return
-        self._message("response", request_seq=request.get("seq", 0), success=True,
+        try:
+            json.dumps(body)
+        except (TypeError, ValueError, RecursionError) as exc:  # never a half-written answer
+            self._fail(request, command, f"revasm dap: internal error: an answer that is not "
+                                         f"JSON ({exc}); please report it with the request")
+            return
+        self._message("response", request_seq=_seq_of(request), success=True,
                       command=command, **({"body": body} if body is not None else {}))
         for action in after:  # events that follow the response (stopped, initialized, ...)
-            action()
+            try:
+                action()
+            except Exception as exc:  # the response is sent: say what failed after it
+                self.event("output", {"category": "stderr",
+                                      "output": f"revasm dap: {command!r}: {type(exc).__name__}:"
+                                                f" {exc}\n"})
 
     def _fail(self, request: dict, command: str, message: str) -> None:
-        self._message("response", request_seq=request.get("seq", 0), success=False,
-                      command=command, message=message)
+        self._message("response", request_seq=_seq_of(request), success=False,
+                      command=str(command), message=message)
 
     # --- life cycle -------------------------------------------------------------------------
 
@@ -122,7 +182,7 @@ class Adapter:
         return {"supportsConfigurationDoneRequest": True, "supportsStepBack": True,
                 "supportsEvaluateForHovers": True, "supportsTerminateRequest": True,
                 "supportsFunctionBreakpoints": True, "supportsRestartRequest": False,
-                "supportsSetVariable": False, "exceptionBreakpointFilters": []}
+                "supportsSetVariable": True, "exceptionBreakpointFilters": []}
 
     def _on_launch(self, arguments: dict, after: list) -> None:
         self.session = self._loader(arguments)
@@ -224,6 +284,7 @@ class Adapter:
         return self._motion(after, lambda s: s.step_line(backward=True, over=True))
 
     def _on_pause(self, arguments: dict, after: list) -> None:
+        self._need_session()
         after.append(lambda: self._stopped(Stop("pause"), "pause"))
 
     def _stopped(self, stop: Stop, reason: str | None = None) -> None:
@@ -309,6 +370,20 @@ class Adapter:
         return {"variables": [{"name": name, "value": _text(value), "variablesReference": 0}
                               for name, value in values.items()]}
 
+    def _on_setVariable(self, arguments: dict, after: list) -> dict:
+        """Store a register's or a declared name's value (the one rule of
+        machine/values.py, as the debugger's ``set``); other scopes are read-only."""
+        session = self._need_session()
+        assert self.interpreter is not None
+        reference = int(arguments.get("variablesReference", 0)) - 1
+        name, value = arguments.get("name"), arguments.get("value")
+        if not isinstance(name, str) or not isinstance(value, str):
+            raise DebugError('setVariable needs "name" and "value" strings')
+        if reference < 0 or SCOPES[reference % len(SCOPES)] not in ("Registers", "Names"):
+            raise DebugError("only registers and declared names can be set")
+        session.set_value(name, value)
+        return {"value": _text(self.interpreter.value_event(name)["value"])}
+
     def _python(self, frame: int, bank: str = "") -> dict[str, Any]:
         """A compiled function's variables: the innermost frame's; an outer frame's are
         saved on the stack while the inner call runs, which the frame says instead."""
@@ -338,6 +413,12 @@ class Adapter:
         return line if self.lines_start_at_1 else line - 1
 
 
+def _seq_of(request: dict) -> int:
+    """The request's ``seq`` to answer (0 when it has none that is an integer)."""
+    seq = request.get("seq", 0)
+    return seq if isinstance(seq, int) and not isinstance(seq, bool) else 0
+
+
 def _text(value: Any) -> str:
     return repr(value) if isinstance(value, float) else str(value)
 
@@ -348,7 +429,7 @@ def serve(reader: IO[bytes], writer: IO[bytes], loader: Loader) -> None:
     while not adapter.done:
         try:
             message = read_message(reader)
-        except (ValueError, UnicodeDecodeError) as exc:
+        except BadMessage as exc:
             adapter.event("output", {"category": "stderr",
                                      "output": f"revasm dap: unreadable message: {exc}\n"})
             continue
@@ -356,3 +437,7 @@ def serve(reader: IO[bytes], writer: IO[bytes], loader: Loader) -> None:
             break
         if message.get("type") == "request":
             adapter.handle(message)
+        else:
+            adapter.event("output", {"category": "stderr",
+                                     "output": "revasm dap: ignored a message that is not a "
+                                               f"request (type {message.get('type')!r})\n"})

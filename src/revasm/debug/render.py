@@ -218,11 +218,13 @@ def _real(value: Any) -> str:
 
 def _where_lines(event: Event) -> str:
     line = f"{event['file']}:{event['line']}" if event.get("line") is not None else event["file"]
-    lines = [f"  pc {event['pc']}  {line}  {event['source'] or event['instruction']}"]
-    if event.get("python_line") is not None:
-        function = event.get("python_function")
-        lines.append(f"  {event['python_file']}:{event['python_line']}"
-                     + (f" (in {function})" if function else ""))
+    function = event.get("python_function")
+    lines = [f"  pc {event['pc']}  {line}  {event['source'] or event['instruction']}"
+             + (f"  (in {function})" if function else "")]
+    if event.get("pal_file") is not None:  # a compiled program: its generated PAL line
+        pal = f"{event['pal_file']}:{event['pal_line']}" if event.get("pal_line") is not None \
+            else event["pal_file"]
+        lines.append(f"  {pal}  {event.get('pal_source') or event['instruction']}")
     mode = " (gradient mode on)" if event["gradient_mode"] else ""
     halted = "  halted" if event["halted"] else ""
     lines.append(f"  BR = {event['br']}  DIR = {event['dir']:+d}  time {event['time']}  "

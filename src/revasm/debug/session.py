@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from revasm.assembler.image import Image
 from revasm.isa.fixed_point import word_format
 from revasm.machine import MachineFault
+from revasm.machine.values import WORD, ValueRuleError, name_kind, word_of
 from revasm.sim.host import GradientError, loss_place
 from revasm.sim.reference import Machine
 
@@ -256,7 +257,7 @@ class Session:
         for point in self.breakpoints.values():
             if pc not in point.pcs:
                 continue
-            if point.kind == "python-line":
+            if point.kind in ("python-line", "janus-line"):
                 # entering the line: the instruction before (after, going back) is elsewhere
                 previous = self.timeline.last_pc()
                 if previous is not None and previous in point.pcs:
@@ -338,28 +339,36 @@ class Session:
         return [self.fmt.signed(word) for word in self.machine.emitted]
 
     def set_value(self, name: str, text: str) -> None:
-        """Store a value (a real with a decimal point, else an integer) at a register, a
-        declared name or ``[ADDR]``: the past is then what runs back from the new state."""
-        try:
-            word = self.fmt.from_real(text) if "." in text else int(text, 0)
-        except ValueError:
-            raise DebugError(f"{text!r} is not a number") from None
+        """Store a value at a register, a declared name or ``[ADDR]`` by the one rule
+        (machine/values.py, as ``--set`` reads it): an ``int`` name an integer, a ``fixed``
+        name a real, a register or a bare address a raw word, ``raw:N`` any word.  The
+        past is then what runs back from the new state."""
         if name.startswith("[") and name.endswith("]"):
+            address = parse_address(name[1:-1], self.source)
+            declared = next((d for d in self.image.names.values() if d.address == address),
+                            None)
+            word = self._word(text, WORD if declared is None else name_kind(declared),
+                              name if declared is None else declared.name)
             try:
-                self.machine.set_memory(parse_address(name[1:-1], self.source), word)
+                self.machine.set_memory(address, word)
             except ValueError as exc:
                 raise DebugError(str(exc)) from None
-            return
-        place = resolve_name(self.image, name, "it cannot be set")
-        if place.fixed and "." not in text:
-            word = self.fmt.from_real(text)
-        if place.register is not None:
-            self.machine.set_register(place.register, word)
         else:
-            assert place.address is not None
-            self.machine.set_memory(place.address, word)
+            place = resolve_name(self.image, name, "it cannot be set")
+            word = self._word(text, name_kind(place), name)
+            if place.register is not None:
+                self.machine.set_register(place.register, word)
+            else:
+                assert place.address is not None
+                self.machine.set_memory(place.address, word)
         for point in self.watchpoints.values():
             point.last = self._watched_word(point)
+
+    def _word(self, text: str, kind: str, place: str) -> int:
+        try:
+            return word_of(text, self.fmt, kind, place)
+        except ValueRuleError as exc:
+            raise DebugError(str(exc)) from None
 
 
 def _loss_place(image: Image, loss: str | None) -> tuple[int | None, int | None]:

@@ -1,4 +1,4 @@
-"""Where a PC comes from: its PAL line, labels and, for compiled eDSL programs, its Python line.
+"""Where a PC comes from: its PAL line, labels and, for compiled programs, its Janus or Python line.
 
 The image carries PC -> PAL line (``Image.locations``); a compiled program adds PAL line
 -> Python position (``CompiledProgram.lowered.lines``) and each function's variable
@@ -93,8 +93,8 @@ class SourceMap:
             return None
         best: tuple[int, str] | None = None
         for name in self.program.lowered.layouts:
-            start = self.image.symbols.get(f"f_{name}_top", self.image.symbols.get(f"f_{name}"))
-            end = self.image.symbols.get(f"f_{name}_bot")
+            start = self.image.symbols.get(f"f_{name}.top", self.image.symbols.get(f"f_{name}"))
+            end = self.image.symbols.get(f"f_{name}.bot")
             if start is None or end is None:
                 continue
             if start <= pc <= end and (best is None or start > best[0]):
@@ -118,6 +118,13 @@ class SourceMap:
     def line_of(self, pc: int) -> int | None:
         """The line a person follows: Python for compiled programs, else PAL."""
         return self.python_line(pc) if self.program is not None else self.pal_line(pc)
+
+    @property
+    def language(self) -> str:
+        """``janus``, ``python`` (compiled programs, by their source file) or ``pal``."""
+        if self.program is None:
+            return "pal"
+        return "janus" if (self.python_file or "").lower().endswith(".ja") else "python"
 
     @property
     def file(self) -> str:

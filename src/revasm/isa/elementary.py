@@ -62,7 +62,7 @@ BINARY_FUNCTIONS: dict[str, Callable[[int, int, WordFormat], int]] = {}
 ERROR_METRIC: dict[str, str] = {}
 # Documented maximum error, in the unit of ERROR_METRIC, for every representable
 # input (results that saturate are compared with the saturated value).  Measured
-# with ``python tests/test_elementary.py --points 200000`` (and an exhaustive
+# with ``python tests/isa/test_elementary.py --points 200000`` (and an exhaustive
 # sweep of pow's worst region, x within 2700 ulp of 1); see docs/elementary.md.
 ERROR_BOUND_ULP: dict[tuple[str, int], float] = {}
 for _row in PRIMITIVES:

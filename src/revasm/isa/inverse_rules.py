@@ -54,7 +54,7 @@ def invert(template: str) -> str:
 
     Exact as long as no update reads the word it writes and the definitions
     read nothing the updates write -- true of every table entry, and checked
-    by executing both on random states (tests/test_adjoint_rules.py).
+    by executing both on random states (tests/isa/test_adjoint_rules.py).
     """
     if not template:
         return ""

@@ -32,7 +32,7 @@ one :class:`Primitive` row each, with
   :class:`~revasm.isa.functions.errors.DomainError` with the row's message.
 
 Every engine takes its dispatch and these properties from the rows (the reference
-simulator runs ``bind`` itself; ``tests/test_primitives.py`` proves the vector and
+simulator runs ``bind`` itself; ``tests/isa/test_primitives.py`` proves the vector and
 compiled engines' implementations equal to it row by row, and the RTL's function unit
 refuses at elaboration a function-unit row it has no routine for).  Adding a primitive is
 one row here (plus an instruction in ``isa/table.py`` that uses it).

@@ -16,7 +16,7 @@ The move is checked, never assumed: a guard may not read a word or local that th
 templates it moves above write, nor define a local they use, with registers named by two
 operands treated as one unless the entry declares them ``distinct``.  A table entry that
 broke this would raise :class:`StepOrderError` when its step is built (every entry, mode
-and direction is built by ``tests/test_step_faults.py``).  Faulting calls inside a write
+and direction is built by ``tests/sim/test_step_faults.py``).  Faulting calls inside a write
 (``OV[0] = (OV[0] + overflow(e)) & M``) are first lifted into a definition of their own.
 """
 from __future__ import annotations

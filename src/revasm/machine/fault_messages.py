@@ -12,8 +12,12 @@ from .next_pc import previous_pc
 
 
 def where(image: Image, pc: int) -> str:
-    """``line L (pc P)``, or ``pc P`` where the image has no source line."""
+    """``line L (pc P)``, ``FILE:L (pc P)`` at a compiled program's user line, or ``pc P``
+    where the image has no source line."""
     location = image.location(pc)
+    if location is not None and location.origin is not None:  # compiled: the user's line
+        name = location.origin.file.replace("\\", "/").rsplit("/", 1)[-1]
+        return f"{name}:{location.origin.line} (pc {pc})"
     return f"line {location.line} (pc {pc})" if location else f"pc {pc}"
 
 

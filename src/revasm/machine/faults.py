@@ -85,6 +85,8 @@ class MachineFault(Exception):
 
     def __str__(self) -> str:
         during = f" in the {self.run_pass} pass" if self.run_pass else ""
+        if self.location is not None and self.location.origin is not None:
+            return self._compiled_report(during)
         lines = [f"machine fault ({self.kind}){during}: {self.message}"]
         if self.pc is not None:
             where = f"  at pc {self.pc}"
@@ -95,6 +97,26 @@ class MachineFault(Exception):
             elif self.instruction_text:
                 where += f": {self.instruction_text}"
             lines.append(where)
+        return "\n".join(lines + self._state_lines())
+
+    def _compiled_report(self, during: str) -> str:
+        """A compiled program's fault, at the user's line (``fault_place``), in the
+        compiler's ``file:line:col: error:`` form; the generated PAL as a detail."""
+        from .fault_place import fault_place
+        place = fault_place(self)
+        what = f"{place.check} check" if place.check else f"machine fault ({self.kind})"
+        lines = [f"{place.file}:{place.line}:{place.column}: runtime error{during}: "
+                 f"{place.message}"]
+        if place.text:
+            lines.append(f"    {place.text}")
+        lines.append(f"  {what} at pc {self.pc}, {place.pal_file}:{place.pal_line}: "
+                     f"{place.pal_text}")
+        if place.message != self.message:
+            lines.append(f"  the machine: {self.message}")
+        return "\n".join(lines + self._state_lines())
+
+    def _state_lines(self) -> list[str]:
+        lines = []
         lines.append(f"  BR = {self.br}, DIR = {'+1' if self.direction > 0 else '-1'}, "
                      f"after {self.step} steps")
         registers = self.signed_registers()
@@ -102,7 +124,7 @@ class MachineFault(Exception):
             lines.append("  registers: " + " ".join(f"${i}={v}" for i, v in registers.items()))
         elif self.registers:
             lines.append("  registers: all zero")
-        return "\n".join(lines)
+        return lines
 
     def __reduce__(self):  # keep faults picklable (multiprocessing test runners)
         return (_rebuild, (self.kind, self.message, self.__dict__))

@@ -17,7 +17,7 @@ This module is the rule's one definition.  Python code calls these functions (th
 reference machine, the vector engine -- :func:`next_pc` works on integer arrays too --,
 the fault messages, the debugger); code generated as text (the reference's blocks, the
 compiled engine's numba kernels) writes :func:`next_pc_source` and :func:`halts_source`,
-proven equal to the functions by ``tests/test_machine_next_pc.py``; the RTL's control
+proven equal to the functions by ``tests/machine/test_next_pc.py``; the RTL's control
 unit is hardware and is proven equal there too.
 
 Engines that keep the PC in a 64-bit register (the vector and compiled engines) wrap a

@@ -11,12 +11,15 @@ leaves ``g[a]`` alone).  Nothing here knows a mnemonic.
 from __future__ import annotations
 
 import ast
+import re
 from collections import Counter
 from dataclasses import dataclass
 from functools import cache
 from typing import TypeGuard
 
 from revasm.isa.instruction import Instruction
+from revasm.isa.primitives import PRIMITIVES
+from revasm.isa.table import INSTRUCTIONS
 
 
 @dataclass(frozen=True)
@@ -200,9 +203,24 @@ def gradient_writes(rule: str) -> int:
     return len(written)
 
 
-#: Vocabulary functions an adjoint rule calls, by the table energy class of the unit
-#: that computes them (``isa/vocabulary.py``); any other call counts as an ALU operation.
-_CALL_CLASSES = {"fmul": "mul", "fdiv": "div", "rot": "func", "irot": "func"}
+@cache
+def call_classes() -> dict[str, str]:
+    """The energy class of each primitive a multi-cycle unit computes (the primitives
+    table's ``unit``, ``isa/primitives.py``): the class of the ISA table's instructions
+    that call it (``fmul``: ``mul``, ``fdiv``: ``div``, ``fn_sin`` and ``rot``: ``func``).
+    Any other call an adjoint rule makes counts as an ALU operation."""
+    classes: dict[str, str] = {}
+    for row in PRIMITIVES:
+        if not row.unit_call:
+            continue
+        call = re.compile(rf"\b{row.name}\(")
+        found = {ins.energy_class for ins in INSTRUCTIONS
+                 if call.search(f"{ins.forward} {ins.backward}")}
+        if len(found) != 1:
+            raise ValueError(f"primitive {row.name} ({row.unit} unit) is called by "
+                             f"instructions of energy classes {sorted(found)}, not one")
+        classes[row.name] = found.pop()
+    return classes
 
 
 @dataclass(frozen=True)
@@ -242,7 +260,7 @@ def analyse_adjoint(rule: str) -> AdjointAccess:
             name = node.func.id
             if name == "addr":
                 continue
-            add("func" if name.startswith("fn_") else _CALL_CLASSES.get(name, "alu"))
+            add(call_classes().get(name, "alu"))
         elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
             add("alu")
         elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):

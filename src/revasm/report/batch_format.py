@@ -70,7 +70,7 @@ def format_batch_report(report: dict) -> str:
 
 def render_batch_html(report: dict) -> str:
     """The batch report as one HTML page (tables; a histogram when matplotlib is there)."""
-    from .html_report import STYLE, _svg, _table, plots_available
+    from .html_report import STYLE, html_table, plots_available, svg_chart
 
     parts = [f"<h1>revasm report: {html.escape(report['file'])}, {report['lanes']} lanes</h1>",
              f"<p>W = {report['width']}, {report['mode']} mode, {report['finished']} lanes "
@@ -83,14 +83,14 @@ def render_batch_html(report: dict) -> str:
         axes.hist([lane["steps"] for lane in report["per_lane"]], bins=30)
         axes.set_xlabel("steps per lane (all runs)")
         axes.set_ylabel("lanes")
-        parts.append(f"<figure>{_svg(figure)}</figure>")
+        parts.append(f"<figure>{svg_chart(figure)}</figure>")
         pyplot.close(figure)
     parts.append("<h2>Per-lane distribution</h2>")
-    parts.append(_table(["metric"] + list(STATISTICS), distribution_rows(report)))
+    parts.append(html_table(["metric"] + list(STATISTICS), distribution_rows(report)))
     parts.append("<h2>Lanes</h2>")
     models = list(report["energy_J"])
     rows = [[str(lane["lane"]), lane["status"], count(lane["steps"]), count(lane["cycles"])]
             + [si(lane["energy_J"][m], "J") for m in models] for lane in report["per_lane"]]
-    parts.append(_table(["lane", "status", "steps", "cycles"] + models, rows))
+    parts.append(html_table(["lane", "status", "steps", "cycles"] + models, rows))
     return ("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>revasm batch report"
             f"</title><style>{STYLE}</style></head><body>{''.join(parts)}</body></html>\n")

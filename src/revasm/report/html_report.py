@@ -25,7 +25,7 @@ figure { display: inline-block; margin: 0 1em 1em 0; }
 """
 
 
-def _table(headers: list[str], rows: list[list[str]]) -> str:
+def html_table(headers: list[str], rows: list[list[str]]) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
     body = []
     for row in rows:
@@ -43,7 +43,7 @@ def plots_available() -> bool:
     return True
 
 
-def _svg(figure: Any) -> str:  # a matplotlib Figure (matplotlib is optional)
+def svg_chart(figure: Any) -> str:  # a matplotlib Figure (matplotlib is optional)
     buffer = io.StringIO()
     figure.savefig(buffer, format="svg", bbox_inches="tight")
     text = buffer.getvalue()
@@ -99,7 +99,7 @@ def _plots(report: dict) -> list[str]:
     figures.append(("Bits erased", figure))
     out = []
     for caption, figure in figures:
-        out.append(f"<figure>{_svg(figure)}<figcaption>{html.escape(caption)}</figcaption>"
+        out.append(f"<figure>{svg_chart(figure)}<figcaption>{html.escape(caption)}</figcaption>"
                    "</figure>")
         pyplot.close(figure)
     return out
@@ -119,7 +119,7 @@ def render_html(report: dict) -> str:
     values = [[k, v] for k, v in report["inputs"].items()]
     values += [[k, v] for k, v in report["outputs"].items()]
     if values:
-        parts.append(_table(["name", "value"], values))
+        parts.append(html_table(["name", "value"], values))
     if plots_available():
         parts += _plots(report)
     else:
@@ -130,22 +130,22 @@ def render_html(report: dict) -> str:
     rows = [[class_label(c)] + [count(r["by_class"].get(c, 0)) for r in runs] for c in classes]
     rows.append(["steps"] + [count(r["steps"]) for r in runs])
     rows.append(["cycles"] + [count(r["cycles"]) for r in runs])
-    parts.append(_table(["class"] + columns, rows))
+    parts.append(html_table(["class"] + columns, rows))
     names = sorted({n for run in runs for n in run["by_instruction"]})
-    parts.append(_table(["instruction"] + columns,
+    parts.append(html_table(["instruction"] + columns,
                         [[n] + [count(r["by_instruction"].get(n, 0)) for r in runs]
                          for n in names]))
     parts.append("<h2>Traffic and occupancy</h2>")
-    parts.append(_table(["traffic"] + columns,
+    parts.append(html_table(["traffic"] + columns,
                         [[TRAFFIC_LABELS[key]] + [count(r["traffic"][key]) for r in runs]
                          for key in traffic_keys(runs)]))
     occupancy = ["peak_live_registers", "peak_data_words", "highest_data_address",
                  "ancilla_words", "peak_ancilla_words"]
-    parts.append(_table(["occupancy"] + columns,
+    parts.append(html_table(["occupancy"] + columns,
                         [[key.replace("_", " ")] + [count(r["occupancy"][key]) for r in runs]
                          for key in occupancy]))
     parts.append("<h2>Energy</h2>")
-    parts.append(_table(["model", "energy", "title", "source"],
+    parts.append(html_table(["model", "energy", "title", "source"],
                         [[m["name"], si(m["total_J"], "J"), m["title"], m["source"]]
                          for m in report["energy"]]))
     parts.append("<h2>Bits erased</h2>")
@@ -157,7 +157,7 @@ def render_html(report: dict) -> str:
         if landauer:
             row.append(si(landauer["scenarios_J"][name], "J"))
         rows.append(row)
-    parts.append(_table(["scenario", "bits erased", "bits stored"]
+    parts.append(html_table(["scenario", "bits erased", "bits stored"]
                         + (["Landauer"] if landauer else []), rows))
     style = STYLE
     if "by_line" in report:

@@ -151,6 +151,25 @@ def write_place(machine: Lanes, register: int | None, address: int | None, value
         machine.set_bank_word(bank + "M" if bank else "MEM", address, values)  # type: ignore[arg-type]
 
 
+#: A step limit from here up is no limit: no run reaches 2^62 steps (146 years at 10^9
+#: steps a second), and the engines' step counters (int64) hold it.
+NO_STEP_LIMIT = 1 << 62
+#: The largest step limit an engine takes (a user's "no limit": 2^64 - 1).
+MAX_STEP_LIMIT = (1 << 64) - 1
+
+
+def step_limit(max_steps: int | None) -> int | None:
+    """``max_steps`` as every engine keeps it: None (no limit) for None or anything from
+    :data:`NO_STEP_LIMIT` up to :data:`MAX_STEP_LIMIT`; raises ``ValueError`` outside
+    1 .. 2^64 - 1 (an int64 step counter would overflow comparing with a larger one)."""
+    if max_steps is None:
+        return None
+    if isinstance(max_steps, bool) or not 1 <= int(max_steps) <= MAX_STEP_LIMIT:
+        raise ValueError(f"max_steps is an integer from 1 to 2^64 - 1 = {MAX_STEP_LIMIT} "
+                         f"(None: no limit), not {max_steps!r}")
+    return None if max_steps >= NO_STEP_LIMIT else int(max_steps)
+
+
 Loader = Callable[..., Lanes]
 
 

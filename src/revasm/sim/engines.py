@@ -42,6 +42,26 @@ COMPILED_MIN_WORK = {"reference": 2 * 10**7, "vector": 5 * 10**8}
 #: engine's per-lane set-up is worth ~1000 vector lane-steps).
 COMPILED_MIN_STEPS = 2000
 
+#: ``auto`` runs a job of at least this many lanes on the tile engine when its interpreter
+#: is built for the image's width (value and gradient mode: ``sim/tile/ready.py``) and the
+#: job's work pays for its start-up (numba's import and the cached interpreter's loading,
+#: ~0.5-1 s): at least :data:`TILE_MIN_WORK` lane-steps against the engine it replaces --
+#: the steps per lane of the program's last run (tile or compiled engine), else the number
+#: of its code cells (a loop-free program's most).  The tile engine runs ~1 G lane-steps/s
+#: (J2, the NiLang workloads: bench/results/tile_speed.json), the vector engine ~0.25 G at
+#: best and the reference ~2 * 10^7 steps/s.
+TILE_MIN_LANES = 32
+TILE_MIN_WORK = {"reference": 2 * 10**7, "vector": 2 * 10**8}
+#: ... or, against the vector engine, at least this many steps per lane (each of its
+#: steps costs numpy's dispatch, ~10 us, whatever the lanes).
+TILE_MIN_STEPS = 20_000
+
+#: ... and from this many lanes when a program's recorded steps per lane (a previous tile
+#: run) make the job at least this many lane-steps: the reference runs ~2 * 10^6 a second,
+#: the vector engine's start-up and dispatch cost less than that much work.
+VECTOR_KNOWN_LANES = 16
+VECTOR_KNOWN_WORK = 10**5
+
 #: The names ``--engine`` accepts.
 CHOICES = ("auto", *MODULES)
 
@@ -82,10 +102,11 @@ def choose(name: str = "auto", *, lanes: int = 1, trace: bool = False) -> Engine
 
     ``auto`` keeps scalar jobs and small batches on the reference (no compile or numpy
     start-up cost; below :data:`VECTOR_MIN_LANES` lanes it is also the faster one) and
-    large batches on the vector engine, unless the compiled engine pays: its loader looks
-    at the image (:func:`compiled_pays`) and runs the job compiled when the program's
-    kernel is in the disk cache and its recorded work amortises the start-up.  A trace
-    needs the reference.
+    large batches on the vector engine, unless the tile or the compiled engine pays: its
+    loader looks at the image and runs the job on the tile engine when its interpreter is
+    built and the job's work amortises its start-up (:func:`tile_pays`), else compiled
+    when the program's kernel is in the disk cache and its recorded work amortises the
+    start-up (:func:`compiled_pays`).  A trace needs the reference.
     """
     if name != "auto":
         chosen = engine(name)
@@ -98,6 +119,13 @@ def choose(name: str = "auto", *, lanes: int = 1, trace: bool = False) -> Engine
 
     def load_auto(image: Image, lanes: int = 1, **options: Any) -> Lanes:
         memory_words = options.get("memory_words", DEFAULT_MEMORY_WORDS)
+        if tile_pays(image, lanes, fallback.name, memory_words):
+            try:
+                return engine("tile").load(image, lanes, **options)
+            except EngineError:
+                pass
+        if fallback.name == "reference" and vector_pays(image, lanes, memory_words):
+            return engine("vector").load(image, lanes, **options)
         if compiled_pays(image, lanes, fallback.name, memory_words):
             try:
                 return engine("compiled").load(image, lanes, **options)
@@ -105,8 +133,45 @@ def choose(name: str = "auto", *, lanes: int = 1, trace: bool = False) -> Engine
                 pass
         return fallback.load(image, lanes, **options)
 
-    return Engine("auto", f"{fallback.name}, or compiled where it pays", load_auto,
+    return Engine("auto", f"{fallback.name}, or tile or compiled where it pays", load_auto,
                   available=fallback.available)
+
+
+def vector_pays(image: Image, lanes: int, memory_words: int = DEFAULT_MEMORY_WORDS) -> bool:
+    """Whether ``auto`` runs fewer than :data:`VECTOR_MIN_LANES` lanes on the vector engine
+    rather than the reference: at least :data:`VECTOR_KNOWN_LANES` lanes of a program whose
+    steps per lane a previous tile run recorded, with at least :data:`VECTOR_KNOWN_WORK`
+    lane-steps (``revasm bench engine_choice``: 10^3 and 10^4 steps on 100 lanes ran
+    1.6x slower on the reference)."""
+    if lanes < VECTOR_KNOWN_LANES:
+        return False
+    from revasm.sim.tile import ready
+
+    steps = ready.recorded_steps(image, memory_words)
+    return steps is not None and steps * lanes >= VECTOR_KNOWN_WORK
+
+
+def tile_pays(image: Image, lanes: int, instead: str,
+              memory_words: int = DEFAULT_MEMORY_WORDS) -> bool:
+    """Whether ``auto`` runs ``lanes`` lanes of ``image`` on the tile engine rather than
+    on ``instead`` (the cost model above :data:`TILE_MIN_WORK`).  Reads two small files
+    and hashes the image; imports no numba, generates nothing."""
+    if lanes < TILE_MIN_LANES:
+        return False
+    from revasm.sim.tile import ready
+
+    if not (ready.is_ready(image.width) and ready.is_ready(image.width, gradient=True)):
+        return False
+    steps = ready.recorded_steps(image, memory_words)
+    if steps is None:
+        from revasm.sim.compiled import cache
+
+        steps = cache.recorded_steps(image, memory_words, "run_parallel")
+    if steps is None:
+        steps = float(sum(1 for flag in image.is_code if flag))
+    if instead == "vector" and steps >= TILE_MIN_STEPS:
+        return True
+    return steps * lanes >= TILE_MIN_WORK.get(instead, TILE_MIN_WORK["vector"])
 
 
 def compiled_pays(image: Image, lanes: int, instead: str,

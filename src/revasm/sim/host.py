@@ -25,8 +25,8 @@ import numpy as np
 
 from revasm.assembler.image import Image, UnknownName
 from revasm.isa.fixed_point import WordFormat, word_format
+from revasm.machine.values import WORD, kind_of, word_of
 
-from .batch_io import signed, to_reals
 from .engine import Lanes, overflow_counts, read_place, write_place
 from .engines import load
 from .reference.machine import DEFAULT_MEMORY_WORDS
@@ -157,13 +157,23 @@ def load_inputs(machine: Lanes, image: Image, inputs: dict[str, object] | None =
                 machine, declared.default & fmt.mask)
     for name, value in (inputs or {}).items():
         place = resolve(image, name)
-        if name.startswith("$"):  # a register: integers are raw words, others reals
-            word = value if isinstance(value, int) else fmt.from_real(value)  # type: ignore[arg-type]
-        else:  # a declared name, read as its declaration says
-            word = fmt.from_real(value) if place.fixed else int(value)  # type: ignore[arg-type,call-overload]
-        place.write(machine, word & fmt.mask)
+        # the one rule (machine/values.py): a register a raw word, a name as declared
+        kind = WORD if name.startswith("$") else kind_of(place.fixed)
+        place.write(machine, word_of(value, fmt, kind, name))
     if prepare is not None:
         prepare(machine)
+
+
+def signed(words: np.ndarray, fmt: WordFormat) -> np.ndarray:
+    """Lane words (uint64) as the signed integers they hold (int64)."""
+    s = words.astype(np.int64)
+    return s if fmt.width == 64 else s - ((s & (1 << 31)) << 1)
+
+
+def to_reals(words: np.ndarray, fmt: WordFormat) -> np.ndarray:
+    """Lane words as the fixed-point reals they hold (float64; exact for W = 32, the
+    nearest double for W = 64): how results are read out of the lanes."""
+    return signed(words, fmt).astype(np.float64) / float(1 << fmt.frac_bits)
 
 
 def named_columns(machine: Lanes, *, roles: Collection[str] | None = None,

@@ -6,6 +6,8 @@ and never replaces it (compiled code binds the banks themselves).
 """
 from __future__ import annotations
 
+from typing import Any
+
 from revasm.isa.adjoint import banks_needed
 
 
@@ -26,7 +28,7 @@ class ModeSwitches:
     def strict(self, on: bool) -> None:
         self._strict = bool(on)
 
-    def bank(self, name: str):  # pragma: no cover - every engine defines it
+    def bank(self, name: str) -> Any:  # pragma: no cover - every engine defines it
         raise NotImplementedError
 
     @property

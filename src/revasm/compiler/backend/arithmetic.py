@@ -12,12 +12,12 @@ from fractions import Fraction
 from ..errors import CompileError, SourcePos
 from ..ir import nodes as ir
 from ..ir.printer import expr_text
-from .code import Instr, _fixed_literal, inverse_code, literal_word
-from .ir_queries import _same
+from .code import Instr, fixed_literal, inverse_code, literal_word
+from .ir_queries import same_expr
 from .lowering_state import FunctionLoweringState
 
 _UNARY = ("sin", "cos", "tan", "tanh", "exp", "log", "sqrt", "abs", "atan", "sinh", "cosh")
-_SMALL_MULTIPLIER = 4
+SMALL_MULTIPLIER = 4
 #: x ** n for a whole |n| up to this is a chain of products (exact, any sign of x).
 _MAX_POWER = 16
 
@@ -40,7 +40,7 @@ class ArithmeticLowering(FunctionLoweringState):
                     return [self.i("ADDI", d, str(v), pos=pos)]
                 return [self.i("LI", d, str(v), pos=pos)]
             self.literal_word(e, ctx)
-            return [self.i("LI", d, _fixed_literal(e.value * sign), pos=pos)]
+            return [self.i("LI", d, fixed_literal(e.value * sign), pos=pos)]
         etype = self.type_of(e)
         if isinstance(e, (ir.Var, ir.Index)):
             if etype == ir.FIXED and ctx == ir.INT:
@@ -106,7 +106,7 @@ class ArithmeticLowering(FunctionLoweringState):
         if isinstance(left, ir.Const) and not isinstance(right, ir.Const):
             left, right = right, left
         if isinstance(right, ir.Const) and right.value.denominator == 1 and \
-                abs(right.value) <= _SMALL_MULTIPLIER:
+                abs(right.value) <= SMALL_MULTIPLIER:
             # x * n for a small integer n: n exact additions (no rounding)
             n = int(right.value)
             code: list[Instr] = []
@@ -130,7 +130,7 @@ class ArithmeticLowering(FunctionLoweringState):
             load = [self.i("LI", c, str(raw), pos=pos)]
             op = "ADDMUL" if sign > 0 else "SUBMUL"
             return sa + load + [self.i(op, d, a, c, pos=pos)] + inverse_code(load) + ta
-        if self.p.for_gradient and _same(left, right):
+        if self.p.for_gradient and same_expr(left, right):
             raise CompileError(pos, f"{expr_text(left)} is read twice by one product; its "
                                     "gradient would be taken once", "write sq(x) for x * x")
         return self.binary_instruction(d, sign, "MUL", left, right, pos)
@@ -147,7 +147,7 @@ class ArithmeticLowering(FunctionLoweringState):
         """``d += left OP right`` (``d -= ...`` for a negative sign) by the ADD/SUB form of
         the instruction family (``MUL``, ``DIV``) on Fixed operands."""
         a, sa, ta = self.operand(left, ir.FIXED)
-        if not _same(left, right):
+        if not same_expr(left, right):
             b, sb, tb = self.operand(right, ir.FIXED)
         else:
             b, sb, tb = a, [], []

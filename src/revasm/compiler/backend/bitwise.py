@@ -64,13 +64,17 @@ class BitwiseLowering(FunctionLoweringState):
             return sa + [self.i(op, d, a, str(amount), pos=pos)] + ta
         if isinstance(e, ir.BoolOp):
             regs = [self.fresh(pos) for _ in e.values]
+            # -O2: the chain's registers are taken before the operands' setups, so that no
+            # setup's temporary shares one with the chain, and the peephole can cancel
+            # what a setup's teardown clears against the same code in the undo
+            ahead = [self.fresh(pos) for _ in regs[1:-1]] if self.p.level >= 2 else []
             setups = [self.complete(partial(self.xor_into, t, v)) for t, v in zip(regs, e.values)]
             op = "ANDX" if e.op == "and" else "ORX"
             code: list[Instr] = [x for s in setups for x in s]
             acc = regs[0]
             chain: list[Instr] = []
-            for r in regs[1:-1]:
-                t = self.fresh(pos)
+            for n, r in enumerate(regs[1:-1]):
+                t = ahead[n] if ahead else self.fresh(pos)
                 chain.append(self.i(op, t, acc, r, pos=pos))
                 acc = t
             final = [self.i(op, d, acc, regs[-1], pos=pos)]
@@ -87,6 +91,10 @@ class BitwiseLowering(FunctionLoweringState):
                 if op in ("<=", ">="):
                     code.append(self.i("XORI", d, "1", pos=pos))
                 return code + [self.i("SLTX", d, first, second, pos=pos)] + tb + ta
+            if self.p.level >= 2:
+                direct = self.compare_both_ways(d, e, ctx)
+                if direct is not None:
+                    return direct
             # a == b: t = a - b, u = (t < 0) | (t > 0), d ^= u (^ 1 for ==)
             t = self.fresh(pos)
             diff = self.accumulate(t, 1, e.left, ctx) + self.accumulate(t, -1, e.right, ctx)
@@ -101,3 +109,22 @@ class BitwiseLowering(FunctionLoweringState):
             setup = self.complete(lambda: self.accumulate(t, 1, e, self.type_of(e)))
             return setup + [self.i("XOR", d, t, pos=pos)] + inverse_code(setup)
         raise CompileError(pos, f"cannot compute {expr_text(e)} with ^=")
+
+    def compare_both_ways(self, d: int, e: ir.Compare, ctx: ir.ScalarType
+                          ) -> list[Instr] | None:
+        """``d ^= (a != b)`` as ``d ^= a < b; d ^= b < a`` (-O2; ``== `` adds ``^ 1``):
+        exactly one of the two holds when the words differ, neither when they are equal,
+        so no difference is computed and cleared around the sign tests.  None when ``d``
+        is an operand's register (the tests would read what they write)."""
+        pos = e.pos
+        mark = self.scratch_top
+        a, sa, ta = self.operand(e.left, ctx)
+        b, sb, tb = self.operand(e.right, ctx)
+        if d in (a, b) or a == b:
+            self.scratch_top = mark
+            return None
+        code = sa + sb + [self.i("SLTX", d, a, b, pos=pos), self.i("SLTX", d, b, a, pos=pos)]
+        if e.op == "==":
+            code.append(self.i("XORI", d, "1", pos=pos))
+        return code + tb + ta
+

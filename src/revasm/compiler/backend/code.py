@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
-from revasm.isa.fixed_point import WordFormat
+from revasm.isa.fixed_point import WordFormat, word_format
 from revasm.isa.table import INSTRUCTIONS
 
 from ..errors import CompileError, SourcePos
@@ -109,7 +109,7 @@ def _negate(value: str) -> str:
     return "-" + value
 
 
-def _fixed_literal(value: Fraction) -> str:
+def fixed_literal(value: Fraction) -> str:
     text = repr(float(value))
     return text if ("." in text or "e" in text) else text + ".0"
 
@@ -122,7 +122,7 @@ def literal_word(value: Fraction, integer: bool, fmt: WordFormat, pos: SourcePos
     An integer is itself (``bits``, for ``^=`` masks, also takes unsigned words up to
     2**W - 1); a Fixed value is rounded to the nearest step of the format.
     """
-    wide = WordFormat(64)
+    wide = word_format(64)
     fits_wide = wide.min_signed <= (int(value) if integer else wide.from_real(value)) \
         <= (wide.mask if bits and integer else wide.max_signed)
     hint = "use --width 64 for a wider range" if fmt.width == 32 and fits_wide else ""

@@ -16,8 +16,10 @@ from ..errors import CompileError, SourcePos
 from ..ir import nodes as ir
 from ..ir.printer import expr_text
 from .code import Instr, inverse_code, with_role
-from .ir_queries import _callees, _is_zero
+from .guards import index_nodes
+from .ir_queries import callees_of, is_zero
 from .lowering_state import FunctionLoweringState, HeldValue
+from .pointers import accesses
 
 _NEGATE_BRANCH = {"BEQ": "BNE", "BNE": "BEQ", "BLTZ": "BGEZ", "BGEZ": "BLTZ",
                   "BGTZ": "BLEZ", "BLEZ": "BGTZ"}
@@ -31,6 +33,9 @@ Condition = tuple[list[Instr], Callable[[str, str, SourcePos, str], Instr], list
 
 class ControlFlowLowering(FunctionLoweringState):
     """if, while, for and the branches that test conditions."""
+
+    #: the statement whose guards are being made (``function_lowering.stmt``)
+    current: ir.Stmt | None
 
     def paired_conditions(self, pre: ir.Expr, post: ir.Expr) -> tuple[Condition, Condition]:
         """The entry condition's and the exit assertion's (setup, branch, teardown), both
@@ -81,7 +86,21 @@ class ControlFlowLowering(FunctionLoweringState):
             code.append(post_branch(guard, self.p.trap(guard, pos, else_fault), pos, "check"))
         code.append(replace(post_branch(join, out, pos, "check"), note=then_fault))
         code += self.roled(post_teardown, "check")
-        return code + self.condition_guards([s.post])
+        return code + self.post_guards(s)
+
+    def post_guards(self, s: ir.If) -> list[Instr]:
+        """The guards of the elements an ``if``'s assertion reads, made after the join.
+
+        They belong to the ``if`` (``current``), so that at -O2 an ``if c:`` in a loop
+        -- whose assertion is its condition, unchanged by the branches -- has them hoisted
+        with its test's (``hoisting.py``): the same expression, the same elements."""
+        saved = self.current
+        self.current = s
+        try:
+            post = s.pre if not s.post_given and s.post == s.pre else s.post
+            return self.condition_guards([post])
+        finally:
+            self.current = saved
 
     def int_into(self, register: int, e: ir.Expr) -> list[Instr]:
         """``register += e`` (an Int), its temporaries cleared again."""
@@ -100,13 +119,12 @@ class ControlFlowLowering(FunctionLoweringState):
         with a call keeps the plain form (the callee uses those registers).  None when
         no register is free."""
         spare = self.spare_registers()
-        if not spare or any(True for _ in _callees(s.then + s.orelse)):
+        if not spare or any(True for _ in callees_of(s.then + s.orelse)):
             return None
         pos = s.pos
-        bit = spare[0]
-        self.reserved.add(bit)
+        self.reserved.add(spare[0])
         try:
-            setup = self.complete(lambda: self.xor_into(bit, s.pre))
+            bit, setup = self.condition_register(s, spare[0])
             test, out, else_, join = (self.label(k) for k in ("if", "out", "else", "join"))
             bguard = self.label("bguard")
             line = pos.line
@@ -131,8 +149,28 @@ class ControlFlowLowering(FunctionLoweringState):
                                note=then_fault))
             code += self.roled(inverse_code(setup), "control")
         finally:
-            self.reserved.discard(bit)
-        return code + self.condition_guards([s.post])
+            self.reserved.discard(spare[0])
+        return code + self.post_guards(s)
+
+    def condition_register(self, s: ir.If, spare: int) -> tuple[int, list[Instr]]:
+        """The register an ``if c:``'s branches test, and the code that sets it up (its
+        inverse clears it): a variable in a register is tested where it is (the branches
+        may not change it); an element of an array the branches do not name is moved into
+        ``spare`` for the whole ``if`` (its word and its gradient word, by one EXCH each
+        way); anything else is computed into ``spare`` as a bit."""
+        c = s.pre
+        home = self.lay.scalars.get(c.name) if isinstance(c, ir.Var) else None
+        if home is not None and home.register is not None:
+            return home.register, []
+        if isinstance(c, ir.Index) and c.name in self.lay.arrays and \
+                not any(True for index in c.indices for _ in index_nodes(index)) and \
+                all(e.name != c.name for e, _ in accesses(s.then + s.orelse)):
+            def move() -> list[Instr]:
+                address, calc = self.address_of(c)
+                return calc + [self.i("EXCH", spare, address, pos=c.pos,
+                                      note=f"load {expr_text(c)}")] + inverse_code(calc)
+            return spare, self.complete(move)
+        return spare, self.complete(lambda: self.xor_into(spare, c))
 
     def stmt_while(self, s: ir.While, counted: bool = False) -> list[Instr]:
         pos = s.pos
@@ -249,7 +287,7 @@ class ControlFlowLowering(FunctionLoweringState):
         loop.  Constant zero, a constant of the constant pool and a variable in a register
         are tested where they are."""
         bounds: list[ir.Expr] = [s.start, s.stop]
-        if self.p.level < 2 or any(True for _ in _callees(s.body)):
+        if self.p.level < 2 or any(True for _ in callees_of(s.body)):
             return (s.start, s.stop), [], set()  # a callee would use the registers
         code: list[Instr] = []
         held: set[int] = set()
@@ -309,14 +347,14 @@ class ControlFlowLowering(FunctionLoweringState):
         """A branch mnemonic and registers that test ``cond`` (true -> taken)."""
         if isinstance(cond, ir.Compare):
             left, right, op = cond.left, cond.right, cond.op
-            if _is_zero(left) and not _is_zero(right):
+            if is_zero(left) and not is_zero(right):
                 left, right, op = right, left, _MIRROR[op]
             ctx = self._compare_type(left, right)
             if op in ("==", "!="):
                 a, sa, ta = self.operand(left, ctx)
                 b, sb, tb = self.operand(right, ctx)
                 return ("BEQ" if op == "==" else "BNE"), (a, b), sa + sb, tb + ta
-            if _is_zero(right):
+            if is_zero(right):
                 a, sa, ta = self.operand(left, ctx)
                 return _ZERO_BRANCH[op], (a,), sa, ta
         if isinstance(cond, ir.Unary) and cond.op == "not":

@@ -13,15 +13,16 @@ from fractions import Fraction
 
 from ..errors import CompileError, SourcePos
 from ..ir import nodes as ir
-from .arithmetic import _SMALL_MULTIPLIER, ArithmeticLowering, loads_exponent
+from .arithmetic import SMALL_MULTIPLIER, ArithmeticLowering, loads_exponent
 from .bitwise import BitwiseLowering
 from .calls import CallLowering
-from .code import Instr, _fixed_literal, inverse_code, with_role
+from .code import Instr, fixed_literal, inverse_code, with_role
 from .control_flow import ControlFlowLowering
+from .guard_reuse import GuardReuse
 from .guards import GuardLowering
 from .hoisting import HoistLowering
 from .integer_arithmetic import IntegerArithmeticLowering
-from .ir_queries import _callees
+from .ir_queries import callees_of
 from .layout import LINK, SCRATCH, VARIABLE_REGISTERS
 from .lowering_state import ModuleContext
 from .places import OperandLowering
@@ -29,9 +30,9 @@ from .pointers import PointerLowering
 from .statements import StatementLowering
 
 
-class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, OperandLowering,
+class FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, OperandLowering,
                         ArithmeticLowering, IntegerArithmeticLowering, BitwiseLowering,
-                        GuardLowering, PointerLowering, HoistLowering):
+                        GuardLowering, PointerLowering, HoistLowering, GuardReuse):
     """One function: its portal, scratch registers, constant pool and statement dispatch."""
 
     # ``parent`` is lowering.py's _ModuleLowering (not imported: that module imports this one).
@@ -43,13 +44,17 @@ class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Op
         self.scratch_top = 0
         self.role = "compute"
         self.pool = {}  # constant (word, kind) -> register
-        self.ranges = {}  # for variable -> its values
+        # for variable -> its values; Int parameters' from every call (param_ranges.py)
+        self.ranges = dict(parent.param_ranges.get(f.name, {}))
         self.exact_ranges = set()
         self.conditional = 0
         self.pointers = {}  # address key -> pointer register (pointers.py, -O2)
         self.reserved = set()  # registers pointers and loop bounds hold
         self.hoisted = set()  # bounds checks made once at a loop's entry (hoisting.py)
         self.current = None  # the statement whose guards are being made
+        self.repeated_guards = {}  # guards made at their run's ends (guard_reuse.py)
+        self.inverted_bodies = {}
+        self.made_in_statement = set()
 
     def fresh(self, pos: SourcePos) -> int:
         if self.scratch_top >= len(SCRATCH):
@@ -66,8 +71,10 @@ class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Op
 
     def run(self) -> list[Instr]:
         f = self.f
+        # f_NAME is the portal; its return path's labels take a "." that no function
+        # name has, so that two functions (g and g_top) never define one label twice
         name = f"f_{f.name}"
-        code = [self.i("BRA", f"{name}_bot", pos=f.pos, role="control", label=f"{name}_top",
+        code = [self.i("BRA", f"{name}.bot", pos=f.pos, role="control", label=f"{name}.top",
                        note=f"return path of {f.name}"),
                 self.i("SWAPBR", LINK, pos=f.pos, role="control", label=name,
                        note=f"portal of {f.name}"),
@@ -75,8 +82,8 @@ class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Op
         load = self.constant_pool()
         code += load + self.pointer_scope(f.body, None, lambda: self.block(f.body)) + \
             with_role(inverse_code(load), "uncompute")
-        code.append(self.i("BRA", f"{name}_top", pos=f.pos, role="control",
-                           label=f"{name}_bot"))
+        code.append(self.i("BRA", f"{name}.top", pos=f.pos, role="control",
+                           label=f"{name}.bot"))
         return code
 
     def constant_pool(self) -> list[Instr]:
@@ -87,7 +94,7 @@ class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Op
         (a call would save these registers too) loads the most used ones once, at its
         entry, into variable registers nothing else uses, and clears them at its exit.
         """
-        if not self.p.optimize or any(True for _ in _callees(self.f.body)):
+        if not self.p.optimize or any(True for _ in callees_of(self.f.body)):
             return []
         limit = self.p.max_registers
         available = list(VARIABLE_REGISTERS[:limit] if limit else VARIABLE_REGISTERS)
@@ -106,7 +113,7 @@ class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Op
         for key, reg in zip(chosen, spare):
             self.pool[key] = reg
             word, kind = key
-            text = str(word) if kind == ir.INT.kind else _fixed_literal(literals[key])
+            text = str(word) if kind == ir.INT.kind else fixed_literal(literals[key])
             load.append(self.i("LI", reg, text, pos=self.f.pos, role="compute",
                                note="constant kept in a register"))
         return load
@@ -147,7 +154,7 @@ class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Op
         elif isinstance(e, ir.BinOp) and e.op == "/" or (
                 isinstance(e, ir.BinOp) and e.op == "*" and not any(
                     isinstance(x, ir.Const) and x.value.denominator == 1 and
-                    abs(x.value) <= _SMALL_MULTIPLIER for x in (e.left, e.right))):
+                    abs(x.value) <= SMALL_MULTIPLIER for x in (e.left, e.right))):
             pairs = [(e.left, ir.FIXED), (e.right, ir.FIXED)]
         elif isinstance(e, ir.FuncCall):
             pairs = [(a, ir.FIXED) for a in e.args]
@@ -164,6 +171,7 @@ class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Op
                     yield from self._constant_operands(sub)
 
     def block(self, body: list[ir.Stmt]) -> list[Instr]:
+        self.find_repeated_guards(body)
         out: list[Instr] = []
         for k, s in enumerate(body):
             out += self.stmt(s)
@@ -184,6 +192,7 @@ class _FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Op
         outer, self.current = self.current, s
         try:
             method = getattr(self, "stmt_" + type(s).__name__.lower())
+            self.made_in_statement = set()
             guards = self.statement_guards(s)
             self.scratch_top = mark
             self.current = outer

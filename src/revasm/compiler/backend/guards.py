@@ -11,7 +11,7 @@ non-zero constant never meet) and guards the rest: before the statement, each
 unproven index is computed into a scratch register and a branch to a trap pad faults
 when it is outside the array (``bounds``), or when two places' flat indices are equal
 (``alias``).  The fault's message names the array, the Python line and, through the
-``{$r}`` markers that ``revasm.programs.program_fault`` replaces with the register's
+``{$r}`` markers that ``revasm.machine.fault_place.with_values`` replaces with the register's
 value, the index values.  A mixin of the function lowering
 (``compiler/backend/function_lowering.py``).
 """
@@ -226,6 +226,8 @@ class GuardLowering(FunctionLoweringState):
                                    "check the loop's range")
             if self.is_hoisted(e, dim):
                 continue  # checked once at its loop's entry (hoisting.py)
+            if self.guard_is_repeated(e, dim):
+                continue  # checked before and after, the index unchanged (guard_reuse.py)
             code += self.value_guard(index, e, dim, extent, low=not low_ok, high=not high_ok)
         return code
 

@@ -41,7 +41,7 @@ from .pointers import affine, const_step, written
 HoistKey = tuple[int, int, int]
 
 
-def _statement_exprs(s: ir.Stmt) -> list[ir.Expr]:
+def statement_exprs(s: ir.Stmt) -> list[ir.Expr]:
     """The expressions whose elements a statement's guards check (``statement_guards``)."""
     if isinstance(s, ir.Update):
         return [s.target, s.expr]
@@ -53,6 +53,8 @@ def _statement_exprs(s: ir.Stmt) -> list[ir.Expr]:
         return [s.value]
     if isinstance(s, ir.Call):
         return list(s.args)
+    if isinstance(s, ir.If):
+        return [s.pre]
     return []
 
 
@@ -64,7 +66,10 @@ def _every_iteration(body: list[ir.Stmt], steps: dict[str, int]
         if isinstance(s, (ir.Routine, ir.Block)) and not getattr(s, "inverted", False):
             yield from _every_iteration(s.body, steps)
             continue
-        if isinstance(s, (ir.If, ir.While, ir.For, ir.Unroutine, ir.Block)):
+        if isinstance(s, ir.If):
+            yield s, dict(steps)  # its condition, tested on every pass (not its branches)
+            continue
+        if isinstance(s, (ir.While, ir.For, ir.Unroutine, ir.Block)):
             continue
         yield s, dict(steps)
         step = const_step(s)
@@ -132,7 +137,7 @@ class HoistLowering(FunctionLoweringState):
         checks: list[tuple[ir.Expr, ir.Expr, ir.Index, int, int]] = []
         keys: list[HoistKey] = []
         for stmt, before in _every_iteration(s.body, {}):
-            for e in (n for x in _statement_exprs(stmt) for n in index_nodes(x)):
+            for e in (n for x in statement_exprs(stmt) for n in index_nodes(x)):
                 shape = self.shape_of(e.name)
                 if shape is None:
                     continue

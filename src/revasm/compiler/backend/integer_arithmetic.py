@@ -25,7 +25,7 @@ from ..errors import CompileError
 from ..ir import nodes as ir
 from ..ir.printer import expr_text
 from .code import Instr, Loop, inverse_code
-from .ir_queries import _same
+from .ir_queries import same_expr
 from .lowering_state import FunctionLoweringState
 
 
@@ -36,7 +36,7 @@ class IntegerArithmeticLowering(FunctionLoweringState):
         """Registers holding both operands of ``e`` (one for ``a * a``), with their setup
         and teardown."""
         a, sa, ta = self.operand(e.left, ir.INT)
-        if not _same(e.left, e.right):
+        if not same_expr(e.left, e.right):
             b, sb, tb = self.operand(e.right, ir.INT)
         else:
             b, sb, tb = a, [], []

@@ -6,28 +6,28 @@ from collections.abc import Iterator
 from ..ir import nodes as ir
 
 
-def _indices(shape: tuple[int, ...]) -> Iterator[tuple[int, ...]]:
+def index_exprs(shape: tuple[int, ...]) -> Iterator[tuple[int, ...]]:
     if not shape:
         yield ()
         return
     for i in range(shape[0]):
-        for rest in _indices(shape[1:]):
+        for rest in index_exprs(shape[1:]):
             yield (i, *rest)
 
 
-def _callees(body: list[ir.Stmt]) -> Iterator[str]:
+def callees_of(body: list[ir.Stmt]) -> Iterator[str]:
     for s in body:
         if isinstance(s, ir.Call):
             yield s.func
         for attr in ("head", "body", "then", "orelse"):
             inner = getattr(s, attr, None)
             if isinstance(inner, list):
-                yield from _callees(inner)
+                yield from callees_of(inner)
 
 
-def _is_zero(e: ir.Expr) -> bool:
+def is_zero(e: ir.Expr) -> bool:
     return isinstance(e, ir.Const) and e.value == 0
 
 
-def _same(a: ir.Expr, b: ir.Expr) -> bool:
+def same_expr(a: ir.Expr, b: ir.Expr) -> bool:
     return a == b

@@ -20,18 +20,20 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from revasm.isa.fixed_point import WordFormat
+from revasm.isa.fixed_point import WordFormat, word_format
 
 from ..errors import SourcePos
 from ..ir import nodes as ir
 from ..ir.proofs import Proofs
-from .code import Instr, _fixed_literal, expand_loops, inverse_code, literal_word, with_role
-from .function_lowering import _FunctionLowering
+from .code import Instr, expand_loops, fixed_literal, inverse_code, literal_word, with_role
+from .function_lowering import FunctionLowering
 from .guards import check_kinds
 from .immediates import combine_immediates
-from .ir_queries import _callees, _indices
+from .ir_queries import callees_of, index_exprs
 from .layout import SP, FunctionLayout, layout_function
-from .peephole import cancel_inverse_pairs
+from .param_ranges import param_ranges
+from .peephole import cancel_exchange_pairs, cancel_inverse_pairs
+from .stack_slots import cancel_stack_exchanges
 
 
 @dataclass
@@ -88,7 +90,7 @@ class _ModuleLowering:
         self.proofs = proofs if proofs is not None else Proofs()
         self.checks = check_kinds(checks)
         self.entry = entry
-        self.fmt = WordFormat(width)
+        self.fmt = word_format(width)
         self.width = width
         self.for_gradient = for_gradient
         self.max_registers = max_registers
@@ -97,6 +99,8 @@ class _ModuleLowering:
                         for name, f in module.functions.items()}
         self.traps: list[Instr] = []
         self.label_counter = 0
+        #: Int parameters' values from every call (-O2, ``param_ranges.py``)
+        self.param_ranges = param_ranges(module, entry) if level >= 2 else {}
 
     def label(self, kind: str) -> str:
         self.label_counter += 1
@@ -121,10 +125,11 @@ class _ModuleLowering:
         bodies: list[Instr] = []
         for name in self.module.functions:
             if name in reachable:
-                code = expand_loops(_FunctionLowering(self, self.module.functions[name]).run(),
+                code = expand_loops(FunctionLowering(self, self.module.functions[name]).run(),
                                     self.label)
                 if self.level >= 2:
-                    code = cancel_inverse_pairs(combine_immediates(cancel_inverse_pairs(code)))
+                    code = cancel_inverse_pairs(combine_immediates(cancel_stack_exchanges(
+                        _pairs_cancelled(code))))
                 elif self.optimize:
                     code = cancel_inverse_pairs(code)
                 bodies += code
@@ -142,7 +147,7 @@ class _ModuleLowering:
             directive = {"input": ".input", "output": ".output", "loss": ".loss"}[p.role]
             if isinstance(p.type, ir.ArrayType):
                 labels = []
-                for flat, idx in enumerate(_indices(p.type.shape)):
+                for flat, idx in enumerate(index_exprs(p.type.shape)):
                     suffix = ".".join(map(str, idx))
                     label = f"v_{p.name}.{suffix}"
                     labels.append(label)
@@ -158,7 +163,7 @@ class _ModuleLowering:
                 integer = table.type.element == ir.INT
                 literal_word(value, integer, self.fmt, table.pos,
                              f"element {flat} of {table.name} ({float(value):g})")
-                text = str(int(value)) if integer else _fixed_literal(value)
+                text = str(int(value)) if integer else fixed_literal(value)
                 data.append((f"t_{table.name}.{flat}", text))
         pos = f.pos
         stub = [Instr("START", (), pos, "control")]
@@ -186,8 +191,19 @@ class _ModuleLowering:
             if n in seen:
                 continue
             seen.add(n)
-            todo += list(_callees(self.module.functions[n].body))
+            todo += list(callees_of(self.module.functions[n].body))
         return seen
+
+
+def _pairs_cancelled(code: list[Instr]) -> list[Instr]:
+    """The peephole's inverse pairs and exchange pairs (-O2) until neither finds more:
+    a cancelled exchange pair can bring an instruction and its inverse together, and the
+    other way round."""
+    while True:
+        before = len(code)
+        code = cancel_exchange_pairs(cancel_inverse_pairs(code))
+        if len(code) == before:
+            return code
 
 
 def _default_and_domain(p: ir.Param, flat: int, kind: str, fmt: WordFormat) -> str:
@@ -196,7 +212,7 @@ def _default_and_domain(p: ir.Param, flat: int, kind: str, fmt: WordFormat) -> s
     def literal(value: Fraction) -> str:
         literal_word(value, kind == "int", fmt, p.pos,
                      f"{p.name}'s default or domain end {float(value):g}")
-        return str(int(value)) if kind == "int" else _fixed_literal(value)
+        return str(int(value)) if kind == "int" else fixed_literal(value)
     text = ""
     if p.default is not None:
         text += f" = {literal(p.default[flat])}"

@@ -102,3 +102,62 @@ def _partner(code: list[Instr], k: int) -> int | None:
         if other_writes & (reads | writes) or writes & other_reads:
             return None
     return None
+
+
+def cancel_exchange_pairs(code: list[Instr]) -> list[Instr]:
+    """``code`` without the pairs ``exch $r $a`` ... ``exch $r $a`` (-O2) where the code
+    between touches neither register and no memory (no other ``exch``), in straight-line
+    code, and the same exchange was made before the pair with ``$a`` unchanged since (so
+    the address was reached already: dropping the pair moves no fault).
+
+    A statement moves an element into a register, uses it and moves it back; the next
+    code moves it in again (a condition's undo, the next statement).  The two exchanges
+    are one and its inverse, in the value bank and in the gradient and tangent banks
+    alike; dropping them leaves the element in the register in between."""
+    code = list(code)
+    k = 0
+    while k < len(code):
+        j = _exchange_partner(code, k)
+        if j is None:
+            k += 1
+            continue
+        del code[j]
+        del code[k]
+        k = max(0, k - WINDOW)
+    return code
+
+
+def _exchange_partner(code: list[Instr], k: int) -> int | None:
+    first = code[k]
+    if first.mnemonic != "EXCH" or first.label:
+        return None
+    register, address = first.operands
+    if not _reached_before(code, k):
+        return None
+    for j in range(k + 1, min(len(code), k + 1 + WINDOW)):
+        other = code[j]
+        if other.label:
+            return None
+        if other.mnemonic == "EXCH":
+            return j if other.operands == first.operands else None
+        touched = touched_registers(other)
+        if touched is None or register in touched or address in touched:
+            return None
+    return None
+
+
+def _reached_before(code: list[Instr], k: int) -> bool:
+    """Whether ``code[k]``'s exchange was made earlier in its straight-line code with its
+    address register unchanged since."""
+    first = code[k]
+    address = first.operands[1]
+    for j in range(k - 1, max(-1, k - 1 - WINDOW), -1):
+        other = code[j]
+        if other.mnemonic == "EXCH" and other.operands == first.operands:
+            return True
+        if other.label:
+            return False  # control may enter here without the code before
+        sets = _registers(other)
+        if sets is None or address in sets[1]:
+            return False
+    return False

@@ -17,7 +17,7 @@ from ..ir import nodes as ir
 from ..ir.expr_types import expr_type
 from ..ir.printer import expr_text
 from .code import Instr, inverse_code
-from .ir_queries import _is_zero
+from .ir_queries import is_zero
 from .layout import SP
 from .lowering_state import FunctionLoweringState, HeldValue, Placed
 
@@ -158,7 +158,7 @@ class OperandLowering(FunctionLoweringState):
 
     def operand(self, e: ir.Expr, ctx: ir.ScalarType) -> Placed:
         """A register holding the value of ``e`` in type ``ctx``, with setup and teardown."""
-        if _is_zero(e):
+        if is_zero(e):
             return 0, [], []
         if isinstance(e, ir.Const) and self.pool:
             word = self._word(e, ctx)

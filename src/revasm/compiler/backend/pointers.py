@@ -38,6 +38,11 @@ Key = tuple[str, tuple[tuple[str, int], ...]]
 
 #: An access inside a loop counts this many times more than one outside it.
 LOOP_WEIGHT = 8
+#: A loop gets a pointer per constant offset only when it may run this many iterations.
+MIN_TRIPS = 8
+#: Outside loops, an offset read this many times gets a pointer of its own (its setup and
+#: teardown cost about what two accesses' moves to the offset and back do).
+MIN_STRAIGHT = 3
 
 
 def affine(e: ir.Expr) -> dict[str, int] | None:
@@ -182,8 +187,8 @@ def _controls(body: list[ir.Stmt]) -> bool:
 class PointerLowering(FunctionLoweringState):
     """Pointer registers: chosen per scope, used by ``places``, kept by updates."""
 
-    #: key -> the register holding that address
-    pointers: dict[Key, int]
+    #: (key, constant offset) -> the register holding that address
+    pointers: dict[tuple[Key, int], int]
     #: registers taken for the rest of the function's lowering (pointers, loop bounds)
     reserved: set[int]
 
@@ -213,6 +218,8 @@ class PointerLowering(FunctionLoweringState):
         if loop_var is not None and loop_var in other:
             return build()
         weights: dict[Key, int] = {}
+        at: dict[Key, dict[int, int]] = {}  # key -> constant offset -> its weight
+        live = {k for k, _ in self.pointers}
         for e, weight in accesses(body):
             shape = self.shape_of(e.name)
             if shape is None:
@@ -220,35 +227,67 @@ class PointerLowering(FunctionLoweringState):
             found = flat_address(e, shape)
             if found is None:
                 continue
-            key, _ = found
+            key, offset = found
             names = {name for name, _ in key[1]}
-            if key in self.pointers or not names <= (valid | self._unwritten(body, names)):
+            if key in live or not names <= (valid | self._unwritten(names, stepped, other)):
                 continue
+            at.setdefault(key, {})[offset] = at.get(key, {}).get(offset, 0) + weight
             if not names and self._base_register(e.name) is not None:
-                continue  # the base register itself serves (``places``)
+                continue  # the base register itself serves (``places``), at offset 0
             weights[key] = weights.get(key, 0) + weight
         chosen = sorted((k for k, w in weights.items() if w >= 2), key=lambda k: -weights[k])
         registers = self.spare_registers()
         if _controls(body):  # one register stays for a loop's bounds or an if's condition
             registers = registers[:-1]
+        # each key's pointer sits at its most used offset; in a loop, every other offset its
+        # body reads gets a pointer of its own while registers last (a step per iteration
+        # instead of an addi before and after each access)
+        wanted: list[tuple[Key, int]] = []
+        extra: list[tuple[Key, int]] = []
+        for key in chosen:
+            offsets = sorted(at[key], key=lambda o: (-at[key][o], o))
+            wanted.append((key, offsets[0]))
+            if loop_var is not None and self._long_loop(loop_var):
+                extra += [(key, o) for o in offsets[1:]]
+            elif loop_var is None:
+                extra += [(key, o) for o in offsets[1:] if at[key][o] >= MIN_STRAIGHT]
+        # outside loops, a constant element of a parameter array read often enough gets a
+        # pointer too (its base register serves offset 0)
+        if loop_var is None:
+            for key, counts in at.items():
+                if not key[1] and key not in weights and key not in live:
+                    extra += [(key, o) for o, n in counts.items() if o and n >= MIN_STRAIGHT]
+        extra.sort(key=lambda entry: -at[entry[0]][entry[1]])
+        wanted += extra
         setup: list[Instr] = []
-        made: list[tuple[Key, int]] = []
-        for key, register in zip(chosen, registers):
+        made: list[tuple[tuple[Key, int], int]] = []
+        for (key, offset), register in zip(wanted, registers):
             setup += self._pointer_setup(key, register)
-            made.append((key, register))
-            self.pointers[key] = register
+            if offset:
+                setup.append(self.i("ADDI", register, str(offset), pos=self.f.pos,
+                                    note=f"pointer into {key[0]}, at {offset:+d}"))
+            made.append(((key, offset), register))
+            self.pointers[(key, offset)] = register
             self.reserved.add(register)
         try:
             code = build()
         finally:
-            for key, register in made:
-                del self.pointers[key]
+            for entry, register in made:
+                del self.pointers[entry]
                 self.reserved.discard(register)
         return setup + code + inverse_code(setup)
 
-    def _unwritten(self, body: list[ir.Stmt], names: set[str]) -> set[str]:
-        """Those of ``names`` that ``body`` never writes (parameters, outer variables)."""
-        stepped, other, _ = written(body)
+    def _long_loop(self, loop_var: str) -> bool:
+        """Whether a loop may run ``MIN_TRIPS`` iterations or more (its variable's range,
+        when known): below that, an extra pointer's setup and teardown at each entry cost
+        more than the iterations save."""
+        known = self.ranges.get(loop_var)
+        return known is None or known[1] - known[0] + 1 >= MIN_TRIPS
+
+    def _unwritten(self, names: set[str], stepped: set[str], other: set[str]) -> set[str]:
+        """Those of ``names`` that the scope's body never writes (parameters, outer
+        variables): neither ``stepped`` nor ``other`` (``written(body)``, computed once per
+        scope -- once per access made compile time quadratic in the body's length)."""
         return {n for n in names if n not in stepped and n not in other
                 and n in self.lay.scalars}
 
@@ -285,14 +324,21 @@ class PointerLowering(FunctionLoweringState):
         return self.complete(lambda: self.accumulate(register, 1, term, ir.INT))
 
     def pointer_of(self, e: ir.Index) -> tuple[int, int] | None:
-        """(register, constant offset) of a live pointer for ``e``'s address."""
+        """(register, constant offset) of a live pointer for ``e``'s address: the pointer
+        at ``e``'s own offset, else its key's main pointer (the first made)."""
         if not self.pointers:
             return None
         shape = self.shape_of(e.name)
         found = flat_address(e, shape) if shape is not None else None
-        if found is None or found[0] not in self.pointers:
+        if found is None:
             return None
-        return self.pointers[found[0]], found[1]
+        key, offset = found
+        if (key, offset) in self.pointers:
+            return self.pointers[(key, offset)], 0
+        for (k, at), register in self.pointers.items():
+            if k == key:
+                return register, offset - at
+        return None
 
     def pointer_steps(self, s: ir.Stmt) -> list[Instr]:
         """The ADDIs that keep every live pointer equal to its address when ``s`` adds a
@@ -302,7 +348,7 @@ class PointerLowering(FunctionLoweringState):
             return []
         variable, delta = step
         code = []
-        for (name, terms), register in self.pointers.items():
+        for ((name, terms), _), register in self.pointers.items():
             for term, stride in terms:
                 if term == variable and stride * delta:
                     code.append(self.i("ADDI", register, str(stride * delta), pos=s.pos,

@@ -10,10 +10,9 @@ from __future__ import annotations
 from fractions import Fraction
 
 from ..ir import nodes as ir
-from ..ir.inverse import invert_block
 from ..ir.printer import expr_text
 from .code import Instr, with_role
-from .ir_queries import _indices
+from .ir_queries import index_exprs
 from .lowering_state import FunctionLoweringState
 
 
@@ -75,7 +74,7 @@ class StatementLowering(FunctionLoweringState):
         """Each element of a freed ancilla array (of type ``type_``) must be zero (a checked
         free)."""
         code: list[Instr] = []
-        for idx in _indices(type_.shape):
+        for idx in index_exprs(type_.shape):
             mark = self.scratch_top
             element = ir.Index(s.pos, name=s.name,
                                indices=tuple(ir.Const(s.pos, Fraction(i), True) for i in idx))
@@ -93,7 +92,7 @@ class StatementLowering(FunctionLoweringState):
         return self.block(s.body)
 
     def stmt_unroutine(self, s: ir.Unroutine) -> list[Instr]:
-        return self.uncomputing(invert_block(s.body))
+        return self.uncomputing(self.inverted_body(s))
 
     def stmt_block(self, s: ir.Block) -> list[Instr]:
-        return self.block(invert_block(s.body) if s.inverted else s.body)
+        return self.block(self.inverted_body(s) if s.inverted else s.body)

@@ -147,22 +147,47 @@ class _Log:
     """
 
     def __init__(self) -> None:
-        self.events: list[_Event] = []
+        self._events: list[_Event] = []
+        #: the events (not barriers) by key, and by (key, sign), in order: the candidate an
+        #: event cancels is found in one look-up, not by scanning the whole log (which made
+        #: checking quadratic in a function's length)
+        self._by_key: dict[tuple, list[_Event]] = {}
+        self._by_sign: dict[tuple, list[_Event]] = {}
+
+    @property
+    def events(self) -> list[_Event]:
+        return self._events
+
+    @events.setter
+    def events(self, events: list[_Event]) -> None:
+        self._events = events
+        self._by_key, self._by_sign = {}, {}
+        for e in events:
+            self._index(e)
+
+    def _index(self, e: _Event) -> None:
+        if not e.barrier:
+            self._by_key.setdefault(e.key, []).append(e)
+            self._by_sign.setdefault((e.key, e.sign), []).append(e)
 
     def add(self, e: _Event) -> None:
-        for k in range(len(self.events) - 1, -1, -1):
-            old = self.events[k]
-            if e.barrier:
-                break
-            if old.key == e.key and (e.toggle or old.sign == -e.sign):
-                between = self.events[k + 1:]
-                if all(not (b.targets & e.deps) and
-                       (not (b.targets & e.targets) or (b.additive and e.additive))
-                       for b in between):
-                    del self.events[k]
-                    return
-                break
-        self.events.append(e)
+        # the latest earlier event with e's key and the opposite sign (a toggle: any sign)
+        candidates = [] if e.barrier else \
+            self._by_key.get(e.key, []) if e.toggle else self._by_sign.get((e.key, -e.sign), [])
+        if candidates:
+            old = candidates[-1]
+            k = _last_index(self._events, old)
+            between = self._events[k + 1:]
+            if all(not (b.targets & e.deps) and
+                   (not (b.targets & e.targets) or (b.additive and e.additive))
+                   for b in between):
+                del self._events[k]
+                del self._by_key[old.key][_last_index(self._by_key[old.key], old)]
+                same = self._by_sign[(old.key, old.sign)]
+                del same[_last_index(same, old)]
+                return
+        self._events.append(e)
+        self._index(e)
 
     def touching(self, name: str) -> list[_Event]:
         return [e for e in self.events if name in e.targets and not e.barrier]
@@ -170,9 +195,17 @@ class _Log:
     def barrier(self, name: str, pos: SourcePos) -> None:
         """The variable ``name`` starts or ends here: a pair reading or writing it across
         this point is not an exact inverse pair (its value may differ on either side)."""
-        self.events.append(_Event(("barrier", name, pos.line, pos.column, len(self.events)),
-                                  1, pos, f"the allocation or free of {name}", {name}, set(),
-                                  barrier=True))
+        self._events.append(_Event(("barrier", name, pos.line, pos.column, len(self._events)),
+                                   1, pos, f"the allocation or free of {name}", {name}, set(),
+                                   barrier=True))
+
+
+def _last_index(events: list[_Event], event: _Event) -> int:
+    """The index of ``event`` (this object) in ``events``, searched from the end."""
+    for k in range(len(events) - 1, -1, -1):
+        if events[k] is event:
+            return k
+    raise ValueError("the event is not in the log")
 
 
 class _FunctionChecker:

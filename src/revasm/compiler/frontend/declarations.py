@@ -16,7 +16,7 @@ from fractions import Fraction
 from ..errors import CompileError
 from ..ir import nodes as ir
 from .parser_state import FunctionParserState
-from .syntax import _call_name, _type_like
+from .syntax import call_name, type_like
 
 #: The most elements one array declares: each is a DATA word of the image (and a line of
 #: the PAL text), and the reference machine's default memory is 65536 words.
@@ -81,7 +81,7 @@ class DeclarationParser(FunctionParserState):
             param.domain = (lows, highs)
         if default is None:
             return
-        if isinstance(default, ast.Call) and _call_name(default) == "exactly":
+        if isinstance(default, ast.Call) and call_name(default) == "exactly":
             if len(default.args) != 1 or default.keywords:
                 raise self.error(default, "exactly takes one value: the default, the only "
                                           "value random checks use", "x = exactly(X0)")
@@ -124,7 +124,7 @@ class DeclarationParser(FunctionParserState):
         """The ``Int[LO, HI]`` / ``Fixed[LO, HI]`` inside an annotation, if any."""
         if not isinstance(ann, ast.Subscript):
             return None
-        base = _call_name(ann.value)
+        base = call_name(ann.value)
         items = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
         if base in ("Fixed", "Int"):
             if len(items) != 2:
@@ -240,7 +240,7 @@ class DeclarationParser(FunctionParserState):
                              "x = ancilla(0.0), k = ancilla(0), a = ancilla(Array[Fixed, 4])")
         arg = call.args[0]
         if isinstance(arg, (ast.Name, ast.Subscript, ast.Attribute)) and \
-                _type_like(arg):
+                type_like(arg):
             type_, _ = self.parse_type(arg)
             value: ir.Expr = ir.Const(self.pos(arg), Fraction(0), type_ == ir.INT
                              if isinstance(type_, ir.ScalarType) else True)

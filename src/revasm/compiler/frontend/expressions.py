@@ -13,7 +13,7 @@ from fractions import Fraction
 from ..ir import nodes as ir
 from ..ir.expr_types import expr_type
 from .parser_state import FunctionParserState
-from .syntax import _BINOPS, _CMPOPS, _MARKER_MODULES, ELEMENTARY, _call_name, _closest
+from .syntax import BINOPS, CMPOPS, ELEMENTARY, MARKER_MODULES, call_name, closest_name
 
 
 class ExpressionParser(FunctionParserState):
@@ -40,7 +40,7 @@ class ExpressionParser(FunctionParserState):
         if entry is None:
             if name in self.m.tables:
                 raise self.error(node, f"{name!r} is a constant table; index it: {name}[i]")
-            hint = _closest(name, list(self.scope) + list(self.m.constants))
+            hint = closest_name(name, list(self.scope) + list(self.m.constants))
             raise self.error(node, f"undefined variable {name!r}",
                              f"did you mean {hint!r}?" if hint else
                              "parameters and ancillas (x = ancilla(0.0)) are the variables")
@@ -102,12 +102,12 @@ class ExpressionParser(FunctionParserState):
             self.require_var(node, node.id, scalar=True)
             return ir.Var(pos, name=node.id)
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
-                and node.value.id in _MARKER_MODULES and node.attr in ("pi", "e"):
+                and node.value.id in MARKER_MODULES and node.attr in ("pi", "e"):
             return ir.Const(pos, Fraction(getattr(math, node.attr)), False)
         if isinstance(node, ast.Subscript):
             return self.subscript(node)
         if isinstance(node, ast.BinOp):
-            op = _BINOPS.get(type(node.op))
+            op = BINOPS.get(type(node.op))
             if op is None:
                 raise self.error(node, f"operator {ast.unparse(node)!r} is not supported",
                                  "+ - * / // % ** & | ^ << >> and the functions of "
@@ -132,22 +132,22 @@ class ExpressionParser(FunctionParserState):
             if len(node.ops) != 1:
                 raise self.error(node, "chained comparisons are not supported",
                                  "write (a < b) and (b < c)")
-            if type(node.ops[0]) not in _CMPOPS:
+            if type(node.ops[0]) not in CMPOPS:
                 raise self.error(node, "only == != < <= > >= compare values here",
                                  "for i in range(N) loops over indices")
-            return ir.Compare(pos, op=_CMPOPS[type(node.ops[0])], left=self.expr(node.left),
+            return ir.Compare(pos, op=CMPOPS[type(node.ops[0])], left=self.expr(node.left),
                               right=self.expr(node.comparators[0]))
         if isinstance(node, ast.BoolOp):
             op = "and" if isinstance(node.op, ast.And) else "or"
             return ir.BoolOp(pos, op=op, values=tuple(self.expr(v) for v in node.values))
         if isinstance(node, ast.Call):
-            name = _call_name(node)
+            name = call_name(node)
             if name not in ELEMENTARY:
                 if name in self.m.signatures:
                     raise self.error(node, f"{name} is a reversible function; call it as a "
                                            "statement", f"{name}(y, x) updates its arguments "
                                                         "in place")
-                hint = _closest(name, list(ELEMENTARY))
+                hint = closest_name(name, list(ELEMENTARY))
                 raise self.error(node, f"unknown function {name!r} in an expression",
                                  f"did you mean {hint}?" if hint else
                                  "elementary functions: " + ", ".join(ELEMENTARY))

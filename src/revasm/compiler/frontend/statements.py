@@ -14,7 +14,7 @@ from fractions import Fraction
 from ..errors import CompileError
 from ..ir import nodes as ir
 from .parser_state import FunctionParserState
-from .syntax import _AUGOPS, ELEMENTARY, _call_name, _closest
+from .syntax import AUGOPS, ELEMENTARY, call_name, closest_name
 
 
 class StatementParser(FunctionParserState):
@@ -67,7 +67,7 @@ class StatementParser(FunctionParserState):
                          "may use")
 
     def update(self, s: ast.AugAssign) -> ir.Stmt:
-        op = _AUGOPS.get(type(s.op))
+        op = AUGOPS.get(type(s.op))
         if op is None:
             sym = {ast.Mult: "*=", ast.Div: "/=", ast.FloorDiv: "//=", ast.Mod: "%=",
                    ast.Pow: "**=", ast.BitAnd: "&=", ast.BitOr: "|=", ast.LShift: "<<=",
@@ -81,7 +81,7 @@ class StatementParser(FunctionParserState):
 
     def assign(self, s: ast.Assign) -> ir.Stmt:
         if len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) \
-                and isinstance(s.value, ast.Call) and _call_name(s.value) == "ancilla":
+                and isinstance(s.value, ast.Call) and call_name(s.value) == "ancilla":
             return self.alloc(s.targets[0], s.value, s)
         target = ast.unparse(s.targets[0]) if s.targets else "x"
         raise self.error(s, "assignment '=' overwrites a value, which is not reversible",
@@ -106,7 +106,7 @@ class StatementParser(FunctionParserState):
                     stmt.uncall = True
                     return stmt
                 raise self.error(s, f"~ applies to calls of reversible functions, not to "
-                                    f"{_call_name(inner)}()",
+                                    f"{call_name(inner)}()",
                                  "write the inverse statement itself (IROT for ROT)")
         if isinstance(value, ast.Call):
             return self.call_statement(value, s)
@@ -116,7 +116,7 @@ class StatementParser(FunctionParserState):
                          "accumulate it into a variable: y += ...")
 
     def call_statement(self, call: ast.Call, s: ast.stmt) -> ir.Stmt:
-        name = _call_name(call)
+        name = call_name(call)
         if name == "free":
             return self.free(call, s)
         if name in ("SWAP", "ROT", "IROT"):
@@ -164,7 +164,7 @@ class StatementParser(FunctionParserState):
         if name in ELEMENTARY:
             raise self.error(call, f"{name}(...) on its own computes nothing",
                              f"accumulate it: y += {name}(...)")
-        hint = _closest(name, list(self.m.signatures) + ["SWAP", "ROT", "IROT", "free"])
+        hint = closest_name(name, list(self.m.signatures) + ["SWAP", "ROT", "IROT", "free"])
         raise self.error(call, f"unknown reversible function {name!r}",
                          f"did you mean {hint}?" if hint else
                          "define it in this file with @reversible")
@@ -201,7 +201,7 @@ class StatementParser(FunctionParserState):
         if not isinstance(s.target, ast.Name):
             raise self.error(s.target, "a for loop binds one variable: for i in range(n):")
         it = s.iter
-        if not (isinstance(it, ast.Call) and _call_name(it) == "range" and 1 <= len(it.args) <= 3
+        if not (isinstance(it, ast.Call) and call_name(it) == "range" and 1 <= len(it.args) <= 3
                 and not it.keywords):
             raise self.error(it, "a for loop runs over range(...)",
                              "for i in range(n), range(a, b) or range(a, b, step)")
@@ -247,7 +247,7 @@ class StatementParser(FunctionParserState):
         if len(s.items) != 1 or s.items[0].optional_vars is not None:
             raise self.error(s, "with takes one block kind: routine() or inverse()")
         ctx = s.items[0].context_expr
-        kind = _call_name(ctx) if isinstance(ctx, ast.Call) else getattr(ctx, "id", "")
+        kind = call_name(ctx) if isinstance(ctx, ast.Call) else getattr(ctx, "id", "")
         if kind == "routine":
             self.m.routine_counter += 1
             r = ir.Routine(self.pos(s), body=[], label=f"routine {self.m.routine_counter} "

@@ -11,16 +11,16 @@ import ast
 #: Elementary functions and their arity: the table's function families plus sq.
 ELEMENTARY = {"sin": 1, "cos": 1, "tan": 1, "tanh": 1, "exp": 1, "log": 1, "sqrt": 1,
               "abs": 1, "atan": 1, "sinh": 1, "cosh": 1, "sq": 1, "atan2": 2, "pow": 2}
-_BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**",
+BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**",
            ast.BitAnd: "&", ast.BitOr: "|", ast.LShift: "<<", ast.RShift: ">>",
            ast.FloorDiv: "//", ast.Mod: "%", ast.BitXor: "^"}
-_CMPOPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">",
+CMPOPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">",
            ast.GtE: ">="}
-_AUGOPS = {ast.Add: "+", ast.Sub: "-", ast.BitXor: "^"}
-_MARKER_MODULES = ("revasm", "rv", "edsl", "math", "np", "numpy")
+AUGOPS = {ast.Add: "+", ast.Sub: "-", ast.BitXor: "^"}
+MARKER_MODULES = ("revasm", "rv", "edsl", "math", "np", "numpy")
 
 
-def _call_name(call: ast.expr) -> str:
+def call_name(call: ast.expr) -> str:
     f = call.func if isinstance(call, ast.Call) else call
     if isinstance(f, ast.Name):
         return f.id
@@ -29,17 +29,17 @@ def _call_name(call: ast.expr) -> str:
     return ast.unparse(f)
 
 
-def _type_like(node: ast.expr) -> bool:
+def type_like(node: ast.expr) -> bool:
     if isinstance(node, ast.Name):
         return node.id in ("Fixed", "Int")
     if isinstance(node, ast.Attribute):
         return node.attr in ("Fixed", "Int")
     if isinstance(node, ast.Subscript):
-        return _type_like(node.value) or getattr(node.value, "id", "") == "Array"
+        return type_like(node.value) or getattr(node.value, "id", "") == "Array"
     return False
 
 
-def _closest(name: str, candidates: list[str]) -> str | None:
+def closest_name(name: str, candidates: list[str]) -> str | None:
     import difflib
     match = difflib.get_close_matches(name, candidates, n=1, cutoff=0.7)
     return match[0] if match else None

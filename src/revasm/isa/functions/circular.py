@@ -8,7 +8,7 @@ on ``|x|`` and negated, so they are exactly odd (except at saturation).
 from __future__ import annotations
 
 from ..fixed_point import WordFormat
-from .cordic import Tables, _circular_rotate, _circular_vector, _round_p, _saturate, tables
+from .cordic import Tables, circular_rotate, circular_vector, round_p, saturate, tables
 
 
 def sincos_abs(ax: int, t: Tables) -> tuple[int, int, int]:
@@ -23,7 +23,7 @@ def sincos_abs(ax: int, t: Tables) -> tuple[int, int, int]:
     extra = t.reduce_extra
     wide = (ax << (t.guard + extra)) - q * t.half_pi_wide
     r = (wide + (1 << (extra - 1))) >> extra
-    c, s = _circular_rotate(r, t)
+    c, s = circular_rotate(r, t)
     return c, s, q & 3
 
 
@@ -31,7 +31,7 @@ def fx_sin(x: int, fmt: WordFormat) -> int:
     """sin(x): reduction by pi/2 plus circular CORDIC; exactly odd (computed on |x|)."""
     t = tables(fmt)
     c, s, q = sincos_abs(-x if x < 0 else x, t)
-    v = _round_p((s, c, -s, -c)[q], t)
+    v = round_p((s, c, -s, -c)[q], t)
     return -v if x < 0 else v
 
 
@@ -39,7 +39,7 @@ def fx_cos(x: int, fmt: WordFormat) -> int:
     """cos(x): reduction by pi/2 plus circular CORDIC; exactly even."""
     t = tables(fmt)
     c, s, q = sincos_abs(-x if x < 0 else x, t)
-    return _round_p((c, -s, -c, s)[q], t)
+    return round_p((c, -s, -c, s)[q], t)
 
 
 def _div_round(num: int, den: int, scale: int, t: Tables) -> int:
@@ -70,7 +70,7 @@ def fx_tan(x: int, fmt: WordFormat) -> int:
     else:
         num, den = s, c
     v = _div_round(num, den, t.frac, t)
-    return _saturate(-v if x < 0 else v, t)
+    return saturate(-v if x < 0 else v, t)
 
 
 def fx_atan2(y: int, x: int, fmt: WordFormat) -> int:
@@ -93,12 +93,12 @@ def fx_atan2(y: int, x: int, fmt: WordFormat) -> int:
         big, small = big << shift, small << shift
     else:
         big, small = big >> -shift, small >> -shift
-    a = _circular_vector(big, small, t)
+    a = circular_vector(big, small, t)
     if swap:
         a = t.half_pi_p - a
     if x < 0:
         a = t.pi_p - a
-    v = _round_p(a, t)
+    v = round_p(a, t)
     return -v if y < 0 else v
 
 

@@ -184,7 +184,7 @@ def tables(fmt: WordFormat) -> Tables:
 # --------------------------------------------------------------------------
 
 
-def _circular_rotate(z: int, t: Tables) -> tuple[int, int]:
+def circular_rotate(z: int, t: Tables) -> tuple[int, int]:
     """(cos z, sin z) * 2**P for |z| <= 1.74 (Volder's rotation mode, gain pre-divided)."""
     x = t.circular_x0
     y = 0
@@ -196,7 +196,7 @@ def _circular_rotate(z: int, t: Tables) -> tuple[int, int]:
     return x, y
 
 
-def _circular_vector(x: int, y: int, t: Tables) -> int:
+def circular_vector(x: int, y: int, t: Tables) -> int:
     """atan(y / x) * 2**P for x > 0 (Volder's vectoring mode: drive y to 0)."""
     z = 0
     for i, h, a in t.circular:
@@ -207,7 +207,7 @@ def _circular_vector(x: int, y: int, t: Tables) -> int:
     return z
 
 
-def _hyperbolic_rotate(z: int, t: Tables) -> tuple[int, int]:
+def hyperbolic_rotate(z: int, t: Tables) -> tuple[int, int]:
     """(cosh z, sinh z) * 2**P for |z| <= 1.11 (Walther's hyperbolic rotation mode)."""
     x = t.hyperbolic_x0
     y = 0
@@ -219,7 +219,7 @@ def _hyperbolic_rotate(z: int, t: Tables) -> tuple[int, int]:
     return x, y
 
 
-def _hyperbolic_vector(x: int, y: int, t: Tables) -> int:
+def hyperbolic_vector(x: int, y: int, t: Tables) -> int:
     """atanh(y / x) * 2**P for x > |y| (Walther's hyperbolic vectoring mode)."""
     z = 0
     for i, h, a in t.hyperbolic:
@@ -235,19 +235,19 @@ def _hyperbolic_vector(x: int, y: int, t: Tables) -> int:
 # --------------------------------------------------------------------------
 
 
-def _round_p(v: int, t: Tables) -> int:
+def round_p(v: int, t: Tables) -> int:
     """Round a P-bit value to F bits, half-up (floor(v / 2**G + 1/2))."""
     return (v + t.half_guard) >> t.guard
 
 
-def _scale_round(v: int, shift: int) -> int:
+def scale_round(v: int, shift: int) -> int:
     """round(v / 2**shift) half-up for shift > 0, exact ``v << -shift`` otherwise."""
     if shift > 0:
         return (v + (1 << (shift - 1))) >> shift
     return v << -shift
 
 
-def _saturate(v: int, t: Tables) -> int:
+def saturate(v: int, t: Tables) -> int:
     if v > t.max_signed:
         return t.max_signed
     if v < t.min_signed:

@@ -4,12 +4,12 @@ exp: ``x = k ln2 + r``, then hyperbolic rotation giving ``cosh r`` and
 ``sinh r`` (``e**r = cosh r + sinh r``); log: normalisation by the leading-one
 position, then hyperbolic vectoring, ``ln m = 2 atanh((m-1)/(m+1))``; pow:
 ``exp(y * ln x)`` with ``ln x`` kept at internal precision.  The split
-``_exp_parts`` also serves sinh, cosh and tanh (``isa/functions/hyperbolic.py``).
+``exp_parts`` also serves sinh, cosh and tanh (``isa/functions/hyperbolic.py``).
 """
 from __future__ import annotations
 
 from ..fixed_point import WordFormat
-from .cordic import Tables, _hyperbolic_rotate, _hyperbolic_vector, _round_p, _scale_round, tables
+from .cordic import Tables, hyperbolic_rotate, hyperbolic_vector, round_p, scale_round, tables
 from .errors import DivideByZero, DomainError
 
 
@@ -20,7 +20,7 @@ def exp_k(z: int, t: Tables) -> int:
     return ((z >> (t.prec - kb)) * t.inv_ln2_k + (1 << (2 * kb - 1))) >> (2 * kb)
 
 
-def _exp_parts(z: int, t: Tables) -> tuple[int, int, int]:
+def exp_parts(z: int, t: Tables) -> tuple[int, int, int]:
     """Split ``z * 2**-P = k ln2 + r`` with |r| <= ln2/2 (+tiny) and return (k, cosh r, sinh r).
 
     ``k`` comes from the top bits of ``z`` times a K-bit 1/ln2 (``exp_k``); ``r = z - k
@@ -28,7 +28,7 @@ def _exp_parts(z: int, t: Tables) -> tuple[int, int, int]:
     """
     k = exp_k(z, t)
     r = z - ((k * t.ln2_wide + 128) >> 8)
-    c, s = _hyperbolic_rotate(r, t)
+    c, s = hyperbolic_rotate(r, t)
     return k, c, s
 
 
@@ -50,7 +50,7 @@ def ln_p(x: int, t: Tables) -> int:
         u, v = a + (2 << s), a - (2 << s)  # ratio (m/2 - 1)/(m/2 + 1)
     else:
         u, v = a + (1 << s), a - (1 << s)
-    z = _hyperbolic_vector(u, v, t) if v else 0
+    z = hyperbolic_vector(u, v, t) if v else 0
     return ((e * t.ln2_wide + 128) >> 8) + 2 * z
 
 
@@ -62,12 +62,12 @@ def _exp_from_p(z: int, t: Tables) -> int:
         return t.max_signed
     if z <= -lim:
         return 0
-    k, c, s = _exp_parts(z, t)
+    k, c, s = exp_parts(z, t)
     if k >= t.width - t.frac:  # exp(z) >= 2**(W-F-1/2) > max_signed * 2**-F
         return t.max_signed
     if k <= -t.frac - 2:  # exp(z) < sqrt2 * 2**-(F+2) < half an ulp
         return 0
-    v = _scale_round(c + s, t.guard - k)  # exp(r) * 2**k, rounded to F bits
+    v = scale_round(c + s, t.guard - k)  # exp(r) * 2**k, rounded to F bits
     return t.max_signed if v > t.max_signed else v
 
 
@@ -85,7 +85,7 @@ def fx_log(x: int, fmt: WordFormat) -> int:
     if x <= 0:
         raise DomainError(f"log of non-positive value (raw {x})")
     t = tables(fmt)
-    return _round_p(ln_p(x, t), t)
+    return round_p(ln_p(x, t), t)
 
 
 def fx_pow(x: int, y: int, fmt: WordFormat) -> int:

@@ -7,8 +7,8 @@ so sinh and cosh are one subtraction or addition and tanh one division.
 from __future__ import annotations
 
 from ..fixed_point import WordFormat
-from .cordic import Tables, _saturate, _scale_round, tables
-from .exp_log import _exp_parts
+from .cordic import Tables, saturate, scale_round, tables
+from .exp_log import exp_parts
 
 
 def _hyperbolic_abs(ax: int, t: Tables) -> tuple[int, int, int]:
@@ -17,7 +17,7 @@ def _hyperbolic_abs(ax: int, t: Tables) -> tuple[int, int, int]:
     With ``|x| = k ln2 + r``: ``e**|x| = 2**k e**r`` and ``e**-|x| = 2**k (e**-r 4**-k)``,
     so both terms share the scale 2**k and every value fits P + 2 bits.
     """
-    k, c, s = _exp_parts(ax << t.guard, t)
+    k, c, s = exp_parts(ax << t.guard, t)
     em = c - s
     sh = 2 * k
     return k, c + s, (em + (1 << (sh - 1))) >> sh if sh else em
@@ -37,8 +37,8 @@ def fx_sinh(x: int, fmt: WordFormat) -> int:
         if k > t.width - t.frac:
             v = t.max_signed + 1
         else:
-            v = _scale_round(ep - em, t.guard + 1 - k)
-    return _saturate(-v if x < 0 else v, t)
+            v = scale_round(ep - em, t.guard + 1 - k)
+    return saturate(-v if x < 0 else v, t)
 
 
 def fx_cosh(x: int, fmt: WordFormat) -> int:
@@ -50,7 +50,7 @@ def fx_cosh(x: int, fmt: WordFormat) -> int:
     k, ep, em = _hyperbolic_abs(ax, t)
     if k > t.width - t.frac:
         return t.max_signed
-    return min(_scale_round(ep + em, t.guard + 1 - k), t.max_signed)
+    return min(scale_round(ep + em, t.guard + 1 - k), t.max_signed)
 
 
 def fx_tanh(x: int, fmt: WordFormat) -> int:
@@ -72,7 +72,7 @@ def fx_tanh(x: int, fmt: WordFormat) -> int:
 def fx_sigmoid(x: int, fmt: WordFormat) -> int:
     """The logistic sigmoid 1 / (1 + e**-x) from one hyperbolic CORDIC run and one division.
 
-    With ``a = |x|/2 = k ln2 + r`` (the split of ``exp_log._exp_parts``, at P bits, so the
+    With ``a = |x|/2 = k ln2 + r`` (the split of ``exp_log.exp_parts``, at P bits, so the
     halving is exact): ``e**a = 2**k e**r`` and ``e**-a = 2**k (e**-r 4**-k)``, so
     ``sigmoid(|x|) = e**r / (e**r + 4**-k e**-r)`` and ``sigmoid(-|x|) = 4**-k e**-r /
     (e**r + 4**-k e**-r)``: one rounding each (half up), never saturating (the result is
@@ -82,7 +82,7 @@ def fx_sigmoid(x: int, fmt: WordFormat) -> int:
     ax = -x if x < 0 else x
     if ax >= (t.frac + 4) << (t.frac + 1):  # e**-|x| < 2**-(F+2): rounds to one / zero
         return t.one if x >= 0 else 0
-    k, c, s = _exp_parts(ax << (t.guard - 1), t)
+    k, c, s = exp_parts(ax << (t.guard - 1), t)
     em, sh = c - s, 2 * k
     em = (em + (1 << (sh - 1))) >> sh if sh else em
     ep = c + s

@@ -44,7 +44,7 @@ from types import CodeType
 
 from revasm.isa.adjoint import mode_statements
 from revasm.isa.codec import IllegalInstruction, decode
-from revasm.isa.fixed_point import WordFormat
+from revasm.isa.fixed_point import word_format
 from revasm.isa.instruction import Instruction
 from revasm.isa.table import INSTRUCTIONS
 from revasm.isa.vocabulary import vocabulary
@@ -276,7 +276,7 @@ def _expression(word: int, backward: bool, gradient: bool, width: int) -> CodeTy
 
 @cache
 def _names(width: int) -> dict[str, object]:
-    return {**vocabulary(WordFormat(width)), **timer_names(width)}
+    return {**vocabulary(word_format(width)), **timer_names(width)}
 
 
 #: A unit call as a template makes it: the vocabulary name and its argument words.
@@ -289,7 +289,7 @@ def traced_calls(template: str, width: int, **banks: list[int]) -> list[UnitCall
     whose unit functions record their arguments; a call that faults is recorded before it
     raises, and the run stops there."""
     calls: list[UnitCall] = []
-    names: dict[str, object] = dict(vocabulary(WordFormat(width)))
+    names: dict[str, object] = dict(vocabulary(word_format(width)))
 
     def recording(name: str, function: Callable[..., object]) -> Callable[..., object]:
         def call(*args: int) -> object:

@@ -11,7 +11,7 @@ change of the hardware's timing is a change of this file.
 visits for one call, from the cycle it sees ``start`` (in IDLE) to the cycle whose edge
 raises ``done``, both included; the branches it takes are decided by the same integer
 algorithm as the unit's (``isa/functions``, ``isa/rotation.py``), so the count is exact for
-every operand.  ``tests/test_unit_timing.py`` runs each unit alone in Amaranth's simulator
+every operand.  ``tests/isa/timing/test_units.py`` runs each unit alone in Amaranth's simulator
 over random and edge-case operands of every operation at both widths and checks every
 count.
 

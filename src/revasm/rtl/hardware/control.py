@@ -2,7 +2,7 @@
 
 After every instruction (``isa/table.py``): if BR = 0 then PC += DIR, else
 PC += BR * DIR, with BR and DIR as the instruction left them (the next-PC rule,
-``revasm.machine.next_pc``; ``tests/test_machine_next_pc.py`` simulates this unit against
+``revasm.machine.next_pc``; ``tests/machine/test_next_pc.py`` simulates this unit against
 it, and its halting against ``halts``).  An instruction
 entered with BR != 0 (reached by a jump) that leaves BR != 0 raises the
 uncaught-jump fault at its own PC, its effects kept (the checked come-from

@@ -123,7 +123,7 @@ def _leading_angles(t: Tables) -> int:
 def cordic_schedule(t: Tables, k: int, hyper: bool) -> tuple[int, int]:
     """Iteration ``k``'s shift and angle as the unit forms them: the shift k (circular)
     or k + 1 less the repeats so far (hyperbolic); the angle from a table of the leading
-    iterations, else 2**(P - shift).  ``tests/test_rtl_units.py`` checks every
+    iterations, else 2**(P - shift).  ``tests/rtl/hardware/test_units.py`` checks every
     iteration against the CORDIC tables of ``isa/elementary``."""
     shift = k + 1 - sum(k >= r for r in _repeats(t)) if hyper else k
     if k < _leading_angles(t):

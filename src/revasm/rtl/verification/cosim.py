@@ -32,7 +32,7 @@ from amaranth.sim import Simulator, SimulatorContext
 
 from revasm.assembler.image import Image
 from revasm.isa.codec import IllegalInstruction, decode
-from revasm.isa.fixed_point import WordFormat
+from revasm.isa.fixed_point import word_format
 from revasm.isa.timing import NotTimed, step_timing
 from revasm.isa.vocabulary import vocabulary
 from revasm.machine import MachineFault, TraceRecord
@@ -641,7 +641,7 @@ def overflow_count(record: TraceRecord, image: Image, registers: list[int],
     template = entry.forward if record.direction > 0 else entry.backward
     if "OV[" not in template:
         return 0
-    fmt = WordFormat(width)
+    fmt = word_format(width)
     counter = [0]
     namespace = dict(vocabulary(fmt), R=list(registers), OV=counter, overflow=lambda flag: flag)
     exec(template.format(**operands), namespace)

@@ -433,7 +433,7 @@ class GradientSpec(Elaboratable):
     ``steps`` ``backward`` or ``forward`` checks one direction alone, from a free state
     (half the unit calls, so a quarter of the pool's pairwise constraints): the two prove
     what the run of both proves but the round trip, which the table's own step has
-    (``tests/test_adjoint_rules.py``: every gradient template is undone by its inverse).
+    (``tests/isa/test_adjoint_rules.py``: every gradient template is undone by its inverse).
     """
 
     def __init__(self, ins: Instruction, params: CoreParams, rom: MicroRom | None = None,

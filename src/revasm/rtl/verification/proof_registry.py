@@ -17,7 +17,7 @@ the rotation law :class:`~revasm.rtl.verification.unit_proofs.RotationLawSpec`.
 
 Results are recorded in ``docs/formal_results.json`` (status and seconds per proof, the
 command that ran them); :func:`table` renders the registry with them, and
-``tests/test_rtl_formal.py`` checks that docs/rtl.md holds exactly that table.
+``tests/rtl/verification/test_formal.py`` checks that docs/rtl.md holds exactly that table.
 """
 from __future__ import annotations
 

@@ -229,8 +229,9 @@ def rotation_oracle(name: str, x: Any, y: Any, plan: tuple[Any, Any, Any], width
     ``if``, so that it also runs on numpy arrays and Amaranth values (``ops``; hence ``Any``
     for the words).  The shears are the same
     integer expressions (``fx_mul``'s rounded product, the wrap to W bits); the overflow is
-    the disjunction of the events those functions return at; ``tests/test_rtl_formal.py``
-    checks this restatement against them on every input at W = 6 (``make formal``: W = 8)."""
+    the disjunction of the events those functions return at;
+    ``tests/rtl/verification/test_formal.py`` checks this restatement against them on every
+    input at W = 6 (``make formal``: W = 8)."""
     fmt = word_format(width)
     negate = plan[0]
     tan_half, sine = fmt.signed(plan[1]), fmt.signed(plan[2])

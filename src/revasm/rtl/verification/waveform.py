@@ -8,7 +8,7 @@ the same names, scopes, timescale and clock: ``bench.top``'s ``clk``, ``host__bu
 ``retire__valid``, ``pc``, ``insn``, ``backward_in``, ``br``, ``backward``, ``ov`` and
 enables, and the register file's words (``bench.top.regfile``, ``\\bank[N]``).  So the
 ISA-level and the RTL run open side by side in GTKWave or Surfer, and every signal this file
-has equals the RTL's at every moment of the run (``tests/test_waveform.py``).  The RTL's
+has equals the RTL's at every moment of the run (``tests/cli/test_waveforms.py``).  The RTL's
 data outputs that hold a don't-care value when their enable is low (``retire__wa_data``,
 ...) and the units' internals are not written.
 """

@@ -24,11 +24,10 @@ from .generate import (
     STATUS,
     STEPS,
 )
+from .vocab import JIT
 
-_JIT = dict(cache=True, nogil=True)
 
-
-@njit(**_JIT)
+@njit(**JIT)
 def begin(ctl, start, direction):
     """Set every lane running from ``start`` (one PC, or one per lane) in ``direction``:
     PC, DIR, the counts and the fault code reset; BR to 0, except on a lane that halted
@@ -48,7 +47,7 @@ def begin(ctl, start, direction):
         ctl[FCODE, lane] = 0
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def turn_back(ctl):
     """``run_back``: every halted lane turns around (BR as it halted) and runs again."""
     for lane in range(ctl.shape[1]):
@@ -60,7 +59,7 @@ def turn_back(ctl):
             ctl[FCODE, lane] = 0
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def running(ctl, lane_mode, mode):
     """The running lanes (int64 indices, ascending), each marked in ``lane_mode`` with
     ``mode`` (whether this run has a derivative switch on)."""
@@ -75,7 +74,7 @@ def running(ctl, lane_mode, mode):
     return out[:count]
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def stopped(ctl, active):
     """How the lanes of a kernel call stopped: (handed off, paused for room, still
     running) counts, in one pass; the lanes themselves only when some are (``select``)."""
@@ -91,7 +90,7 @@ def stopped(ctl, active):
     return handed, paused, still
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def select(ctl, active, status, count):
     """The lanes of ``active`` whose status is ``status``, in order (at most ``count``:
     ``stopped``'s count of them)."""

@@ -6,10 +6,14 @@ numba (which brings LLVM), and says so through ``available()`` when it is missin
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from revasm.assembler.image import Image
 from revasm.sim.engine import Engine
 from revasm.sim.reference import DEFAULT_MEMORY_WORDS
+
+if TYPE_CHECKING:  # numba is imported on the first load, not with the engine table
+    from .machine import CompiledLanes
 
 
 def _available() -> str | None:
@@ -21,7 +25,7 @@ def _available() -> str | None:
 
 
 def _load(image: Image, lanes: int = 1, *, max_steps: int | None = None,
-          memory_words: int = DEFAULT_MEMORY_WORDS):
+          memory_words: int = DEFAULT_MEMORY_WORDS) -> CompiledLanes:
     from .machine import CompiledLanes
 
     # REVASM_KERNEL=program|interpreter|auto chooses the kernels (sim/compiled/README.md)

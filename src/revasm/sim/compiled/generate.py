@@ -43,7 +43,7 @@ import re
 from dataclasses import dataclass
 
 from revasm.assembler.image import Image
-from revasm.isa.fixed_point import WordFormat
+from revasm.isa.fixed_point import word_format
 from revasm.machine.next_pc import halts_source, next_pc_source
 from revasm.sim.reference.blocks import block_starts as reference_block_starts
 from revasm.sim.reference.machine import Program
@@ -137,7 +137,7 @@ class _Kernel:
         self.cells = Program.of(image).cells
         self.gradient = gradient
         self.tangent = tangent
-        fmt = WordFormat(image.width)
+        fmt = word_format(image.width)
         self.translator = Translator(image.width, {
             "M": fmt.mask, "W": fmt.width, "F": fmt.frac_bits, "one": fmt.one})
         self.lines: list[str] = []
@@ -511,7 +511,7 @@ class _Kernel:
         for flag in code:
             dense.append(-1 if flag else count)
             count += 0 if flag else 1
-        sites = sorted(self.sites, key=self.sites.get) or [(0, 0, 0)]
+        sites = sorted(self.sites, key=self.sites.__getitem__) or [(0, 0, 0)]
         single_cycles = [cell.fixed_cycles(1, self.gradient) for cell in cells]
 
         def array(values: list, dtype: str) -> str:

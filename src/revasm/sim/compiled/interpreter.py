@@ -27,7 +27,7 @@ import numpy
 
 from revasm.assembler.image import Image
 from revasm.isa.adjoint import mode_template
-from revasm.isa.fixed_point import WordFormat
+from revasm.isa.fixed_point import word_format
 from revasm.isa.table import INSTRUCTIONS
 from revasm.isa.timing import step_timing
 from revasm.machine.next_pc import halts_source, next_pc_source
@@ -69,7 +69,7 @@ _CONTROL = (("pc", 0), ("br", 1), ("d", 2), ("steps", 3), ("cycles", 4))
 def program_arrays(image: Image) -> tuple[Any, ...]:
     """The image decoded for the interpreter kernel (the values of :data:`PROGRAM_ARGS`)."""
     cells = Program.of(image).cells
-    mask = WordFormat(image.width).mask
+    mask = word_format(image.width).mask
     index = {id(ins): n for n, ins in enumerate(INSTRUCTIONS)}
     prog = numpy.zeros((PROGRAM_FIELDS, max(len(cells), 1)), dtype=numpy.int64)
     imm = numpy.zeros(max(len(cells), 1), dtype=numpy.uint64)
@@ -98,7 +98,7 @@ def program_arrays(image: Image) -> tuple[Any, ...]:
 
 class _Source:
     def __init__(self, width: int, gradient: bool, tangent: bool) -> None:
-        fmt = WordFormat(width)
+        fmt = word_format(width)
         self.width, self.gradient, self.tangent = width, gradient, tangent
         self.translator = Translator(width, {"M": fmt.mask, "W": fmt.width,
                                              "F": fmt.frac_bits, "one": fmt.one})

@@ -16,7 +16,7 @@ Capacity: the tables start small and double whenever a lane fills one; the windo
 empty and doubles whenever a lane touches a word at most ``vocab.WINDOW_REACH`` words
 above its end (so its words are never sparser than that).  A full table or window pauses
 the lane *before* the instruction that needs room (status ``NEEDS_ROOM``, nothing of that
-instruction done); :meth:`CompiledLanes._go` grows it and resumes the paused lanes,
+instruction done); :meth:`CompiledLanes.run_until_stopped` grows it and resumes the paused lanes,
 until every lane has halted or faulted.  No lane is ever cut short or
 silently wrong; the only limit is host memory.
 """
@@ -26,13 +26,13 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy
 
 from revasm.assembler.image import Image
 from revasm.isa.adjoint import BANKS as GRADIENT_BANKS
-from revasm.isa.fixed_point import WordFormat
+from revasm.isa.fixed_point import word_format
 from revasm.machine import MachineFault, Snapshot
 from revasm.machine.fault_messages import (
     illegal_message,
@@ -42,9 +42,9 @@ from revasm.machine.fault_messages import (
     where,
 )
 from revasm.machine.next_pc import pc_from_register, pc_register
-from revasm.sim.engine import OutputListener
+from revasm.sim.engine import OutputListener, step_limit
 from revasm.sim.reference import DEFAULT_MEMORY_WORDS, Program
-from revasm.sim.reference.machine import run_start
+from revasm.sim.reference.machine import dense_words, run_start
 from revasm.sim.switches import ModeSwitches
 
 from . import control, generate
@@ -129,25 +129,34 @@ KERNEL_CHOICES = ("auto", "program", "interpreter")
 PROGRAM_KERNEL_LINES = 4000
 
 
-class _Written(list):
+class _Written(list[int]):
     """A memory bank list that records the addresses written into it."""
 
     def __init__(self, words: list[int]) -> None:
         super().__init__(words)
         self.written: set[int] = set()
 
-    def __setitem__(self, address, word) -> None:  # type: ignore[override]
+    # one word at a time (list's slice form is never used on a bank)
+    def __setitem__(self, address: int, word: int) -> None:  # type: ignore[override]
         self.written.add(address)
         super().__setitem__(address, word)
 
 
 class CompiledLanes(ModeSwitches):
     """``lanes`` copies of the machine on one image, run by compiled kernels
-    (:class:`revasm.sim.engine.Lanes`)."""
+    (:class:`revasm.sim.engine.Lanes`).
+
+    Override points, for an engine that keeps this host (its state, pauses, hand-offs,
+    faults and snapshots) and runs other kernels -- the tile engine's
+    :class:`~revasm.sim.tile.lanes.TileLanes`: :attr:`BANK_ORDER` (how banks are stored),
+    :meth:`kernel_module` and :meth:`kernel_source` (which kernels), :meth:`uses_interpreter`,
+    :meth:`run_until_stopped` (the loop of kernel calls between :meth:`run` or
+    :meth:`run_back` and the lanes' stop) and :meth:`call_kernel` (one call).
+    """
 
     #: numpy's order of the ``(lanes, words)`` banks and memory keys: ``C`` (a lane's
     #: words side by side); the tile engine's subclass stores them lane-innermost (``F``).
-    BANK_ORDER = "C"
+    BANK_ORDER: Literal["C", "F"] = "C"
 
     def __init__(self, image: Image, lanes: int = 1, *, max_steps: int | None = None,
                  memory_words: int = DEFAULT_MEMORY_WORDS, kernel: str = "auto") -> None:
@@ -156,20 +165,18 @@ class CompiledLanes(ModeSwitches):
                              f"not {kernel!r}")
         if lanes < 1:
             raise ValueError(f"an engine needs at least one lane, not {lanes}")
-        if len(image) > memory_words:
-            raise ValueError(f"the image has {len(image)} words but memory only "
-                             f"{memory_words}")
+        memory_words = dense_words(image, memory_words)  # the image is always dense
         self.image = image
         self.lanes = lanes
         self.width = image.width
-        self.fmt = WordFormat(image.width)
-        self.max_steps = max_steps
+        self.fmt = word_format(image.width)
+        self.max_steps = step_limit(max_steps)  # 2^62 .. 2^64 - 1: no limit (sim/engine.py)
         self.memory_words = memory_words
         self.cells = Program.of(image).cells
         mask = self.fmt.mask
         self._code = [bool(flag) for flag in image.is_code]
         self._dense_index: dict[int, int] = {}
-        data_words = []
+        data_words: list[int] = []
         for address, (word, code) in enumerate(zip(image.words, self._code)):
             if not code:
                 self._dense_index[address] = len(data_words)
@@ -355,7 +362,9 @@ class CompiledLanes(ModeSwitches):
 
     # --- running ---------------------------------------------------------------------------
 
-    def _kernel(self) -> Any:
+    def kernel_module(self) -> Any:
+        """The loaded kernel module this machine runs in its current mode (an override
+        point: the class docstring)."""
         mode = (self._gradient, self._tangent)
         module = self._kernels.get(mode)
         if module is None:
@@ -422,26 +431,27 @@ class CompiledLanes(ModeSwitches):
             raise ValueError(f"start: one PC or one per lane ({self.lanes}), not {len(starts)}")
         # Lanes that halted where this run starts keep BR (a jump onto FINISH halts with it).
         control.begin(self.CTL, starts, numpy.int64(direction))
-        self._go(on_output)
+        self.run_until_stopped(on_output)
         if progress is not None:
             progress(self.lanes)
 
     def run_back(self, *, progress: Callable[[int], object] | None = None,
                  on_output: OutputListener | None = None) -> None:
         control.turn_back(self.CTL)  # the halted lanes, BR as they halted (onto FINISH)
-        self._go(on_output)
+        self.run_until_stopped(on_output)
         if progress is not None:
             progress(self.lanes)
 
-    def _go(self, on_output: OutputListener | None = None) -> None:
+    def run_until_stopped(self, on_output: OutputListener | None = None) -> None:
         """Run the running lanes to a halt or fault: kernel calls, with the pauses (a table
         to grow) and hand-offs between them; with ``on_output``, calls of a slice of steps
-        each (``slices.py``), the new output words handed over after every call."""
+        each (``slices.py``), the new output words handed over after every call.  :meth:`run`
+        and :meth:`run_back` set the lanes going and call it (an override point)."""
         active = control.running(self.CTL, self._lane_mode, self._gradient or self._tangent)
         if self._faults:
             for lane in active.tolist():
                 self._faults.pop(lane, None)
-        module = self._kernel()
+        module = self.kernel_module()
         self.CTL[STRICT] = int(self._strict)
         self._run_mode = (self._gradient, self._tangent)
         run_limit = self.max_steps if self.max_steps is not None else 1 << 62
@@ -465,7 +475,7 @@ class CompiledLanes(ModeSwitches):
                 args = (*args, *self._program)
             runner = runner_for(len(active))
             started = time.perf_counter()
-            self._call(module, runner, active, args)
+            self.call_kernel(module, runner, active, args)
             seconds = time.perf_counter() - started
             self.kernel_seconds += seconds
             stuck = False
@@ -480,22 +490,7 @@ class CompiledLanes(ModeSwitches):
                     if announced is not None:
                         announced[lane] = self.OUTLEN[lane]  # the oracle handed its words over
             if paused_count:
-                paused = control.select(self.CTL, active, NEEDS_ROOM, paused_count)
-                needs = {code - 100 for code in self.CTL[FCODE, paused].tolist()}
-                if tr.ROOM_MEMORY in needs:  # FAUX: which (vocab.window_slot's answer)
-                    memory = paused[self.CTL[FCODE, paused] == 100 + tr.ROOM_MEMORY]
-                    answers = set(self.CTL[FAUX, memory].tolist())
-                    from .vocab import GROW_WINDOW
-                    if GROW_WINDOW in answers:
-                        self._grow_memory(window=True)
-                    if answers - {GROW_WINDOW}:
-                        self._grow_memory()
-                if tr.ROOM_OUTPUT in needs:
-                    self._grow("OUT")
-                if tr.ROOM_TAPE in needs:
-                    self._grow("TAPE")
-                self.CTL[STATUS, paused] = RUNNING
-                self.CTL[FCODE, paused] = 0
+                self._make_room(control.select(self.CTL, active, NEEDS_ROOM, paused_count))
             if on_output is not None:
                 self._announce(on_output, active, announced)
             if slices is not None:
@@ -507,6 +502,26 @@ class CompiledLanes(ModeSwitches):
         if len(ran) and self._run_mode == (False, False):
             steps = self.CTL[STEPS] if len(ran) == self.lanes else self.CTL[STEPS, ran]
             self._record(module, float(steps.mean()))
+
+    def _make_room(self, paused: Any) -> None:
+        """Grow what the ``paused`` lanes need (memory table or window, output log, tape)
+        and set them running again: they resume at the instruction that paused them."""
+        from .vocab import GROW_WINDOW
+
+        codes = self.CTL[FCODE, paused]
+        needs = {code - 100 for code in codes.tolist()}
+        if tr.ROOM_MEMORY in needs:  # FAUX: which (vocab.window_slot's answer)
+            answers = set(self.CTL[FAUX, paused[codes == 100 + tr.ROOM_MEMORY]].tolist())
+            if GROW_WINDOW in answers:
+                self._grow_memory(window=True)
+            if answers - {GROW_WINDOW}:
+                self._grow_memory()
+        if tr.ROOM_OUTPUT in needs:
+            self._grow("OUT")
+        if tr.ROOM_TAPE in needs:
+            self._grow("TAPE")
+        self.CTL[STATUS, paused] = RUNNING
+        self.CTL[FCODE, paused] = 0
 
     def _end_slice(self, active: Any, steps_before: Any) -> bool:
         """After a call with a slice's step limit: the lanes it stopped there -- a step-limit
@@ -546,9 +561,10 @@ class CompiledLanes(ModeSwitches):
         record_run(self._record_path, module, steps)
         self._recorded = (module, steps)
 
-    def _call(self, module: Any, name: str, active: Any, args: tuple) -> None:
+    def call_kernel(self, module: Any, name: str, active: Any, args: tuple) -> None:
         """Run a kernel's ``run_serial`` or ``run_parallel``; a first call that will compile
-        it (not in numba's cache) is announced through :data:`COMPILE_NOTICE`."""
+        it (not in numba's cache) is announced through :data:`COMPILE_NOTICE` (an override
+        point)."""
         runner = getattr(module, name)
         notice = COMPILE_NOTICE
         if notice is None or runner.signatures or module_is_compiled(module, name):
@@ -604,9 +620,9 @@ class CompiledLanes(ModeSwitches):
         tracked = {"MEM": _Written(machine.memory)}
         machine.memory = tracked["MEM"]
         for name in ("GM", "TM", "TGM"):
-            if machine._namespace[name] is not None:  # the reference's banks
-                tracked[name] = _Written(machine._namespace[name])
-                machine._namespace[name] = machine._step_namespace[name] = tracked[name]
+            if machine.has_bank(name):
+                tracked[name] = _Written(machine.bank(name))
+                machine.replace_bank(name, tracked[name])
         try:
             machine.resume()
             ctl[STATUS] = HALTED
@@ -621,7 +637,7 @@ class CompiledLanes(ModeSwitches):
             if self._banks[name] is not None:
                 self._banks[name][lane] = numpy.array(machine.bank(name), dtype=numpy.uint64)
         # the oracle's memory indices -> addresses (its words above the dense ones)
-        addresses = {index: address for address, index in machine._sparse.items()}
+        addresses = {index: address for address, index in machine.sparse_indices().items()}
         for name, memory in tracked.items():
             if self._banks[name] is None:
                 continue
@@ -751,6 +767,7 @@ class CompiledLanes(ModeSwitches):
             going = "" if direction > 0 else " running backward"
             if self._lane_mode[lane]:
                 going += " in gradient mode"
+            assert cell is not None  # an execution fault stops at an instruction
             message = f"{cell.text}{going} at {self._where(pc)}: {detail}"
         return MachineFault(kind, message, pc=pc, location=self.image.location(pc), br=br,
                             direction=direction, registers=registers,

@@ -70,7 +70,7 @@ def _shear(word, coefficient, other, sign, width):
         total = S(word, 32) + sign * mul_round32(coefficient, S(other, 32))
         fits = I(-(1 << 31)) <= total <= I((1 << 31) - 1)
         return not fits, U(total) & word_mask(32)
-    h, lo = smul128(coefficient, I(other))
+    h, lo = smul128(coefficient, I(other))  # type: ignore[call-arg, var-annotated]  # numba intrinsic: typing context is implicit
     h, lo = w_add(h, lo, I(0), U(1 << 31))
     ph, pl = w_sar(h, lo, 32)
     wh, wl = w_of(I(word))

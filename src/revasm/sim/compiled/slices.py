@@ -6,7 +6,8 @@ within :data:`~revasm.sim.engine.LIVE_OUTPUT_SECONDS` (``sim/engine.py``), a run
 listener passes the kernel a step limit a *slice* ahead instead of ``max_steps``: the kernel
 stops each lane there exactly as at ``max_steps`` -- between two instructions, nothing of
 the next one done (fault code ``F_STEPS``, or ``HANDOFF`` before a block that no longer
-fits) -- and the host resumes the lane in the next call (``machine.CompiledLanes._go``).
+fits) -- and the host resumes the lane in the next call
+(``machine.CompiledLanes.run_until_stopped``).
 
 The budget is steps, the goal time: it starts at :data:`FIRST_SLICE_STEPS` and after every
 call is set from the steps a second that call ran, so that a call takes about half the

@@ -8,12 +8,10 @@ last argument, as the vocabulary's functions take it).  Each function
 makes the unit's choice of path (``isa/timing.CallCosts``, its numbers baked in per
 width) with the same integer tests as the unit: tan's denominator from the kernels' own
 quadrant reduction and CORDIC (``vocab.sincos_reduce``), pow's range from ``y ln x`` as
-``vocab.fx_pow`` forms it.  Exact for every word: ``tests/test_compiled_timing.py``
+``vocab.fx_pow`` forms it.  Exact for every word: ``tests/sim/compiled/test_timing.py``
 compares them with the scalar timers over many words.
 """
 from __future__ import annotations
-
-from typing import Any
 
 import numpy as np
 from numba import njit
@@ -21,6 +19,7 @@ from numba import njit
 from revasm.isa.timing import TAN_POLE_WINDOW, call_costs
 
 from .vocab import (
+    JIT,
     I,
     S,
     U,
@@ -31,8 +30,6 @@ from .vocab import (
     w_neg,
     w_shl,
 )
-
-JIT: dict[str, Any] = dict(cache=True, nogil=True)
 
 
 def _costs(width: int) -> tuple[int, ...]:

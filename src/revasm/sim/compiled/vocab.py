@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import platform
+from typing import Any
 
 import numpy as np
 from llvmlite import ir
@@ -29,7 +30,7 @@ from numba.core import types
 from numba.extending import intrinsic
 
 from revasm.isa import elementary
-from revasm.isa.fixed_point import WordFormat
+from revasm.isa.fixed_point import word_format
 from revasm.isa.rotation import pi_raw
 
 # The kernels' worker threads (numba's OpenMP pool, loaded at the first parallel run)
@@ -41,10 +42,10 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 U = np.uint64
 I = np.int64  # noqa: E741 - short names keep the arithmetic readable
 LOW32 = U(0xFFFFFFFF)
-JIT = dict(cache=True, nogil=True)
+JIT: dict[str, Any] = dict(cache=True, nogil=True)
 #: The function unit and rotations: compiled once, called (never inlined) by the kernels,
 #: whose compile time would otherwise grow with every CORDIC loop copied into them.
-OPAQUE = dict(cache=True, nogil=True, debug=True)
+OPAQUE: dict[str, Any] = dict(cache=True, nogil=True, debug=True)
 
 # --- LLVM intrinsics: the 128-bit product and count-leading-zeros ------------------------
 
@@ -143,7 +144,7 @@ def w_lt(ah, al, bh, bl):
 @njit(**JIT)
 def w_mul_i(h, lo, k):
     """(h, lo) * k mod 2**128 for an int64 k."""
-    ph, pl = umul128(lo, U(k))
+    ph, pl = umul128(lo, U(k))  # type: ignore[call-arg, var-annotated]  # numba intrinsic: typing context is implicit
     hi = I(ph) + h * k
     if k < 0:
         hi -= I(lo)
@@ -160,7 +161,7 @@ def w_fits64(h, lo):
 def divlu(u1, u0, v):
     """(q, r) of (u1 2**64 + u0) / v for u1 < v (Hacker's Delight, divlu): uint64."""
     b = U(1) << U(32)
-    s = nlz64(v)
+    s = nlz64(v)  # type: ignore[call-arg, var-annotated]  # numba intrinsic: typing context is implicit
     v = v << s
     vn1 = v >> U(32)
     vn0 = v & LOW32
@@ -218,7 +219,7 @@ def divide_low(u1, u0, v):
     """(q, r) of (u1 2**64 + u0) / v for u1 < v: the hardware's 128/64 division on
     x86-64, else :func:`divlu` (two 64-bit divisions)."""
     if X86_64:
-        return _divq(u1, u0, v)
+        return _divq(u1, u0, v)  # type: ignore[call-arg]  # numba intrinsic: typing context is implicit
     return divlu(u1, u0, v)
 
 
@@ -249,7 +250,7 @@ def _table(width: int) -> tuple[int, ...]:
         t.circular_x0, t.hyperbolic_x0, t.reduce_extra, t.half_pi_wide >> 64,
         _bits(t.half_pi_wide), _bits(t.two_over_pi), _bits(t.pi_p), t.half_pi_p, t.ln2_wide >> 64,
         _bits(t.ln2_wide), t.inv_ln2_k, t.sqrt2_s, t.sqrt_bits, width,
-        pi_raw(WordFormat(width))))
+        pi_raw(word_format(width))))
 
 
 def _steps(steps: tuple) -> np.ndarray:
@@ -387,7 +388,7 @@ def sincos_reduce(ax, width):
     t = _t(width)
     frac = t[FRAC]
     extra = t[EXTRA]
-    ph, pl = umul128(ax, U(t[TWO_OVER_PI]))
+    ph, pl = umul128(ax, U(t[TWO_OVER_PI]))  # type: ignore[call-arg, var-annotated]  # numba intrinsic: typing context is implicit
     rh, rl = w_add(I(ph), pl, *w_shl(I(0), U(1), frac + width - 1))
     qh, ql = w_sar(rh, rl, frac + width)
     q = I(ql)
@@ -458,7 +459,7 @@ def exp_from_p(zh, zl, width):
 def ln_p(x, width):
     """``elementary.ln_p`` for an int64 x > 0: ln(x 2**-F) 2**P as a 128-bit pair."""
     t = _t(width)
-    n = I(64) - I(nlz64(U(x)))
+    n = I(64) - I(nlz64(U(x)))  # type: ignore[call-arg]  # numba intrinsic: typing context is implicit
     e = n - 1 - t[FRAC]
     s = t[PREC] - 1
     shift = s - (n - 1)
@@ -585,7 +586,7 @@ def fx_atan2(y, x, width):
     big, small = (ay, ax) if swap else (ax, ay)
     if big == U(0):
         return I(0)
-    shift = t[PREC] - 1 - (I(64) - I(nlz64(big)))
+    shift = t[PREC] - 1 - (I(64) - I(nlz64(big)))  # type: ignore[call-arg]  # numba intrinsic: typing context is implicit
     if shift >= 0:
         big, small = big << U(shift), small << U(shift)
     else:
@@ -634,7 +635,7 @@ def pow_exponent(x, y, width):
         mh, ml = w_neg(lh, ll)
     else:
         mh, ml = lh, ll
-    ph, pl = umul128(ay, ml)
+    ph, pl = umul128(ay, ml)  # type: ignore[call-arg, var-annotated]  # numba intrinsic: typing context is implicit
     top_h, top_l = umul128(ay, U(mh))
     big = top_h != U(0) or top_l >= (U(1) << U(46))
     ph2 = ph + top_l
@@ -848,7 +849,7 @@ def mul_round32(a, b):
 @njit(**JIT)
 def mul_round64(a, b):
     """Low 64 bits of floor((a b + 2**31) / 2**32): one 128-bit product."""
-    h, lo = smul128(a, b)
+    h, lo = smul128(a, b)  # type: ignore[call-arg, var-annotated]  # numba intrinsic: typing context is implicit
     h, lo = w_add(h, lo, I(0), U(1 << 31))
     return U(h) << U(32) | lo >> U(32)
 
@@ -868,7 +869,7 @@ def fmul_ovf(x, y, width):
     if width == 32:
         p = mul_round32(S(x, 32), S(y, 32))
         return U(p) & LOW32, U(0) if I(-(1 << 31)) <= p <= I((1 << 31) - 1) else U(1)
-    h, lo = smul128(I(x), I(y))
+    h, lo = smul128(I(x), I(y))  # type: ignore[call-arg, var-annotated]  # numba intrinsic: typing context is implicit
     h, lo = w_add(h, lo, I(0), U(1 << 31))
     h, lo = w_sar(h, lo, 32)
     return lo, U(0) if w_fits64(h, lo) else U(1)

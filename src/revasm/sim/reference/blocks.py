@@ -42,8 +42,10 @@ gives its PC, its position in the block and the cycles spent before it.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import CodeType
+from typing import Any
 
 from revasm.machine.next_pc import next_pc_source
 
@@ -81,7 +83,7 @@ class CompiledBlocks:
     line_map: dict[int, BlockPlace]
     max_length: int
 
-    def functions(self, namespace: dict) -> dict[int, object]:
+    def functions(self, namespace: dict[str, Any]) -> dict[int, Callable[..., Any]]:
         """Execute the module in ``namespace``; block start pc -> function."""
         exec(self.code, namespace)  # generated from the ISA table only
         return {pc: namespace[f"_b{pc}"] for pc in self.starts}

@@ -7,13 +7,14 @@ only engine that traces (``trace=`` on :meth:`ReferenceLanes.run` gets a
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy
 
 from revasm.assembler.image import Image
 from revasm.machine import MachineFault, Snapshot, TraceRecord
-from revasm.sim.engine import Engine, OutputListener
+from revasm.sim.engine import Engine, OutputListener, step_limit
 
 from .machine import DEFAULT_MEMORY_WORDS, MEMORY_BANK_NAMES, Machine
 
@@ -112,10 +113,10 @@ class ReferenceLanes:
         starts = None if start is None else self._lane_pcs(start)
         for lane, machine in enumerate(self.machines):
             if starts is None:
-                self._go(lane, lambda m=machine: m.run(direction, trace=trace), on_output)
+                self._go(lane, partial(machine.run, direction, trace=trace), on_output)
             else:
-                self._go(lane, lambda m=machine, pc=starts[lane]: _run_from(m, pc, direction,
-                                                                             trace), on_output)
+                self._go(lane, partial(_run_from, machine, starts[lane], direction, trace),
+                         on_output)
             if progress is not None:
                 progress(lane + 1)
 
@@ -134,7 +135,7 @@ class ReferenceLanes:
                 machine.direction = -machine.direction  # BR as it halted (a jump onto FINISH)
                 machine.steps = machine.cycles = 0
                 machine.halted = False
-                self._go(lane, lambda m=machine: m.resume(trace=trace), on_output)
+                self._go(lane, partial(machine.resume, trace=trace), on_output)
             if progress is not None:
                 progress(lane + 1)
 
@@ -198,7 +199,8 @@ def _run_from(machine: Machine, pc: int, direction: int, trace: Trace | None) ->
 
 def _load(image: Image, lanes: int = 1, *, max_steps: int | None = None,
           memory_words: int = DEFAULT_MEMORY_WORDS) -> ReferenceLanes:
-    return ReferenceLanes(image, lanes, max_steps=max_steps, memory_words=memory_words)
+    return ReferenceLanes(image, lanes, max_steps=step_limit(max_steps),
+                          memory_words=memory_words)
 
 
 ENGINE = Engine("reference", "the scalar oracle: readable, exact, traces every step", _load,

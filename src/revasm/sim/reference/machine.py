@@ -16,13 +16,15 @@ run, which starts from that state, steps from FINISH straight back to the jump.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from fractions import Fraction
+from types import MappingProxyType
+from typing import Any, Literal, overload
 
-from revasm.assembler.image import Image, SourceLocation
+from revasm.assembler.image import DeclaredName, Image, SourceLocation
 from revasm.isa.adjoint import BANKS
 from revasm.isa.elementary import DivideByZero
-from revasm.isa.fixed_point import WordFormat
+from revasm.isa.fixed_point import word_format
 from revasm.isa.timing import timer_names
 from revasm.isa.vocabulary import vocabulary
 from revasm.machine.fault_messages import (
@@ -36,6 +38,7 @@ from revasm.machine.faults import ComeFromViolation, MachineFault, Trap
 from revasm.machine.next_pc import halts, next_pc
 from revasm.machine.snapshot import Snapshot
 from revasm.machine.trace import TraceRecord
+from revasm.machine.values import FIXED, kind_of, word_of
 from revasm.sim.switches import ModeSwitches
 
 from .blocks import DYNAMIC_CYCLES, BlockPlace, CompiledBlocks, compile_blocks
@@ -51,6 +54,14 @@ MEMORY_BANK_NAMES = tuple(name for name in BANK_NAMES if name.endswith("M"))
 #: of [0, 2^W) gets its word on first touch (docs/simulator.md "Memory").
 DEFAULT_MEMORY_WORDS = 65536
 
+
+def dense_words(image: Image, memory_words: int) -> int:
+    """The dense words of a machine for ``image``: ``memory_words``, or the image's length
+    when it is longer (a 100 000-instruction program is a program, not an error: the
+    words above the dense ones are there on first touch either way, so only speed
+    differs; the RTL's memory, which is a real bound, is checked by ``rtl_sim``)."""
+    return max(memory_words, len(image))
+
 TraceCallback = Callable[[TraceRecord], object]
 
 
@@ -64,7 +75,7 @@ class Program:
     _cache: dict[tuple, Program] = {}
 
     def __init__(self, image: Image) -> None:
-        self.fmt = WordFormat(image.width)
+        self.fmt = word_format(image.width)
         self.cells: list[Decoded] = decode_image(image)
         self._blocks: dict[tuple, CompiledBlocks] = {}
 
@@ -132,11 +143,9 @@ class Machine(ModeSwitches):
     def __init__(self, image: Image, *, memory_words: int = DEFAULT_MEMORY_WORDS,
                  max_steps: int | None = None, gradient: bool = False,
                  tangent: bool = False) -> None:
-        if len(image) > memory_words:
-            raise ValueError(f"the image has {len(image)} words but memory only "
-                             f"{memory_words}")
+        memory_words = dense_words(image, memory_words)
         self.image = image
-        self.fmt = WordFormat(image.width)
+        self.fmt = word_format(image.width)
         self.width = image.width
         self.program = Program.of(image)
         self.memory_words = memory_words
@@ -222,6 +231,20 @@ class Machine(ModeSwitches):
     def memory_gradient_tangents(self) -> list[int]:
         return self.bank("TGM")
 
+    def has_bank(self, name: str) -> bool:
+        """Whether the gradient-mode bank ``name`` exists (a switch or :meth:`bank` made it)."""
+        if name not in BANK_NAMES:
+            raise KeyError(f"no bank {name!r} (banks: {', '.join(BANK_NAMES)})")
+        return self._namespace[name] is not None
+
+    def replace_bank(self, name: str, words: list[int]) -> None:
+        """Put ``words`` in place of the existing gradient-mode bank ``name``, for the
+        generated blocks and single steps alike: the compiled engine's hand-off passes a
+        list that records which words a run writes (``sim/compiled/machine.py``)."""
+        if not self.has_bank(name):
+            raise KeyError(f"bank {name!r} does not exist yet: make it with bank(name)")
+        self._namespace[name] = self._step_namespace[name] = words
+
     def bank_snapshot(self) -> dict[str, tuple[int, ...]]:
         """Every allocated bank as a tuple (for reversibility checks of the gradient pass)."""
         return {name: tuple(self._namespace[name]) for name in BANK_NAMES
@@ -229,7 +252,7 @@ class Machine(ModeSwitches):
 
     # --- devices the templates call ----------------------------------------
 
-    def _make_namespace(self, *, recording: bool) -> dict:
+    def _make_namespace(self, *, recording: bool) -> dict[str, Any]:
         size = self.memory_words
         code_cells = self._code_cells
         code_length = len(code_cells)
@@ -308,6 +331,12 @@ class Machine(ModeSwitches):
         self._sparse[address] = index
         return index
 
+    @overload
+    def memory_index(self, address: int, *, make: Literal[True]) -> int: ...
+
+    @overload
+    def memory_index(self, address: int, *, make: bool = False) -> int | None: ...
+
     def memory_index(self, address: int, *, make: bool = False) -> int | None:
         """Where ``address`` lives in ``memory`` (and the memory banks): None for a word
         never touched above the dense ones (it holds 0), unless ``make``."""
@@ -321,11 +350,16 @@ class Machine(ModeSwitches):
             index = self._new_index(address)
         return index
 
-    def word_addresses(self):
+    def word_addresses(self) -> Iterator[tuple[int, int]]:
         """Every (address, index in ``memory`` and the memory banks) of a word that
         exists: the dense words, then the words above them a run touched."""
         yield from ((address, address) for address in range(self.memory_words))
         yield from self._sparse.items()
+
+    def sparse_indices(self) -> Mapping[int, int]:
+        """address -> index in ``memory`` (and the memory banks) of each word above the
+        dense ones a run touched, in the order it did: a read-only view."""
+        return MappingProxyType(self._sparse)
 
     # --- running -------------------------------------------------------------
 
@@ -425,7 +459,7 @@ class Machine(ModeSwitches):
         self.cycles += fixed if timed is None else fixed + eval(timed, namespace)
         self.br = br
         self.direction = direction
-        if recording:
+        if trace is not None:
             trace(self._record(cell, dir_in, br_in, registers_before, output_before))
         kind = cell.kind
         if br_in and br and kind not in ("start", "finish"):
@@ -521,7 +555,7 @@ class Machine(ModeSwitches):
     def _location(self, pc: int | None) -> SourceLocation | None:
         return self.image.location(pc) if pc is not None else None
 
-    def _fault(self, kind: str, message: str, **extra) -> MachineFault:
+    def _fault(self, kind: str, message: str, **extra: Any) -> MachineFault:
         cell = self.program.cell(self.pc)
         return MachineFault(kind, message, pc=self.pc, location=self._location(self.pc),
                             br=self.br, direction=self.direction,
@@ -586,7 +620,9 @@ class Machine(ModeSwitches):
         return self._real(self.registers[register], exact)
 
     def set_register_real(self, register: int, value: float | Fraction | str) -> None:
-        self.set_register(register, self.fmt.from_real(value))
+        """Store a real as its fixed-point word; one that does not fit is refused
+        (``ValueRuleError``, the one rule of machine/values.py), never wrapped."""
+        self.set_register(register, word_of(value, self.fmt, FIXED, f"${register}"))
 
     def get_memory(self, address: int, *, signed: bool = True) -> int:
         index = self.memory_index(address)
@@ -603,25 +639,31 @@ class Machine(ModeSwitches):
         return self._real(self.get_memory(address, signed=False), exact)
 
     def set_memory_real(self, address: int, value: float | Fraction | str) -> None:
-        self.set_memory(address, self.fmt.from_real(value))
+        """Store a real as its fixed-point word (refused when it does not fit)."""
+        self.set_memory(address, word_of(value, self.fmt, FIXED, f"[{address}]"))
 
     def get(self, name: str, *, exact: bool = False) -> int | float | Fraction:
         """A declared name's value: a real if it is fixed point, else a signed integer."""
         declared = self._declared(name)
-        word = (self.registers[declared.register] if declared.register is not None
-                else self.get_memory(declared.address, signed=False))
+        if declared.register is not None:
+            word = self.registers[declared.register]
+        else:
+            assert declared.address is not None  # a declared name is a register or a word
+            word = self.get_memory(declared.address, signed=False)
         return self._real(word, exact) if declared.fixed else self.fmt.signed(word)
 
     def set(self, name: str, value: int | float | Fraction | str) -> None:
-        """Set a declared name: reals for fixed-point names, integers otherwise."""
+        """Set a declared name by the one rule (machine/values.py): a real for a fixed-point
+        name, an integer otherwise, ``raw:N`` a raw word; raises ``ValueRuleError``."""
         declared = self._declared(name)
-        word = self.fmt.from_real(value) if declared.fixed else int(value)
+        word = word_of(value, self.fmt, kind_of(declared.fixed), name)
         if declared.register is not None:
             self.set_register(declared.register, word)
         else:
+            assert declared.address is not None  # a declared name is a register or a word
             self.set_memory(declared.address, word)
 
-    def _declared(self, name: str):
+    def _declared(self, name: str) -> DeclaredName:
         try:
             return self.image.names[name]
         except KeyError:

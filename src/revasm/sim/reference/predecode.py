@@ -13,17 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from types import CodeType
 
+from revasm.assembler.disassemble import disassemble_word
 from revasm.assembler.image import Image
 from revasm.isa.adjoint import mode_template
 from revasm.isa.codec import IllegalInstruction, decode, encode
-from revasm.isa.fixed_point import WordFormat
+from revasm.isa.fixed_point import WordFormat, word_format
 from revasm.isa.instruction import Instruction
 from revasm.isa.timing import StepTiming, step_timing
-
-try:  # the disassembler is optional for the simulator (it only names instructions)
-    from revasm.assembler.disassemble import disassemble_word
-except ImportError:  # pragma: no cover - an assembler without a disassembler
-    disassemble_word = None
 
 #: Control kinds the block compiler places inside a block; START and FINISH
 #: (which may halt the machine) always run on the single-step path.
@@ -136,26 +132,11 @@ def operand_values(ins: Instruction, operands: dict[str, int], fmt: WordFormat) 
 
 def instruction_text(ins: Instruction, operands: dict[str, int], pc: int,
                      labels: dict[int, str] | None = None) -> str:
-    """Assembly text of a decoded instruction, e.g. ``BNE $3 $5 loop``.
-
-    The assembler's disassembler says it when it is installed; otherwise
-    the same text is formatted from the table.  Branch offsets are shown as
-    their target (a label if one names it), as the source would write them.
+    """Assembly text of a decoded instruction, e.g. ``BNE $3 $5 loop``: the assembler's
+    disassembler's.  Branch offsets are shown as their target (a label if one names it),
+    as the source would write them.
     """
-    if disassemble_word is not None:
-        return disassemble_word(encode(ins, operands), pc, labels)
-    parts = [ins.mnemonic]
-    for name, kind in zip(ins.operand_names, ins.operand_kinds):
-        value = operands[name]
-        if kind == "reg":
-            parts.append(f"${value}")
-        elif kind == "off":
-            target = pc + value
-            label = labels.get(target) if labels else None
-            parts.append(label if label else str(target))
-        else:
-            parts.append(str(value))
-    return " ".join(parts)
+    return disassemble_word(encode(ins, operands), pc, labels)
 
 
 def _problem(ins: Instruction, operands: dict[str, int]) -> str | None:
@@ -197,7 +178,7 @@ def decode_cell(image: Image, pc: int, fmt: WordFormat,
 
 def decode_image(image: Image) -> list[Decoded]:
     """Every cell of the image, decoded (DATA cells and bad words marked illegal)."""
-    fmt = WordFormat(image.width)
+    fmt = word_format(image.width)
     labels: dict[int, str] = {}
     for name, address in sorted(image.symbols.items()):
         labels.setdefault(address, name)

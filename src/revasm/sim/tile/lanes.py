@@ -29,13 +29,21 @@ import numpy
 from revasm.assembler.image import Image
 from revasm.sim.compiled import control
 from revasm.sim.compiled import translate as tr
-from revasm.sim.compiled.generate import FAULTED, FAUX, FCODE, NEEDS_ROOM, RUNNING, STATUS, STEPS
+from revasm.sim.compiled.generate import (
+    DIR,
+    FAULTED,
+    FCODE,
+    NEEDS_ROOM,
+    RUNNING,
+    STATUS,
+    STEPS,
+)
 from revasm.sim.compiled.machine import MEMORY_BANKS, REGISTER_BANKS, CompiledLanes
 from revasm.sim.compiled.slices import Slices
 from revasm.sim.engine import OutputListener
 from revasm.sim.reference import DEFAULT_MEMORY_WORDS
 
-from . import kernel, program, regroup
+from . import kernel, program, ready, regroup
 
 #: Lanes per tile by default: measured on the J2 gradient and the NiLang workloads
 #: (``revasm bench tile_speed``, README.md).
@@ -44,6 +52,16 @@ TILE_LANES = 256
 REGROUP = False
 #: Fewer running tiles than this run on one thread (no pool start-up).
 PARALLEL_TILES = 2
+#: How runs use a program's own tile kernel (``fused.py``: straight runs of its data
+#: instructions fused into one loop over the tile): ``"cached"`` -- when numba's cache
+#: holds it, else the interpreter, the kernel compiled by a background process for the
+#: next runs (a run of at least ``FUSE_LANES`` lanes asks for one); ``"build"`` -- compiled
+#: first (blocking); ``"off"``, the default: measured on J2, the fused blocks ran no faster
+#: than the interpreter's loops (docs/decisions.md).  ``$REVASM_TILE_FUSE`` overrides it.
+FUSE = "off"
+FUSE_LANES = 4096
+#: A value-mode run of at least this many lanes records its steps per lane for ``auto``.
+RECORD_LANES = 64
 
 
 def lane_major(rows: int, lanes: int) -> Any:
@@ -83,6 +101,12 @@ class TileLanes(CompiledLanes):
         #: Instructions fetched for a group in the last run, summed over the tiles: its
         #: lane-steps over this is how many lanes an instruction ran on, on average.
         self.dispatches = 0
+        #: Whether the last run started on the program's own tile kernel (``fused.py``).
+        self.fused = False
+        #: Whether runs use the program's own tile kernel (``FUSE``; see ``_fused_module``).
+        self.fuse = FUSE
+        #: The direction every running lane of this run has (None: mixed), and the
+        #: decoded program with each direction's and mode's costs in the cost column.
         self._dummy_registers = lane_major(32, 1)
         self._dummy_memory = lane_major(1, 1)
 
@@ -91,7 +115,7 @@ class TileLanes(CompiledLanes):
     def uses_interpreter(self, mode: tuple[bool, bool] | None = None) -> bool:
         return True
 
-    def _kernel(self) -> Any:
+    def kernel_module(self) -> Any:
         return kernel.module(self.width, self._gradient, self._tangent)
 
     def kernel_source(self) -> str:
@@ -105,11 +129,12 @@ class TileLanes(CompiledLanes):
                     self._dummy_memory for name in MEMORY_BANKS]
         if self._program is None:
             self._program = program.decode(self.image)
+        decoded = self._program
         return (*[kernel_view(bank) for bank in banks + memories], kernel_view(self.KEYS),
                 self.CTL, self.OUT, self.OUTLEN, self.TAPE, self.TAPELEN, numpy.int64(limit),
-                *self._program, numpy.int64(self._strict), numpy.int64(regrouping))
+                *decoded, numpy.int64(self._strict), numpy.int64(regrouping))
 
-    def _go(self, on_output: OutputListener | None = None) -> None:
+    def run_until_stopped(self, on_output: OutputListener | None = None) -> None:
         """Run the running lanes to a halt or fault: tile kernel calls, with the pauses
         (a table to grow) between them; with ``on_output``, calls of a slice of steps each
         (the compiled engine's ``Slices``), the new output words handed over after every
@@ -118,12 +143,13 @@ class TileLanes(CompiledLanes):
         if self._faults:
             for lane in active.tolist():
                 self._faults.pop(lane, None)
-        module = self._kernel()
+        module = self.kernel_module()
         self._run_mode = (self._gradient, self._tangent)
         run_limit = self.max_steps if self.max_steps is not None else 1 << 62
         slices = Slices(run_limit) if on_output is not None else None
         announced = self.OUTLEN.copy() if on_output is not None else None
         self.calls = self.regroupings = 0
+        self.fused = False
         stats = numpy.zeros(-(-self.lanes // self.tile), dtype=numpy.int64)
         order: Any = None  # position -> lane, while the lanes are regrouped
         regrouping = self.regroup and slices is None  # (a listener hears lanes in order)
@@ -133,9 +159,12 @@ class TileLanes(CompiledLanes):
             tiles = numpy.unique(active // self.tile)
             runner = "run_parallel" if len(tiles) >= PARALLEL_TILES else "run_serial"
             started = time.perf_counter()
-            self._call(module, runner, tiles,
-                       (numpy.int64(self.tile), numpy.int64(self.lanes),
-                        *self._arguments(limit, regrouping), stats))
+            fused = self._fused_module(active) if self.calls == 0 and slices is None else None
+            self.call_kernel(module if fused is None else fused, runner, tiles,
+                             (numpy.int64(self.tile), numpy.int64(self.lanes),
+                              *self._arguments(limit, regrouping), stats),
+                             interpreter=fused is None)
+            self.fused = self.fused or fused is not None
             seconds = time.perf_counter() - started
             self.kernel_seconds += seconds
             self.calls += 1
@@ -148,7 +177,7 @@ class TileLanes(CompiledLanes):
             if paused:
                 self._make_room(control.select(self.CTL, active, NEEDS_ROOM, paused))
             if on_output is not None:  # (no regrouping with a listener: lanes in order)
-                self._hand_over(on_output, active, announced)
+                self._announce(on_output, active, announced)
             active = control.running(self.CTL, self._lane_mode,
                                      self._gradient or self._tangent)
             if regrouping and len(active) and not paused:
@@ -163,8 +192,59 @@ class TileLanes(CompiledLanes):
         if order is not None:
             regroup.restore(self, order)
         self.dispatches = int(stats.sum())
+        if not (self._gradient or self._tangent) and self.lanes >= RECORD_LANES:
+            ready.record_steps(self.image, self.memory_words, float(self.CTL[STEPS].mean()))
 
-    def _call(self, module: Any, name: str, tiles: Any, args: tuple) -> None:
+    def fuse_policy(self) -> str:
+        """``self.fuse``, or ``$REVASM_TILE_FUSE`` when set (``cached``, ``build``, ``off``)."""
+        import os
+
+        policy = os.environ.get("REVASM_TILE_FUSE") or self.fuse
+        if policy not in ("cached", "build", "off"):
+            raise ValueError(f"REVASM_TILE_FUSE is cached, build or off, not {policy!r}")
+        return policy
+
+    def _fused_module(self, active: Any) -> Any:
+        """The program's own tile kernel for this run (every running lane in one direction,
+        not strict), when the policy and numba's cache allow; else None (the interpreter
+        runs), after asking a background process for it when the run is large."""
+        policy = self.fuse_policy()
+        if policy == "off" or self._strict or not len(active):
+            return None
+        directions = self.CTL[DIR, active]
+        direction = int(directions[0])
+        if not bool(numpy.all(directions == direction)):
+            return None
+        loaded = kernel.program_module(self.image, self._gradient, self._tangent, direction)
+        if loaded is None:
+            return None
+        if kernel.program_ready(loaded):
+            return loaded
+        if policy == "build":
+            self.build_fused(direction)
+            return loaded
+        if self.lanes >= FUSE_LANES:
+            kernel.build_in_background(self.image, self._gradient, self._tangent,
+                                             direction, self.memory_words)
+        return None
+
+    def build_fused(self, direction: int) -> bool:
+        """Compile the program's own tile kernel for this mode and direction (both entry
+        points, into numba's cache); False when the program has none."""
+        loaded = kernel.program_module(self.image, self._gradient, self._tangent, direction)
+        if loaded is None:
+            return False
+        if kernel.program_ready(loaded):
+            return True
+        stats = numpy.zeros(1, dtype=numpy.int64)
+        none = numpy.zeros(0, dtype=numpy.int64)
+        for runner in ("run_serial", "run_parallel"):
+            getattr(loaded, runner)(none, numpy.int64(self.tile), numpy.int64(self.lanes),
+                                    *self._arguments(0, False), stats)
+        return True
+
+    def call_kernel(self, module: Any, name: str, tiles: Any, args: tuple, *,
+                    interpreter: bool = True) -> None:
         """Run a tile kernel entry; a first call that compiles the tile interpreter (not in
         numba's cache) is announced through the compiled engine's ``COMPILE_NOTICE``."""
         from revasm.sim.compiled import machine
@@ -173,6 +253,8 @@ class TileLanes(CompiledLanes):
         notice = machine.COMPILE_NOTICE
         if notice is None or runner.signatures or kernel.is_compiled(module, name):
             runner(tiles, *args)
+            if interpreter:
+                ready.mark_ready(self.width, self._gradient, self._tangent)
             return
         modes = [switch for switch, on in (("gradient", self._gradient),
                                            ("tangent", self._tangent)) if on]
@@ -184,6 +266,7 @@ class TileLanes(CompiledLanes):
             runner(tiles, *args)
         finally:
             notice(f"done in {time.perf_counter() - started:.1f} s\n")
+        ready.mark_ready(self.width, self._gradient, self._tangent)
 
     def _resume_sliced(self, active: Any) -> None:
         """After a call with a slice's step limit: the lanes it stopped there go on (they
@@ -193,32 +276,3 @@ class TileLanes(CompiledLanes):
         ctl[STATUS, stopped] = RUNNING
         ctl[FCODE, stopped] = 0
 
-    def _make_room(self, paused: Any) -> None:
-        """Grow what the paused lanes need (memory table or window, output log, tape) and
-        set them running again (they resume at the instruction that paused them)."""
-        from revasm.sim.compiled.vocab import GROW_WINDOW
-
-        codes = self.CTL[FCODE, paused]
-        needs = {int(code) - 100 for code in codes.tolist()}
-        if tr.ROOM_MEMORY in needs:
-            answers = set(self.CTL[FAUX, paused[codes == 100 + tr.ROOM_MEMORY]]
-                          .tolist())
-            if GROW_WINDOW in answers:
-                self._grow_memory(window=True)
-            if answers - {GROW_WINDOW}:
-                self._grow_memory()
-        if tr.ROOM_OUTPUT in needs:
-            self._grow("OUT")
-        if tr.ROOM_TAPE in needs:
-            self._grow("TAPE")
-        self.CTL[STATUS, paused] = RUNNING
-        self.CTL[FCODE, paused] = 0
-
-    def _hand_over(self, on_output: OutputListener, lanes: Any, announced: Any) -> None:
-        """Hand each lane's words shown since ``announced`` to ``on_output``; move the
-        marks."""
-        fresh = lanes[self.OUTLEN[lanes] > announced[lanes]]
-        for lane in fresh.tolist():
-            start, end = int(announced[lane]), int(self.OUTLEN[lane])
-            on_output(lane, self.OUT[lane, start:end].tolist())
-            announced[lane] = end

@@ -37,7 +37,7 @@ import re
 from collections.abc import Callable
 
 from revasm.isa.adjoint import mode_template
-from revasm.isa.fixed_point import WordFormat
+from revasm.isa.fixed_point import word_format
 from revasm.isa.step_order import FAULTING_CALLS
 from revasm.isa.table import INSTRUCTIONS
 from revasm.isa.timing import step_timing
@@ -62,8 +62,11 @@ from revasm.sim.compiled.generate import (
 from revasm.sim.compiled.interpreter import (
     AMT,
     CYC,
+    CYC_BACK,
     FINISH_FLAG,
     FLAGS,
+    GCYC,
+    GCYC_BACK,
     ILLEGAL_FLAG,
     OFF,
     OP,
@@ -99,7 +102,17 @@ LEAF_ARGS = ("lo, n, idx, full, strict, ps, pcyc, pc, gd, o_a, o_b, o_c, o_amt, 
 SLOT_COLUMNS = 4
 
 
-_DIVISION = re.compile(r"^(\s*)\w+, \w+ = fdiv_ovf64\((.*)\)$")
+#: (arguments: names, or calls of names such as ``U(4294967296)``)
+_ARGUMENTS = r"((?:[^()]|\([^()]*\))*)"
+_DIVISION = re.compile(rf"^(\s*)\w+, \w+ = fdiv_ovf\({_ARGUMENTS}, 64\)$")
+_DIVISION_CALL = re.compile(rf"\bfdiv_ovf\({_ARGUMENTS}, 64\)")
+
+
+def short_divisions(lines: list[str]) -> list[str]:
+    """Lines with each W = 64 division (``fdiv_ovf(x, y, 64)``, the translator's one
+    division for a quotient and its overflow flag) made the division without a divide
+    instruction (``vocab.fdiv_short64(x, y)``), for a fast loop whose guard admitted it."""
+    return [_DIVISION_CALL.sub(r"fdiv_short64(\1)", line) for line in lines]
 
 
 def short_division_checks(lines: list[str]) -> list[str]:
@@ -110,7 +123,7 @@ def short_division_checks(lines: list[str]) -> list[str]:
     out = []
     for line in lines:
         found = _DIVISION.match(line)
-        out.append(line.replace("fdiv_ovf64(", "fdiv_short64(") if found else line)
+        out.append(short_divisions([line])[0] if found else line)
         if found:
             out += [f"{found[1]}if not fdiv_short_ok64({found[2]}):", f"{found[1]}    bad += 1"]
     return out
@@ -185,17 +198,18 @@ MODULE_PRELUDE = (
 )
 
 
-def cycle_count(cycles: str) -> str:
-    """The kernel expression of what one instruction adds to a lane's cycle count, given
-    the expression of its table cost (``PROG[pc, CYC]``): today that cost itself.  The one
-    place the tile kernels account cycles, so that a cost model that depends on the
-    operands (the RTL's exact cycles) changes this function only."""
-    return cycles
+def cycle_count(gradient: bool, pc: str = "pc") -> str:
+    """The kernel expression of the fixed cycles the instruction at ``pc`` adds to a lane's
+    count (``isa/timing``, decoded into ``PROG``): the column of the group's direction
+    ``gd`` in this kernel's mode.  The operand-dependent part (the function unit's calls)
+    each step function adds per lane (``_Source.timed_cycles``)."""
+    forward, backward = (GCYC, GCYC_BACK) if gradient else (CYC, CYC_BACK)
+    return f"(PROG[{pc}, {forward}] if gd > 0 else PROG[{pc}, {backward}])"
 
 
 class _Source:
     def __init__(self, width: int, gradient: bool, tangent: bool) -> None:
-        fmt = WordFormat(width)
+        fmt = word_format(width)
         self.width, self.gradient, self.tangent = width, gradient, tangent
         self.translator = Translator(width, {"M": fmt.mask, "W": fmt.width,
                                              "F": fmt.frac_bits, "one": fmt.one})
@@ -300,8 +314,7 @@ class _Source:
                 guard_lines = self.body(number, direction, guard, ["bad += 1", *stop])
                 if self.width == 64:  # the fast loop divides without a divide instruction
                     guard_lines = short_division_checks(guard_lines)
-                    fast_lines = [line.replace("fdiv_ovf64(", "fdiv_short64(")
-                                  for line in fast_lines]
+                    fast_lines = short_divisions(fast_lines)
                 guard_lines, fast_lines = remembered_slots(guard_lines, fast_lines)
                 out(indent, "if fast:  # the guard: would any lane fault or need room?")
                 out(indent + 1, "bad = 0  # a count: LLVM vectorises a sum, not a flag")
@@ -568,7 +581,7 @@ class _Source:
         out(step + 2, f"CTL[{STATUS}, idx[k]] = {FAULTED}")
         out(step + 1, "break")
         out(step, f"flags = PROG[pc, {FLAGS}]")
-        out(step, f"cyc = {cycle_count(f'PROG[pc, {CYC}]')}")
+        out(step, f"cyc = {cycle_count(self.gradient)}")
         out(step, f"if flags & {START_FLAG | FINISH_FLAG}:")
         # START and FINISH: not come-from checked; they halt keeping BR (a jump onto
         # FINISH) or pass it on to the next landing, as the reference's.

@@ -6,7 +6,7 @@ engine's fixed-point product at W = 64 is one 128-bit multiplication (``smul128`
 has none; here it is four 32 x 32 -> 64-bit products of the operands' halves (AVX-512's
 ``vpmuludq``), summed with explicit carries, and the sign corrections of the signed
 product.  Each function returns exactly what the compiled engine's function of the same
-name returns (``tests/test_tile_engine.py`` checks it on random and edge words), so the
+name returns (``tests/sim/tile/test_engine.py`` checks it on random and edge words), so the
 tile kernels, which import these after the compiled vocabulary, compute the same bits.
 """
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from revasm.sim.compiled import vocab as compiled
 from revasm.sim.compiled.vocab import nlz64
 
 U = np.uint64
@@ -28,8 +29,8 @@ JIT: dict[str, Any] = dict(cache=True, nogil=True, error_model="numpy")
 #: The W = 64 division is inlined into its callers by numba (``inline="always"``): LLVM's
 #: inliner finds it too large, and a call in a loop keeps the loop scalar.
 
-__all__ = ["fdiv32", "fdiv_ovf32", "fdiv_short64", "fdiv_short_ok64", "fmul64", "fmul_ovf64",
-           "smul_limbs"]
+__all__ = ["fdiv", "fdiv32", "fdiv_ovf", "fdiv_ovf32", "fdiv_short64", "fdiv_short_ok64", "fmul",
+           "fmul64", "fmul_ovf", "fmul_ovf64", "smul_limbs"]
 
 
 @njit(**JIT)
@@ -139,3 +140,43 @@ def fdiv_ovf32(x, y):
 def fdiv32(x, y):
     """fdiv at W = 32 for y != 0."""
     return fdiv_ovf32(x, y)[0]
+
+
+# --- the names the translated templates call ------------------------------------------------
+# The compiled engine's vocabulary is one function per name with the width as its last
+# argument (``fmul_ovf(x, y, 64)``): these take the same arguments, so the tile kernels,
+# which import this module after that vocabulary, call the versions above.  Inlined by
+# numba, the width a constant in the caller: the other width's branch folds away.
+
+
+@njit(**JIT, inline="always")
+def fmul_ovf(x, y, width):
+    """(fmul, ovf_mul): at W = 64 from 32-bit limbs (:func:`fmul_ovf64`), else the
+    compiled engine's (one 64-bit product, which vectorises)."""
+    if width == 64:
+        return fmul_ovf64(x, y)
+    return compiled.fmul_ovf(x, y, width)
+
+
+@njit(**JIT, inline="always")
+def fmul(x, y, width):
+    """fmul: at W = 64 from 32-bit limbs, else the compiled engine's."""
+    if width == 64:
+        return fmul64(x, y)
+    return compiled.fmul(x, y, width)
+
+
+@njit(**JIT, inline="always")
+def fdiv_ovf(x, y, width):
+    """(fdiv, ovf_div) for y != 0: at W = 32 from a float64 quotient (:func:`fdiv_ovf32`),
+    at W = 64 the compiled engine's 128/64 division (the fast loops call
+    :func:`fdiv_short64` where their guard admits it: ``source.short_division_checks``)."""
+    if width == 32:
+        return fdiv_ovf32(x, y)
+    return compiled.fdiv_ovf(x, y, width)
+
+
+@njit(**JIT, inline="always")
+def fdiv(x, y, width):
+    """fdiv for y != 0 (:func:`fdiv_ovf`'s word)."""
+    return fdiv_ovf(x, y, width)[0]

@@ -79,7 +79,9 @@ class RegisterBank:
         value = self.writes.get(register)
         if value is not None:
             return value
-        return self.group.take(self.rows[register])
+        group = self.group
+        assert group is not None, "bind(group) first"
+        return group.take(self.rows[register])
 
     def __setitem__(self, register: int, value: Any) -> None:
         self.writes[register] = value
@@ -93,6 +95,7 @@ class RegisterBank:
     def commit(self, ok: Any, target: Any, seen: set[int] | None) -> None:
         """Store the buffered writes: rebind (``seen`` given) or scatter into ``target``."""
         group, xp = self.group, self.xp
+        assert group is not None, "bind(group) first"
         for register, value in self.writes.items():
             value = as_row(value, group.n, xp)
             if seen is not None:
@@ -183,6 +186,7 @@ class MemoryBank:
 
     def __getitem__(self, index: Any) -> Any:
         group, xp = self.group, self.xp
+        assert group is not None, "bind(group) first"
         address = self._uniform(index)
         if address is not None:
             value = group.take(self.row(address))
@@ -205,6 +209,7 @@ class MemoryBank:
 
     def commit(self, ok: Any, target: Any, seen: set[int] | None) -> None:
         group, xp = self.group, self.xp
+        assert group is not None, "bind(group) first"
         for index, value in self.writes:
             value = as_row(value, group.n, xp)
             address = self._uniform(index)

@@ -6,7 +6,7 @@ round-to-nearest shifts, one final half-up rounding.  At W = 32 every CORDIC
 register fits ``int64``; the reduction ``ax 2**34 - q pi/2 2**50`` overflows
 ``int64`` in its terms but not in its value (|r| < 1.75), so it is computed with
 wrapping arithmetic, exact modulo 2**64.  Bit-exactness is tested against the
-scalar functions (tests/test_vector_machine.py).
+scalar functions (tests/sim/vector/test_machine.py).
 """
 from __future__ import annotations
 

@@ -13,15 +13,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from revasm.machine.fault_messages import overflow_detail
+from revasm.machine.fault_messages import overflow_detail, where
 from revasm.machine.faults import Trap
 
 from .banks import as_row
+from .state import VectorState
 from .vocabulary import GuardTripped, vector_vocabulary
 from .words import Arithmetic
 
 
-class DeviceNamespace:
+class DeviceNamespace(VectorState):
     """The namespace every template and fused block is compiled in."""
 
     def _make_namespace(self) -> dict[str, Any]:
@@ -33,7 +34,7 @@ class DeviceNamespace:
         namespace.update(Arithmetic(xp, self._pool).namespace())
 
         def address_problem(word: int) -> str:
-            return f"address {word} holds an instruction ({self._where(word)}), not data"
+            return f"address {word} holds an instruction ({where(self.image, word)}), not data"
 
         def addr(word: Any) -> Any:
             words = as_row(word, ctx.n, xp)

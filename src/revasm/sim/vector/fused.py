@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .banks import TileRows
+from .state import VectorState
 from .templates import fusable, fused_code
 from .vocabulary import GuardTripped
 
@@ -34,7 +35,7 @@ MIN_FUSED = 2
 TILE_LANES = 1 << 14
 
 
-class FusedBlocks:
+class FusedBlocks(VectorState):
     """Fused blocks: built once per (PC, DIR, mode), run over tiles, guarded."""
 
     def _fused_block(self, pc: int, direction: int) -> Any:
@@ -48,10 +49,14 @@ class FusedBlocks:
         key = (pc, direction, self._gradient, self._tangent)
         if key in self._fused:
             return self._fused[key]
-        statements, cycles, timed, at = [], [0], [], pc
+        statements: list[str] = []
+        cycles = [0]
+        timed: list[tuple[int, Any]] = []
+        at = pc
         timing_reads: set[int] = set()  # registers the timed steps so far read
         while 0 <= at < len(self.cells) and self.cells[at].is_data:
             cell = self.cells[at]
+            assert cell.instruction is not None  # a data cell is an instruction
             text = cell.statement(direction, self._gradient, self._tangent)
             if not fusable(text, FUSED_BANKS):
                 break
@@ -105,7 +110,8 @@ class FusedBlocks:
             # replacement may itself be another row's view (SWAP, EXCH move views), so
             # every view is copied before any tile is overwritten.
             writes = [(rows[register], value) for rows, viewed, written in
-                      zip(banks, views, tiles) if rows is not None
+                      zip(banks, views, tiles)
+                      if rows is not None and viewed is not None and written is not None
                       for register, (view, value) in enumerate(zip(viewed, written))
                       if value is not view]
             writes += [write for memory in memories if memory is not None
@@ -131,6 +137,7 @@ class FusedBlocks:
             function(*banks)
             return -1
         except GuardTripped:
+            assert ctx.guard is not None  # the template that tripped snapped it
             index, kept = ctx.guard
             for rows, register, row in reversed(kept):
                 rows[register] = row

@@ -23,6 +23,8 @@ from revasm.machine.next_pc import halts, next_pc, pc_register
 from revasm.sim.reference.predecode import Decoded
 
 from .banks import BANKS, Group
+from .fused import FusedBlocks
+from .lane_faults import LaneFaults
 from .lane_status import HALTED
 from .templates import compile_template
 from .timing import lane_timer_names
@@ -43,7 +45,7 @@ class LaneRows:
         return row if self.lanes is None else row[self.lanes]
 
 
-class GroupRunner:
+class GroupRunner(FusedBlocks, LaneFaults):
     """One group's round: templates run, writes committed, control applied."""
 
     def _function(self, cell: Decoded, direction: int) -> Callable:
@@ -267,7 +269,7 @@ class GroupRunner:
         else:
             br_new = xp.full(n, int(br_out), dtype=xp.int64)
         # DIR is usually one Python int for the whole group (only RBRA changes it).
-        dir_new = dir_out if type(dir_out) is int else xp.astype(
+        dir_new: Any = dir_out if type(dir_out) is int else xp.astype(
             xp.broadcast_to(xp.asarray(dir_out, dtype=xp.int64), (n,)), xp.int64)
         lanes = group.lanes
         full = group.full
@@ -286,8 +288,8 @@ class GroupRunner:
                 stopped = uncaught
                 sources = br_in[uncaught].tolist()
                 self._lane_faults(self._absolute(group, uncaught), "uncaught-jump",
-                                  lambda lane, j, s=sources: self._uncaught_message(
-                                      lane, pc, s[j], direction))
+                                  lambda lane, j: self._uncaught_message(
+                                      lane, pc, sources[j], direction))
         if cell.kind in ("finish", "start") and type(dir_new) is int:
             dir_new = xp.full(n, dir_new, dtype=xp.int64)
         if cell.kind in ("finish", "start"):
@@ -303,8 +305,3 @@ class GroupRunner:
             moving = ~stopped
             self.pc[some(moving)] = next_pc(pc, br_new[moving],
                                             dir_new if type(dir_new) is int else dir_new[moving])
-
-    def _absolute(self, group: Group, mask: Any) -> Any:
-        xp = self.xp
-        lanes = xp.arange(self.lanes) if group.full else group.lanes
-        return lanes if mask is None else lanes[mask]

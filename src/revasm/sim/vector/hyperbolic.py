@@ -66,7 +66,7 @@ def _hyperbolic_abs(ax: Any, xp: Any) -> tuple[Any, Any, Any]:
     return k, c + s, xp.where(sh > 0, (em + half) >> sh, em)
 
 
-def _sinh_cosh_magnitude(ax: Any, xp: Any) -> tuple[Any, Any, Any]:
+def _sinh_cosh_magnitude(ax: Any, xp: Any) -> tuple[Any, Any, Any, Any]:
     """(k, e**r, 4**-k e**-r) on lanes small enough not to saturate, and that mask."""
     small = ax < ((_T.width + 2) << _T.frac)
     k, ep, em = _hyperbolic_abs(xp.where(small, ax, 0), xp)

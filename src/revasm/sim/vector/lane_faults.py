@@ -10,6 +10,7 @@ reference machine.  A mixin of
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from revasm.machine import MachineFault
@@ -24,19 +25,17 @@ from revasm.sim.reference.predecode import Decoded
 
 from .banks import Group
 from .lane_status import FAULTED
+from .state import FaultEvent, VectorState
 
 
-class _Fault:
-    """One fault event: a kind and a message maker for the lanes it stopped."""
-
-    __slots__ = ("kind", "describe")
-
-    def __init__(self, kind: str, describe: Callable[[int], tuple[str, dict]]) -> None:
-        self.kind = kind
-        self.describe = describe
+def _execution_message(place: str, positions: list[int], detail: Callable[[int], str],
+                       lane: int, j: int) -> tuple[str, dict[str, Any]]:
+    """An execution fault's message for the ``j``-th lane it stopped: the instruction and
+    where (``place``), then the detail of that lane (its position in the group)."""
+    return f"{place}: {detail(positions[j])}", {}
 
 
-class LaneFaults:
+class LaneFaults(VectorState):
     """Fault events per lane, and the messages the reference would give."""
 
     def _lane_faults(self, lanes: Any, kind: str,
@@ -46,7 +45,7 @@ class LaneFaults:
         lanes = xp.asarray(lanes)
         listed = lanes.tolist()
         event = len(self._fault_events)
-        self._fault_events.append(_Fault(kind, lambda j: describe(listed[j], j)))
+        self._fault_events.append(FaultEvent(kind, lambda j: describe(listed[j], j)))
         self.status[lanes] = FAULTED
         self._fault_event[lanes] = event
         self._fault_position[lanes] = xp.arange(len(listed))
@@ -61,8 +60,9 @@ class LaneFaults:
         for mask, kind, detail in self._ctx.events:
             lanes = self._absolute(group, mask)
             positions = xp.nonzero(mask)[0].tolist()
-            self._lane_faults(lanes, kind, lambda lane, j, p=positions, d=detail: (
-                f"{cell.text}{going} at {where}: {d(p[j])}", {}))
+            self._lane_faults(lanes, kind, partial(_execution_message,
+                                                   f"{cell.text}{going} at {where}",
+                                                   positions, detail))
             if group.full:
                 self.steps[mask] += executed
                 self.cycles[mask] += spent
@@ -73,6 +73,13 @@ class LaneFaults:
                 self.pc[mask] = cell.pc
             else:
                 self.pc[lanes] = cell.pc
+
+    def _absolute(self, group: Group, mask: Any) -> Any:
+        """The lanes of ``group`` (where ``mask`` is set, unless it is None) as indices
+        into the batch."""
+        xp = self.xp
+        lanes = xp.arange(self.lanes) if group.full else group.lanes
+        return lanes if mask is None else lanes[mask]
 
     def _where(self, pc: int) -> str:
         return where(self.image, pc)

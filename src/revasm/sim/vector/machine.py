@@ -7,7 +7,9 @@ memory rows (made on first touch, ``banks.py``), ``pc``, ``br`` (BR),
 
 This module holds :class:`VectorMachine`: its state, the host's access to it
 (registers, memory, banks, one lane's output and snapshot) and the run entry
-points.  The rest of the machine is in mixins it inherits, one job each:
+points.  The rest of the machine is in mixins it inherits, one job each, on
+``state.py``'s :class:`~revasm.sim.vector.state.VectorState` (the state's declarations,
+once for them all; each mixin inherits the mixins whose methods it calls):
 
 * ``devices.py`` -- the namespace templates run in (addr, show, emit, unemit, store);
 * ``scheduler.py`` -- SIMT scheduling: each round picks the lanes that share the
@@ -36,19 +38,16 @@ from typing import Any
 import numpy
 
 from revasm.assembler.image import Image
-from revasm.isa.fixed_point import WordFormat
+from revasm.isa.fixed_point import word_format
 from revasm.machine import Snapshot
 from revasm.sim.engine import OutputListener
 from revasm.sim.reference import DEFAULT_MEMORY_WORDS, Program
-from revasm.sim.reference.machine import run_start
+from revasm.sim.reference.machine import dense_words, run_start
 from revasm.sim.reference.predecode import Decoded
-from revasm.sim.switches import ModeSwitches
 
 from .banks import BANKS, MemoryBank, RegisterBank
 from .devices import DeviceNamespace
-from .fused import FUSED_BANKS, MEMORY_BANKS, MIN_FUSED, REGISTER_BANKS, TILE_LANES, FusedBlocks
-from .groups import GroupRunner
-from .lane_faults import LaneFaults, _Fault
+from .fused import FUSED_BANKS, MEMORY_BANKS, MIN_FUSED, REGISTER_BANKS, TILE_LANES
 from .lane_status import FAULTED, HALTED, IDLE, RUNNING
 from .scheduler import Progress, Scheduler
 from .vocabulary import LaneContext
@@ -62,8 +61,7 @@ __all__ = ["BANKS", "FAULTED", "FUSED_BANKS", "HALTED", "IDLE", "MEMORY_BANKS", 
 REGISTER_COUNT = 32
 
 
-class VectorMachine(DeviceNamespace, Scheduler, GroupRunner, FusedBlocks, LaneFaults,
-                    ModeSwitches):
+class VectorMachine(DeviceNamespace, Scheduler):
     """A reversible machine with a lane axis: ``lanes`` copies of one program.
 
     ``xp`` is the array namespace (default numpy); the engine uses numpy's
@@ -75,12 +73,10 @@ class VectorMachine(DeviceNamespace, Scheduler, GroupRunner, FusedBlocks, LaneFa
                  max_steps: int | None = None, xp: Any = None) -> None:
         if lanes < 1:
             raise ValueError(f"a vector machine needs at least one lane, not {lanes}")
-        if len(image) > memory_words:
-            raise ValueError(f"the image has {len(image)} words but memory only "
-                             f"{memory_words}")
+        memory_words = dense_words(image, memory_words)  # the image is always dense
         self.xp = xp = xp if xp is not None else numpy
         self.image = image
-        self.fmt = WordFormat(image.width)
+        self.fmt = word_format(image.width)
         self.width = image.width
         self.lanes = lanes
         self.memory_words = memory_words
@@ -103,7 +99,7 @@ class VectorMachine(DeviceNamespace, Scheduler, GroupRunner, FusedBlocks, LaneFa
         self._tape = xp.zeros((0, lanes), dtype=xp.uint64)
         self._tape_length = xp.zeros(lanes, dtype=xp.int64)
         self._outputs: list[tuple[Any, Any]] = []
-        self._fault_events: list[_Fault] = []
+        self._fault_events = []
         self._fault_event = xp.full(lanes, -1, dtype=xp.int32)
         self._fault_position = xp.zeros(lanes, dtype=xp.int64)
         code = [bool(flag) for flag in image.is_code]
@@ -210,9 +206,14 @@ class VectorMachine(DeviceNamespace, Scheduler, GroupRunner, FusedBlocks, LaneFa
     # --- running --------------------------------------------------------------
 
     def run(self, direction: int = 1, *, progress: Progress | None = None,
-            on_output: OutputListener | None = None) -> None:
+            start: Any = None, on_output: OutputListener | None = None) -> None:
         """Run every lane forward from START (or backward from FINISH) until it halts or
-        faults; ``on_output(lane, words)`` gets the words each round shows."""
+        faults; ``on_output(lane, words)`` gets the words each round shows.  ``start``
+        (lanes' own first PCs, :meth:`revasm.sim.engine.Lanes.run`) is refused: the
+        vector engine starts every lane at START or FINISH."""
+        if start is not None:
+            raise TypeError("the vector engine runs every lane from START or FINISH; "
+                            "start= is for the reference and compiled engines")
         start = run_start(self.image, direction)
         xp = self.xp
         # Lanes that halted where this run starts keep BR (a jump onto FINISH halts with it).
@@ -263,17 +264,6 @@ class VectorMachine(DeviceNamespace, Scheduler, GroupRunner, FusedBlocks, LaneFa
             if at < len(lanes) and int(lanes[at]) == lane:
                 out.append(int(values[at]))
         return out
-
-    def _announce_output(self, on_output: OutputListener, since: int) -> int:
-        """Hand the output log's entries from ``since`` on to ``on_output``, each lane's
-        words together and in order; returns the log's length."""
-        words: dict[int, list[int]] = {}
-        for lanes, values in self._outputs[since:]:
-            for lane, word in zip(lanes.tolist(), values.tolist()):
-                words.setdefault(int(lane), []).append(int(word))
-        for lane, shown in words.items():
-            on_output(lane, shown)
-        return len(self._outputs)
 
     def emitted(self, lane: int) -> tuple[int, ...]:
         depth = int(self._tape_length[lane])

@@ -14,13 +14,14 @@ from typing import Any
 
 from revasm.sim.engine import OutputListener
 
+from .groups import GroupRunner
 from .lane_status import RUNNING
 
 #: Called with the number of lanes that have stopped (halted or faulted) so far.
 Progress = Callable[[int], object]
 
 
-class Scheduler:
+class Scheduler(GroupRunner):
     """``resume``: the queue of waiting lanes and the rounds that empty it."""
 
     def resume(self, *, progress: Progress | None = None,
@@ -77,6 +78,17 @@ class Scheduler:
             self._announce_output(on_output, announced)
         if progress is not None:
             progress(self.lanes)
+
+    def _announce_output(self, on_output: OutputListener, since: int) -> int:
+        """Hand the output log's entries from ``since`` on to ``on_output``, each lane's
+        words together and in order; returns the log's length."""
+        words: dict[int, list[int]] = {}
+        for lanes, values in self._outputs[since:]:
+            for lane, word in zip(lanes.tolist(), values.tolist()):
+                words.setdefault(int(lane), []).append(int(word))
+        for lane, shown in words.items():
+            on_output(lane, shown)
+        return len(self._outputs)
 
     def _file(self, queue: dict[int, list], lanes: Any, everything: bool = False) -> int:
         """Put running ``lanes`` in the queue under their (DIR, PC) keys; lanes whose PC

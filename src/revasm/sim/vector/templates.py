@@ -106,7 +106,7 @@ class _Vectorize(ast.NodeTransformer):
         for op, right in zip(node.ops, node.comparators):
             parts.append(ast.Compare(left=left, ops=[op], comparators=[right]))
             left = right
-        result = parts[0]
+        result: ast.expr = parts[0]
         for part in parts[1:]:
             result = _call("_land", result, part)
         return result
@@ -117,7 +117,7 @@ class _Vectorize(ast.NodeTransformer):
 
     # --- statements ----------------------------------------------------------
 
-    def visit_AugAssign(self, node: ast.AugAssign) -> ast.stmt:
+    def visit_AugAssign(self, node: ast.AugAssign) -> ast.Assign:
         value = self.visit(node.value)
         target = node.target
         current = self.visit(_load(target))
@@ -153,14 +153,14 @@ class _Vectorize(ast.NodeTransformer):
             if isinstance(statement, ast.Pass):
                 continue
             if isinstance(statement, ast.AugAssign):
-                statement = self.visit_AugAssign(statement)
+                assignment = self.visit_AugAssign(statement)
             elif isinstance(statement, ast.Assign):
-                statement = ast.Assign(targets=statement.targets,
-                                       value=self.visit(statement.value))
+                assignment = ast.Assign(targets=statement.targets,
+                                        value=self.visit(statement.value))
             else:
                 raise TemplateError("only assignments may be conditional on lanes, not "
                                     f"{ast.unparse(statement)!r}")
-            out += self._guarded_assign(statement, condition)
+            out += self._guarded_assign(assignment, condition)
         return out
 
     def _guarded_assign(self, statement: ast.Assign, condition: ast.expr) -> list[ast.stmt]:
@@ -386,7 +386,7 @@ def _share_calls(nodes: list[ast.stmt], index: int) -> list[ast.stmt]:
     first uses it, while none of its slots has been written since.  The calls are pure,
     so only the order in which two of them might fault changes, and in a fused block
     a fault only stops the block (the template then runs on its own)."""
-    def key(node: ast.expr) -> str | None:
+    def key(node: ast.AST) -> str | None:
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
                 and node.func.id in _SHARED_CALLS and not node.keywords):
             return ast.unparse(node)
@@ -484,7 +484,7 @@ def fused_source(statements: list[str], banks: tuple[str, ...]) -> str:
 _RING = frozenset({"_add", "_sub", "_mul", "_and", "_or", "_xor"})
 
 
-def _slot(node: ast.expr) -> tuple[str, int] | None:
+def _slot(node: ast.AST) -> tuple[str, int] | None:
     """``B[k]`` (a bank name and a constant index) as a key, else None."""
     if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)
             and isinstance(node.slice, ast.Constant) and type(node.slice.value) is int):
@@ -520,34 +520,39 @@ def _defer_masks(statements: list[ast.stmt]) -> list[ast.stmt]:
     low W bits depend only on the operands' low W bits: one pass over the row per
     instruction instead of two at W = 32.  Only for blocks made of ``_store(B, k, v)``
     statements (no template locals)."""
-    stores = []
+    # a guard (``_snap``/``_unsnap``), or a store: the call and the slot it writes
+    stores: list[ast.stmt | tuple[ast.Call, tuple[str, int]]] = []
     for node in statements:
         if _is_snap(node):
             stores.append(node)
             continue
         call = node.value if isinstance(node, ast.Expr) else None
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
-                and call.func.id == "_store" and len(call.args) == 3
-                and isinstance(call.args[0], ast.Name) and isinstance(call.args[1], ast.Constant)
-                and type(call.args[1].value) is int):
+                and call.func.id == "_store" and len(call.args) == 3):
             return statements
-        stores.append(call)
+        bank_name, index_constant = call.args[0], call.args[1]
+        index = index_constant.value if isinstance(index_constant, ast.Constant) else None
+        if not (isinstance(bank_name, ast.Name) and isinstance(index, int)
+                and type(index) is int):
+            return statements
+        stores.append((call, (bank_name.id, index)))
     out: list[ast.stmt] = []
     dirty: set[tuple[str, int]] = set()
-    for call in stores:
-        if not isinstance(call, ast.Call):  # a guard: every row clean when it is kept
+    for item in stores:
+        if not isinstance(item, tuple):  # a guard: every row clean when it is kept
             out += [_mask_statement(bank, index) for bank, index in sorted(dirty)]
             dirty.clear()
-            out.append(call)
+            out.append(item)
             continue
-        target = (call.args[0].id, call.args[1].value)
+        call, target = item
         value = call.args[2]
-        reads = {_slot(n) for n in ast.walk(value)} - {None}
+        reads = {slot for n in ast.walk(value) if (slot := _slot(n)) is not None}
         if _ring_only(value):
-            masked = (isinstance(value, ast.Call) and value.func.id.rstrip("_") == "_and"
-                      and isinstance(value.args[1], ast.Name) and value.args[1].id == "M")
-            if masked:
-                value = value.args[0]
+            masked = False
+            if (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
+                    and value.func.id.rstrip("_") == "_and"
+                    and isinstance(value.args[1], ast.Name) and value.args[1].id == "M"):
+                masked, value = True, value.args[0]
             if masked or reads & dirty:
                 dirty.add(target)
             else:

@@ -13,7 +13,7 @@ functions at W = 64 and the rotation plan (:data:`LANEWISE`) -- runs through
 :func:`lanewise`, a documented stop-gap that calls the scalar function (the
 definition itself) once per distinct argument tuple, so the bits are the scalar
 bits by construction.  A row the table adds later runs lanewise too, and
-``tests/test_primitives.py`` fails until it is vectorized or listed in :data:`LANEWISE`.
+``tests/isa/test_primitives.py`` fails until it is vectorized or listed in :data:`LANEWISE`.
 
 Faults are per lane, from the rows: before a vectorized function runs, each of its
 row's faults (``Fault.when``, evaluated on the lanes) records the lanes where it holds in
@@ -24,11 +24,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import nullcontext
+from functools import partial
 from typing import Any
 
 from revasm.isa import elementary
 from revasm.isa.fixed_point import WordFormat
-from revasm.isa.primitives import OPERANDS, PRIMITIVES, Primitive
+from revasm.isa.primitives import OPERANDS, PRIMITIVES, Fault, Primitive
 from revasm.isa.rotation import rotation_plan
 from revasm.isa.vocabulary import vocabulary as scalar_vocabulary
 from revasm.machine.faults import Trap
@@ -163,9 +164,9 @@ def lanewise(function: Callable, ctx: LaneContext, xp: Any, name: str,
         if errors:
             zero = (0,) * arity if arity else 0
             by_kind: dict[str, list[int]] = {}
-            for k, exc in errors.items():
+            for k, error in errors.items():
                 results[k] = zero
-                by_kind.setdefault(fault_kind(exc), []).append(k)
+                by_kind.setdefault(fault_kind(error), []).append(k)
             listed = inverse.tolist()
             for kind, positions in by_kind.items():
                 kind_mask = xp.zeros(len(keys), dtype=xp.bool)
@@ -186,7 +187,7 @@ def vector_vocabulary(fmt: WordFormat, xp: Any, ctx: LaneContext) -> dict[str, A
     width, mask, frac = fmt.width, fmt.mask, fmt.frac_bits
     u64, i64 = xp.uint64, xp.int64
     amount_mask = width - 1
-    scalar = scalar_vocabulary(fmt)
+    scalar: dict[str, Any] = scalar_vocabulary(fmt)  # the reference's functions
 
     def as_words(word: Any) -> Any:
         if hasattr(word, "dtype"):
@@ -621,12 +622,17 @@ def _checked(function: Callable, row: Primitive, S: Callable, lane_words: Callab
                 holds = part if holds is None else holds & part
             if bool(xp.any(holds)):
                 xs = ctx.column(words[0])
-                ctx.fault(holds, fault.kind,
-                          lambda j, fault=fault, xs=xs: fault.detail(fmt.signed(xs[j])))
+                ctx.fault(holds, fault.kind, partial(_fault_detail, fault, fmt, xs))
         return function(*args)
 
     apply.__name__ = f"checked_{row.name}"
     return apply
+
+
+def _fault_detail(fault: Fault, fmt: WordFormat, xs: list[int], j: int) -> str:
+    """The message of a row's ``fault`` on the ``j``-th faulting lane, whose first
+    operand words are ``xs``."""
+    return fault.detail(fmt.signed(xs[j]))
 
 
 def _circular(function: Callable, signed_array: Callable, xp: Any, mask: int) -> Callable:

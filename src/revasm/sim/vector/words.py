@@ -197,7 +197,7 @@ class Arithmetic:
 def _unreferenced_count() -> int:
     """``sys.getrefcount`` of an array held only by one local (calibrated, so the
     check below means "nothing else refers to it" on any Python version)."""
-    holder = [bytearray(1)]
+    holder: list[bytearray | None] = [bytearray(1)]
     old = holder[0]
     holder[0] = None
     return sys.getrefcount(old)

@@ -18,13 +18,14 @@
 | ``assert c``                            | an ancilla allocated with c's truth, freed      |
 |                                         | (checked) as 1: a fault in either direction     |
 | ``/``, ``%``                            | ``//``, ``%`` (floor division of Int words)     |
-| ``show``, ``print``, ``skip``           | nothing (output is the interpreter's)           |
+| ``skip``                                | nothing                                         |
+| ``show``, ``print``, ``printf``         | a CompileError (the interpreter prints them)    |
 """
 from __future__ import annotations
 
 from fractions import Fraction
 
-from ...errors import SourcePos
+from ...errors import CompileError, SourcePos
 from ...ir import nodes as ir
 from ...ir.inverse import invert_block
 from . import tree as t
@@ -141,7 +142,17 @@ class _Lowering:
             return move + zero
         if isinstance(s, t.Assert):
             return self.assertion(self.expr(s.cond), pos, "assert")
-        return []  # skip, show, print
+        if isinstance(s, t.Show):  # output: refused, not dropped without a word
+            what = "print" if s.text is not None and not s.names else \
+                "printf" if s.text is not None else "show"
+            raise CompileError(pos, f"{what} is not compiled: the compiled program has no "
+                                    "output statement yet, and dropping it would run the "
+                                    "program without the output it asks for",
+                               "remove it: revasm run prints main's variables at the end "
+                               "(and the debugger shows any variable at any line); the "
+                               "Janus interpreter (revasm.compiler.frontend.janus."
+                               "interpreter) runs show and printf")
+        return []  # skip
 
     def assertion(self, cond: ir.Expr, pos: SourcePos, what: str) -> list[ir.Stmt]:
         """``cond`` must hold, checked in both directions: an ancilla allocated with its

@@ -260,11 +260,14 @@ def children(s: Stmt) -> tuple[tuple[Stmt, ...], ...]:
 
 
 def walk(body: tuple[Stmt, ...]) -> Iterator[Stmt]:
-    """Every statement of ``body``, nested ones included, in program order."""
-    for s in body:
+    """Every statement of ``body``, nested ones included, in program order (an explicit
+    stack: nesting is not bounded by Python's recursion limit)."""
+    todo: list[Stmt] = list(reversed(body))
+    while todo:
+        s = todo.pop()
         yield s
-        for block in children(s):
-            yield from walk(block)
+        for block in reversed(children(s)):
+            todo.extend(reversed(block))
 
 
 def reads(e: Expr) -> set[str]:

@@ -1,0 +1,160 @@
+"""`revasm bench --quick`: runs the whole suite and writes one JSON (and plot) per benchmark."""
+from __future__ import annotations
+
+import json
+import sys
+
+from click.testing import CliRunner
+
+from revasm.bench import BENCHMARKS, nilang_compare
+from revasm.bench.common import child_outcome, run_child
+from revasm.cli.main import cli
+
+
+def test_quick_suite_writes_every_result(tmp_path):
+    result = CliRunner().invoke(cli, ["bench", "--quick", "--results", str(tmp_path), "--json"],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    printed = json.loads(result.stdout)
+    assert set(printed) == set(BENCHMARKS)
+    for name in BENCHMARKS:
+        saved = json.loads((tmp_path / f"{name}.quick.json").read_text())
+        assert saved["benchmark"] == name and saved["quick"] is True
+        assert not (tmp_path / f"{name}.json").exists()  # a full run's results stay
+    speed = printed["sim_speed"]
+    assert speed["status"] == "measured" and "reference" in speed["engines"]
+    assert {row["engine"] for row in speed["results"]} == set(speed["engines"])
+    for row in speed["results"]:  # both passes ran whole loops (steps of the loop's shape)
+        per_trip = 8 if row["name"] == "pal_loop" else 4
+        assert (row["steps"] - 4) % per_trip == 0 and row["steps"] > 4
+        assert row["first_seconds"] > 0 and row["instructions_per_second"] > 0
+    assert printed["rtl_speed"]["status"] == "skipped"
+    throughput = printed["vector_throughput"]["programs"]
+    for program in ("straight_line", "branchy"):
+        rows = throughput[program]["vector"]
+        assert [row["batch"] for row in rows] == [1, 100, 10_000]
+        assert all(row["lane_instructions_per_s"] > 0 for row in rows)
+        assert "bandwidth_ratio" in rows[-1]
+        assert throughput[program]["reference_instructions_per_s"] > 0
+    process = speed["process"]  # `revasm run` in a fresh process: compiling, then cached
+    assert process["status"] == "measured", process
+    assert process["first"]["steps"] == process["cached"]["steps"] > 10**6
+    bessel = printed["bessel_gradients"]
+    assert bessel["status"] == "measured" and bessel["lanes_faulted"] == 0
+    assert bessel["max_abs_error_gradient"] < 1e-6
+    compiled = bessel["compiled"]  # the compiled engine beside the vector engine
+    assert compiled["status"] == "measured" and compiled["same_gradients_as_vector"]
+    assert [row["lanes"] for row in compiled["rows"]] == [1_000, 10_000]
+    for row in compiled["rows"]:
+        assert row["lanes_faulted"] == 0 and row["max_abs_error_gradient"] < 1e-6
+        assert row["ratio_gradient_to_forward"] == row["gradient_s"] / row["numpy_forward_s"]
+    fib = printed["compile_time"]["programs"]["fib.pal"]
+    assert fib["status"] == "measured", fib
+    assert fib["first"]["steps"] == fib["cached"]["steps"] and fib["cached"]["halted"]
+    assert fib["first_wall_s"] > fib["first"]["startup_s"] > 0
+    dask = printed["dask_batches"]  # J2 gradients, Parquet -> Zarr, on 2 workers and on 1
+    assert dask["status"] == "measured" and dask["lanes"] == 40_000
+    for run in (dask["two_workers"], dask["one_worker"]):
+        assert run["faulted"] == 0 and run["lanes_per_s"] > 0
+    assert len(dask["two_workers"]["peak_rss_mb_per_worker"]) == 2
+    assert [row["lanes"] for row in dask["overhead_per_chunk"]] == [10_000]
+    compare = printed["nilang_compare"]["workloads"]
+    dot = compare["dot"]
+    assert dot["status"] == "measured", dot
+    assert dot["compiled"]["lanes_faulted"] == 0 and dot["compiled"]["first_and_last_lane_equal"]
+    assert dot["compiled"]["max_abs_error_gradient"] < 1e-8
+    assert dot["numpy_float64"]["status"] == "measured" and "ratio_to_numpy_float64" in dot
+    for library in ("jax", "pytorch"):  # measured when installed, else a note how to
+        assert dot[library]["status"] in ("measured", "absent")
+        assert dot[library]["status"] == "measured" or "revasm[compare]" in \
+            dot[library]["reason"]
+    for name in ("givens_network_n100", "sparse_frobenius_dot", "petersen_embedding",
+                 "adbench_gmm", "adbench_gmm_10k", "adbench_ba_x", "adbench_ba_y"):
+        assert compare[name]["status"] == "skipped"  # full size only
+    assert bessel["width_32"]["lanes_faulted"] == 0
+    assert bessel["width_32"]["max_abs_error_gradient"] < 1e-3
+    nilang = printed["nilang_workloads"]["workloads"]
+    for name in ("givens_network_n100", "adbench_gmm"):  # full size only
+        assert nilang[name]["status"] == "skipped", nilang[name]
+    for name in ("sparse_frobenius_dot", "petersen_embedding"):
+        assert nilang[name]["status"] == "measured", nilang[name]
+        assert nilang[name]["lanes_equal_reference"] and nilang[name]["lanes_faulted"] == 0
+    long_run = printed["long_stack_run"]  # the stack at the top of memory, compiled
+    assert long_run["run"]["status"] == "measured", long_run["run"]
+    assert long_run["run"]["steps"] == long_run["expected_steps"] == 324_006
+    assert long_run["run"]["steps_as_expected"] and long_run["run"]["output_as_expected"]
+    assert long_run["run"]["check"] == "restored" and long_run["run"]["fault"] is None
+    assert long_run["run"]["lines_printed"] == 200 and long_run["run"]["peak_rss_mib"] > 0
+    assert long_run["run"]["live_output_equal"]  # the same run with its output as it runs
+    assert len(long_run["run"]["live_run_s_each"]) == long_run["run"]["repeats"] == 5
+    assert all(calls >= 1 for calls in long_run["run"]["live_listener_calls"])
+    assert all(wait > 0 for wait in long_run["run"]["live_longest_wait_s"])
+    command_line = long_run["revasm_run"]  # `revasm run` read line by line through a pipe
+    assert command_line["status"] == "measured" and command_line["output_lines"] == 200
+    assert command_line["summary"] == "finished after 324006 steps, 1944036 cycles"
+    assert command_line["first_line_s"] > 0 and command_line["largest_gap_between_lines_s"] >= 0
+    sparse = printed["sparse_memory"]  # as compiled beside dense, per engine
+    for row in sparse["workloads"].values():
+        assert row["status"] == "measured" and row["same_values"], row
+        assert row["reference"]["ratio"] > 0 and row["vector"]["ratio"] > 0
+    assert sparse["workloads"]["rfib"]["words_appended"] > 0  # rfib's stack is above it
+    assert sparse["summary"]["compiled"]["status"] == "skipped"  # full runs only
+
+
+def test_unknown_benchmark_is_a_usage_error(tmp_path):
+    result = CliRunner().invoke(cli, ["bench", "nope", "--results", str(tmp_path)])
+    assert result.exit_code == 2 and "unknown benchmark" in result.output
+
+
+def test_the_summary_of_a_full_run_prints_every_kind_of_workload(tmp_path, capsys):
+    """The full suite's gradient workloads (not run by --quick) have their own shape."""
+    from revasm.cli.commands_bench import _print
+
+    gradient = {"status": "measured", "reference_gradient_s": 0.65,
+                "vector": {"batch": 1000, "per_gradient_s": 0.006},
+                "jax": {"status": "measured", "per_gradient_s": 0.0017}}
+    throughput = {"status": "measured", "batch": 10_000, "reference_instructions_per_s": 7e6,
+                  "vector_lane_instructions_per_s": 3e8}
+    result = {"seconds": 1.0, "plot": "x.png",
+              "workloads": {"givens_network_n100": gradient, "sparse_frobenius_dot": throughput,
+                            "adbench_gmm": {"status": "skipped", "reason": "quick"}}}
+    _print("nilang_workloads", result, tmp_path)
+    out = capsys.readouterr().out
+    assert "givens_network_n100: 0.006 s per gradient at batch 1000 (reference 0.65 s; " \
+           "jax 0.0017 s)" in out
+    assert "sparse_frobenius_dot: 3e+08 lane-instructions/s at batch 10000" in out
+    assert "adbench_gmm: skipped: quick" in out
+
+
+def test_comparisons_without_jax_or_torch_say_how_to_install_them(monkeypatch):
+    """jax and torch are optional (the `compare` extra): absent, they are a note."""
+    monkeypatch.setitem(sys.modules, "jax", None)  # `import jax` raises ImportError
+    monkeypatch.setitem(sys.modules, "torch", None)
+    inputs = nilang_compare.inputs_of("dot")
+    for row in (nilang_compare.jax_baseline("dot", inputs, 10),
+                nilang_compare.torch_baseline("dot", inputs, 10)):
+        assert row["status"] == "absent"
+        assert "not installed: pip install revasm[compare]" in row["reason"]
+    assert nilang_compare._version("jax") == "not installed: pip install revasm[compare]"
+
+
+def test_a_child_over_its_budget_is_recorded_not_awaited():
+    done = run_child([sys.executable, "-c", "import time; time.sleep(30)"], 0.5)
+    assert done["timed_out"] and done["wall_s"] < 10
+    row = child_outcome(done, 0.5, "compiling")
+    assert row["status"] == "budget exceeded" and "within 0 s (compiling)" in row["reason"]
+    done = run_child([sys.executable, "-c", "print('{\"x\": 1}')"], 30)
+    assert child_outcome(done, 30, "running") == {"wall_s": done["wall_s"],
+                                                  "status": "measured", "x": 1}
+
+
+def test_help_lists_every_registered_benchmark():
+    from click.testing import CliRunner
+
+    from revasm.bench import BENCHMARKS
+    from revasm.cli.main import cli
+
+    text = CliRunner().invoke(cli, ["bench", "--help"]).stdout
+    listed = [line.split()[0] for line in text.splitlines()
+              if line.startswith("    ") and line.split()[0] in BENCHMARKS]
+    assert listed == list(BENCHMARKS)

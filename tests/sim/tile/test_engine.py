@@ -1,0 +1,490 @@
+"""The tile engine (sim/tile): lanes in tiles that share a PC, bit for bit the reference.
+
+The tile interpreter runs any image, so a whole sample of random programs -- straight-line,
+structured (loops, diamonds, calls) and faulting ones, side by side in one image, every lane
+starting at its own program -- runs as one batch after one compile per width and mode
+(``differential.check_batch``: forward, backward, backward from FINISH and a gradient or
+Hessian pass, every lane compared field by field with the reference).  Lanes that start at
+different programs are the most divergent tiles there are; tile sizes that do not divide the
+lane count, one-lane tiles and regrouping run the same checks.  ``tests/sim/test_engines.py``
+runs the tile engine through every example, fault kind and mode.
+"""
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+from differential import check_batch
+from program_generators import (
+    examples,
+    faulting_programs,
+    straight_line_programs,
+    structured_programs,
+)
+
+pytest.importorskip("numba")
+
+import differential
+
+from revasm.assembler import assemble, assemble_file
+from revasm.isa import INSTRUCTIONS
+from revasm.isa.fixed_point import WordFormat
+from revasm.isa.vocabulary import vocabulary
+from revasm.sim.engine import Engine
+from revasm.sim.engines import engine
+from revasm.sim.host import gradient
+from revasm.sim.tile import kernel
+from revasm.sim.tile.lanes import TileLanes
+from revasm.sim.tile.source import tile_source
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+
+#: Programs of each kind per width: every instruction, both widths, a derivative pass each.
+SAMPLE = {"straight-line": 60, "structured": 30, "faulting": 60}
+
+
+def _sample(width: int, sizes: dict[str, int], seed: int) -> list:
+    return (examples(straight_line_programs(width, max_length=10), sizes["straight-line"],
+                     seed=seed)
+            + examples(structured_programs(width, max_procedures=2, statements=4),
+                       sizes["structured"], seed=seed)
+            + examples(faulting_programs(width), sizes["faulting"], seed=seed))
+
+
+def _tiles(monkeypatch, **options) -> None:
+    """The differential check loads the tile engine, with ``options`` for its lanes."""
+    def load(image, lanes, *, max_steps=None, memory_words=None):
+        return TileLanes(image, lanes, max_steps=max_steps, memory_words=memory_words,
+                         **options)
+    monkeypatch.setattr(differential, "ENGINE", Engine("tile", "", load))
+
+
+def _check(width: int, derivative: str | None, sizes: dict[str, int], seed: int) -> None:
+    cases = _sample(width, sizes, seed)
+    report = check_batch(cases, seed=seed, derivative=derivative)
+    assert not report.failures, "\n".join(report.failures[:20])
+    assert report.programs == len(cases)
+    assert derivative is None or derivative in report.passes
+    assert len(report.faults) >= 3, report.faults  # faults of several kinds, alike
+
+
+@pytest.mark.parametrize("width, derivative", [(64, "hessian"), (32, "gradient")])
+def test_random_programs_run_alike_on_the_tile_engine_and_the_reference(
+        monkeypatch, width, derivative):
+    _tiles(monkeypatch)
+    _check(width, derivative, SAMPLE, seed=200 + width)
+
+
+@pytest.mark.parametrize("tile, regroup", [(5, False), (1, False), (3, True)])
+def test_tile_sizes_that_do_not_divide_the_lanes_and_regrouping(monkeypatch, tile, regroup):
+    """The same checks with tiles of 5 lanes (the batch's 3 lanes per program straddle
+    them), of one lane, and with the lanes regrouped as tiles thin out."""
+    _tiles(monkeypatch, tile=tile, regroup=regroup)
+    _check(32, None, {"straight-line": 20, "structured": 20, "faulting": 20}, seed=tile)
+
+
+def test_the_sample_runs_every_instruction():
+    used = set()
+    for width in (32, 64):
+        for case in _sample(width, SAMPLE, 200 + width):
+            used |= {ins.mnemonic for ins in (INSTRUCTIONS[n] for n in _entries(case.image))}
+    assert {ins.mnemonic for ins in INSTRUCTIONS} - used == set()
+
+
+def _entries(image) -> set[int]:
+    from revasm.sim.compiled.interpreter import OP, program_arrays
+
+    prog, _imm, code, _dense, _count = program_arrays(image)
+    return {int(prog[OP, pc]) for pc in range(len(code)) if code[pc]}
+
+
+# --- the vocabulary --------------------------------------------------------------------------
+
+def _words(rng: random.Random, width: int, count: int) -> list[int]:
+    mask = (1 << width) - 1
+    edges = [0, 1, 2, mask, mask - 1, 1 << (width - 1), (1 << (width - 1)) - 1,
+             (1 << (width - 1)) + 1, 1 << (width // 2), mask ^ ((1 << (width // 2)) - 1),
+             0xFFFFFFFF & mask, 0x80000000 & mask]
+    words = edges + [rng.getrandbits(width) for _ in range(count)]
+    words += [rng.randrange(-(1 << 40), 1 << 40) & mask for _ in range(count)]
+    return words
+
+
+def test_the_tile_products_are_the_tables():
+    """The tile engine's fixed-point product from 32-bit limbs (``tile/vocab.py``) gives
+    the table's ``fmul`` and ``ovf_mul`` words at W = 64, on random and edge words."""
+    from revasm.sim.tile import vocab
+
+    names = vocabulary(WordFormat(64))
+    rng = random.Random(64)
+    xs = _words(rng, 64, 600)
+    ys = list(reversed(xs))
+    rng.shuffle(ys)
+    for x, y in zip(xs + xs, xs + ys):
+        word, flag = vocab.fmul_ovf64(np.uint64(x), np.uint64(y))
+        assert (int(word), int(flag)) == (names["fmul"](x, y), names["ovf_mul"](x, y)), (x, y)
+        assert int(vocab.fmul64(np.uint64(x), np.uint64(y))) == names["fmul"](x, y)
+
+
+def test_the_tile_quotients_are_the_tables():
+    """The W = 64 quotient without a divide instruction (``fdiv_short64``) gives the table's
+    ``fdiv`` and ``ovf_div`` words wherever ``fdiv_short_ok64`` admits it -- and admits the
+    quotients below 2^40 of small operands -- and the W = 32 quotient from a float64
+    division (``fdiv_ovf32``) gives them everywhere; random and edge words, y != 0."""
+    from revasm.sim.tile import vocab
+
+    rng = random.Random(32)
+    for width in (32, 64):
+        names = vocabulary(WordFormat(width))
+        xs = _words(rng, width, 800)
+        ys = [y for y in _words(rng, width, 800) if y]
+        admitted = 0
+        for x in xs:
+            for y in rng.sample(ys, 12) + ys[:12]:
+                expected = (names["fdiv"](x, y), names["ovf_div"](x, y))
+                if width == 32:
+                    word, flag = vocab.fdiv_ovf32(np.uint64(x), np.uint64(y))
+                    assert (int(word), int(flag)) == expected, (x, y)
+                    continue
+                if vocab.fdiv_short_ok64(np.uint64(x), np.uint64(y)):
+                    admitted += 1
+                    word, flag = vocab.fdiv_short64(np.uint64(x), np.uint64(y))
+                    assert (int(word), int(flag)) == expected, (x, y)
+        if width == 64:
+            assert admitted > 5000
+            ok = vocab.fdiv_short_ok64
+            assert ok(np.uint64(3 << 32), np.uint64(7 << 20))  # a quotient near 2^44
+            assert not ok(np.uint64(1 << 62), np.uint64(3))  # near 2^92: too long
+            assert not ok(np.uint64(1 << 40), np.uint64(1 << 62))  # a divisor of 2^62
+
+
+# --- divergence, re-convergence, tiles ---------------------------------------------------------
+
+DIAMOND = """;; pendulum pal file
+.input  p $1 int = 0
+        start
+if:     bgtz  $1 else      ; lanes with p > 0 take the else arm
+        addi  $2 1         ; the then arm
+        addi  $2 2
+fi:     bra   join
+else:   bgtz  $1 if
+        addi  $3 5         ; the else arm
+join:   blez  $1 fi        ; both arms meet here
+        addi  $4 1
+        finish
+"""
+
+
+def _alike(machine, reference, lanes: int) -> None:
+    assert machine.steps.tolist() == reference.steps.tolist()
+    assert machine.cycles.tolist() == reference.cycles.tolist()
+    assert machine.halted.tolist() == reference.halted.tolist()
+    for lane in range(lanes):
+        assert machine.snapshot(lane) == reference.snapshot(lane), lane
+
+
+def test_a_diamond_parts_the_tile_and_its_lanes_meet_again():
+    """A branch splits a tile by mask; the arms run one after the other and the lanes meet
+    at the join: START, the branch, then-arm (3), else-arm landing and body (2), then the
+    join, the instruction after it and FINISH once for the whole tile -- 10 fetches, not
+    the 8 + 7 of the two arms' lanes run apart; a tile whose lanes agree takes 8."""
+    image = assemble(DIAMOND, "diamond.pal")
+    p = np.array([1, -1] * 32, dtype=np.int64)
+    for values, fetches in ((p, 10), (np.full(64, -1), 8), (np.full(64, 3), 7)):
+        machine = TileLanes(image, 64, tile=64)
+        reference = engine("reference").load(image, 64)
+        for lanes in (machine, reference):
+            lanes.set_bank_word("R", 1, values)
+            lanes.run(1)
+        _alike(machine, reference, 64)
+        assert machine.dispatches == fetches
+        machine.run_back()
+        reference.run_back()
+        _alike(machine, reference, 64)
+
+
+LOOP = """;; pendulum pal file
+.input  n $1 int = 1
+        start
+top:    bne   $2 $0 bottom  ; the loop entry falls through, its back edge lands here
+        addi  $3 3
+        add   $4 $3
+        addi  $2 1
+bottom: bne   $2 $1 top     ; again while i != n
+        finish
+"""
+
+
+@pytest.mark.parametrize("tile", [1, 7, 64])
+def test_lanes_that_loop_different_trip_counts_alike_with_and_without_regrouping(tile):
+    """Each lane loops its own number of times (1..40): tiles of 7 and 64 lanes on 150
+    lanes (the last tile partial), forward and back, with the tiles split by masks and
+    with the running lanes regrouped; regrouping fetches fewer instructions."""
+    image = assemble(LOOP, "loop.pal")
+    rng = np.random.default_rng(tile)
+    trips = rng.integers(1, 41, 150)
+    reference = engine("reference").load(image, 150)
+    reference.set_bank_word("R", 1, trips)
+    reference.run(1)
+    fetches = {}
+    for regroup in (False, True):
+        machine = TileLanes(image, 150, tile=tile, regroup=regroup)
+        machine.set_bank_word("R", 1, trips)
+        machine.run(1)
+        _alike(machine, reference, 150)
+        fetches[regroup] = machine.dispatches
+        machine.run_back()
+        assert machine.halted.all()
+        assert machine.bank_word("R", 4).tolist() == [0] * 150
+    if tile > 1:
+        assert fetches[True] < fetches[False]
+    else:
+        assert fetches[True] == fetches[False] == int(reference.steps.sum())
+
+
+OVERFLOWING = """;; pendulum pal file
+.input  a $1 fixed = 1.0
+        start
+        addmul $2 $1 $1    ; a * a: beyond Q16.16 for |a| > 181
+        addi   $3 1
+        adddiv $4 $1 $2    ; a / (a * a)
+        finish
+"""
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_overflow_counts_and_strict_faults_like_the_reference(strict):
+    """Overflow events counted per lane (OV), or with the strict switch a fault before the
+    instruction writes anything, lane by lane as the reference -- in the fast loop's tiles
+    (lanes that agree) and in the exact loop (a tile where some lanes overflow)."""
+    from revasm.sim.engine import overflow_counts
+
+    image = assemble(OVERFLOWING, "overflow.pal")
+    values = np.array([1, 300, -2, 200, 5, -1000] * 50, dtype=np.int64) << 16
+    values[:64] = 3 << 16  # a first tile (of 64) whose lanes all agree
+    machines = [TileLanes(image, len(values), tile=64), engine("reference").load(image,
+                                                                                 len(values))]
+    for machine in machines:
+        machine.strict = strict
+        machine.set_bank_word("R", 1, values)
+        machine.run(1)
+    tile, reference = machines
+    _alike(tile, reference, len(values))
+    assert overflow_counts(tile).tolist() == overflow_counts(reference).tolist()
+    assert tile.faulted.tolist() == reference.faulted.tolist()
+    assert bool(reference.faulted.any()) == strict
+    for lane in range(len(values)):
+        mine, theirs = tile.fault(lane), reference.fault(lane)
+        assert (mine is None) == (theirs is None)
+        if mine is not None:
+            assert (mine.kind, mine.pc, mine.step, mine.message) == (
+                theirs.kind, theirs.pc, theirs.step, theirs.message)
+
+
+def test_one_lane_differentiates_like_the_reference():
+    image = assemble_file(EXAMPLES / "bessel_j2.pal", width=64)
+    expected = gradient(image, inputs={"x": 0.75}, engine="reference")
+    got = gradient(image, inputs={"x": 0.75}, engine="tile")
+    assert (got.loss, got.gradient, got.forward, got.backward) == (
+        expected.loss, expected.gradient, expected.forward, expected.backward)
+
+
+def test_the_interpreter_has_one_leaf_per_entry_and_direction():
+    """Derived from the table: every data entry has a step function per direction (its
+    fast and its exact loop), called from a leaf of that direction's tree; every control
+    entry a leaf of each direction's tree, and a branch also one of the trees that try all
+    lanes one way -- in value and in gradient mode.  START/FINISH step before dispatch."""
+    for gradient_mode in (False, True):
+        source = tile_source(32, gradient=gradient_mode)
+        for ins in INSTRUCTIONS:
+            if ins.kind in ("start", "finish"):
+                continue
+            leaves = 4 if ins.kind == "branch" else 2
+            assert source.count(f"# {ins.mnemonic}\n") == leaves, ins.mnemonic
+            if ins.kind == "data":
+                for suffix in ("f", "b"):
+                    name = f"step_{ins.mnemonic.lower()}_{suffix}"
+                    assert source.count(f"def {name}(") == 1, name
+                    assert source.count(f"left = {name}(") == 1, name
+
+
+def test_the_module_name_changes_with_the_tile_engine_sources():
+    assert kernel.source(64).startswith(f"# tile engine sources {kernel.tile_version()}\n")
+    assert kernel.source(64) != kernel.source(32)
+
+
+def test_the_tile_vocabulary_by_width_is_the_tables():
+    """The names the translated templates call (``fmul_ovf(x, y, W)``, ``fmul``,
+    ``fdiv_ovf``, ``fdiv``: the compiled vocabulary's, width last) are the tile engine's
+    vector-friendly versions in the tile kernels; each gives the table's words at both
+    widths on random and edge words (y != 0 for the quotients)."""
+    from revasm.sim.tile import vocab
+
+    rng = random.Random(7)
+    for width in (32, 64):
+        names = vocabulary(WordFormat(width))
+        xs = _words(rng, width, 300)
+        ys = [y for y in _words(rng, width, 300) if y]
+        w = np.int64(width)
+        for x, y in zip(xs, ys, strict=False):
+            ux, uy = np.uint64(x), np.uint64(y)
+            product = (names["fmul"](x, y), names["ovf_mul"](x, y))
+            assert tuple(map(int, vocab.fmul_ovf(ux, uy, w))) == product, (width, x, y)
+            assert int(vocab.fmul(ux, uy, w)) == product[0]
+            quotient = (names["fdiv"](x, y), names["ovf_div"](x, y))
+            assert tuple(map(int, vocab.fdiv_ovf(ux, uy, w))) == quotient, (width, x, y)
+            assert int(vocab.fdiv(ux, uy, w)) == quotient[0]
+
+
+def test_the_fast_loops_call_the_vector_forms():
+    """At W = 64 every division of a guard and a fast loop is the division without a divide
+    instruction, admitted by its check; the exact loops keep the 128/64 division."""
+    import re
+
+    for gradient_mode in (False, True):
+        source = tile_source(64, gradient=gradient_mode)
+        short = len(re.findall(r"\bfdiv_short64\(", source))
+        checks = len(re.findall(r"\bfdiv_short_ok64\(", source))
+        exact = len(re.findall(r"\bfdiv_ovf\(", source))
+        assert checks > 0 and short == 2 * checks and exact == checks
+
+
+# --- per-program kernels (fused.py) -----------------------------------------------------------
+
+FUSING = """;; pendulum pal file
+.input  x  $1 fixed = 1.0
+.input  y  $2 fixed = 1.0
+.loss   f  $6
+        start
+        addi   $16 3           ; trips
+        addi   $17 1000        ; a stack in memory
+top:    bne    $15 $0 bottom
+        addmul $3 $1 $2        ; t += x y        (overflows on some lanes)
+        adddiv $4 $3 $2        ; u = t / y       (y = 0 faults; a tiny y is a long quotient)
+        add    $6 $4           ; f += u
+        subdiv $4 $3 $2        ; u = 0
+        exch   $3 $17          ; push t, t = 0   (memory: the interpreter's step)
+        addi   $17 1
+        addi   $15 1
+bottom: bne    $15 $16 top
+        finish
+"""
+
+
+@pytest.mark.parametrize("width", [32, 64])
+def test_the_program_kernel_runs_like_the_reference(monkeypatch, width):
+    """A program's own tile kernel (fused blocks, the interpreter's steps between them,
+    branches all lanes take alike) on 600 lanes in tiles of 256: the first tile holds
+    lanes that fault in a block (y = 0), overflow, or (W = 64) need the exact quotient, so
+    its blocks are undone and the interpreter finishes it; the other tiles run the kernel
+    to FINISH.  Forward, then the gradient backward: every lane as the reference."""
+    from revasm.sim.tile import fused
+
+    monkeypatch.setenv("REVASM_TILE_FUSE", "build")
+    image = assemble(FUSING, "fusing.pal", width=width)
+    one = 1 << (width // 2)
+    rng = np.random.default_rng(width)
+    x = (rng.uniform(-3, 3, 600) * one).astype(np.int64)
+    y = (rng.uniform(-2, 2, 600) * one).astype(np.int64)
+    y[[3, 50]] = 0
+    x[[7, 90]] = (1 << (width - 2)) // one * one  # x y overflows
+    if width == 64:
+        y[[11, 120]] = 1  # 2^-32: a quotient too long for the fast division
+    assert fused.describe(image, False, False, 1)["blocks"] >= 2
+    machine = TileLanes(image, 600, tile=256)
+    reference = engine("reference").load(image, 600)
+    for lanes in (machine, reference):
+        lanes.set_bank_word("R", 1, x)
+        lanes.set_bank_word("R", 2, y)
+        lanes.run(1)
+    assert machine.fused
+    _alike(machine, reference, 600)
+    assert machine.faulted.tolist() == reference.faulted.tolist()
+    assert reference.faulted[[3, 50]].all() and not reference.faulted[256:].any()
+    for lanes in (machine, reference):
+        lanes.set_bank_word("G", 6, one)
+        lanes.gradient = True
+        lanes.run_back()
+    assert machine.fused
+    _alike(machine, reference, 600)
+    for bank in ("G", "R"):
+        for register in (1, 2, 3, 4, 6):
+            assert machine.bank_word(bank, register).tolist() == \
+                reference.bank_word(bank, register).tolist()
+
+
+def test_the_program_kernel_is_used_only_when_ready(monkeypatch):
+    """``cached``: a program whose kernel numba has not compiled runs on the interpreter
+    (a small run asks no background build); ``off``: never; J2 fuses its loop's runs."""
+    from revasm.sim.tile import fused
+
+    image = assemble_file(EXAMPLES / "bessel_j2.pal", width=64)
+    shape = fused.describe(image, True, False, -1)
+    assert shape["blocks"] == 3 and shape["cells"] >= 20
+    fresh = assemble(FUSING.replace("addi   $16 3", "addi   $16 5"), "fresh.pal", width=32)
+    for policy in ("cached", "off"):
+        monkeypatch.setenv("REVASM_TILE_FUSE", policy)
+        machine = TileLanes(fresh, 8)
+        machine.set_bank_word("R", 2, 1 << 16)
+        machine.run(1)
+        assert not machine.fused and machine.halted.all()
+    monkeypatch.setenv("REVASM_TILE_FUSE", "sometimes")
+    with pytest.raises(ValueError, match="cached, build or off"):
+        TileLanes(fresh, 8).run(1)
+
+
+def test_auto_chooses_the_tile_engine_when_its_interpreter_is_built_and_the_work_pays(
+        monkeypatch, tmp_path):
+    """``auto``'s cost model (``engines.tile_pays``): never before the tile interpreter of
+    the width has run (value and gradient mode); then by the lane-steps -- the steps of
+    the program's last tile run, else its code cells -- against the engine it replaces,
+    and never for a handful of lanes."""
+    from revasm.sim import engines
+    from revasm.sim.tile import ready
+
+    monkeypatch.setenv("REVASM_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(ready, "_MARKED", set())
+    image = assemble_file(EXAMPLES / "bessel_j2.pal", width=64)
+    assert not engines.tile_pays(image, 10**6, "vector")
+    ready.mark_ready(64, False, False)
+    assert not engines.tile_pays(image, 10**6, "vector")  # the gradient mode: not built
+    ready.mark_ready(64, True, False)
+    cells = sum(1 for flag in image.is_code if flag)
+    assert engines.tile_pays(image, -(-engines.TILE_MIN_WORK["vector"] // cells), "vector")
+    assert not engines.tile_pays(image, engines.TILE_MIN_WORK["vector"] // cells // 2,
+                                 "vector")
+    ready.record_steps(image, 1 << 16, 300.0)  # J2's steps per lane, from a run
+    assert ready.recorded_steps(image, 1 << 16) == 300.0
+    assert engines.tile_pays(image, 10**6, "vector", memory_words=1 << 16)
+    assert not engines.tile_pays(image, 10**5, "vector", memory_words=1 << 16)
+    assert engines.tile_pays(image, 10**5, "reference", memory_words=1 << 16)
+    assert not engines.tile_pays(image, engines.TILE_MIN_LANES - 1, "reference",
+                                 memory_words=1 << 16)
+    assert not engines.tile_pays(assemble_file(EXAMPLES / "bessel_j2.pal", width=32), 10**6,
+                                 "vector")  # another width: its interpreter not built
+
+
+def test_auto_runs_a_known_long_job_of_few_lanes_on_the_vector_engine(monkeypatch, tmp_path):
+    """Below ``VECTOR_MIN_LANES`` lanes ``auto`` keeps the reference unless a previous run
+    recorded enough steps per lane (``engines.vector_pays``)."""
+    from revasm.sim import engines
+    from revasm.sim.engines import choose
+    from revasm.sim.tile import ready
+
+    monkeypatch.setenv("REVASM_CACHE_DIR", str(tmp_path))
+    image = assemble_file(EXAMPLES / "bessel_j2.pal", width=64)
+    words = 1 << 16
+    assert not engines.vector_pays(image, 100, words)  # nothing recorded
+    ready.record_steps(image, words, 300.0)
+    assert engines.vector_pays(image, 400, words)
+    assert not engines.vector_pays(image, 300, words)  # 9 * 10^4 lane-steps
+    assert not engines.vector_pays(image, engines.VECTOR_KNOWN_LANES - 1, words)
+    ready.record_steps(image, words, 1000.0)
+    assert engines.vector_pays(image, 150, words) and 150 < engines.VECTOR_MIN_LANES
+    loaded = choose("auto", lanes=150).load(image, 150, memory_words=words)
+    assert type(loaded) is type(engine("vector").load(image, 1))
+    other = assemble_file(EXAMPLES / "bessel_j2.pal", width=32)  # nothing recorded
+    few = choose("auto", lanes=150).load(other, 150)
+    assert type(few) is type(engine("reference").load(other, 1))
