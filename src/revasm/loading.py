@@ -82,9 +82,13 @@ def load_program(path: str | Path, width: int | None = None, *,
     kind = file_kind(text)
     source, function = python_target(text) if kind == "python" else (text, None)
     file = Path(source)
-    if not file.exists():
+    try:  # exists() raises for a name the system refuses (ENAMETOOLONG, ...)
+        exists, is_dir = file.exists(), file.is_dir()
+    except OSError as exc:
+        raise LoadError(source, f"cannot read: {exc.strerror or exc}") from None
+    if not exists:
         raise LoadError(source, "no such file")
-    if file.is_dir():
+    if is_dir:
         raise LoadError(source, "is a directory, not a program")
     if kind == "python":
         return _python(source, function, width, gradient)

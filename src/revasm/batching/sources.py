@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import csv
 import zipfile
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -244,6 +245,13 @@ class _NpyMember:
     data_offset: int
 
 
+#: What zipfile raises on a damaged archive: a bad directory, a member cut short, an
+#: unknown compression method (NotImplementedError), an encrypted member (RuntimeError),
+#: damaged deflate data (zlib.error).
+_ZIP_ERRORS = (zipfile.BadZipFile, EOFError, zipfile.LargeZipFile, NotImplementedError,
+               RuntimeError, zlib.error)
+
+
 @dataclass(frozen=True)
 class NpzSource:
     """A ``numpy.savez`` file: one 1-D array per column, read row ranges from the zip."""
@@ -264,7 +272,7 @@ class NpzSource:
                     name = info.filename[:-4]
                     with archive.open(info) as stream:
                         members.append(_npy_header(path, name, info.filename, stream))
-        except (zipfile.BadZipFile, EOFError, zipfile.LargeZipFile):
+        except _ZIP_ERRORS:
             raise BatchInputError(f"{path}: not a valid .npz file (numpy.savez writes one)"
                                   ) from None
         except OSError as exc:
@@ -288,7 +296,7 @@ class NpzSource:
                         raise BatchInputError(f"{self.path}: column {name!r} is cut short "
                                               f"before row {start + len(data) // size + 1}")
                     columns[name] = np.frombuffer(data, dtype=member.dtype)
-        except (zipfile.BadZipFile, EOFError, OSError) as exc:
+        except (*_ZIP_ERRORS, OSError) as exc:
             raise BatchInputError(f"{self.path}: not a valid .npz file ({exc})") from None
         return columns
 

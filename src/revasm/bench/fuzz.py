@@ -33,6 +33,7 @@ import tempfile
 import threading
 import time
 import traceback
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -62,14 +63,35 @@ SPECIALS = (
 _TOKEN = re.compile(r"\s+|[A-Za-z_$.][A-Za-z0-9_.$]*|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|.", re.S)
 
 
-class FuzzFailure(AssertionError):
-    """An input that got something other than the target's documented error."""
+#: What a check returns: the input was taken (``OK``) or refused with the target's own
+#: documented error (``CLEAN``); anything else is a :class:`FuzzFailure`.
+OK = "ok"
+CLEAN = "clean error"
 
-    def __init__(self, target: str, data: Any, detail: str) -> None:
+
+#: A file's directories up to the package (site-packages, src, the standard library), which
+#: differ between machines: dropped from what the results keep.
+_PREFIX = re.compile(r"(?:[A-Za-z]:)?[/\\][^\s\"':]*?[/\\]"
+                     r"(?:site-packages|src|lib[/\\]python3\.\d+)[/\\]")
+
+
+def scrub(text: str) -> str:
+    """``text`` with this machine's directories cut from the file names in it."""
+    return _PREFIX.sub("", text)
+
+
+class FuzzFailure(AssertionError):
+    """An input that got something other than the target's documented error.  ``kind``
+    (the exception's class name, ``position``, ``exit code``, ...) is what the minimiser
+    keeps while it shrinks the input."""
+
+    def __init__(self, target: str, data: Any, detail: str, kind: str = "") -> None:
+        detail = scrub(detail)
         super().__init__(f"{target}: {detail}\ninput: {data!r}"[:4000])
         self.target = target
         self.data = data
         self.detail = detail
+        self.kind = kind or detail.split(":", 1)[0]
 
 
 # --- the corpus and the mutators -----------------------------------------------------
@@ -167,11 +189,16 @@ def random_edits(rng: random.Random, most: int = 6) -> list[Edit]:
 # --- the targets -------------------------------------------------------------------------
 
 def _unexpected(target: str, data: Any, exc: BaseException) -> FuzzFailure:
-    tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-3:])
-    return FuzzFailure(target, data, f"{type(exc).__name__}: {exc}\n{tb}")
+    frames = traceback.extract_tb(exc.__traceback__)
+    ours = [f for f in frames if f"{os.sep}revasm{os.sep}" in f.filename
+            and f"{os.sep}bench{os.sep}" not in f.filename]
+    shown = (ours[-1:] if ours and ours[-1] not in frames[-2:] else []) + frames[-2:]
+    tb = "".join(traceback.format_list(shown))
+    return FuzzFailure(target, data, f"{type(exc).__name__}: {str(exc)[:500]}\n{tb}",
+                       type(exc).__name__)
 
 
-def check_assembler(text: str) -> None:
+def check_assembler(text: str) -> str:
     """``assemble`` gives an image or an ``AssemblyError`` with positions inside the text."""
     from revasm.assembler import AssemblyError, assemble
 
@@ -182,14 +209,14 @@ def check_assembler(text: str) -> None:
         for d in exc.diagnostics:
             if d.file != "fuzz.pal" or not 1 <= d.line <= lines or d.column < 1:
                 raise FuzzFailure("assembler", text, f"diagnostic outside the text: "
-                                  f"{d.format()}") from None
-    except RecursionError as exc:  # pragma: no cover - reported as a failure
-        raise _unexpected("assembler", text, exc) from None
+                                  f"{d.format()}", "position") from None
+        return CLEAN
     except Exception as exc:
         raise _unexpected("assembler", text, exc) from None
+    return OK
 
 
-def check_image(data: bytes, kind: str, directory: Path) -> None:
+def check_image(data: bytes, kind: str, directory: Path) -> str:
     """A file of ``kind`` (bin, hex, sidecar) read with the image readers: an image or an
     ``ImageFormatError``."""
     from revasm.assembler import ImageFormatError, read_bin, read_hex
@@ -208,34 +235,64 @@ def check_image(data: bytes, kind: str, directory: Path) -> None:
         image = read_hex(path) if kind == "hex" else read_bin(path)
         disassemble(image)
     except ImageFormatError:
-        pass
+        return CLEAN
     except Exception as exc:
         raise _unexpected(f"image ({kind})", data, exc) from None
+    return OK
 
 
-def check_batch_inputs(data: bytes, suffix: str, directory: Path) -> None:
-    """Bytes as a ``.csv`` or ``.npz`` inputs file: columns or a ``BatchInputError``."""
+def check_batch_inputs(data: bytes, suffix: str, directory: Path) -> str:
+    """Bytes as a ``.csv``, ``.npz`` or ``.parquet`` inputs file (or a Zarr array's
+    metadata), through both readers -- the whole-file ``batching/inputs.read_columns`` with
+    ``to_words``, and the chunked ``batching/sources.open_source`` -- columns or a
+    ``BatchInputError``."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # zarr warns about the odd files it is given
+        return _check_batch_inputs(data, suffix, directory)
+
+
+def _check_batch_inputs(data: bytes, suffix: str, directory: Path) -> str:
     from revasm.batching.inputs import BatchInputError, read_columns, to_words
+    from revasm.batching.sources import open_source
     from revasm.isa.fixed_point import WIDTHS, word_format
 
-    path = directory / f"fuzz{suffix}"
-    path.write_bytes(data)
+    if suffix == ".zarr":
+        path = directory / "fuzz.zarr"
+        if path.exists():
+            shutil.rmtree(path)
+        shutil.copytree(_ZARR_SEED, path)
+        _zarr_metadata(path).write_bytes(data)
+    else:
+        path = directory / f"fuzz{suffix}"
+        path.write_bytes(data)
+    outcome = OK
     try:
-        columns = read_columns(str(path))
-        for values in columns.values():
-            for width in WIDTHS:
-                for fixed in (None, True, False):
-                    try:
-                        to_words(values, word_format(width), fixed=fixed, name="c")
-                    except BatchInputError:
-                        pass
+        if suffix in (".csv", ".npz"):
+            columns = read_columns(str(path))
+            for values in columns.values():
+                for width in WIDTHS:
+                    for fixed in (None, True, False):
+                        try:
+                            to_words(values, word_format(width), fixed=fixed, name="c")
+                        except BatchInputError:
+                            outcome = CLEAN
     except BatchInputError:
-        pass
+        outcome = CLEAN
     except Exception as exc:
         raise _unexpected(f"batch inputs ({suffix})", data, exc) from None
+    try:
+        source = open_source(str(path))
+        rows = source.read(0, min(source.lanes, 64))
+        for values in rows.values():
+            to_words(values, word_format(32), name="c")
+    except BatchInputError:
+        outcome = CLEAN
+    except Exception as exc:
+        raise _unexpected(f"batch source ({suffix})", data, exc) from None
+    return outcome
 
 
-def check_frontend(text: str) -> None:
+def check_frontend(text: str) -> str:
     """``compile_source`` gives a program or a ``CompileError`` at a position in the text."""
     from revasm.compiler import CompileError, compile_source
 
@@ -243,18 +300,42 @@ def check_frontend(text: str) -> None:
         compile_source(text, filename="fuzz.py")
     except CompileError as exc:
         if exc.pos.file != "fuzz.py" or exc.pos.line < 1 or exc.pos.column < 1:
-            raise FuzzFailure("frontend", text, f"error outside the text: {exc}") from None
+            raise FuzzFailure("frontend", text, f"error outside the text: {exc}",
+                              "position") from None
+        return CLEAN
     except Exception as exc:
         raise _unexpected("frontend", text, exc) from None
+    return OK
+
+
+def check_janus(text: str) -> str:
+    """``compile_janus_source`` (parser, checks, lowering, assembly of the result) gives a
+    program or a ``CompileError`` at a line of the text; an ``AssemblyError`` of the PAL
+    it generated is the compiler's bug, not the user's."""
+    from revasm.compiler import CompileError
+    from revasm.compiler.api import compile_janus_source
+
+    try:
+        compile_janus_source(text, "fuzz.ja")
+    except CompileError as exc:
+        lines = max(1, len(text.splitlines()) + 1)
+        if exc.pos.file != "fuzz.ja" or not 1 <= exc.pos.line <= lines or exc.pos.column < 1:
+            raise FuzzFailure("janus", text, f"error outside the text: {exc}",
+                              "position") from None
+        return CLEAN
+    except Exception as exc:
+        raise _unexpected("janus", text, exc) from None
+    return OK
 
 
 #: The files the CLI target's argument lists name (made by :func:`cli_workspace`).
 CLI_FILES = ("fib.pal", "multiply.pal", "fixed_point.pal", "x1_plus_x1x2.pal", "bad.pal",
              "broken.pal", "fib.bin", "fib.hex", "nosidecar.bin", "junk.bin", "junk.hex",
              "ab.csv", "xs.csv", "xs.npz", "junk.npz", "nan.csv", "rfib.py", "dot.py",
-             "cr.pal", "cr.py", "latin1.pal", "empty.pal", "dir", "missing.pal", "model.json")
+             "cr.pal", "cr.py", "latin1.pal", "empty.pal", "dir", "missing.pal", "model.json",
+             "fib_pair.ja", "factor.ja", "cmds.txt", "xs.parquet")
 CLI_COMMANDS = ("asm", "disasm", "run", "check", "report", "compile", "grad-expr", "grad",
-                "hessian", "batch")
+                "hessian", "batch", "debug", "dap")
 
 
 def cli_workspace(directory: Path) -> None:
@@ -269,6 +350,11 @@ def cli_workspace(directory: Path) -> None:
         shutil.copy(EXAMPLES / "errors" / name, directory / name)
     for name in ("rfib.py", "dot.py"):
         shutil.copy(EXAMPLES / "nilang" / name, directory / name)
+    for name in ("fib_pair.ja", "factor.ja"):
+        shutil.copy(EXAMPLES / "janus" / name, directory / name)
+    shutil.copy(EXAMPLES / "xs.parquet", directory / "xs.parquet")
+    (directory / "cmds.txt").write_text("break top\nstep 3\nprint $1\nreverse-continue\n"
+                                        "memory 0 4\nset $2 7\ncontinue\n")
     image = assemble_file(EXAMPLES / "fib.pal")
     write_bin(image, directory / "fib.bin")
     write_sidecar(image, directory / "fib.bin.json")
@@ -292,7 +378,9 @@ CLI_VALUES = ("n=5", "x=3", "x=0.5", "a=nan", "b=1e99", "$3=1", "n=", "=", "zz=1
               "5=1", "-1=1", "fib=2", "x=0.5,y=2", "x", "c", "y", "x1,x2", ",", "0", "1", "3",
               "10", "-1", "99999999999999999999", "sin(x)", "x/0", "(", "sq(x/y)*sin(x)",
               "log(x)", "x**y", "rfib.py:rfib", "rfib.py:nope", "dot.py:", "", "-", "out.bin",
-              "out.hex", "out.npz", "out.pal", "out.html", "out.json")
+              "out.hex", "out.npz", "out.pal", "out.html", "out.json", "out.parquet",
+              "18446744073709551615", "18446744073709551616", "9223372036854775808", "2.0",
+              "n=2.0", "n=2.5", "x=40000.0", "x=0x10", "n=-99999999999", "x=raw:5")
 CLI_EXPRESSIONS = ("sin(x)", "x/0", "(", "sq(x/y)*sin(x)", "log(x)", "x**y", "atan2(x, y)",
                    "", "x +", "1e999*x", "nosuch(x)", "x" * 200)
 
@@ -360,7 +448,7 @@ def random_arguments(rng: random.Random) -> list[str]:
     return words
 
 
-def check_cli(arguments: list[str], runner: Any = None) -> None:
+def check_cli(arguments: list[str], runner: Any = None) -> str:
     """``revasm ARGS`` in the working directory (see :func:`cli_workspace`): exit 0, 1 or 2,
     and no traceback or "internal error" in what it prints."""
     from click.testing import CliRunner
@@ -371,9 +459,318 @@ def check_cli(arguments: list[str], runner: Any = None) -> None:
     if exc is not None and not isinstance(exc, SystemExit):
         raise _unexpected("cli", arguments, exc)
     if result.exit_code not in (0, 1, 2):
-        raise FuzzFailure("cli", arguments, f"exit code {result.exit_code}\n{output[-2000:]}")
+        raise FuzzFailure("cli", arguments, f"exit code {result.exit_code}\n{output[-2000:]}",
+                          "exit code")
     if "internal error" in output or "Traceback (most recent call last)" in output:
-        raise FuzzFailure("cli", arguments, f"printed:\n{output[-2000:]}")
+        raise FuzzFailure("cli", arguments, f"printed:\n{output[-2000:]}", "internal error")
+    return OK if result.exit_code == 0 else CLEAN
+
+
+# --- the debugger, DAP and signals -------------------------------------------------------
+
+class DebuggerKit:
+    """What the debugger targets drive, handed over by the command line (as
+    :data:`COMMAND_LINE` is: the debugger sits beside the benchmarks, not below them).
+
+    ``open_session(file, max_steps=N)`` makes a session, ``interpreter(session)`` its
+    command interpreter, ``serve(reader, writer, loader)`` the DAP server and ``loader``
+    the server's launch request -> session; ``command_words`` every command name."""
+
+    def __init__(self, open_session: Callable[..., Any], interpreter: Callable[[Any], Any],
+                 serve: Callable[..., None], loader: Callable[[dict], Any],
+                 command_words: Sequence[str]) -> None:
+        self.open_session = open_session
+        self.interpreter = interpreter
+        self.serve = serve
+        self.loader = loader
+        self.command_words = tuple(command_words)
+
+
+#: Set by ``revasm bench`` (and the tests) with :func:`revasm.cli.commands_bench.hand_over`.
+DEBUGGER: DebuggerKit | None = None
+
+#: The programs the debugger and DAP targets open (copied into the run's directory).
+DEBUG_PROGRAMS = ("fib.pal", "fixed_point.pal", "bessel_j2.pal", "procedure.pal",
+                  "fib_pair.ja", "rfib.py")
+
+#: Arguments of debugger commands: counts, registers, addresses, names, lines, values.
+DEBUG_ARGS = ("1", "3", "0", "-1", "100", "2", "999999999999", "18446744073709551615",
+              "1e99", "1.5", "nan", "-0", "0x10", "$0", "$1", "$2", "$31", "$32", "$-1",
+              "[0]", "[3]", "[-1]", "[99999999999]", "[", "]", "top", "start", "finish",
+              "fib", "n", "a", "b", "x", "nosuch", ":1", ":14", ":0", ":-3", ":99999",
+              "fib.pal:5", "rfib.py:3", "fib_pair.ja:9", "x.pal:", "f", "r", "breakpoints",
+              "registers", "locals", "frames", "PC", "BR", "DIR", "40000.0", "99999999999",
+              "1.5e99", "raw:5", "2.0", "-70000", "\x00", "é", "*", "")
+
+
+def debug_workspace(directory: Path) -> None:
+    """The debugger targets' programs, in ``directory``."""
+    for name in DEBUG_PROGRAMS:
+        where = (EXAMPLES / "janus" if name.endswith(".ja") else
+                 EXAMPLES / "nilang" if name.endswith(".py") else EXAMPLES)
+        shutil.copy(where / name, directory / name)
+
+
+def random_commands(rng: random.Random, words: Sequence[str]) -> list[str]:
+    """A few debugger command lines: a command (sometimes a word that is none) and 0-3
+    arguments, some of them long numbers or junk."""
+    lines = []
+    for _ in range(rng.randint(1, 6)):
+        name = rng.choice(words) if rng.random() < 0.95 else rng.choice(SPECIALS)
+        args = [rng.choice(DEBUG_ARGS) for _ in range(rng.choice((0, 1, 1, 2, 2, 3)))]
+        lines.append(" ".join([name, *args]))
+    return lines
+
+
+def check_debugger(program: str, lines: Sequence[str], directory: Path) -> str:
+    """Debugger command lines on a fresh session of ``program``: each line answers with
+    events, an ``error`` event when it is wrong, never an exception."""
+    kit = _debugger()
+    session = kit.open_session(str(directory / program), max_steps=5000)
+    interpreter = kit.interpreter(session)
+    outcome = OK
+    for line in lines:
+        try:
+            events = interpreter.execute(line)
+            json.dumps(events)  # the --json stream prints every event
+        except Exception as exc:
+            raise _unexpected("debugger", (program, list(lines)), exc) from None
+        if any(e.get("event") == "error" for e in events):
+            outcome = CLEAN
+        if interpreter.done:
+            break
+    return outcome
+
+
+#: DAP requests the campaign sends, and values it puts in their arguments.
+DAP_COMMANDS = ("initialize", "launch", "setBreakpoints", "setFunctionBreakpoints",
+                "setExceptionBreakpoints", "configurationDone", "threads", "stackTrace",
+                "scopes", "variables", "evaluate", "continue", "next", "stepIn", "stepOut",
+                "stepBack", "reverseContinue", "pause", "setVariable", "source", "restart",
+                "disconnect", "terminate", "nosuch")
+DAP_VALUES: tuple[Any, ...] = (None, 0, 1, -1, 3, 2 ** 31, 2 ** 64, -2 ** 63, 1.5, 1e308, True,
+                               "", "x", "n", "$1", "[0]", "top", [], {}, [1], {"a": 1},
+                               "a" * 1000)
+
+
+def _dap_arguments(rng: random.Random, command: str, program: str) -> Any:
+    """Plausible arguments for ``command``, some of them replaced by odd values."""
+    pick = rng.choice
+    shaped: dict[str, Any] = {
+        "initialize": {"clientID": "fuzz", "linesStartAt1": pick((True, False, None))},
+        "launch": {"program": program, "stopOnEntry": pick((True, False)),
+                   "grad": pick((False, False, True)), "set": pick(([], ["n=5"], ["x=0.5"],
+                                                                    ["n=2.0"], {"n": 3}, "n=1")),
+                   "width": pick((None, 16, 32, 64, 7))},
+        "setBreakpoints": {"source": {"path": program},
+                           "breakpoints": [{"line": pick((1, 3, 5, 9, 14, 0, -1, 10 ** 9))}
+                                           for _ in range(rng.randint(0, 3))]},
+        "setFunctionBreakpoints": {"breakpoints": [{"name": pick(("top", "fib", "nosuch", ""))}
+                                                   for _ in range(rng.randint(0, 2))]},
+        "setExceptionBreakpoints": {"filters": []},
+        "stackTrace": {"threadId": 1, "startFrame": pick((0, 1, -1, 10 ** 12)),
+                       "levels": pick((0, 1, 20, -5, 10 ** 12))},
+        "scopes": {"frameId": pick((0, 1, 2, -1, 10 ** 12))},
+        "variables": {"variablesReference": pick((1, 2, 3, 4, 5, 0, -1, 10 ** 12)),
+                      "start": pick((None, 0, -1, 10 ** 12)), "count": pick((None, 0, 5, -1))},
+        "evaluate": {"expression": pick(("$1", "n", "[0]", "PC", "nosuch", "", "$99",
+                                         "[99999999999]")), "frameId": pick((None, 0, 7))},
+        "setVariable": {"variablesReference": pick((1, 2)), "name": pick(("$1", "n", "x")),
+                        "value": pick(("5", "2.0", "1.5e99", "99999999999", "x"))},
+    }
+    arguments = shaped.get(command, {"threadId": 1})
+    if rng.random() < 0.15:
+        arguments = dict(arguments)
+        key = pick(list(arguments) or ["threadId"])
+        arguments[key] = pick(DAP_VALUES)
+    if rng.random() < 0.03:
+        return pick(DAP_VALUES)
+    return arguments
+
+
+def random_dap_messages(rng: random.Random, program: str) -> list[bytes]:
+    """A session's framed messages: mostly initialize, launch, configurationDone, then
+    requests in any order; sometimes a message whose framing or JSON is broken."""
+    if rng.random() < 0.8:
+        commands = ["initialize", "launch", "setBreakpoints", "configurationDone"]
+        commands = [c for c in commands if rng.random() < 0.9]
+    else:
+        commands = []
+    commands += [rng.choice(DAP_COMMANDS) for _ in range(rng.randint(1, 8))]
+    messages = []
+    for seq, command in enumerate(commands, 1):
+        message: Any = {"seq": seq, "type": "request", "command": command,
+                        "arguments": _dap_arguments(rng, command, program)}
+        if rng.random() < 0.03:
+            message = rng.choice(({"seq": seq, "type": "request"}, {"type": "request",
+                                  "command": 5}, {"seq": "x", "type": "request",
+                                  "command": "threads"}, [1, 2], "text", None,
+                                  {"type": "response", "command": "launch"}))
+        body = json.dumps(message).encode()
+        if rng.random() < 0.05:
+            body = mutate_bytes(body, random_edits(rng, 3))
+        header = b"Content-Length: %d\r\n\r\n" % len(body)
+        if rng.random() < 0.03:
+            header = rng.choice((b"Content-Length: -1\r\n\r\n", b"Content-Length: x\r\n\r\n",
+                                 b"\r\n", b"Content-Type: json\r\n\r\n",
+                                 b"Content-Length: 99999999999999999999\r\n\r\n",
+                                 b"Content-Length: \xff\r\n\r\n",
+                                 b"Content-Length: %d\r\n\r\n" % (len(body) + 7)))
+        messages.append(header + body)
+    return messages
+
+
+def check_dap(messages: Sequence[bytes], directory: Path) -> str:
+    """The messages through the DAP server: every request answered (``success: false``
+    for a wrong one), no exception out of the server, no "internal error" response."""
+    kit = _debugger()
+    writer = io.BytesIO()
+    cwd = os.getcwd()
+    os.chdir(directory)
+    try:
+        kit.serve(io.BytesIO(b"".join(messages)), writer, kit.loader)
+    except Exception as exc:
+        raise _unexpected("dap", list(messages), exc) from None
+    finally:
+        os.chdir(cwd)
+    outcome = OK
+    for reply in _unframe(writer.getvalue()):
+        if "internal error" in json.dumps(reply):
+            raise FuzzFailure("dap", list(messages), f"answered: {json.dumps(reply)[:1500]}",
+                              "internal error response")
+        if reply.get("success") is False or (reply.get("event") == "output" and
+                                             reply.get("body", {}).get("category") == "stderr"):
+            outcome = CLEAN
+    return outcome
+
+
+def _unframe(data: bytes) -> list[dict]:
+    replies = []
+    while data:
+        header, _, rest = data.partition(b"\r\n\r\n")
+        length = int(header.split(b":")[1])
+        replies.append(json.loads(rest[:length]))
+        data = rest[length:]
+    return replies
+
+
+def _debugger() -> DebuggerKit:
+    if DEBUGGER is None:
+        raise CommandLineMissing("the debugger targets run under `revasm bench fuzz`, which "
+                                 "hands the debugger over")
+    return DEBUGGER
+
+
+#: The commands the signals target interrupts, with the program each one runs.
+SIGNAL_COMMANDS = (["run", "long.pal", "--max-steps", "400000000"],
+                   ["run", "long.pal", "--max-steps", "400000000", "--json"],
+                   ["check", "long.pal", "--max-steps", "400000000"],
+                   ["batch", "long.pal", "--inputs", "long.csv", "--max-steps", "400000000"],
+                   ["debug", "long.pal", "--commands", "go.txt", "--max-steps", "400000000"],
+                   ["debug", "long.pal", "--commands", "go.txt", "--json",
+                    "--max-steps", "400000000"])
+
+def signal_workspace(directory: Path) -> None:
+    """The signals target's files: fib.pal made to run for minutes (fib of 10^9)."""
+    long = (EXAMPLES / "fib.pal").read_text().replace("data  18", "data  1000000000")
+    (directory / "long.pal").write_text(long)
+    (directory / "go.txt").write_text("continue\n")
+    (directory / "long.csv").write_text("n\n1000000000\n1000000000\n")
+
+
+def check_signal(arguments: list[str], delay: float, directory: Path) -> str:
+    """``revasm ARGS`` in a new process, SIGINT after ``delay`` seconds: exit 130 with
+    "interrupted" (or a finished run), no traceback, no "internal error"."""
+    import subprocess
+    import sys
+
+    process = subprocess.Popen([sys.executable, "-m", "revasm", *arguments], cwd=directory,
+                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT)
+    time.sleep(delay)
+    process.send_signal(signal.SIGINT)
+    try:
+        output, _ = process.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+        raise FuzzFailure("signals", (arguments, delay), "still running 30 s after SIGINT",
+                          "hang") from None
+    text = output.decode("utf-8", "replace")
+    if "Traceback (most recent call last)" in text or "internal error" in text:
+        raise FuzzFailure("signals", (arguments, delay), f"printed:\n{text[-1500:]}",
+                          "traceback")
+    if process.returncode == 130 and "interrupted" in text:
+        return CLEAN
+    raise FuzzFailure("signals", (arguments, delay), f"exit {process.returncode}, printed:\n"
+                      f"{text[-800:]}", f"exit {process.returncode}")
+
+
+# --- adversarial shapes: deep nesting, long sums, many statements ------------------------
+
+def janus_adversarial(rng: random.Random) -> str:
+    """A Janus program at a front end's limits: nesting, long expressions, many lines,
+    huge literals, names that collide with generated ones."""
+    kind = rng.randrange(5)
+    depth = rng.choice((10, 50, 200, 400, 1000))
+    if kind == 0:
+        body = "".join(f"if x = {i} then\n" for i in range(depth)) + "x += 1\n" + \
+            "".join(f"fi x = {depth - 1 - i}\n" for i in range(depth))
+    elif kind == 1:
+        body = "x += " + " + ".join("1" for _ in range(depth)) + "\n"
+    elif kind == 2:
+        body = "x += " + "(" * depth + "1" + ")" * depth + "\n"
+    elif kind == 3:
+        body = "".join(f"x += {rng.choice(('1', '4294967296', '99999999999999999999'))}\n"
+                       for _ in range(depth))
+    else:
+        names = ("g", "g_top", "main_top", "top", "start", "finish", "x_1", "g__x")
+        procs = "".join(f"procedure {n}(int y)\n    y += 1\n\n" for n in
+                        rng.sample(names, rng.randint(2, len(names))))
+        return procs + "procedure main()\n    int x\n    call g(x)\n"
+    return f"procedure main()\n    int x\n{body}"
+
+
+def python_adversarial(rng: random.Random) -> str:
+    """An eDSL function at the front end's limits (the Janus shapes, in Python)."""
+    kind = rng.randrange(3)
+    depth = rng.choice((10, 50, 200, 400, 1000))
+    if kind == 0:
+        body = "".join("    " * (i + 1) + f"if x > {i}:\n" for i in range(depth)) + \
+            "    " * (depth + 1) + "y += 1\n"
+    elif kind == 1:
+        body = "    y += " + " + ".join("x" for _ in range(depth)) + "\n"
+    else:
+        body = "    y += " + "(" * depth + "x" + ")" * depth + "\n"
+    return ("from revasm.compiler import *\n\n\n@reversible\ndef f(y: Int, x: Int):\n"
+            + body)
+
+
+def pal_adversarial(rng: random.Random) -> str:
+    """PAL at the assembler's limits: many instructions, long lines, huge literals."""
+    count = rng.choice((100, 1000, 20000))
+    line = rng.choice(("  addi $3 1\n", "  add $3 $4\n", "  addi $3 99999999999999\n",
+                       "  nop\n", "x: addi $3 1\n"))
+    return ";; pendulum pal file\n  start\n" + line * count + "  finish\n"
+
+
+# --- shrinking a failure --------------------------------------------------------------------
+
+def minimise(data: Any, fails: Callable[[Any], bool], budget: float = 10.0) -> Any:
+    """A smaller input that still ``fails`` (delta debugging: drop chunks, halving their
+    size), within ``budget`` seconds.  Works on str, bytes and lists."""
+    deadline = time.perf_counter() + budget
+    chunk = max(1, len(data) // 2)
+    while chunk >= 1 and time.perf_counter() < deadline:
+        at = 0
+        while at < len(data) and time.perf_counter() < deadline:
+            smaller = data[:at] + data[at + chunk:]
+            if len(smaller) < len(data) and fails(smaller):
+                data = smaller
+            else:
+                at += chunk
+        chunk //= 2
+    return data
 
 
 # --- the inputs of each target ---------------------------------------------------------
@@ -393,6 +790,7 @@ def image_seeds() -> dict[str, bytes]:
 
 
 def batch_seeds() -> dict[str, list[bytes]]:
+    """Real inputs files of every format: CSV, NPZ, Parquet, and a Zarr array's metadata."""
     import numpy as np
 
     csvs = [p.read_bytes() for p in (EXAMPLES / "ab.csv", EXAMPLES / "xs.csv",
@@ -408,12 +806,54 @@ def batch_seeds() -> dict[str, list[bytes]]:
         buffer = io.BytesIO()
         np.savez(buffer, **arrays)
         npzs.append(buffer.getvalue())
-    return {".csv": csvs, ".npz": npzs}
+    seeds = {".csv": csvs, ".npz": npzs}
+    parquet = EXAMPLES / "xs.parquet"
+    if _has("pyarrow") and parquet.exists():
+        seeds[".parquet"] = [parquet.read_bytes()]
+    if _has("zarr") and _ZARR_SEED.exists():
+        seeds[".zarr"] = [_zarr_metadata(_ZARR_SEED).read_bytes()]
+    return seeds
+
+
+def _has(module: str) -> bool:
+    import importlib.util
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+#: A Zarr group of two columns (made by :func:`make_zarr_seed`), whose first array's
+#: metadata file the ``.zarr`` inputs mutate.
+_ZARR_SEED = Path(tempfile.gettempdir()) / f"revasm-fuzz-zarr-seed-{os.getpid()}"
+
+
+def make_zarr_seed(directory: Path) -> Path:
+    """A Zarr group with columns ``x`` (reals) and ``n`` (ints) in ``directory``."""
+    import numpy as np
+    import zarr
+
+    global _ZARR_SEED
+    path = directory / "seed.zarr"
+    if not path.exists():
+        group = zarr.open_group(str(path), mode="w")
+        group.create_array("x", data=np.array([0.5, -1.0, 2.0]))
+        group.create_array("n", data=np.array([1, 2, 3], dtype=np.int32))
+    _ZARR_SEED = path
+    return path
+
+
+def _zarr_metadata(store: Path) -> Path:
+    for name in ("zarr.json", ".zarray"):
+        if (store / "x" / name).exists():
+            return store / "x" / name
+    return store / "x" / "zarr.json"
 
 
 class Targets:
-    """The five targets, each ``name -> (make input from rng, check input)``, sharing one
-    scratch directory."""
+    """Every target, ``name -> make an input from an rng``, and ``checks``, ``name -> check
+    one input`` (so a failing input can be replayed and shrunk), sharing one scratch
+    directory."""
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
@@ -421,7 +861,11 @@ class Targets:
         self.pal_vocab = vocabulary(self.pal)
         self.python = python_corpus()
         self.python_vocab = vocabulary(self.python)
+        self.janus = janus_corpus()
+        self.janus_vocab = vocabulary(self.janus) + list(JANUS_SPECIALS)
         self.images = image_seeds()
+        if _has("zarr"):
+            make_zarr_seed(directory)
         self.batch = batch_seeds()
         self.csv_vocab = vocabulary([b.decode() for b in self.batch[".csv"]])
         self.last: Any = None
@@ -429,12 +873,15 @@ class Targets:
         self.workspace = directory / "cli"
         self.workspace.mkdir(exist_ok=True)
         cli_workspace(self.workspace)
+        debug_workspace(directory)
+        signal_workspace(directory)
 
-    def assembler(self, rng: random.Random) -> None:
-        self.last = mutate_text(rng.choice(self.pal), random_edits(rng), self.pal_vocab)
-        check_assembler(self.last)
+    def assembler(self, rng: random.Random) -> str:
+        if rng.random() < 0.002:
+            return pal_adversarial(rng)
+        return mutate_text(rng.choice(self.pal), random_edits(rng), self.pal_vocab)
 
-    def image(self, rng: random.Random) -> None:
+    def image(self, rng: random.Random) -> tuple[str, bytes]:
         kind = rng.choice(("bin", "hex", "sidecar"))
         seed = self.images[kind]
         if kind == "bin" or rng.random() < 0.3:
@@ -443,35 +890,72 @@ class Targets:
             data = mutate_text(seed.decode(), random_edits(rng), SPECIALS + (
                 "null", "[]", "{}", '"x"', "-5", "true", '"fixed"', "99")).encode(
                 "utf-8", "surrogatepass")
-        self.last = (kind, data)
-        check_image(data, kind, self.directory)
+        return kind, data
 
-    def batch_inputs(self, rng: random.Random) -> None:
-        suffix = rng.choice((".csv", ".npz"))
+    def batch_inputs(self, rng: random.Random) -> tuple[str, bytes]:
+        suffix = rng.choice(tuple(self.batch))
         seed = rng.choice(self.batch[suffix])
-        if suffix == ".csv" and rng.random() < 0.7:
-            data = mutate_text(seed.decode(), random_edits(rng), self.csv_vocab).encode(
+        if suffix in (".csv", ".zarr") and rng.random() < 0.7:
+            vocab = self.csv_vocab if suffix == ".csv" else list(SPECIALS) + [
+                "null", "[]", "{}", '"<f8"', '"|b1"', '"<U1"', "-1", "0", "99999999999"]
+            data = mutate_text(seed.decode(), random_edits(rng), vocab).encode(
                 "utf-8", "surrogatepass")
         else:
             data = mutate_bytes(seed, random_edits(rng, 3))
-        self.last = (suffix, data)
-        check_batch_inputs(data, suffix, self.directory)
+        return suffix, data
 
-    def frontend(self, rng: random.Random) -> None:
-        self.last = mutate_text(rng.choice(self.python), random_edits(rng, 4),
-                                self.python_vocab)
-        check_frontend(self.last)
+    def frontend(self, rng: random.Random) -> str:
+        if rng.random() < 0.01:
+            return python_adversarial(rng)
+        return mutate_text(rng.choice(self.python), random_edits(rng, 4), self.python_vocab)
 
-    def cli(self, rng: random.Random) -> None:
+    def janus_target(self, rng: random.Random) -> str:
+        if rng.random() < 0.01:
+            return janus_adversarial(rng)
+        return mutate_text(rng.choice(self.janus), random_edits(rng, 4), self.janus_vocab)
+
+    def cli(self, rng: random.Random) -> list[str]:
         self.calls += 1
         if self.calls % 200 == 0:  # outputs may have replaced the files: put them back
             cli_workspace(self.workspace)
-        self.last = random_arguments(rng)
-        check_cli(self.last)
+        return random_arguments(rng)
 
-    def by_name(self) -> dict[str, Callable[[random.Random], None]]:
+    def debugger(self, rng: random.Random) -> tuple[str, list[str]]:
+        return (rng.choice(DEBUG_PROGRAMS),
+                random_commands(rng, _debugger().command_words))
+
+    def dap(self, rng: random.Random) -> list[bytes]:
+        return random_dap_messages(rng, rng.choice(DEBUG_PROGRAMS))
+
+    def signals(self, rng: random.Random) -> tuple[list[str], float]:
+        return rng.choice(SIGNAL_COMMANDS), round(rng.uniform(0.05, 2.5), 2)
+
+    def by_name(self) -> dict[str, Callable[[random.Random], Any]]:
         return {"assembler": self.assembler, "image": self.image,
-                "batch_inputs": self.batch_inputs, "frontend": self.frontend, "cli": self.cli}
+                "batch_inputs": self.batch_inputs, "frontend": self.frontend,
+                "janus": self.janus_target, "cli": self.cli, "debugger": self.debugger,
+                "dap": self.dap, "signals": self.signals}
+
+    def checks(self) -> dict[str, Callable[[Any], str]]:
+        d = self.directory
+        return {"assembler": check_assembler,
+                "image": lambda data: check_image(data[1], data[0], d),
+                "batch_inputs": lambda data: check_batch_inputs(data[1], data[0], d),
+                "frontend": check_frontend, "janus": check_janus, "cli": check_cli,
+                "debugger": lambda data: check_debugger(data[0], data[1], d),
+                "dap": lambda data: check_dap(data, d),
+                "signals": lambda data: check_signal(data[0], data[1], d)}
+
+
+#: Janus words the mutators insert besides the corpus's own tokens.
+JANUS_SPECIALS = ("procedure", "call", "uncall", "from", "do", "loop", "until", "if",
+                  "then", "else", "fi", "local", "delocal", "push", "pop", "stack", "empty",
+                  "top", "size", "show", "printf", "<=>", "+=", "-=", "^=", "!", "&&", "||",
+                  "%", "/", "*", "int", "main", "4294967296", "-2147483648", "2147483648")
+
+
+def janus_corpus() -> list[str]:
+    return _read(sorted((EXAMPLES / "janus").glob("*.ja")))
 
 
 class _Timeout(BaseException):
@@ -482,61 +966,148 @@ def _alarm(signum: int, frame: Any) -> None:
     raise _Timeout
 
 
+#: Per-input time limit (seconds) by target; a longer input is a hang, an internal error.
+LIMITS = {"signals": 60.0, "cli": 30.0, "dap": 10.0, "debugger": 10.0}
+DEFAULT_LIMIT = 20.0
+
+
+def _shrinkable(data: Any) -> tuple[Any, Callable[[Any], Any]]:
+    """The part of an input the minimiser shrinks, and how to put the input back."""
+    if isinstance(data, tuple) and len(data) == 2 and isinstance(data[1], (bytes, str, list)):
+        head = data[0]
+        return data[1], lambda part: (head, part)
+    if isinstance(data, (str, bytes, list)):
+        return data, lambda part: part
+    return None, lambda part: data
+
+
 def fuzz_target(name: str, inputs: int, seed: int = 0, stop_after: int = 20,
-                limit: float = 20.0) -> dict:
-    """Run one target ``inputs`` times; its counts and the first failures found.  An input
-    that takes longer than ``limit`` seconds is a failure too (a hang is a bug)."""
+                limit: float | None = None, shrink: float = 10.0) -> dict:
+    """Run one target ``inputs`` times: how many inputs were taken, refused with a clean
+    error, or failed (an internal error: anything else raised, or longer than ``limit``
+    seconds); the first failures, each with its input shrunk (``reproducer``)."""
+    limit = LIMITS.get(name, DEFAULT_LIMIT) if limit is None else limit
     started = time.perf_counter()
     timed = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
     if timed:
         signal.signal(signal.SIGALRM, _alarm)
     failures: list[str] = []
+    reproducers: list[dict] = []
+    kinds: dict[str, int] = {}
+    counts = {OK: 0, CLEAN: 0}
     failed = 0
     rng = random.Random(f"{name}:{seed}")
     cwd = os.getcwd()
+
+    def attempt(data: Any) -> str | FuzzFailure:
+        try:
+            if timed:
+                signal.setitimer(signal.ITIMER_REAL, limit)
+            return check(data)
+        except FuzzFailure as failure:
+            return failure
+        except _Timeout:
+            return FuzzFailure(name, data, f"longer than {limit} s", "timeout")
+        finally:
+            if timed:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+
     with tempfile.TemporaryDirectory(prefix=f"revasm-fuzz-{name}-") as scratch:
         targets = Targets(Path(scratch))
-        target = targets.by_name()[name]
+        make = targets.by_name()[name]
+        check = targets.checks()[name]
         if name == "cli":
             os.chdir(targets.workspace)
         try:
             for _ in range(inputs):
-                try:
-                    if timed:
-                        signal.setitimer(signal.ITIMER_REAL, limit)
-                    target(rng)
-                except FuzzFailure as failure:
-                    failed += 1
-                    if len(failures) < stop_after:
-                        failures.append(str(failure))
-                except _Timeout:
-                    failed += 1
-                    if len(failures) < stop_after:
-                        failures.append(f"{name}: longer than {limit} s\ninput: "
-                                        f"{targets.last!r}"[:4000])
-                finally:
-                    if timed:
-                        signal.setitimer(signal.ITIMER_REAL, 0)
+                data = make(rng)
+                targets.last = data
+                outcome = attempt(data)
+                if isinstance(outcome, str):
+                    counts[outcome] += 1
+                    continue
+                failed += 1
+                kinds[outcome.kind] = kinds.get(outcome.kind, 0) + 1
+                if len(failures) < stop_after:
+                    failures.append(str(outcome).replace(scratch, "<scratch>"))
+                if kinds[outcome.kind] == 1 and len(reproducers) < stop_after:
+                    found = _reproducer(name, data, outcome, attempt, shrink)
+                    found["detail"] = found["detail"].replace(scratch, "<scratch>")
+                    reproducers.append(found)
         finally:
             os.chdir(cwd)
-    return {"inputs": inputs, "failures": failed, "first_failures": failures,
+    return {"inputs": inputs, "successes": counts[OK], "clean_errors": counts[CLEAN],
+            "internal_errors": failed, "failures": failed, "internal_error_kinds": kinds,
+            "reproducers": reproducers, "first_failures": failures,
             "seconds": round(time.perf_counter() - started, 2)}
 
 
-TARGETS = ("assembler", "image", "batch_inputs", "frontend", "cli")
+def _reproducer(name: str, data: Any, failure: FuzzFailure, attempt: Callable[[Any], Any],
+                budget: float) -> dict:
+    """The failing input ``data`` shrunk to what still fails the same way, JSON-ready."""
+    part, rebuild = _shrinkable(data)
+    if part is not None and name != "signals" and budget > 0:
+        def fails(smaller: Any) -> bool:
+            outcome = attempt(rebuild(smaller))
+            return isinstance(outcome, FuzzFailure) and outcome.kind == failure.kind
+        data = rebuild(minimise(part, fails, budget))
+    shown = data
+    if isinstance(data, bytes) or (isinstance(data, tuple) and isinstance(data[-1], bytes)):
+        shown = repr(data)
+    elif isinstance(data, list) and data and isinstance(data[0], bytes):
+        shown = [m.decode("utf-8", "replace") for m in data]
+    return {"kind": failure.kind, "input": shown, "detail": failure.detail[-1500:]}
+
+
+#: Every target.  The parsers (and the CLI and debugger commands) get :data:`FULL_INPUTS`
+#: inputs in a full run, the DAP server :data:`FULL_DAP` message sequences, and the
+#: signals target :data:`FULL_SIGNALS` interrupted processes (each a new interpreter).
+TARGETS = ("assembler", "image", "batch_inputs", "frontend", "janus", "cli", "debugger",
+           "dap", "signals")
+FULL_DAP = 10_000
+FULL_SIGNALS = 300
+#: Quick runs: :data:`QUICK_INPUTS` for the parsers, fewer for the slower targets.
+QUICK_SLOW = 100
+QUICK_SIGNALS = 3
+
+
+def full_counts() -> dict[str, int]:
+    counts = dict.fromkeys(TARGETS, FULL_INPUTS)
+    counts.update(dap=FULL_DAP, signals=FULL_SIGNALS)
+    return counts
+
+
+def quick_counts() -> dict[str, int]:
+    counts = dict.fromkeys(TARGETS, QUICK_INPUTS)
+    counts.update(cli=QUICK_SLOW, debugger=QUICK_SLOW, dap=QUICK_SLOW, signals=QUICK_SIGNALS)
+    return counts
+
+
+def campaign(counts: dict[str, int], seed: int = 0) -> dict:
+    """Each target of ``counts`` that many inputs; the surfaces' table and every target's
+    outcome (the cli, debugger, dap and signals targets need the hand-over of
+    :func:`revasm.cli.commands_bench.hand_over`, else they are "not available")."""
+    targets: dict[str, dict] = {}
+    for name, inputs in counts.items():
+        needs = {"cli": COMMAND_LINE, "debugger": DEBUGGER, "dap": DEBUGGER}
+        if name in needs and needs[name] is None:
+            targets[name] = {"status": "not available",
+                             "reason": f"the {name} target runs under `revasm bench fuzz`"}
+            continue
+        targets[name] = fuzz_target(name, inputs, seed)
+    table = {name: {k: t[k] for k in ("inputs", "successes", "clean_errors",
+                                      "internal_errors")}
+             for name, t in targets.items() if "inputs" in t}
+    return {"counts": counts, "surfaces": table,
+            "internal_errors": sum(t["internal_errors"] for t in table.values()),
+            "targets": targets}
 
 
 def run(quick: bool) -> dict:
-    """Every target, :data:`FULL_INPUTS` inputs each (:data:`QUICK_INPUTS` with quick)."""
-    inputs = QUICK_INPUTS if quick else FULL_INPUTS
-    targets: dict[str, dict] = {}
-    for name in TARGETS:
-        if name == "cli" and COMMAND_LINE is None:
-            targets[name] = {"status": "not available",
-                             "reason": "the cli target runs under `revasm bench fuzz`"}
-            continue
-        targets[name] = fuzz_target(name, inputs)
-    return {"inputs_per_target": inputs, "targets": targets}
+    """Every target: :func:`full_counts` inputs (:func:`quick_counts` with quick)."""
+    outcome = campaign(quick_counts() if quick else full_counts())
+    outcome["inputs_per_target"] = QUICK_INPUTS if quick else FULL_INPUTS
+    return outcome
 
 
 if __name__ == "__main__":  # one target: python -m revasm.bench.fuzz NAME [INPUTS] [OUT.json]

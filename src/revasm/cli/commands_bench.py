@@ -25,6 +25,20 @@ def benchmark_list(indent: str = "    ") -> str:
     return ("\n" + indent).join(lines)
 
 
+def hand_over(command_line: click.Command) -> None:
+    """Give the fuzz campaign (bench/fuzz.py) what sits above the benchmarks: the command
+    line (its ``cli`` target) and the debugger (its ``debugger`` and ``dap`` targets)."""
+    from revasm.bench import fuzz
+    from revasm.debug.commands import COMMAND_WORDS, Interpreter
+    from revasm.debug.dap import serve
+
+    from .commands_debug import dap_session, open_session
+
+    fuzz.COMMAND_LINE = command_line
+    fuzz.DEBUGGER = fuzz.DebuggerKit(open_session, Interpreter, serve, dap_session,
+                                     COMMAND_WORDS)
+
+
 @click.command(cls=filled_help("benchmarks", benchmark_list))
 @click.argument("names", nargs=-1, metavar="[NAME]...")
 @click.option("--quick", is_flag=True,
@@ -49,8 +63,7 @@ def bench(names: tuple[str, ...], quick: bool, results_dir: str, as_json: bool) 
     if unknown:
         raise click.BadParameter(f"unknown benchmark {', '.join(unknown)} (choose from "
                                  f"{', '.join(BENCHMARKS)})", param_hint="NAME")
-    from revasm.bench import fuzz
-    fuzz.COMMAND_LINE = click.get_current_context().find_root().command  # the cli target
+    hand_over(click.get_current_context().find_root().command)
     results = {}
     for name in names or tuple(BENCHMARKS):
         if not as_json:

@@ -155,3 +155,8 @@ def _dap_session(arguments: dict) -> Session:
                             arguments.get("loss"))
     except click.ClickException as exc:
         raise DebugError(exc.format_message()) from None
+
+
+#: The DAP server's launch loader, public so that the fuzz campaign (bench/fuzz.py) drives
+#: the server exactly as `revasm dap` does.
+dap_session = _dap_session
