@@ -165,7 +165,8 @@ def test_the_command_line_runs_on_a_scheduler_and_on_workers_it_starts(client, t
         out = tmp_path / name
         result = CliRunner().invoke(cli, ["batch", str(program), "--inputs", str(source),
                                           "--grad", "-o", str(out), "--chunk-lanes", "64",
-                                          "--json", *where], catch_exceptions=False)
+                                          "--all-registers", "--json", *where],
+                                    catch_exceptions=False)
         assert result.exit_code == 1, result.output  # some lanes fault
         summary = json.loads(result.stdout)
         assert summary["lanes"] == 400 and summary["faulted"] == here.faulted

@@ -67,7 +67,7 @@ def test_the_campaigns_find_the_checkout_s_tests_and_results_folders():
     from revasm.bench.common import EXAMPLES
 
     for module in (campaign, janus_campaign, rtl_lockstep):
-        assert (module.TEST_SUPPORT / "tests/support/program_generators.py").is_file()
+        assert (module.TEST_SUPPORT / "program_generators.py").is_file()
         assert (module.RESULTS / "compiled_campaign.json").is_file()
         assert (module.REPOSITORY / "src" / "revasm" / "__init__.py").is_file()
     assert (EXAMPLES / "fib.pal").is_file() and (EXAMPLES / "nilang" / "cases.py").is_file()

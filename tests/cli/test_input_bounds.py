@@ -120,8 +120,8 @@ class _FakeServer:
 def test_a_scheduler_that_is_not_dask_is_one_clear_error(reply, message, tmp_path,
                                                          monkeypatch):
     pytest.importorskip("distributed")
-    from revasm import chunked
-    monkeypatch.setattr(chunked, "GREETING_SECONDS", 1.0)
+    from revasm.batching import cluster
+    monkeypatch.setattr(cluster, "GREETING_SECONDS", 1.0)
     server = _FakeServer(reply)
     try:
         result = invoke("batch", MULTIPLY, "--inputs", AB, "--scheduler",

@@ -201,7 +201,7 @@ def test_a_compiled_program_in_lockstep_counts_the_rtl_s_cycles() -> None:
     assert [run.status for run in result.runs] == ["finished", "finished"], _report([result])
     assert [run.cycles for run in result.runs] == [run.reference_cycles for run in result.runs]
     # every retired instruction costs the core's six-state schedule or more (isa/timing)
-    assert result.runs[0].steps > 500
+    assert result.runs[0].steps > 200
     assert result.runs[0].cycles >= 6 * result.runs[0].steps
 
 

@@ -20,6 +20,7 @@ from revasm.assembler.image import Image
 from revasm.isa.fixed_point import WordFormat
 from revasm.isa.timing import step_cycles
 from revasm.machine import MachineFault, TraceRecord
+from revasm.machine.values import RawWord
 from revasm.sim.reference import Machine
 
 EXAMPLES = sorted(glob.glob("examples/*.pal"))
@@ -71,7 +72,7 @@ def _defaults(image: Image):
     def prepare(machine: Machine) -> None:
         for name, declared in image.names.items():
             if declared.default is not None:
-                machine.set(name, declared.default)
+                machine.set(name, RawWord(declared.default))  # a declared default is a word
     return prepare
 
 
