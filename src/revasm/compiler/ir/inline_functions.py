@@ -233,7 +233,7 @@ def _types(f: ir.Function, module: ir.Module) -> dict[str, ir.ScalarType | ir.Ar
 
 def _reads(e: ir.Expr) -> set[str]:
     out = {e.name} if isinstance(e, (ir.Var, ir.Index)) else set()
-    for child in _children(e):
+    for child in ir.children(e):
         out |= _reads(child)
     return out
 
@@ -316,17 +316,6 @@ def _own_names(body: list[ir.Stmt]) -> set[str]:
             out.add(s.var)
         for inner in _nested(s):
             out |= _own_names(inner)
-    return out
-
-
-def _children(e: ir.Expr) -> list[ir.Expr]:
-    out: list[ir.Expr] = []
-    for f in fields(e):
-        value = getattr(e, f.name)
-        if isinstance(value, ir.Expr):
-            out.append(value)
-        elif isinstance(value, tuple):
-            out += [v for v in value if isinstance(v, ir.Expr)]
     return out
 
 

@@ -6,7 +6,7 @@ position each node came from, carried to the assembly and the source map.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from fractions import Fraction
 
 from ..errors import SourcePos
@@ -285,3 +285,16 @@ class Module:
     tables: dict[str, ConstTable]
     source_lines: list[str] = field(default_factory=list)
     read_copies: bool = False
+
+
+def children(e: Expr) -> list[Expr]:
+    """The expressions directly inside ``e`` (its fields, and the members of tuple fields),
+    in field order: what the IR passes walk."""
+    out: list[Expr] = []
+    for f in fields(e):
+        value = getattr(e, f.name)
+        if isinstance(value, Expr):
+            out.append(value)
+        elif isinstance(value, tuple):
+            out += [v for v in value if isinstance(v, Expr)]
+    return out

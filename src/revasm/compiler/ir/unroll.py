@@ -143,18 +143,7 @@ def _reads_outside_index(e: ir.Expr, var: str) -> bool:
         return e.name == var
     if isinstance(e, ir.Index):
         return e.name == var  # its indices may read var: that is what unrolling folds
-    return any(_reads_outside_index(child, var) for child in _children(e))
-
-
-def _children(e: ir.Expr) -> list[ir.Expr]:
-    out: list[ir.Expr] = []
-    for f in fields(e):
-        value = getattr(e, f.name)
-        if isinstance(value, ir.Expr):
-            out.append(value)
-        elif isinstance(value, tuple):
-            out += [v for v in value if isinstance(v, ir.Expr)]
-    return out
+    return any(_reads_outside_index(child, var) for child in ir.children(e))
 
 
 # --- substitution -----------------------------------------------------------------------
@@ -231,5 +220,5 @@ def _indices_inside(s: ir.Stmt, shapes: dict[str, tuple[int, ...]]) -> bool:
             for index, extent in zip(e.indices, shapes[e.name]):
                 if isinstance(index, ir.Const) and not 0 <= index.value < extent:
                     return False
-        exprs += _children(e)
+        exprs += ir.children(e)
     return all(_indices_inside(x, shapes) for inner in _bodies(s) for x in inner)
