@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from edsl_programs import inputs as edsl_inputs
 from edsl_programs import random_program as edsl_program
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from janus_programs import machine_inputs
 from janus_programs import random_program as janus_program
@@ -45,6 +45,7 @@ def _edsl_words(source: str, seed: int, width: int, level: int) -> tuple:
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 2 ** 32 - 1), st.sampled_from([32, 64]))
+@example(5578223, 32)  # a hoisted guard of a loop whose counter lives in memory (spilled)
 def test_random_edsl_programs_give_the_same_words_at_every_level(seed, width):
     source = edsl_program(seed)
     words = {}

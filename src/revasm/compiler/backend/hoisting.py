@@ -189,7 +189,9 @@ class HoistLowering(FunctionLoweringState):
     def unless_empty(self, s: ir.For, stop: ir.Expr,
                      build: Callable[[], list[Instr]]) -> list[Instr]:
         """``build()``'s code, skipped when the loop runs no iteration (the counter, at
-        its start, equals ``stop``): a paired branch over it (docs/abi.md)."""
+        its start, equals ``stop``): a paired branch over it (docs/abi.md).  A counter or
+        bound kept in memory is in a register only for the two branches, so that the
+        guards in between, which read it by its place, find it there."""
         mark = self.scratch_top
         try:
             bound, setup, teardown = self.operand(stop, ir.INT)
@@ -199,8 +201,10 @@ class HoistLowering(FunctionLoweringState):
             jump = self.i("BEQ", counter, bound, skip, pos=pos, role="check", label=back,
                           note="no iteration: no index to check")
             land = self.i("BEQ", counter, bound, back, pos=pos, role="check", label=skip)
-            return (setup + counter_setup + [jump] + build() + [land] + counter_teardown
-                    + teardown)
+            # the guards read the counter and the bound where they live: one kept in
+            # memory goes back there around them (it is moved out only for the branches)
+            held, released = setup + counter_setup, counter_teardown + teardown
+            return held + [jump] + released + build() + held + [land] + released
         finally:
             self.scratch_top = mark
 
