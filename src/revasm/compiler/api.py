@@ -159,6 +159,15 @@ _deep_users = 0
 _T = TypeVar("_T")
 
 
+def _leave_deep() -> None:
+    """One compilation thread fewer; the last one restores the recursion limit."""
+    global _deep_users
+    with _deep_lock:
+        _deep_users -= 1
+        if _deep_users == 0:
+            sys.setrecursionlimit(deep.saved_limit)  # type: ignore[attr-defined]
+
+
 def deep(task: Callable[[], _T], file: str) -> _T:
     """``task()`` (a compilation of ``file``) on a thread with a large stack and a high
     recursion limit, so that deeply nested programs compile; one nested deeper still is a
@@ -173,6 +182,8 @@ def deep(task: Callable[[], _T], file: str) -> _T:
             outcome.append((True, task()))
         except BaseException as exc:  # handed to the calling thread
             outcome.append((False, exc))
+        finally:
+            _leave_deep()
     with _deep_lock:
         if _deep_users == 0:
             deep.saved_limit = sys.getrecursionlimit()  # type: ignore[attr-defined]
@@ -186,12 +197,13 @@ def deep(task: Callable[[], _T], file: str) -> _T:
             threading.stack_size(size)
     try:
         worker.start()
-        worker.join()
-    finally:
-        with _deep_lock:
-            _deep_users -= 1
-            if _deep_users == 0:
-                sys.setrecursionlimit(deep.saved_limit)  # type: ignore[attr-defined]
+    except BaseException:
+        _leave_deep()
+        raise
+    # the worker, not this thread, gives the recursion limit back: a caller interrupted
+    # while it waits (Ctrl-C, a time-out's signal) must not lower the limit under a
+    # compilation still running deep on the worker (CPython stops the process then)
+    worker.join()
     ok, value = outcome[0]
     if ok:
         return value

@@ -7,7 +7,9 @@ a function's length; procedures named ``g`` and ``g_top`` assemble.
 """
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 import time
 
 import pytest
@@ -61,6 +63,45 @@ def _long_janus(statements: int) -> str:
     body = ["    x += y + 1", "    y ^= x", "    a[3] += x", "    x -= 3"]
     return ("procedure main()\n    int x\n    int y\n    int a[8]\n"
             + "".join(body[i % 4] + "\n" for i in range(statements)))
+
+
+class _Interrupted(Exception):
+    pass
+
+
+def _interrupt(signum, frame):
+    raise _Interrupted
+
+
+def test_an_interrupted_wait_leaves_the_recursion_limit_to_the_running_compilation():
+    """A caller stopped while it waits (Ctrl-C, the fuzz campaign's time-out alarm) must not
+    lower the recursion limit under a compilation still deep on its thread: CPython aborts
+    the whole process then ("Cannot recover from stack overflow")."""
+    deep_enough, release = threading.Event(), threading.Event()
+    limit = sys.getrecursionlimit()
+
+    def descend(depth: int) -> int:
+        if depth == 0:
+            deep_enough.set()
+            release.wait(30)
+            return 0
+        return descend(depth - 1) + 1
+
+    previous = signal.signal(signal.SIGALRM, _interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.3)
+        with pytest.raises(_Interrupted):
+            compiler_api.deep(lambda: descend(limit + 2000), "slow.ja")
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert deep_enough.wait(30)
+    assert sys.getrecursionlimit() >= compiler_api.COMPILE_RECURSION_LIMIT  # still raised
+    release.set()  # (an interrupted join marks the thread stopped while it runs: poll)
+    deadline = time.monotonic() + 30
+    while sys.getrecursionlimit() != limit and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert sys.getrecursionlimit() == limit  # given back by the compilation itself
 
 
 def test_the_static_checks_are_linear_in_a_function_length():
