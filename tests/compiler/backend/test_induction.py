@@ -12,7 +12,7 @@ import pytest
 from revasm.compiler import compile_source
 from revasm.compiler.backend.code import Instr
 from revasm.compiler.backend.induction import merge_inductions
-from revasm.programs import grad_program, read_values, run_program
+from revasm.programs import ProgramFault, grad_program, read_values, run_program
 
 
 def _i(text: str) -> Instr:
@@ -122,3 +122,48 @@ def test_a_givens_network_gives_the_same_words_in_fewer_steps(n):
     text = plain.lowered.pal
     assert "a register stepped alike" in text
     assert steps[2] < steps[0]
+
+
+# --- control_flow.empty_range_guard: a direction the ranges prove (-O2) ------------------
+
+NESTED = """from revasm.compiler import Array, Int, reversible
+
+N = 6
+
+
+@reversible
+def f(s: Int, x: Array[Int, N], n: Int):
+    for j in range(N):
+        for i in range(N - 2, j - 1, -1):
+            s += x[i]
+    for j in range(N):
+        for i in range(j, n):
+            s += x[j]
+"""
+WRONG_WAY = "runs the wrong way"
+
+
+def test_a_direction_the_ranges_prove_has_no_guard_and_another_keeps_it():
+    notes = {level: [line for line in compile_source(NESTED, "f", "nested.py", level=level)
+                     .lowered.pal.splitlines() if WRONG_WAY in line and "_guard:" in line]
+             for level in (0, 2)}
+    # -O0 guards both inner loops; -O2 only range(j, n), whose n is not known
+    assert [line.split(";")[1].strip() for line in notes[0]] == ["nested.py:9",
+                                                                  "nested.py:12"]
+    assert [line.split(";")[1].strip() for line in notes[2]] == ["nested.py:12"]
+
+
+@pytest.mark.parametrize("n", [6, 3])
+def test_the_proven_loops_give_the_same_words_and_the_unproven_one_still_faults(n):
+    values = {}
+    for level in (0, 2):
+        program = compile_source(NESTED, "f", "nested.py", level=level)
+        inputs = {"x": [1, 2, 3, 4, 5, 6], "n": n}
+        if n < 6:  # range(j, n) runs the wrong way once j > n
+            with pytest.raises(ProgramFault, match=WRONG_WAY):
+                run_program(program, inputs)
+            continue
+        values[level] = read_values(program, run_program(program, inputs,
+                                                         reverse_check=True).machine,
+                                    exact=True)
+    assert values.get(2) == values.get(0)
