@@ -312,7 +312,12 @@ class ControlFlowLowering(FunctionLoweringState):
     def empty_range_guard(self, s: ir.For) -> list[Instr]:
         """Variable bounds: the loop counts until it meets the bound, so the range must
         not run the wrong way (stop < start with step 1); a guard faults instead of
-        counting through 2^W values."""
+        counting through 2^W values.  At -O2 no guard when the bounds' ranges prove the
+        direction (the Givens network's ``range(N - 2, j - 1, -1)`` with j in 0..N-1)."""
+        if self.p.level >= 2:
+            span = self.interval(ir.BinOp(s.pos, op="-", left=s.stop, right=s.start))
+            if span is not None and (span[0] >= 0 if s.step > 0 else span[1] <= 0):
+                return []
         mark = self.scratch_top
         t = self.fresh(s.pos)
         setup = self.accumulate(t, 1, s.stop, ir.INT) + self.accumulate(t, -1, s.start, ir.INT)

@@ -29,6 +29,7 @@ from .code import Instr, expand_loops, fixed_literal, inverse_code, literal_word
 from .function_lowering import FunctionLowering
 from .guards import check_kinds
 from .immediates import combine_immediates
+from .induction import merge_inductions
 from .ir_queries import callees_of, index_exprs
 from .layout import SP, FunctionLayout, layout_function
 from .param_ranges import param_ranges
@@ -128,8 +129,8 @@ class _ModuleLowering:
                 code = expand_loops(FunctionLowering(self, self.module.functions[name]).run(),
                                     self.label)
                 if self.level >= 2:
-                    code = cancel_inverse_pairs(combine_immediates(cancel_stack_exchanges(
-                        _pairs_cancelled(code))))
+                    code = cancel_inverse_pairs(combine_immediates(merge_inductions(
+                        cancel_stack_exchanges(_pairs_cancelled(code)))))
                 elif self.optimize:
                     code = cancel_inverse_pairs(code)
                 bodies += code
