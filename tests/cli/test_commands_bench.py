@@ -9,6 +9,7 @@ from click.testing import CliRunner
 from revasm.bench import BENCHMARKS, nilang_compare
 from revasm.bench.common import child_outcome, run_child
 from revasm.cli.main import cli
+from revasm.sim.engines import available
 
 
 def test_quick_suite_writes_every_result(tmp_path):
@@ -23,6 +24,8 @@ def test_quick_suite_writes_every_result(tmp_path):
         assert not (tmp_path / f"{name}.json").exists()  # a full run's results stay
     speed = printed["sim_speed"]
     assert speed["status"] == "measured" and "reference" in speed["engines"]
+    assert set(speed["engines"]) | set(speed["left_out"]) == set(available())
+    assert "tile" not in speed["engines"]  # one lane says nothing of a many-lane engine
     assert {row["engine"] for row in speed["results"]} == set(speed["engines"])
     for row in speed["results"]:  # both passes ran whole loops (steps of the loop's shape)
         per_trip = 8 if row["name"] == "pal_loop" else 4
