@@ -1,27 +1,69 @@
-"""`revasm bench --quick`: runs the whole suite and writes one JSON (and plot) per benchmark."""
+"""`revasm bench --quick`: writes one JSON (and plot) per benchmark, never over a full run's."""
 from __future__ import annotations
 
 import json
 import sys
 
+import pytest
 from click.testing import CliRunner
 
-from revasm.bench import BENCHMARKS, nilang_compare
+from revasm.bench import BENCHMARKS, engine_choice, nilang_compare, tile_speed
 from revasm.bench.common import child_outcome, run_child
 from revasm.cli.main import cli
 from revasm.sim.engines import available
 
+#: Benchmarks ``make test`` leaves to the whole quick suite of ``make test-long``: each
+#: builds tile kernels and times fresh processes, minutes on a new kernel cache (fuzz's quick
+#: campaign has its own tests, tests/bench/test_fuzz.py); their parts are tested below on
+#: small inputs.
+LONG_ONLY = ("fuzz", "tile_speed", "engine_choice")
 
-def test_quick_suite_writes_every_result(tmp_path):
-    result = CliRunner().invoke(cli, ["bench", "--quick", "--results", str(tmp_path), "--json"],
-                                catch_exceptions=False)
+
+def _quick(tmp_path, names: tuple[str, ...] = ()) -> dict:
+    result = CliRunner().invoke(cli, ["bench", "--quick", "--results", str(tmp_path), "--json",
+                                      *names], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     printed = json.loads(result.stdout)
-    assert set(printed) == set(BENCHMARKS)
-    for name in BENCHMARKS:
+    assert set(printed) == set(names or BENCHMARKS)
+    for name in printed:
         saved = json.loads((tmp_path / f"{name}.quick.json").read_text())
         assert saved["benchmark"] == name and saved["quick"] is True
         assert not (tmp_path / f"{name}.json").exists()  # a full run's results stay
+    return printed
+
+
+@pytest.mark.long
+def test_quick_suite_writes_every_result(tmp_path):
+    printed = _quick(tmp_path)
+    _check_quick_results(printed)
+    choice = printed["engine_choice"]
+    assert choice["points"] and all(row["best"] in ("reference", "vector", "tile")
+                                    for row in choice["points"])
+    assert printed["tile_speed"]["j2_gradient"] and printed["fuzz"]["internal_errors"] == 0
+
+
+def test_quick_benchmarks_write_their_results(tmp_path):
+    printed = _quick(tmp_path, tuple(name for name in BENCHMARKS if name not in LONG_ONLY))
+    _check_quick_results(printed)
+
+
+def test_tile_speed_divergence_runs_every_lane_step_with_masks_and_regrouped():
+    rows = tile_speed.divergence(200, 0)  # one tile (of 256): the serial entry
+    masks, regroup = rows["masks"], rows["regroup"]
+    assert masks["lane_steps"] == regroup["lane_steps"] >= 200 * 2
+    assert masks["fetches"] > 0 and masks["lanes_per_fetch"] <= 200
+
+
+def test_engine_choice_child_runs_the_grid_program_on_the_engine_named(tmp_path, capsys):
+    path = tmp_path / "loop1000.pal"
+    path.write_text(engine_choice.program(1_000))
+    engine_choice.child([str(path), "reference", "3"])
+    row = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert row["engine"] == "ReferenceLanes" and row["halted"]
+    assert 900 <= row["steps"] <= 1_100  # "about 1 000 steps a lane"
+
+
+def _check_quick_results(printed: dict) -> None:
     speed = printed["sim_speed"]
     assert speed["status"] == "measured" and "reference" in speed["engines"]
     assert set(speed["engines"]) | set(speed["left_out"]) == set(available())
