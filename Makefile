@@ -16,6 +16,9 @@ install: $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/python examples/demo.py
+	@echo
+	@echo "revasm is installed in $(VENV): run 'source $(VENV)/bin/activate' in each new shell"
+	@echo "for the README's commands (or type $(BIN)/revasm instead of revasm)."
 
 # ruff and mypy run first; either failing fails `make test`.  The suite runs in one
 # worker process per core (at most 4), each test file whole in one worker, the longest files

@@ -215,6 +215,45 @@ def test_readme_block_prints_what_readme_shows(block, tmp_path, monkeypatch):
         assert output_matches(expected, actual), (
             f"$ {command}: README shows something else (- README, + the program):\n"
             + "\n".join(difflib.unified_diff(expected, actual, lineterm="")))
+    left = sorted(path.name for path in tmp_path.iterdir() if path.name != "examples")
+    unignored = [name for name in left if not ignored_at_root(name)]
+    assert not unignored, f"README's commands leave files .gitignore does not cover: {unignored}"
+
+
+# -- the front door: README's commands from a new shell, and a clean checkout after them ---
+
+def ignored_at_root(name: str) -> bool:
+    """Whether .gitignore covers a file or folder ``name`` in the repository root (its
+    patterns as fnmatch patterns: ``/x`` anchored at the root, ``x/`` a folder or file)."""
+    from fnmatch import fnmatch
+
+    for line in (ROOT / ".gitignore").read_text().splitlines():
+        pattern = line.strip()
+        if not pattern or pattern.startswith(("#", "!")):
+            continue
+        pattern = pattern.strip("/")
+        if "/" not in pattern and fnmatch(name, pattern):
+            return True
+    return False
+
+
+def test_the_gitignore_rule_reader():
+    assert ignored_at_root(".venv") and ignored_at_root("out") and ignored_at_root("x.egg-info")
+    assert not ignored_at_root("README.md") and not ignored_at_root("examples")
+
+
+def test_readme_and_make_demo_say_how_to_reach_the_installed_revasm():
+    """`make demo` installs revasm into .venv; a new shell has no revasm on its PATH, so
+    README (before its first command) and the demo's last lines say how to get it."""
+    text = README.read_text()
+    first_command = text.index("$ revasm")
+    for way in ("source .venv/bin/activate", ".venv/bin/revasm"):
+        assert way in text[:first_command], way
+    makefile = (ROOT / "Makefile").read_text()
+    demo = makefile[makefile.index("\ndemo:"):]
+    demo = demo[:demo.index("\n\n")]
+    assert "$(VENV)/bin/activate" in demo and "$(BIN)/revasm" in demo
+    assert 'revasm = "revasm.cli.main:main"' in (ROOT / "pyproject.toml").read_text()
 
 
 # -- the files the docs use ship under examples/ -------------------------------------------

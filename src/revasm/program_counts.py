@@ -46,7 +46,7 @@ class Counts:
 
 
 def count_program(program: CompiledProgram, inputs: dict[str, Any],
-          max_steps: int | None = 50_000_000) -> Counts:
+          max_steps: int | None = None) -> Counts:
     """Run forward once, counting executed instructions by role and direction."""
     machine = choose("auto", trace=True).load(program.image, 1, max_steps=max_steps)
     load_defaults(machine, program.image)  # the parameters' declared defaults, then inputs

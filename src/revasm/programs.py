@@ -107,7 +107,7 @@ def read_values(program: CompiledProgram, machine: Lanes, exact: bool = False,
 
 
 def run_program(target: Any, inputs: dict[str, Any] | None = None, *, width: int = DEFAULT_WIDTH,
-        max_steps: int | None = 50_000_000, reverse_check: bool = False,
+        max_steps: int | None = None, reverse_check: bool = False,
         engine: str = "auto", strict: bool = True) -> ProgramResult:
     """Compile (if needed) and run forward; values of every parameter afterwards.
 
@@ -212,7 +212,7 @@ def compile_for_gradient(target: Any, width: int = DEFAULT_WIDTH) -> CompiledPro
 
 def grad_program(target: Any, inputs: dict[str, Any] | None = None, *, loss: str | None = None,
          wrt: list[str] | None = None, width: int = DEFAULT_WIDTH,
-         max_steps: int | None = 50_000_000, engine: str = "auto",
+         max_steps: int | None = None, engine: str = "auto",
          strict: bool = True) -> Gradient:
     """The loss parameter's value and its gradient in the Fixed inputs (or ``wrt``).
 

@@ -80,7 +80,7 @@ def compile_target(target: Any, *, width: int = DEFAULT_WIDTH, for_gradient: boo
 def report_program(target: Any, inputs: dict[str, Any] | None = None, *, grad: bool = False,
                    width: int | None = None, models: list[str] | None = None,
                    loss: str | None = None, wrt: list[str] | None = None,
-                   max_steps: int | None = 50_000_000, engine: str = "auto",
+                   max_steps: int | None = None, engine: str = "auto",
                    **compile_options: Any) -> dict:
     """The report of one run of a compiled program, with ``by_line`` in its source's lines.
 

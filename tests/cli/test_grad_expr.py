@@ -43,6 +43,9 @@ CASES = [
     ("pow(x, y)", dict(x=1.7, y=0.6),
      dict(x=lambda x, y: y * x ** (y - 1), y=lambda x, y: x**y * log(x))),
     ("x ** 3", dict(x=0.9), dict(x=lambda x: 3 * x**2)),
+    # a whole power of a negative base: products, not pow's exp(y log x) (issue #41)
+    ("x ** 3", dict(x=-1.7), dict(x=lambda x: 3 * x**2)),
+    ("x ** 4 - x ** -2", dict(x=-0.8), dict(x=lambda x: 4 * x**3 + 2 * x**-3)),
     ("sin(x) * cos(y)", dict(x=0.4, y=1.2),
      dict(x=lambda x, y: cos(x) * cos(y), y=lambda x, y: -sin(x) * sin(y))),
     ("exp(x * y)", dict(x=0.5, y=-0.8),

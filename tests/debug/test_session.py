@@ -194,6 +194,24 @@ def test_a_fault_stops_the_session_and_the_way_back_is_open():
     assert session.machine.snapshot() == session_of(session.image).machine.snapshot()
 
 
+def test_a_fault_stop_counts_the_steps_the_fault_report_counts():
+    """An uncaught jump's landing instruction ran: the stop and the report both say 5
+    steps, as `revasm run` does (issue #41: they said "after 4 step(s)" and "after 5
+    steps" together)."""
+    from click.testing import CliRunner
+
+    from revasm.cli.main import cli
+
+    session = session_of(assemble_file(EXAMPLES / "errors" / "broken.pal"))
+    stop = session.cont()
+    assert stop.steps == session.time == stop.fault.step == 5
+    result = CliRunner().invoke(cli, ["debug", str(EXAMPLES / "errors" / "broken.pal")],
+                                input="continue\nstep\n")
+    assert "continue: machine fault after 5 steps\n" in result.output
+    assert "BR = 2, DIR = +1, after 5 steps" in result.output
+    assert "step(s)" not in result.output
+
+
 def test_python_lines_and_variables_of_a_compiled_program():
     program = compile_file(EXAMPLES / "nilang" / "rfib.py", "rfib")
     registers, memory = initial_words(program.image, {"n": 4})

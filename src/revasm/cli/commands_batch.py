@@ -55,8 +55,8 @@ PROGRESS_MIN_LANES = 2_000
 @WRT
 @WIDTH
 @click.option("--max-steps", type=STEP_COUNT, default=DEFAULT_MAX_STEPS,
-              show_default=True, help="A lane that runs longer stops with a step-limit fault "
-                                      "(up to 2^64-1; from 2^62 on: no limit).")
+              help="A lane that runs longer stops with a step-limit fault (up to 2^64-1; "
+                   "from 2^62 on: no limit). Default: no limit; Ctrl-C stops the batch.")
 @ENGINE
 @STRICT
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
@@ -80,8 +80,8 @@ PROGRESS_MIN_LANES = 2_000
               help="Lanes per chunk (default 100000): the unit of work, of memory and of "
                    "resuming.")
 def batch(file: str, inputs_path: str, with_grad: bool, loss: str | None, wrt: str | None,
-          width: int | None, max_steps: int, engine_name: str, strict: bool, as_json: bool,
-          out_path: str | None, workers: int | None, scheduler: str | None,
+          width: int | None, max_steps: int | None, engine_name: str, strict: bool,
+          as_json: bool, out_path: str | None, workers: int | None, scheduler: str | None,
           keep: str | None, all_registers: bool, chunk_lanes: int | None) -> None:
     """Run a program once per input row, all rows at once (one lane per row).
 

@@ -39,7 +39,7 @@ JSON = click.option("--json", "as_json", is_flag=True, help="Print exactly one J
 
 
 def _run_protocol(protocol: Callable[..., R], image: Image, sets: tuple[str, ...],
-                  mems: tuple[str, ...], loss: str | None, wrt: str | None, max_steps: int,
+                  mems: tuple[str, ...], loss: str | None, wrt: str | None, max_steps: int | None,
                   engine_name: str, as_json: bool, strict: bool = False) -> R | None:
     """Run the host protocol (``gradient`` or ``hessian``); None after a reported fault."""
     try:
@@ -92,7 +92,7 @@ def _real(value: Fraction) -> float:
 @click.command()
 @_protocol_options
 def grad(file: str, sets: tuple[str, ...], mems: tuple[str, ...], loss: str | None,
-         wrt: str | None, width: int | None, max_steps: int, engine_name: str,
+         wrt: str | None, width: int | None, max_steps: int | None, engine_name: str,
          strict: bool, as_json: bool) -> None:
     """Gradient of a program's loss by reverse mode on the machine itself.
 
@@ -128,7 +128,7 @@ def grad(file: str, sets: tuple[str, ...], mems: tuple[str, ...], loss: str | No
 @click.command("hessian")
 @_protocol_options
 def hessian_command(file: str, sets: tuple[str, ...], mems: tuple[str, ...], loss: str | None,
-                    wrt: str | None, width: int | None, max_steps: int, engine_name: str,
+                    wrt: str | None, width: int | None, max_steps: int | None, engine_name: str,
                     strict: bool, as_json: bool) -> None:
     """Hessian of a program's loss by forward-over-reverse on the machine.
 

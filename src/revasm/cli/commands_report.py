@@ -134,7 +134,7 @@ def _lane_loaders(path: str, image: Image, sets: tuple[str, ...], mems: tuple[st
 @click.option("--schema", "show_schema", is_flag=True,
               help="Print the JSON schema of --json output and exit.")
 def report(file: str | None, sets: tuple[str, ...], mems: tuple[str, ...], width: int | None,
-           max_steps: int, grad: bool, loss: str | None, wrt: str | None,
+           max_steps: int | None, grad: bool, loss: str | None, wrt: str | None,
            model_names: tuple[str, ...],
            model_files: tuple[str, ...], inputs_file: str | None, engine_name: str,
            by_line: bool, level: str, as_json: bool,

@@ -20,7 +20,9 @@ from .options import STEP_COUNT, WIDTH
 from .outputs import image_inputs, refuse_overwrite
 from .waveforms import write_waveforms
 
-DEFAULT_MAX_STEPS = 10_000_000
+#: No step limit unless one is asked for (docs/decisions.md, "No default step limit"): a
+#: run ends at FINISH, at a fault, or on Ctrl-C (exit 130), on every engine.
+DEFAULT_MAX_STEPS: int | None = None
 
 SETS = click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
                     help="Set a register ($5=3) or a declared name (x=0.5) before the run. "
@@ -34,8 +36,9 @@ ENGINE = click.option("--engine", "engine_name", type=click.Choice(CHOICES), def
                            "(numpy lanes), compiled (native code), or auto (the fastest that "
                            "pays for this job). Every engine gives the same bits.")
 MAX_STEPS = click.option("--max-steps", type=STEP_COUNT, default=DEFAULT_MAX_STEPS,
-                         show_default=True, help="Stop with a fault after this many steps (up to "
-                                                  "2^64-1; from 2^62 on: no limit).")
+                         help="Stop with a step-limit fault after this many steps (up to "
+                              "2^64-1; from 2^62 on: no limit). Default: no limit; the run "
+                              "ends at FINISH, at a fault, or on Ctrl-C.")
 STRICT = click.option("--strict", is_flag=True,
                       help="Fault (exit 1, naming the PC and line) at the first overflow event: "
                            "a fixed-point instruction whose exact result does not fit the word. "
@@ -93,7 +96,7 @@ def load_engine(image: Image, *, engine_name: str, lanes: int = 1, trace: bool =
 @STRICT
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
 def run(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: int | None,
-        reverse: bool, max_steps: int, trace: bool, vcd: str | None, engine_name: str,
+        reverse: bool, max_steps: int | None, trace: bool, vcd: str | None, engine_name: str,
         strict: bool, as_json: bool) -> None:
     """Run a program (PAL source or image) from START to FINISH.
 
@@ -190,7 +193,7 @@ def _print_summary(result: dict, image: Image, *, registers: bool = True) -> Non
 @STRICT
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
 def check(file: str, trials: int, seed: int, int_range: str, real_range: str,
-          sets: tuple[str, ...], mems: tuple[str, ...], width: int | None, max_steps: int,
+          sets: tuple[str, ...], mems: tuple[str, ...], width: int | None, max_steps: int | None,
           engine_name: str, strict: bool, as_json: bool) -> None:
     """Check reversibility: run forward to FINISH, then backward to START, and
     compare every register, memory word, BR, DIR, the output tape and the

@@ -2,7 +2,7 @@
 and the width rule); here its errors become the command's messages."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from revasm.assembler import AssemblyError
 from revasm.assembler.diagnostics import Diagnostic
@@ -29,13 +29,16 @@ def open_program(path: str, width: int | None = None, *,
                  gradient: bool = False) -> LoadedProgram:
     """``revasm.loading.load_program``: the image and, for Python, the compiled program;
     every error a ToolError naming the file (and line, for source that does not build)."""
-    from revasm.compiler import CompileError
+    compile_errors: tuple[type[Exception], ...] = ()
+    if file_kind(path) in ("janus", "python"):  # only these import the compiler
+        from revasm.compiler import CompileError
+        compile_errors = (CompileError,)
     try:
         return load_file(path, width, gradient=gradient)
     except LoadError as exc:
         raise ToolError(f"{exc.path}: error: {exc.reason}", file=exc.path) from None
-    except CompileError as exc:
-        raise compile_error(exc) from None
+    except compile_errors as exc:
+        raise compile_error(cast("CompileError", exc)) from None
     except AssemblyError as exc:
         if file_kind(path) in ("janus", "python"):  # a compiler bug: its output did not assemble
             raise assembly_error(exc, path, "internal error: the compiled program does not "

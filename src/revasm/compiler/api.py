@@ -13,6 +13,7 @@ both the compiler and the simulators.  ``@reversible`` (re-exported by
 from __future__ import annotations
 
 import inspect
+import linecache
 import sys
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -126,7 +127,34 @@ def compile_file(path: str | Path, entry: str | None = None, *, width: int = 32,
 
 
 def compile_function(function: ReversibleFunction, **options: Any) -> CompiledProgram:
-    return compile_file(function.source_file, function.__name__, **options)
+    """Compile a ``@reversible`` function (``compile_file``'s options): from its file, or,
+    for a function defined in a notebook cell or at a prompt that keeps what was typed
+    (IPython, Jupyter, Python 3.13's REPL: their text is in :mod:`linecache`), from that
+    text, as :func:`compile_source` would.  The other ``@reversible`` functions it calls
+    must be in the same file or cell.  A function whose text nothing kept (the plain
+    ``python`` prompt, ``exec`` of a string) is a :class:`CompileError` saying what to do."""
+    path = function.source_file
+    if Path(path).is_file():
+        return compile_file(path, function.__name__, **options)
+    return compile_source(source_text(function), function.__name__, path, **options)
+
+
+def source_text(function: ReversibleFunction) -> str:
+    """The text of the file or notebook cell ``function`` was defined in, as
+    :mod:`linecache` holds it (IPython registers each cell there under its own name)."""
+    path = function.source_file
+    code = getattr(function.function, "__code__", None)
+    lines = linecache.getlines(path, getattr(function.function, "__globals__", None))
+    if lines:
+        return "".join(lines)
+    name = function.__name__
+    raise CompileError(
+        SourcePos(path, getattr(code, "co_firstlineno", 1), 1),
+        f"cannot read the source of {name}: it was defined where no source text is kept "
+        "(a plain `python` prompt, or exec of a string), and the compiler reads source",
+        hint=f"put it in a .py file and call revasm.compile_file(path, {name!r}), or pass "
+             f"its text to revasm.compile_source(text, {name!r}); in IPython or Jupyter, "
+             "define it in a cell (cells keep their text)")
 
 
 #: Janus integers are 32-bit words (compiler/frontend/janus/words.py).

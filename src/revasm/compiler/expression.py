@@ -21,6 +21,19 @@ FILENAME = "<expression>"
 LOSS = "value"
 
 
+def _signed_number(node: ast.AST) -> float | None:
+    """A number literal, signed or not (``3``, ``-2``), as a float; None for anything
+    else.  An exponent stays a literal, so the compiler sees a whole power as one."""
+    sign = 1.0
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        sign = -1.0 if isinstance(node.op, ast.USub) else 1.0
+        node = node.operand
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) \
+            and not isinstance(node.value, bool):
+        return sign * float(node.value)
+    return None
+
+
 def expression_program(expression: str,
                        variables: list[str] | None = None) -> tuple[str, list[str]]:
     """The eDSL source (compute-copy-uncompute) for ``expression``, and its variables."""
@@ -54,10 +67,13 @@ def expression_program(expression: str,
             inner = visit(node.operand)
             return new(f"-{inner}" if isinstance(node.op, ast.USub) else inner, node)
         if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
-            left, right = visit(node.left), visit(node.right)
             op = _OPS[type(node.op)]
-            if op == "**":
-                return new(f"pow({left}, {right})" if right != "2.0" else f"sq({left})", node)
+            exponent = _signed_number(node.right) if op == "**" else None
+            left = visit(node.left)
+            right = repr(exponent) if exponent is not None else visit(node.right)
+            if op == "**":  # the language's power: a whole exponent is a chain of
+                # products, defined for a base of any sign (pow(x, y) needs x > 0)
+                return new(f"{left} ** {right}" if right != "2.0" else f"sq({left})", node)
             if op == "*" and left == right:
                 return new(f"sq({left})", node)
             return new(f"{left} {op} {right}", node)

@@ -65,19 +65,18 @@ class Renderer:
     def _stopped(self, event: Event) -> None:
         reason = event["reason"]
         going = "back" if event["direction"] == "backward" else "on"
+        ran = steps_text(event["steps"])
         head = {
-            "step": f"{event['command']}: {event['steps']} step(s) {going}",
+            "step": f"{event['command']}: {ran} {going}",
             "breakpoint": f"{event['command']}: breakpoint {event.get('breakpoint')} after "
-                          f"{event['steps']} step(s)",
-            "watchpoint": f"{event['command']}: watchpoint after {event['steps']} step(s)",
-            "end": f"{event['command']}: the end: nothing runs later "
-                   f"({event['steps']} step(s))",
-            "beginning": f"{event['command']}: back at the beginning (START, {event['steps']} "
-                         "step(s))",
+                          f"{ran}",
+            "watchpoint": f"{event['command']}: watchpoint after {ran}",
+            "end": f"{event['command']}: the end: nothing runs later ({ran})",
+            "beginning": f"{event['command']}: back at the beginning (START, {ran})",
             "switch": f"{event['command']}: {event.get('message', '')}",
-            "fault": f"{event['command']}: machine fault after {event['steps']} step(s)",
+            "fault": f"{event['command']}: machine fault after {ran}",
             "limit": f"{event['command']}: {event.get('message', '')}",
-            "interrupted": f"{event['command']}: interrupted after {event['steps']} step(s)",
+            "interrupted": f"{event['command']}: interrupted after {ran}",
         }.get(reason, f"{event['command']}: {reason}")
         self._print(Text(head, style="bold"))
         for change in event.get("changes", []):
@@ -230,3 +229,8 @@ def _where_lines(event: Event) -> str:
     lines.append(f"  BR = {event['br']}  DIR = {event['dir']:+d}  time {event['time']}  "
                  f"{event['pass']} pass{mode}  call depth {event['depth']}{halted}")
     return "\n".join(lines)
+
+
+def steps_text(count: int) -> str:
+    """``1 step``, ``5 steps``: how every stop line and fault report counts steps."""
+    return f"{count} step" if count == 1 else f"{count} steps"

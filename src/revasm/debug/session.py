@@ -223,11 +223,13 @@ class Session:
             if self.interrupt_requested:  # Ctrl-C: stop between two instructions
                 self.interrupt_requested = False
                 return Stop("interrupted", steps, backward)
-            before = self.phase
+            before, time_before = self.phase, self.time
             try:
                 moved = self.timeline.backward() if backward else self.timeline.forward()
             except MachineFault as fault:  # going back, a fault leaves the state as it was
-                return Stop("fault", steps, backward, fault=fault)
+                # an uncaught jump's landing instruction ran: a step, as the fault counts it
+                return Stop("fault", steps + abs(self.time - time_before), backward,
+                            fault=fault)
             if not moved:
                 return Stop("beginning" if backward else "end", steps, backward)
             if self.phase != before:  # the gradient switch, in either direction

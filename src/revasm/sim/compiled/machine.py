@@ -455,7 +455,9 @@ class CompiledLanes(ModeSwitches):
         self.CTL[STRICT] = int(self._strict)
         self._run_mode = (self._gradient, self._tangent)
         run_limit = self.max_steps if self.max_steps is not None else 1 << 62
-        slices = Slices(run_limit) if on_output is not None else None
+        # slices for a listener, and for a run with no step limit: Ctrl-C (Python's SIGINT
+        # handler) takes effect only between kernel calls, at most a slice's time apart
+        slices = Slices(run_limit) if on_output is not None or self.max_steps is None else None
         # the words of the log before this run are not new
         announced = self.OUTLEN.copy() if on_output is not None else None
         ran = active
