@@ -354,8 +354,8 @@ def test_a_first_verilator_build_is_announced_and_a_cached_one_is_not(tmp_path, 
     built, cached = verilator.compile_cached(fake, tmp_path / "cache", "ab" * 16, sources,
                                              [], "harness")
     assert not cached and built.read_text() == "built"
-    assert said[0] == ("building the Verilator model harness (first run of this design; "
-                       "cached after)... ")
+    assert said[0] == ("building the Verilator model (first run of this design; cached "
+                       "after)... ")
     assert said[1].startswith("done in 0.") and said[1].endswith(" s\n") and len(said) == 2
     assert verilator.compile_cached(fake, tmp_path / "cache", "ab" * 16, sources, [],
                                     "harness") == (built, True)

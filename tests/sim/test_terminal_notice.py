@@ -42,3 +42,17 @@ def test_nothing_is_written_when_stderr_is_not_a_terminal(monkeypatch):
 
 def test_the_compiled_engine_announces_its_kernel_builds_live():
     assert machine.COMPILE_NOTICE is terminal_notice.to_terminal
+
+
+def test_under_another_live_display_the_notice_is_plain_text(monkeypatch):
+    """A batch's progress bar is a rich live display; rich allows one at a time."""
+    from rich.console import Console
+    from rich.progress import Progress
+
+    stderr = FakeTerminal()
+    monkeypatch.setattr("sys.stderr", stderr)
+    with Progress(console=Console(stderr=True)):
+        terminal_notice.to_terminal("compiling the interpreter kernel (W = 32)... ")
+        terminal_notice.to_terminal("done in 3.0 s\n")
+    assert "compiling the interpreter kernel (W = 32)... done in 3.0 s\n" in stderr.getvalue()
+    assert not terminal_notice._OPEN

@@ -43,7 +43,12 @@ def to_terminal(text: str) -> None:
             if "status" in _OPEN:  # a step inside a step: the outer line stays
                 return
             _OPEN["text"] = text
-            _OPEN["status"] = live_status(text.rstrip(". ").rstrip())
+            try:
+                _OPEN["status"] = live_status(text.rstrip(". ").rstrip())
+            except Exception:  # rich's LiveError: another live display (a progress bar) runs
+                sys.stderr.write(text)  # the plain announcement, finished by the next call
+                sys.stderr.flush()
+                _OPEN["text"] = ""
             return
         status = _OPEN.pop("status", None)
         begun = _OPEN.pop("text", "")

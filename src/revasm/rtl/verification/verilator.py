@@ -315,8 +315,7 @@ def compile_cached(verilator: Verilator, root: Path, digest: str, sources: dict[
         command = [*verilator.command, *flags, "--Mdir", "obj", "-o", name, *compiled]
         notice = BUILD_NOTICE
         if notice is not None:
-            notice(f"building the Verilator model {name} (first run of this design; cached "
-                   "after)... ")
+            notice("building the Verilator model (first run of this design; cached after)... ")
         started = time.monotonic()
         try:
             done = subprocess.run(command, cwd=work, env=verilator.environment(),
