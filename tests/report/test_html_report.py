@@ -36,16 +36,32 @@ def report_pair(tmp_path: Path, *args: str) -> tuple[dict, Path]:
     return report, page
 
 
+def grouped(values: dict) -> dict[str, list[str]]:
+    """The rows a values table shows: scalars by name, an array's elements on one row."""
+    rows: dict[str, list] = {}
+    for name, value in values.items():
+        base, _, index = name.partition(".")
+        rows.setdefault(base if index.replace(".", "").isdigit() else name, []).append(
+            (name, value))
+    return {(key if members[0][0] == key else f"{key} ({len(members)} values)"):
+            [", ".join(str(value) for _, value in members)] for key, members in rows.items()}
+
+
+def test_array_elements_share_one_row():
+    values = {"n": 3, "x.0": 1.5, "x.1": -2.0, "icf.0.1": 0.0, "icf.1.0": 4.0}
+    assert html_report.grouped_values(values) == [
+        ("n", "3"), ("x (2 values)", "1.5, -2.0"), ("icf (2 values)", "0.0, 4.0")]
+
+
 def check_gradient_page(page: Page, report: dict) -> None:
     """Every section of the text report, the gradient first, each equal to the JSON."""
     sections = page.headings[1:]
     assert sections[:4] == ["Gradient", "Inputs and outputs", "Totals", "Op counts"]
     assert sections.index("Adjoint operations") < sections.index("Energy")
     assert f"Bits erased (W = {report['width']})" in sections
-    assert page.table("Gradient of the loss").as_dict() == {
-        name: [str(value)] for name, value in report["gradient"].items()}
-    assert page.table("Inputs").as_dict() == {k: [str(v)] for k, v in report["inputs"].items()}
-    assert page.table("Outputs").as_dict() == {k: [str(v)] for k, v in report["outputs"].items()}
+    for caption, key in (("Gradient of the loss", "gradient"), ("Inputs", "inputs"),
+                         ("Outputs", "outputs")):
+        assert page.table(caption).as_dict() == grouped(report[key]), caption
     totals = page.table("Totals of the protocol").as_dict()
     assert totals["steps (instructions)"] == [count(report["totals"]["steps"])]
     assert totals["cycles"] == [count(report["totals"]["cycles"])]
@@ -69,6 +85,16 @@ def check_gradient_page(page: Page, report: dict) -> None:
 def test_gradient_report_page_has_every_section_of_the_text_report(tmp_path):
     report, page = report_pair(tmp_path, BESSEL, "--set", "x=1.0", "--grad")
     check_gradient_page(read_page(page.read_text()), report)
+
+
+def test_a_gradient_of_arrays_has_one_row_per_array(tmp_path):
+    report, page = report_pair(tmp_path, f"{ROOT}/examples/nilang/dot.py:dot", "--grad")
+    dom = read_page(page.read_text())
+    check_gradient_page(dom, report)
+    rows = dom.table("Gradient of the loss").as_dict()
+    assert list(rows) == ["x (4 values)", "y (4 values)"]
+    assert rows["x (4 values)"] == [", ".join(str(report["gradient"][f"x.{i}"])
+                                              for i in range(4))]
 
 
 def test_value_report_page_has_no_gradient_sections(tmp_path):

@@ -148,9 +148,28 @@ def _with_total(values: list[int]) -> list[str]:
     return [count(v) for v in values] + [count(sum(values))]
 
 
+def grouped_values(values: dict) -> list[tuple[str, str]]:
+    """Named values as table rows, an array's elements (``x.0``, ``x.1``, ``icf.2.1``, in
+    their order) on one row ``x (N values)``: a gradient of a few hundred array elements
+    stays a short table."""
+    groups: dict[str, list[tuple[str, object]]] = {}
+    for name, value in values.items():
+        base, _, index = name.partition(".")
+        key = base if index and all(part.isdigit() for part in index.split(".")) else name
+        groups.setdefault(key, []).append((name, value))
+    rows = []
+    for key, members in groups.items():
+        if len(members) == 1 and members[0][0] == key:
+            rows.append((key, str(members[0][1])))
+        else:
+            rows.append((f"{key} ({len(members)} values)",
+                         ", ".join(str(value) for _, value in members)))
+    return rows
+
+
 def _values_table(title: str, values: dict) -> str:
-    """A labelled table of named values (inputs, outputs, gradient)."""
-    return html_table(["name", "value"], [[name, str(value)] for name, value in values.items()],
+    """A labelled table of named values (inputs, outputs, gradient), arrays on one row."""
+    return html_table(["name", "value"], [list(row) for row in grouped_values(values)],
                       caption=title)
 
 
