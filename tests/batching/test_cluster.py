@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +19,7 @@ from batch_programs import SOURCE, assert_same, image, inputs
 from click.testing import CliRunner
 
 import revasm
+from revasm.batching import sinks
 from revasm.batching.chunks import BatchOptions, worker_engine
 from revasm.batching.cluster import ClusterError, dask_client
 from revasm.cli.main import cli
@@ -195,3 +199,55 @@ def test_a_lost_scheduler_is_one_clear_error_and_the_same_command_resumes(tmp_pa
     summary = revasm.batch_file(image(), str(source), out, options=options, chunk_lanes=100)
     assert summary.skipped >= 1 and summary.written + summary.skipped == 10
     _assert_stored(out, revasm.batch(image(), columns, grad=True))
+
+
+def _revasm_batch(tmp_path: Path, lanes: int, out: str, *options: str) -> list[str]:
+    """`revasm batch` of J2 gradients over ``lanes`` lanes on 2 local workers, as a user
+    types it (a process of its own, for signals and for what reaches stderr)."""
+    source = tmp_path / "xs.npz"
+    if not source.exists():
+        np.savez(source, x=np.linspace(0.1, 3.0, lanes))
+    return [sys.executable, "-m", "revasm", "batch", str(EXAMPLES / "bessel_j2.pal"),
+            "--inputs", str(source), "--grad", "-o", out, "--workers", "2", *options]
+
+
+@pytest.mark.slow
+def test_runs_on_two_workers_end_with_nothing_but_the_summary_on_stderr(tmp_path):
+    """A bounded repeat: each run's stderr is the one summary line, no Dask log, no
+    traceback (an orderly, quiet shutdown: client, workers, scheduler)."""
+    for run in range(3):
+        out = str(tmp_path / f"out{run}.zarr")
+        done = subprocess.run(_revasm_batch(tmp_path, 20_000, out, "--chunk-lanes", "2000"),
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 2 and lines[1].startswith(f"wrote {out}: 20000 lanes"), lines
+        assert lines[0].startswith("a local Dask cluster of 2 workers started in"), lines
+
+
+@pytest.mark.slow
+def test_ctrl_c_says_the_same_command_resumes_exits_130_and_prints_nothing_else(tmp_path):
+    """Ctrl-C on a terminal signals the whole process group, the workers too: they ignore
+    it, the command closes the cluster and says what it kept; the same command resumes."""
+    out = str(tmp_path / "out.zarr")
+    command = _revasm_batch(tmp_path, 400_000, out, "--chunk-lanes", "10000")
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, start_new_session=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 240
+    while not sinks.recorded_chunks(out) and process.poll() is None:
+        assert time.monotonic() < deadline, "no chunk written in 240 s"
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGINT)  # what the terminal does on Ctrl-C
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stderr
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert len(lines) == 2, stderr  # no traceback, no Dask log, no "Aborted!"
+    assert lines[0].startswith("a local Dask cluster of 2 workers started in"), stderr
+    assert lines[1] == (f"revasm: interrupted: the chunks written so far are kept in {out}; "
+                        "the same command resumes from them")
+    written = len(sinks.recorded_chunks(out))
+    assert 1 <= written < 40
+    resumed = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"{written} of 40 chunks already written" in resumed.stderr

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -307,7 +308,7 @@ def test_a_terminal_gets_a_status_line(capsys) -> None:
         shown.start_part("core")
         shown.stage("synthesise", "yosys synth_ice40")
         shown.activity("ABC pass")
-        assert "ABC pass" in str(shown.status.renderable.text)
+        assert shown.status_text == "[1/1] core: synthesise: ABC pass"
         shown.done(True, 42.0)
     err = capsys.readouterr().err
     assert "[1/1] core: synthesise (yosys synth_ice40)" in err
@@ -320,3 +321,42 @@ def test_the_table_says_when_the_counts_exceed_the_part(tmp_path, tiny, tools, m
     done = CliRunner().invoke(cli, ["rtl", "synth", "--part", "core", "--no-place"])
     assert done.exit_code == 0, done.output
     assert "does not fit iCE40HX8K-CT256: 9000 LUT4 of 7680, 33 block RAMs of 32" in done.stdout
+
+
+def test_the_status_line_clock_runs_between_a_tool_s_log_lines() -> None:
+    """Place and route may log nothing for many minutes: the elapsed time still ticks."""
+    from rich.progress import TimeElapsedColumn
+
+    from revasm.cli.synth_progress import SynthProgress
+
+    with SynthProgress(1, terminal=True) as shown:
+        shown.start_part("core")
+        shown.stage("place and route", "nextpnr-ice40")
+        time.sleep(1.2)
+        task = shown.progress.tasks[0]
+        elapsed = next(c for c in shown.progress.columns if isinstance(c, TimeElapsedColumn))
+        assert str(elapsed.render(task)) == "0:00:01"
+        assert shown.status_text == "[1/1] core: place and route (nextpnr-ice40)"
+
+
+def test_a_first_verilator_build_is_announced_and_a_cached_one_is_not(tmp_path, monkeypatch):
+    """The first build of a design's model takes half a minute: it says so, live."""
+    from revasm.rtl.verification import verilator
+
+    script = tmp_path / "fake_verilator.py"  # sleeps, then writes obj/NAME as Verilator does
+    script.write_text("import os, sys, time\ntime.sleep(0.3)\nname = sys.argv[sys.argv.index"
+                      "('-o') + 1]\nos.makedirs('obj', exist_ok=True)\n"
+                      "open(os.path.join('obj', name), 'w').write('built')\n")
+    fake = verilator.Verilator(command=(sys.executable, str(script)), env=(), origin="fake")
+    said: list[str] = []
+    monkeypatch.setattr(verilator, "BUILD_NOTICE", said.append)
+    sources = {"top.v": "module top; endmodule\n"}
+    built, cached = verilator.compile_cached(fake, tmp_path / "cache", "ab" * 16, sources,
+                                             [], "harness")
+    assert not cached and built.read_text() == "built"
+    assert said[0] == ("building the Verilator model (first run of this design; cached "
+                       "after)... ")
+    assert said[1].startswith("done in 0.") and said[1].endswith(" s\n") and len(said) == 2
+    assert verilator.compile_cached(fake, tmp_path / "cache", "ab" * 16, sources, [],
+                                    "harness") == (built, True)
+    assert len(said) == 2  # from the cache: nothing to announce

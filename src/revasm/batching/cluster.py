@@ -30,7 +30,31 @@ ONE_THREAD = {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
 QUIET_CLUSTER = {"distributed.worker.profile.enabled": False,
                  "distributed.admin.tick.interval": "1s",
                  "distributed.admin.system-monitor.interval": "2s",
-                 "distributed.worker.memory.monitor-interval": "1s"}
+                 "distributed.worker.memory.monitor-interval": "1s",
+                 # Each worker ignores Ctrl-C and keeps its shutdown quiet (worker_setup.py).
+                 "distributed.worker.preload": ["revasm.batching.worker_setup"]}
+
+
+@contextmanager
+def _quiet_shutdown() -> Iterator[list[bool]]:
+    """While the block runs, Dask's log records below CRITICAL in this process are dropped
+    once ``flag[0]`` is set: set it when the work is done (or interrupted), before the
+    client and the cluster close.  The scheduler, the nannies and the client live in this
+    process; as they close they may log connections going away (``CommClosedError``), a
+    worker removed with its tasks, tasks cancelled -- the close the user asked for, not a
+    problem.  Errors while the chunks run are raised, not logged, and are untouched."""
+    from .worker_setup import ShutdownFilter, distributed_handlers
+
+    flag = [False]
+    shutdown = ShutdownFilter(lambda: flag[0])
+    handlers = distributed_handlers()
+    for handler in handlers:
+        handler.addFilter(shutdown)
+    try:
+        yield flag
+    finally:
+        for handler in handlers:
+            handler.removeFilter(shutdown)
 
 
 @contextmanager
@@ -152,12 +176,20 @@ def dask_client(scheduler: str | None = None, workers: int | None = None) -> Ite
             except (OSError, TimeoutError, ValueError) as exc:
                 raise ClusterError(f"cannot reach the Dask scheduler at {scheduler}: {exc}"
                                    ) from None
-            with client:
-                yield client
+            with _quiet_shutdown() as closing, client:
+                try:
+                    yield client
+                finally:
+                    closing[0] = True
             return
-        with _kept_environment(ONE_THREAD), _one_thread_cluster(workers or 1) as cluster, \
-                Client(cluster) as client:
-            yield client
+        # Exits in reverse: the client closes, then the cluster (its workers first, then
+        # the scheduler), then the shutdown filter goes.
+        with _kept_environment(ONE_THREAD), _quiet_shutdown() as closing, \
+                _one_thread_cluster(workers or 1) as cluster, Client(cluster) as client:
+            try:
+                yield client
+            finally:
+                closing[0] = True
     except KilledWorker as exc:  # Dask gave up on a chunk after its workers died
         raise ClusterError(f"a chunk killed every worker that ran it ({exc}): out of memory? "
                            "a smaller --chunk-lanes needs less; the chunks written are "

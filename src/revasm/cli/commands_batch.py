@@ -252,6 +252,12 @@ def _run_chunked(image: Any, file: str, inputs_path: str, out_path: str | None,
     task: list[Any] = []
 
     def started(lanes: int, already: int) -> None:
+        if workers is not None and not as_json:  # what the cluster cost, and how to share one
+            progress.console.print(
+                f"a local Dask cluster of {workers} worker{'s' if workers != 1 else ''} "
+                f"started in {time.perf_counter() - began:.1f} s (to pay that once for many "
+                "runs: `dask scheduler`, `dask worker`, then --scheduler tcp://HOST:PORT; "
+                "docs/distributed.md)", markup=False, highlight=False, soft_wrap=True)
         task.append(progress.add_task("lanes", total=lanes, completed=already))
 
     def advance(done: int) -> None:

@@ -72,6 +72,9 @@ def bench(names: tuple[str, ...], quick: bool, results_dir: str, as_json: bool) 
             results[name] = run_benchmark(name, quick, Path(results_dir))
         except OSError as exc:
             raise ToolError(f"{results_dir}: error: cannot write results: {exc}") from None
+        drawn = str(results[name].get("plot", ""))
+        if drawn.endswith(".png"):  # on stderr: --json's stdout stays one object
+            click.echo(f"{name}: plot {drawn}", err=True)
         if not as_json:
             _print(name, results[name], Path(results_dir))
     if as_json:

@@ -45,6 +45,7 @@ def lane_summary(lane: int, report: dict) -> dict:
         "cycles": report["totals"]["cycles"],
         "forward_steps": report["runs"][0]["steps"],
         "forward_cycles": report["runs"][0]["cycles"],
+        "inputs": report["inputs"],
         "outputs": report["outputs"],
         **({"gradient": report["gradient"]} if "gradient" in report else {}),
         "energy_J": {model["name"]: model["total_J"] for model in report["energy"]},

@@ -82,7 +82,8 @@ def render_by_line_html(section: dict) -> str:
         by_number = {row["line"]: row for row in rows if row["file"] == file}
         head = ["line", "heat", "steps", "share", "cycles"] + \
             ([f"energy ({model})"] if model else []) + ["source"]
-        out = ["<table class=\"listing\"><tr>"
+        out = [f"<table class=\"listing\"><caption>By source line: {html.escape(file)}</caption>"
+               "<tr>"
                + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>"]
         for number, text in enumerate(section["sources"].get(file, []), start=1):
             row = by_number.get(number)

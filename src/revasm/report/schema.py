@@ -284,12 +284,13 @@ BATCH_SCHEMA = {
         "per_lane": {"type": "array", "items": {
             "type": "object",
             "required": ["lane", "status", "fault", "steps", "cycles", "forward_steps",
-                         "forward_cycles", "outputs", "energy_J", "bits_erased",
+                         "forward_cycles", "inputs", "outputs", "energy_J", "bits_erased",
                          "peak_ancilla_words"],
             "properties": {
                 "lane": COUNT, "status": {"enum": ["finished", "fault"]},
                 "fault": {"type": ["string", "null"]}, "steps": COUNT, "cycles": COUNT,
-                "forward_steps": COUNT, "forward_cycles": COUNT, "outputs": VALUES,
+                "forward_steps": COUNT, "forward_cycles": COUNT, "inputs": VALUES,
+                "outputs": VALUES,
                 "gradient": VALUES, "energy_J": JOULES_BY_NAME, "bits_erased": COUNTS_BY_NAME,
                 "peak_ancilla_words": COUNT},
             "additionalProperties": False}},

@@ -32,7 +32,7 @@ import struct
 import subprocess
 import tempfile
 import time
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, TextIO
@@ -43,6 +43,7 @@ from amaranth.hdl import Shape
 from revasm.rtl.hardware.core import Core
 from revasm.rtl.hardware.params import CoreParams
 from revasm.rtl.tools import cache_dir
+from revasm.sim.terminal_notice import to_terminal
 
 from .cosim import Bus, Job, JobResult, Lockstep, Retired, reference_lane
 
@@ -286,6 +287,12 @@ def build(core: Core, *, build_dir: str | os.PathLike | None = None, jobs: int =
                  trace=trace)
 
 
+#: Where a build is announced ("building the Verilator model ...... done in 33.0 s"): the
+#: default shows it on stderr when that is a terminal, with the seconds so far while it
+#: builds (``sim/terminal_notice.py``); None announces nothing.
+BUILD_NOTICE: Callable[[str], None] | None = to_terminal
+
+
 def compile_cached(verilator: Verilator, root: Path, digest: str, sources: dict[str, str],
                    flags: list[str], name: str, keep: int = KEEP_BUILDS) -> tuple[Path, bool]:
     """Build the executable ``name`` from ``sources`` (file name: text; the ``.v`` and
@@ -306,11 +313,18 @@ def compile_cached(verilator: Verilator, root: Path, digest: str, sources: dict[
             (work / file).write_text(text)
         compiled = [f for f in sources if f.endswith((".v", ".cpp"))]
         command = [*verilator.command, *flags, "--Mdir", "obj", "-o", name, *compiled]
+        notice = BUILD_NOTICE
+        if notice is not None:
+            notice("building the Verilator model (first run of this design; cached after)... ")
+        started = time.monotonic()
         try:
             done = subprocess.run(command, cwd=work, env=verilator.environment(),
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         except OSError as exc:
             raise VerilatorError(f"cannot run {command[0]}: {exc}") from None
+        finally:
+            if notice is not None:
+                notice(f"done in {time.monotonic() - started:.1f} s\n")
         built = work / "obj" / name
         if done.returncode != 0 or not built.is_file():
             tail = "\n".join(done.stdout.splitlines()[-30:])

@@ -22,7 +22,6 @@ silently wrong; the only limit is host memory.
 """
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -47,6 +46,7 @@ from revasm.sim.reference import DEFAULT_MEMORY_WORDS, Program
 from revasm.sim.reference.machine import dense_words, run_start
 from revasm.sim.switches import ModeSwitches
 
+from ..terminal_notice import to_terminal
 from . import control, generate
 from . import translate as tr
 from .cache import is_compiled, load_module, module_is_compiled, record_run, run_record
@@ -106,16 +106,11 @@ _EXECUTION_KINDS = {tr.F_MEMORY: "memory-address", tr.F_TAPE: "tape-empty",
                     **{code: fault.kind for code, (_, fault) in tr.PRIMITIVE_FAULTS.items()}}
 
 
-def _to_terminal(text: str) -> None:
-    if sys.stderr.isatty():
-        sys.stderr.write(text)
-        sys.stderr.flush()
-
-
 #: Where a compile is announced ("compiling kernel for fib.pal (15 instructions)... done
 #: in 1.3 s"): a first run whose kernel is not in the cache (a second run loads it).  The
-#: default writes to stderr when it is a terminal; None announces nothing.
-COMPILE_NOTICE: Callable[[str], None] | None = _to_terminal
+#: default shows it on stderr when that is a terminal, with the seconds so far while it
+#: compiles (``sim/terminal_notice.py``); None announces nothing.
+COMPILE_NOTICE: Callable[[str], None] | None = to_terminal
 
 #: Loaded kernel modules by (program, mode, memory size), for machines on one program;
 #: the interpreter's by ("interpreter", width, mode).
