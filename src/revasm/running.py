@@ -35,7 +35,8 @@ class RunResult:
     registers: dict[str, int]
     memory: dict[str, int]
     output: list[int]
-    named: dict[str, float | int]
+    #: a Janus program's arrays and stacks as (nested) lists
+    named: dict[str, Any]
     fault: MachineFault | None = None
     machine: Lanes | None = field(default=None, repr=False)
     #: the overflow counter OV after the run: overflow events (``isa/table.py``)
@@ -99,7 +100,15 @@ def run(image: Image, inputs: dict[str, object] | None = None, *,
         machine.run(direction, trace=trace, on_output=listener)  # type: ignore[call-arg]
     else:
         machine.run(direction, on_output=listener)
-    return lane_result(machine)
+    result = lane_result(machine)
+    where = image.locations.get(image.entry)
+    if where is not None and where.origin is not None and where.origin.file.endswith(".ja"):
+        # a Janus program: main's variables by their Janus names (arrays and stacks as
+        # lists), as `revasm run` shows them (imported here: the compiler is not needed
+        # to run PAL)
+        from revasm.compiler.frontend.janus.store import janus_store
+        result.named = janus_store(result.named)
+    return result
 
 
 @dataclass

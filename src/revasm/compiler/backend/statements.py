@@ -40,6 +40,17 @@ class StatementLowering(FunctionLoweringState):
         name = "IROT" if s.inverse else "ROT"
         return sa + sb + st + [self.i(name, a, b, t, pos=s.pos)] + tt + tb + ta
 
+    def stmt_show(self, s: ir.Show) -> list[Instr]:
+        """``SHOW`` of each value in turn (a register as it is, an element loaded and put
+        back): the run prints them going forward, and again, last first, going backward."""
+        code: list[Instr] = []
+        for value in s.values:
+            mark = self.scratch_top
+            reg, setup, teardown = self.place(value)
+            code += setup + [self.i("SHOW", reg, pos=s.pos, note=s.text)] + teardown
+            self.scratch_top = mark
+        return code
+
     def stmt_alloc(self, s: ir.Alloc) -> list[Instr]:
         if isinstance(s.type, ir.ArrayType):
             return []  # frame memory is zero on entry and must be zero on exit

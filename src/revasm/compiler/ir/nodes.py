@@ -143,6 +143,16 @@ class Rot(Stmt):
 
 
 @dataclass
+class Show(Stmt):
+    """Write each value to the machine's output (``SHOW``), in either direction; changes
+    nothing, so it is its own inverse (Janus's ``show`` and ``printf``).  ``text`` is the
+    statement's source text, kept as the instructions' note."""
+
+    values: tuple[Expr, ...] = ()
+    text: str = ""
+
+
+@dataclass
 class Call(Stmt):
     """``f(args)``; ``uncall`` runs f backward (``~f(args)``)."""
 
