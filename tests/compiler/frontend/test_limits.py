@@ -74,6 +74,55 @@ def test_the_static_checks_are_linear_in_a_function_length():
     assert time.perf_counter() - start < 8
 
 
+def _compile_seconds(statements: int, runs: int) -> float:
+    """The CPU seconds (this process) of compiling a long Janus program, best of ``runs``."""
+    source = _long_janus(statements)
+    best = float("inf")
+    for _ in range(runs):
+        start = time.process_time()
+        compile_janus_source(source, "long.ja")
+        best = min(best, time.process_time() - start)
+    return best
+
+
+def test_janus_compile_time_is_linear_in_the_program_length():
+    """4x the statements cost about 4x the time (16x if quadratic): CPU time, so that
+    other load matters less."""
+    short, long = _compile_seconds(5_000, 3), _compile_seconds(20_000, 1)
+    assert long / short < 6.0, (short, long)
+
+
+def test_the_peephole_drops_pairs_without_list_deletions():
+    """10^4 vs 4*10^4 cancelling pairs: deleting each pair from a Python list moved the
+    rest of the list every time (16x for 4x: a 10^5-statement program spent seconds
+    there); the linked chain is linear."""
+    from revasm.compiler.backend.code import Instr
+    from revasm.compiler.backend.peephole import cancel_inverse_pairs
+
+    def seconds(pairs: int) -> float:
+        code = [Instr("ADDI", ("$2", "1")), Instr("ADDI", ("$2", "-1"))] * pairs
+        code.append(Instr("ADDI", ("$3", "1")))
+        start = time.process_time()
+        assert cancel_inverse_pairs(code) == [code[-1]]
+        return time.process_time() - start
+    short = min(seconds(10_000) for _ in range(3))
+    assert seconds(40_000) / short < 8.0
+
+
+def test_compiling_runs_without_the_cyclic_collector_and_restores_it(monkeypatch):
+    """The collector's passes over the compiler's millions of objects took half of a
+    10^5-statement compilation: off while compiling, on again after."""
+    import gc
+    seen = []
+    original = pointers.written
+    monkeypatch.setattr(pointers, "written",
+                        lambda body: seen.append(gc.isenabled()) or original(body))
+    assert gc.isenabled()
+    compile_janus_source(_long_janus(40), "long.ja")
+    assert seen and not any(seen)
+    assert gc.isenabled()
+
+
 def test_the_pointer_pass_reads_a_scope_once_not_once_per_access(monkeypatch):
     calls = []
     original = pointers.written

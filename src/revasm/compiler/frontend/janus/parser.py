@@ -56,16 +56,17 @@ def tokenize(text: str, filename: str) -> list[Token]:
     line, line_start, at = 1, 0, 0
     while at < len(text):
         m = _TOKEN.match(text, at)
-        pos = SourcePos(filename, line, at - line_start + 1)
-        if text.startswith("/*", at) and "*/" not in text[at + 2:]:
-            raise CompileError(pos, "comment /* is never closed", "close it with */")
-        if m is None:
+        # find, not `in text[at + 2:]`: a copy of the rest per comment was quadratic
+        if m is None or (text.startswith("/*", at) and text.find("*/", at + 2) < 0):
+            pos = SourcePos(filename, line, at - line_start + 1)
+            if m is not None or text.startswith("/*", at):
+                raise CompileError(pos, "comment /* is never closed", "close it with */")
             raise CompileError(pos, f"unexpected character {text[at]!r}")
         kind, value = m.lastgroup or "", m.group()
         if kind == "name" and value in KEYWORDS:
             kind = "keyword"
         if kind not in ("space", "comment"):
-            tokens.append(Token(kind, value, pos))
+            tokens.append(Token(kind, value, SourcePos(filename, line, at - line_start + 1)))
         newlines = value.count("\n")
         if newlines:
             line += newlines
