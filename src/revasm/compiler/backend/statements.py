@@ -60,7 +60,7 @@ class StatementLowering(FunctionLoweringState):
             guard = self.label("guard")
             note = (f"ancilla {s.name} allocated at line {s.pos.line} does not hold "
                     f"{expr_text(s.value)} when it is released (running backward)")
-            check = [self.i("BNE", reg, 0, self.p.trap(guard, s.pos, note), pos=s.pos,
+            check = [self.i("BNE", reg, 0, self.p.trap(guard, s.pos, note, "ancilla"), pos=s.pos,
                             role="check", label=guard, note=f"ancilla {s.name} must be zero here")]
         body = self.accumulate(reg, 1, s.value, s.type)
         return setup + check + body + teardown + self.pointer_steps(s)
@@ -76,7 +76,7 @@ class StatementLowering(FunctionLoweringState):
             guard = self.label("guard")
             note = (f"ancilla {s.name} does not hold {expr_text(s.value)} when it is freed "
                     f"at line {s.pos.line}")
-            check = [self.i("BNE", reg, 0, self.p.trap(guard, s.pos, note), pos=s.pos,
+            check = [self.i("BNE", reg, 0, self.p.trap(guard, s.pos, note, "ancilla"), pos=s.pos,
                             role="check", label=guard, note=f"free({s.name}, ...) leaves it zero")]
         return setup + body + check + teardown + \
             with_role(self.pointer_steps(s), "uncompute")
@@ -93,7 +93,7 @@ class StatementLowering(FunctionLoweringState):
             guard = self.label("guard")
             note = (f"ancilla array {s.name} is not zero at {expr_text(element)} when it is "
                     f"freed at line {s.pos.line}")
-            check = self.i("BNE", reg, 0, self.p.trap(guard, s.pos, note), pos=s.pos,
+            check = self.i("BNE", reg, 0, self.p.trap(guard, s.pos, note, "ancilla"), pos=s.pos,
                            role="check", label=guard)
             code += with_role(setup, "check") + [check] + with_role(teardown, "check")
             self.scratch_top = mark
