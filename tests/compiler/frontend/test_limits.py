@@ -185,6 +185,8 @@ def test_janus_show_runs_on_the_cli_and_checks_round_trip(tmp_path):
     ran = CliRunner().invoke(cli, ["run", str(source), "--json"])
     assert ran.exit_code == 0, ran.output
     assert json.loads(ran.stdout)["output"][:4] == [7, 7, 1, 2]
+    vector = CliRunner().invoke(cli, ["run", str(source), "--json", "--engine", "vector"])
+    assert json.loads(vector.stdout)["output"] == json.loads(ran.stdout)["output"]
     checked = CliRunner().invoke(cli, ["check", str(source)])
     assert checked.exit_code == 0 and "restored exactly" in checked.output, checked.output
 
