@@ -87,7 +87,7 @@ def load_engine(image: Image, *, engine_name: str, lanes: int = 1, trace: bool =
               help="Start from the state in this JSON file (before --set/--mem): a `run "
                    "--json` object (its registers and memory word for word, and any name "
                    "its `named` changes), or {NAME: VALUE} (a Janus array or stack as a "
-                   "list). `run P --json > s.json; run P --reverse --state s.json` "
+                   "list). `run P --json > OUT.json; run P --reverse --state OUT.json` "
                    "undoes the run.")
 @MAX_STEPS
 @click.option("--trace", is_flag=True,
@@ -110,8 +110,8 @@ def run(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: int | No
       revasm run examples/multiply.pal --set a=12 --set b=34 --json
       revasm run examples/fixed_point.pal --set x=0.25 --trace
       revasm run examples/fib.pal --vcd fib.vcd      waveforms, as the RTL's
-      revasm run examples/janus/rle.ja --json > end.json
-      revasm run examples/janus/rle.ja --reverse --state end.json   back again
+      revasm run examples/janus/rle.ja --json > OUT.json
+      revasm run examples/janus/rle.ja --reverse --state OUT.json   back again
     Each word the program shows (SHOW, EMIT) is printed on a line of its own as
     the run shows it, before the summary (which lists the output again).
     Exit code 1 and a report (PC, source line, BR, DIR, registers) on a fault.
