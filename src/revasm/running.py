@@ -35,7 +35,8 @@ class RunResult:
     registers: dict[str, int]
     memory: dict[str, int]
     output: list[int]
-    named: dict[str, float | int]
+    #: a Janus program's arrays and stacks as (nested) lists
+    named: dict[str, Any]
     fault: MachineFault | None = None
     machine: Lanes | None = field(default=None, repr=False)
     #: the overflow counter OV after the run: overflow events (``isa/table.py``)
@@ -69,6 +70,12 @@ def lane_result(machine: Lanes, lane: int = 0) -> RunResult:
         machine=machine, overflows=snapshot.overflows)
 
 
+def _is_janus(image: Image) -> bool:
+    """Whether ``image`` was compiled from Janus (its entry's source is a .ja file)."""
+    where = image.locations.get(image.entry)
+    return where is not None and where.origin is not None and where.origin.file.endswith(".ja")
+
+
 def run(image: Image, inputs: dict[str, object] | None = None, *,
         prepare: Prepare | None = None, reverse: bool = False, engine: str = "auto",
         max_steps: int | None = None,
@@ -77,7 +84,9 @@ def run(image: Image, inputs: dict[str, object] | None = None, *,
         on_output: Callable[[list[int]], object] | None = None) -> RunResult:
     """Run ``image`` forward from START (``reverse``: backward from FINISH) on one lane.
 
-    The declared defaults are loaded first, then ``inputs``, then ``prepare``.  A machine
+    The declared defaults are loaded first, then ``inputs``, then ``prepare``.  A program
+    compiled from Janus takes its arrays and stacks as lists in ``inputs`` and gives them
+    as lists in ``named``, as `revasm run` does.  A machine
     fault does not raise: the result has ``status == "fault"`` and the fault.  ``trace``
     (an engine that traces: the reference) is called after every instruction;
     ``on_output(words)`` with the SHOW/EMIT words (signed, as ``output``) as the run shows
@@ -87,6 +96,11 @@ def run(image: Image, inputs: dict[str, object] | None = None, *,
     """
     machine = choose(engine, trace=trace is not None).load(image, 1, max_steps=max_steps)
     machine.strict = strict
+    janus = _is_janus(image)
+    if janus and inputs and any(isinstance(v, (list, tuple)) for v in inputs.values()):
+        # a Janus array or stack given as a list, as `named` shows it
+        from revasm.compiler.frontend.janus.store import janus_words
+        inputs = janus_words(inputs, image.names)
     load_inputs(machine, image, inputs, prepare)
     direction = -1 if reverse else 1
     listener = None
@@ -99,7 +113,14 @@ def run(image: Image, inputs: dict[str, object] | None = None, *,
         machine.run(direction, trace=trace, on_output=listener)  # type: ignore[call-arg]
     else:
         machine.run(direction, on_output=listener)
-    return lane_result(machine)
+    result = lane_result(machine)
+    if janus:
+        # a Janus program: main's variables by their Janus names (arrays and stacks as
+        # lists), as `revasm run` shows them (imported here: the compiler is not needed
+        # to run PAL)
+        from revasm.compiler.frontend.janus.store import janus_store
+        result.named = janus_store(result.named)
+    return result
 
 
 @dataclass

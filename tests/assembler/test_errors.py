@@ -313,7 +313,7 @@ t.pal:2:17: error: .input takes NAME LOC, an optional type and an optional '= VA
     ('default value too wide',
      '.input x $1 =0x1ffffffff\nstart\nfinish\n',
      """\
-t.pal:2:14: error: default value 0x1ffffffff = 8589934591 does not fit a 32-bit word (-2147483648..4294967295)
+t.pal:2:14: error: default value of x: 0x1ffffffff does not fit Q16.16 (from -32768 to 32767.99998)
 .input x $1 =0x1ffffffff
              ^"""),
     ('invalid constant name',

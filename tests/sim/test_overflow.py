@@ -148,6 +148,7 @@ EXP = """;; pendulum pal file
         finish
 """
 PRODUCT = """;; pendulum pal file
+.width  64
 .input  x $1 fixed = 50000.0
 .input  y $2 fixed = 50000.0
 .loss   z $3
@@ -184,7 +185,7 @@ def test_exp_22_and_50000_squared_at_q32_32_are_reported_by_run(programs, engine
 def test_strict_exits_1_with_the_line_and_no_traceback(programs):
     result = _invoke("run", programs["product"], "--width", "64", "--strict")
     assert result.exit_code == 1
-    assert "machine fault (overflow): ADDMUL $3 $1 $2 at line 6 (pc 1)" in result.stderr
+    assert "machine fault (overflow): ADDMUL $3 $1 $2 at line 7 (pc 1)" in result.stderr
     assert "does not fit the word (Q32.32)" in result.stderr
     assert "Traceback" not in result.output
     as_json = _invoke("run", programs["exp"], "--width", "64", "--strict", "--json")
@@ -228,9 +229,14 @@ def test_batch_reports_overflow_events_per_lane(programs, tmp_path: Path):
     assert json.loads(strict.stdout)["fault_kind"] == ["overflow", "", "overflow"]
 
 
-def test_an_out_of_range_set_is_a_usage_error_on_every_command(programs):
+def test_an_out_of_range_set_is_a_usage_error_on_every_command(tmp_path):
+    # (not PRODUCT: its default 50000.0 does not fit Q16.16 either, and a declaration's
+    # value follows the same rule, so it is an assembly error before any --set)
+    square = tmp_path / "square.pal"
+    square.write_text(";; pendulum pal file\n.input x $1 fixed = 1.5\n.loss z $3\n"
+                      "start\naddmul $3 $1 $1\nfinish\n")
     for command in ("run", "check", "grad", "hessian", "report"):
-        result = _invoke(command, programs["product"], "--width", "32", "--set", "x=40000.0")
+        result = _invoke(command, str(square), "--width", "32", "--set", "x=40000.0")
         assert result.exit_code == 2, (command, result.output)
         assert "40000.0 does not fit Q16.16" in result.output
 

@@ -17,6 +17,7 @@ from .image import DeclaredName
 from .lexer import Token
 from .operands import OperandError, is_register, register, value
 from .parser import NAME, Statement
+from .values import ValueRuleError, kind_of, word_of
 
 Parts = tuple[Token, Token, Token | None, Token | None]
 #: The domain's words: ``in LO..HI`` splits into the two ends (None when absent).
@@ -55,11 +56,11 @@ def declared_names(ctx: Context, statements: list[Statement],
             fixed = VALUE_TYPES.get(kind, True)
         default = None
         if default_token is not None:
-            default = ctx.word_value(statement, default_token, "default value")
+            default = _value_word(ctx, statement, default_token, fixed, name, "default value")
             ok &= default is not None
         domain = None
         if domain_tokens is not None:
-            domain = _domain(ctx, statement, domain_tokens, default)
+            domain = _domain(ctx, statement, domain_tokens, default, fixed, name)
             ok &= domain is not None
         where = _location(ctx, statement, location_token, code)
         if ok and where is not None:
@@ -101,10 +102,29 @@ def _split_domain(ctx: Context,
     return replace(statement, operands=operands[:at]), ends
 
 
+def _value_word(ctx: Context, statement: Statement, token: Token, fixed: bool, name: str,
+                what: str) -> int | None:
+    """The word a declaration's value stores, by the one value rule (``values.word_of``):
+    an int name takes an integer (2.0 is 2, 2.5 an error), a fixed name a real (1 is 1.0),
+    ``raw:N`` the raw word N -- as ``--set`` and the API read a value for the name.  A
+    label or named constant (``-name`` too) is the word it denotes, as in an operand.  None
+    after reporting why not at the token."""
+    bare = token.text[1:] if token.text.startswith("-") else token.text
+    if bare in ctx.scope.labels or bare in ctx.scope.constants:
+        return ctx.word_value(statement, token, what)
+    try:
+        return word_of(token.text, ctx.fmt, kind_of(fixed), name)
+    except ValueRuleError as exc:
+        ctx.error(statement.line, token, f"{what} of {name}: {exc}")
+        return None
+
+
 def _domain(ctx: Context, statement: Statement, ends: tuple[Token, Token],
-            default: int | None) -> tuple[int, int] | None:
-    """The domain's ends as signed words, low <= high, the default inside."""
-    low_word, high_word = (ctx.word_value(statement, token, "domain end") for token in ends)
+            default: int | None, fixed: bool, name: str) -> tuple[int, int] | None:
+    """The domain's ends as signed words (by the value rule, as the default), low <= high,
+    the default inside."""
+    low_word, high_word = (_value_word(ctx, statement, token, fixed, name, "domain end")
+                           for token in ends)
     if low_word is None or high_word is None:
         return None
     low, high = ctx.fmt.signed(low_word), ctx.fmt.signed(high_word)

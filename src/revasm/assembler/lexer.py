@@ -13,9 +13,10 @@ from dataclasses import dataclass
 HEADER = ";; pendulum pal file"
 COMMENT = ";"
 
-# A label definition ``name:`` or any run of characters other than white
-# space and commas.
-_TOKEN = re.compile(r"[^\s,:;]+:|[^\s,;]+")
+# An explicit raw word ``raw:N`` (a declaration's value, assembler/values.py: N starts
+# with a digit or a sign, so ``raw:add`` is still the label raw before an instruction),
+# a label definition ``name:`` or any run of characters other than white space and commas.
+_TOKEN = re.compile(r"(?i:raw):[-+]?\d[^\s,;]*|[^\s,:;]+:|[^\s,;]+")
 _LINE_END = re.compile(r"\r\n|\r|\n")
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import click
 
@@ -15,9 +15,10 @@ from revasm.sim.engines import CHOICES, EngineError, choose
 
 from .errors import EXIT_FAILURE, ToolError
 from .loading import is_janus, load_program
-from .machine_io import load_inputs
+from .machine_io import load_inputs, store
 from .options import STEP_COUNT, WIDTH
 from .outputs import image_inputs, refuse_overwrite
+from .values import Location, parse_assignment, parse_memory_assignment
 from .waveforms import write_waveforms
 
 #: No step limit unless one is asked for (docs/decisions.md, "No default step limit"): a
@@ -85,6 +86,12 @@ def load_engine(image: Image, *, engine_name: str, lanes: int = 1, trace: bool =
 @WIDTH
 @click.option("--reverse", is_flag=True,
               help="Run backward, from FINISH to START, on the given state.")
+@click.option("--state", "state_file", type=click.Path(dir_okay=False), default=None,
+              help="Start from the state in this JSON file (before --set/--mem): a `run "
+                   "--json` object (its registers and memory word for word, and any name "
+                   "its `named` changes), or {NAME: VALUE} (a Janus array or stack as a "
+                   "list). `run P --json > OUT.json; run P --reverse --state OUT.json` "
+                   "undoes the run.")
 @MAX_STEPS
 @click.option("--trace", is_flag=True,
               help="Print a line per executed instruction: step, PC, instruction, changes.")
@@ -96,8 +103,8 @@ def load_engine(image: Image, *, engine_name: str, lanes: int = 1, trace: bool =
 @STRICT
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
 def run(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: int | None,
-        reverse: bool, max_steps: int | None, trace: bool, vcd: str | None, engine_name: str,
-        strict: bool, as_json: bool) -> None:
+        reverse: bool, state_file: str | None, max_steps: int | None, trace: bool,
+        vcd: str | None, engine_name: str, strict: bool, as_json: bool) -> None:
     """Run a program (PAL source or image) from START to FINISH.
 
     \b
@@ -106,6 +113,8 @@ def run(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: int | No
       revasm run examples/multiply.pal --set a=12 --set b=34 --json
       revasm run examples/fixed_point.pal --set x=0.25 --trace
       revasm run examples/fib.pal --vcd fib.vcd      waveforms, as the RTL's
+      revasm run examples/janus/rle.ja --json > OUT.json
+      revasm run examples/janus/rle.ja --reverse --state OUT.json   back again
     Each word the program shows (SHOW, EMIT) is printed on a line of its own as
     the run shows it, before the summary (which lists the output again).
     Exit code 1 and a report (PC, source line, BR, DIR, registers) on a fault.
@@ -131,8 +140,19 @@ def run(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: int | No
     # Output as it runs: each word on a line of its own when the program shows it (a trace
     # line shows it already; --json prints one object, output inside it).
     live = None if as_json or trace else print_output_lines
-    result = api.run(image, prepare=lambda machine: load_inputs(machine, image, sets, mems),
-                     reverse=reverse, engine=engine_for(engine_name, trace=trace or bool(vcd)),
+    if state_file is not None:  # the state's words go first: --set/--mem override them
+        state = read_state(state_file)
+        sets, mems = state_assignments(state, image) + sets, mems
+
+        def prepare(machine: Lanes) -> None:
+            load_inputs(machine, image, (), ())  # the declared defaults
+            load_state(machine, image, state)
+            load_inputs_over(machine, image, sets, mems)
+    else:
+        def prepare(machine: Lanes) -> None:
+            load_inputs(machine, image, sets, mems)
+    result = api.run(image, prepare=prepare, reverse=reverse,
+                     engine=engine_for(engine_name, trace=trace or bool(vcd)),
                      max_steps=max_steps, trace=sink, strict=strict, on_output=live)
     if vcd:
         write_waveforms(vcd, image, records, sets, mems, reverse=reverse, fault=result.fault)
@@ -150,6 +170,95 @@ def run(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: int | No
     warn_overflows(result.overflows)
     if result.fault:
         raise SystemExit(EXIT_FAILURE)
+
+
+def read_state(path: str) -> dict[str, Any]:
+    """The JSON object in ``path`` (a usage error if it is not one)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            state = json.load(handle)
+    except OSError as exc:
+        raise click.BadParameter(f"{path}: {exc.strerror or exc}", param_hint="--state") \
+            from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise click.BadParameter(f"{path} is not JSON: {exc}", param_hint="--state") from None
+    if not isinstance(state, dict):
+        raise click.BadParameter(f"{path} holds a JSON {type(state).__name__}, not an object "
+                                 "(a `run --json` result or {NAME: VALUE})",
+                                 param_hint="--state")
+    return state
+
+
+def _is_run_result(state: dict[str, Any]) -> bool:
+    return any(key in state for key in ("registers", "memory", "named"))
+
+
+def _named_words(named: dict[str, Any], image: Image) -> dict[str, object]:
+    """Names -> values, a Janus program's lists spread over its declared words."""
+    if not any(isinstance(v, (list, tuple)) for v in named.values()):
+        return dict(named)
+    from revasm.compiler.frontend.janus.store import janus_words
+    try:
+        return janus_words(named, image.names)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--state") from None
+
+
+def _assignment(name: str, value: object) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise click.BadParameter(f"{name}: {value!r} is not a value (a number or a string "
+                                 "such as \"raw:0x8000\")", param_hint="--state")
+    return f"{name}={value!r}" if isinstance(value, float) else f"{name}={value}"
+
+
+def state_assignments(state: dict[str, Any], image: Image) -> tuple[str, ...]:
+    """A plain state {NAME: VALUE} as ``--set`` assignments (empty for a `run --json`
+    object, which :func:`load_state` loads word for word)."""
+    if _is_run_result(state):
+        return ()
+    return tuple(_assignment(n, v) for n, v in _named_words(state, image).items())
+
+
+def load_state(machine: Lanes, image: Image, state: dict[str, Any]) -> None:
+    """A `run --json` object's state: every register and data word as the raw word it
+    shows (a data word it does not list is 0, as the run left it), then each name its
+    ``named`` gives another value than those words hold (an edited value), by the value
+    rule -- so an unedited state loads exactly, even a fixed name at W = 64 whose real a
+    JSON number cannot hold."""
+    if not _is_run_result(state):
+        return
+    registers = state.get("registers") or {}
+    memory = state.get("memory") or {}
+    if not isinstance(registers, dict) or not isinstance(memory, dict):
+        raise click.BadParameter("registers and memory are objects, as `run --json` prints "
+                                 "them", param_hint="--state")
+    words = [f"{r}=raw:{v}" for r, v in registers.items() if r != "$0"]
+    if memory or registers:
+        listed = {str(a) for a in memory}
+        data = [f"{a}=raw:0" for a in range(len(image))
+                if not image.is_code[a] and str(a) not in listed]
+        load_inputs_over(machine, image, tuple(words), tuple(data) + tuple(
+            f"{a}=raw:{v}" for a, v in memory.items()))
+    named = state.get("named") or {}
+    if not isinstance(named, dict):
+        raise click.BadParameter("named is an object, as `run --json` prints it",
+                                 param_hint="--state")
+    from revasm.sim.host import named_values
+    held = named_values(machine)
+    edited = tuple(_assignment(n, v) for n, v in _named_words(named, image).items()
+                   if held.get(n) != v)
+    load_inputs_over(machine, image, edited, ())
+
+
+def load_inputs_over(machine: Lanes, image: Image, sets: tuple[str, ...],
+                     mems: tuple[str, ...]) -> None:
+    """``--set``/``--mem`` assignments on what the machine holds (no declared defaults)."""
+    for text in sets:
+        location, word = parse_assignment(text, image)
+        store(machine, location, word)
+    for text in mems:
+        address, word = parse_memory_assignment(text, image)
+        store(machine, Location(address=address), word)
 
 
 def print_output_lines(words: list[int]) -> None:

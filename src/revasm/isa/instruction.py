@@ -72,8 +72,9 @@ class Instruction:
     notes: str = ""
     fields: tuple[Field, ...] = field(default=(), compare=False)
 
-    @property
+    @cached_property
     def operand_names(self) -> tuple[str, ...]:
+        """The operand fields' names, in order (cached: the assembler asks per line)."""
         return tuple(f.name for f in self.fields)
 
     @property

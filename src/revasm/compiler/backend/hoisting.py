@@ -53,6 +53,8 @@ def statement_exprs(s: ir.Stmt) -> list[ir.Expr]:
         return [s.value]
     if isinstance(s, ir.Call):
         return list(s.args)
+    if isinstance(s, ir.Show):
+        return list(s.values)
     if isinstance(s, ir.If):
         return [s.pre]
     return []

@@ -14,6 +14,7 @@ at every label and branch it is zero again, as docs/abi.md says.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import lru_cache
 
 from revasm.isa.table import INSTRUCTIONS
@@ -29,16 +30,23 @@ _FIELD = {"a": 0, "b": 1, "c": 2}
 WINDOW = 48
 
 
-@lru_cache(maxsize=1 << 16)
 def _registers(instr: Instr) -> tuple[frozenset[str], frozenset[str]] | None:
     """(read, written) registers of a data instruction (or LI); None for anything else."""
-    regs = frozenset(o for o in instr.operands if o.startswith("$"))
-    if instr.mnemonic == "LI":
+    return _register_sets(instr.mnemonic, instr.operands)
+
+
+@lru_cache(maxsize=1 << 16)
+def _register_sets(mnemonic: str, operands: tuple[str, ...]
+                   ) -> tuple[frozenset[str], frozenset[str]] | None:
+    # keyed by what decides the answer, not by the whole Instr (whose hash covers its
+    # source position and note: most of the peephole's time on a long program)
+    regs = frozenset(o for o in operands if o.startswith("$"))
+    if mnemonic == "LI":
         return regs, regs
-    entry = _BY_NAME.get(instr.mnemonic)
+    entry = _BY_NAME.get(mnemonic)
     if entry is None or entry.kind != "data":
         return None
-    written = frozenset(instr.operands[_FIELD[f]] for f in entry.writes)
+    written = frozenset(operands[_FIELD[f]] for f in entry.writes)
     return regs, written - {"$0"}
 
 
@@ -49,36 +57,103 @@ def touched_registers(instr: Instr) -> frozenset[str] | None:
     return None if sets is None else sets[0] | sets[1]
 
 
+def _inverse(instr: Instr) -> tuple[str, tuple[str, ...]] | None:
+    """The mnemonic and operands of ``instr``'s inverse (None: it has none here)."""
+    return _inverse_of(instr.mnemonic, instr.operands)
+
+
 @lru_cache(maxsize=1 << 16)
-def _inverse(instr: Instr) -> Instr | None:
+def _inverse_of(mnemonic: str, operands: tuple[str, ...]) -> tuple[str, tuple[str, ...]] | None:
     try:
-        return inverse_instr(instr)
+        inverse = inverse_instr(Instr(mnemonic, operands))
     except (ValueError, KeyError):
         return None
+    return inverse.mnemonic, inverse.operands
+
+
+class _Chain:
+    """``code`` as a doubly linked list: dropping a pair is O(1), not two O(n) list
+    deletions (quadratic on a 10^5-statement program), and stepping over the live
+    instructions visits them in the order the list would hold them."""
+
+    def __init__(self, code: list[Instr]) -> None:
+        self.code = code
+        n = len(code)
+        self.end = n  # the sentinel past the last instruction
+        self.next = list(range(1, n + 2))
+        self.prev = list(range(-1, n))
+        self.first: int = 0 if n else n
+
+    def after(self, k: int, steps: int) -> Iterator[int]:
+        """The up to ``steps`` live positions after ``k``, in order (lazily: most scans
+        stop at the first or second)."""
+        nxt, end = self.next, self.end
+        j = nxt[k]
+        for _ in range(steps):
+            if j == end:
+                return
+            yield j
+            j = nxt[j]
+
+    def before(self, k: int, steps: int) -> Iterator[int]:
+        """The up to ``steps`` live positions before ``k``, nearest first (lazily)."""
+        prv = self.prev
+        j = prv[k]
+        for _ in range(steps):
+            if j < 0:
+                return
+            yield j
+            j = prv[j]
+
+    def drop(self, k: int) -> None:
+        p, n = self.prev[k], self.next[k]
+        if p >= 0:
+            self.next[p] = n
+        else:
+            self.first = n
+        if n != self.end:
+            self.prev[n] = p
+
+    def back(self, k: int, steps: int) -> int:
+        """The live position ``steps`` before ``k`` (the first if there are fewer): where a
+        list scan resumes at ``max(0, k - steps)`` once the pair at ``k`` is gone."""
+        behind = list(self.before(k, steps))
+        return behind[-1] if len(behind) == steps else self.first
+
+    def live(self) -> list[Instr]:
+        out = []
+        k = self.first
+        while k != self.end:
+            out.append(self.code[k])
+            k = self.next[k]
+        return out
 
 
 def cancel_inverse_pairs(code: list[Instr]) -> list[Instr]:
     """``code`` without the pairs (instruction, later inverse) that commute with the code
     between them; repeated until nothing more cancels."""
-    code = list(code)
     changed = True
     while changed:
         changed = False
-        k = 0
-        while k < len(code):
-            j = _partner(code, k)
+        chain = _Chain(list(code))
+        k = chain.first
+        while k != chain.end:
+            j = _partner(chain, k)
             if j is None:
-                k += 1
+                k = chain.next[k]
                 continue
-            del code[j]
-            del code[k]
-            changed = True
             # what the pair blocked before it may cancel now: look again from there
-            k = max(0, k - WINDOW)
+            resume = chain.back(k, WINDOW)
+            chain.drop(j)
+            chain.drop(k)
+            changed = True
+            k = chain.first if resume == k else resume
+        code = chain.live()
     return code
 
 
-def _partner(code: list[Instr], k: int) -> int | None:
+def _partner(chain: _Chain, k: int) -> int | None:
+    code = chain.code
     first = code[k]
     if first.label or first.mnemonic not in CANCELLABLE:
         return None
@@ -89,11 +164,11 @@ def _partner(code: list[Instr], k: int) -> int | None:
     inverse = _inverse(first)
     if inverse is None:
         return None
-    for j in range(k + 1, min(len(code), k + 1 + WINDOW)):
+    for j in chain.after(k, WINDOW):
         other = code[j]
         if other.label:
             return None
-        if other.mnemonic == inverse.mnemonic and other.operands == inverse.operands:
+        if other.mnemonic == inverse[0] and other.operands == inverse[1]:
             return j
         between = _registers(other)
         if between is None:
@@ -114,27 +189,29 @@ def cancel_exchange_pairs(code: list[Instr]) -> list[Instr]:
     code moves it in again (a condition's undo, the next statement).  The two exchanges
     are one and its inverse, in the value bank and in the gradient and tangent banks
     alike; dropping them leaves the element in the register in between."""
-    code = list(code)
-    k = 0
-    while k < len(code):
-        j = _exchange_partner(code, k)
+    chain = _Chain(list(code))
+    k = chain.first
+    while k != chain.end:
+        j = _exchange_partner(chain, k)
         if j is None:
-            k += 1
+            k = chain.next[k]
             continue
-        del code[j]
-        del code[k]
-        k = max(0, k - WINDOW)
-    return code
+        resume = chain.back(k, WINDOW)
+        chain.drop(j)
+        chain.drop(k)
+        k = chain.first if resume == k else resume
+    return chain.live()
 
 
-def _exchange_partner(code: list[Instr], k: int) -> int | None:
+def _exchange_partner(chain: _Chain, k: int) -> int | None:
+    code = chain.code
     first = code[k]
     if first.mnemonic != "EXCH" or first.label:
         return None
     register, address = first.operands
-    if not _reached_before(code, k):
+    if not _reached_before(chain, k):
         return None
-    for j in range(k + 1, min(len(code), k + 1 + WINDOW)):
+    for j in chain.after(k, WINDOW):
         other = code[j]
         if other.label:
             return None
@@ -146,12 +223,13 @@ def _exchange_partner(code: list[Instr], k: int) -> int | None:
     return None
 
 
-def _reached_before(code: list[Instr], k: int) -> bool:
+def _reached_before(chain: _Chain, k: int) -> bool:
     """Whether ``code[k]``'s exchange was made earlier in its straight-line code with its
     address register unchanged since."""
+    code = chain.code
     first = code[k]
     address = first.operands[1]
-    for j in range(k - 1, max(-1, k - 1 - WINDOW), -1):
+    for j in chain.before(k, WINDOW):
         other = code[j]
         if other.mnemonic == "EXCH" and other.operands == first.operands:
             return True

@@ -25,7 +25,6 @@ gradients are bit for bit those of -O0.  A mixin of the function lowering
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import fields
 from fractions import Fraction
 
 from ..ir import nodes as ir
@@ -113,8 +112,8 @@ def _nested(s: ir.Stmt) -> list[list[ir.Stmt]]:
 
 def _exprs(s: ir.Stmt) -> list[ir.Expr]:
     out: list[ir.Expr] = []
-    for f in fields(s):
-        value = getattr(s, f.name)
+    for name in ir.field_names(type(s)):
+        value = getattr(s, name)
         if isinstance(value, ir.Expr):
             out.append(value)
         elif isinstance(value, tuple):
@@ -124,14 +123,8 @@ def _exprs(s: ir.Stmt) -> list[ir.Expr]:
 
 def _sub_exprs(e: ir.Expr) -> Iterator[ir.Expr]:
     yield e
-    for f in fields(e):
-        value = getattr(e, f.name)
-        if isinstance(value, ir.Expr):
-            yield from _sub_exprs(value)
-        elif isinstance(value, tuple):
-            for v in value:
-                if isinstance(v, ir.Expr):
-                    yield from _sub_exprs(v)
+    for child in ir.children(e):
+        yield from _sub_exprs(child)
 
 
 def written(body: list[ir.Stmt]) -> tuple[set[str], set[str], bool]:

@@ -40,6 +40,17 @@ class StatementLowering(FunctionLoweringState):
         name = "IROT" if s.inverse else "ROT"
         return sa + sb + st + [self.i(name, a, b, t, pos=s.pos)] + tt + tb + ta
 
+    def stmt_show(self, s: ir.Show) -> list[Instr]:
+        """``SHOW`` of each value in turn (a register as it is, an element loaded and put
+        back): the run prints them going forward, and again, last first, going backward."""
+        code: list[Instr] = []
+        for value in s.values:
+            mark = self.scratch_top
+            reg, setup, teardown = self.place(value)
+            code += setup + [self.i("SHOW", reg, pos=s.pos, note=s.text)] + teardown
+            self.scratch_top = mark
+        return code
+
     def stmt_alloc(self, s: ir.Alloc) -> list[Instr]:
         if isinstance(s.type, ir.ArrayType):
             return []  # frame memory is zero on entry and must be zero on exit
@@ -49,7 +60,7 @@ class StatementLowering(FunctionLoweringState):
             guard = self.label("guard")
             note = (f"ancilla {s.name} allocated at line {s.pos.line} does not hold "
                     f"{expr_text(s.value)} when it is released (running backward)")
-            check = [self.i("BNE", reg, 0, self.p.trap(guard, s.pos, note), pos=s.pos,
+            check = [self.i("BNE", reg, 0, self.p.trap(guard, s.pos, note, "ancilla"), pos=s.pos,
                             role="check", label=guard, note=f"ancilla {s.name} must be zero here")]
         body = self.accumulate(reg, 1, s.value, s.type)
         return setup + check + body + teardown + self.pointer_steps(s)
@@ -65,7 +76,7 @@ class StatementLowering(FunctionLoweringState):
             guard = self.label("guard")
             note = (f"ancilla {s.name} does not hold {expr_text(s.value)} when it is freed "
                     f"at line {s.pos.line}")
-            check = [self.i("BNE", reg, 0, self.p.trap(guard, s.pos, note), pos=s.pos,
+            check = [self.i("BNE", reg, 0, self.p.trap(guard, s.pos, note, "ancilla"), pos=s.pos,
                             role="check", label=guard, note=f"free({s.name}, ...) leaves it zero")]
         return setup + body + check + teardown + \
             with_role(self.pointer_steps(s), "uncompute")
@@ -82,7 +93,7 @@ class StatementLowering(FunctionLoweringState):
             guard = self.label("guard")
             note = (f"ancilla array {s.name} is not zero at {expr_text(element)} when it is "
                     f"freed at line {s.pos.line}")
-            check = self.i("BNE", reg, 0, self.p.trap(guard, s.pos, note), pos=s.pos,
+            check = self.i("BNE", reg, 0, self.p.trap(guard, s.pos, note, "ancilla"), pos=s.pos,
                            role="check", label=guard)
             code += with_role(setup, "check") + [check] + with_role(teardown, "check")
             self.scratch_top = mark

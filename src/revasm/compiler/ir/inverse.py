@@ -5,6 +5,7 @@
 | ``y += f(x)``                     | ``y -= f(x)``                             |
 | ``y ^= f(x)``                     | itself                                    |
 | ``SWAP(a, b)``                    | itself                                    |
+| ``show(a, b)`` (SHOW each value)  | ``show(b, a)``                            |
 | ``ROT(a, b, t)``                  | ``IROT(a, b, t)``                         |
 | ``f(args)``                       | ``~f(args)``                              |
 | ``if (pre, post): A else: B``     | ``if (post, pre): ~A else: ~B``           |
@@ -34,6 +35,8 @@ def invert(stmt: ir.Stmt) -> ir.Stmt:
         return replace(stmt, op=op)
     if isinstance(stmt, ir.Swap):
         return replace(stmt)
+    if isinstance(stmt, ir.Show):  # run backward, SHOW prints the last value first
+        return replace(stmt, values=stmt.values[::-1])
     if isinstance(stmt, ir.Rot):
         return replace(stmt, inverse=not stmt.inverse)
     if isinstance(stmt, ir.Call):

@@ -143,6 +143,16 @@ class Rot(Stmt):
 
 
 @dataclass
+class Show(Stmt):
+    """Write each value to the machine's output (``SHOW``), in either direction; changes
+    nothing, so it is its own inverse (Janus's ``show`` and ``printf``).  ``text`` is the
+    statement's source text, kept as the instructions' note."""
+
+    values: tuple[Expr, ...] = ()
+    text: str = ""
+
+
+@dataclass
 class Call(Stmt):
     """``f(args)``; ``uncall`` runs f backward (``~f(args)``)."""
 
@@ -287,12 +297,24 @@ class Module:
     read_copies: bool = False
 
 
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def field_names(node_type: type) -> tuple[str, ...]:
+    """The field names of an IR node class, looked up once per class (``fields()`` per
+    node was a tenth of a long program's compilation)."""
+    names = _FIELD_NAMES.get(node_type)
+    if names is None:
+        names = _FIELD_NAMES[node_type] = tuple(f.name for f in fields(node_type))
+    return names
+
+
 def children(e: Expr) -> list[Expr]:
     """The expressions directly inside ``e`` (its fields, and the members of tuple fields),
     in field order: what the IR passes walk."""
     out: list[Expr] = []
-    for f in fields(e):
-        value = getattr(e, f.name)
+    for name in field_names(type(e)):
+        value = getattr(e, name)
         if isinstance(value, Expr):
             out.append(value)
         elif isinstance(value, tuple):

@@ -51,6 +51,8 @@ def stmt_lines(s: ir.Stmt, indent: str = "    ") -> list[str]:
         return [f"{pad}{expr_text(s.target)} {s.op}= {expr_text(s.expr)}"]
     if isinstance(s, ir.Swap):
         return [f"{pad}SWAP({expr_text(s.a)}, {expr_text(s.b)})"]
+    if isinstance(s, ir.Show):
+        return [f"{pad}show({', '.join(expr_text(v) for v in s.values)})"]
     if isinstance(s, ir.Rot):
         name = "IROT" if s.inverse else "ROT"
         return [f"{pad}{name}({expr_text(s.a)}, {expr_text(s.b)}, {expr_text(s.theta)})"]

@@ -183,3 +183,25 @@ def test_the_docs_table_has_each_examples_instructions_and_steps():
         compiled = compile_janus_file(EXAMPLES / f"{name}.ja")
         steps = revasm.run(compiled.image, engine="reference").steps
         assert shown == f"{sum(compiled.image.is_code)} | {steps}", name
+
+
+def test_a_failed_delocal_reads_in_janus_terms_with_its_check_kind(tmp_path):
+    """The first line and the JSON name the .ja line and the Janus statement; the PAL
+    detail line names the check (it read "machine fault (uncaught-jump)")."""
+    path = tmp_path / "t.ja"
+    path.write_text("procedure main()\n    int x = 3\n    int y\n    local int t = x\n"
+                    "        y += t\n    delocal int t = 4\n")
+    text = CliRunner().invoke(cli, ["run", str(path)])
+    assert text.exit_code == 1
+    assert f"{path}:6:13: runtime error: delocal int t = 4: t does not hold 4 here" \
+        in text.stderr
+    assert "ancilla check at pc" in text.stderr and "uncaught-jump" not in text.stderr
+    fault = json.loads(CliRunner().invoke(cli, ["run", str(path), "--json"]).stdout)["fault"]
+    assert (fault["file"], fault["line"], fault["check"]) == (str(path), 6, "ancilla")
+
+
+def test_a_pop_from_an_empty_stack_shows_the_stack_empty_not_a_wrapped_slice():
+    program = compile_janus_source("procedure main()\n    int x\n    stack s\n    pop(x, s)\n",
+                                   "p.ja")
+    result = revasm.run(program.image, engine="reference")
+    assert result.status == "fault" and result.named["s"] == []

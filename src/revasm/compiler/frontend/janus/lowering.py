@@ -19,11 +19,14 @@
 |                                         | (checked) as 1: a fault in either direction     |
 | ``/``, ``%``                            | ``//``, ``%`` (floor division of Int words)     |
 | ``skip``                                | nothing                                         |
-| ``show``, ``print``, ``printf``         | a CompileError (the interpreter prints them)    |
+| ``show(x, a)``, ``printf("..", x)``     | ``Show``: SHOW of each word (an array's in      |
+|                                         | row-major order), in either direction           |
+| ``print("text")`` (text alone)          | a CompileError (the output carries words)       |
 """
 from __future__ import annotations
 
 from fractions import Fraction
+from math import prod
 
 from ...errors import CompileError, SourcePos
 from ...ir import nodes as ir
@@ -142,17 +145,50 @@ class _Lowering:
             return move + zero
         if isinstance(s, t.Assert):
             return self.assertion(self.expr(s.cond), pos, "assert")
-        if isinstance(s, t.Show):  # output: refused, not dropped without a word
-            what = "print" if s.text is not None and not s.names else \
-                "printf" if s.text is not None else "show"
-            raise CompileError(pos, f"{what} is not compiled: the compiled program has no "
-                                    "output statement yet, and dropping it would run the "
-                                    "program without the output it asks for",
-                               "remove it: revasm run prints main's variables at the end "
-                               "(and the debugger shows any variable at any line); the "
-                               "Janus interpreter (revasm.compiler.frontend.janus."
-                               "interpreter) runs show and printf")
+        if isinstance(s, t.Show):
+            return self.show(s)
         return []  # skip
+
+    def show(self, s: t.Show) -> list[ir.Stmt]:
+        """``show``/``printf``: ``SHOW`` of each word named, in order (an array element by
+        element, row-major), in either direction.  The output carries words, so printf's
+        text is kept as the instructions' note, and a ``print`` of text alone is refused
+        rather than run without the output it asks for."""
+        pos = s.pos
+        what = "print" if s.text is not None and not s.names else \
+            "printf" if s.text is not None else "show"
+        if not s.names:
+            raise CompileError(pos, f"{what} of text alone is not compiled: the machine's "
+                                    "output carries words, not text",
+                               "printf the words you want with it, e.g. "
+                               'printf("x = %d", x); the Janus interpreter '
+                               "(revasm.compiler.frontend.janus.interpreter) prints text")
+        values: list[ir.Expr] = []
+        for name in s.names:
+            d = self.decls.get(name)
+            if d is None or (d.type == "int" and not d.dims):
+                values.append(ir.Var(pos, name=name))
+                continue
+            if d.type == "stack":
+                raise CompileError(pos, f"{what} of the stack {name} is not compiled (its "
+                                        "depth changes at run time)",
+                                   f"show its depth and top instead: size({name}) and "
+                                   f"top({name}) through a local")
+            dims = [int(n or 0) for n in d.dims]
+            if not all(dims):
+                raise CompileError(pos, f"{what} of the array {name}, whose size is not "
+                                        "known here, is not compiled",
+                                   "show its elements from main, where its size is declared")
+            for flat in range(prod(dims)):
+                idx: list[int] = []
+                for extent in reversed(dims):
+                    idx.append(flat % extent)
+                    flat //= extent
+                values.append(ir.Index(pos, name=name,
+                                       indices=tuple(_int(pos, i) for i in reversed(idx))))
+        text = self.program.source_lines[pos.line - 1].strip() \
+            if 0 < pos.line <= len(self.program.source_lines) else what
+        return [ir.Show(pos, values=tuple(values), text=text)]
 
     def assertion(self, cond: ir.Expr, pos: SourcePos, what: str) -> list[ir.Stmt]:
         """``cond`` must hold, checked in both directions: an ancilla allocated with its

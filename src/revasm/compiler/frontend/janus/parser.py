@@ -54,23 +54,33 @@ def tokenize(text: str, filename: str) -> list[Token]:
     """The tokens of ``text``; an unknown character or an unclosed comment is an error."""
     tokens: list[Token] = []
     line, line_start, at = 1, 0, 0
-    while at < len(text):
-        m = _TOKEN.match(text, at)
-        pos = SourcePos(filename, line, at - line_start + 1)
-        if text.startswith("/*", at) and "*/" not in text[at + 2:]:
-            raise CompileError(pos, "comment /* is never closed", "close it with */")
-        if m is None:
+    match, size, skipped = _TOKEN.match, len(text), ("space", "comment")
+    while at < size:
+        m = match(text, at)
+        # find, not `in text[at + 2:]`: a copy of the rest per comment was quadratic
+        if m is None or (text[at] == "/" and text.startswith("/*", at)
+                         and text.find("*/", at + 2) < 0):
+            pos = SourcePos(filename, line, at - line_start + 1)
+            if m is not None or text.startswith("/*", at):
+                raise CompileError(pos, "comment /* is never closed", "close it with */")
             raise CompileError(pos, f"unexpected character {text[at]!r}")
-        kind, value = m.lastgroup or "", m.group()
-        if kind == "name" and value in KEYWORDS:
-            kind = "keyword"
-        if kind not in ("space", "comment"):
-            tokens.append(Token(kind, value, pos))
-        newlines = value.count("\n")
-        if newlines:
-            line += newlines
-            line_start = at + value.rindex("\n") + 1
-        at = m.end()
+        kind = m.lastgroup or ""
+        end = m.end()
+        if kind in skipped:
+            if kind == "space" and text[at] != "\n":
+                at = end
+                continue
+            value = m.group()
+            newlines = value.count("\n")
+            if newlines:
+                line += newlines
+                line_start = at + value.rindex("\n") + 1
+        else:
+            value = m.group()
+            if kind == "name" and value in KEYWORDS:
+                kind = "keyword"
+            tokens.append(Token(kind, value, SourcePos(filename, line, at - line_start + 1)))
+        at = end
     tokens.append(Token("end", "end of file", SourcePos(filename, line, at - line_start + 1)))
     return tokens
 
