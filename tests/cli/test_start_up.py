@@ -43,7 +43,24 @@ def test_help_imports_no_command_and_no_numpy():
     assert not any(m.startswith("revasm.cli.commands_") for m in modules)
 
 
-def test_a_small_run_imports_only_the_assembler_and_the_reference_engine():
+@pytest.mark.parametrize("recorded", [False, True], ids=["new", "run-compiled-before"])
+def test_a_small_run_imports_only_the_assembler_and_the_reference_engine(tmp_path, monkeypatch,
+                                                                         recorded):
+    """Also once the compiled engine has run the program (``auto`` reads its run record
+    then: a file, not the engine)."""
+    monkeypatch.setenv("REVASM_CACHE_DIR", str(tmp_path))
+    if recorded:
+        from types import SimpleNamespace
+
+        from revasm.assembler import assemble_file
+        from revasm.sim.compiled import cache
+        from revasm.sim.reference import DEFAULT_MEMORY_WORDS
+
+        image = assemble_file(ROOT / "examples" / "fib.pal")
+        record = cache.run_record(image, DEFAULT_MEMORY_WORDS)
+        record.parent.mkdir(parents=True, exist_ok=True)
+        cache.record_run(record, SimpleNamespace(__file__=str(tmp_path / "kernel_x.py")), 134)
+        assert record.exists()
     modules = modules_after("run", "examples/fib.pal")
     assert heavy(modules) == []
     assert {"revasm.cli.commands_run", "revasm.sim.reference"} <= modules

@@ -185,9 +185,7 @@ def compiled_pays(image: Image, lanes: int, instead: str,
 
     if not cache.run_record(image, memory_words).exists():
         return False
-    from revasm.sim.compiled.machine import PARALLEL_LANES
-
-    runner = "run_parallel" if lanes >= PARALLEL_LANES else "run_serial"
+    runner = "run_parallel" if lanes >= cache.PARALLEL_LANES else "run_serial"
     steps = cache.recorded_steps(image, memory_words, runner)
     if steps is None:
         return False

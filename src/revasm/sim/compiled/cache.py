@@ -112,6 +112,11 @@ def image_key(image: Image, memory_words: int) -> str:
     return digest.hexdigest()[:24]
 
 
+#: Fewer active lanes than this run on one thread (no pool start-up): ``machine.runner_for``,
+#: and ``auto``'s reading of a run record (``sim/engines.py``) without importing numba.
+PARALLEL_LANES = 64
+
+
 def run_record(image: Image, memory_words: int) -> Path:
     """The file that records ``image``'s last value-mode run on the compiled engine."""
     return cache_dir() / f"run_{image_key(image, memory_words)}.json"

@@ -49,7 +49,14 @@ from revasm.sim.switches import ModeSwitches
 from ..terminal_notice import to_terminal
 from . import control, generate
 from . import translate as tr
-from .cache import is_compiled, load_module, module_is_compiled, record_run, run_record
+from .cache import (
+    PARALLEL_LANES,
+    is_compiled,
+    load_module,
+    module_is_compiled,
+    record_run,
+    run_record,
+)
 from .generate import (
     BR,
     CONTROL_COLUMNS,
@@ -79,8 +86,6 @@ REGISTER_BANKS = ("R", "G", "T", "TG")
 MEMORY_BANKS = ("MEM", "GM", "TM", "TGM")
 BANKS = ("R", "MEM", *GRADIENT_BANKS)
 EMPTY = numpy.uint64(0xFFFFFFFFFFFFFFFF)
-#: Fewer active lanes than this run on one thread (no pool start-up).
-PARALLEL_LANES = 64
 FIRST_CAPACITY = 16
 
 
