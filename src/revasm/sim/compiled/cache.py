@@ -19,6 +19,8 @@ import json
 import os
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
@@ -77,6 +79,28 @@ def module_is_compiled(module: ModuleType, function: str) -> bool:
     """:func:`is_compiled` for a loaded kernel module."""
     path = Path(module.__file__ or "")
     return any((path.parent / "__pycache__").glob(f"{path.stem}.{function}-*.nbi"))
+
+
+@contextmanager
+def compiling(module: ModuleType, function: str) -> Iterator[None]:
+    """Hold the kernel cache's lock on compiling ``function`` of ``module`` (a file lock
+    beside the module): two processes that need one kernel first (two test workers, two
+    runs of a user's) compile it once -- the second waits, then its first call loads the
+    machine code numba cached.  Without ``fcntl`` or a writable cache: no lock."""
+    path = Path(module.__file__ or "")
+    try:
+        import fcntl
+
+        handle = open(path.with_name(f".{path.stem}.{function}.lock"), "a")
+    except (ImportError, OSError):
+        yield
+        return
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def load_module(source: str) -> ModuleType:

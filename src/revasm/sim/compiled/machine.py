@@ -51,6 +51,7 @@ from . import control, generate
 from . import translate as tr
 from .cache import (
     PARALLEL_LANES,
+    compiling,
     is_compiled,
     load_module,
     module_is_compiled,
@@ -568,8 +569,16 @@ class CompiledLanes(ModeSwitches):
         it (not in numba's cache) is announced through :data:`COMPILE_NOTICE` (an override
         point)."""
         runner = getattr(module, name)
+        if runner.signatures or module_is_compiled(module, name):
+            runner(active, *args)
+            return
+        with compiling(module, name):
+            self._first_call(module, name, runner, active, args)
+
+    def _first_call(self, module: Any, name: str, runner: Any, active: Any, args: tuple
+                    ) -> None:
         notice = COMPILE_NOTICE
-        if notice is None or runner.signatures or module_is_compiled(module, name):
+        if notice is None or module_is_compiled(module, name):  # (compiled meanwhile)
             runner(active, *args)
             return
         modes = [switch for switch, on in (("gradient", self._gradient),

@@ -27,7 +27,7 @@ from typing import Any
 import numpy
 
 from revasm.assembler.image import Image
-from revasm.sim.compiled import control
+from revasm.sim.compiled import cache, control
 from revasm.sim.compiled import translate as tr
 from revasm.sim.compiled.generate import (
     DIR,
@@ -250,23 +250,26 @@ class TileLanes(CompiledLanes):
         from revasm.sim.compiled import machine
 
         runner = getattr(module, name)
-        notice = machine.COMPILE_NOTICE
-        if notice is None or runner.signatures or kernel.is_compiled(module, name):
+        if runner.signatures or kernel.is_compiled(module, name):
             runner(tiles, *args)
-            if interpreter:
-                ready.mark_ready(self.width, self._gradient, self._tangent)
-            return
-        modes = [switch for switch, on in (("gradient", self._gradient),
-                                           ("tangent", self._tangent)) if on]
-        mode = f", {' and '.join(modes)} mode" if modes else ""
-        notice(f"compiling the tile interpreter (W = {self.width}{mode}; once for every "
-               "program)... ")
-        started = time.perf_counter()
-        try:
-            runner(tiles, *args)
-        finally:
-            notice(f"done in {time.perf_counter() - started:.1f} s\n")
-        ready.mark_ready(self.width, self._gradient, self._tangent)
+        else:
+            with cache.compiling(module, name):  # one process compiles, the others wait
+                notice = machine.COMPILE_NOTICE
+                if notice is None or kernel.is_compiled(module, name) or not interpreter:
+                    runner(tiles, *args)
+                else:
+                    modes = [switch for switch, on in (("gradient", self._gradient),
+                                                       ("tangent", self._tangent)) if on]
+                    mode = f", {' and '.join(modes)} mode" if modes else ""
+                    notice(f"compiling the tile interpreter (W = {self.width}{mode}; once "
+                           "for every program)... ")
+                    started = time.perf_counter()
+                    try:
+                        runner(tiles, *args)
+                    finally:
+                        notice(f"done in {time.perf_counter() - started:.1f} s\n")
+        if interpreter:
+            ready.mark_ready(self.width, self._gradient, self._tangent)
 
     def _resume_sliced(self, active: Any) -> None:
         """After a call with a slice's step limit: the lanes it stopped there go on (they
