@@ -119,3 +119,25 @@ def child_outcome(done: dict, budget: float, doing: str) -> dict:
         return {**row, "status": "failed", "reason": f"exit code {done['exit_code']}: {tail}"}
     lines = [line for line in done["stdout"].splitlines() if line.startswith("{")]
     return {**row, "status": "measured", **json.loads(lines[-1])}
+
+
+def jax_gmm_loss(x: Any, constant: float) -> Callable[[Any, Any, Any], Any]:
+    """The ADBench GMM objective (d = 2) in JAX, the baseline both ``nilang_workloads`` and
+    ``nilang_compare`` time: of the points ``x`` (n x 2), a function of ``(alphas, means,
+    icf)`` (``constant``: the workloads' ``gmm_constant()``)."""
+    import jax
+    import jax.numpy as jnp
+
+    points = len(x)
+    x = jnp.asarray(x)
+
+    def loss(alphas: Any, means: Any, icf: Any) -> Any:
+        qd = jnp.exp(icf[:, :2])
+        centred = x[:, None, :] - means[None, :, :]
+        y0 = qd[:, 0] * centred[:, :, 0]
+        y1 = qd[:, 1] * centred[:, :, 1] + icf[:, 2] * centred[:, :, 0]
+        main = alphas + icf[:, 0] + icf[:, 1] - 0.5 * (y0 ** 2 + y1 ** 2)
+        prior = jnp.sum(0.5 * (jnp.sum(qd ** 2, axis=1) + icf[:, 2] ** 2))
+        return (constant + jnp.sum(jax.scipy.special.logsumexp(main, axis=1))
+                - points * jax.scipy.special.logsumexp(alphas) + prior)
+    return loss

@@ -18,7 +18,7 @@ import numpy as np
 
 from revasm.isa.fixed_point import word_format
 
-from .common import best_seconds, example_module, lanes_like, reference_lane
+from .common import best_seconds, example_module, jax_gmm_loss, lanes_like, reference_lane
 
 if TYPE_CHECKING:
     from revasm.compiler.api import CompiledProgram
@@ -62,18 +62,7 @@ def _jax(name: str, w: Any, inputs: dict, lanes: int) -> dict:
                 for k in ("x", "theta", "w")]
         function = jax.jit(jax.vmap(jax.grad(loss, argnums=(0, 1))))
     else:
-        x = jnp.asarray(inputs["x"])
-
-        def loss(alphas, means, icf):
-            qd = jnp.exp(icf[:, :2])
-            centred = x[:, None, :] - means[None, :, :]
-            y0 = qd[:, 0] * centred[:, :, 0]
-            y1 = qd[:, 1] * centred[:, :, 1] + icf[:, 2] * centred[:, :, 0]
-            main = alphas + icf[:, 0] + icf[:, 1] - 0.5 * (y0 ** 2 + y1 ** 2)
-            prior = jnp.sum(0.5 * (jnp.sum(qd ** 2, axis=1) + icf[:, 2] ** 2))
-            return (w.gmm_constant() + jnp.sum(jax.scipy.special.logsumexp(main, axis=1))
-                    - len(inputs["x"]) * jax.scipy.special.logsumexp(alphas) + prior)
-
+        loss = jax_gmm_loss(inputs["x"], w.gmm_constant())
         args = [jnp.asarray(np.asarray(inputs[k], dtype=float)) for k in ("alphas", "means", "icf")]
         lanes = 1
         function = jax.jit(jax.grad(loss, argnums=(0, 1, 2)))

@@ -30,7 +30,14 @@ import numpy as np
 from revasm.compiler.api import DEFAULT_LEVEL
 
 from .common import EXAMPLES as REPOSITORY_EXAMPLES
-from .common import best_seconds, child_outcome, child_python, example_module, run_child
+from .common import (
+    best_seconds,
+    child_outcome,
+    child_python,
+    example_module,
+    jax_gmm_loss,
+    run_child,
+)
 
 if TYPE_CHECKING:
     from revasm.compiler.api import CompiledProgram
@@ -390,18 +397,7 @@ def jax_baseline(name: str, inputs: dict, lanes: int) -> dict:
     jax.config.update("jax_enable_x64", True)
     _, workloads = _modules()
     if name in _GMM:
-        x = jnp.asarray(inputs["x"])
-
-        def gmm(alphas, means, icf):
-            qd = jnp.exp(icf[:, :2])
-            centred = x[:, None, :] - means[None, :, :]
-            y0 = qd[:, 0] * centred[:, :, 0]
-            y1 = qd[:, 1] * centred[:, :, 1] + icf[:, 2] * centred[:, :, 0]
-            main = alphas + icf[:, 0] + icf[:, 1] - 0.5 * (y0 ** 2 + y1 ** 2)
-            prior = jnp.sum(0.5 * (jnp.sum(qd ** 2, axis=1) + icf[:, 2] ** 2))
-            return (workloads.gmm_constant() + jnp.sum(jax.scipy.special.logsumexp(main, axis=1))
-                    - len(inputs["x"]) * jax.scipy.special.logsumexp(alphas) + prior)
-
+        gmm = jax_gmm_loss(inputs["x"], workloads.gmm_constant())
         args = [jnp.asarray(np.asarray(inputs[k], float)) for k in KEYS[name]]
         function = jax.jit(jax.grad(gmm, argnums=(0, 1, 2)))
         lanes, what = 1, "jit(grad), one gradient"
