@@ -141,7 +141,9 @@ def rtl_sim(image: Image, inputs: dict[str, object] | None = None, *,
         raise RtlSimError("a backward run needs a FINISH instruction to start from",
                           about_program=True)
     name = name if name is not None else image.source_file
-    problem = encoding_problem(image, "the RTL core")  # PendVM mode's wide immediates
+    # PendVM-compatibility mode's wide immediates: no word holds them
+    problem = encoding_problem(image, "the RTL core",
+                               "run it on an engine instead (revasm run --pendvm)")
     if problem is not None:
         raise RtlSimError(problem, about_program=True)
     if verilator:

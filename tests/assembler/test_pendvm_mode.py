@@ -146,11 +146,12 @@ def test_binary_formats_refuse_what_their_words_cannot_hold():
         with pytest.raises(NotEncodable, match=r"pc 5 \(rooplpp.pal:7: XORI +\$8 3735943886\)"
                                                r" has the immediate -559023410 \(0xdeadface\)"):
             write(image)
-    problem = encoding_problem(image, "the RTL core")
+    problem = encoding_problem(image, "the RTL core", "run it on an engine")
     assert problem is not None and problem.startswith("the RTL core holds 32-bit instruction")
+    assert problem.endswith("in memory only; run it on an engine")
     # A program without wide immediates is unchanged by the mode and writes as before.
     plain = assemble(";; pendulum pal file\nSTART\nXORI $1 5\nFINISH\n", "p.pal", pendvm=True)
-    assert plain.immediates == {} and encoding_problem(plain, "x") is None
+    assert plain.immediates == {} and encoding_problem(plain, "x", "y") is None
     assert bin_bytes(plain)
 
 
@@ -209,3 +210,17 @@ def test_cli_asm_refuses_to_write_an_image_and_writes_nothing(tmp_path):
     as_json = invoke("asm", source, "--pendvm", "-o", tmp_path / "j.bin", "--json")
     error = json.loads(as_json.stdout)["error"]
     assert error["line"] == 7 and error["file"].endswith("rooplpp.pal")
+
+
+def test_the_rtl_and_its_waveforms_refuse_it_naming_the_mode(tmp_path):
+    from revasm.rtl_sim import RtlSimError, rtl_sim
+    with pytest.raises(RtlSimError, match=r"the RTL core holds 32-bit instruction words.*"
+                                          r"PendVM-compatibility mode"):
+        rtl_sim(pendvm_image())
+    source = tmp_path / "rooplpp.pal"
+    source.write_text(ROOPLPP_STYLE)
+    vcd = tmp_path / "run.vcd"
+    result = invoke("run", source, "--pendvm", "--vcd", vcd)
+    assert result.exit_code == 1 and not vcd.exists()
+    assert "--vcd writes the RTL core's signals; the core holds 32-bit" in result.output
+    assert result.output.rstrip().endswith("run without --vcd")

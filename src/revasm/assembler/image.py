@@ -147,10 +147,10 @@ class NotEncodable(ValueError):
     """An image that a format of 32-bit instruction words cannot hold (a wide immediate)."""
 
 
-def encoding_problem(image: Image, what: str) -> str | None:
+def encoding_problem(image: Image, what: str, remedy: str) -> str | None:
     """Why ``what`` (a format or machine of 32-bit instruction words: a ``.bin`` image, the
-    RTL core) cannot hold ``image``, or None: a wide immediate of PendVM-compatibility mode
-    has no place in an instruction word."""
+    RTL core) cannot hold ``image``, ending with ``remedy`` (what to do instead), or None:
+    a wide immediate of PendVM-compatibility mode has no place in an instruction word."""
     if not image.immediates:
         return None
     pc = min(image.immediates)
@@ -158,13 +158,13 @@ def encoding_problem(image: Image, what: str) -> str | None:
     others = f" (and {more} more instruction(s))" if more else ""
     return (f"{what} holds 32-bit instruction words, and {image.describe(pc)} has the "
             f"immediate {image.immediates[pc]} ({image.immediates[pc] & 0xFFFFFFFF:#010x})"
-            f"{others}, wider than its signed 16-bit field: "
-            "PendVM-compatibility mode (.pendvm or --pendvm) keeps such an immediate beside "
-            "the word, in memory only; run the PAL source itself")
+            f"{others}, wider than its signed 16-bit field: PendVM-compatibility mode "
+            f"(.pendvm or --pendvm) keeps such an immediate beside the word, in memory only; "
+            f"{remedy}")
 
 
 def require_encodable(image: Image, what: str) -> None:
     """Raise :class:`NotEncodable` with :func:`encoding_problem`'s message, if any."""
-    problem = encoding_problem(image, what)
+    problem = encoding_problem(image, what, "run the PAL source itself")
     if problem is not None:
         raise NotEncodable(problem)

@@ -38,7 +38,9 @@ def asm(file: str, out: str | None, fmt: str, listing: bool, width: int | None,
     """
     image = load_program(file, width)
     target = Path(out) if out else Path(file).with_suffix("." + fmt)
-    problem = encoding_problem(image, f"a .{fmt} image")  # PendVM mode's wide immediates
+    # PendVM-compatibility mode's wide immediates: no word holds them
+    problem = encoding_problem(image, f"a .{fmt} image",
+                               f"run the PAL source itself (revasm run --pendvm {file})")
     if problem is not None:
         place = image.location(min(image.immediates))
         raise ToolError(f"{file}: error: cannot write {target}: {problem}",

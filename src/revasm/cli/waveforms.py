@@ -15,7 +15,8 @@ def write_waveforms(path: str, image: Image, records: list, sets: tuple[str, ...
     """The run's waveforms as the RTL's (``rtl/verification/waveform.py``), whole or not at all: a
     forward run, or with ``reverse`` a backward one from FINISH, up to its halt or
     ``fault``."""
-    problem = encoding_problem(image, "--vcd writes the RTL core's signals, and the core")
+    problem = encoding_problem(image, "--vcd writes the RTL core's signals; the core",
+                               "run without --vcd")
     if problem is not None:
         raise ToolError(f"revasm run: error: {problem}")
     try:
