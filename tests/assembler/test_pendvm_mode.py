@@ -224,3 +224,12 @@ def test_the_rtl_and_its_waveforms_refuse_it_naming_the_mode(tmp_path):
     assert result.exit_code == 1 and not vcd.exists()
     assert "--vcd writes the RTL core's signals; the core holds 32-bit" in result.output
     assert result.output.rstrip().endswith("run without --vcd")
+
+
+def test_cli_disasm_takes_the_option_too(tmp_path):
+    source = tmp_path / "rooplpp.pal"
+    source.write_text(ROOPLPP_STYLE)
+    assert invoke("disasm", source).exit_code == 1
+    shown = invoke("disasm", source, "--pendvm")
+    assert shown.exit_code == 0
+    assert ".pendvm" in shown.stdout and "XORI $8 -559023410" in shown.stdout

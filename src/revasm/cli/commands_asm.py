@@ -13,7 +13,7 @@ from revasm.assembler.image_io import hex_text, sidecar_text
 
 from .errors import ToolError, output_error
 from .loading import load_program
-from .options import WIDTH
+from .options import PENDVM, WIDTH
 from .outputs import image_inputs, refuse_overwrite
 
 
@@ -70,6 +70,7 @@ def asm(file: str, out: str | None, fmt: str, listing: bool, width: int | None,
 
 @click.command()
 @click.argument("image", type=click.Path(dir_okay=False))
+@PENDVM
 @click.option("--json", "as_json", is_flag=True,
               help="Print exactly one JSON object (the PAL text as \"source\").")
 def disasm(image: str, as_json: bool) -> None:
