@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 
 #: File suffix (lower case) -> kind; any other file is PAL source.
 SUFFIXES = {".bin": "image", ".hex": "hex", ".ja": "janus", ".py": "python"}
+_KIND_NAMES = {"image": "a .bin image", "hex": "a .hex image", "janus": "a Janus program",
+               "python": "a Python program"}
 
 
 class LoadError(ValueError):
@@ -68,15 +70,18 @@ def python_target(path: str) -> tuple[str, str | None]:
     return path, None
 
 
-def load(path: str | Path, width: int | None = None, *, gradient: bool = False) -> Image:
+def load(path: str | Path, width: int | None = None, *, gradient: bool = False,
+         pendvm: bool = False) -> Image:
     """The program image in ``path`` (PAL, .bin, .hex, .ja or SRC.py[:FUNC]) at ``width``
     (module docstring: the width rule).  ``gradient``: a Python function is compiled with
-    the checks for differentiation."""
-    return load_program(path, width, gradient=gradient).image
+    the checks for differentiation.  ``pendvm``: PAL source in PendVM-compatibility mode,
+    as if it said ``.pendvm`` (docs/assembly.md, "PendVM variants"); for another kind of
+    file a LoadError."""
+    return load_program(path, width, gradient=gradient, pendvm=pendvm).image
 
 
-def load_program(path: str | Path, width: int | None = None, *,
-                 gradient: bool = False) -> LoadedProgram:
+def load_program(path: str | Path, width: int | None = None, *, gradient: bool = False,
+                 pendvm: bool = False) -> LoadedProgram:
     """:func:`load`, keeping the compiled program of a Janus or Python source."""
     text = str(path)
     kind = file_kind(text)
@@ -90,6 +95,9 @@ def load_program(path: str | Path, width: int | None = None, *,
         raise LoadError(source, "no such file")
     if is_dir:
         raise LoadError(source, "is a directory, not a program")
+    if pendvm and kind != "pal":
+        raise LoadError(source, "PendVM-compatibility mode (--pendvm) is a way of reading "
+                                f"PAL source, and this is {_KIND_NAMES[kind]}")
     if kind == "python":
         return _python(source, function, width, gradient)
     if kind == "janus":
@@ -98,7 +106,7 @@ def load_program(path: str | Path, width: int | None = None, *,
     if kind in ("image", "hex"):
         return LoadedProgram(_image(file, kind, width))
     try:
-        return LoadedProgram(assemble_file(file, width=width))
+        return LoadedProgram(assemble_file(file, width=width, pendvm=pendvm))
     except OSError as exc:
         raise LoadError(source, f"cannot read: {exc.strerror or exc}") from None
 

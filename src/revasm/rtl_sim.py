@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from revasm.assembler.files import atomic_path
-from revasm.assembler.image import Image
+from revasm.assembler.image import Image, encoding_problem
 from revasm.sim.host import GradientError, Prepare, initial_words, loss_place
 
 if TYPE_CHECKING:
@@ -141,6 +141,11 @@ def rtl_sim(image: Image, inputs: dict[str, object] | None = None, *,
         raise RtlSimError("a backward run needs a FINISH instruction to start from",
                           about_program=True)
     name = name if name is not None else image.source_file
+    # PendVM-compatibility mode's wide immediates: no word holds them
+    problem = encoding_problem(image, "the RTL core",
+                               "run it on an engine instead (revasm run --pendvm)")
+    if problem is not None:
+        raise RtlSimError(problem, about_program=True)
     if verilator:
         require_rtl()
         from revasm.rtl.verification.verilator import INSTALL_HINT, missing_tools

@@ -73,7 +73,7 @@ x: add $1 $2
     ('immediate out of range suggests LI',
      'start\naddi $1 70000\nfinish\n',
      """\
-t.pal:3:9: error: immediate 70000 does not fit ADDI's signed 16-bit field (-32768..32767); load larger constants with the LI pseudo-instruction (LI $r 70000 adds 70000 to $r)
+t.pal:3:9: error: immediate 70000 does not fit ADDI's signed 16-bit field (-32768..32767); load larger constants with the LI pseudo-instruction (LI $r 70000 adds 70000 to $r); a program for PendVM's 1997 parser (ROOPL++'s output) runs unchanged in PendVM-compatibility mode (.pendvm, or --pendvm)
 addi $1 70000
         ^"""),
     ('fixed-point immediate out of range',

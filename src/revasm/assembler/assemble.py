@@ -5,7 +5,8 @@ address, starting at 0; a label names the address of its line (or of the next
 line that has one).  The work is done in passes over the statements:
 
 1. parse every line and find the word width (the caller's, else ``.width``, else
-   ``DEFAULT_WIDTH``);
+   ``DEFAULT_WIDTH``) and the mode (PendVM-compatibility when the caller or ``.pendvm``
+   asks for it);
 2. collect labels, constants and directives, and give each statement its
    size (a pseudo-instruction may take several words; see :func:`_layout`);
 3. encode every statement, checking operands, ranges and registers;
@@ -22,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from revasm.isa.codec import BY_MNEMONIC, encode, lookup
-from revasm.isa.encoding import Field
+from revasm.isa.encoding import IMM16, Field
 from revasm.isa.fixed_point import DEFAULT_WIDTH, WIDTHS, widths_text, word_format
 from revasm.isa.instruction import Instruction
 
@@ -33,6 +34,7 @@ from .diagnostics import AssemblyError, Diagnostic, DiagnosticLog
 from .directives import DIRECTIVES, lookup_directive
 from .image import Image, SourceLocation
 from .lexer import Token, source_lines
+from .literals import is_real
 from .operands import OperandError, Scope, field_range, range_text, register, value
 from .parser import NAME, Statement, parse_source
 from .pseudo_instructions import PSEUDO_BY_MNEMONIC, PseudoInstruction, lookup_pseudo
@@ -40,20 +42,32 @@ from .pseudo_instructions import PSEUDO_BY_MNEMONIC, PseudoInstruction, lookup_p
 #: A data cell: ``DATA value`` (Haulund 2016, as PendVM reads it).
 DATA_MNEMONIC = "DATA"
 
+#: PendVM-compatibility mode: the instructions whose immediate PendVM reads (``IMM`` in
+#: its instruction table; its ORIX reads a register) and takes whole, as a 32-bit word.
+PENDVM_WIDE_IMMEDIATE = frozenset({"ADDI", "XORI", "ANDIX", "SLTIX"})
+#: PendVM's word: what a wide immediate may be (signed or unsigned), and the only width
+#: at which the mode takes one.
+PENDVM_WORD_BITS = 32
+#: How messages name the mode.
+PENDVM_MODE = "PendVM-compatibility mode (.pendvm, or --pendvm)"
 
-def assemble(source: str, filename: str = "<source>", width: int | None = None) -> Image:
+
+def assemble(source: str, filename: str = "<source>", width: int | None = None, *,
+             pendvm: bool = False) -> Image:
     """Assemble PAL text; raises :class:`AssemblyError` listing every error.
 
     The word width is ``width`` when given (it overrides the source's ``.width``: the
     caller asks for this run at that width), else the source's ``.width``, else
-    :data:`DEFAULT_WIDTH`."""
+    :data:`DEFAULT_WIDTH`.  ``pendvm``: PendVM-compatibility mode, as if the source said
+    ``.pendvm`` (docs/assembly.md, "PendVM variants")."""
     if width is not None and width not in WIDTHS:
         raise ValueError(f"word width must be {widths_text()}, not {width}")
-    return _Assembly(source, filename, width).run()
+    return _Assembly(source, filename, width, pendvm).run()
 
 
-def assemble_file(path: str | Path, width: int | None = None) -> Image:
-    """Assemble a PAL file (UTF-8 text)."""
+def assemble_file(path: str | Path, width: int | None = None, *,
+                  pendvm: bool = False) -> Image:
+    """Assemble a PAL file (UTF-8 text); ``pendvm`` as for :func:`assemble`."""
     path = Path(path)
     data = path.read_bytes()
     try:
@@ -62,7 +76,7 @@ def assemble_file(path: str | Path, width: int | None = None) -> Image:
         line = len(source_lines(data[: exc.start].decode("utf-8") + "x"))  # \n, \r\n or \r
         raise AssemblyError([Diagnostic(str(path), line, 1, "the file is not UTF-8 text",
                                         "")]) from exc
-    return assemble(source, str(path), width)
+    return assemble(source, str(path), width, pendvm=pendvm)
 
 
 @dataclass
@@ -99,6 +113,9 @@ class _Assembly(Context):
     source: str
     filename: str
     requested_width: int | None
+    #: PendVM-compatibility mode, as the caller asks (``.pendvm`` in the source turns it
+    #: on as well)
+    pendvm: bool = False
     items: list[_Item] = field(default_factory=list)
     labels: dict[str, _Label] = field(default_factory=dict)
     constant_lines: dict[str, int] = field(default_factory=dict)
@@ -106,12 +123,15 @@ class _Assembly(Context):
     start_directive: Statement | None = None
     #: addresses of lines with errors: no instruction to check there
     unchecked: set[int] = field(default_factory=set)
+    #: PendVM-compatibility mode's wide immediates: pc -> the signed 32-bit value
+    immediates: dict[int, int] = field(default_factory=dict)
 
     def run(self) -> Image:
         self.lines = source_lines(self.source)
         self.log = DiagnosticLog(self.filename, self.lines)
         statements = parse_source(self.lines, self.log)
         self.fmt = word_format(self._width(statements))
+        self.pendvm = self._pendvm(statements) or self.pendvm
         self.scope = Scope(self.fmt)
         self._collect(statements)
         self._layout()
@@ -131,7 +151,7 @@ class _Assembly(Context):
         self.log.raise_if_errors()
         return Image(width=self.fmt.width, words=words, is_code=is_code, entry=entry,
                      finish=finish, symbols=dict(self.scope.labels), locations=locations,
-                     names=names, source_file=self.filename)
+                     names=names, source_file=self.filename, immediates=self.immediates)
 
     # --- pass 1: width -----------------------------------------------------------
 
@@ -159,6 +179,12 @@ class _Assembly(Context):
         if self.requested_width is not None:
             return self.requested_width
         return declared[0] if declared else DEFAULT_WIDTH
+
+    def _pendvm(self, statements: list[Statement]) -> bool:
+        """Whether the source says ``.pendvm`` (its errors are reported with the other
+        directives')."""
+        return any(statement.is_directive and statement.head is not None
+                   and statement.head.text.lower() == ".pendvm" for statement in statements)
 
     # --- pass 2: labels, constants, directives, sizes ---------------------------
 
@@ -202,6 +228,8 @@ class _Assembly(Context):
         if not self.operand_count(statement, (directive.min_operands, directive.max_operands),
                                   directive.syntax):
             return
+        if directive.name == ".pendvm":
+            return  # read before everything else (_pendvm)
         if directive.name == ".start":
             if self.start_directive is not None:
                 self.error(statement.line, head, f"a second .start (the first is on line "
@@ -337,12 +365,21 @@ class _Assembly(Context):
                 is_code.append(True)
                 if offset < len(encoded):
                     ins, operands = encoded[offset]
-                    words.append(encode(ins, operands))
+                    words.append(self._word(pc, ins, operands))
                     code[pc] = Placed(ins, operands, statement.line)
                 else:
                     words.append(0)  # a line with errors still holds its addresses
                     self.unchecked.add(pc)
         return words, is_code, locations, code, data, jumps
+
+    def _word(self, pc: int, ins: Instruction, operands: dict[str, int]) -> int:
+        """The instruction word; a wide immediate (PendVM-compatibility mode) is kept in
+        ``immediates`` and its low 16 bits in the word."""
+        imm = operands.get("imm")
+        if imm is None or IMM16.low <= imm <= IMM16.high:
+            return encode(ins, operands)
+        self.immediates[pc] = imm
+        return encode(ins, {**operands, "imm": IMM16.extract(imm & IMM16.mask)})
 
     def _operands(self, item: _Item, ins: Instruction, pc: int,
                   jumps: list[_Jump]) -> dict[str, int] | None:
@@ -382,16 +419,53 @@ class _Assembly(Context):
         if low <= number <= high:
             return number
         if kind == "imm":
+            wide = self._wide_immediate(mnemonic, fld, token, number)
+            if wide is not None:
+                return wide
             raise OperandError(
                 f"immediate {self.shown(token, number)} does not fit {mnemonic}'s signed "
                 f"{fld.width}-bit field "
                 f"({range_text(low, high)}); load larger constants with the LI "
-                f"pseudo-instruction (LI $r {token.text} adds {token.text} to $r)")
+                f"pseudo-instruction (LI $r {token.text} adds {token.text} to $r)"
+                + self._pendvm_hint(mnemonic, token, number))
         if kind == "amt":
             raise OperandError(f"shift amount {number} is out of range {range_text(low, high)} "
                                f"at word width {self.fmt.width}")
         raise OperandError(f"lane k={number} is out of range {range_text(low, high)} at word "
                            f"width {self.fmt.width} ({mnemonic} adds imm << 16k)")
+
+    def _wide_immediate(self, mnemonic: str, fld: Field, token: Token,
+                        number: int) -> int | None:
+        """In PendVM-compatibility mode, an immediate wider than its field as PendVM's
+        1997 parser keeps it: the 32-bit word ``strtol`` gives (here as a signed value);
+        None outside the mode or for an instruction PendVM reads no immediate for.
+        Raises OperandError for what even PendVM's word cannot hold."""
+        if not self.pendvm or mnemonic not in PENDVM_WIDE_IMMEDIATE:
+            return None
+        low, high = -(1 << (PENDVM_WORD_BITS - 1)), (1 << PENDVM_WORD_BITS) - 1
+        if not low <= number <= high:
+            raise OperandError(
+                f"immediate {self.shown(token, number)} does not fit PendVM's "
+                f"{PENDVM_WORD_BITS}-bit word ({range_text(low, high)}), the widest "
+                f"immediate of {PENDVM_MODE}")
+        if self.fmt.width != PENDVM_WORD_BITS:
+            raise OperandError(
+                f"immediate {self.shown(token, number)} does not fit {mnemonic}'s signed "
+                f"{fld.width}-bit field ({range_text(fld.low, fld.high)}); {PENDVM_MODE} "
+                f"takes a wider one at PendVM's word width W = {PENDVM_WORD_BITS} only, "
+                f"and this program runs at W = {self.fmt.width}")
+        half = 1 << (PENDVM_WORD_BITS - 1)
+        return (number + half) % (1 << PENDVM_WORD_BITS) - half
+
+    def _pendvm_hint(self, mnemonic: str, token: Token, number: int) -> str:
+        """Outside PendVM-compatibility mode, for an immediate PendVM's 1997 parser takes
+        (an integer, on one of its IMM instructions, within its word): the mode that runs
+        it unchanged."""
+        if self.pendvm or mnemonic not in PENDVM_WIDE_IMMEDIATE or is_real(token.text) or \
+                not -(1 << (PENDVM_WORD_BITS - 1)) <= number < 1 << PENDVM_WORD_BITS:
+            return ""
+        return (f"; a program for PendVM's 1997 parser (ROOPL++'s output) runs unchanged "
+                f"in {PENDVM_MODE}")
 
     def _registers_ok(self, ins: Instruction, operands: dict[str, int], statement: Statement,
                       tokens: dict[str, Token], written_as: str = "") -> bool:

@@ -30,6 +30,10 @@ _ROLE_DOCS = {
 
 DIRECTIVES: dict[str, Directive] = {d.name: d for d in (
     Directive(".width", ".width 32|64", "the machine's word width (default 32)", 1, 1),
+    Directive(".pendvm", ".pendvm",
+              "PendVM-compatibility mode: ADDI, XORI, ANDIX and SLTIX take any 32-bit "
+              "immediate, as PendVM's 1997 parser does, at the same address "
+              "(docs/assembly.md, PendVM variants)", 0, 0),
     Directive(".start", ".start LABEL|ADDRESS",
               "execution starts here (default: the START instruction)", 1, 1),
     Directive(".const", ".const NAME VALUE",

@@ -38,8 +38,11 @@ def _operand_text(kind: str, name: str, number: int, pc: int,
     return str(number)
 
 
-def _instruction_text(ins: Instruction, operands: dict[str, int], pc: int,
-                      labels: Mapping[int, str] | None) -> str:
+def instruction_text(ins: Instruction, operands: dict[str, int], pc: int,
+                     labels: Mapping[int, str] | None = None) -> str:
+    """Assembly text of an instruction from its field values (``BNE $3 $5 loop``: branch
+    targets absolute, named by ``labels`` where one names them); it needs no word, so a
+    wide immediate of PendVM-compatibility mode reads whole."""
     parts = [ins.mnemonic]
     for name, kind in zip(ins.operand_names, ins.operand_kinds):
         parts.append(_operand_text(kind, name, operands[name], pc, labels))
@@ -56,7 +59,7 @@ def disassemble_word(word: int, pc: int, labels: Mapping[int, str] | None = None
         ins, operands = _decode(word)
     except IllegalInstruction as exc:
         return f"DATA {word:#x}  ; not an instruction: {exc}"
-    return _instruction_text(ins, operands, pc, labels)
+    return instruction_text(ins, operands, pc, labels)
 
 
 def _names_by_address(image: Image) -> dict[int, list[str]]:
@@ -76,7 +79,9 @@ def disassemble(image: Image) -> str:
             try:
                 decoded[pc] = _decode(word)
             except IllegalInstruction:
-                pass
+                continue
+            if pc in image.immediates:  # PendVM-compatibility mode: the whole immediate
+                decoded[pc][1]["imm"] = image.immediates[pc]
     names = _names_by_address(image)
     taken = {name for group in names.values() for name in group}
 
@@ -96,6 +101,8 @@ def disassemble(image: Image) -> str:
     header = [HEADER, f";; disassembled by revasm from {image.source_file}"]
     if image.width != DEFAULT_WIDTH:
         header.append(f".width {image.width}")
+    if image.immediates:
+        header.append(".pendvm")
     if starts != [image.entry]:
         entry = label_for(image.entry) if 0 <= image.entry <= len(image.words) else image.entry
         header.append(f".start {entry}")
@@ -124,7 +131,7 @@ def disassemble(image: Image) -> str:
                 body.append(f"{here[-1]}:")
         if pc in decoded:
             ins, operands = decoded[pc]
-            text = _instruction_text(ins, operands, pc, first_label)
+            text = instruction_text(ins, operands, pc, first_label)
             note = f"pc {pc}"
         else:
             text = f"DATA {fmt.signed(word)}"

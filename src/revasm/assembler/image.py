@@ -5,6 +5,13 @@ addresses ``0 .. len(words)-1`` (instruction words in the low 32 bits, DATA
 cells as full words) and says which addresses hold code; all other memory
 starts at zero.  The metadata (symbols, declared names, the PC -> source map)
 travels with it in the JSON sidecar and is what every error message uses.
+
+In PendVM-compatibility mode (docs/assembly.md, "PendVM variants") an instruction may
+carry an immediate wider than its 16-bit field, as the 1997 PendVM reads it: its word
+holds the immediate's low 16 bits and ``Image.immediates`` the whole value, which every
+engine reads (they execute decoded cells, never the word's bits).  Such an image lives in
+memory only: the formats of 32-bit instruction words (bin, hex, the RTL core) refuse it
+(:func:`encoding_problem`).
 """
 from __future__ import annotations
 
@@ -93,10 +100,16 @@ class Image:
     locations: dict[int, SourceLocation] = field(default_factory=dict)
     names: dict[str, DeclaredName] = field(default_factory=dict)
     source_file: str = "<source>"
+    #: PendVM-compatibility mode: pc -> the immediate (a signed 32-bit value) of an
+    #: instruction whose immediate does not fit its 16-bit field (module docstring).
+    immediates: dict[int, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if len(self.words) != len(self.is_code):
             raise ValueError("words and is_code differ in length")
+        for pc in self.immediates:
+            if not (0 <= pc < len(self.words) and self.is_code[pc]):
+                raise ValueError(f"a wide immediate at pc {pc}, which holds no instruction")
 
     def __len__(self) -> int:
         return len(self.words)
@@ -128,3 +141,30 @@ class Image:
         if loc is None:
             return f"pc {address}"
         return f"pc {address} ({loc.file}:{loc.line}: {loc.text.strip()})"
+
+
+class NotEncodable(ValueError):
+    """An image that a format of 32-bit instruction words cannot hold (a wide immediate)."""
+
+
+def encoding_problem(image: Image, what: str, remedy: str) -> str | None:
+    """Why ``what`` (a format or machine of 32-bit instruction words: a ``.bin`` image, the
+    RTL core) cannot hold ``image``, ending with ``remedy`` (what to do instead), or None:
+    a wide immediate of PendVM-compatibility mode has no place in an instruction word."""
+    if not image.immediates:
+        return None
+    pc = min(image.immediates)
+    more = len(image.immediates) - 1
+    others = f" (and {more} more instruction(s))" if more else ""
+    return (f"{what} holds 32-bit instruction words, and {image.describe(pc)} has the "
+            f"immediate {image.immediates[pc]} ({image.immediates[pc] & 0xFFFFFFFF:#010x})"
+            f"{others}, wider than its signed 16-bit field: PendVM-compatibility mode "
+            f"(.pendvm or --pendvm) keeps such an immediate beside the word, in memory only; "
+            f"{remedy}")
+
+
+def require_encodable(image: Image, what: str) -> None:
+    """Raise :class:`NotEncodable` with :func:`encoding_problem`'s message, if any."""
+    problem = encoding_problem(image, what, "run the PAL source itself")
+    if problem is not None:
+        raise NotEncodable(problem)

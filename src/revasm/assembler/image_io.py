@@ -22,7 +22,7 @@ from typing import Any
 from revasm.isa.fixed_point import WIDTHS, widths_text
 
 from .files import write_atomic
-from .image import DeclaredName, Image, SourceLocation, SourceOrigin
+from .image import DeclaredName, Image, SourceLocation, SourceOrigin, require_encodable
 
 MAGIC = b"RVIM"
 FORMAT_VERSION = 1
@@ -41,7 +41,9 @@ class ImageFormatError(ValueError):
 # --- raw binary ---------------------------------------------------------------
 
 def bin_bytes(image: Image) -> bytes:
-    """The raw binary image."""
+    """The raw binary image; raises :class:`~revasm.assembler.image.NotEncodable` for an
+    image with a wide immediate (PendVM-compatibility mode), which no word can hold."""
+    require_encodable(image, "a .bin image")
     count = len(image.words)
     finish = NO_FINISH if image.finish is None else image.finish
     parts = [HEADER.pack(MAGIC, FORMAT_VERSION, image.width, image.entry, finish, count)]
@@ -111,7 +113,9 @@ def _with_sidecar(image: Image, path: Path, sidecar: str | Path | dict | None,
 # --- hex ------------------------------------------------------------------------
 
 def hex_text(image: Image) -> str:
-    """One line per address: tag digit (1 code, 0 data) then W/4 hex digits."""
+    """One line per address: tag digit (1 code, 0 data) then W/4 hex digits; raises
+    :class:`~revasm.assembler.image.NotEncodable` as :func:`bin_bytes` does."""
+    require_encodable(image, "a .hex image")
     digits = image.width // 4
     return "".join(f"{int(code)}{word:0{digits}x}\n"
                    for word, code in zip(image.words, image.is_code))

@@ -185,6 +185,8 @@ def _identity(image: Image, inputs: str, options: BatchOptions) -> dict[str, Any
     program = hashlib.sha256(f"W{image.width}\n".encode())
     program.update(bytes(bool(flag) for flag in image.is_code))
     program.update(",".join(str(word) for word in image.words).encode())
+    if image.immediates:  # PendVM-compatibility mode's wide immediates: not in the words
+        program.update(f"\n{sorted(image.immediates.items())}".encode())
     stat = os.stat(inputs)
     return {"program": program.hexdigest()[:24],
             "inputs": {"path": os.path.abspath(inputs), "bytes": stat.st_size,

@@ -8,11 +8,12 @@ import click
 
 from revasm.assembler import bin_bytes, disassemble, listing_text
 from revasm.assembler.files import GroupWriteError, write_atomic_all
+from revasm.assembler.image import encoding_problem
 from revasm.assembler.image_io import hex_text, sidecar_text
 
-from .errors import output_error
+from .errors import ToolError, output_error
 from .loading import load_program
-from .options import WIDTH
+from .options import PENDVM, WIDTH
 from .outputs import image_inputs, refuse_overwrite
 
 
@@ -37,6 +38,13 @@ def asm(file: str, out: str | None, fmt: str, listing: bool, width: int | None,
     """
     image = load_program(file, width)
     target = Path(out) if out else Path(file).with_suffix("." + fmt)
+    # PendVM-compatibility mode's wide immediates: no word holds them
+    problem = encoding_problem(image, f"a .{fmt} image",
+                               f"run the PAL source itself (revasm run --pendvm {file})")
+    if problem is not None:
+        place = image.location(min(image.immediates))
+        raise ToolError(f"{file}: error: cannot write {target}: {problem}",
+                        line=place.line if place else None, col=place.column if place else None)
     sidecar = target.with_name(target.name + ".json")
     # Never over the source (nor an image's sidecar): `asm x.bin` would otherwise replace x.bin.
     refuse_overwrite([target, sidecar], image_inputs(file), "-o" if out else "FILE",
@@ -62,6 +70,7 @@ def asm(file: str, out: str | None, fmt: str, listing: bool, width: int | None,
 
 @click.command()
 @click.argument("image", type=click.Path(dir_okay=False))
+@PENDVM
 @click.option("--json", "as_json", is_flag=True,
               help="Print exactly one JSON object (the PAL text as \"source\").")
 def disasm(image: str, as_json: bool) -> None:

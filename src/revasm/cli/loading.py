@@ -11,6 +11,7 @@ from revasm.loading import LoadedProgram, LoadError, file_kind
 from revasm.loading import load_program as load_file
 
 from .errors import ToolError
+from .options import pendvm_requested
 
 if TYPE_CHECKING:
     from revasm.compiler import CompileError
@@ -28,13 +29,15 @@ def load_program(path: str, width: int | None = None, *, gradient: bool = False)
 def open_program(path: str, width: int | None = None, *,
                  gradient: bool = False) -> LoadedProgram:
     """``revasm.loading.load_program``: the image and, for Python, the compiled program;
-    every error a ToolError naming the file (and line, for source that does not build)."""
+    every error a ToolError naming the file (and line, for source that does not build).
+    PAL source is assembled in PendVM-compatibility mode when the command was given
+    ``--pendvm`` (``options.PENDVM``)."""
     compile_errors: tuple[type[Exception], ...] = ()
     if file_kind(path) in ("janus", "python"):  # only these import the compiler
         from revasm.compiler import CompileError
         compile_errors = (CompileError,)
     try:
-        return load_file(path, width, gradient=gradient)
+        return load_file(path, width, gradient=gradient, pendvm=pendvm_requested())
     except LoadError as exc:
         raise ToolError(f"{exc.path}: error: {exc.reason}", file=exc.path) from None
     except compile_errors as exc:

@@ -1,4 +1,4 @@
-"""Options several commands share, written once: ``--width``."""
+"""Options several commands share, written once: ``--width`` and ``--pendvm``."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -37,8 +37,43 @@ def width_option(default: int | None = None, help: str | None = None) -> Callabl
                         show_default=default is not None, callback=width_value, help=help)
 
 
-#: The ``--width`` of every command that loads a program file.
-WIDTH = width_option()
+#: Where ``--pendvm`` leaves its word for :func:`pendvm_requested` (``ctx.meta``, which
+#: every context of one command line shares).
+PENDVM_META = "revasm.pendvm"
+
+
+def _pendvm_value(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+    if value:
+        ctx.meta[PENDVM_META] = True
+    return value
+
+
+#: ``--pendvm``: PendVM-compatibility mode for PAL source, as if it said ``.pendvm``.  Not
+#: a parameter of the command: ``cli/loading.py`` reads it when it assembles the FILE, so
+#: every command that loads a program has it with no change to its own code.
+PENDVM = click.option(
+    "--pendvm", is_flag=True, expose_value=False, callback=_pendvm_value,
+    help="PendVM-compatibility mode for PAL source, as if it said .pendvm: ADDI, XORI, "
+         "ANDIX and SLTIX take any 32-bit immediate, as PendVM's 1997 parser does "
+         "(ROOPL++'s output), at the same addresses; such an image runs on every engine "
+         "but cannot be written as .bin/.hex nor run on the RTL (docs/assembly.md, "
+         "PendVM variants).")
+
+
+def pendvm_requested() -> bool:
+    """Whether the running command was given ``--pendvm``."""
+    ctx = click.get_current_context(silent=True)
+    return bool(ctx is not None and ctx.meta.get(PENDVM_META))
+
+
+def program_options(f: F) -> F:
+    """The options of every command that loads a program file: ``--width`` (the one
+    width rule) and ``--pendvm``."""
+    return width_option()(PENDVM(f))
+
+
+#: ``--width`` and ``--pendvm`` of every command that loads a program file.
+WIDTH = program_options
 
 
 #: The type of every ``--max-steps``: 1 .. 2^64 - 1, where 2^62 and up mean no limit

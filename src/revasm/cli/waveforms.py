@@ -1,7 +1,7 @@
 """`revasm run --vcd`: the run's waveforms, named and timed as the RTL core's."""
 from __future__ import annotations
 
-from revasm.assembler.image import Image
+from revasm.assembler.image import Image, encoding_problem
 from revasm.machine import MachineFault
 
 from .errors import ToolError, output_error
@@ -15,6 +15,10 @@ def write_waveforms(path: str, image: Image, records: list, sets: tuple[str, ...
     """The run's waveforms as the RTL's (``rtl/verification/waveform.py``), whole or not at all: a
     forward run, or with ``reverse`` a backward one from FINISH, up to its halt or
     ``fault``."""
+    problem = encoding_problem(image, "--vcd writes the RTL core's signals; the core",
+                               "run without --vcd")
+    if problem is not None:
+        raise ToolError(f"revasm run: error: {problem}")
     try:
         from revasm.rtl.hardware.params import CoreParams
         from revasm.rtl.verification.waveform import WaveformError, write_vcd

@@ -133,6 +133,8 @@ def image_key(image: Image, memory_words: int) -> str:
     digest = hashlib.sha256(f"{engine_version()} W{image.width} M{memory_words}\n".encode())
     digest.update(bytes(bool(flag) for flag in image.is_code))
     digest.update(",".join(str(word) for word in image.words).encode())
+    if image.immediates:  # PendVM-compatibility mode's wide immediates: not in the words
+        digest.update(f"\n{sorted(image.immediates.items())}".encode())
     return digest.hexdigest()[:24]
 
 

@@ -82,7 +82,7 @@ class Program:
     @classmethod
     def of(cls, image: Image) -> Program:
         key = (image.width, tuple(image.words), tuple(image.is_code),
-               tuple(sorted(image.symbols.items())))
+               tuple(sorted(image.symbols.items())), tuple(sorted(image.immediates.items())))
         program = cls._cache.get(key)
         if program is None:
             if len(cls._cache) > 256:

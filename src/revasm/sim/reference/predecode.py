@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from types import CodeType
 
-from revasm.assembler.disassemble import disassemble_word
+from revasm.assembler.disassemble import instruction_text as fields_text
 from revasm.assembler.image import Image
 from revasm.isa.adjoint import mode_template
-from revasm.isa.codec import IllegalInstruction, decode, encode
+from revasm.isa.codec import IllegalInstruction, decode
 from revasm.isa.fixed_point import WordFormat, word_format
 from revasm.isa.instruction import Instruction
 from revasm.isa.timing import StepTiming, step_timing
@@ -136,7 +136,7 @@ def instruction_text(ins: Instruction, operands: dict[str, int], pc: int,
     disassembler's.  Branch offsets are shown as their target (a label if one names it),
     as the source would write them.
     """
-    return disassemble_word(encode(ins, operands), pc, labels)
+    return fields_text(ins, operands, pc, labels)
 
 
 def _problem(ins: Instruction, operands: dict[str, int]) -> str | None:
@@ -167,6 +167,8 @@ def decode_cell(image: Image, pc: int, fmt: WordFormat,
     except IllegalInstruction as exc:
         return Decoded(pc, None, {}, "", "", f"word {word & 0xFFFFFFFF:#010x}",
                        illegal=f"word {word & 0xFFFFFFFF:#010x} is not an instruction: {exc}")
+    if pc in image.immediates:  # PendVM-compatibility mode: the word holds its low bits
+        operands["imm"] = image.immediates[pc]
     text = instruction_text(ins, operands, pc, labels)
     values = operand_values(ins, operands, fmt)
     problem = _problem(ins, operands)
