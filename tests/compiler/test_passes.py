@@ -234,6 +234,16 @@ def test_addis_do_not_combine_across_a_use_a_branch_or_a_label(between):
     assert combine_immediates(code) == code
 
 
+def test_a_pointer_step_meets_its_inverse_across_a_long_stretch_that_leaves_it_alone():
+    """A routine's computing half moves a pointer back, its uncomputing half forward
+    again, a long body between (the GMM's main_term: 51 instructions): they cancel."""
+    body = [_i("addmul $6 $4 $7") for _ in range(120)]
+    assert combine_immediates([_i("addi $3 -1"), *body, _i("addi $3 1")]) == body
+    used = [*body[:60], _i("exch $2 $3"), *body[60:]]
+    code = [_i("addi $3 -1"), *used, _i("addi $3 1")]
+    assert combine_immediates(code) == code
+
+
 def test_a_sum_outside_the_immediate_field_stays_two_addis():
     code = [_i("addi $3 30000"), _i("addi $3 30000")]
     assert combine_immediates(code) == code

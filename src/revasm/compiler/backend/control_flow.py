@@ -287,8 +287,13 @@ class ControlFlowLowering(FunctionLoweringState):
         loop.  Constant zero, a constant of the constant pool and a variable in a register
         are tested where they are."""
         bounds: list[ir.Expr] = [s.start, s.stop]
-        if self.p.level < 2 or any(True for _ in callees_of(s.body)):
-            return (s.start, s.stop), [], set()  # a callee would use the registers
+        if self.p.level < 2:
+            return (s.start, s.stop), [], set()
+        # a callee may use a spare register: only those no callee names (callee_registers)
+        blocked = self.p.registers_of_calls(s.body) if any(True for _ in callees_of(s.body)) \
+            else frozenset()
+        if blocked is None:
+            return (s.start, s.stop), [], set()  # a callee whose registers are not known
         code: list[Instr] = []
         held: set[int] = set()
         for k, bound in enumerate(bounds):
@@ -299,7 +304,7 @@ class ControlFlowLowering(FunctionLoweringState):
                     bound.value.denominator == 1 and (int(bound.value), ir.INT.kind)
                     in self.pool)):
                 continue
-            spare = self.spare_registers()
+            spare = [r for r in self.spare_registers() if r not in blocked]
             if not spare:
                 break
             register = spare[0]
