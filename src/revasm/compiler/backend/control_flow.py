@@ -260,6 +260,9 @@ class ControlFlowLowering(FunctionLoweringState):
         if enters or enters_after or repeats or repeats_after:
             return self.stmt_while(loop, counted=True)  # a bound to compute at each test
         top, bottom = self.label("top"), self.label("bottom")
+        # which address each live pointer holds over the loop (carried_elements.py)
+        self.p.loop_pointers[top] = {f"${register}": (key, offset)
+                                     for (key, offset), register in self.pointers.items()}
         code = [enter_branch(top, bottom, pos, "control")]
         code += self.block(loop.body)
         code.append(repeat_branch(bottom, top, pos, "control"))

@@ -26,13 +26,14 @@ from ..errors import SourcePos
 from ..ir import nodes as ir
 from ..ir.proofs import Proofs
 from .callee_registers import callee_first, named_registers, registers_of_calls
+from .carried_elements import PointerKey, carry_elements
 from .code import Instr, expand_loops, fixed_literal, inverse_code, literal_word, with_role
 from .function_lowering import FunctionLowering
 from .guards import check_kinds
 from .immediates import combine_immediates
 from .induction import merge_inductions
 from .ir_queries import callees_of, index_exprs
-from .layout import SP, FunctionLayout, layout_function
+from .layout import SP, VARIABLE_REGISTERS, FunctionLayout, layout_function
 from .param_ranges import param_ranges
 from .peephole import cancel_exchange_pairs, cancel_inverse_pairs
 from .stack_slots import cancel_stack_exchanges
@@ -105,10 +106,22 @@ class _ModuleLowering:
         self.param_ranges = param_ranges(module, entry) if level >= 2 else {}
         #: each lowered function's registers (its own code's; ``callee_registers.py``)
         self.named_registers: dict[str, frozenset[int]] = {}
+        #: a counted loop's top label -> register -> the address its pointer holds there
+        self.loop_pointers: dict[str, dict[str, PointerKey]] = {}
 
     def label(self, kind: str) -> str:
         self.label_counter += 1
         return f"L{self.label_counter}_{kind}"
+
+    def _free_register(self, code: list[Instr], lay: FunctionLayout) -> str | None:
+        """A variable register that holds none of the function's variables (a parameter
+        the body never names still holds its argument: an array's base address) and that
+        ``code`` never names (within ``max_registers``)."""
+        named = named_registers(code) | set(lay.registers)
+        limit = self.max_registers
+        available = VARIABLE_REGISTERS[:limit] if limit else VARIABLE_REGISTERS
+        free = [r for r in available if r not in named]
+        return f"${free[0]}" if free else None
 
     def registers_of_calls(self, body: list[ir.Stmt]) -> frozenset[int] | None:
         """The registers the calls in ``body`` may change; None while one is not known."""
@@ -139,8 +152,10 @@ class _ModuleLowering:
             code = expand_loops(FunctionLowering(self, self.module.functions[name]).run(),
                                 self.label)
             if self.level >= 2:
-                code = cancel_inverse_pairs(combine_immediates(merge_inductions(
-                    cancel_stack_exchanges(_pairs_cancelled(code)))))
+                code = merge_inductions(cancel_stack_exchanges(_pairs_cancelled(code)))
+                code = carry_elements(code, self.loop_pointers,
+                                      self._free_register(code, self.layouts[name]), self.label)
+                code = cancel_inverse_pairs(combine_immediates(code))
             elif self.optimize:
                 code = cancel_inverse_pairs(code)
             lowered[name] = code
