@@ -255,7 +255,15 @@ class ControlFlowLowering(FunctionLoweringState):
         pos = s.pos
         mark = self.scratch_top
         enters, enter_branch, enters_after = self.branch(loop.post, True)  # i != start
-        repeats, repeat_branch, repeats_after = self.branch(loop.pre, True)  # i != stop
+        repeat_branch: Callable[[str, str, SourcePos, str], Instr]
+        if _down_to_zero(s):
+            # i != -1 is i >= 0 while i runs start .. 0, -1: a sign test, no bound register
+            counter, *_ = self.place(ir.Var(pos, name=s.var))
+            repeats: list[Instr] = []
+            repeats_after: list[Instr] = []
+            repeat_branch = self._sign_branch(counter)
+        else:
+            repeats, repeat_branch, repeats_after = self.branch(loop.pre, True)  # i != stop
         self.scratch_top = mark
         if enters or enters_after or repeats or repeats_after:
             return self.stmt_while(loop, counted=True)  # a bound to compute at each test
@@ -280,6 +288,11 @@ class ControlFlowLowering(FunctionLoweringState):
                         note="an empty range: no iteration")] + code +
                 [self.i("BEQ", counter, first, back, pos=pos, role="control", label=skip)])
 
+    def _sign_branch(self, counter: int) -> Callable[[str, str, SourcePos, str], Instr]:
+        def make(label: str, target: str, pos: SourcePos, role: str) -> Instr:
+            return self.i("BGEZ", counter, target, pos=pos, role=role, label=label)
+        return make
+
     def held_bounds(self, s: ir.For) -> tuple[tuple[ir.Expr, ir.Expr], list[Instr], set[int]]:
         """The loop's (start, stop) for its tests, the code that puts those worth keeping
         in registers for the whole loop (-O2: every iteration tests both, and a bound such
@@ -300,6 +313,8 @@ class ControlFlowLowering(FunctionLoweringState):
         code: list[Instr] = []
         held: set[int] = set()
         for k, bound in enumerate(bounds):
+            if k == 1 and _down_to_zero(s):
+                continue  # tested by its sign (counted_loop)
             if isinstance(bound, ir.Var) and bound.name in self.lay.scalars and \
                     self.lay.scalars[bound.name].register is not None:
                 continue
@@ -431,6 +446,13 @@ class ControlFlowLowering(FunctionLoweringState):
 
     def _compare_type(self, a: ir.Expr, b: ir.Expr) -> ir.ScalarType:
         return ir.INT if self.type_of(a) == self.type_of(b) == ir.INT else ir.FIXED
+
+
+def _down_to_zero(s: ir.For) -> bool:
+    """Whether a loop counts down from a constant start >= 0 to 0 (``range(4, -1, -1)``,
+    the inverse of ``range(5)``): its bottom test ``i != -1`` is ``i >= 0``."""
+    return s.step == -1 and isinstance(s.stop, ir.Const) and s.stop.value == -1 and \
+        isinstance(s.start, ir.Const) and s.start.value.denominator == 1 and s.start.value >= 0
 
 
 def _element_read_twice(cond: ir.Expr) -> bool:

@@ -34,7 +34,7 @@ from .immediates import combine_immediates
 from .induction import merge_inductions
 from .ir_queries import callees_of, index_exprs
 from .layout import SP, VARIABLE_REGISTERS, FunctionLayout, layout_function
-from .param_ranges import param_ranges
+from .param_ranges import call_writes, changed_variables, param_ranges
 from .peephole import cancel_exchange_pairs, cancel_inverse_pairs
 from .stack_slots import cancel_stack_exchanges
 
@@ -106,6 +106,8 @@ class _ModuleLowering:
         self.param_ranges = param_ranges(module, entry) if level >= 2 else {}
         #: each lowered function's registers (its own code's; ``callee_registers.py``)
         self.named_registers: dict[str, frozenset[int]] = {}
+        #: function -> the variables it may change (a call changes only those arguments)
+        self.changes = changed_variables(module, callee_first(module, set(module.functions)))
         #: a counted loop's top label -> register -> the address its pointer holds there
         self.loop_pointers: dict[str, dict[str, PointerKey]] = {}
 
@@ -122,6 +124,10 @@ class _ModuleLowering:
         available = VARIABLE_REGISTERS[:limit] if limit else VARIABLE_REGISTERS
         free = [r for r in available if r not in named]
         return f"${free[0]}" if free else None
+
+    def call_writes(self, call: ir.Call) -> set[str]:
+        """The variables ``call`` may change (``param_ranges.call_writes``)."""
+        return call_writes(call, self.module, self.changes)
 
     def registers_of_calls(self, body: list[ir.Stmt]) -> frozenset[int] | None:
         """The registers the calls in ``body`` may change; None while one is not known."""
