@@ -37,7 +37,7 @@ def callee_first(module: ir.Module, reachable: set[str]) -> list[str]:
     state: dict[str, str] = {}
 
     def visit(name: str) -> None:
-        if state.get(name):
+        if state.get(name) or name not in module.functions:
             return
         state[name] = "open"
         for callee in callees_of(module.functions[name].body):
@@ -64,7 +64,7 @@ def registers_with_callees(module: ir.Module, name: str,
             continue
         seen.add(f)
         registers = own(f)
-        if registers is None:
+        if registers is None or f not in module.functions:
             return None
         out |= registers
         todo += list(callees_of(module.functions[f].body))
