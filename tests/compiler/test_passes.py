@@ -193,12 +193,33 @@ def test_a_loop_walks_its_arrays_through_pointers():
     assert steps[1] < steps[0] / 2
 
 
-def test_a_loop_with_a_call_keeps_no_pointer():
+def test_a_loop_with_a_call_keeps_its_pointers_in_registers_the_callee_never_names():
+    """backend/callee_registers.py: the callee is lowered first, so the caller knows which
+    registers survive the call; a call changes only what its callee's parameters change."""
+    import re
     callee = "@reversible\ndef h(a: Fixed, n: Int):\n    for k in range(n):\n" \
              "        a += 0.5\n\n\n"
     body = "    for i in range(n):\n        x[i] += y[i] * 0.5\n        h(y[i], n)\n"
-    program = _program(body, params="x: Array[Fixed, N], y: Array[Fixed, N], n: Int[0, 5]",
-                       extra=callee, inline=False)
+    params = "x: Array[Fixed, N], y: Array[Fixed, N], n: Int[0, 5]"
+    program = _program(body, params=params, extra=callee, inline=False)
+    caller = program.pal.split("f_f:")[1]
+    callee_code = program.pal.split("f_h:")[1].split("f_h.bot:")[0]
+    pointers = {r for line in caller.splitlines() if "pointer into" in line
+                for r in re.findall(r"\$\d+", line.split(";")[0])[:1]}
+    assert pointers and not pointers & set(re.findall(r"\$\d+", callee_code))
+    plain = _program(body, params=params, extra=callee, inline=False, level=0)
+    inputs = {**XY, "n": 5}
+    words = [read_values(p, run_program(p, inputs, width=64, reverse_check=True).machine,
+                         exact=True) for p in (plain, program)]
+    assert words[0] == words[1]
+
+
+def test_a_loop_around_a_call_of_its_own_function_keeps_no_pointer():
+    recursive = ("@reversible\ndef f(x: Array[Fixed, N], y: Array[Fixed, N], n: Int):\n"
+                 "    if (n > 0, n > 0):\n        n -= 1\n"
+                 "        for i in range(N - 1):\n            x[i] += y[i] * 0.5\n"
+                 "            f(x, y, n)\n        n += 1\n")
+    program = compile_source(HEADER + recursive, "f", "t.py", width=64)
     assert "pointer into" not in program.pal.split("f_f:")[1]
 
 
@@ -234,6 +255,16 @@ def test_addis_do_not_combine_across_a_use_a_branch_or_a_label(between):
     assert combine_immediates(code) == code
 
 
+def test_a_pointer_step_meets_its_inverse_across_a_long_stretch_that_leaves_it_alone():
+    """A routine's computing half moves a pointer back, its uncomputing half forward
+    again, a long body between (the GMM's main_term: 51 instructions): they cancel."""
+    body = [_i("addmul $6 $4 $7") for _ in range(120)]
+    assert combine_immediates([_i("addi $3 -1"), *body, _i("addi $3 1")]) == body
+    used = [*body[:60], _i("exch $2 $3"), *body[60:]]
+    code = [_i("addi $3 -1"), *used, _i("addi $3 1")]
+    assert combine_immediates(code) == code
+
+
 def test_a_sum_outside_the_immediate_field_stays_two_addis():
     code = [_i("addi $3 30000"), _i("addi $3 30000")]
     assert combine_immediates(code) == code
@@ -253,6 +284,21 @@ def test_a_loops_bound_is_computed_once_not_every_iteration():
     # -O1 computes j - 1 (and the start) for each test; -O2 tests registers
     assert per_iteration[1] <= per_iteration[0] - 3
     _same_words(body, {**XY, "j": 1}, params=params)
+
+
+def test_a_loop_down_to_zero_tests_its_counters_sign_instead_of_holding_minus_one():
+    # range(K - 1, -1, -1) is what ~routine makes of range(K): i != -1 is i >= 0, so only
+    # the start takes a register (10 iterations: more than ir/unroll.py unrolls)
+    down = "    for i in range(9, -1, -1):\n        x[1] += y[2] * 0.5\n"
+    up = "    for i in range(0, 10):\n        x[1] += y[2] * 0.5\n"
+    params = "x: Array[Fixed, N], y: Array[Fixed, N]"
+    lines = _program(down, params=params).pal.splitlines()
+    bottoms = [line for line in lines if "_bottom:" in line]
+    assert len(bottoms) == 1 and bottoms[0].split()[1] == "bgez"
+    steps = [_same_words(body, XY, params=params)[1] for body in (down, up)]
+    # counting up from zero needs no register for its start; counting down needs none
+    # for its stop: the same loop control but the counter's start (addi 9)
+    assert steps[0] <= steps[1] + 1
 
 
 @pytest.mark.parametrize("condition", ["y[i] > 0.0", "y[i] > x[i]", "y[i] > 0.5"])

@@ -255,11 +255,22 @@ class ControlFlowLowering(FunctionLoweringState):
         pos = s.pos
         mark = self.scratch_top
         enters, enter_branch, enters_after = self.branch(loop.post, True)  # i != start
-        repeats, repeat_branch, repeats_after = self.branch(loop.pre, True)  # i != stop
+        repeat_branch: Callable[[str, str, SourcePos, str], Instr]
+        if _down_to_zero(s):
+            # i != -1 is i >= 0 while i runs start .. 0, -1: a sign test, no bound register
+            counter, *_ = self.place(ir.Var(pos, name=s.var))
+            repeats: list[Instr] = []
+            repeats_after: list[Instr] = []
+            repeat_branch = self._sign_branch(counter)
+        else:
+            repeats, repeat_branch, repeats_after = self.branch(loop.pre, True)  # i != stop
         self.scratch_top = mark
         if enters or enters_after or repeats or repeats_after:
             return self.stmt_while(loop, counted=True)  # a bound to compute at each test
         top, bottom = self.label("top"), self.label("bottom")
+        # which address each live pointer holds over the loop (carried_elements.py)
+        self.p.loop_pointers[top] = {f"${register}": (key, offset)
+                                     for (key, offset), register in self.pointers.items()}
         code = [enter_branch(top, bottom, pos, "control")]
         code += self.block(loop.body)
         code.append(repeat_branch(bottom, top, pos, "control"))
@@ -277,6 +288,11 @@ class ControlFlowLowering(FunctionLoweringState):
                         note="an empty range: no iteration")] + code +
                 [self.i("BEQ", counter, first, back, pos=pos, role="control", label=skip)])
 
+    def _sign_branch(self, counter: int) -> Callable[[str, str, SourcePos, str], Instr]:
+        def make(label: str, target: str, pos: SourcePos, role: str) -> Instr:
+            return self.i("BGEZ", counter, target, pos=pos, role=role, label=label)
+        return make
+
     def held_bounds(self, s: ir.For) -> tuple[tuple[ir.Expr, ir.Expr], list[Instr], set[int]]:
         """The loop's (start, stop) for its tests, the code that puts those worth keeping
         in registers for the whole loop (-O2: every iteration tests both, and a bound such
@@ -287,11 +303,18 @@ class ControlFlowLowering(FunctionLoweringState):
         loop.  Constant zero, a constant of the constant pool and a variable in a register
         are tested where they are."""
         bounds: list[ir.Expr] = [s.start, s.stop]
-        if self.p.level < 2 or any(True for _ in callees_of(s.body)):
-            return (s.start, s.stop), [], set()  # a callee would use the registers
+        if self.p.level < 2:
+            return (s.start, s.stop), [], set()
+        # a callee may use a spare register: only those no callee names (callee_registers)
+        blocked = self.p.registers_of_calls(s.body) if any(True for _ in callees_of(s.body)) \
+            else frozenset()
+        if blocked is None:
+            return (s.start, s.stop), [], set()  # a callee whose registers are not known
         code: list[Instr] = []
         held: set[int] = set()
         for k, bound in enumerate(bounds):
+            if k == 1 and _down_to_zero(s):
+                continue  # tested by its sign (counted_loop)
             if isinstance(bound, ir.Var) and bound.name in self.lay.scalars and \
                     self.lay.scalars[bound.name].register is not None:
                 continue
@@ -299,7 +322,7 @@ class ControlFlowLowering(FunctionLoweringState):
                     bound.value.denominator == 1 and (int(bound.value), ir.INT.kind)
                     in self.pool)):
                 continue
-            spare = self.spare_registers()
+            spare = [r for r in self.spare_registers() if r not in blocked]
             if not spare:
                 break
             register = spare[0]
@@ -423,6 +446,13 @@ class ControlFlowLowering(FunctionLoweringState):
 
     def _compare_type(self, a: ir.Expr, b: ir.Expr) -> ir.ScalarType:
         return ir.INT if self.type_of(a) == self.type_of(b) == ir.INT else ir.FIXED
+
+
+def _down_to_zero(s: ir.For) -> bool:
+    """Whether a loop counts down from a constant start >= 0 to 0 (``range(4, -1, -1)``,
+    the inverse of ``range(5)``): its bottom test ``i != -1`` is ``i >= 0``."""
+    return s.step == -1 and isinstance(s.stop, ir.Const) and s.stop.value == -1 and \
+        isinstance(s.start, ir.Const) and s.start.value.denominator == 1 and s.start.value >= 0
 
 
 def _element_read_twice(cond: ir.Expr) -> bool:

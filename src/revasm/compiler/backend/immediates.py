@@ -14,10 +14,16 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .code import Instr
-from .peephole import WINDOW, touched_registers
+from .peephole import touched_registers
 
 #: ADDI's immediate field: 16 bits, signed.
 IMMEDIATE_RANGE = (-(1 << 15), (1 << 15) - 1)
+#: How far an ``addi`` looks for its partner.  The search stops at the first instruction
+#: that uses the register (or a label, a branch), so a long reach costs little; it lets
+#: a pointer's step meet its inverse across a routine's body (the GMM's ``main_term``:
+#: ``x[i, 1]``'s pointer moved back after the computing half and forward again in the
+#: uncomputing half, 51 instructions apart).
+WINDOW = 256
 
 
 def _amount(instr: Instr) -> int | None:

@@ -47,7 +47,7 @@ def merge_inductions(code: list[Instr]) -> list[Instr]:
     labels = {instr.label: n for n, instr in enumerate(out) if instr.label}
     k = 0
     while k < len(out):
-        found = _loop_at(out, k, labels)
+        found = loop_at(out, k, labels)
         if found is None:
             k += 1
             continue
@@ -68,7 +68,7 @@ def _is_data(instr: Instr) -> bool:
     return entry is not None and entry.kind == "data" and not instr.label
 
 
-def _loop_at(code: list[Instr], k: int,
+def loop_at(code: list[Instr], k: int,
              labels: dict[str, int]) -> tuple[int, int, int] | None:
     """(first, bottom, last) indices of the loop whose top branch is ``code[k]``: ``top: bne ..
     bottom`` … ``bottom: bne .. top`` with data instructions alone between, with the

@@ -25,14 +25,16 @@ from revasm.isa.fixed_point import WordFormat, word_format
 from ..errors import SourcePos
 from ..ir import nodes as ir
 from ..ir.proofs import Proofs
+from .callee_registers import callee_first, named_registers, registers_of_calls
+from .carried_elements import PointerKey, carry_elements
 from .code import Instr, expand_loops, fixed_literal, inverse_code, literal_word, with_role
 from .function_lowering import FunctionLowering
 from .guards import check_kinds
 from .immediates import combine_immediates
 from .induction import merge_inductions
 from .ir_queries import callees_of, index_exprs
-from .layout import SP, FunctionLayout, layout_function
-from .param_ranges import param_ranges
+from .layout import SP, VARIABLE_REGISTERS, FunctionLayout, layout_function
+from .param_ranges import call_writes, changed_variables, param_ranges
 from .peephole import cancel_exchange_pairs, cancel_inverse_pairs
 from .stack_slots import cancel_stack_exchanges
 
@@ -102,10 +104,34 @@ class _ModuleLowering:
         self.label_counter = 0
         #: Int parameters' values from every call (-O2, ``param_ranges.py``)
         self.param_ranges = param_ranges(module, entry) if level >= 2 else {}
+        #: each lowered function's registers (its own code's; ``callee_registers.py``)
+        self.named_registers: dict[str, frozenset[int]] = {}
+        #: function -> the variables it may change (a call changes only those arguments)
+        self.changes = changed_variables(module, callee_first(module, set(module.functions)))
+        #: a counted loop's top label -> register -> the address its pointer holds there
+        self.loop_pointers: dict[str, dict[str, PointerKey]] = {}
 
     def label(self, kind: str) -> str:
         self.label_counter += 1
         return f"L{self.label_counter}_{kind}"
+
+    def _free_register(self, code: list[Instr], lay: FunctionLayout) -> str | None:
+        """A variable register that holds none of the function's variables (a parameter
+        the body never names still holds its argument: an array's base address) and that
+        ``code`` never names (within ``max_registers``)."""
+        named = named_registers(code) | set(lay.registers)
+        limit = self.max_registers
+        available = VARIABLE_REGISTERS[:limit] if limit else VARIABLE_REGISTERS
+        free = [r for r in available if r not in named]
+        return f"${free[0]}" if free else None
+
+    def call_writes(self, call: ir.Call) -> set[str]:
+        """The variables ``call`` may change (``param_ranges.call_writes``)."""
+        return call_writes(call, self.module, self.changes)
+
+    def registers_of_calls(self, body: list[ir.Stmt]) -> frozenset[int] | None:
+        """The registers the calls in ``body`` may change; None while one is not known."""
+        return registers_of_calls(self.module, body, self.named_registers.get)
 
     def check(self, kind: str) -> bool:
         """Whether the run-time checks of ``kind`` (``guards.CHECK_KINDS``) are on."""
@@ -123,17 +149,25 @@ class _ModuleLowering:
         if self.entry not in self.module.functions:
             raise KeyError(self.entry)
         reachable = self._reachable(self.entry)
-        bodies: list[Instr] = []
-        for name in self.module.functions:
-            if name in reachable:
-                code = expand_loops(FunctionLowering(self, self.module.functions[name]).run(),
-                                    self.label)
-                if self.level >= 2:
-                    code = cancel_inverse_pairs(combine_immediates(merge_inductions(
-                        cancel_stack_exchanges(_pairs_cancelled(code)))))
-                elif self.optimize:
-                    code = cancel_inverse_pairs(code)
-                bodies += code
+        lowered: dict[str, list[Instr]] = {}
+        # callees first (-O2): a caller may keep a value in a register its callees leave
+        # alone (callee_registers.py); the bodies are written in the module's order
+        order = callee_first(self.module, reachable) if self.level >= 2 else \
+            [name for name in self.module.functions if name in reachable]
+        for name in order:
+            code = expand_loops(FunctionLowering(self, self.module.functions[name]).run(),
+                                self.label)
+            if self.level >= 2:
+                code = merge_inductions(cancel_stack_exchanges(_pairs_cancelled(code)))
+                code = carry_elements(code, self.loop_pointers,
+                                      self._free_register(code, self.layouts[name]), self.label)
+                code = cancel_inverse_pairs(combine_immediates(code))
+            elif self.optimize:
+                code = cancel_inverse_pairs(code)
+            lowered[name] = code
+            self.named_registers[name] = named_registers(code)
+        bodies = [instr for name in self.module.functions if name in lowered
+                  for instr in lowered[name]]
         out = _Writer()
         f = self.module.functions[self.entry]
         lay = self.layouts[self.entry]

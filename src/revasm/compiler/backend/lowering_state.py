@@ -20,6 +20,7 @@ from revasm.isa.fixed_point import WordFormat
 
 from ..errors import SourcePos
 from ..ir import nodes as ir
+from .carried_elements import PointerKey
 from .code import Instr
 from .layout import FunctionLayout
 
@@ -79,6 +80,13 @@ class ModuleContext(Protocol):
 
     def label(self, kind: str) -> str: ...
 
+    def registers_of_calls(self, body: list[ir.Stmt]) -> frozenset[int] | None: ...
+
+    def call_writes(self, call: ir.Call) -> set[str]: ...
+
+    @property
+    def loop_pointers(self) -> dict[str, dict[str, PointerKey]]: ...
+
     def check(self, kind: str) -> bool: ...
 
     def trap(self, guard: str, pos: SourcePos, note: str, kind: str = "") -> str: ...
@@ -106,6 +114,8 @@ class FunctionLoweringState:
     conditional: int
     #: registers pointers and held loop bounds take (``pointers.py``, -O2)
     reserved: set[int]
+    #: (address key, constant offset) -> the live pointer that holds it (``pointers.py``)
+    pointers: dict[PointerKey, int]
 
     if TYPE_CHECKING:
         # function_lowering.py

@@ -69,6 +69,27 @@ def param_ranges(module: ir.Module, entry: str) -> ParamRanges:
     return ranges
 
 
+def changed_variables(module: ir.Module, order: list[str]) -> dict[str, set[str]]:
+    """Function -> the scalar variables its body may change (its parameters among them),
+    computed in ``order`` (callees first: a callee not yet computed, in a cycle of calls,
+    counts as changing every argument)."""
+    changes: dict[str, set[str]] = {}
+    for name in order:
+        changes[name] = _changed(module.functions[name].body, module, changes)
+    return changes
+
+
+def call_writes(call: ir.Call, module: ir.Module, changes: dict[str, set[str]]) -> set[str]:
+    """The variables ``call`` may change: its arguments bound to parameters its callee
+    changes, and every variable it passes when one is passed twice."""
+    callee = module.functions.get(call.func)
+    names = [a.name for a in call.args if isinstance(a, ir.Var)]
+    if callee is None or call.func not in changes or len(names) != len(set(names)):
+        return set(names)
+    return {a.name for p, a in zip(callee.params, call.args)
+            if isinstance(a, ir.Var) and p.name in changes[call.func]}
+
+
 def _interval(e: ir.Expr, known: dict[str, tuple[int, int]]) -> tuple[int, int] | None:
     if isinstance(e, ir.Const) and e.value.denominator == 1:
         return int(e.value), int(e.value)

@@ -13,8 +13,11 @@ constants inside its scope (``v += 3``, an ancilla allocated or freed with a con
 a loop counter over constant bounds): each such update also adds ``stride * delta`` to
 the pointer (:func:`const_step`, shared by the analysis and the lowering of updates).
 A loop's own variable changes by the loop's step; its pointers are set up after the
-counter starts and cleared before it is cleared.  A scope with a call keeps no
-pointers (the callee uses the registers).  A pointer is set up as the address would
+counter starts and cleared before it is cleared.  A scope with a call keeps its
+pointers in registers no callee names (``callee_registers.py``: callees are lowered
+first), and a call changes only the arguments its callee's parameters change
+(``param_ranges.call_writes``); with a callee whose registers are not known (recursion)
+it keeps none.  A pointer is set up as the address would
 be computed and cleared by the inverse of that code, which at the scope's end, with
 the invariant, leaves it zero: every register but the variables' is zero between
 scopes, as docs/abi.md says.  Pointers take variable registers the function leaves
@@ -127,9 +130,19 @@ def _sub_exprs(e: ir.Expr) -> Iterator[ir.Expr]:
         yield from _sub_exprs(child)
 
 
-def written(body: list[ir.Stmt]) -> tuple[set[str], set[str], bool]:
+#: The variables a call may change (its arguments bound to parameters its callee changes).
+CallWrites = Callable[[ir.Call], set[str]]
+
+
+def _every_variable_argument(s: ir.Call) -> set[str]:
+    return {a.name for a in s.args if isinstance(a, ir.Var)}
+
+
+def written(body: list[ir.Stmt], call_writes: CallWrites = _every_variable_argument
+            ) -> tuple[set[str], set[str], bool]:
     """(variables changed only by constant steps, variables changed otherwise, whether
-    ``body`` makes a call) over ``body`` and everything nested in it."""
+    ``body`` makes a call) over ``body`` and everything nested in it; a call changes what
+    ``call_writes`` says (by default every variable it is passed)."""
     stepped: set[str] = set()
     other: set[str] = set()
     calls = False
@@ -145,13 +158,13 @@ def written(body: list[ir.Stmt]) -> tuple[set[str], set[str], bool]:
             other.update(x.name for x in (s.a, s.b) if isinstance(x, ir.Var))
         elif isinstance(s, ir.Call):
             calls = True
-            other.update(a.name for a in s.args if isinstance(a, ir.Var))
+            other.update(call_writes(s))
         elif isinstance(s, ir.For):
             constant = all(isinstance(b, ir.Const) and b.value.denominator == 1
                            for b in (s.start, s.stop))
             (stepped if constant else other).add(s.var)
         for inner in _nested(s):
-            a, b, c = written(inner)
+            a, b, c = written(inner, call_writes)
             stepped |= a
             other |= b
             calls = calls or c
@@ -205,8 +218,15 @@ class PointerLowering(FunctionLoweringState):
         if self.p.level < 2:
             return build()
         stepped, other, calls = written(body)
+        blocked: frozenset[int] = frozenset()
         if calls:
-            return build()
+            # across calls (callee_registers.py): only registers no callee names, and a
+            # call changes only the arguments its callee's parameters change
+            known = self.p.registers_of_calls(body)
+            if known is None:
+                return build()
+            blocked = known
+            stepped, other, calls = written(body, self.p.call_writes)
         valid = (stepped | {loop_var}) - {None} if loop_var is not None else set(stepped)
         if loop_var is not None and loop_var in other:
             return build()
@@ -229,7 +249,7 @@ class PointerLowering(FunctionLoweringState):
                 continue  # the base register itself serves (``places``), at offset 0
             weights[key] = weights.get(key, 0) + weight
         chosen = sorted((k for k, w in weights.items() if w >= 2), key=lambda k: -weights[k])
-        registers = self.spare_registers()
+        registers = [r for r in self.spare_registers() if r not in blocked]
         if _controls(body):  # one register stays for a loop's bounds or an if's condition
             registers = registers[:-1]
         # each key's pointer sits at its most used offset; in a loop, every other offset its
