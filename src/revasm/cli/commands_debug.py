@@ -116,25 +116,63 @@ def _script(commands_file: str | None, as_json: bool) -> Iterable[str] | None:
 
 
 @click.command("dap")
+@click.option("--port", type=click.IntRange(0, 65535), metavar="N", default=None,
+              help="Listen on localhost port N instead of stdin/stdout: each connection is "
+                   "one debug session (VS Code's \"debugServer\": N); 0 takes a free port. "
+                   "Runs until Ctrl-C.")
 @click.option("--json", "as_json", is_flag=True, hidden=True,
               help="Accepted for uniformity: the protocol's messages are JSON already.")
-def dap(as_json: bool) -> None:
-    """Serve the Debug Adapter Protocol on stdin/stdout, for VS Code and other editors.
+def dap(port: int | None, as_json: bool) -> None:
+    """Serve the Debug Adapter Protocol on stdin/stdout (or a localhost port), for VS Code
+    and other editors.
 
     \b
     The launch request takes "program" (PAL, .bin or SRC.py[:FUNC]), "grad" (true for
-    gradient mode), "set" (["x=1.0", ...]) and "width"; stepBack and reverseContinue run
-    the machine backward (supportsStepBack).  docs/debugger.md has a VS Code launch
-    configuration.
-    Example (what an editor runs):
-      revasm dap
+    gradient mode), "set" (["x=1.0", ...] or {"x": 1.0}) and "width"; stepBack and
+    reverseContinue run the machine backward (supportsStepBack).  docs/debugger.md has a
+    VS Code launch configuration.
+    Examples:
+      revasm dap                 (what an editor runs: stdin/stdout)
+      revasm dap --port 4711     (a server: launch.json's "debugServer": 4711)
     """
     from revasm.debug.dap import serve
 
+    if port is not None:
+        _serve_port(port)
+        return
     stdout = event_stream() if as_json else sys.stdout
     # a text stream's bytes go to its buffer; a stream without one takes bytes itself
     serve(sys.stdin.buffer, stdout.buffer if hasattr(stdout, "buffer")
           else cast(IO[bytes], stdout), _dap_session)
+
+
+def _serve_port(port: int) -> None:
+    """`revasm dap --port N`: serve on localhost until Ctrl-C or SIGTERM, then close every
+    session and exit 0 (a server's normal end); a port that cannot be taken is an error."""
+    import signal
+
+    from revasm.debug.dap import LOCALHOST, TcpServer
+
+    try:
+        server = TcpServer(port, _dap_session)
+    except OSError as exc:
+        raise ToolError(f"revasm dap: cannot listen on {LOCALHOST}:{port}: "
+                        f"{exc.strerror or exc}") from None
+
+    def terminate(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    click.echo(f"revasm dap: listening on {LOCALHOST}:{server.port} (one debug session a "
+               "connection; Ctrl-C stops)", err=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.close()
+        signal.signal(signal.SIGTERM, previous)
+    click.echo(f"revasm dap: stopped after {server.sessions} session(s)", err=True)
 
 
 def _dap_session(arguments: dict) -> Session:

@@ -9,11 +9,17 @@ the declared names (and Python variables of compiled programs), the gradient ban
 gradient mode, and the control state.  Reaching the end of the program is a stop, not
 the end of the session: one can step back from there; ``terminated`` comes with
 ``disconnect`` (or ``terminate``).
+
+:func:`serve` speaks on a pair of streams (``revasm dap``: stdin/stdout);
+:func:`serve_tcp` listens on a localhost port and serves each connection as its own
+session (``revasm dap --port N``, VS Code's ``debugServer``).
 """
 from __future__ import annotations
 
 import json
 import os
+import socket
+import threading
 from collections.abc import Callable
 from typing import IO, Any
 
@@ -441,3 +447,97 @@ def serve(reader: IO[bytes], writer: IO[bytes], loader: Loader) -> None:
             adapter.event("output", {"category": "stderr",
                                      "output": "revasm dap: ignored a message that is not a "
                                                f"request (type {message.get('type')!r})\n"})
+
+
+#: The address ``revasm dap --port`` listens on: this machine only (the adapter reads and
+#: runs any file the client names, so it is never offered to the network).
+LOCALHOST = "127.0.0.1"
+
+
+class TcpServer:
+    """DAP over TCP on localhost: each accepted connection is one debug session (its own
+    :class:`Adapter` and machine) served on a thread of its own until ``disconnect`` or the
+    client closes it; the server goes on listening for the next one until :meth:`close`."""
+
+    def __init__(self, port: int, loader: Loader, host: str = LOCALHOST) -> None:
+        self._loader = loader
+        self._listener = socket.create_server((host, port))
+        self._listener.settimeout(0.2)  # accept() wakes to see close()
+        self.host: str = self._listener.getsockname()[0]
+        self.port: int = self._listener.getsockname()[1]
+        self._closed = threading.Event()
+        self._lock = threading.Lock()
+        self._connections: set[socket.socket] = set()
+        self._threads: list[threading.Thread] = []
+        #: sessions served so far (ended or not): for the logs and the tests
+        self.sessions = 0
+
+    def serve_forever(self) -> None:
+        """Accept connections until :meth:`close` (from another thread or a signal)."""
+        while not self._closed.is_set():
+            try:
+                connection, _ = self._listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:  # the listener was closed
+                break
+            connection.settimeout(None)
+            with self._lock:
+                if self._closed.is_set():
+                    connection.close()
+                    break
+                self._connections.add(connection)
+                self.sessions += 1
+            thread = threading.Thread(target=self._session, args=(connection,),
+                                      name=f"revasm-dap-{self.sessions}", daemon=True)
+            self._threads.append(thread)
+            thread.start()
+
+    def _session(self, connection: socket.socket) -> None:
+        reader = connection.makefile("rb")
+        writer = connection.makefile("wb")
+        try:
+            serve(reader, writer, self._loader)
+        except (OSError, ValueError):  # the client went away (reset, broken pipe, closed)
+            pass
+        finally:
+            with self._lock:
+                self._connections.discard(connection)
+            for stream in (reader, writer):
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+            try:
+                connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            connection.close()
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Stop listening, end the sessions in progress (their connections are shut down)
+        and wait for their threads."""
+        self._closed.set()
+        self._listener.close()
+        with self._lock:
+            open_connections = list(self._connections)
+        for connection in open_connections:
+            try:
+                connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        for thread in self._threads:
+            thread.join(timeout)
+
+
+def serve_tcp(port: int, loader: Loader, *, host: str = LOCALHOST,
+              ready: Callable[[int], None] | None = None) -> None:
+    """Serve DAP on ``host:port`` (port 0: a free one, told to ``ready``) until interrupted
+    (Ctrl-C or SIGTERM), then close every session; an OSError if it cannot listen."""
+    server = TcpServer(port, loader, host)
+    if ready is not None:
+        ready(server.port)
+    try:
+        server.serve_forever()
+    finally:
+        server.close()
