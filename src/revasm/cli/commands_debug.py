@@ -1,6 +1,7 @@
 """`revasm debug` and `revasm dap`: the reversible debugger in a terminal and for editors."""
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -11,6 +12,7 @@ import click
 from revasm.debug import DebugError, Session, SourceMap
 from revasm.debug.session import DEFAULT_STEP_BUDGET
 from revasm.isa.fixed_point import WIDTHS, widths_text
+from revasm.machine.values import FORMS, shown
 
 from .commands_run import MEMS, SETS
 from .errors import EXIT_FAILURE, EXIT_INTERRUPTED, ToolError
@@ -180,11 +182,7 @@ def _dap_session(arguments: dict) -> Session:
     program = arguments.get("program")
     if not isinstance(program, str) or not program:
         raise DebugError('launch needs "program": the PAL file (or SRC.py[:FUNC]) to debug')
-    sets = arguments.get("set", [])
-    if isinstance(sets, dict):
-        sets = [f"{name}={value}" for name, value in sets.items()]
-    if not isinstance(sets, list) or not all(isinstance(item, str) for item in sets):
-        raise DebugError('"set" is a list of "NAME=VALUE" strings')
+    sets = _launch_sets(arguments.get("set", []))
     width = arguments.get("width")
     if width is not None and width not in WIDTHS:
         raise DebugError(f'"width" is {widths_text()}')
@@ -193,6 +191,26 @@ def _dap_session(arguments: dict) -> Session:
                             arguments.get("loss"))
     except click.ClickException as exc:
         raise DebugError(exc.format_message()) from None
+
+
+def _launch_sets(sets: object) -> list[str]:
+    """A launch's ``"set"`` as ``--set`` takes it: a list of ``"NAME=VALUE"`` strings, or an
+    object ``{NAME: VALUE}`` whose values are numbers or strings (``"raw:0x8000"``); each
+    value then goes through the one value rule (machine/values.py) like ``--set``'s."""
+    if isinstance(sets, dict):
+        out = []
+        for name, value in sets.items():
+            if not name.strip() or "=" in name:
+                raise DebugError(f'"set": {name[:40]!r} is not a name (an object\'s keys are '
+                                 "the names: {\"x\": 1.0})")
+            if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+                raise DebugError(f'"set": the value of {name[:40]!r} is a number or a string '
+                                 f"({FORMS}), not {json.dumps(value)[:40]}")
+            out.append(f"{name.strip()}={shown(value)}")
+        return out
+    if not isinstance(sets, list) or not all(isinstance(item, str) for item in sets):
+        raise DebugError('"set" is a list of "NAME=VALUE" strings or an object {"NAME": VALUE}')
+    return sets
 
 
 #: The DAP server's launch loader, public so that the fuzz campaign (bench/fuzz.py) drives
