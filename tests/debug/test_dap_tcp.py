@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from revasm.debug.dap import LOCALHOST, TcpServer, read_message
 ROOT = Path(__file__).resolve().parents[2]
 BESSEL = ROOT / "examples" / "bessel_j2.pal"
 FIB = ROOT / "examples" / "fib.pal"
+LOOPS = ROOT / "examples" / "nested_loops.pal"
 
 
 class SocketClient:
@@ -171,3 +173,20 @@ def test_the_server_listens_on_localhost_only_and_outlives_a_dropped_client():
         server.close()
     thread.join(10)
     assert not thread.is_alive() and server.sessions == 2
+
+
+def test_closing_the_server_stops_a_session_in_the_middle_of_a_long_continue():
+    server = TcpServer(0, dap_session)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    client = SocketClient(server.port)
+    # 9 million iterations: minutes of the reference machine before the step budget stops it
+    assert client.send("launch", program=str(LOOPS), set={"n": 3000, "m": 3000})["success"]
+    assert client.send("configurationDone")["success"]  # the run starts after the answer
+    time.sleep(0.5)
+    started = time.monotonic()
+    server.close(timeout=20)
+    assert server.live_sessions == 0 and time.monotonic() - started < 10
+    thread.join(10)
+    assert not thread.is_alive()
+    client.close()

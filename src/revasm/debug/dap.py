@@ -562,7 +562,12 @@ def _text(value: Any) -> str:
 
 def serve(reader: IO[bytes], writer: IO[bytes], loader: Loader) -> None:
     """Answer requests from ``reader`` on ``writer`` until ``disconnect`` or end of input."""
-    adapter = Adapter(lambda message: write_message(writer, message), loader)
+    serve_adapter(Adapter(lambda message: write_message(writer, message), loader), reader)
+
+
+def serve_adapter(adapter: Adapter, reader: IO[bytes]) -> None:
+    """Feed ``adapter`` the requests read from ``reader`` until ``disconnect`` or end of
+    input; unreadable messages and other messages than requests are reported, not fatal."""
     while not adapter.done:
         try:
             message = read_message(reader)
@@ -599,6 +604,7 @@ class TcpServer:
         self._closed = threading.Event()
         self._lock = threading.Lock()
         self._connections: set[socket.socket] = set()
+        self._adapters: set[Adapter] = set()
         self._threads: list[threading.Thread] = []
         #: sessions served so far (ended or not): for the logs and the tests
         self.sessions = 0
@@ -627,13 +633,17 @@ class TcpServer:
     def _session(self, connection: socket.socket) -> None:
         reader = connection.makefile("rb")
         writer = connection.makefile("wb")
+        adapter = Adapter(lambda message: write_message(writer, message), self._loader)
+        with self._lock:
+            self._adapters.add(adapter)
         try:
-            serve(reader, writer, self._loader)
+            serve_adapter(adapter, reader)
         except (OSError, ValueError):  # the client went away (reset, broken pipe, closed)
             pass
         finally:
             with self._lock:
                 self._connections.discard(connection)
+                self._adapters.discard(adapter)
             for stream in (reader, writer):
                 try:
                     stream.close()
@@ -645,13 +655,22 @@ class TcpServer:
                 pass
             connection.close()
 
+    @property
+    def live_sessions(self) -> int:
+        """The sessions whose threads still run."""
+        return sum(thread.is_alive() for thread in self._threads)
+
     def close(self, timeout: float = 5.0) -> None:
-        """Stop listening, end the sessions in progress (their connections are shut down)
-        and wait for their threads."""
+        """Stop listening, end the sessions in progress (a motion command that is running
+        stops between two instructions; the connections are shut down) and wait up to
+        ``timeout`` seconds for each session's thread."""
         self._closed.set()
         self._listener.close()
         with self._lock:
             open_connections = list(self._connections)
+            for adapter in self._adapters:  # a motion in progress stops between two steps
+                if adapter.session is not None:
+                    adapter.session.interrupt_requested = True
         for connection in open_connections:
             try:
                 connection.shutdown(socket.SHUT_RDWR)
