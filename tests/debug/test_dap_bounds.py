@@ -101,9 +101,10 @@ def _arguments(rng: random.Random, command: str) -> object:
     if rng.random() < 0.2:
         return rng.choice(GARBAGE)
     if command == "launch":
-        return {"program": str(FIB), "stopOnEntry": rng.random() < 0.5}
+        return {"program": str(FIB), "stopOnEntry": rng.random() < 0.5,
+                "display": rng.choice(["values", "words", "values"])}
     keys = ["variablesReference", "frameId", "name", "value", "expression", "source",
-            "breakpoints", "startFrame", "levels", "line"]
+            "breakpoints", "startFrame", "levels", "line", "format", "display"]
     return {key: rng.choice(GARBAGE) for key in rng.sample(keys, rng.randint(0, 4))}
 
 

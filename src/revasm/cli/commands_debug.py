@@ -1,6 +1,7 @@
 """`revasm debug` and `revasm dap`: the reversible debugger in a terminal and for editors."""
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -11,6 +12,7 @@ import click
 from revasm.debug import DebugError, Session, SourceMap
 from revasm.debug.session import DEFAULT_STEP_BUDGET
 from revasm.isa.fixed_point import WIDTHS, widths_text
+from revasm.machine.values import FORMS, shown
 
 from .commands_run import MEMS, SETS
 from .errors import EXIT_FAILURE, EXIT_INTERRUPTED, ToolError
@@ -116,25 +118,63 @@ def _script(commands_file: str | None, as_json: bool) -> Iterable[str] | None:
 
 
 @click.command("dap")
+@click.option("--port", type=click.IntRange(0, 65535), metavar="N", default=None,
+              help="Listen on localhost port N instead of stdin/stdout: each connection is "
+                   "one debug session (VS Code's \"debugServer\": N); 0 takes a free port. "
+                   "Runs until Ctrl-C.")
 @click.option("--json", "as_json", is_flag=True, hidden=True,
               help="Accepted for uniformity: the protocol's messages are JSON already.")
-def dap(as_json: bool) -> None:
-    """Serve the Debug Adapter Protocol on stdin/stdout, for VS Code and other editors.
+def dap(port: int | None, as_json: bool) -> None:
+    """Serve the Debug Adapter Protocol on stdin/stdout (or a localhost port), for VS Code
+    and other editors.
 
     \b
     The launch request takes "program" (PAL, .bin or SRC.py[:FUNC]), "grad" (true for
-    gradient mode), "set" (["x=1.0", ...]) and "width"; stepBack and reverseContinue run
-    the machine backward (supportsStepBack).  docs/debugger.md has a VS Code launch
-    configuration.
-    Example (what an editor runs):
-      revasm dap
+    gradient mode), "set" (["x=1.0", ...] or {"x": 1.0}) and "width"; stepBack and
+    reverseContinue run the machine backward (supportsStepBack).  docs/debugger.md has a
+    VS Code launch configuration.
+    Examples:
+      revasm dap                 (what an editor runs: stdin/stdout)
+      revasm dap --port 4711     (a server: launch.json's "debugServer": 4711)
     """
     from revasm.debug.dap import serve
 
+    if port is not None:
+        _serve_port(port)
+        return
     stdout = event_stream() if as_json else sys.stdout
     # a text stream's bytes go to its buffer; a stream without one takes bytes itself
     serve(sys.stdin.buffer, stdout.buffer if hasattr(stdout, "buffer")
           else cast(IO[bytes], stdout), _dap_session)
+
+
+def _serve_port(port: int) -> None:
+    """`revasm dap --port N`: serve on localhost until Ctrl-C or SIGTERM, then close every
+    session and exit 0 (a server's normal end); a port that cannot be taken is an error."""
+    import signal
+
+    from revasm.debug.dap import LOCALHOST, TcpServer
+
+    try:
+        server = TcpServer(port, _dap_session)
+    except OSError as exc:
+        raise ToolError(f"revasm dap: cannot listen on {LOCALHOST}:{port}: "
+                        f"{exc.strerror or exc}") from None
+
+    def terminate(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    click.echo(f"revasm dap: listening on {LOCALHOST}:{server.port} (one debug session a "
+               "connection; Ctrl-C stops)", err=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.close()
+        signal.signal(signal.SIGTERM, previous)
+    click.echo(f"revasm dap: stopped after {server.sessions} session(s)", err=True)
 
 
 def _dap_session(arguments: dict) -> Session:
@@ -142,11 +182,7 @@ def _dap_session(arguments: dict) -> Session:
     program = arguments.get("program")
     if not isinstance(program, str) or not program:
         raise DebugError('launch needs "program": the PAL file (or SRC.py[:FUNC]) to debug')
-    sets = arguments.get("set", [])
-    if isinstance(sets, dict):
-        sets = [f"{name}={value}" for name, value in sets.items()]
-    if not isinstance(sets, list) or not all(isinstance(item, str) for item in sets):
-        raise DebugError('"set" is a list of "NAME=VALUE" strings')
+    sets = _launch_sets(arguments.get("set", []))
     width = arguments.get("width")
     if width is not None and width not in WIDTHS:
         raise DebugError(f'"width" is {widths_text()}')
@@ -155,6 +191,26 @@ def _dap_session(arguments: dict) -> Session:
                             arguments.get("loss"))
     except click.ClickException as exc:
         raise DebugError(exc.format_message()) from None
+
+
+def _launch_sets(sets: object) -> list[str]:
+    """A launch's ``"set"`` as ``--set`` takes it: a list of ``"NAME=VALUE"`` strings, or an
+    object ``{NAME: VALUE}`` whose values are numbers or strings (``"raw:0x8000"``); each
+    value then goes through the one value rule (machine/values.py) like ``--set``'s."""
+    if isinstance(sets, dict):
+        out = []
+        for name, value in sets.items():
+            if not name.strip() or "=" in name:
+                raise DebugError(f'"set": {name[:40]!r} is not a name (an object\'s keys are '
+                                 "the names: {\"x\": 1.0})")
+            if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+                raise DebugError(f'"set": the value of {name[:40]!r} is a number or a string '
+                                 f"({FORMS}), not {json.dumps(value)[:40]}")
+            out.append(f"{name.strip()}={shown(value)}")
+        return out
+    if not isinstance(sets, list) or not all(isinstance(item, str) for item in sets):
+        raise DebugError('"set" is a list of "NAME=VALUE" strings or an object {"NAME": VALUE}')
+    return sets
 
 
 #: The DAP server's launch loader, public so that the fuzz campaign (bench/fuzz.py) drives

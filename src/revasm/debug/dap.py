@@ -9,17 +9,25 @@ the declared names (and Python variables of compiled programs), the gradient ban
 gradient mode, and the control state.  Reaching the end of the program is a stop, not
 the end of the session: one can step back from there; ``terminated`` comes with
 ``disconnect`` (or ``terminate``).
+
+:func:`serve` speaks on a pair of streams (``revasm dap``: stdin/stdout);
+:func:`serve_tcp` listens on a localhost port and serves each connection as its own
+session (``revasm dap --port N``, VS Code's ``debugServer``).
 """
 from __future__ import annotations
 
 import json
 import os
+import socket
+import threading
 from collections.abc import Callable
 from typing import IO, Any
 
+from revasm.assembler.image import DeclaredName
 from revasm.machine import MachineFault
+from revasm.machine.values import FIXED, INT, RAW_PREFIX, WORD, kind_of
 
-from .breakpoints import DebugError
+from .breakpoints import DebugError, parse_address, resolve_name
 from .commands import Interpreter
 from .session import Session, Stop
 
@@ -28,6 +36,12 @@ THREAD_ID = 1
 SCOPES = ("Registers", "Names", "Gradient", "Machine")
 
 Loader = Callable[[dict], Session]
+
+#: How values are shown (launch's ``"display"``; a request's ``format: {"hex": true}`` asks
+#: for ``hex``): ``values`` reads each word as its place is declared (machine/values.py: a
+#: fixed name a real, an int name an integer, a register or word with no name a signed
+#: word), ``words`` every word as a signed integer, ``hex`` every word's W bits in hex.
+DISPLAYS = ("values", "words")
 
 
 #: Bounds on what a client sends, checked before it is trusted: a header line's bytes,
@@ -118,6 +132,7 @@ class Adapter:
         self.interpreter: Interpreter | None = None
         self.lines_start_at_1 = True
         self.stop_on_entry = False
+        self.display = "values"
         self.done = False
         #: breakpoint numbers of the session set through setBreakpoints, by source path
         self._source_breakpoints: dict[str, list[int]] = {}
@@ -182,11 +197,17 @@ class Adapter:
         return {"supportsConfigurationDoneRequest": True, "supportsStepBack": True,
                 "supportsEvaluateForHovers": True, "supportsTerminateRequest": True,
                 "supportsFunctionBreakpoints": True, "supportsRestartRequest": False,
-                "supportsSetVariable": True, "exceptionBreakpointFilters": []}
+                "supportsSetVariable": True, "supportsValueFormattingOptions": True,
+                "exceptionBreakpointFilters": []}
 
     def _on_launch(self, arguments: dict, after: list) -> None:
+        display = arguments.get("display", "values")
+        if display not in DISPLAYS:
+            raise DebugError(f'"display" is "values" (fixed names as reals) or "words" '
+                             f"(raw words), not {str(display)[:40]!r}")
         self.session = self._loader(arguments)
         self.interpreter = Interpreter(self.session)
+        self.display = display
         self.stop_on_entry = bool(arguments.get("stopOnEntry"))
         mode = ", gradient mode (--grad)" if self.session.grad else ""
         after.append(lambda: self.event("output", {
@@ -345,44 +366,109 @@ class Adapter:
         return {"scopes": scopes}
 
     def _on_variables(self, arguments: dict, after: list) -> dict:
-        session = self._need_session()
         reference = int(arguments.get("variablesReference", 0)) - 1
-        frame, kind = divmod(reference, len(SCOPES))
         if reference < 0:
             raise DebugError("no such variables reference")
-        scope = SCOPES[kind]
-        values: dict[str, Any]
+        frame, kind = divmod(reference, len(SCOPES))
+        shown = self._variables(SCOPES[kind], frame, self._mode(arguments))
+        return {"variables": [{"name": name, "value": value, "type": kind_text,
+                               "variablesReference": 0}
+                              for name, (value, kind_text) in shown.items()]}
+
+    def _mode(self, arguments: dict) -> str:
+        """``hex`` when the request asks (DAP ``format: {"hex": true}``), else the launch's
+        display."""
+        value_format = arguments.get("format")
+        if isinstance(value_format, dict) and value_format.get("hex") is True:
+            return "hex"
+        return self.display
+
+    def _show(self, word: int, kind: str, mode: str) -> str:
+        """A W-bit word as ``mode`` shows it at a place of ``kind`` (``int``, ``fixed``,
+        ``word``): the value rule's reading in ``values`` mode, else the word."""
+        fmt = self._need_session().fmt
+        word &= fmt.mask
+        if mode == "hex":
+            return f"0x{word:0{fmt.width // 4}x}"
+        if mode == "values" and kind == FIXED:
+            return repr(fmt.to_real(word))
+        return str(fmt.signed(word))
+
+    def _home(self, register: int) -> DeclaredName | None:
+        """The declared name whose home is the register, if any."""
+        return next((d for d in self._need_session().image.names.values()
+                     if d.register == register), None)
+
+    def _variables(self, scope: str, frame: int, mode: str) -> dict[str, tuple[str, str]]:
+        """A scope's variables: name -> (the value as shown, its kind)."""
+        session = self._need_session()
+        show = self._show
+        out: dict[str, tuple[str, str]] = {}
         if scope == "Registers":
-            values = {f"${i}": v for i, v in enumerate(session.registers()) if i}
+            for index, word in enumerate(session.machine.registers):
+                if not index:
+                    continue
+                home = self._home(index)
+                kind = kind_of(home.fixed) if home is not None and mode == "values" else WORD
+                if home is not None and kind != WORD:
+                    kind_text = f"{kind} {home.name}"
+                else:  # a word: its reading as a real, for a register that holds one
+                    kind_text = f"{WORD} (as a real: {show(word, FIXED, 'values')})" \
+                        if word else WORD
+                out[f"${index}"] = (show(word, kind, mode), kind_text)
         elif scope == "Names":
-            values = dict(session.named())
-            values.update(self._python(frame))
-        elif scope == "Gradient":
-            values = {f"d{name}": v for name, v in session.named("G").items()}
-            values.update({f"d{name}": v for name, v in self._python(frame, "G").items()})
-            values.update({f"G[${i}]": session.real(v)
-                           for i, v in enumerate(session.registers("G")) if v})
+            words = dict(session.named_words())
+            if frame == 0:
+                words.update(session.python_words())
+            for name, (word, fixed) in words.items():
+                kind = kind_of(fixed)
+                out[name] = (show(word, kind, mode), kind)
+            if frame and session.source.program is not None:
+                out.update({name: (str(value), "") for name, value in self._python(frame).items()})
+        elif scope == "Gradient":  # adjoints are reals whatever their name's kind
+            adjoints = {f"d{name}": word
+                        for name, (word, _) in session.named_words("G").items()}
+            if frame == 0:
+                adjoints.update({f"d{name}": word
+                                 for name, (word, _) in session.python_words("G").items()})
+            adjoints.update({f"G[${i}]": word for i, word in
+                             enumerate(session.machine.bank("G")) if word})
+            out = {name: (show(word, FIXED, mode), FIXED) for name, word in adjoints.items()}
         else:
             machine = session.machine
             values = {"PC": machine.pc, "BR": machine.br, "DIR": machine.direction,
                       "time": session.time, "pass": session.phase,
                       "gradient mode": machine.gradient, "output": session.output()}
-        return {"variables": [{"name": name, "value": _text(value), "variablesReference": 0}
-                              for name, value in values.items()]}
+            out = {name: (_text(value), "") for name, value in values.items()}
+        return out
 
     def _on_setVariable(self, arguments: dict, after: list) -> dict:
-        """Store a register's or a declared name's value (the one rule of
-        machine/values.py, as the debugger's ``set``); other scopes are read-only."""
+        """Store a register's or a declared name's value by the one rule of
+        machine/values.py, read as the Variables view shows it: a register that is a
+        declared name's home, as that name (a fixed name takes a real); in ``words``
+        display a name takes its raw word (``raw:``).  Other scopes are read-only."""
         session = self._need_session()
-        assert self.interpreter is not None
         reference = int(arguments.get("variablesReference", 0)) - 1
         name, value = arguments.get("name"), arguments.get("value")
         if not isinstance(name, str) or not isinstance(value, str):
             raise DebugError('setVariable needs "name" and "value" strings')
         if reference < 0 or SCOPES[reference % len(SCOPES)] not in ("Registers", "Names"):
             raise DebugError("only registers and declared names can be set")
-        session.set_value(name, value)
-        return {"value": _text(self.interpreter.value_event(name)["value"])}
+        scope = SCOPES[reference % len(SCOPES)]
+        mode = self._mode(arguments)
+        place = name
+        if scope == "Registers":
+            register = resolve_name(session.image, name).register
+            home = self._home(register) if register is not None else None
+            if home is not None and mode == "values":
+                place = home.name
+        elif mode != "values" and not value.strip().lower().startswith(RAW_PREFIX):
+            value = RAW_PREFIX + value.strip()  # a name shown as its word takes a word
+        session.set_value(place, value)
+        shown = self._variables(scope, reference // len(SCOPES), mode)
+        if name not in shown:
+            raise DebugError(f"{name!r} is not in {scope}")
+        return {"value": shown[name][0], "type": shown[name][1]}
 
     def _python(self, frame: int, bank: str = "") -> dict[str, Any]:
         """A compiled function's variables: the innermost frame's; an outer frame's are
@@ -396,13 +482,64 @@ class Adapter:
                                "step out to see them"}
 
     def _on_evaluate(self, arguments: dict, after: list) -> dict:
+        """A value by name, as ``print`` finds it; ``raw:NAME`` (the value rule's prefix
+        for a raw word) shows the word, ``format: {"hex": true}`` its bits in hex."""
         self._need_session()
         assert self.interpreter is not None
-        event = self.interpreter.value_event(str(arguments.get("expression", "")).strip())
-        text = _text(event["value"])
-        if "gradient" in event:
-            text += f" (gradient {_text(event['gradient'])})"
-        return {"result": text, "variablesReference": 0}
+        expression = str(arguments.get("expression", "")).strip()
+        mode = self._mode(arguments)
+        if expression.lower().startswith(RAW_PREFIX):
+            expression = expression[len(RAW_PREFIX):].strip()
+            mode = "hex" if mode == "hex" else "words"
+        event = self.interpreter.value_event(expression)  # checks the name, as print does
+        place = self._place(expression)
+        if place is None:  # PC, BR, DIR: numbers, not words
+            value = event["value"]
+            return {"result": f"0x{value:x}" if mode == "hex" else _text(value),
+                    "variablesReference": 0}
+        word, kind, name, gradient = place
+        text = self._show(word, kind, mode)
+        signed = self._need_session().fmt.signed(word)
+        if mode == "values" and name is not None and name != expression:
+            text += f" ({name}; word {signed})" if kind == FIXED else f" ({name})"
+        elif mode == "values" and kind == WORD and word:
+            text += f" (as a real: {self._show(word, FIXED, mode)})"
+        if gradient is not None:
+            text += f" (gradient {self._show(gradient, FIXED, mode)})"
+        return {"result": text, "type": kind, "variablesReference": 0}
+
+    def _place(self, what: str) -> tuple[int, str, str | None, int | None] | None:
+        """The place ``evaluate`` names: (its word, its kind, the declared name there, the
+        gradient's word in gradient mode), or None for PC, BR and DIR."""
+        session = self._need_session()
+        mask = session.fmt.mask
+        if what.upper() in ("PC", "BR", "DIR"):
+            return None
+        gradient: int | None = None
+        if what.startswith("[") and what.endswith("]"):
+            address = parse_address(what[1:-1], session.source)
+            declared = next((d for d in session.image.names.values() if d.address == address),
+                            None)
+            if session.grad:
+                gradient = session.memory_word(address, "GM") & mask
+            return (session.memory_word(address) & mask,
+                    WORD if declared is None else kind_of(declared.fixed),
+                    None if declared is None else declared.name, gradient)
+        for words, bank in ((session.python_words, "G"), (session.named_words, "G")):
+            found = words()
+            if what in found:
+                word, fixed = found[what]
+                if session.grad:
+                    gradient = words(bank)[what][0]
+                return word, FIXED if fixed else INT, what, gradient
+        register = resolve_name(session.image, what).register
+        assert register is not None
+        home = self._home(register)
+        if session.grad:
+            gradient = session.machine.bank("G")[register] & mask
+        return (session.machine.registers[register] & mask,
+                WORD if home is None else kind_of(home.fixed),
+                None if home is None else home.name, gradient)
 
     # --- lines ---------------------------------------------------------------------------------
 
@@ -425,7 +562,12 @@ def _text(value: Any) -> str:
 
 def serve(reader: IO[bytes], writer: IO[bytes], loader: Loader) -> None:
     """Answer requests from ``reader`` on ``writer`` until ``disconnect`` or end of input."""
-    adapter = Adapter(lambda message: write_message(writer, message), loader)
+    serve_adapter(Adapter(lambda message: write_message(writer, message), loader), reader)
+
+
+def serve_adapter(adapter: Adapter, reader: IO[bytes]) -> None:
+    """Feed ``adapter`` the requests read from ``reader`` until ``disconnect`` or end of
+    input; unreadable messages and other messages than requests are reported, not fatal."""
     while not adapter.done:
         try:
             message = read_message(reader)
@@ -441,3 +583,111 @@ def serve(reader: IO[bytes], writer: IO[bytes], loader: Loader) -> None:
             adapter.event("output", {"category": "stderr",
                                      "output": "revasm dap: ignored a message that is not a "
                                                f"request (type {message.get('type')!r})\n"})
+
+
+#: The address ``revasm dap --port`` listens on: this machine only (the adapter reads and
+#: runs any file the client names, so it is never offered to the network).
+LOCALHOST = "127.0.0.1"
+
+
+class TcpServer:
+    """DAP over TCP on localhost: each accepted connection is one debug session (its own
+    :class:`Adapter` and machine) served on a thread of its own until ``disconnect`` or the
+    client closes it; the server goes on listening for the next one until :meth:`close`."""
+
+    def __init__(self, port: int, loader: Loader, host: str = LOCALHOST) -> None:
+        self._loader = loader
+        self._listener = socket.create_server((host, port))
+        self._listener.settimeout(0.2)  # accept() wakes to see close()
+        self.host: str = self._listener.getsockname()[0]
+        self.port: int = self._listener.getsockname()[1]
+        self._closed = threading.Event()
+        self._lock = threading.Lock()
+        self._connections: set[socket.socket] = set()
+        self._adapters: set[Adapter] = set()
+        self._threads: list[threading.Thread] = []
+        #: sessions served so far (ended or not): for the logs and the tests
+        self.sessions = 0
+
+    def serve_forever(self) -> None:
+        """Accept connections until :meth:`close` (from another thread or a signal)."""
+        while not self._closed.is_set():
+            try:
+                connection, _ = self._listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:  # the listener was closed
+                break
+            connection.settimeout(None)
+            with self._lock:
+                if self._closed.is_set():
+                    connection.close()
+                    break
+                self._connections.add(connection)
+                self.sessions += 1
+            thread = threading.Thread(target=self._session, args=(connection,),
+                                      name=f"revasm-dap-{self.sessions}", daemon=True)
+            self._threads.append(thread)
+            thread.start()
+
+    def _session(self, connection: socket.socket) -> None:
+        reader = connection.makefile("rb")
+        writer = connection.makefile("wb")
+        adapter = Adapter(lambda message: write_message(writer, message), self._loader)
+        with self._lock:
+            self._adapters.add(adapter)
+        try:
+            serve_adapter(adapter, reader)
+        except (OSError, ValueError):  # the client went away (reset, broken pipe, closed)
+            pass
+        finally:
+            with self._lock:
+                self._connections.discard(connection)
+                self._adapters.discard(adapter)
+            for stream in (reader, writer):
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+            try:
+                connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            connection.close()
+
+    @property
+    def live_sessions(self) -> int:
+        """The sessions whose threads still run."""
+        return sum(thread.is_alive() for thread in self._threads)
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Stop listening, end the sessions in progress (a motion command that is running
+        stops between two instructions; the connections are shut down) and wait up to
+        ``timeout`` seconds for each session's thread."""
+        self._closed.set()
+        self._listener.close()
+        with self._lock:
+            open_connections = list(self._connections)
+            for adapter in self._adapters:  # a motion in progress stops between two steps
+                if adapter.session is not None:
+                    adapter.session.interrupt_requested = True
+        for connection in open_connections:
+            try:
+                connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        for thread in self._threads:
+            thread.join(timeout)
+
+
+def serve_tcp(port: int, loader: Loader, *, host: str = LOCALHOST,
+              ready: Callable[[int], None] | None = None) -> None:
+    """Serve DAP on ``host:port`` (port 0: a free one, told to ``ready``) until interrupted
+    (Ctrl-C or SIGTERM), then close every session; an OSError if it cannot listen."""
+    server = TcpServer(port, loader, host)
+    if ready is not None:
+        ready(server.port)
+    try:
+        server.serve_forever()
+    finally:
+        server.close()

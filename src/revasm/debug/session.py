@@ -302,26 +302,37 @@ class Session:
 
     def named(self, bank: str = "") -> dict[str, int | float]:
         """Declared names -> value (reals where declared fixed), or their gradient."""
-        out: dict[str, int | float] = {}
+        return {name: self.real(word) if (fixed or bank) else self.fmt.signed(word)
+                for name, (word, fixed) in self.named_words(bank).items()}
+
+    def named_words(self, bank: str = "") -> dict[str, tuple[int, bool]]:
+        """Declared names -> (their unsigned W-bit word, declared fixed), or the words of
+        their gradient: what :meth:`named` shows, before it is read as a value."""
+        out: dict[str, tuple[int, bool]] = {}
         for name, declared in self.image.names.items():
             if declared.register is not None:
                 word = self.registers(bank)[declared.register]
             else:
                 assert declared.address is not None
                 word = self.memory_word(declared.address, "GM" if bank else "")
-            out[name] = self.real(word) if (declared.fixed or bank) else word
+            out[name] = (word & self.fmt.mask, bool(declared.fixed))
         return out
 
     def python_variables(self, bank: str = "") -> dict[str, int | float]:
         """The variables of the compiled function the PC is in, by name (docs/abi.md homes:
         a register, or a frame word at SP + offset).  Only the innermost call's: while a
         call runs, its callers' variables are saved on the stack, not in their homes."""
+        return {name: self.real(word) if (fixed or bank) else self.fmt.signed(word)
+                for name, (word, fixed) in self.python_words(bank).items()}
+
+    def python_words(self, bank: str = "") -> dict[str, tuple[int, bool]]:
+        """The words of :meth:`python_variables` (unsigned) and whether each is fixed."""
         function = self.source.function_at(self.pc)
         if function is None:
             return {}
         registers = self.registers(bank)
         sp = self.machine.registers[STACK_POINTER]
-        out: dict[str, int | float] = {}
+        out: dict[str, tuple[int, bool]] = {}
         for variable in self.source.variables(function):
             if variable.register is not None:
                 word = registers[variable.register]
@@ -329,7 +340,7 @@ class Session:
                 assert variable.frame_offset is not None
                 word = self.memory_word((sp + variable.frame_offset) & self.fmt.mask,
                                         "GM" if bank else "")
-            out[variable.name] = self.real(word) if (variable.fixed or bank) else word
+            out[variable.name] = (word & self.fmt.mask, bool(variable.fixed))
         return out
 
     def output(self) -> list[int]:
