@@ -15,10 +15,9 @@ from revasm.sim.engines import CHOICES, EngineError, choose
 
 from .errors import EXIT_FAILURE, ToolError
 from .loading import is_janus, load_program
-from .machine_io import load_inputs, store
+from .machine_io import load_inputs, load_inputs_over
 from .options import STEP_COUNT, WIDTH
 from .outputs import image_inputs, refuse_overwrite
-from .values import Location, parse_assignment, parse_memory_assignment
 from .waveforms import write_waveforms
 
 #: No step limit unless one is asked for (docs/decisions.md, "No default step limit"): a
@@ -250,15 +249,6 @@ def load_state(machine: Lanes, image: Image, state: dict[str, Any]) -> None:
     load_inputs_over(machine, image, edited, ())
 
 
-def load_inputs_over(machine: Lanes, image: Image, sets: tuple[str, ...],
-                     mems: tuple[str, ...]) -> None:
-    """``--set``/``--mem`` assignments on what the machine holds (no declared defaults)."""
-    for text in sets:
-        location, word = parse_assignment(text, image)
-        store(machine, location, word)
-    for text in mems:
-        address, word = parse_memory_assignment(text, image)
-        store(machine, Location(address=address), word)
 
 
 def print_output_lines(words: list[int]) -> None:

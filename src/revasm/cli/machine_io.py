@@ -13,6 +13,12 @@ def load_inputs(machine: Lanes, image: Image, sets: tuple[str, ...],
     for declared in image.names.values():
         if declared.default is not None:
             store(machine, Location(declared.register, declared.address), declared.default)
+    load_inputs_over(machine, image, sets, mems)
+
+
+def load_inputs_over(machine: Lanes, image: Image, sets: tuple[str, ...],
+                     mems: tuple[str, ...]) -> None:
+    """``--set``/``--mem`` assignments on what the machine holds (no declared defaults)."""
     for text in sets:
         location, word = parse_assignment(text, image)
         store(machine, location, word)

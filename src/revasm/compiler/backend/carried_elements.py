@@ -43,7 +43,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from .code import Instr
-from .induction import loop_at
+from .induction import addi_step, loop_at
 
 #: A live pointer's address: (array, ((variable, stride), ...)) and its constant offset.
 PointerKey = tuple[tuple[str, tuple[tuple[str, int], ...]], int]
@@ -79,15 +79,6 @@ def carry_elements(code: list[Instr], loop_pointers: dict[str, dict[str, Pointer
     return out
 
 
-def _step(instr: Instr) -> tuple[str, int] | None:
-    if instr.mnemonic != "ADDI":
-        return None
-    try:
-        return instr.operands[0], int(instr.operands[1], 0)
-    except ValueError:
-        return None
-
-
 def _uses(body: list[Instr], register: str) -> list[int]:
     return [n for n, instr in enumerate(body) if register in instr.operands]
 
@@ -97,7 +88,7 @@ def _exchanges(body: list[Instr], pointer: str) -> tuple[str, int, int] | None:
     the last use -- by exactly two ``exch R pointer`` of one register R, which are the
     first and the last instructions of the body that name R."""
     uses = _uses(body, pointer)
-    if len(uses) != 3 or _step(body[uses[2]]) is None:
+    if len(uses) != 3 or addi_step(body[uses[2]]) is None:
         return None
     first, last = body[uses[0]], body[uses[1]]
     if not (first.mnemonic == last.mnemonic == "EXCH" and first.operands == last.operands
@@ -121,7 +112,7 @@ def _rewrite(loop: list[Instr], pointers: dict[str, PointerKey], parity: str,
     stop = bottom.operands[1]
     steps: dict[str, list[int]] = {}
     for instr in body:
-        step = _step(instr)
+        step = addi_step(instr)
         if step is not None:
             steps.setdefault(step[0], []).append(step[1])
     counter_step = steps.get(counter, [])

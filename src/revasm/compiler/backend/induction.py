@@ -95,7 +95,9 @@ def loop_at(code: list[Instr], k: int,
     return first, bottom, last
 
 
-def _step(instr: Instr) -> tuple[str, int] | None:
+def addi_step(instr: Instr) -> tuple[str, int] | None:
+    """The register an ``ADDI`` steps and by how much (None for anything else, or a
+    symbolic immediate)."""
     if instr.mnemonic != "ADDI":
         return None
     try:
@@ -131,7 +133,7 @@ def _merge_once(loop: list[Instr], top: int, bottom: int) -> \
     addresses: dict[str, int] = {}  # of those, uses as an exch address
     for n in body:
         instr = loop[n]
-        step = _step(instr)
+        step = addi_step(instr)
         if step is not None:
             steps.setdefault(step[0], []).append((n, step[1]))
             continue
