@@ -44,7 +44,22 @@ def grouped(values: dict) -> dict[str, list[str]]:
         rows.setdefault(base if index.replace(".", "").isdigit() else name, []).append(
             (name, value))
     return {(key if members[0][0] == key else f"{key} ({len(members)} values)"):
-            [", ".join(str(value) for _, value in members)] for key, members in rows.items()}
+            [_shown([value for _, value in members])] for key, members in rows.items()}
+
+
+def _shown(values: list) -> str:
+    """A row's text: the first ``ROW_VALUES`` values, then how many more."""
+    text = ", ".join(str(value) for value in values[:html_report.ROW_VALUES])
+    more = len(values) - html_report.ROW_VALUES
+    return text + (f", … and {more:,} more (every value in --json)" if more > 0 else "")
+
+
+def test_a_long_array_shows_its_first_values_and_how_many_more():
+    values = {f"x.{i}": float(i) for i in range(2000)}
+    [(label, text)] = html_report.grouped_values(values)
+    assert label == "x (2000 values)"
+    assert text.startswith("0.0, 1.0, 2.0") and text.count(", ") == html_report.ROW_VALUES
+    assert text.endswith("63.0, … and 1,936 more (every value in --json)")
 
 
 def test_array_elements_share_one_row():

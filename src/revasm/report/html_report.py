@@ -148,6 +148,11 @@ def _with_total(values: list[int]) -> list[str]:
     return [count(v) for v in values] + [count(sum(values))]
 
 
+#: An array's row shows at most this many values (the GMM's 2 000 points would fill
+#: screens); the JSON report has every one.
+ROW_VALUES = 64
+
+
 def grouped_values(values: dict) -> list[tuple[str, str]]:
     """Named values as table rows, an array's elements (``x.0``, ``x.1``, ``icf.2.1``, in
     their order) on one row ``x (N values)``: a gradient of a few hundred array elements
@@ -162,8 +167,10 @@ def grouped_values(values: dict) -> list[tuple[str, str]]:
         if len(members) == 1 and members[0][0] == key:
             rows.append((key, str(members[0][1])))
         else:
-            rows.append((f"{key} ({len(members)} values)",
-                         ", ".join(str(value) for _, value in members)))
+            shown = ", ".join(str(value) for _, value in members[:ROW_VALUES])
+            if len(members) > ROW_VALUES:
+                shown += f", … and {len(members) - ROW_VALUES:,} more (every value in --json)"
+            rows.append((f"{key} ({len(members)} values)", shown))
     return rows
 
 
