@@ -52,8 +52,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
               "Debug a program forward and backward in time (no trace: the machine runs "
               "back)."),
     "dap": ("commands_debug", "dap",
-            "Serve the Debug Adapter Protocol on stdin/stdout, for VS Code and other "
-            "editors."),
+            "Serve the Debug Adapter Protocol on stdin/stdout (or a localhost port), for "
+            "VS Code and other editors."),
 }
 
 

@@ -181,8 +181,10 @@ def compile_janus_source(text: str, filename: str = "<janus>", *,
 #: The stack of the thread a compilation runs on, and the recursion limit it runs under:
 #: the front ends, the IR passes and the backend walk the program's tree recursively, and
 #: nesting or an expression's length is the user's (400 nested ifs, a 1000-term sum).
+#: The limit leaves every frame 10 KiB of the stack (CPython frames that pass through C
+#: take a few KiB): a program nested deeper is a CompileError, never a stack overflow.
 COMPILE_STACK_BYTES = 1 << 30
-COMPILE_RECURSION_LIMIT = 400_000
+COMPILE_RECURSION_LIMIT = 100_000
 _deep_lock = threading.Lock()
 _deep_users = 0
 _T = TypeVar("_T")
