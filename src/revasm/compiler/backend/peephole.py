@@ -14,7 +14,7 @@ at every label and branch it is zero again, as docs/abi.md says.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 
 from revasm.isa.table import INSTRUCTIONS
@@ -134,22 +134,29 @@ def cancel_inverse_pairs(code: list[Instr]) -> list[Instr]:
     between them; repeated until nothing more cancels."""
     changed = True
     while changed:
-        changed = False
         chain = _Chain(list(code))
-        k = chain.first
-        while k != chain.end:
-            j = _partner(chain, k)
-            if j is None:
-                k = chain.next[k]
-                continue
-            # what the pair blocked before it may cancel now: look again from there
-            resume = chain.back(k, WINDOW)
-            chain.drop(j)
-            chain.drop(k)
-            changed = True
-            k = chain.first if resume == k else resume
+        changed = _drop_pairs(chain, _partner)
         code = chain.live()
     return code
+
+
+def _drop_pairs(chain: _Chain, partner: Callable[[_Chain, int], int | None]) -> bool:
+    """One scan of ``chain`` dropping each instruction and the later one ``partner`` pairs
+    it with; whether any pair went."""
+    dropped = False
+    k = chain.first
+    while k != chain.end:
+        j = partner(chain, k)
+        if j is None:
+            k = chain.next[k]
+            continue
+        # what the pair blocked before it may cancel now: look again from there
+        resume = chain.back(k, WINDOW)
+        chain.drop(j)
+        chain.drop(k)
+        dropped = True
+        k = chain.first if resume == k else resume
+    return dropped
 
 
 def _partner(chain: _Chain, k: int) -> int | None:
@@ -190,16 +197,7 @@ def cancel_exchange_pairs(code: list[Instr]) -> list[Instr]:
     are one and its inverse, in the value bank and in the gradient and tangent banks
     alike; dropping them leaves the element in the register in between."""
     chain = _Chain(list(code))
-    k = chain.first
-    while k != chain.end:
-        j = _exchange_partner(chain, k)
-        if j is None:
-            k = chain.next[k]
-            continue
-        resume = chain.back(k, WINDOW)
-        chain.drop(j)
-        chain.drop(k)
-        k = chain.first if resume == k else resume
+    _drop_pairs(chain, _exchange_partner)
     return chain.live()
 
 
