@@ -139,16 +139,22 @@ def test_j2_gradient_and_hessian_vector_product():
 
 # --- random programs ---------------------------------------------------------------------------
 
+def _forward_and_back_alike(compiled, reference) -> None:
+    """Both machines forward to FINISH, then back to START: the same state after each."""
+    for direction in (1, -1):
+        for machine in (compiled, reference):
+            if direction > 0:
+                machine.run(1)
+            else:
+                machine.run_back()
+        assert_same(compiled, reference)
+
+
 # (hypothesis's first example is the simplest program: a bounded sample of n has n - 1 others)
 @sampled(few, case=straight_line_programs(), seed=st.integers(0, 2**32), bounded=3, full=6)
 def test_straight_line_programs(case, seed):
     compiled, reference = both(case, 3, seed)
-    for machine in (compiled, reference):
-        machine.run(1)
-    assert_same(compiled, reference)
-    for machine in (compiled, reference):
-        machine.run_back()
-    assert_same(compiled, reference)
+    _forward_and_back_alike(compiled, reference)
     gradient_pass(case, compiled, reference, seed, tangent=seed % 2 == 0)
     assert_same(compiled, reference, banks=("G", "T", "TG") if seed % 2 == 0 else ("G",),
                 addresses=sorted(case.memory))
@@ -157,12 +163,7 @@ def test_straight_line_programs(case, seed):
 @sampled(few, case=structured_programs(), seed=st.integers(0, 2**32), bounded=2, full=4)
 def test_structured_programs(case, seed):
     compiled, reference = both(case, 3, seed)
-    for machine in (compiled, reference):
-        machine.run(1)
-    assert_same(compiled, reference)
-    for machine in (compiled, reference):
-        machine.run_back()
-    assert_same(compiled, reference)
+    _forward_and_back_alike(compiled, reference)
 
 
 # --- faults, limits, capacity -------------------------------------------------------------------
