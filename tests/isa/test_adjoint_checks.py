@@ -171,17 +171,22 @@ def _samples(family: str, width: int, rng: random.Random, count: int):
         yield fmt.from_real(b) & fmt.mask, fmt.from_real(c) & fmt.mask
 
 
+def _setup(ins, width: int) -> tuple:
+    """What both derivative checks start from: the word format, its unit in the last place,
+    the instruction's family, its accumulation sign (+= or -=), its one-instruction image,
+    the operands it reads and its error bound in ulps."""
+    fmt = WordFormat(width)
+    sign = 1 if _ACCUMULATE.match(ins.forward)[1] == "+" else -1
+    operands = ("b", "c") if "c" in ins.operand_names else ("b",)
+    return (fmt, 2.0 ** -fmt.frac_bits, _family(ins), sign, _image(ins, width), operands,
+            _error_ulps(ins, width))
+
+
 @pytest.mark.parametrize("width", [64, 32])
 @pytest.mark.parametrize("ins", ACCUMULATE, ids=lambda i: i.mnemonic)
 def test_adjoint_matches_exact_central_differences_and_the_analytic_derivative(ins, width):
-    fmt = WordFormat(width)
-    u = 2.0 ** -fmt.frac_bits
-    family = _family(ins)
+    fmt, u, family, sign, image, operands, error = _setup(ins, width)
     phi, first, _ = ANALYTIC[family]
-    sign = 1 if _ACCUMULATE.match(ins.forward)[1] == "+" else -1
-    image = _image(ins, width)
-    operands = ("b", "c") if "c" in ins.operand_names else ("b",)
-    error = _error_ulps(ins, width)
     e_f = ERROR_BOUND_ULP.get((family, width), 0.5 if family in ("mul", "div") else 0.0)
     h_bits = STEP_BITS[width]
     h = Fraction(1, 1 << h_bits)
@@ -219,14 +224,8 @@ def test_adjoint_matches_exact_central_differences_and_the_analytic_derivative(i
 @pytest.mark.parametrize("width", [64, 32])
 @pytest.mark.parametrize("ins", ACCUMULATE, ids=lambda i: i.mnemonic)
 def test_tangent_and_gradient_tangent_rules_give_first_and_second_partials(ins, width):
-    fmt = WordFormat(width)
-    u = 2.0 ** -fmt.frac_bits
-    family = _family(ins)
+    fmt, u, family, sign, image, operands, error = _setup(ins, width)
     phi, first, second = ANALYTIC[family]
-    sign = 1 if _ACCUMULATE.match(ins.forward)[1] == "+" else -1
-    image = _image(ins, width)
-    operands = ("b", "c") if "c" in ins.operand_names else ("b",)
-    error = _error_ulps(ins, width)
     rng = random.Random(f"{ins.mnemonic}{width}t")
     for b_word, c_word in _samples(family, width, rng, 3):
         b, c = float(fmt.to_fraction(b_word)), float(fmt.to_fraction(c_word))
