@@ -223,3 +223,34 @@ def test_next_steps_over_a_call_and_step_in_enters_it(client):
     assert client.variables(0, "Names")["y"] == "21"
     client.send("disconnect")
     assert client.close() == 0
+
+
+def test_step_back_from_a_functions_first_line_stops_on_the_calling_line(client):
+    """stepIn enters a compiled call at its first line; stepBack from there stops on the
+    caller's line that made the call (one frame fewer), and from main's first line at START."""
+    rfib = ROOT / "examples" / "nilang" / "rfib.py"
+    client.send("initialize", adapterID="revasm")
+    client.send("launch", program=f"{rfib}:rfib", set={"n": 4}, stopOnEntry=True)
+    client.send("configurationDone")
+    assert client.event("stopped")["body"]["reason"] == "entry"
+
+    def where() -> tuple[int, int]:
+        frames = client.send("stackTrace", threadId=1)["body"]["stackFrames"]
+        return frames[0]["line"], len(frames)
+
+    assert where() == (12, 1)  # START, on the def line
+    for request, expected in (("stepIn", (16, 2)), ("stepBack", (12, 1)), ("stepIn", (16, 2))):
+        assert client.send(request, threadId=1)["success"]
+        assert client.event("stopped")["body"]["reason"] == "step"
+        assert where() == expected, request
+    client.send("setBreakpoints", source={"path": str(rfib)}, breakpoints=[{"line": 21}])
+    client.send("continue", threadId=1)
+    assert client.event("stopped")["body"]["reason"] == "breakpoint"
+    assert where() == (21, 2)
+    client.send("setBreakpoints", source={"path": str(rfib)}, breakpoints=[])
+    for request, expected in (("stepIn", (16, 3)), ("stepBack", (21, 2))):
+        assert client.send(request, threadId=1)["success"]
+        assert client.event("stopped")["body"]["reason"] == "step"
+        assert where() == expected, request
+    client.send("disconnect")
+    assert client.close() == 0

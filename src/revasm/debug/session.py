@@ -31,6 +31,8 @@ from .timeline import Frame, Timeline
 
 #: How many instructions one command may execute before it stops on its own
 DEFAULT_STEP_BUDGET = 10_000_000
+#: How far a line step looks back for the place before (a jump, a call's entry: a few)
+LOOK_BACK_LIMIT = 64
 
 
 @dataclass
@@ -164,24 +166,86 @@ class Session:
     def step_line(self, *, backward: bool = False, over: bool = False) -> Stop:
         """To the start of the next (previous) line of the debugged file: the PAL line (a
         pseudo-instruction may be several instructions), or the Python line of a compiled
-        program; ``over`` runs portal calls through whole."""
-        source = self.source
-        start_line = source.line_of(self.pc)
-        depth = len(self.stack)
+        program; ``over`` runs portal calls through whole.
+
+        Both ways stop at the same places: where a *run* of one line (in one call) begins,
+        at its first instruction boundary with no jump in flight, so ``reverse-step`` undoes
+        ``step``.  A call's entry (the function's own line between its portal and its
+        body) is no stop: ``step`` into a call stops on the body's first line, and
+        ``reverse-step`` from there on the caller's line that made the call, as gdb's
+        ``step`` skips a prologue."""
+        start = (self.source.line_of(self.pc), len(self.stack))
+        over_depth = len(self.stack) if over else None
 
         def done(steps: int) -> bool:
-            if steps == 0 or self.machine.br:  # a jump in flight is no line boundary
+            if steps == 0:
                 return False
-            if over and len(self.stack) > depth:
+            here = self._line_place(over_depth)
+            if here is None or here == start:
                 return False
-            line = source.line_of(self.pc)
-            if line is None or (line == start_line and len(self.stack) == depth):
-                return False
-            if backward:  # back to where the line began: the instruction before is not on it
-                before = self.timeline.last_pc()
-                return before is None or source.line_of(before) != line
-            return True
+            # going back, stop only where the line's run began: the place before is elsewhere
+            return not backward or self._line_place_before(over_depth) != here
         return self._run(done, backward, breakpoints=True)
+
+    def _line_place(self, over_depth: int | None, pc: int | None = None) -> \
+            tuple[int, int] | None:
+        """(line, call depth) where a line step may stop at ``pc`` (default: the PC), or
+        None: a jump in flight, a PC with no line, a call's entry before its body, or (for
+        ``next``, ``over_depth`` given) inside a call deeper than where it began."""
+        pc = self.pc if pc is None else pc
+        if self.machine.br or (over_depth is not None and len(self.stack) > over_depth):
+            return None
+        line = self.source.line_of(pc)
+        if line is None or self._at_call_entry(pc):
+            return None
+        return line, len(self.stack)
+
+    def _at_call_entry(self, pc: int) -> bool:
+        """``pc`` is on the called function's own line (its ``def`` or ``procedure``)
+        right after the portal that entered the innermost call, in the direction the call
+        runs: the entry, before the body's first line."""
+        if not self.stack:
+            return False
+        source = self.source
+        portal = self.stack[-1].portal_pc
+        line = source.line_of(portal)
+        direction = self.machine.direction
+        at = portal + direction
+        while line is not None and 0 <= at < len(self.image) and source.line_of(at) == line:
+            if at == pc:
+                return True
+            at += direction
+        return False
+
+    def _line_place_before(self, over_depth: int | None) -> tuple[int, int] | None:
+        """:meth:`_line_place` of the last place before this one where a line step could
+        stop (None: nothing earlier in this pass).  Found by looking back: the timeline
+        goes back and comes forward again, leaving the machine as it was."""
+        timeline = self.timeline
+        if timeline.at_pass_start():
+            return None
+        last = timeline.last_pc()
+        cell = self.machine.program.cell(last) if last is not None else None
+        if last is not None and cell is not None and cell.kind == "data":
+            # no jump lands on a data instruction and it enters no call: the place before
+            # is its own, in this call, with no jump in flight
+            place = self._line_place(over_depth, last)
+            if place is not None:
+                return place
+        with timeline.looking_back():
+            for _ in range(LOOK_BACK_LIMIT):
+                if timeline.at_pass_start():
+                    return None
+                pc, depth = self.pc, len(self.stack)
+                timeline.backward()
+                if over_depth is not None and len(self.stack) > over_depth:
+                    # `next` runs the call through whole: before it, its jump at pc
+                    line = self.source.line_of(pc)
+                    return None if line is None else (line, depth)
+                place = self._line_place(over_depth)
+                if place is not None:
+                    return place
+        return None
 
     def finish(self, *, backward: bool = False) -> Stop:
         """Out of the current call: forward to its return, or back to its call."""

@@ -14,6 +14,8 @@ back over the switch takes the seed out and turns gradient mode off.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from revasm.isa.fixed_point import word_format
@@ -67,6 +69,31 @@ class Timeline:
         if machine.halted:
             return None
         return previous_pc(machine.pc, machine.br, machine.direction)
+
+    def at_pass_start(self) -> bool:
+        """Nothing earlier in this pass: START (time 0), or in the gradient pass the
+        switch (going back from here takes the seed out)."""
+        return self.time == 0 or (self.phase == GRADIENT_PASS and self.time == self.switch_time)
+
+    @contextmanager
+    def looking_back(self) -> Iterator[None]:
+        """A look at the past that leaves nothing changed: inside the block the timeline may
+        go ``backward`` freely; after it the same instructions run forward again, so the
+        machine is as before, bit for bit, with its step and cycle counts and its output log
+        (the look shows nothing: ``on_output`` is off meanwhile)."""
+        machine = self.machine
+        time, phase = self.time, self.phase
+        steps, cycles, shown, on_output = (machine.steps, machine.cycles, len(machine.output),
+                                           machine.on_output)
+        machine.on_output = None
+        try:
+            yield
+        finally:
+            while (self.time, self.phase) != (time, phase):
+                self.forward()
+            machine.steps, machine.cycles = steps, cycles
+            del machine.output[shown:]
+            machine.on_output = on_output
 
     def forward(self) -> bool:
         """One instruction on (or the switch); False at the end.  A fault is raised and
