@@ -8,7 +8,9 @@ moment up to the end of the reference's run: forward runs (examples/fib.pal, a p
 with a second register write, memory, output and a loop, examples/bessel_j2.pal with its
 unit calls), backward ones (every unit operation run back) and runs that fault, each kind
 of fault the core raises.  Most use a core of 256 memory words, whose host load is short;
-the command-line ones the default core.
+the command-line ones the default core.  The reference's file starts at the run pulse (the
+host's load folded into time 0), so it is compared with the RTL's ``load_edges`` edges
+later; with ``--vcd-load`` it has the load too and is compared edge for edge.
 """
 from __future__ import annotations
 
@@ -26,10 +28,11 @@ from vcdvcd import VCDVCD
 from revasm.cli.loading import load_program
 from revasm.cli.machine_io import initial_words
 from revasm.cli.main import cli
+from revasm.isa.timing import FIRST_COMMIT
 from revasm.machine import MachineFault
 from revasm.rtl.hardware.params import CoreParams
 from revasm.rtl.verification.cosim import Job, Lockstep, reference_lane
-from revasm.rtl.verification.waveform import WaveformError, write_vcd
+from revasm.rtl.verification.waveform import PERIOD, WaveformError, load_edges, write_vcd
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -46,18 +49,22 @@ def _steps(changes: list[tuple[int, str]], times: list[int]) -> list[int]:
     return values
 
 
-def _agree(reference: Path, rtl: Path) -> tuple[int, int]:
+def _agree(reference: Path, rtl: Path, params: CoreParams | None = None) -> tuple[int, int]:
     """Every signal of the reference's VCD exists in the RTL's and holds the same value at
     every time either changes it, up to the end of the reference's file; returns (signals,
-    comparisons)."""
+    comparisons).  With ``params``, the reference's file starts at the run pulse: its time
+    t is the RTL's t + the host's load (``load_edges(params)`` clock periods)."""
     ours = VCDVCD(str(reference), store_tvs=True)
     theirs = VCDVCD(str(rtl), store_tvs=True, signals=list(ours.references_to_ids))
+    offset = 0 if params is None else load_edges(params) * PERIOD
     end = ours.endtime
-    assert theirs.endtime > end  # the RTL's file goes on: read-back, the backward run
+    assert theirs.endtime > end + offset  # the RTL's file goes on: read-back, backward run
     compared = 0
     for name in ours.references_to_ids:
         assert name in theirs.references_to_ids, name
-        mine, other = ours[name].tv, theirs[name].tv
+        # the RTL's changes up to the run pulse are its state at the reference's time 0
+        mine = ours[name].tv
+        other = [(max(t - offset, 0), value) for t, value in theirs[name].tv]
         times = sorted({t for t, _ in mine} | {t for t, _ in other if t <= end})
         for time, a, b in zip(times, _steps(mine, times), _steps(other, times)):
             assert a == b, (name, time, a, b)
@@ -152,11 +159,18 @@ def _both(tmp_path: Path, text: str, direction: int) -> tuple[object, object, tu
                   fault=fault)
     (result,) = Lockstep(SMALL).run([job], vcd=str(theirs))
     (run,) = result.runs
-    return fault, run, _agree(ours, theirs)
+    return fault, run, _agree(ours, theirs, SMALL)
 
 
-@pytest.mark.parametrize("source", ["examples/fib.pal", "busy.pal"])
-def test_the_reference_waveforms_equal_the_rtl_ones_on_every_shared_signal(tmp_path, source):
+def _first_edge(changes: list[tuple[int, str]]) -> int:
+    """The clock edge at which a 1-bit signal first rises."""
+    return next(time for time, value in changes if value == "1") // PERIOD
+
+
+@pytest.mark.parametrize(("source", "load"), [("examples/fib.pal", False),
+                                              ("examples/fib.pal", True), ("busy.pal", False)])
+def test_the_reference_waveforms_equal_the_rtl_ones_on_every_shared_signal(tmp_path, source,
+                                                                           load):
     runner = CliRunner()
     if source == "busy.pal":
         (tmp_path / source).write_text(BUSY)
@@ -164,16 +178,42 @@ def test_the_reference_waveforms_equal_the_rtl_ones_on_every_shared_signal(tmp_p
     else:
         path = str(ROOT / source)
     ours, theirs = tmp_path / "reference.vcd", tmp_path / "rtl.vcd"
-    result = runner.invoke(cli, ["run", path, "--vcd", str(ours), "--json"])
+    result = runner.invoke(cli, ["run", path, "--vcd", str(ours), "--json"]
+                           + ["--vcd-load"] * load)
     assert result.exit_code == 0, result.output
     steps = json.loads(result.output)["steps"]
     result = runner.invoke(cli, ["rtl", "sim", path, "--forward-only", "--vcd", str(theirs)])
     assert result.exit_code == 0, result.output
-    signals, compared = _agree(ours, theirs)
+    params = CoreParams(width=load_program(path).width)
+    signals, compared = _agree(ours, theirs, None if load else params)
     assert signals == 22 + 32  # bench.top's and the register file's
-    pulses = VCDVCD(str(ours), store_tvs=True)["bench.top.retire__valid"].tv
+    written = VCDVCD(str(ours), store_tvs=True)
+    pulses = written["bench.top.retire__valid"].tv
     assert sum(value == "1" for _, value in pulses) == steps
     assert compared > 4 * steps
+    # the program starts at the file's first edge, or after the host's load (--vcd-load)
+    run = load_edges(params) if load else 0
+    assert _first_edge(written["bench.top.host__busy"].tv) == run
+    assert _first_edge(pulses) == run + FIRST_COMMIT
+
+
+def test_run_vcd_starts_at_the_run_with_the_loaded_registers(tmp_path):
+    """Without --vcd-load the file's first moment holds the loaded state (x = 1.0 in $1)
+    and its first instruction commits within the first few edges; --vcd-load alone is
+    refused (it says how --vcd writes)."""
+    path = str(ROOT / "examples/bessel_j2.pal")
+    out = tmp_path / "j2.vcd"
+    result = CliRunner().invoke(cli, ["run", path, "--set", "x=1.0", "--vcd", str(out)])
+    assert result.exit_code == 0, result.output
+    written = VCDVCD(str(out), store_tvs=True)
+    image = load_program(path)
+    x = image.names["x"]
+    assert x.register == 1
+    first = written["bench.top.regfile.\\bank[1]"].tv[0]
+    assert first[0] == 0 and int(first[1], 2) == 1 << (32 if image.width == 64 else 16)
+    assert _first_edge(written["bench.top.retire__valid"].tv) == FIRST_COMMIT
+    result = CliRunner().invoke(cli, ["run", path, "--vcd-load"])
+    assert result.exit_code == 2 and "--vcd-load" in result.output
 
 
 def test_bessel_j2_waveforms_equal_the_rtl_ones_unit_calls_included(tmp_path):
@@ -188,7 +228,7 @@ def test_bessel_j2_waveforms_equal_the_rtl_ones_unit_calls_included(tmp_path):
     result = runner.invoke(cli, ["rtl", "sim", path, "--set", "x=1.0", "--forward-only",
                                  "--vcd", str(theirs)])
     assert result.exit_code == 0, result.output
-    signals, compared = _agree(ours, theirs)
+    signals, compared = _agree(ours, theirs, CoreParams(width=load_program(path).width))
     assert signals == 22 + 32 and compared > 4 * steps
 
 
@@ -222,7 +262,7 @@ def test_a_backward_run_that_faults_is_written_from_the_command_line(tmp_path):
     result = runner.invoke(cli, ["rtl", "sim", str(source), "--reverse", "--vcd", str(theirs)])
     assert result.exit_code == 1 and "fault (tape-empty at pc 2, same as the reference)" in (
         result.output)
-    signals, compared = _agree(ours, theirs)
+    signals, compared = _agree(ours, theirs, CoreParams(width=load_program(str(source)).width))
     assert signals == 22 + 32 and compared > 20
     backward = VCDVCD(str(ours), store_tvs=True)["bench.top.host__dir_backward"].tv
     assert backward[-1][1] == "1"

@@ -97,13 +97,19 @@ def load_engine(image: Image, *, engine_name: str, lanes: int = 1, trace: bool =
 @click.option("--vcd", type=click.Path(dir_okay=False), default=None,
               help="Write the run's waveforms to this VCD file: the RTL core's architectural "
                    "signals, with the names and clock timing of `revasm rtl sim --vcd` "
-                   "(needs the 'rtl' extra; docs/simulator.md 'Waveforms').")
+                   "(needs the 'rtl' extra; docs/simulator.md 'Waveforms'). It starts "
+                   "at the run, the loaded registers as its initial values.")
+@click.option("--vcd-load", is_flag=True,
+              help="With --vcd: write the host's load before the run too (each memory cell "
+                   "and register, one clock edge a word), so the file lines up edge for edge "
+                   "with `revasm rtl sim --vcd`'s.")
 @ENGINE
 @STRICT
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
 def run(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: int | None,
         reverse: bool, state_file: str | None, max_steps: int | None, trace: bool,
-        vcd: str | None, engine_name: str, strict: bool, as_json: bool) -> None:
+        vcd: str | None, vcd_load: bool, engine_name: str, strict: bool,
+        as_json: bool) -> None:
     """Run a program (PAL source or image) from START to FINISH.
 
     \b
@@ -120,6 +126,8 @@ def run(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: int | No
     Overflow events (exact results that did not fit) are counted (`overflows`)
     and warned about; --strict makes the first one a fault.
     """
+    if vcd_load and not vcd:
+        raise click.UsageError("--vcd-load says how --vcd writes its file: give --vcd OUT.vcd")
     image = load_program(file, width)
     if reverse and image.finish is None:
         raise ToolError(f"{image.source_file}: error: --reverse needs a FINISH instruction "
@@ -154,7 +162,8 @@ def run(file: str, sets: tuple[str, ...], mems: tuple[str, ...], width: int | No
                      engine=engine_for(engine_name, trace=trace or bool(vcd)),
                      max_steps=max_steps, trace=sink, strict=strict, on_output=live)
     if vcd:
-        write_waveforms(vcd, image, records, sets, mems, reverse=reverse, fault=result.fault)
+        write_waveforms(vcd, image, records, sets, mems, reverse=reverse, fault=result.fault,
+                        load=vcd_load)
     payload = result.to_json()
     if is_janus(file):  # main's variables by their Janus names (arrays and stacks as lists)
         from revasm.compiler.frontend.janus.store import janus_store

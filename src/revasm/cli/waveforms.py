@@ -11,10 +11,10 @@ from .outputs import atomic_path
 
 def write_waveforms(path: str, image: Image, records: list, sets: tuple[str, ...],
                     mems: tuple[str, ...], *, reverse: bool = False,
-                    fault: MachineFault | None = None) -> None:
+                    fault: MachineFault | None = None, load: bool = False) -> None:
     """The run's waveforms as the RTL's (``rtl/verification/waveform.py``), whole or not at all: a
     forward run, or with ``reverse`` a backward one from FINISH, up to its halt or
-    ``fault``."""
+    ``fault``; from the run pulse on, or with ``load`` from the host's load."""
     problem = encoding_problem(image, "--vcd writes the RTL core's signals; the core",
                                "run without --vcd")
     if problem is not None:
@@ -31,7 +31,7 @@ def write_waveforms(path: str, image: Image, records: list, sets: tuple[str, ...
     try:
         with atomic_path(path) as temporary, open(temporary, "w") as out:
             write_vcd(out, image, records, registers, memory, params=params,
-                      direction=-1 if reverse else 1, fault=fault)
+                      direction=-1 if reverse else 1, fault=fault, load=load)
     except WaveformError as exc:
         raise ToolError(f"{image.source_file}: error: --vcd: {exc}") from None
     except OSError as exc:

@@ -11,6 +11,13 @@ ISA-level and the RTL run open side by side in GTKWave or Surfer, and every sign
 has equals the RTL's at every moment of the run (``tests/cli/test_waveforms.py``).  The RTL's
 data outputs that hold a don't-care value when their enable is low (``retire__wa_data``,
 ...) and the units' internals are not written.
+
+The file starts where the program starts: the host's load (every memory cell and register
+written one clock edge each through the host port, ~2 080 edges on the default core, most
+of a short run's file) is folded into time 0 -- the registers hold their loaded words from
+the first moment, as a simulator preloads a memory -- and the first rising edge is the run
+pulse, so every signal equals the RTL's ``load_edges(params)`` edges later.  ``load=True``
+(``revasm run --vcd-load``) writes the load too: the RTL file's timeline edge for edge.
 """
 from __future__ import annotations
 
@@ -62,10 +69,13 @@ def edge_time(edge: int) -> int:
 
 def write_vcd(out: TextIO, image: Image, records: list[TraceRecord],
               registers: dict[int, int], memory: dict[int, int], *, direction: int = 1,
-              params: CoreParams | None = None, fault: MachineFault | None = None) -> int:
+              params: CoreParams | None = None, fault: MachineFault | None = None,
+              load: bool = False) -> int:
     """Write the waveforms of one run, in ``direction``, that halted or stopped on
     ``fault``; ``registers``/``memory`` are the words it started from, ``records`` its
-    trace.  Returns the number of clock edges."""
+    trace.  The file starts at the run pulse, the loaded registers as its initial values;
+    with ``load`` it starts with the host's load, as the RTL's does.  Returns the number of
+    clock edges."""
     from .cosim import overflow_count
 
     params = params or CoreParams(width=image.width)
@@ -144,8 +154,13 @@ def write_vcd(out: TextIO, image: Image, records: list[TraceRecord],
         pc = int(fault.pc if fault.pc is not None else start)
         edge = fetch + _edges_to_fault(fault.kind, pc, image, values, now_backward, params)
         events[edge] += [("host__busy", 0), *_fault_events(fault, pc)]
+    initial: dict[str, int] = {}
+    if not load:  # the load folded into time 0: its words are where the file starts
+        for edge in sorted(edge for edge in events if edge < run):
+            initial.update(events.pop(edge))
+        events = defaultdict(list, {edge - run: changes for edge, changes in events.items()})
     end = max(events) + 2
-    _write(out, params, events, end)
+    _write(out, params, events, end, initial)
     return end
 
 
@@ -179,7 +194,7 @@ def _edges_to_fault(kind: str, pc: int, image: Image, registers: list[int], back
 
 
 def _write(out: TextIO, params: CoreParams, events: dict[int, list[tuple[str, int]]],
-           end: int) -> None:
+           end: int, initial: dict[str, int]) -> None:
     widths = {"clk": 1, "host__busy": 1, "host__halted": 1, "host__pc": params.pc_width,
               "host__br": params.br_width, "host__dir_backward": 1, "retire__valid": 1,
               "retire__pc": params.pc_width, "retire__insn": 32, "retire__backward_in": 1,
@@ -189,11 +204,13 @@ def _write(out: TextIO, params: CoreParams, events: dict[int, list[tuple[str, in
               "host__fault": 1, "host__fault_kind": Shape.cast(range(len(FAULT_NAMES))).width,
               "host__fault_pc": params.pc_width}
     with VCDWriter(out, timescale="1 fs", date="revasm run --vcd") as writer:
-        signals = {name: writer.register_var("bench.top", name, "wire", size=size, init=0)
+        signals = {name: writer.register_var("bench.top", name, "wire", size=size,
+                                             init=initial.get(name, 0))
                    for name, size in widths.items()}
         for register in range(32):
             signals[f"bank{register}"] = writer.register_var(
-                "bench.top.regfile", f"\\bank[{register}]", "wire", size=params.width, init=0)
+                "bench.top.regfile", f"\\bank[{register}]", "wire", size=params.width,
+                init=initial.get(f"bank{register}", 0))
         for edge in range(end):
             writer.change(signals["clk"], edge_time(edge), 1)
             for name, value in events.get(edge, ()):
