@@ -59,4 +59,4 @@ docs: $(STAMP)
 	$(BIN)/python -m revasm.isa.docs > docs/isa.md
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info "$${XDG_CACHE_HOME:-$$HOME/.cache}/revasm/test-kernels"

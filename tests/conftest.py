@@ -3,22 +3,48 @@ from __future__ import annotations
 
 import gc
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 
-# The compiled engine's kernels go to a cache of this session's own, never the user's
-# (~/.cache/revasm): a test run neither reads stale kernels nor leaves files behind.  One
-# cache for the whole run: pytest's main process makes it (this file is loaded there
-# first, ``testpaths``) and the xdist workers inherit its name, so a kernel one worker
-# compiled the other loads, as two processes of a user's share ~/.cache/revasm (the cache
-# is written by atomic renames, numba's files too).
+from revasm.rtl.tools import cache_dir
+
+# The compiled and tile engines' kernels go to the test suite's own cache, never the user's
+# (~/.cache/revasm/kernels): a test run neither fills the user's cache with random programs'
+# kernels nor reads what the user compiled.  It is kept between runs, as the Verilator
+# builds are (~/.cache/revasm/verilator): numba's compiles are most of a cold run's time
+# (docs/decisions.md, "make test keeps its kernels between runs"), and a kernel's file name
+# hashes its text and the engines' sources, so a changed engine never loads a stale one.
+# ``$REVASM_TEST_KERNEL_CACHE`` names another directory; at a session's start a cache grown
+# past TEST_CACHE_BYTES is emptied.  One cache for the whole run: pytest's main process
+# settles it (this file is loaded there first, ``testpaths``) and the xdist workers inherit
+# its name, so a kernel one worker compiled the other loads, as two processes of a user's
+# share ~/.cache/revasm (the cache is written by atomic renames, numba's files too).
 _SHARED = "REVASM_TEST_KERNEL_CACHE"
-if _SHARED not in os.environ:
-    _KERNEL_CACHE = tempfile.TemporaryDirectory(prefix="revasm-test-kernels-")
-    os.environ[_SHARED] = _KERNEL_CACHE.name
+#: The size past which a session starts the test kernel cache afresh.
+TEST_CACHE_BYTES = 2 << 30
+
+
+def _settle_test_cache() -> None:
+    """Name the run's kernel cache (``$REVASM_TEST_KERNEL_CACHE``), emptied if too large."""
+    if _SHARED in os.environ:
+        return
+    root = cache_dir("test-kernels")
+    if root.is_dir():
+        size = sum(f.stat().st_size for f in root.rglob("*") if f.is_file())
+        if size > TEST_CACHE_BYTES:
+            shutil.rmtree(root, ignore_errors=True)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError:  # no writable cache: this run's own, as before
+        root = Path(tempfile.mkdtemp(prefix="revasm-test-kernels-"))
+    os.environ[_SHARED] = str(root)
+
+
+_settle_test_cache()
 os.environ["REVASM_CACHE_DIR"] = os.environ[_SHARED]
 
 # The collector runs after 50 000 new objects instead of 700: numba's compiles make

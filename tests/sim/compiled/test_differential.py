@@ -35,8 +35,6 @@ from sampling import SAMPLES as SAMPLE_NAMES
 from revasm.isa import INSTRUCTIONS, decode
 from revasm.sim.reference.engine import ReferenceLanes
 
-pytestmark = pytest.mark.usefixtures("fresh_kernel_cache")  # kernels of its own
-
 #: The bounded sample in ``make test``, the full one in ``make test-long``.
 
 

@@ -9,7 +9,6 @@ from differential import (
 )
 from sampling import SAMPLES as SAMPLE_NAMES
 
-pytestmark = pytest.mark.usefixtures("fresh_kernel_cache")  # kernels of its own
 
 @pytest.mark.slow
 @pytest.mark.parametrize("sample", SAMPLE_NAMES)

@@ -30,7 +30,6 @@ from revasm.sim.compiled import machine
 from revasm.sim.compiled.interpreter import interpreter_source
 from revasm.sim.compiled.machine import CompiledLanes
 
-pytestmark = pytest.mark.usefixtures("fresh_kernel_cache")  # kernels of its own
 FIB = Path(__file__).resolve().parents[3] / "examples" / "fib.pal"
 
 

@@ -340,15 +340,28 @@ def test_the_tile_vocabulary_by_width_is_the_tables():
 
 def test_the_fast_loops_call_the_vector_forms():
     """At W = 64 every division of a guard and a fast loop is the division without a divide
-    instruction, admitted by its check; the exact loops keep the 128/64 division."""
+    instruction, admitted by its check; the exact loops keep the 128/64 division; a step that
+    calls the function unit (an elementary function, a rotation) has only the exact loop."""
     import re
 
     for gradient_mode in (False, True):
         source = tile_source(64, gradient=gradient_mode)
-        short = len(re.findall(r"\bfdiv_short64\(", source))
-        checks = len(re.findall(r"\bfdiv_short_ok64\(", source))
-        exact = len(re.findall(r"\bfdiv_ovf\(", source))
-        assert checks > 0 and short == 2 * checks and exact == checks
+        steps = re.findall(r"\ndef (step_\w+)\((.*?)(?=\n@njit|\Z)", source, re.S)
+        assert len(steps) > 50
+        fast_divisions = scalar_steps = 0
+        for name, text in steps:
+            short = len(re.findall(r"\bfdiv_short64\(", text))
+            checks = len(re.findall(r"\bfdiv_short_ok64\(", text))
+            exact = len(re.findall(r"\bfdiv_ovf\(", text))
+            scalar = re.search(r"\b(fn_\w+|rot_planned|irot_planned)\(", text)
+            scalar_steps += scalar is not None
+            assert not (scalar and "if fast:" in text), name
+            if "if fast:" in text:
+                assert short == 2 * checks and exact == checks, name
+                fast_divisions += checks
+            else:
+                assert short == checks == 0, name
+        assert fast_divisions > 0 and scalar_steps >= 4 * 14
 
 
 # --- per-program kernels (fused.py) -----------------------------------------------------------

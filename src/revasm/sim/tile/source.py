@@ -38,6 +38,7 @@ from collections.abc import Callable
 
 from revasm.isa.adjoint import mode_template
 from revasm.isa.fixed_point import word_format
+from revasm.isa.primitives import operations
 from revasm.isa.step_order import FAULTING_CALLS
 from revasm.isa.table import INSTRUCTIONS
 from revasm.isa.timing import step_timing
@@ -177,6 +178,11 @@ def step_name(number: int, direction: int) -> str:
 GUARDED_CALLS = FAULTING_CALLS - {"overflow"}
 #: The calls a guard must not make on a word its check found outside their domain.
 DOMAIN_CALLS = frozenset({"fn_log", "fn_sqrt", "fn_pow"})
+#: The function unit's calls (the elementary functions, the rotations): a step that makes one
+#: runs only the lane-by-lane loop (``TileSource.data_function``) -- each is a scalar call per
+#: lane, which no vector loop speeds up, and the guard and fast loop would triple the step's
+#: code that numba compiles (a third of the tile interpreter's compile time).
+SCALAR_CALLS = frozenset(operations("function"))
 #: Table entries whose step decides BR or DIR (executed with the come-from check).
 CONTROL_KINDS = ("branch", "rbra", "swapbr")
 #: ``tile_run`` compiles with numba's ``error_model="numpy"``: its default checks every
@@ -299,7 +305,8 @@ class TileSource:
         self.lines = []
         out = self.out
         indent = 1
-        guard = self.guard(number, direction)
+        guard = None if self.calls(number, direction) & SCALAR_CALLS \
+            else self.guard(number, direction)
         if guard is not None:
             out(indent, "fast = full and not strict")
             fast_lines = self.body(number, direction, exits=["pass"])
@@ -377,6 +384,11 @@ class TileSource:
                 for s in guard):
             return None
         return "\n".join(ast.unparse(s) for s in guard)
+
+    def calls(self, number: int, direction: int) -> set[str]:
+        """The names an entry's step calls (its template for the direction and mode)."""
+        return {node.func.id for node in ast.walk(ast.parse(self.template(number, direction)))
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
 
     def control_leaf(self, number: int, direction: int, indent: int) -> None:
         """A control entry: each lane's BR (and DIR) through the template, the come-from
