@@ -156,6 +156,26 @@ def test_a_corrupt_npz_is_a_clear_error(tmp_path, content):
     assert "internal error" not in result.output
 
 
+def test_a_parquet_column_name_that_is_not_utf8_is_a_clear_error(tmp_path):
+    """Found by the fuzz campaign: pyarrow fails decoding such a name (UnicodeDecodeError)."""
+    import io
+
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    buffer = io.BytesIO()
+    pq.write_table(pa.table({"x\u00e9": [1.0, 2.0]}), buffer, store_schema=False)
+    inputs = tmp_path / "bad.parquet"
+    inputs.write_bytes(buffer.getvalue().replace(b"x\xc3\xa9", b"x\xf8\xf8"))
+    from revasm.batching.sources import ParquetSource
+
+    with pytest.raises(BatchInputError, match="not a valid Parquet file"):
+        ParquetSource.scan(str(inputs))
+    result = invoke("batch", EXAMPLES / "fixed_point.pal", "--inputs", inputs)
+    assert result.exit_code == 1 and "not a valid Parquet file" in result.output
+    assert "Traceback" not in result.output and "internal error" not in result.output
+
+
 def test_npz_of_one_array_or_of_strings_is_refused(tmp_path):
     one = tmp_path / "one.npz"
     with open(one, "wb") as stream:

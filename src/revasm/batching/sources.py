@@ -345,17 +345,19 @@ class ParquetSource:
         for file in files:
             try:
                 metadata = pq.ParquetFile(file)
-            except (OSError, pa.ArrowException) as exc:
+                file_schema = metadata.schema_arrow
+            except (OSError, pa.ArrowException, UnicodeDecodeError) as exc:
+                # (a column name that is not UTF-8 fails in pyarrow's decoding of it)
                 raise BatchInputError(f"{file}: not a valid Parquet file ({exc})") from None
             if schema is None:
-                schema = metadata.schema_arrow
+                schema = file_schema
                 names = [_parquet_number(file, column) for column in schema]
                 for index, name in enumerate(names):
                     if name in names[:index]:
                         raise BatchInputError(f"{file}: column {name!r} is named twice "
                                               f"(columns {names.index(name) + 1} and "
                                               f"{index + 1})")
-            elif not metadata.schema_arrow.equals(schema):
+            elif not file_schema.equals(schema):
                 raise BatchInputError(f"{file}: its columns differ from those of {files[0]}")
             for group in range(metadata.metadata.num_row_groups):
                 groups.append((file, group, rows))
@@ -380,7 +382,7 @@ class ParquetSource:
             table = pa.concat_tables(
                 pq.ParquetFile(file).read_row_group(index, columns=list(self.names))
                 for file, index, _ in wanted)
-        except (OSError, pa.ArrowException) as exc:
+        except (OSError, pa.ArrowException, UnicodeDecodeError) as exc:
             raise BatchInputError(f"{self.path}: rows {start + 1} to {stop} are unreadable "
                                   f"({exc})") from None
         table = table.slice(start - wanted[0][2], stop - start)
