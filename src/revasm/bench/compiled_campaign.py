@@ -1,7 +1,7 @@
 """The differential campaign: the compiled engine against the reference on 10^4 random programs.
 
     python bench/compiled_campaign.py [--programs 10000] [--workers 2] [--seed 0] [--quick]
-                                      [--kernel program|interpreter]
+                                      [--kernel program|interpreter|tile]
 
 The checks of ``tests/support/differential.py`` on many more programs than ``make
 test``'s sample: straight-line programs over every data instruction, structured programs
@@ -16,7 +16,8 @@ campaign stopped part-way loses at most its running chunks: run it again and it 
 ``--quick`` (a few dozen programs) writes ``compiled_campaign.quick.json`` instead and
 never touches the full result.  ``--kernel interpreter`` checks the engine's interpreter
 kernel (sim/compiled/interpreter.py) instead of the programs' own kernels, into
-``compiled_campaign_interpreter.json`` (and its chunk log).  Needs the repository's tests
+``compiled_campaign_interpreter.json`` (and its chunk log); ``--kernel tile`` the tile engine
+(sim/tile: its interpreter, tiles of lanes in lockstep) into ``compiled_campaign_tile.json``.  Needs the repository's tests
 folder (the generators) and hypothesis; kernels go to a temporary cache directory.
 """
 from __future__ import annotations
@@ -66,6 +67,10 @@ def run_chunk(kind: str, width: int, count: int, seed: int) -> dict:
     import differential
     from program_generators import examples
 
+    if os.environ.get("REVASM_KERNEL") == "tile":  # the tile engine against the reference
+        from revasm.sim.engines import engine
+
+        differential.ENGINE = engine("tile")
     started = time.perf_counter()
     cases = examples(differential.STRATEGIES[kind](width), count, seed=seed)
     reports = differential.check_sample(cases, seed=seed, derivative_every=KINDS[kind][1])
@@ -190,9 +195,10 @@ def main() -> None:
                         help="60 programs; writes compiled_campaign.quick.json")
     parser.add_argument("--fresh", action="store_true",
                         help="start over instead of resuming the chunks already logged")
-    parser.add_argument("--kernel", choices=("program", "interpreter"), default="program",
+    parser.add_argument("--kernel", choices=("program", "interpreter", "tile"),
+                        default="program",
                         help="the compiled engine's kernels to check (default: each "
-                             "program's own)")
+                             "program's own), or the tile engine")
     args = parser.parse_args()
     os.environ["REVASM_KERNEL"] = args.kernel  # the workers' compiled engine
     programs = 60 if args.quick else args.programs
