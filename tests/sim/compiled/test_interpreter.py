@@ -100,9 +100,10 @@ def test_the_kernel_has_one_case_per_entry_and_direction():
             assert source.count(f"# {ins.mnemonic}\n") == 2, ins.mnemonic
 
 
-def test_auto_runs_long_programs_on_the_interpreter(monkeypatch):
+def test_auto_runs_long_programs_on_the_interpreter(monkeypatch, tmp_path):
     """``auto`` compiles a program's own kernel unless it is longer than
     ``PROGRAM_KERNEL_LINES`` and not compiled yet; ``program`` and ``interpreter`` force."""
+    monkeypatch.setenv("REVASM_CACHE_DIR", str(tmp_path))  # fib's kernel not compiled yet
     image = assemble_file(FIB)
     lines = CompiledLanes(image, 1, kernel="program").kernel_source().count("\n")
     monkeypatch.setattr(machine, "PROGRAM_KERNEL_LINES", lines - 1)
