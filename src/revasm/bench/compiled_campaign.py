@@ -16,9 +16,10 @@ campaign stopped part-way loses at most its running chunks: run it again and it 
 ``--quick`` (a few dozen programs) writes ``compiled_campaign.quick.json`` instead and
 never touches the full result.  ``--kernel interpreter`` checks the engine's interpreter
 kernel (sim/compiled/interpreter.py) instead of the programs' own kernels, into
-``compiled_campaign_interpreter.json`` (and its chunk log); ``--kernel tile`` the tile engine
-(sim/tile: its interpreter, tiles of lanes in lockstep) into ``compiled_campaign_tile.json``.  Needs the repository's tests
-folder (the generators) and hypothesis; kernels go to a temporary cache directory.
+``compiled_campaign_interpreter.json`` (and its chunk log); ``--kernel tile`` the tile
+engine (sim/tile: its interpreter, tiles of lanes in lockstep) into
+``compiled_campaign_tile.json``.  Needs the repository's tests folder (the generators) and
+hypothesis; kernels go to a temporary cache directory (``$REVASM_CACHE_DIR`` if set).
 """
 from __future__ import annotations
 
