@@ -221,6 +221,70 @@ def remembered_slots(guard: list[str], fast: list[str]
     return kept, taken, uniform
 
 
+_CODE_CHECK = re.compile(r"^if (_w\d+) < U\(CODE_LENGTH\) and CODE\[\1\]:$")
+_DENSE_CHOICE = re.compile(r"^if (_w\d+) < U\(DENSE_LENGTH\):$")
+_ADDRESS = re.compile(r"^_\w+ = [^=]*$")
+
+
+def shared_slot_check(guard: list[str]) -> list[str] | None:
+    """For a guard (``remembered_slots``') of one memory look-up and nothing else that
+    could stop a lane: lines that run it for lane ``lo`` alone, then count in ``differ``
+    the lanes that would not find the same slot -- another address word, or, for a table
+    slot, a table without the word there (a table has no deletions: a word stored at a slot
+    is found there) -- in a loop without a probe, which LLVM vectorises.  ``differ == 0``:
+    every lane's look-up is lane ``lo``'s (``SLOTS[0, 0]``, already in its table) and none
+    faults, so the uniform fast loop may run with no per-lane look-up at all (J2's stack in
+    the gradient pass: EXCH 2.9 -> 0.x ns a lane).  None when the guard is anything else."""
+    stripped = [line.strip() for line in guard]
+    if sum("window_slot(" in line for line in stripped) != 1:
+        return None
+    choice = next((i for i, line in enumerate(stripped) if _DENSE_CHOICE.match(line)), None)
+    if choice is None or _indent(guard[choice]) != 0:
+        return None
+    word = _DENSE_CHOICE.match(stripped[choice])[1]  # type: ignore[index]
+    end = _block_end(guard, choice, 0)
+    address, position = [], 0
+    while position < choice:  # the address word's lines, then only its CODE check
+        line = stripped[position]
+        found = _CODE_CHECK.match(line)
+        if found and found[1] == word and stripped[position + 1] == "bad += 1" and \
+                position + 2 == choice:
+            break
+        if _indent(guard[position]) or not _ADDRESS.match(line) or "bad" in line or \
+                "SLOTS" in line:
+            return None
+        address.append(line)
+        position += 1
+    else:
+        if address == []:
+            return None
+    if not address or any("bad" in line or "SLOTS" in line for line in stripped[end:]
+                          if not line.startswith("varied += ")):
+        return None
+    block = "\n".join(stripped[choice:end])
+    if block.count("bad += 1") != 1:
+        return None
+    limit = "MEM.shape[1] - KEYS.shape[1]"  # the table's first slot
+    out = ["bad = 0", "varied = 0", "k = 0", "lane = U(lo)", *guard,
+           "differ = bad + varied  # lane lo faults or needs room: no shared slot",
+           "if differ == 0:",
+           f"    W0 = {word}",
+           "    S0 = SLOTS[0, 0]",
+           f"    if W0 < U(DENSE_LENGTH) or S0 < {limit}:  # the word decides the slot",
+           "        for k in range(n):",
+           "            lane = U(lo + k)",
+           *[f"            {line}" for line in address],
+           f"            differ += 0 if {word} == W0 else 1",
+           "    else:  # a table slot: every lane's table holds the word there",
+           "        K0 = table_key(W0)",
+           f"        ROW = S0 - ({limit})",
+           "        for k in range(n):",
+           "            lane = U(lo + k)",
+           *[f"            {line}" for line in address],
+           f"            differ += 0 if {word} == W0 and KEYS[lane, ROW] == K0 else 1"]
+    return out
+
+
 #: A branch function's arguments (``TileSource.branch_function``).
 BRANCH_ARGS = "lo, n, idx, full, o_a, o_b, o_off, R, CTL"
 
@@ -386,6 +450,13 @@ class TileSource:
                     fast_lines = short_divisions(fast_lines)
                 guard_lines, fast_lines, uniform = remembered_slots(guard_lines, fast_lines)
                 slots = "varied" in "\n".join(guard_lines)
+                shared = None if uniform is None else shared_slot_check(guard_lines)
+                if shared is not None:
+                    out(indent, "differ = 1")
+                    out(indent, "if fast:  # lane lo's look-up: do all lanes share its slot?")
+                    self.outs(indent + 1, shared)
+                    out(indent, "if fast and differ == 0:  # one slot, no fault: contiguous rows")
+                    self.out_uniform(indent, uniform)
                 out(indent, "if fast:  # the guard: would any lane fault or need room?")
                 out(indent + 1, "bad = 0  # a count: LLVM vectorises a sum, not a flag")
                 if slots:
@@ -396,13 +467,7 @@ class TileSource:
                 out(indent + 1, "fast = bad == 0")
                 if uniform is not None:
                     out(indent, "if fast and varied == 0:  # one slot per look-up: contiguous rows")
-                    for column in range(SLOT_COLUMNS):
-                        if f"SLOT{column}" in "\n".join(uniform):
-                            out(indent + 1, f"SLOT{column} = SLOTS[0, {column}]")
-                    out(indent + 1, "for k in range(n):")
-                    out(indent + 2, "lane = U(lo + k)")
-                    self.outs(indent + 2, uniform)
-                    out(indent + 1, "return left")
+                    self.out_uniform(indent, uniform)
             out(indent, "if fast:  # every lane of the tile, no exits: vector code")
             out(indent + 1, "for k in range(n):")
             out(indent + 2, "lane = U(lo + k)  # (unsigned: no wraparound, so LLVM vectorises)")
@@ -438,6 +503,17 @@ class TileSource:
         self.lines += body
         out(0, "")
         out(0, "")
+
+    def out_uniform(self, indent: int, uniform: list[str]) -> None:
+        """The uniform fast loop (``remembered_slots``), inside its ``if``: each look-up's
+        slot lane ``lo``'s, a scalar."""
+        for column in range(SLOT_COLUMNS):
+            if f"SLOT{column}" in "\n".join(uniform):
+                self.out(indent + 1, f"SLOT{column} = SLOTS[0, {column}]")
+        self.out(indent + 1, "for k in range(n):")
+        self.out(indent + 2, "lane = U(lo + k)")
+        self.outs(indent + 2, uniform)
+        self.out(indent + 1, "return left")
 
     def guard(self, number: int, direction: int) -> str | None:
         """The part of an entry's step up to its last fault check (``""``: none), which
