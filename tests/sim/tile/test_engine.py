@@ -310,7 +310,8 @@ STACKING = """;; pendulum pal file
 
 def test_memory_steps_at_one_address_on_every_lane_and_at_several():
     """A memory step whose lanes all look up one slot runs its uniform fast loop (the slot
-    a scalar: contiguous rows), one whose lanes differ the fast loop with a slot per lane,
+    a scalar: contiguous rows; with no per-lane look-up when every lane's table already
+    holds the word at lane lo's slot), one whose lanes differ the fast loop with a slot per lane,
     a tile with a new address the exact loop (a lane's table grows): forward and in the
     gradient pass, lane by lane the reference's, table and window addresses alike."""
     image = assemble(STACKING, "stacking.pal")
@@ -336,9 +337,12 @@ def test_memory_steps_at_one_address_on_every_lane_and_at_several():
     source = tile_source(64, gradient=True)
     for name in ("step_exch_f", "step_exch_b"):
         text = source.split(f"def {name}(")[1].split("\n@njit")[0]
-        uniform = text.split("if fast and varied == 0:")[1].split("return left")[0]
-        assert "SLOT0 = SLOTS[0, 0]" in uniform and "window_slot(" not in uniform
-        assert "SLOTS[k" not in uniform and "DENSE[" not in uniform
+        for shared in ("if fast and varied == 0:", "if fast and differ == 0:"):
+            uniform = text.split(shared)[1].split("return left")[0]
+            assert "SLOT0 = SLOTS[0, 0]" in uniform and "window_slot(" not in uniform
+            assert "SLOTS[k" not in uniform and "DENSE[" not in uniform
+        check = text.split("if fast and differ == 0:")[0]
+        assert check.count("window_slot(") == 1 and "KEYS[lane, ROW] == K0" in check
 
 
 def test_one_lane_differentiates_like_the_reference():
