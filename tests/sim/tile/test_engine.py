@@ -283,6 +283,68 @@ def test_overflow_counts_and_strict_faults_like_the_reference(strict):
                 theirs.kind, theirs.pc, theirs.step, theirs.message)
 
 
+STACKING = """;; pendulum pal file
+.width  64
+.input  p  $1 int = 0
+.input  x  $5 fixed = 1.0
+.loss   y  $7
+        start
+        addi   $2 1000       ; an address in each lane's table, 1000 + p
+        add    $2 $1
+        addi   $8 20         ; an address in the window, 20 + p
+        add    $8 $1
+        add    $9 $5
+        exch   $9 $8         ; memory[20 + p] = x
+        addmul $3 $5 $5
+        exch   $3 $2         ; memory[1000 + p] = x^2
+        addi   $2 1
+        addmul $4 $5 $5
+        exch   $4 $2         ; memory[1001 + p] = x^2
+        exch   $6 $2         ; and back: $6 = x^2
+        addmul $7 $6 $5      ; y = x^3
+        exch   $10 $8        ; $10 = x
+        addmul $7 $10 $5     ; y = x^3 + x^2
+        finish
+"""
+
+
+def test_memory_steps_at_one_address_on_every_lane_and_at_several():
+    """A memory step whose lanes all look up one slot runs its uniform fast loop (the slot
+    a scalar: contiguous rows; with no per-lane look-up when every lane's table already
+    holds the word at lane lo's slot), one whose lanes differ the fast loop with a slot per lane,
+    a tile with a new address the exact loop (a lane's table grows): forward and in the
+    gradient pass, lane by lane the reference's, table and window addresses alike."""
+    image = assemble(STACKING, "stacking.pal")
+    lanes = 212
+    p = np.zeros(lanes, dtype=np.int64)
+    p[70] = 3  # the second tile: one lane at other addresses
+    p[128:192] = np.arange(64) % 4  # the third: four addresses
+    p[192:] = 2  # the last (partial) tile: one address, not the first tiles'
+    x = np.random.default_rng(5).integers(-3 << 32, 3 << 32, lanes)
+    machines = [TileLanes(image, lanes, tile=64), engine("reference").load(image, lanes)]
+    for machine in machines:
+        machine.set_bank_word("R", 1, p)
+        machine.set_bank_word("R", 5, x)
+        machine.run(1)
+    _alike(*machines, lanes)
+    for machine in machines:
+        machine.set_bank_word("G", 7, 1 << 32)
+        machine.gradient = True
+        machine.run_back()
+    _alike(*machines, lanes)
+    assert machines[0].bank_word("G", 5).tolist() == machines[1].bank_word("G", 5).tolist()
+    assert machines[0].halted.all()
+    source = tile_source(64, gradient=True)
+    for name in ("step_exch_f", "step_exch_b"):
+        text = source.split(f"def {name}(")[1].split("\n@njit")[0]
+        for shared in ("if fast and varied == 0:", "if fast and differ == 0:"):
+            uniform = text.split(shared)[1].split("return left")[0]
+            assert "SLOT0 = SLOTS[0, 0]" in uniform and "window_slot(" not in uniform
+            assert "SLOTS[k" not in uniform and "DENSE[" not in uniform
+        check = text.split("if fast and differ == 0:")[0]
+        assert check.count("window_slot(") == 1 and "KEYS[lane, ROW] == K0" in check
+
+
 def test_one_lane_differentiates_like_the_reference():
     image = assemble_file(EXAMPLES / "bessel_j2.pal", width=64)
     expected = gradient(image, inputs={"x": 0.75}, engine="reference")
@@ -340,8 +402,9 @@ def test_the_tile_vocabulary_by_width_is_the_tables():
 
 def test_the_fast_loops_call_the_vector_forms():
     """At W = 64 every division of a guard and a fast loop is the division without a divide
-    instruction, admitted by its check; the exact loops keep the 128/64 division; a step that
-    calls the function unit (an elementary function, a rotation) has only the exact loop."""
+    instruction, admitted by its check (counted without a branch); the exact loops keep the
+    128/64 division; a step that calls the function unit (an elementary function, a
+    rotation) has only the exact loop."""
     import re
 
     for gradient_mode in (False, True):
@@ -358,6 +421,8 @@ def test_the_fast_loops_call_the_vector_forms():
             assert not (scalar and "if fast:" in text), name
             if "if fast:" in text:
                 assert short == 2 * checks and exact == checks, name
+                # a check that branches kept LLVM from vectorising the gradient guards
+                assert "if not fdiv_short_ok64(" not in text, name
                 fast_divisions += checks
             else:
                 assert short == checks == 0, name

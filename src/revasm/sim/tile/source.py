@@ -120,43 +120,167 @@ def short_division_checks(lines: list[str]) -> list[str]:
     """A guard's lines with, after each W = 64 division, the check that the fast loop's
     division without a divide instruction (``vocab.fdiv_short64``) gives its words: a
     lane whose quotient is too long for it sends the group to the exact loop.  The guard
-    divides that way too (its quotients only feed later checks, if any)."""
+    divides that way too (its quotients only feed later checks, if any).  The check adds
+    to ``bad`` without a branch: with ``if not ...: bad += 1`` after each of the gradient
+    mode's three divisions (ADDDIV's quotient, ``1/c`` and ``-(b/c)/c``) LLVM left the
+    guard scalar -- 4.6 ns a lane against 1.5 (``docs/decisions.md``)."""
     out = []
     for line in lines:
         found = _DIVISION.match(line)
         out.append(short_divisions([line])[0] if found else line)
         if found:
-            out += [f"{found[1]}if not fdiv_short_ok64({found[2]}):", f"{found[1]}    bad += 1"]
+            out.append(f"{found[1]}bad += 0 if fdiv_short_ok64({found[2]}) else 1")
     return out
 
 
 _SLOT = re.compile(r"^(\s*)(_slot\d+) = window_slot\(.*\)$")
+_DENSE_SLOT = re.compile(r"^(\s*)(_slot\d+) = DENSE\[\w+\]$")
 
 
-def remembered_slots(guard: list[str], fast: list[str]) -> tuple[list[str], list[str]]:
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _block_end(lines: list[str], start: int, indent: int) -> int:
+    """The index of the first line after ``start`` indented at most ``indent`` (or the end),
+    an ``else`` of the ``if`` at ``start`` part of its block."""
+    end = start + 1
+    while end < len(lines) and (not lines[end].strip() or _indent(lines[end]) > indent
+                                or lines[end].strip().startswith(("else:", "elif "))):
+        end += 1
+    return end
+
+
+def remembered_slots(guard: list[str], fast: list[str]
+                     ) -> tuple[list[str], list[str], list[str] | None]:
     """A guard that keeps each memory slot it looks up (``SLOTS[k, i]``: the i-th look-up
-    for the group's k-th lane), and a fast loop that takes them instead of looking them up
-    again: the guard looks up the same addresses first (its statements are the step's
-    first ones, translated alike), and the look-up is a hash and a probe per lane."""
-    kept = []
-    count = 0
-    for line in guard:
+    for the group's k-th lane) and counts in ``varied`` the lanes whose slot is not lane
+    ``lo``'s; a fast loop that takes them instead of looking them up again (the guard looks
+    up the same addresses first: its statements are the step's first ones, translated
+    alike, and the look-up is a hash and a probe per lane); and, when every look-up is the
+    translator's ``DENSE`` or ``window_slot`` choice, the *uniform* fast loop, for a guard
+    that found one slot per look-up on every lane (``varied == 0``: lanes in lockstep at
+    one address, J2's stack): each slot the scalar ``SLOT<i>``, so a word of memory across
+    the tile is a contiguous row and LLVM vectorises the loop (scattered rows kept it
+    scalar: EXCH 4.9 ns a lane in the gradient pass, 2.9 uniform)."""
+    kept: list[str] = []
+    index: dict[str, int] = {}
+    pending: list[tuple[int, str]] = []  # (indent of the look-up's if, slot): count after it
+    for position, line in enumerate(guard):
+        while pending and line.strip() and _indent(line) <= pending[-1][0] and \
+                not line.strip().startswith(("else:", "elif ")):
+            depth, name = pending.pop()
+            kept.append(f"{' ' * depth}varied += 0 if {name} == SLOTS[0, {index[name]}] else 1")
         kept.append(line)
-        found = _SLOT.match(line)
+        found = _SLOT.match(line) or _DENSE_SLOT.match(line)
         if found:
-            kept.append(f"{found[1]}SLOTS[k, {count}] = {found[2]}")
-            count += 1
-    if count > SLOT_COLUMNS:
-        raise ValueError(f"a step looks up {count} memory slots, more than {SLOT_COLUMNS}")
+            name = found[2]
+            if name not in index:
+                index[name] = len(index)
+            kept.append(f"{found[1]}SLOTS[k, {index[name]}] = {name}")
+            if _DENSE_SLOT.match(line) and position > 0:
+                pending.append((_indent(guard[position - 1]), name))
+    for depth, name in reversed(pending):
+        kept.append(f"{' ' * depth}varied += 0 if {name} == SLOTS[0, {index[name]}] else 1")
+    if len(index) > SLOT_COLUMNS:
+        raise ValueError(f"a step looks up {len(index)} memory slots, more than {SLOT_COLUMNS}")
+    # the fast loop's look-ups, in the guard's order (the translator names them anew)
+    order: dict[str, int] = {}
+    for line in fast:
+        found = _SLOT.match(line) or _DENSE_SLOT.match(line)
+        if found and found[2] not in order and len(order) < len(index):
+            order[found[2]] = len(order)
+    index = order
     taken = []
-    used = 0
     for line in fast:
         found = _SLOT.match(line)
-        if found and used < count:
-            line = f"{found[1]}{found[2]} = SLOTS[k, {used}]"
-            used += 1
+        if found and found[2] in index:
+            line = f"{found[1]}{found[2]} = SLOTS[k, {index[found[2]]}]"
         taken.append(line)
-    return kept, taken
+    uniform: list[str] | None = []
+    position = 0
+    covered = set()
+    while uniform is not None and position < len(fast):
+        line = fast[position]
+        following = fast[position + 1] if position + 1 < len(fast) else ""
+        found = _DENSE_SLOT.match(following)
+        if line.strip().startswith("if ") and found and found[2] in index:
+            end = _block_end(fast, position, _indent(line))
+            block = "\n".join(fast[position:end])
+            if not re.search(rf"\b{found[2]} = window_slot\(", block):
+                uniform = None
+                break
+            uniform.append(f"{' ' * _indent(line)}{found[2]} = SLOT{index[found[2]]}")
+            covered.add(found[2])
+            position = end
+            continue
+        uniform.append(line)
+        position += 1
+    if not index or covered != set(index):
+        uniform = None
+    return kept, taken, uniform
+
+
+_CODE_CHECK = re.compile(r"^if (_w\d+) < U\(CODE_LENGTH\) and CODE\[\1\]:$")
+_DENSE_CHOICE = re.compile(r"^if (_w\d+) < U\(DENSE_LENGTH\):$")
+_ADDRESS = re.compile(r"^_\w+ = [^=]*$")
+
+
+def shared_slot_check(guard: list[str]) -> list[str] | None:
+    """For a guard (``remembered_slots``') of one memory look-up and nothing else that
+    could stop a lane: lines that run it for lane ``lo`` alone, then count in ``differ``
+    the lanes that would not find the same slot -- another address word, or, for a table
+    slot, a table without the word there (a table has no deletions: a word stored at a slot
+    is found there) -- in a loop without a probe, which LLVM vectorises.  ``differ == 0``:
+    every lane's look-up is lane ``lo``'s (``SLOTS[0, 0]``, already in its table) and none
+    faults, so the uniform fast loop may run with no per-lane look-up at all (J2's stack in
+    the gradient pass: EXCH 2.9 -> 1.0 ns a lane).  None when the guard is anything else."""
+    stripped = [line.strip() for line in guard]
+    if sum("window_slot(" in line for line in stripped) != 1:
+        return None
+    choices = [(i, found) for i, line in enumerate(stripped)
+               if (found := _DENSE_CHOICE.match(line)) is not None]
+    if len(choices) != 1 or _indent(guard[choices[0][0]]) != 0:
+        return None
+    choice, word = choices[0][0], choices[0][1][1]
+    end = _block_end(guard, choice, 0)
+    address, position = [], 0
+    while position < choice:  # the address word's lines, then only its CODE check
+        line = stripped[position]
+        found = _CODE_CHECK.match(line)
+        if found and found[1] == word and stripped[position + 1] == "bad += 1" and \
+                position + 2 == choice:
+            break
+        if _indent(guard[position]) or not _ADDRESS.match(line) or "bad" in line or \
+                "SLOTS" in line:
+            return None
+        address.append(line)
+        position += 1
+    if not address or any("bad" in line or "SLOTS" in line for line in stripped[end:]
+                          if not line.startswith("varied += ")):
+        return None
+    block = "\n".join(stripped[choice:end])
+    if block.count("bad += 1") != 1:
+        return None
+    limit = "MEM.shape[1] - KEYS.shape[1]"  # the table's first slot
+    out = ["bad = 0", "varied = 0", "k = 0", "lane = U(lo)", *guard,
+           "differ = bad + varied  # lane lo faults or needs room: no shared slot",
+           "if differ == 0:",
+           f"    W0 = {word}",
+           "    S0 = SLOTS[0, 0]",
+           f"    if W0 < U(DENSE_LENGTH) or S0 < {limit}:  # the word decides the slot",
+           "        for k in range(n):",
+           "            lane = U(lo + k)",
+           *[f"            {line}" for line in address],
+           f"            differ += 0 if {word} == W0 else 1",
+           "    else:  # a table slot: every lane's table holds the word there",
+           "        K0 = table_key(W0)",
+           f"        ROW = S0 - ({limit})",
+           "        for k in range(n):",
+           "            lane = U(lo + k)",
+           *[f"            {line}" for line in address],
+           f"            differ += 0 if {word} == W0 and KEYS[lane, ROW] == K0 else 1"]
+    return out
 
 
 #: A branch function's arguments (``TileSource.branch_function``).
@@ -322,13 +446,26 @@ class TileSource:
                 if self.width == 64:  # the fast loop divides without a divide instruction
                     guard_lines = short_division_checks(guard_lines)
                     fast_lines = short_divisions(fast_lines)
-                guard_lines, fast_lines = remembered_slots(guard_lines, fast_lines)
+                guard_lines, fast_lines, uniform = remembered_slots(guard_lines, fast_lines)
+                slots = "varied" in "\n".join(guard_lines)
+                shared = None if uniform is None else shared_slot_check(guard_lines)
+                if shared is not None and uniform is not None:
+                    out(indent, "differ = 1")
+                    out(indent, "if fast:  # lane lo's look-up: do all lanes share its slot?")
+                    self.outs(indent + 1, shared)
+                    out(indent, "if fast and differ == 0:  # one slot, no fault: contiguous rows")
+                    self.out_uniform(indent, uniform)
                 out(indent, "if fast:  # the guard: would any lane fault or need room?")
                 out(indent + 1, "bad = 0  # a count: LLVM vectorises a sum, not a flag")
+                if slots:
+                    out(indent + 1, "varied = 0  # lanes whose memory slots are not lane lo's")
                 out(indent + 1, "for k in range(n):")
                 out(indent + 2, "lane = U(lo + k)")
                 self.outs(indent + 2, guard_lines)
                 out(indent + 1, "fast = bad == 0")
+                if uniform is not None:
+                    out(indent, "if fast and varied == 0:  # one slot per look-up: contiguous rows")
+                    self.out_uniform(indent, uniform)
             out(indent, "if fast:  # every lane of the tile, no exits: vector code")
             out(indent + 1, "for k in range(n):")
             out(indent + 2, "lane = U(lo + k)  # (unsigned: no wraparound, so LLVM vectorises)")
@@ -364,6 +501,17 @@ class TileSource:
         self.lines += body
         out(0, "")
         out(0, "")
+
+    def out_uniform(self, indent: int, uniform: list[str]) -> None:
+        """The uniform fast loop (``remembered_slots``), inside its ``if``: each look-up's
+        slot lane ``lo``'s, a scalar."""
+        for column in range(SLOT_COLUMNS):
+            if f"SLOT{column}" in "\n".join(uniform):
+                self.out(indent + 1, f"SLOT{column} = SLOTS[0, {column}]")
+        self.out(indent + 1, "for k in range(n):")
+        self.out(indent + 2, "lane = U(lo + k)")
+        self.outs(indent + 2, uniform)
+        self.out(indent + 1, "return left")
 
     def guard(self, number: int, direction: int) -> str | None:
         """The part of an entry's step up to its last fault check (``""``: none), which
