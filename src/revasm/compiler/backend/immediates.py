@@ -1,4 +1,5 @@
-"""Combining immediates: two ``addi`` on one register with nothing between that uses it (-O2).
+"""Immediates: two ``addi`` on one register combined (-O2); an ``addi`` too wide for its field
+made an ``li`` (every level).
 
 Pointers and base registers are moved to an element and back around each access
 (``addi P 2; exch; addi P -2``); the next statement moves the same register again
@@ -75,3 +76,22 @@ def combine_immediates(code: list[Instr]) -> list[Instr]:
         # a merge may let an earlier addi reach further: look again a little before
         k = max(0, k - 1)
     return code
+
+
+def widened_immediates(code: list[Instr]) -> list[Instr]:
+    """``code`` with each ``addi`` whose amount does not fit ADDI's 16-bit field (an array's
+    extent in a bounds check, a large frame's offset) written as ``li``, the
+    pseudo-instruction that adds any word to its register (as ``addi`` does; its inverse is
+    ``li`` of the negated amount, like ``addi``'s): every pass may emit ``addi`` of any
+    amount, and the program still assembles."""
+    out = []
+    for instr in code:
+        if instr.mnemonic == "ADDI":
+            try:
+                amount = int(instr.operands[1], 0)
+            except ValueError:
+                amount = None  # a symbolic immediate: the assembler checks it
+            if amount is not None and not IMMEDIATE_RANGE[0] <= amount <= IMMEDIATE_RANGE[1]:
+                instr = replace(instr, mnemonic="LI")
+        out.append(instr)
+    return out

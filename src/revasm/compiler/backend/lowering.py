@@ -30,7 +30,7 @@ from .carried_elements import PointerKey, carry_elements
 from .code import Instr, expand_loops, fixed_literal, inverse_code, literal_word, with_role
 from .function_lowering import FunctionLowering
 from .guards import check_kinds
-from .immediates import combine_immediates
+from .immediates import combine_immediates, widened_immediates
 from .induction import merge_inductions
 from .ir_queries import callees_of, index_exprs
 from .layout import SP, VARIABLE_REGISTERS, FunctionLayout, layout_function
@@ -164,6 +164,7 @@ class _ModuleLowering:
                 code = cancel_inverse_pairs(combine_immediates(code))
             elif self.optimize:
                 code = cancel_inverse_pairs(code)
+            code = widened_immediates(code)
             lowered[name] = code
             self.named_registers[name] = named_registers(code)
         bodies = [instr for name in self.module.functions if name in lowered
