@@ -345,6 +345,53 @@ def test_memory_steps_at_one_address_on_every_lane_and_at_several():
         assert check.count("window_slot(") == 1 and "KEYS[lane, ROW] == K0" in check
 
 
+ROTATIONS = """;; pendulum pal file
+.width 64
+        start
+        rot    $1 $2 $3      ; by theta
+        addmul $4 $1 $2
+        irot   $4 $5 $6      ; by phi
+        rot    $2 $4 $3      ; by theta again
+        finish
+"""
+
+
+def test_rotations_by_angles_the_lanes_share_in_runs_alternate_or_do_not():
+    """A rotation step remembers its angle's plan (two CORDIC runs) from one lane to the
+    next and plans again only where a lane's angle differs: lanes of one angle (0, the plan
+    set up before the loop, and others), runs of a few, angles that alternate lane by lane,
+    every lane its own -- forward and in the gradient pass, lane by lane the reference's."""
+    image = assemble(ROTATIONS, "rotations.pal")
+    lanes = 200
+    rng = np.random.default_rng(11)
+    theta = np.zeros(lanes, dtype=np.int64)  # the first tile: angle 0 on every lane
+    theta[64:128] = np.repeat(rng.integers(-7 << 32, 7 << 32, 8), 8)  # runs of 8
+    theta[128:192] = np.array([1 << 31, -(3 << 32)] * 32)  # alternating
+    theta[192:] = rng.integers(-(1 << 63), 1 << 63, lanes - 192)  # each its own, any word
+    phi = np.full(lanes, 5 << 31, dtype=np.int64)
+    phi[::3] = -(1 << 30)
+    words = {1: rng.integers(-4 << 32, 4 << 32, lanes), 2: np.full(lanes, 3 << 31),
+             3: theta, 5: np.arange(lanes, dtype=np.int64) << 28, 6: phi}
+    machines = [TileLanes(image, lanes, tile=64), engine("reference").load(image, lanes)]
+    for machine in machines:
+        for register, values in words.items():
+            machine.set_bank_word("R", register, values)
+        machine.run(1)
+    _alike(*machines, lanes)
+    assert len({*machines[0].bank_word("R", 2).tolist()}) > 100  # the rotations did turn
+    for machine in machines:
+        machine.set_bank_word("G", 4, 1 << 32)
+        machine.set_bank_word("G", 2, 1 << 31)
+        machine.gradient = True
+        machine.run_back()
+    _alike(*machines, lanes)
+    for register in (1, 2, 3, 5, 6):
+        assert machines[0].bank_word("G", register).tolist() == \
+            machines[1].bank_word("G", register).tolist()
+    text = tile_source(64, gradient=True).split("def step_rot_f(")[1].split("\n@njit")[0]
+    assert text.count("rotation_plan(") == 4  # two plans, each set up once and re-planned
+
+
 def test_one_lane_differentiates_like_the_reference():
     image = assemble_file(EXAMPLES / "bessel_j2.pal", width=64)
     expected = gradient(image, inputs={"x": 0.75}, engine="reference")

@@ -100,6 +100,11 @@ class Translator:
         self.operands: dict[str, Value] = {}
         self.uses_output = False
         self.uses_tape = False
+        #: Set to a list by a caller whose lines run in a loop over lanes (the tile engine's
+        #: step functions): each rotation plan is then remembered *across* lanes, recomputed
+        #: only when a lane's angle word differs from the last lane's; the lines that set the
+        #: remembered plans up, to run once before the loop, are appended to the list.
+        self.hoisted: list[str] | None = None
 
     # --- entry point ----------------------------------------------------------------
 
@@ -488,7 +493,15 @@ class Translator:
         key = f"rotation_plan({theta})"
         if key not in self.memo:
             plan = [self.fresh() for _ in range(3)]
-            self.emit(f"{', '.join(plan)} = {self.call_code('rotation_plan', [theta])}")
+            if self.hoisted is None:
+                self.emit(f"{', '.join(plan)} = {self.call_code('rotation_plan', [theta])}")
+            else:  # the lanes of a batch mostly share their angles (a network's parameters)
+                angle = self.fresh("_angle")
+                self.hoisted += [f"{angle} = U(0)",
+                                 f"{', '.join(plan)} = {self.call_code('rotation_plan', ['U(0)'])}"]
+                self.emit(f"if {theta} != {angle}:")
+                self.emit(f"    {angle} = {theta}")
+                self.emit(f"    {', '.join(plan)} = {self.call_code('rotation_plan', [angle])}")
             self.memo[key] = ", ".join(plan)
         return self.memo[key]
 

@@ -471,9 +471,13 @@ class TileSource:
             out(indent + 2, "lane = U(lo + k)  # (unsigned: no wraparound, so LLVM vectorises)")
             self.outs(indent + 2, fast_lines)
             out(indent + 1, "return left")
+        self.translator.hoisted = [] if guard is None else None
+        lane_lines = self.body(number, direction)
+        self.outs(indent, self.translator.hoisted or [])
+        self.translator.hoisted = None
         out(indent, "for k in range(n):")
         out(indent + 1, "lane = U(idx[k])")
-        self.outs(indent + 1, self.body(number, direction))
+        self.outs(indent + 1, lane_lines)
         out(indent, "return left")
         body, self.lines = self.lines, outer
         # only the arguments the step uses: a call passes every array as a structure
