@@ -63,6 +63,28 @@ def test_any_cut_into_chunks_gives_the_one_batch_bits(lanes, chunk_lanes, seed, 
     assert_same(whole, chunked)
 
 
+@pytest.mark.parametrize("grad", [False, True])
+def test_a_batch_of_more_than_stream_lanes_runs_in_parts_with_the_one_machine_bits(
+        monkeypatch, grad):
+    """Past ``STREAM_LANES`` lanes a batch runs here in parts, each on a machine of its own:
+    the same columns, faults numbered by the batch's lanes, progress counting up to every
+    lane, on each engine (auto picks per part)."""
+    from revasm.batching import running
+
+    columns = inputs(1200)
+    columns["y"][:1050] = 0.0  # more faults than are described, across the parts
+    whole = revasm.batch(image(), columns, grad=grad, engine="vector")
+    assert whole.machine is not None and len(whole.faults) == running.FAULTS_DESCRIBED
+    monkeypatch.setattr(running, "STREAM_LANES", 97)
+    for engine in ("vector", "reference", "auto"):
+        seen: list[int] = []
+        parts = revasm.batch(image(), columns, grad=grad, engine=engine,
+                             progress=seen.append)
+        assert_same(whole, parts)
+        assert parts.machine is None and parts.lanes == 1200
+        assert seen[-1] == 1200 and max(seen) == 1200 and seen[0] <= 97
+
+
 def test_more_than_a_chunk_of_faults_are_described_as_in_one_process():
     columns = inputs(3000)
     columns["y"][:] = 0.0  # every lane faults: 1000 are described

@@ -35,6 +35,12 @@ from .sources import ArraySource
 
 #: At most this many lanes' faults are described in full (every lane has its kind).
 FAULTS_DESCRIBED = 1000
+#: A batch of more lanes than this, run in this process, runs in parts of this many lanes,
+#: one after the other, each on a machine of its own: the engine's banks (J2's gradient:
+#: ~1 KB a lane) are then a part's, not the whole batch's -- at 10^6 lanes 0.43 GB at
+#: the peak instead of 1.12 GB, and none of the seconds of system time that faulting in
+#: a gigabyte of fresh pages cost on this machine (docs/decisions.md).
+STREAM_LANES = 1 << 17
 
 
 @dataclass
@@ -129,10 +135,13 @@ def batch(image: Image, inputs: Mapping[str, Any], *, grad: bool = False,
     back (default: every one); status, counts, loss and gradients always are.  A file
     output that keeps a few columns of a large batch skips reading the rest (at 5 * 10^5
     lanes, reading all 32 registers twice cost more than the gradient kernels).
+
+    More than :data:`STREAM_LANES` lanes run here in parts of that many, one after the
+    other (the result bit for bit the same, without ``machine``).
     """
+    wrt = tuple(wrt) if wrt is not None else None
     if client is not None or executor is not None or chunk_lanes is not None:
-        return _chunked(image, inputs, BatchOptions(
-            grad, loss, tuple(wrt) if wrt is not None else None, engine, max_steps, strict),
+        return _chunked(image, inputs, BatchOptions(grad, loss, wrt, engine, max_steps, strict),
             client=client, executor=executor, chunk_lanes=chunk_lanes, progress=progress)
     fmt = word_format(image.width)
     places = resolve_columns(inputs, image)
@@ -148,14 +157,43 @@ def batch(image: Image, inputs: Mapping[str, Any], *, grad: bool = False,
         raise BatchInputError("no input columns: the number of lanes is the length of a "
                               "column")
     (lanes,) = lengths
-    machine = choose(engine, lanes=lanes).load(image, lanes, max_steps=max_steps)
+    chooser = choose(engine, lanes=lanes)
+    keep = frozenset(columns) if columns is not None else None
+    if lanes <= STREAM_LANES:
+        return _run_lanes(image, chooser, words, places, grad=grad, loss=loss, wrt=wrt,
+                          max_steps=max_steps, strict=strict, keep=keep, progress=progress)
+    parts = []
+    for start in range(0, lanes, STREAM_LANES):
+        stop = min(start + STREAM_LANES, lanes)
+        done = None if progress is None else \
+            (lambda count, start=start: progress(start + count))
+        part = _run_lanes(image, chooser, {name: column[start:stop]
+                                           for name, column in words.items()},
+                          places, grad=grad, loss=loss, wrt=wrt, max_steps=max_steps,
+                          strict=strict, keep=keep, progress=done)
+        parts.append(replace(part, machine=None,
+                             faults=[{**fault, "lane": fault["lane"] + start}
+                                     for fault in part.faults]))
+        del part
+    return merge(parts)
+
+
+def _run_lanes(image: Image, chooser: Any, words: Mapping[str, np.ndarray],
+               places: Mapping[str, Any], *, grad: bool, loss: str | None,
+               wrt: Iterable[str] | None, max_steps: int | None, strict: bool,
+               keep: frozenset[str] | None,
+               progress: Callable[[int], object] | None) -> BatchResult:
+    """:func:`batch` on one machine: ``words`` (name -> the lanes' words, checked) loaded
+    onto the engine ``chooser`` picks, run, and read back."""
+    fmt = word_format(image.width)
+    lanes = len(next(iter(words.values())))
+    machine = chooser.load(image, lanes, max_steps=max_steps)
     machine.strict = strict
     for declared in image.names.values():
         if declared.default is not None:
             write_place(machine, declared.register, declared.address, declared.default)
     for name, place in places.items():
         write_place(machine, place.register, place.address, words[name])
-    keep = frozenset(columns) if columns is not None else None
     if not grad:
         machine.run(1, progress=progress)
         return _results(machine, fmt, keep)
