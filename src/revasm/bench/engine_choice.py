@@ -9,8 +9,9 @@ weigh against a job's work.
 
 Bounds: a job's lane-steps at most :data:`MAX_WORK` (--quick: :data:`QUICK_WORK`), and
 each child at most ``budget`` seconds -- an engine over it counts as the budget (it is not
-the best there).  Engines: the reference, vector and tile engines; not the compiled
-engine, whose per-program kernel a program never seen before would first compile for
+the best there).  A job under :data:`REPEAT_BELOW` seconds runs up to :data:`REPEATS`
+times, its best time counting (start-up noise).  Engines: the reference, vector and tile
+engines; not the compiled engine, whose per-program kernel a program never seen before would first compile for
 minutes (``auto`` picks it only when that kernel is cached, which this grid's fresh
 programs never are).  Before auto runs a program, one run of it on the tile engine records
 its steps per lane, as a user's earlier run would (``auto``'s cost model reads them).
@@ -80,7 +81,28 @@ def child(arguments: list[str]) -> None:
                       "steps": float(np.mean(machine.steps))}), flush=True)
 
 
+#: A job that finished in under this many seconds runs again, up to :data:`REPEATS` times in
+#: all, and its best time counts: at ~0.5 s a process, a busy core's noise moved one
+#: engine's time by 1.5x between two runs (auto on the engine that was the best counted
+#: 1.46x and 1.58x in a run of 2026-12-06).
+REPEAT_BELOW = 5.0
+REPEATS = 3
+
+
 def _timed(path: Path, name: str, lanes: int, budget: float) -> dict:
+    """The best of up to :data:`REPEATS` runs of a job (one if it takes
+    :data:`REPEAT_BELOW` seconds or more; an engine over the budget counts as the budget)."""
+    best = _timed_once(path, name, lanes, budget)
+    for _ in range(REPEATS - 1):
+        if best.get("over_budget") or best["seconds"] >= REPEAT_BELOW:
+            break
+        again = _timed_once(path, name, lanes, budget)
+        if not again.get("over_budget") and again["seconds"] < best["seconds"]:
+            best = again
+    return best
+
+
+def _timed_once(path: Path, name: str, lanes: int, budget: float) -> dict:
     done = run_child([sys.executable, "-c",
                       "import sys; from revasm.bench.engine_choice import child; "
                       "child(sys.argv[1:])", str(path), name, str(lanes)], budget)
