@@ -13,8 +13,9 @@ the best there).  A job under :data:`REPEAT_BELOW` seconds runs up to :data:`REP
 times, its best time counting (start-up noise).  Engines: the reference, vector and tile
 engines; not the compiled engine, whose per-program kernel a program never seen before
 would first compile for minutes (``auto`` picks it only when that kernel is cached, which
-this grid's fresh programs never are).  Before auto runs a program, one run of it on the tile engine records
-its steps per lane, as a user's earlier run would (``auto``'s cost model reads them).
+this grid's fresh programs never are).  Before auto runs a program, one run of it on the
+tile engine records its steps per lane, as a user's earlier run would (``auto``'s cost
+model reads them).
 """
 from __future__ import annotations
 
