@@ -63,6 +63,15 @@ def test_any_cut_into_chunks_gives_the_one_batch_bits(lanes, chunk_lanes, seed, 
     assert_same(whole, chunked)
 
 
+def test_chunks_read_back_only_the_columns_asked_for_as_one_machine_does():
+    columns = inputs(150)
+    whole = revasm.batch(image(), columns, grad=True, engine="vector", columns=["x", "$3"])
+    chunked = revasm.batch(image(), columns, grad=True, engine="vector", columns=["x", "$3"],
+                           chunk_lanes=40)
+    assert set(whole.named) == {"x"} and set(whole.registers) == {"$3"}
+    assert_same(whole, chunked)
+
+
 @pytest.mark.parametrize("grad", [False, True])
 def test_a_batch_of_more_than_stream_lanes_runs_in_parts_with_the_one_machine_bits(
         monkeypatch, grad):

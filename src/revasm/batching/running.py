@@ -141,7 +141,9 @@ def batch(image: Image, inputs: Mapping[str, Any], *, grad: bool = False,
     """
     wrt = tuple(wrt) if wrt is not None else None
     if client is not None or executor is not None or chunk_lanes is not None:
-        return _chunked(image, inputs, BatchOptions(grad, loss, wrt, engine, max_steps, strict),
+        return _chunked(image, inputs, BatchOptions(
+            grad, loss, wrt, engine, max_steps, strict,
+            tuple(columns) if columns is not None else None),
             client=client, executor=executor, chunk_lanes=chunk_lanes, progress=progress)
     fmt = word_format(image.width)
     places = resolve_columns(inputs, image)
