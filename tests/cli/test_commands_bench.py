@@ -63,6 +63,21 @@ def test_engine_choice_child_runs_the_grid_program_on_the_engine_named(tmp_path,
     assert 900 <= row["steps"] <= 1_100  # "about 1 000 steps a lane"
 
 
+def test_engine_choice_programs_assemble_at_every_grid_size_and_a_failing_child_raises(
+        tmp_path):
+    """Every grid program assembles (10^6 steps needs a trip count past ADDI's field), and a
+    child that fails for any reason but time or memory stops the benchmark -- it never
+    counts as the budget (a run had timed 10^6-step jobs of an unassemblable program)."""
+    from revasm.assembler import assemble
+
+    for steps in engine_choice.STEPS:
+        assemble(engine_choice.program(steps), f"loop{steps}.pal")
+    bad = tmp_path / "bad.pal"
+    bad.write_text("        addi $1 99999\n")
+    with pytest.raises(RuntimeError, match="failed"):
+        engine_choice.timed_job(bad, "reference", 1, 60.0)
+
+
 def _check_quick_results(printed: dict) -> None:
     speed = printed["sim_speed"]
     assert speed["status"] == "measured" and "reference" in speed["engines"]
