@@ -613,3 +613,15 @@ def test_auto_runs_a_known_long_job_of_few_lanes_on_the_vector_engine(monkeypatc
     other = assemble_file(EXAMPLES / "bessel_j2.pal", width=32)  # nothing recorded
     few = choose("auto", lanes=150).load(other, 150)
     assert type(few) is type(engine("reference").load(other, 1))
+    # a job that long on those lanes: the tile engine, once built, is weighed against the
+    # vector engine, not the reference (10^5 steps on 100 lanes: 10^7 lane-steps, under
+    # the reference's threshold, over the vector engine's steps per lane)
+    monkeypatch.setattr(ready, "_MARKED", set())
+    ready.mark_ready(64, False, False)
+    ready.mark_ready(64, True, False)
+    ready.record_steps(image, words, 1e5)
+    assert not engines.tile_pays(image, 100, "reference", words)
+    assert engines.vector_pays(image, 100, words) and engines.tile_pays(image, 100, "vector",
+                                                                        words)
+    long = choose("auto", lanes=100).load(image, 100, memory_words=words)
+    assert type(long) is TileLanes
