@@ -61,6 +61,13 @@ TILE_MIN_STEPS = 20_000
 #: the vector engine's start-up and dispatch cost less than that much work.
 VECTOR_KNOWN_LANES = 16
 VECTOR_KNOWN_WORK = 10**5
+#: ... or from this many lanes of a program whose steps are known, however few: the
+#: reference sets up each lane's machine (~2 ms a lane), the vector engine's dispatch is
+#: ~20 us a step whatever the lanes, so from 64 lanes it wins at any step count under
+#: 6 400 -- and from 1 563 steps the lane-steps above send the job to it anyway
+#: (``revasm bench engine_choice``: 30 steps on 100 lanes, 1.3x slower on the reference,
+#: in two runs).
+VECTOR_KNOWN_MANY = 64
 
 #: The names ``--engine`` accepts.
 CHOICES = ("auto", *MODULES)
@@ -148,13 +155,15 @@ def vector_pays(image: Image, lanes: int, memory_words: int = DEFAULT_MEMORY_WOR
     rather than the reference: at least :data:`VECTOR_KNOWN_LANES` lanes of a program whose
     steps per lane a previous tile run recorded, with at least :data:`VECTOR_KNOWN_WORK`
     lane-steps (``revasm bench engine_choice``: 10^3 and 10^4 steps on 100 lanes ran
-    1.6x slower on the reference)."""
+    1.6x slower on the reference), or at least :data:`VECTOR_KNOWN_MANY` lanes of such a
+    program, whatever its steps."""
     if lanes < VECTOR_KNOWN_LANES:
         return False
     from revasm.sim.tile import ready
 
     steps = ready.recorded_steps(image, memory_words)
-    return steps is not None and steps * lanes >= VECTOR_KNOWN_WORK
+    return steps is not None and (steps * lanes >= VECTOR_KNOWN_WORK
+                                  or lanes >= VECTOR_KNOWN_MANY)
 
 
 def tile_pays(image: Image, lanes: int, instead: str,

@@ -604,7 +604,12 @@ def test_auto_runs_a_known_long_job_of_few_lanes_on_the_vector_engine(monkeypatc
     assert not engines.vector_pays(image, 100, words)  # nothing recorded
     ready.record_steps(image, words, 300.0)
     assert engines.vector_pays(image, 400, words)
-    assert not engines.vector_pays(image, 300, words)  # 9 * 10^4 lane-steps
+    assert not engines.vector_pays(image, 60, words)  # 1.8 * 10^4 lane-steps, 60 lanes
+    assert engines.vector_pays(image, engines.VECTOR_KNOWN_MANY, words)  # lanes enough
+    ready.record_steps(image, words, 30.0)
+    assert engines.vector_pays(image, 100, words)  # few steps on many lanes
+    assert not engines.vector_pays(image, engines.VECTOR_KNOWN_MANY - 1, words)
+    ready.record_steps(image, words, 300.0)
     assert not engines.vector_pays(image, engines.VECTOR_KNOWN_LANES - 1, words)
     ready.record_steps(image, words, 1000.0)
     assert engines.vector_pays(image, 150, words) and 150 < engines.VECTOR_MIN_LANES
