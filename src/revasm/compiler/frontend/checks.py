@@ -175,17 +175,22 @@ class _Log:
         candidates = [] if e.barrier else \
             self._by_key.get(e.key, []) if e.toggle else self._by_sign.get((e.key, -e.sign), [])
         if candidates:
+            # from the latest event back to the candidate, stopping at the first that
+            # writes what e reads (or, unless both add, what e writes): the walk is as long
+            # as the nearest such event, not the log (a slice and a scan of everything
+            # after the candidate made a 10^5-statement program's check quadratic)
             old = candidates[-1]
-            k = _last_index(self._events, old)
-            between = self._events[k + 1:]
-            if all(not (b.targets & e.deps) and
-                   (not (b.targets & e.targets) or (b.additive and e.additive))
-                   for b in between):
-                del self._events[k]
-                del self._by_key[old.key][_last_index(self._by_key[old.key], old)]
-                same = self._by_sign[(old.key, old.sign)]
-                del same[_last_index(same, old)]
-                return
+            for k in range(len(self._events) - 1, -1, -1):
+                b = self._events[k]
+                if b is old:
+                    del self._events[k]
+                    del self._by_key[old.key][_last_index(self._by_key[old.key], old)]
+                    same = self._by_sign[(old.key, old.sign)]
+                    del same[_last_index(same, old)]
+                    return
+                if (b.targets & e.deps) or \
+                        ((b.targets & e.targets) and not (b.additive and e.additive)):
+                    break
         self._events.append(e)
         self._index(e)
 
