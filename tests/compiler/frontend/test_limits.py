@@ -125,7 +125,8 @@ def _random_janus(statements: int, seed: int = 7) -> str:
     body = []
     for _ in range(statements):
         target, source = rng.sample(names, 2)
-        body.append(f"    {target} {rng.choice(['+=', '-=', '^='])} {source} + {rng.randrange(100)}")
+        operator = rng.choice(["+=", "-=", "^="])
+        body.append(f"    {target} {operator} {source} + {rng.randrange(100)}")
     return "procedure main()\n" + "".join(f"    int {n}\n" for n in names) + "\n".join(body) + "\n"
 
 
