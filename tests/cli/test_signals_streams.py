@@ -128,3 +128,41 @@ def test_a_closed_pipe_on_stdout_is_reported_as_such(args):
     assert done.returncode == 1, err
     assert "revasm: error: cannot write the output: the reader closed it (broken pipe)" in err
     assert "internal error" not in err and "Exception ignored" not in err
+
+
+SHOWS = """;; pendulum pal file
+        start
+        li     $2 100000
+top:    bne    $1 $0 bottom
+        addi   $3 1
+        show   $3
+        addi   $1 1
+bottom: bne    $1 $2 top
+        finish
+"""
+
+
+@pytest.mark.parametrize("unbuffered", [True, False])
+@pytest.mark.parametrize("json_mode", [True, False])
+def test_a_pipe_closed_after_part_of_the_output_is_reported_also_unbuffered(
+        tmp_path, unbuffered, json_mode):
+    """The reader takes the first bytes and goes.  Under PYTHONUNBUFFERED (or ``python
+    -u``) CPython's text layer dropped the rest of a write the pipe took only part of, and
+    reported it whole: the 0.7 MB ``--json`` object was cut short, with exit 0 and no
+    word."""
+    program = tmp_path / "shows.pal"
+    program.write_text(SHOWS)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    if unbuffered:
+        env["PYTHONUNBUFFERED"] = "1"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "revasm", "run", str(program), *(["--json"] if json_mode else [])],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
+        env=env)
+    head = process.stdout.read(10)
+    process.stdout.close()
+    err = process.stderr.read().decode()
+    assert process.wait(timeout=120) == 1, err
+    assert head.startswith(b'{"status":' if json_mode else b"1\n2\n")
+    assert "revasm: error: cannot write the output: the reader closed it (broken pipe)" in err
+    assert "internal error" not in err and "Exception ignored" not in err

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib
+import io
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -141,12 +142,37 @@ def cli() -> None:
     """
 
 
+#: The standard output the interpreter made, kept alive when :func:`whole_writes` replaces
+#: it (collected, it would close descriptor 1).
+_REPLACED: list[Any] = []
+
+
+def whole_writes() -> None:
+    """Make every write to stdout whole or an error.  Under ``python -u`` or
+    ``PYTHONUNBUFFERED`` stdout's text layer writes straight to the raw file, and when a pipe
+    takes only part of a write CPython drops the rest without a word (it reports the whole
+    length written): the tail of a large ``--json`` object vanished and the command exited
+    0.  A buffered writer in between writes everything or raises (a closed pipe, a full
+    disk: reported as such); line-buffered, so output still appears as it comes."""
+    stream = sys.stdout
+    if stream is None or not isinstance(getattr(stream, "buffer", None), io.RawIOBase):
+        return
+    raw = io.FileIO(stream.fileno(), "w", closefd=False)
+    whole = io.TextIOWrapper(io.BufferedWriter(raw), encoding=stream.encoding,
+                             errors=stream.errors, line_buffering=True)
+    _REPLACED.append(stream)
+    if sys.__stdout__ is stream:
+        sys.__stdout__ = whole  # the interpreter's last flush is of this one
+    sys.stdout = whole
+
+
 def main() -> None:
     """Console entry point: click's own errors exit 2; nothing ever prints a traceback.
 
     With ``--json`` the group itself turns every failure into one JSON object on stdout
     (cli/json_mode.py); this catches what is left without it.
     """
+    whole_writes()
     try:
         cli.main(prog_name="revasm")
     except SystemExit:
