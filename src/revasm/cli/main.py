@@ -162,7 +162,7 @@ def whole_writes() -> None:
                              errors=stream.errors, line_buffering=True)
     _REPLACED.append(stream)
     if sys.__stdout__ is stream:
-        setattr(sys, "__stdout__", whole)  # (Final to mypy) the interpreter's last flush
+        setattr(sys, "__stdout__", whole)  # noqa: B010 - Final to mypy; the last flush
     sys.stdout = whole
 
 
