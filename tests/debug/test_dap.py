@@ -169,6 +169,28 @@ def test_bad_requests_get_failed_responses_not_a_crash(client):
     scopes = client.send("scopes", frameId=0)["body"]["scopes"]
     assert "Gradient" in [s["name"] for s in scopes]
     assert client.variables(0, "Gradient")["dj2"] == "1.0"
+    # references nothing gave: never answered as if they named a scope
+    for reference in (99_999, 10**30, -4, 0):
+        answer = client.send("variables", variablesReference=reference)
+        assert not answer["success"] and "no such variables reference" in answer["message"]
+    for frame in (-5, 1, 10**12):
+        answer = client.send("scopes", frameId=frame)
+        assert not answer["success"] and f"no frame {frame}" in answer["message"]
+    answer = client.send("setVariable", variablesReference=10**6, name="x", value="1")
+    assert not answer["success"] and "no such variables reference" in answer["message"]
+    client.send("disconnect")
+    assert client.close() == 0
+
+
+def test_a_gradient_scope_is_no_reference_in_a_session_without_gradients(client):
+    client.send("initialize", adapterID="revasm")
+    client.send("launch", program=str(BESSEL), stopOnEntry=True)
+    client.send("configurationDone")
+    client.event("stopped")
+    names = [s["name"] for s in client.send("scopes", frameId=0)["body"]["scopes"]]
+    assert "Gradient" not in names
+    answer = client.send("variables", variablesReference=3)  # where Gradient would be
+    assert not answer["success"] and "no such variables reference" in answer["message"]
     client.send("disconnect")
     assert client.close() == 0
 

@@ -354,9 +354,35 @@ class Adapter:
         shown = out[start:start + levels] if levels else out[start:]
         return {"stackFrames": shown, "totalFrames": len(out)}
 
+    def _frame(self, frame: int) -> int:
+        """``frame`` if the stack (``stackTrace``) has it, else a failed request: a frame
+        or a variables reference made up or kept from an earlier stop is never answered
+        as if it named something."""
+        assert self.interpreter is not None
+        frames = len(self.interpreter.frames_event()["frames"])
+        if not 0 <= frame < frames:
+            raise DebugError(f"no frame {frame}: the stack has {frames} (ids 0 to "
+                             f"{frames - 1}, as stackTrace gives them)")
+        return frame
+
+    def _scope(self, arguments: dict) -> tuple[int, str]:
+        """The frame and scope a request's ``variablesReference`` names (as ``scopes``
+        gave it), or a failed request."""
+        session = self._need_session()
+        assert self.interpreter is not None
+        reference = int(arguments.get("variablesReference", 0)) - 1
+        frame, kind = divmod(reference, len(SCOPES))
+        frames = len(self.interpreter.frames_event()["frames"])
+        if reference < 0 or frame >= frames or \
+                (SCOPES[kind] == "Gradient" and not session.grad):
+            raise DebugError(f"no such variables reference: "
+                             f"{arguments.get('variablesReference')!r} (use one that scopes "
+                             "gave since the last stop)")
+        return frame, SCOPES[kind]
+
     def _on_scopes(self, arguments: dict, after: list) -> dict:
         session = self._need_session()
-        frame = int(arguments.get("frameId", 0))
+        frame = self._frame(int(arguments.get("frameId", 0)))
         scopes = []
         for kind, name in enumerate(SCOPES):
             if name == "Gradient" and not session.grad:
@@ -366,11 +392,8 @@ class Adapter:
         return {"scopes": scopes}
 
     def _on_variables(self, arguments: dict, after: list) -> dict:
-        reference = int(arguments.get("variablesReference", 0)) - 1
-        if reference < 0:
-            raise DebugError("no such variables reference")
-        frame, kind = divmod(reference, len(SCOPES))
-        shown = self._variables(SCOPES[kind], frame, self._mode(arguments))
+        frame, scope = self._scope(arguments)
+        shown = self._variables(scope, frame, self._mode(arguments))
         return {"variables": [{"name": name, "value": value, "type": kind_text,
                                "variablesReference": 0}
                               for name, (value, kind_text) in shown.items()]}
@@ -448,13 +471,12 @@ class Adapter:
         declared name's home, as that name (a fixed name takes a real); in ``words``
         display a name takes its raw word (``raw:``).  Other scopes are read-only."""
         session = self._need_session()
-        reference = int(arguments.get("variablesReference", 0)) - 1
         name, value = arguments.get("name"), arguments.get("value")
         if not isinstance(name, str) or not isinstance(value, str):
             raise DebugError('setVariable needs "name" and "value" strings')
-        if reference < 0 or SCOPES[reference % len(SCOPES)] not in ("Registers", "Names"):
+        frame, scope = self._scope(arguments)
+        if scope not in ("Registers", "Names"):
             raise DebugError("only registers and declared names can be set")
-        scope = SCOPES[reference % len(SCOPES)]
         mode = self._mode(arguments)
         place = name
         if scope == "Registers":
@@ -465,7 +487,7 @@ class Adapter:
         elif mode != "values" and not value.strip().lower().startswith(RAW_PREFIX):
             value = RAW_PREFIX + value.strip()  # a name shown as its word takes a word
         session.set_value(place, value)
-        shown = self._variables(scope, reference // len(SCOPES), mode)
+        shown = self._variables(scope, frame, mode)
         if name not in shown:
             raise DebugError(f"{name!r} is not in {scope}")
         return {"value": shown[name][0], "type": shown[name][1]}
