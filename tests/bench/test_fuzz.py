@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -307,6 +308,23 @@ def test_sigint_during_a_run_exits_130(tmp_path):
     with "Aborted!")."""
     fuzz.signal_workspace(tmp_path)
     fuzz.check_signal(["run", "long.pal", "--max-steps", "400000000"], 2.0, tmp_path)
+
+
+def test_the_signals_target_interrupts_its_runs_from_a_background_job_too(tmp_path):
+    """A campaign started in a shell's background job has SIGINT ignored, and its children
+    inherited that: they ran on until the 30 s limit, every input a false "hang".  The
+    target now starts each run as a terminal would (SIGINT raising KeyboardInterrupt)."""
+    import signal
+
+    fuzz.signal_workspace(tmp_path)
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        started = time.monotonic()
+        assert fuzz.check_signal(["run", "long.pal", "--max-steps", "400000000", "--json"],
+                                 1.0, tmp_path) == fuzz.CLEAN
+        assert time.monotonic() - started < 25
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 @pytest.mark.parametrize("method", [99, 14])  # no such method; LZMA with a damaged header

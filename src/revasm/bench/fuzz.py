@@ -678,15 +678,25 @@ def signal_workspace(directory: Path) -> None:
     (directory / "long.csv").write_text("n\n1000000000\n1000000000\n")
 
 
+#: ``python -m revasm`` as a terminal starts it: SIGINT raising KeyboardInterrupt.  A
+#: campaign run in a shell's background job (nohup, ``&``) inherits SIGINT *ignored*, and
+#: its children would too -- they ran on past every SIGINT until the 30 s limit killed
+#: them, each a false "hang" (a handler, unlike "ignored", does not survive exec; no
+#: ``preexec_fn``, which can deadlock a process that runs threads).
+_TERMINAL_CTRL_C = ("import runpy, signal; "
+                    "signal.signal(signal.SIGINT, signal.default_int_handler); "
+                    "runpy.run_module('revasm', run_name='__main__', alter_sys=True)")
+
+
 def check_signal(arguments: list[str], delay: float, directory: Path) -> str:
     """``revasm ARGS`` in a new process, SIGINT after ``delay`` seconds: exit 130 with
     "interrupted" (or a finished run), no traceback, no "internal error"."""
     import subprocess
     import sys
 
-    process = subprocess.Popen([sys.executable, "-m", "revasm", *arguments], cwd=directory,
-                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT)
+    process = subprocess.Popen([sys.executable, "-c", _TERMINAL_CTRL_C, *arguments],
+                               cwd=directory, stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     time.sleep(delay)
     process.send_signal(signal.SIGINT)
     try:
