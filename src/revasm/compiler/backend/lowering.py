@@ -235,11 +235,13 @@ def _pairs_cancelled(code: list[Instr]) -> list[Instr]:
     """The peephole's inverse pairs and exchange pairs (-O2) until neither finds more:
     a cancelled exchange pair can bring an instruction and its inverse together, and the
     other way round."""
+    code = cancel_inverse_pairs(code)  # (already until none is left)
     while True:
         before = len(code)
-        code = cancel_exchange_pairs(cancel_inverse_pairs(code))
-        if len(code) == before:
+        code = cancel_exchange_pairs(code)
+        if len(code) == before:  # neither finds more: no second look for inverse pairs
             return code
+        code = cancel_inverse_pairs(code)
 
 
 def _default_and_domain(p: ir.Param, flat: int, kind: str, fmt: WordFormat) -> str:
