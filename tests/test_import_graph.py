@@ -77,8 +77,9 @@ LAYERS: dict[str, frozenset[str]] = {
 KNOWN_VIOLATIONS: dict[tuple[str, str], str] = {
 }
 
-#: Modules that belong to the command line wherever they sit: ``python -m revasm``.
-COMMAND_LINE_ENTRIES = frozenset({"revasm.__main__"})
+#: Modules that belong to the command line wherever they sit: ``python -m revasm`` and the
+#: ``revasm`` script's entry point (``launch``: Ctrl-C while the command line loads).
+COMMAND_LINE_ENTRIES = frozenset({"revasm.__main__", "revasm.launch"})
 
 #: Inside ``revasm.compiler``: the front end and the backend meet only in the IR
 #: (frontend -> ir <- backend; ``errors`` is the positions and errors all of them report).

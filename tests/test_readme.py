@@ -253,7 +253,7 @@ def test_readme_and_make_demo_say_how_to_reach_the_installed_revasm():
     demo = makefile[makefile.index("\ndemo:"):]
     demo = demo[:demo.index("\n\n")]
     assert "$(VENV)/bin/activate" in demo and "$(BIN)/revasm" in demo
-    assert 'revasm = "revasm.cli.main:main"' in (ROOT / "pyproject.toml").read_text()
+    assert 'revasm = "revasm.launch:main"' in (ROOT / "pyproject.toml").read_text()
 
 
 # -- the files the docs use ship under examples/ -------------------------------------------

@@ -1,4 +1,4 @@
 """``python -m revasm``: the command line."""
-from revasm.cli.main import main
+from revasm.launch import main
 
 main()

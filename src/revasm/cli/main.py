@@ -172,8 +172,8 @@ def main() -> None:
     With ``--json`` the group itself turns every failure into one JSON object on stdout
     (cli/json_mode.py); this catches what is left without it.
     """
-    whole_writes()
     try:
+        whole_writes()
         cli.main(prog_name="revasm")
     except SystemExit:
         raise

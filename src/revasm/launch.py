@@ -1,0 +1,30 @@
+"""The ``revasm`` command's entry point (and ``python -m revasm``'s).
+
+Ctrl-C while the command line is still loading -- its imports take a tenth of a second or
+more -- exits 130 saying so (with ``--json``, as the one error object of kind
+``interrupted``), as Ctrl-C does once a command runs (``cli/main.py``), not with a
+traceback of whichever import it interrupted.  This module imports only ``sys`` and
+``json`` (a millisecond), so the window left is the interpreter's own start-up.
+"""
+from __future__ import annotations
+
+import json
+import sys
+
+EXIT_INTERRUPTED = 130
+MESSAGE = "revasm: interrupted: before the command started; nothing was done"
+
+
+def main() -> None:
+    """Load the command line and run it."""
+    try:
+        from revasm.cli.main import main as command_line
+    except KeyboardInterrupt:
+        sys.stderr.write(MESSAGE + "\n")
+        if "--json" in sys.argv[1:sys.argv.index("--") if "--" in sys.argv else None]:
+            error = {"kind": "interrupted", "file": None, "line": None, "col": None,
+                     "message": MESSAGE}
+            sys.stdout.write(json.dumps({"status": "error", "exit_code": EXIT_INTERRUPTED,
+                                         "error": error}) + "\n")
+        sys.exit(EXIT_INTERRUPTED)
+    command_line()

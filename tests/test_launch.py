@@ -1,0 +1,45 @@
+"""The entry point (revasm/launch.py): Ctrl-C while the command line loads exits 130 saying
+so -- with ``--json`` as the one error object -- never with a traceback of an import."""
+from __future__ import annotations
+
+import json
+import sys
+import types
+
+import pytest
+
+from revasm import launch
+from revasm.cli.json_mode import error_object
+
+
+class _Interrupting(types.ModuleType):
+    def __getattr__(self, name: str):
+        raise KeyboardInterrupt  # as if Ctrl-C came while the module loaded
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_ctrl_c_while_the_command_line_loads_exits_130_saying_so(
+        monkeypatch, capsys, as_json):
+    monkeypatch.setitem(sys.modules, "revasm.cli.main", _Interrupting("revasm.cli.main"))
+    monkeypatch.setattr(sys, "argv", ["revasm", "run", "x.pal", *(["--json"] if as_json
+                                                                   else [])])
+    with pytest.raises(SystemExit) as stopped:
+        launch.main()
+    assert stopped.value.code == 130
+    out, err = capsys.readouterr()
+    assert err == launch.MESSAGE + "\n" and "Traceback" not in err
+    if as_json:
+        printed = json.loads(out)
+        expected = error_object("interrupted", launch.MESSAGE, 130)
+        assert printed == expected  # the shape every other JSON error has
+    else:
+        assert out == ""
+
+
+def test_the_command_and_python_m_revasm_start_here():
+    """Both entry points go through launch.main (pyproject's script, __main__.py)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    assert 'revasm = "revasm.launch:main"' in (root / "pyproject.toml").read_text()
+    assert "from revasm.launch import main" in (root / "src" / "revasm" / "__main__.py").read_text()
