@@ -26,6 +26,8 @@ from typing import Any, TextIO
 
 import click
 
+from revasm.launch import caused_by_ctrl_c
+
 from .errors import (
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
@@ -162,14 +164,20 @@ class JsonGroup(click.Group):
         except SystemExit as exc:
             code = _exit_code(exc)
         except Exception as exc:  # a bug in revasm, reported without a traceback
-            streamed_failure = stream_error_message(exc)  # or a stream that cannot be written
-            message = streamed_failure or (
-                f"revasm: internal error: {type(exc).__name__}: {exc}\n"
-                "Please report this with the command line that caused it.")
-            click.echo(message, err=True)
-            code = EXIT_FAILURE
-            outcome = error_object("output", message, code) if streamed_failure else \
-                error_object("internal", message, code, exception=type(exc).__name__)
+            if caused_by_ctrl_c(exc):  # Ctrl-C while a class was being made: still Ctrl-C
+                message = interrupted_message()
+                click.echo(message, err=True)
+                code = EXIT_INTERRUPTED
+                outcome = error_object("interrupted", message, code)
+            else:
+                streamed_failure = stream_error_message(exc)  # or an unwritable stream
+                message = streamed_failure or (
+                    f"revasm: internal error: {type(exc).__name__}: {exc}\n"
+                    "Please report this with the command line that caused it.")
+                click.echo(message, err=True)
+                code = EXIT_FAILURE
+                outcome = error_object("output", message, code) if streamed_failure else \
+                    error_object("internal", message, code, exception=type(exc).__name__)
         finally:
             sys.stdout = stdout
             streamed = _stream["used"]

@@ -9,6 +9,8 @@ from typing import Any
 
 import click
 
+from revasm.launch import caused_by_ctrl_c
+
 from .errors import EXIT_FAILURE, EXIT_INTERRUPTED, interrupted_message
 from .json_mode import JsonGroup
 
@@ -181,6 +183,9 @@ def main() -> None:
         click.echo(interrupted_message(), err=True)
         sys.exit(EXIT_INTERRUPTED)
     except Exception as exc:  # a bug in revasm, reported without a traceback
+        if caused_by_ctrl_c(exc):  # Ctrl-C while a class was being made: still Ctrl-C
+            click.echo(interrupted_message(), err=True)
+            sys.exit(EXIT_INTERRUPTED)
         click.echo(f"revasm: internal error: {type(exc).__name__}: {exc}\n"
                    "Please report this with the command line that caused it.", err=True)
         sys.exit(EXIT_FAILURE)
