@@ -10,6 +10,7 @@ import pytest
 
 from revasm import launch
 from revasm.cli.json_mode import error_object
+from revasm.interrupts import caused_by_ctrl_c
 
 
 class _Interrupting(types.ModuleType):
@@ -58,12 +59,12 @@ def _wrapped_ctrl_c() -> RuntimeError:
 
 
 def test_ctrl_c_wrapped_by_python_is_still_ctrl_c():
-    assert launch.caused_by_ctrl_c(KeyboardInterrupt())
-    assert launch.caused_by_ctrl_c(_wrapped_ctrl_c())
-    assert not launch.caused_by_ctrl_c(RuntimeError("a bug"))
+    assert caused_by_ctrl_c(KeyboardInterrupt())
+    assert caused_by_ctrl_c(_wrapped_ctrl_c())
+    assert not caused_by_ctrl_c(RuntimeError("a bug"))
     looped = ValueError("x")
     looped.__context__ = looped  # a cycle ends the walk
-    assert not launch.caused_by_ctrl_c(looped)
+    assert not caused_by_ctrl_c(looped)
 
 
 @pytest.mark.parametrize("as_json", [False, True])

@@ -26,7 +26,7 @@ from typing import Any, TextIO
 
 import click
 
-from revasm.launch import caused_by_ctrl_c
+from revasm.interrupts import caused_by_ctrl_c
 
 from .errors import (
     EXIT_FAILURE,

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from revasm.launch import caused_by_ctrl_c
+from revasm.interrupts import caused_by_ctrl_c
 
 from .errors import EXIT_FAILURE, EXIT_INTERRUPTED, interrupted_message
 from .json_mode import JsonGroup
