@@ -92,6 +92,16 @@ def test_a_batch_of_more_than_stream_lanes_runs_in_parts_with_the_one_machine_bi
         assert_same(whole, parts)
         assert parts.machine is None and parts.lanes == 1200
         assert seen[-1] == 1200 and max(seen) == 1200 and seen[0] <= 97
+    # auto chooses once, for all the lanes: a part's 97 would weigh too little work (at 10^6
+    # J2 lanes, parts of 2^17 went to the vector engine, 2x slower than the tile engine)
+    asked: list[int] = []
+
+    def auto_engine(image, lanes, memory_words=None):
+        asked.append(lanes)
+        return "vector"
+    monkeypatch.setattr(running, "auto_engine", auto_engine)
+    assert_same(whole, revasm.batch(image(), columns, grad=grad, engine="auto"))
+    assert asked == [1200]
 
 
 def test_more_than_a_chunk_of_faults_are_described_as_in_one_process():

@@ -19,7 +19,7 @@ from revasm.assembler.image import Image
 from revasm.isa.fixed_point import WordFormat, word_format
 from revasm.machine import fault_json
 from revasm.sim.engine import Lanes, overflow_counts, read_place, write_place
-from revasm.sim.engines import choose
+from revasm.sim.engines import auto_engine, choose
 from revasm.sim.host import batch_gradient, named_columns, signed, to_reals
 
 from .chunks import DEFAULT_CHUNK_LANES, BatchOptions, ChunkJob, plan, run_chunks, worker_engine
@@ -159,8 +159,10 @@ def batch(image: Image, inputs: Mapping[str, Any], *, grad: bool = False,
         raise BatchInputError("no input columns: the number of lanes is the length of a "
                               "column")
     (lanes,) = lengths
-    chooser = choose(engine, lanes=lanes)
     keep = frozenset(columns) if columns is not None else None
+    if lanes > STREAM_LANES and engine == "auto":  # chosen once, for every lane of the batch
+        engine = auto_engine(image, lanes)  # (a part's lanes alone would weigh less work)
+    chooser = choose(engine, lanes=lanes)
     if lanes <= STREAM_LANES:
         return _run_lanes(image, chooser, words, places, grad=grad, loss=loss, wrt=wrt,
                           max_steps=max_steps, strict=strict, keep=keep, progress=progress)

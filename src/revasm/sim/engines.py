@@ -126,28 +126,34 @@ def choose(name: str = "auto", *, lanes: int = 1, trace: bool = False) -> Engine
 
     def load_auto(image: Image, lanes: int = 1, **options: Any) -> Lanes:
         memory_words = options.get("memory_words", DEFAULT_MEMORY_WORDS)
-        # the engine the job runs on unless a compiled one pays: the fallback, or the
-        # vector engine for a known long job of few lanes -- what the tile and the
-        # compiled engine must beat (``revasm bench engine_choice``: 10^5 steps on 100
-        # lanes ran 1.4x faster on the tile engine than on the vector engine, which
-        # ``auto`` had picked by weighing the tile engine against the reference)
-        base = fallback
-        if fallback.name == "reference" and vector_pays(image, lanes, memory_words):
-            base = engine("vector")
-        if tile_pays(image, lanes, base.name, memory_words):
-            try:
-                return engine("tile").load(image, lanes, **options)
-            except EngineError:
-                pass
-        if compiled_pays(image, lanes, base.name, memory_words):
-            try:
-                return engine("compiled").load(image, lanes, **options)
-            except EngineError:
-                pass
-        return base.load(image, lanes, **options)
+        return engine(auto_engine(image, lanes, memory_words)).load(image, lanes, **options)
 
     return Engine("auto", f"{fallback.name}, or tile or compiled where it pays", load_auto,
                   available=fallback.available)
+
+
+def auto_engine(image: Image, lanes: int,
+                memory_words: int = DEFAULT_MEMORY_WORDS) -> str:
+    """The engine ``auto`` runs ``lanes`` lanes of ``image`` on (a job without a trace).
+
+    The base engine is the one the job runs on unless a compiled one pays: the reference
+    below :data:`VECTOR_MIN_LANES` lanes, else the vector engine -- or the vector engine
+    for a known program on enough lanes (:func:`vector_pays`).  The tile and the compiled
+    engine must beat the base (``revasm bench engine_choice``: 10^5 steps on 100 lanes ran
+    1.4x faster on the tile engine than on the vector engine, which ``auto`` had picked by
+    weighing the tile engine against the reference).  A batch run in parts asks once, for
+    all its lanes (``batching/running.py``)."""
+    base = "reference" if lanes < VECTOR_MIN_LANES else "vector"
+    if base == "reference" and vector_pays(image, lanes, memory_words):
+        base = "vector"
+    for compiled, pays in (("tile", tile_pays), ("compiled", compiled_pays)):
+        if pays(image, lanes, base, memory_words):
+            try:
+                engine(compiled)
+            except EngineError:
+                continue
+            return compiled
+    return base
 
 
 def vector_pays(image: Image, lanes: int, memory_words: int = DEFAULT_MEMORY_WORDS) -> bool:
