@@ -144,6 +144,17 @@ def test_cli_takes_random_command_lines(workspace, monkeypatch, rng):
     fuzz.check_cli(fuzz.random_arguments(rng))
 
 
+def test_the_cli_target_never_starts_a_server():
+    """`dap --port` serves until it is stopped: as a cli input it waited out the 30 s limit
+    (a false "timeout"), and a full run of 10^5 inputs met it again and again."""
+    import random
+
+    rng = random.Random(3)
+    lines = [fuzz.random_arguments(rng) for _ in range(3000)]
+    daps = [words for words in lines if words[:1] == ["dap"]]
+    assert daps and not any("--port" in words for words in daps)
+
+
 # --- regressions: what the fuzzer found, each fixed at its source ---------------------------
 
 @pytest.mark.parametrize("kind, data, message", [

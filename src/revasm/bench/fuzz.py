@@ -336,6 +336,10 @@ CLI_FILES = ("fib.pal", "multiply.pal", "fixed_point.pal", "x1_plus_x1x2.pal", "
              "fib_pair.ja", "factor.ja", "cmds.txt", "xs.parquet")
 CLI_COMMANDS = ("asm", "disasm", "run", "check", "report", "compile", "grad-expr", "grad",
                 "hessian", "batch", "debug", "dap")
+#: Options that make a command a server, which runs until it is stopped (Ctrl-C, SIGTERM):
+#: no input of the cli target -- each waited out the 30 s limit as a false "timeout" (the
+#: full run found `dap --port`); tests/debug/test_dap_tcp.py serves and stops it.
+SERVING_OPTIONS = {"dap": frozenset({"--port"})}
 
 
 def cli_workspace(directory: Path) -> None:
@@ -411,7 +415,9 @@ def random_arguments(rng: random.Random) -> list[str]:
     name = rng.choice(CLI_COMMANDS)
     command = cli.commands[name]
     words = [name]
-    options = [p for p in command.params if isinstance(p, click.Option)]
+    serving = SERVING_OPTIONS.get(name, frozenset())
+    options = [p for p in command.params if isinstance(p, click.Option)
+               and not serving & set(p.opts)]
 
     def value(param: click.Parameter) -> str:
         kind = param.type
