@@ -445,3 +445,30 @@ def test_pendvm_programs_that_jump_onto_finish_assemble():
     # the machine halts there with BR = the jump's offset (docs/simulator.md).
     image = assemble(HEADER + "start\nbra done\nadd $1 $2\ndone:\nfinish\n", "t.pal")
     assert image.finish == 3
+
+
+def test_a_file_that_is_not_pal_stops_after_max_errors():
+    """A 21 MB waveform given as a program made two million errors (94 s, 3.4 GB, every one
+    printed): the assembler now stops after MAX_ERRORS with one more saying why."""
+    import time
+
+    from revasm.assembler.diagnostics import MAX_ERRORS
+
+    text = "".join(f"b{k:016b} !{k}\n" for k in range(200_000))
+    started = time.process_time()
+    with pytest.raises(AssemblyError) as raised:
+        assemble(text, "wave.vcd")
+    diagnostics = raised.value.diagnostics
+    assert len(diagnostics) == MAX_ERRORS + 1
+    assert "too many errors: stopped after 100 (is wave.vcd a PAL source file?)" \
+        in diagnostics[-1].message
+    assert time.process_time() - started < 20  # not a pass over every line's errors
+
+
+def test_a_file_with_fewer_errors_than_the_cap_reports_every_one():
+    text = "\n".join([";; pendulum pal file", "        start"] + ["        bogus $1"] * 30
+                     + ["        finish"])
+    with pytest.raises(AssemblyError) as raised:
+        assemble(text, "thirty.pal")
+    assert len(raised.value.diagnostics) == 30
+    assert not any("too many" in d.message for d in raised.value.diagnostics)

@@ -44,8 +44,14 @@ class AssemblyError(Exception):
         return "\n".join(d.format() for d in self.diagnostics)
 
 
+#: After this many errors the assembler stops (clang stops after 20): enough to fix a real
+#: file in one round, where a file that is not PAL at all (a 21 MB waveform given as a
+#: program) had made two million of them -- 94 s and 3.4 GB, and all of them printed.
+MAX_ERRORS = 100
+
+
 class DiagnosticLog:
-    """Collects the diagnostics of one source file."""
+    """Collects the diagnostics of one source file, up to :data:`MAX_ERRORS`."""
 
     def __init__(self, filename: str, lines: list[str]):
         self.filename = filename
@@ -59,6 +65,16 @@ class DiagnosticLog:
         if diagnostic not in self._seen:  # e.g. one cause seen in two expanded words
             self._seen.add(diagnostic)
             self.diagnostics.append(diagnostic)
+            if len(self.diagnostics) >= MAX_ERRORS:
+                self._stop(line, text)
+
+    def _stop(self, line: int, text: str) -> None:
+        """Give up: the errors so far, then one that says why there are no more."""
+        ordered = sorted(self.diagnostics, key=lambda d: (d.line, d.column))
+        ordered.append(Diagnostic(self.filename, line, 1,
+                                  f"too many errors: stopped after {MAX_ERRORS} (is "
+                                  f"{self.filename} a PAL source file?)", text))
+        raise AssemblyError(ordered)
 
     @property
     def errors(self) -> list[Diagnostic]:
