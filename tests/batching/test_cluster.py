@@ -251,3 +251,19 @@ def test_ctrl_c_says_the_same_command_resumes_exits_130_and_prints_nothing_else(
     resumed = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr
     assert f"{written} of 40 chunks already written" in resumed.stderr
+
+
+def test_a_local_cluster_has_a_bounded_number_of_workers(tmp_path):
+    """`--workers 99999999999` had Dask build a worker spec for each until the machine ran
+    out of memory (the cli campaign's processes were killed at 20 GB)."""
+    from revasm.batching.cluster import MAX_LOCAL_WORKERS
+
+    for workers in (0, MAX_LOCAL_WORKERS + 1, 99_999_999_999):
+        with pytest.raises(ClusterError, match=f"1 to {MAX_LOCAL_WORKERS} worker processes"):
+            with dask_client(workers=workers):
+                pass
+    root = Path(__file__).resolve().parents[2]
+    result = CliRunner().invoke(cli, ["batch", str(root / "examples" / "multiply.pal"),
+                                      "--inputs", str(root / "examples" / "ab.csv"),
+                                      "--workers", "99999999999"])
+    assert result.exit_code == 2 and "1<=x<=256" in result.output

@@ -18,6 +18,11 @@ from typing import Any
 
 #: A local worker's environment: one thread for the kernels (numba's pool, OpenMP).
 ONE_THREAD = {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+#: The most worker processes a local cluster starts: each is a Python process (~150 MB) on
+#: a core of its own.  Unbounded, ``--workers 99999999999`` had Dask build a spec for each
+#: until the machine ran out of memory (found by the cli campaign); a larger cluster is
+#: one of your own (``--scheduler``).
+MAX_LOCAL_WORKERS = 256
 
 
 #: Dask's periodic work in a local cluster's processes, made rare: each worker's
@@ -155,6 +160,10 @@ def dask_client(scheduler: str | None = None, workers: int | None = None) -> Ite
     or of a ``LocalCluster`` of ``workers`` worker processes, started here and stopped
     when the block ends.  Each local worker runs one chunk at a time on one core (one
     thread, ``NUMBA_NUM_THREADS=1``), so N workers use N cores."""
+    if workers is not None and not 1 <= workers <= MAX_LOCAL_WORKERS:
+        raise ClusterError(f"a local cluster has 1 to {MAX_LOCAL_WORKERS} worker processes, "
+                           f"not {workers}: for more, start a Dask cluster and give its "
+                           "scheduler")
     try:
         from distributed import Client, KilledWorker
     except ImportError:

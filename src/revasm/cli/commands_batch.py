@@ -24,7 +24,7 @@ import numpy as np
 import revasm as api
 from revasm.assembler.image import Image
 from revasm.batching.chunks import BatchOptions
-from revasm.batching.cluster import ClusterError
+from revasm.batching.cluster import MAX_LOCAL_WORKERS, ClusterError
 from revasm.batching.files import streams
 from revasm.batching.inputs import BatchInputError, read_columns, resolve_column
 from revasm.batching.sinks import BatchOutputError
@@ -65,9 +65,10 @@ PROGRESS_MIN_LANES = 2_000
               help="Write every result column: an .npz file (whole, at the end), or a "
                    ".parquet or .zarr folder written chunk by chunk (a rerun of the same "
                    "command writes only the chunks missing).")
-@click.option("--workers", type=click.IntRange(min=1), default=None, metavar="N",
+@click.option("--workers", type=click.IntRange(1, MAX_LOCAL_WORKERS), default=None,
+              metavar="N",
               help="Run the chunks on a local Dask cluster of N worker processes (one core "
-                   "each), started and stopped by revasm.")
+                   f"each, at most {MAX_LOCAL_WORKERS}), started and stopped by revasm.")
 @click.option("--scheduler", default=None, metavar="tcp://HOST:PORT",
               help="Run the chunks on the Dask cluster of this scheduler (`dask scheduler`).")
 @click.option("--columns", "keep", default=None, metavar="NAME,...",
