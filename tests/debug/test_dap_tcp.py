@@ -66,8 +66,15 @@ class SocketClient:
         self.socket.close()
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start_server() -> tuple[subprocess.Popen, int]:
+    # SIGINT as a terminal gives it: a run from a shell's background job has it ignored,
+    # and the server would inherit that and never see the Ctrl-C the test sends
     process = subprocess.Popen([sys.executable, "-m", "revasm", "dap", "--port", "0"],
+                               preexec_fn=_default_sigint,
                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, cwd=ROOT)
     assert process.stderr is not None

@@ -40,6 +40,7 @@ def test_a_run_with_no_limit_is_cut_into_calls_and_keeps_its_bits(monkeypatch):
 
 SCRIPT = """
 import os, signal, threading, time
+signal.signal(signal.SIGINT, signal.default_int_handler)  # (a background job ignores it)
 import revasm
 image = revasm.load({fib!r}, 64)
 revasm.run(image, {{"n": 10}}, engine="compiled")  # the kernel built before the clock starts
