@@ -70,6 +70,13 @@ class Client:
                 return message
             self.events.append(message)
 
+    def start(self, program: str, **launch: object) -> dict:
+        """Initialize, launch ``program`` stopped on its entry, and the ``stopped`` body."""
+        self.send("initialize", adapterID="revasm")
+        assert self.send("launch", program=program, stopOnEntry=True, **launch)["success"]
+        self.send("configurationDone")
+        return self.event("stopped")["body"]
+
     def variables(self, frame: int, scope: str) -> dict[str, str]:
         scopes = self.send("scopes", frameId=frame)["body"]["scopes"]
         reference = next(s["variablesReference"] for s in scopes if s["name"] == scope)
@@ -183,10 +190,7 @@ def test_bad_requests_get_failed_responses_not_a_crash(client):
 
 
 def test_a_gradient_scope_is_no_reference_in_a_session_without_gradients(client):
-    client.send("initialize", adapterID="revasm")
-    client.send("launch", program=str(BESSEL), stopOnEntry=True)
-    client.send("configurationDone")
-    client.event("stopped")
+    client.start(str(BESSEL))
     names = [s["name"] for s in client.send("scopes", frameId=0)["body"]["scopes"]]
     assert "Gradient" not in names
     answer = client.send("variables", variablesReference=3)  # where Gradient would be
@@ -219,10 +223,7 @@ def test_a_compiled_python_program_is_debugged_by_its_python_lines(client):
 
 
 def test_next_steps_over_a_call_and_step_in_enters_it(client):
-    client.send("initialize", adapterID="revasm")
-    client.send("launch", program=str(PROCEDURE), stopOnEntry=True)
-    client.send("configurationDone")
-    client.event("stopped")
+    client.start(str(PROCEDURE))
 
     def where() -> tuple[int, int]:
         frames = client.send("stackTrace", threadId=1)["body"]["stackFrames"]
@@ -251,10 +252,7 @@ def test_step_back_from_a_functions_first_line_stops_on_the_calling_line(client)
     """stepIn enters a compiled call at its first line; stepBack from there stops on the
     caller's line that made the call (one frame fewer), and from main's first line at START."""
     rfib = ROOT / "examples" / "nilang" / "rfib.py"
-    client.send("initialize", adapterID="revasm")
-    client.send("launch", program=f"{rfib}:rfib", set={"n": 4}, stopOnEntry=True)
-    client.send("configurationDone")
-    assert client.event("stopped")["body"]["reason"] == "entry"
+    assert client.start(f"{rfib}:rfib", set={"n": 4})["reason"] == "entry"
 
     def where() -> tuple[int, int]:
         frames = client.send("stackTrace", threadId=1)["body"]["stackFrames"]
