@@ -1,6 +1,7 @@
 """`revasm compile`: a @reversible Python function to PAL assembly (or to its IR)."""
 from __future__ import annotations
 
+import gc
 import json
 from fractions import Fraction
 from pathlib import Path
@@ -120,6 +121,23 @@ def compile_command(target: str, out: str | None, emit: str, inverse: bool, widt
       revasm compile examples/janus/factor.ja -o factor.pal && revasm run factor.pal
       revasm compile examples/nilang/dot.py:dot -O0   # the plain lowering, for comparison
     """
+    # The cyclic collector stays off for the whole command: a long program's compilation
+    # leaves millions of objects, and each collection after it (writing the map) scans
+    # them all -- 1.5 s on a 10^5-statement program; reference counting frees them when
+    # the command returns, and the collector is on again for what follows.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        _compile(target, out, emit, inverse, width, gradient, no_checks, no_inline, level,
+                 as_json)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _compile(target: str, out: str | None, emit: str, inverse: bool, width: int,
+             gradient: bool, no_checks: str | None, no_inline: bool, level: str,
+             as_json: bool) -> None:
     path, func = _split_target(target)
     if Path(path).is_dir():
         raise ToolError(f"{path}: error: is a directory: compile takes a Python source file "
@@ -162,14 +180,7 @@ def compile_command(target: str, out: str | None, emit: str, inverse: bool, widt
     source_map_path = out + ".map.json" if emit == "asm" else None
     files: list[tuple[str, str]] = [(out, text)]
     if source_map_path is not None:
-        # one entry a line, each by json's C encoder (indent= takes the pure-Python one:
-        # seconds for a 10^5-statement program)
-        entries = [f"{json.dumps(str(line))}: " + json.dumps(
-                       {"file": e.pos.file, "line": e.pos.line, "column": e.pos.column,
-                        "role": e.role, "note": e.note})
-                   for line, e in program.lowered.lines.items() if e.pos]
-        files.append((source_map_path, "{\n" + ",\n".join(entries) + "\n}"
-                      if entries else "{}"))
+        files.append((source_map_path, _source_map_text(program)))
     try:  # the PAL and its map both or neither, each whole (assembler/files.py)
         write_atomic_all(files)
     except GroupWriteError as exc:
@@ -180,6 +191,25 @@ def compile_command(target: str, out: str | None, emit: str, inverse: bool, widt
                                "instructions": instructions, "output": out,
                                "map": source_map_path}))
     click.echo(f"{target}: {instructions} instructions -> {out}", err=True)
+
+
+def _source_map_text(program: CompiledProgram) -> str:
+    """``OUT.map.json``: each PAL line -> the user's file, line, column, role and note.
+
+    One entry a line, as ``json.dumps`` of the entry's dict would write it, its strings
+    each encoded once (a 10^5-statement program's lines share a few files, roles and
+    notes; ``indent=`` would take json's pure-Python encoder: seconds there)."""
+    quoted: dict[str, str] = {}
+
+    def q(text: str) -> str:
+        out = quoted.get(text)
+        if out is None:
+            out = quoted[text] = json.dumps(text)
+        return out
+    entries = [f'"{line}": {{"file": {q(e.pos.file)}, "line": {e.pos.line}, '
+               f'"column": {e.pos.column}, "role": {q(e.role)}, "note": {q(e.note)}}}'
+               for line, e in program.lowered.lines.items() if e.pos]
+    return "{\n" + ",\n".join(entries) + "\n}" if entries else "{}"
 
 
 def _compile_janus(path: str, func: str | None, width: int, gradient: bool,

@@ -50,6 +50,23 @@ def _register_sets(mnemonic: str, operands: tuple[str, ...]
     return regs, written - {"$0"}
 
 
+@lru_cache(maxsize=1 << 16)
+def _register_masks(mnemonic: str, operands: tuple[str, ...]) -> tuple[int, int] | None:
+    """:func:`_register_sets` as bit masks (bit n for ``$n``): the scans below test
+    thousands of pairs per statement, and an ``&`` of two ints is what they need."""
+    sets = _register_sets(mnemonic, operands)
+    if sets is None:
+        return None
+    return _mask(sets[0]), _mask(sets[1])
+
+
+def _mask(registers: frozenset[str]) -> int:
+    bits = 0
+    for register in registers:
+        bits |= 1 << int(register[1:])
+    return bits
+
+
 def touched_registers(instr: Instr) -> frozenset[str] | None:
     """Every register a data instruction (or LI) reads or writes; None for any other
     instruction (a branch, a call, a label's landing: code must not be moved across it)."""
@@ -83,6 +100,8 @@ class _Chain:
         self.next = list(range(1, n + 2))
         self.prev = list(range(-1, n))
         self.first: int = 0 if n else n
+        #: each position's (read, written) register masks, None where code must not move
+        self.masks = [_register_masks(i.mnemonic, i.operands) for i in code]
 
     def after(self, k: int, steps: int) -> Iterator[int]:
         """The up to ``steps`` live positions after ``k``, in order (lazily: most scans
@@ -165,25 +184,30 @@ def _partner(chain: _Chain, k: int) -> int | None:
     first = code[k]
     if first.label or first.mnemonic not in CANCELLABLE:
         return None
-    sets = _registers(first)
-    if sets is None:
+    masks = chain.masks[k]
+    if masks is None:
         return None
-    reads, writes = sets
     inverse = _inverse(first)
     if inverse is None:
         return None
-    for j in chain.after(k, WINDOW):
+    mnemonic, operands = inverse
+    writes = masks[1]
+    touched = masks[0] | writes
+    # chain.after inlined: this loop is most of the peephole's time on a long program
+    nxt, end, every = chain.next, chain.end, chain.masks
+    j = nxt[k]
+    for _ in range(WINDOW):
+        if j == end:
+            return None
         other = code[j]
         if other.label:
             return None
-        if other.mnemonic == inverse[0] and other.operands == inverse[1]:
+        if other.mnemonic == mnemonic and other.operands == operands:
             return j
-        between = _registers(other)
-        if between is None:
+        between = every[j]
+        if between is None or between[1] & touched or writes & between[0]:
             return None
-        other_reads, other_writes = between
-        if other_writes & (reads | writes) or writes & other_reads:
-            return None
+        j = nxt[j]
     return None
 
 
