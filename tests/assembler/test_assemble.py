@@ -326,3 +326,21 @@ def test_the_example_in_the_language_docs_assembles():
     image = assemble(block, "doc.pal")
     assert image.symbols == {"top": 4, "bottom": 10, "n_cell": 15}
     assert image.names["n"].address == 15 and not image.names["fib"].fixed
+
+
+def test_a_repeated_line_encodes_as_its_first_and_each_error_is_reported():
+    # _encode encodes each spelling of an instruction without an offset once; the
+    # copies must be the same words and fields, and a line with errors never counts
+    image = pal("START\nADD $1 $2\nXORI $3 7\nADD $1 $2\nXORI $3 7\nFINISH\n")
+    assert image.words[1] == image.words[3] == word("ADD", a=1, b=2)
+    assert image.words[2] == image.words[4] == word("XORI", a=3, imm=7)
+    with pytest.raises(AssemblyError) as caught:
+        pal("START\nADDI $1 99999999\nADDI $1 99999999\nFINISH\n")
+    assert [d.line for d in caught.value.diagnostics] == [3, 4]
+
+
+def test_repeated_wide_immediates_each_keep_their_word():
+    image = assemble(HEADER + "START\nXORI $1 3735943886\nXORI $1 3735943886\nFINISH\n",
+                     "w.pal", pendvm=True)
+    assert image.immediates == {1: 3735943886 - 2**32, 2: 3735943886 - 2**32}
+    assert image.words[1] == image.words[2]

@@ -19,6 +19,7 @@ errors of the file; :class:`AssemblyError` is raised at the end if there was any
 from __future__ import annotations
 
 import difflib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,16 +54,18 @@ PENDVM_MODE = "PendVM-compatibility mode (.pendvm, or --pendvm)"
 
 
 def assemble(source: str, filename: str = "<source>", width: int | None = None, *,
-             pendvm: bool = False) -> Image:
+             pendvm: bool = False,
+             parsed: Sequence[Statement | None] | None = None) -> Image:
     """Assemble PAL text; raises :class:`AssemblyError` listing every error.
 
     The word width is ``width`` when given (it overrides the source's ``.width``: the
     caller asks for this run at that width), else the source's ``.width``, else
     :data:`DEFAULT_WIDTH`.  ``pendvm``: PendVM-compatibility mode, as if the source said
-    ``.pendvm`` (docs/assembly.md, "PendVM variants")."""
+    ``.pendvm`` (docs/assembly.md, "PendVM variants").  ``parsed``: the statements of
+    lines whose writer knows them (``parser.parse_source``), a compiler's shortcut."""
     if width is not None and width not in WIDTHS:
         raise ValueError(f"word width must be {widths_text()}, not {width}")
-    return _Assembly(source, filename, width, pendvm).run()
+    return _Assembly(source, filename, width, pendvm, parsed=parsed).run()
 
 
 def assemble_file(path: str | Path, width: int | None = None, *,
@@ -125,11 +128,13 @@ class _Assembly(Context):
     unchecked: set[int] = field(default_factory=set)
     #: PendVM-compatibility mode's wide immediates: pc -> the signed 32-bit value
     immediates: dict[int, int] = field(default_factory=dict)
+    #: statements the caller parsed already (``parser.parse_source``)
+    parsed: Sequence[Statement | None] | None = None
 
     def run(self) -> Image:
         self.lines = source_lines(self.source)
         self.log = DiagnosticLog(self.filename, self.lines)
-        statements = parse_source(self.lines, self.log)
+        statements = parse_source(self.lines, self.log, self.parsed)
         self.fmt = word_format(self._width(statements))
         self.pendvm = self._pendvm(statements) or self.pendvm
         self.scope = Scope(self.fmt)
@@ -283,8 +288,9 @@ class _Assembly(Context):
         ins = lookup(mnemonic)
         if ins is not None:
             item = _Item(statement, ins=ins)
-            item.valid = self.operand_count(statement, (len(ins.fields),) * 2,
-                                            _syntax(ins, head.text))
+            count = len(ins.fields)  # the syntax text only for the message
+            item.valid = len(statement.operands) == count or self.operand_count(
+                statement, (count, count), _syntax(ins, head.text))
             return item
         pseudo = lookup_pseudo(mnemonic)
         if pseudo is not None:
@@ -342,6 +348,7 @@ class _Assembly(Context):
         code: dict[int, Placed] = {}
         data: dict[int, int] = {}
         jumps: list[_Jump] = []
+        known: dict[tuple[str, ...], tuple[dict[str, int], int]] = {}
         for item in self.items:
             statement, head = item.statement, item.statement.head
             assert head is not None  # every item has a head
@@ -352,6 +359,19 @@ class _Assembly(Context):
                 data[item.address] = statement.line
                 locations[item.address] = location
                 continue
+            key: tuple[str, ...] | None = None
+            if item.valid and item.ins is not None and "off" not in item.ins.operand_kinds:
+                # an instruction without an offset field encodes the same wherever it is:
+                # a long compiled program repeats a few thousand spellings, each encoded
+                # once here; one with errors is never kept, so each is reported
+                key = (item.ins.mnemonic, *[token.text for token in statement.operands])
+                hit = known.get(key)
+                if hit is not None:
+                    locations[item.address] = location
+                    is_code.append(True)
+                    words.append(hit[1])
+                    code[item.address] = Placed(item.ins, dict(hit[0]), statement.line)
+                    continue
             encoded: list[tuple[Instruction, dict[str, int]]] = []
             if item.valid and item.ins is not None:
                 operands = self._operands(item, item.ins, item.address, jumps)
@@ -367,6 +387,8 @@ class _Assembly(Context):
                     ins, operands = encoded[offset]
                     words.append(self._word(pc, ins, operands))
                     code[pc] = Placed(ins, operands, statement.line)
+                    if key is not None and pc not in self.immediates:  # not a wide one
+                        known[key] = (dict(operands), words[-1])
                 else:
                     words.append(0)  # a line with errors still holds its addresses
                     self.unchecked.add(pc)

@@ -12,6 +12,7 @@ is the assembler's business.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .diagnostics import DiagnosticLog
@@ -75,11 +76,15 @@ def parse_line(number: int, text: str, log: DiagnosticLog) -> Statement | None:
     return statement
 
 
-def parse_source(lines: list[str], log: DiagnosticLog) -> list[Statement]:
+def parse_source(lines: list[str], log: DiagnosticLog,
+                 parsed: Sequence[Statement | None] | None = None) -> list[Statement]:
     """Every statement of a PAL file, after checking the header line.
 
     Without the header, line 1 is reported and then read as an ordinary line,
-    so that the rest of the file still gets checked.
+    so that the rest of the file still gets checked.  ``parsed``, when given, holds a
+    line's statement where its writer knows it already (the compiler's instructions:
+    ``parsed[k]`` is what :func:`parse_line` makes of line ``k + 1``, as
+    ``tests/compiler/backend/test_writer.py`` checks); the other lines are read here.
     """
     statements: list[Statement] = []
     first = 1
@@ -88,7 +93,9 @@ def parse_source(lines: list[str], log: DiagnosticLog) -> list[Statement]:
     else:
         log.error(1, 1, f"expected the PAL header {HEADER!r} at the start of line 1")
     for number in range(first, len(lines) + 1):
-        statement = parse_line(number, lines[number - 1], log)
+        statement = parsed[number - 1] if parsed is not None else None
+        if statement is None:
+            statement = parse_line(number, lines[number - 1], log)
         if statement is not None:
             statements.append(statement)
     return statements

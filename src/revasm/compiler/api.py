@@ -306,7 +306,7 @@ def _finish(module: ir.Module, entry: str | None, width: int, for_gradient: bool
         raise
     try:
         image = assemble(lowered.pal, filename=f"{Path(module.file).stem}.{entry}.pal",
-                         width=width)
+                         width=width, parsed=lowered.statements)
     except AssemblyError as exc:
         too_far = _too_far(exc, lowered, module)
         if too_far is None:

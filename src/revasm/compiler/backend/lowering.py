@@ -16,10 +16,15 @@ data words, and the PAL text with its source map.  One function is lowered by
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import lru_cache
 
+from revasm.assembler.lexer import Token
+from revasm.assembler.literals import is_number
+from revasm.assembler.parser import LABEL, Statement
 from revasm.isa.fixed_point import WordFormat, word_format
 
 from ..errors import SourcePos
@@ -59,6 +64,8 @@ class Lowered:
     lines: dict[int, SourceEntry] = field(default_factory=dict)
     layouts: dict[str, FunctionLayout] = field(default_factory=dict)
     array_labels: dict[str, list[str]] = field(default_factory=dict)
+    #: the assembler's statement of each line of ``pal`` the writer knows (None: read it)
+    statements: list[Statement | None] | None = None
 
 
 #: The optimisation levels: 0 lowers statement by statement (no peephole, no constant
@@ -218,7 +225,8 @@ class _ModuleLowering:
         for label, text in data:
             out.raw(f"{label + ':':<12} data {text}")
         out.raw(f"{'stack:':<12} data 0")
-        return Lowered(out.text(), self.entry, self.width, out.map, self.layouts, array_labels)
+        return Lowered(out.text(), self.entry, self.width, out.map, self.layouts, array_labels,
+                       out.statements)
 
     def _reachable(self, name: str) -> set[str]:
         seen, todo = set(), [name]
@@ -261,23 +269,66 @@ def _default_and_domain(p: ir.Param, flat: int, kind: str, fmt: WordFormat) -> s
     return text
 
 
+#: The width of the label column and of an instruction's mnemonic and operands.
+LABEL_COLUMNS, CODE_COLUMNS = 14, 28
+#: A word the writer may hand the assembler as a token without its lexer (assembler/
+#: lexer.py): nothing that separates, ends or comments a token.
+_PLAIN_WORD = re.compile(r"[^\s,;:]+\Z")
+
+
 class _Writer:
+    """The PAL text, its map to the user's source, and the assembler's statement for each
+    instruction line (``parser.parse_source``'s ``parsed``): the writer knows where each
+    token starts, so a long program's lines need not be read again."""
+
     def __init__(self) -> None:
         self.lines: list[str] = []
         self.map: dict[int, SourceEntry] = {}
+        self.statements: list[Statement | None] = []
 
     def comment(self, text: str) -> None:
         self.lines.append(text)
+        self.statements.append(None)
 
     def raw(self, text: str) -> None:
         self.lines.append(text)
+        self.statements.append(None)
 
     def instr(self, i: Instr) -> None:
         label = f"{i.label}:" if i.label else ""
         where = f"{i.pos.file.rsplit('/', 1)[-1]}:{i.pos.line}" if i.pos else ""
         comment = "; " + "; ".join(x for x in (where, i.note) if x) if (where or i.note) else ""
-        self.lines.append(f"{label:<14}{i.text():<28}{comment}".rstrip())
-        self.map[len(self.lines)] = SourceEntry(i.pos, i.role, i.note, i.check)
+        text = f"{label:<{LABEL_COLUMNS}}{i.text():<{CODE_COLUMNS}}{comment}".rstrip()
+        self.lines.append(text)
+        number = len(self.lines)
+        self.map[number] = SourceEntry(i.pos, i.role, i.note, i.check)
+        self.statements.append(_statement(number, text, i))
 
     def text(self) -> str:
         return "\n".join(self.lines) + "\n"
+
+
+def _statement(number: int, text: str, i: Instr) -> Statement | None:
+    """What ``parser.parse_line`` reads in the line ``text`` that ``_Writer.instr`` wrote
+    for ``i``, from the columns it wrote each word at; None (the assembler reads the line)
+    for a word its lexer would split or refuse."""
+    label, operands = i.label, i.operands
+    if not _plain_words(label, i.mnemonic, operands):
+        return None
+    column = max(len(label) + 1 if label else 0, LABEL_COLUMNS) + 1
+    head = Token(i.mnemonic.lower(), column)
+    column += max(len(i.mnemonic), 7) + 1
+    tokens = []
+    for operand in operands:
+        tokens.append(Token(operand, column))
+        column += len(operand) + 1
+    return Statement(number, text, [Token(label, 1)] if label else [], head, tokens)
+
+
+@lru_cache(maxsize=1 << 16)
+def _plain_words(label: str, mnemonic: str, operands: tuple[str, ...]) -> bool:
+    """Whether the lexer reads each word whole and the parser takes the label (a long
+    program repeats a few thousand instructions: each is looked at once)."""
+    if label and (not LABEL.match(label) or is_number(label)):
+        return False
+    return all(_PLAIN_WORD.match(w) for w in (label, mnemonic, *operands) if w)

@@ -1,0 +1,71 @@
+"""The writer hands the assembler each instruction line's statement, skipping its lexer:
+each must be exactly what the assembler would read in that line."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from revasm.assembler.diagnostics import DiagnosticLog
+from revasm.assembler.parser import parse_line
+from revasm.compiler import compile_file
+from revasm.compiler.api import compile_janus_file
+from revasm.compiler.backend.code import Instr
+from revasm.compiler.backend.lowering import _Writer
+
+EXAMPLES = Path(__file__).parents[3] / "examples"
+
+_WORD = st.text(st.sampled_from("ab_.$0123456789-+:;, \t"), min_size=1, max_size=18)
+
+
+def _as_read(number: int, text: str):
+    log = DiagnosticLog("w.pal", [text] * number)
+    return parse_line(number, text, log), log
+
+
+def _check(writer: _Writer) -> int:
+    """Every statement the writer knows equals the parser's; how many it knew."""
+    known = 0
+    for number, (text, statement) in enumerate(zip(writer.lines, writer.statements), 1):
+        if statement is None:
+            continue
+        read, log = _as_read(number, text)
+        assert not log.diagnostics, text
+        assert statement == read, text
+        known += 1
+    return known
+
+
+@settings(max_examples=400, deadline=None)
+@given(label=st.one_of(st.just(""), _WORD), mnemonic=st.sampled_from(
+           ["ADD", "ADDI", "XOR", "SWAPBR", "BRA", "EXCH", "FINISH", "RROT", "mulfx"]),
+       operands=st.lists(_WORD, max_size=3))
+def test_a_written_line_is_read_as_the_writer_says(label, mnemonic, operands):
+    writer = _Writer()
+    writer.instr(Instr(mnemonic, tuple(operands), label=label))
+    _check(writer)
+
+
+def test_plain_instructions_are_known_and_odd_words_left_to_the_lexer():
+    writer = _Writer()
+    writer.instr(Instr("ADD", ("$1", "$2")))
+    writer.instr(Instr("BRA", ("f_main.bot",), label="a_label_longer_than_the_column"))
+    writer.instr(Instr("ADD", ("$1,", "$2")))  # a comma splits the word
+    writer.instr(Instr("ADDI", ("$1", "3"), label="10"))  # a number is no label
+    assert [s is not None for s in writer.statements] == [True, True, False, False]
+    assert _check(writer) == 2
+
+
+@pytest.mark.parametrize("source", ["nilang/dot.py", "nilang/rfib.py", "janus/factor.ja",
+                                    "janus/fib_pair.ja"])
+def test_compiled_examples_give_the_assembler_what_it_reads(source):
+    path = EXAMPLES / source
+    program = compile_janus_file(path) if path.suffix == ".ja" else compile_file(path)
+    writer = _Writer()
+    writer.lines = program.lowered.pal.splitlines()
+    writer.statements = list(program.lowered.statements or [])
+    assert len(writer.lines) == len(writer.statements)
+    # the compiler writes only plain words: every instruction line is known
+    assert _check(writer) == len(program.lowered.lines) > 0
