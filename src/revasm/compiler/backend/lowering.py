@@ -285,6 +285,7 @@ class _Writer:
         self.lines: list[str] = []
         self.map: dict[int, SourceEntry] = {}
         self.statements: list[Statement | None] = []
+        self.file_names: dict[str, str] = {}  # a source path -> its last part
 
     def comment(self, text: str) -> None:
         self.lines.append(text)
@@ -295,13 +296,21 @@ class _Writer:
         self.statements.append(None)
 
     def instr(self, i: Instr) -> None:
+        # one call per instruction of the program: kept to plain string work
+        pos, note = i.pos, i.note
+        if pos is not None:
+            name = self.file_names.get(pos.file)
+            if name is None:
+                name = self.file_names[pos.file] = pos.file.rsplit("/", 1)[-1]
+            comment = f"; {name}:{pos.line}; {note}" if note else f"; {name}:{pos.line}"
+        else:
+            comment = f"; {note}" if note else ""
         label = f"{i.label}:" if i.label else ""
-        where = f"{i.pos.file.rsplit('/', 1)[-1]}:{i.pos.line}" if i.pos else ""
-        comment = "; " + "; ".join(x for x in (where, i.note) if x) if (where or i.note) else ""
-        text = f"{label:<{LABEL_COLUMNS}}{i.text():<{CODE_COLUMNS}}{comment}".rstrip()
+        text = f"{label:<14}{i.text():<28}{comment}".rstrip()  # the columns: LABEL_COLUMNS,
+        # CODE_COLUMNS (a literal width: one that the f-string reads from a name costs)
         self.lines.append(text)
         number = len(self.lines)
-        self.map[number] = SourceEntry(i.pos, i.role, i.note, i.check)
+        self.map[number] = SourceEntry(pos, i.role, note, i.check)
         self.statements.append(_statement(number, text, i))
 
     def text(self) -> str:

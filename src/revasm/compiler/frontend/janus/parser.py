@@ -9,8 +9,8 @@ left-associative; a ``-`` directly before a number is part of the number.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from ...errors import CompileError, SourcePos
 from . import tree as t
@@ -31,20 +31,27 @@ UNSUPPORTED = {
     "constant": "use local int x = e ... delocal int x = e",
     "nil": "a stack starts empty; test it with empty(s)",
 }
+#: A token after the spaces before it (one match a token), a line end, or the end.
 _TOKEN = re.compile(r"""
-    (?P<space>[ \t\r\f\v]+|\n)
-  | (?P<comment>//[^\n]*|/\*(?:.|\n)*?\*/)
-  | (?P<number>\d+)
-  | (?P<name>[A-Za-z][A-Za-z0-9_']*)
-  | (?P<string>"[^"\n]*")
-  | (?P<op><=>|\+=|-=|\^=|<=|>=|!=|&&|\|\||[-+*/%&|^<>=!(){}\[\],])
+    [ \t\r\f\v]*
+    (?: (?P<newline>\n)
+      | (?P<comment>//[^\n]*|/\*(?:.|\n)*?\*/)
+      | (?P<number>\d+)
+      | (?P<name>[A-Za-z][A-Za-z0-9_']*)
+      | (?P<string>"[^"\n]*")
+      | (?P<op><=>|\+=|-=|\^=|<=|>=|!=|&&|\|\||[-+*/%&|^<>=!(){}\[\],])
+      | (?P<end>\Z))
 """, re.VERBOSE)
+_SPACES = re.compile(r"[ \t\r\f\v]*")
 _LEVELS = (("&&", "||"), ("&", "|", "^"), ("<", "<=", ">", ">=", "=", "!="), ("+", "-"),
            ("*", "/", "%"))
+_LEVEL_OF = {op: level for level, ops in enumerate(_LEVELS) for op in ops}
 
 
-@dataclass(frozen=True)
-class Token:
+class Token(NamedTuple):
+    """A token (a named tuple: a long program has millions, and a frozen dataclass's
+    construction was a fifth of reading one)."""
+
     kind: str  # name | keyword | number | string | op | end
     text: str
     pos: SourcePos
@@ -54,33 +61,33 @@ def tokenize(text: str, filename: str) -> list[Token]:
     """The tokens of ``text``; an unknown character or an unclosed comment is an error."""
     tokens: list[Token] = []
     line, line_start, at = 1, 0, 0
-    match, size, skipped = _TOKEN.match, len(text), ("space", "comment")
-    while at < size:
+    match = _TOKEN.match
+    while True:
         m = match(text, at)
-        # find, not `in text[at + 2:]`: a copy of the rest per comment was quadratic
-        if m is None or (text[at] == "/" and text.startswith("/*", at)
-                         and text.find("*/", at + 2) < 0):
-            pos = SourcePos(filename, line, at - line_start + 1)
-            if m is not None or text.startswith("/*", at):
-                raise CompileError(pos, "comment /* is never closed", "close it with */")
-            raise CompileError(pos, f"unexpected character {text[at]!r}")
+        if m is None:
+            at = _SPACES.match(text, at).end()
+            raise CompileError(SourcePos(filename, line, at - line_start + 1),
+                               f"unexpected character {text[at]!r}")
         kind = m.lastgroup or ""
-        end = m.end()
-        if kind in skipped:
-            if kind == "space" and text[at] != "\n":
-                at = end
-                continue
-            value = m.group()
+        start, at = m.start(kind), m.end()
+        if kind == "newline":
+            line, line_start = line + 1, at
+            continue
+        if kind == "end":
+            break
+        value = m.group(kind)
+        if kind == "comment":
             newlines = value.count("\n")
             if newlines:
                 line += newlines
-                line_start = at + value.rindex("\n") + 1
-        else:
-            value = m.group()
-            if kind == "name" and value in KEYWORDS:
-                kind = "keyword"
-            tokens.append(Token(kind, value, SourcePos(filename, line, at - line_start + 1)))
-        at = end
+                line_start = start + value.rindex("\n") + 1
+            continue
+        if kind == "op" and value == "/" and text.startswith("/*", start):  # no */ after it
+            raise CompileError(SourcePos(filename, line, start - line_start + 1),
+                               "comment /* is never closed", "close it with */")
+        if kind == "name" and value in KEYWORDS:
+            kind = "keyword"
+        tokens.append(Token(kind, value, SourcePos(filename, line, start - line_start + 1)))
     tokens.append(Token("end", "end of file", SourcePos(filename, line, at - line_start + 1)))
     return tokens
 
@@ -391,14 +398,17 @@ class _Parser:
     # --- expressions ---
 
     def expr(self, level: int = 0) -> t.Expr:
-        if level == len(_LEVELS):
-            return self.unary()
-        left = self.expr(level + 1)
-        while self.token.kind == "op" and self.token.text in _LEVELS[level]:
-            op = self.next().text
-            right = self.expr(level + 1)
-            left = t.Binary(left.pos, op, left, right)
-        return left
+        """An expression of operators at ``level`` (an index of ``_LEVELS``) or tighter,
+        by precedence climbing: a leaf costs one call, not one per level."""
+        left = self.unary()
+        tokens = self.tokens
+        while True:
+            tok = tokens[self.at]
+            tighter = _LEVEL_OF.get(tok.text, -1) if tok.kind == "op" else -1
+            if tighter < level:
+                return left
+            self.at += 1
+            left = t.Binary(left.pos, tok.text, left, self.expr(tighter + 1))
 
     def unary(self) -> t.Expr:
         tok = self.token
