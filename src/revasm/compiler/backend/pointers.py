@@ -215,8 +215,9 @@ class PointerLowering(FunctionLoweringState):
                       build: Callable[[], list[Instr]]) -> list[Instr]:
         """``build()``'s code with the pointers worth keeping over ``body`` set up before
         it and cleared after it (``loop_var``: the scope is that loop's)."""
-        if self.p.level < 2:
-            return build()
+        if self.p.level < 2 or not (self.lay.arrays or self.p.module.tables):
+            return build()  # no array to point into: nothing to weigh (a long program's
+            # statements were each looked at by every scope around them)
         stepped, other, calls = written(body)
         blocked: frozenset[int] = frozenset()
         if calls:
