@@ -35,19 +35,23 @@ def callee_first(module: ir.Module, reachable: set[str]) -> list[str]:
     it calls (a cycle's members after the rest of their callees, in module order)."""
     order: list[str] = []
     state: dict[str, str] = {}
-
-    def visit(name: str) -> None:
-        if state.get(name) or name not in module.functions:
-            return
-        state[name] = "open"
-        for callee in callees_of(module.functions[name].body):
-            visit(callee)
-        state[name] = "done"
-        order.append(name)
     for name in module.functions:
         if name in reachable:
-            visit(name)
+            _visit_callees_first(name, module, state, order)
     return order
+
+
+def _visit_callees_first(name: str, module: ir.Module, state: dict[str, str],
+                         order: list[str]) -> None:
+    # a function, not a recursive closure: that is a reference cycle, and it held the
+    # module until the cyclic collector ran (docs/decisions.md, "No cyclic garbage")
+    if state.get(name) or name not in module.functions:
+        return
+    state[name] = "open"
+    for callee in callees_of(module.functions[name].body):
+        _visit_callees_first(callee, module, state, order)
+    state[name] = "done"
+    order.append(name)
 
 
 def registers_with_callees(module: ir.Module, name: str,

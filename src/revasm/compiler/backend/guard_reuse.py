@@ -87,30 +87,32 @@ class GuardReuse(FunctionLoweringState):
         if self.p.level < 2 or not self.p.check("bounds"):
             return
         runs: dict[GuardKey, list[int]] = {}  # key -> ids of the statements in its run
-
-        def close(key: GuardKey) -> None:
-            for sid in runs.pop(key, [])[1:-1]:
-                self.repeated_guards.setdefault(sid, set()).add(key)
-
-        def visit(statements: list[ir.Stmt]) -> None:
-            for s in statements:
-                if isinstance(s, ir.Routine) or isinstance(s, ir.Block) and not s.inverted:
-                    visit(s.body)
-                elif isinstance(s, (ir.Unroutine, ir.Block)):
-                    visit(self.inverted_body(s))
-                elif isinstance(s, _STRAIGHT):
-                    for key in self._guard_keys(s):
-                        runs.setdefault(key, []).append(id(s))
-                    changed = _writes(s)
-                    for key in [k for k in runs if changed & set(_names(k[0]))]:
-                        close(key)
-                else:  # a call, an if, a loop: it ends the runs of what it may write
-                    stepped, other, _ = written([s])
-                    for key in [k for k in runs if (stepped | other) & set(_names(k[0]))]:
-                        close(key)
-        visit(body)
+        self._visit_runs(body, runs)
         for key in list(runs):
-            close(key)
+            self._close_run(key, runs)
+
+    # methods, not closures: a recursive closure is a reference cycle, and one that holds
+    # ``self`` kept a whole compilation's objects alive until the cyclic collector ran
+    def _close_run(self, key: GuardKey, runs: dict[GuardKey, list[int]]) -> None:
+        for sid in runs.pop(key, [])[1:-1]:
+            self.repeated_guards.setdefault(sid, set()).add(key)
+
+    def _visit_runs(self, statements: list[ir.Stmt], runs: dict[GuardKey, list[int]]) -> None:
+        for s in statements:
+            if isinstance(s, ir.Routine) or isinstance(s, ir.Block) and not s.inverted:
+                self._visit_runs(s.body, runs)
+            elif isinstance(s, (ir.Unroutine, ir.Block)):
+                self._visit_runs(self.inverted_body(s), runs)
+            elif isinstance(s, _STRAIGHT):
+                for key in self._guard_keys(s):
+                    runs.setdefault(key, []).append(id(s))
+                changed = _writes(s)
+                for key in [k for k in runs if changed & set(_names(k[0]))]:
+                    self._close_run(key, runs)
+            else:  # a call, an if, a loop: it ends the runs of what it may write
+                stepped, other, _ = written([s])
+                for key in [k for k in runs if (stepped | other) & set(_names(k[0]))]:
+                    self._close_run(key, runs)
 
     def _guard_keys(self, s: ir.Stmt) -> set[GuardKey]:
         keys: set[GuardKey] = set()

@@ -109,12 +109,12 @@ class _ModuleLowering:
                         for name, f in module.functions.items()}
         self.traps: list[Instr] = []
         self.label_counter = 0
-        #: Int parameters' values from every call (-O2, ``param_ranges.py``)
-        self.param_ranges = param_ranges(module, entry) if level >= 2 else {}
-        #: each lowered function's registers (its own code's; ``callee_registers.py``)
-        self.named_registers: dict[str, frozenset[int]] = {}
         #: function -> the variables it may change (a call changes only those arguments)
         self.changes = changed_variables(module, callee_first(module, set(module.functions)))
+        #: Int parameters' values from every call (-O2, ``param_ranges.py``)
+        self.param_ranges = param_ranges(module, entry, self.changes) if level >= 2 else {}
+        #: each lowered function's registers (its own code's; ``callee_registers.py``)
+        self.named_registers: dict[str, frozenset[int]] = {}
         #: a counted loop's top label -> register -> the address its pointer holds there
         self.loop_pointers: dict[str, dict[str, PointerKey]] = {}
 

@@ -30,8 +30,11 @@ from .pointers import written
 ParamRanges = dict[str, dict[str, tuple[int, int]]]
 
 
-def param_ranges(module: ir.Module, entry: str) -> ParamRanges:
-    """The known ranges of every reachable function's ``Int`` parameters."""
+def param_ranges(module: ir.Module, entry: str,
+                 changed: dict[str, set[str]] | None = None) -> ParamRanges:
+    """The known ranges of every reachable function's ``Int`` parameters.  ``changed``:
+    :func:`changed_variables` of the module when the caller has it (without recursion,
+    which has no ranges, every order of callees first gives the same sets)."""
     order = _callers_first(module, entry)
     if order is None:
         return {}
@@ -39,7 +42,8 @@ def param_ranges(module: ir.Module, entry: str) -> ParamRanges:
     ranges: ParamRanges = {name: {} for name in order}
     changes: dict[str, set[str]] = {}
     for name in reversed(order):  # callees first: a call writes what its callee writes
-        changes[name] = _changed(module.functions[name].body, module, changes)
+        changes[name] = changed[name] if changed is not None else \
+            _changed(module.functions[name].body, module, changes)
     for name in order:
         f = module.functions[name]
         if name != entry:
@@ -160,20 +164,23 @@ def _callers_first(module: ir.Module, entry: str) -> list[str] | None:
                                                    {})}
         todo += list(callees[name])
     order: list[str] = []
-    state: dict[str, int] = {}
-
-    def visit(name: str) -> bool:  # depth-first, callees first; False on a cycle
-        if state.get(name) == 1:
-            return False
-        if state.get(name) == 2 or name not in callees:
-            return True
-        state[name] = 1
-        for callee in callees[name]:
-            if not visit(callee):
-                return False
-        state[name] = 2
-        order.append(name)
-        return True
-    if not visit(entry):
+    if not _visit_callees(entry, callees, {}, order):
         return None
     return list(reversed(order))
+
+
+def _visit_callees(name: str, callees: dict[str, set[str]], state: dict[str, int],
+                   order: list[str]) -> bool:
+    """Depth-first, callees first; False on a cycle (a function, not a recursive closure:
+    docs/decisions.md, "No cyclic garbage")."""
+    if state.get(name) == 1:
+        return False
+    if state.get(name) == 2 or name not in callees:
+        return True
+    state[name] = 1
+    for callee in callees[name]:
+        if not _visit_callees(callee, callees, state, order):
+            return False
+    state[name] = 2
+    order.append(name)
+    return True

@@ -14,6 +14,7 @@ would read differently when substituted); everything else stays a call.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import fields, replace
 from typing import Any
 
@@ -34,31 +35,13 @@ def inline_calls(module: ir.Module) -> ir.Module:
         return module
     functions = {}
     for name, f in module.functions.items():
-        types = _variable_types(f, module)
+        types = ir.declared_types(f, module)
         functions[name] = replace(f, body=_block(f.body, small, types))
     return replace(module, functions=functions)
 
 
-def _variable_types(f: ir.Function, module: ir.Module) -> dict[str, object]:
-    types: dict[str, object] = {p.name: p.type for p in f.params}
-    types.update({name: t.type for name, t in module.tables.items()})
-
-    def walk(body: list[ir.Stmt]) -> None:
-        for s in body:
-            if isinstance(s, ir.Alloc):
-                types.setdefault(s.name, s.type)
-            elif isinstance(s, ir.For):
-                types.setdefault(s.var, ir.INT)
-            for attr in ("head", "body", "then", "orelse"):
-                inner = getattr(s, attr, None)
-                if isinstance(inner, list):
-                    walk(inner)
-    walk(f.body)
-    return types
-
-
 def _block(body: list[ir.Stmt], small: dict[str, ir.Function],
-           types: dict[str, object]) -> list[ir.Stmt]:
+           types: Mapping[str, object]) -> list[ir.Stmt]:
     out: list[ir.Stmt] = []
     for s in body:
         if isinstance(s, ir.Call) and s.func in small and _inlinable(s, small[s.func], types):
@@ -75,7 +58,7 @@ def _block(body: list[ir.Stmt], small: dict[str, ir.Function],
     return out
 
 
-def _inlinable(s: ir.Call, callee: ir.Function, types: dict[str, object]) -> bool:
+def _inlinable(s: ir.Call, callee: ir.Function, types: Mapping[str, object]) -> bool:
     if len(s.args) != len(callee.params):
         return False
     names = [a.name for a in s.args if isinstance(a, ir.Var)]

@@ -61,19 +61,24 @@ def inline_functions(module: ir.Module, writes: dict[str, set[int]],
     recursive = _recursive(module)
     counter = [0]
     done: dict[str, ir.Function] = {}
-
-    def inlined(name: str) -> ir.Function:
-        if name not in done:
-            f = module.functions[name]
-            for callee in _callees(f.body):
-                if callee not in recursive and callee != name:
-                    inlined(callee)
-            body = _block(f.body, module, done, recursive, writes, counter, f, proofs)
-            done[name] = replace(f, body=body)
-        return done[name]
-
-    functions = {name: inlined(name) for name in module.functions}
+    functions = {name: _inlined(name, module, done, recursive, writes, counter, proofs)
+                 for name in module.functions}
     return replace(module, functions=functions)
+
+
+def _inlined(name: str, module: ir.Module, done: dict[str, ir.Function], recursive: set[str],
+             writes: dict[str, set[int]], counter: list[int],
+             proofs: ProofSets | None) -> ir.Function:
+    """Function ``name`` with its callees inlined (a function, not a closure: a recursive
+    closure is a reference cycle, and this one held the module)."""
+    if name not in done:
+        f = module.functions[name]
+        for callee in _callees(f.body):
+            if callee not in recursive and callee != name:
+                _inlined(callee, module, done, recursive, writes, counter, proofs)
+        body = _block(f.body, module, done, recursive, writes, counter, f, proofs)
+        done[name] = replace(f, body=body)
+    return done[name]
 
 
 def _callees(body: list[ir.Stmt]) -> Iterator[str]:
@@ -215,22 +220,6 @@ def carry_proofs(proofs: ProofSets, callee: str, caller: str, renamed: dict[str,
             proofs.unproven_names.add((caller, renamed[key[1]]))
 
 
-def _types(f: ir.Function, module: ir.Module) -> dict[str, ir.ScalarType | ir.ArrayType]:
-    types: dict[str, ir.ScalarType | ir.ArrayType] = {p.name: p.type for p in f.params}
-    types.update({name: t.type for name, t in module.tables.items()})
-
-    def walk(body: list[ir.Stmt]) -> None:
-        for s in body:
-            if isinstance(s, ir.Alloc):
-                types.setdefault(s.name, s.type)
-            elif isinstance(s, ir.For):
-                types.setdefault(s.var, ir.INT)
-            for inner in _nested(s):
-                walk(inner)
-    walk(f.body)
-    return types
-
-
 def _reads(e: ir.Expr) -> set[str]:
     out = {e.name} if isinstance(e, (ir.Var, ir.Index)) else set()
     for child in ir.children(e):
@@ -243,7 +232,7 @@ def _bindings(s: ir.Call, callee: ir.Function, caller: ir.Function, module: ir.M
     """Parameter -> the expression that replaces it, or None when the call must stay one."""
     if len(s.args) != len(callee.params):
         return None
-    types = _types(caller, module)
+    types = ir.declared_types(caller, module)
     bases: list[str] = []
     names: dict[str, ir.Expr] = {}
     for k, (param, arg) in enumerate(zip(callee.params, s.args)):

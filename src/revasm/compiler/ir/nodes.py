@@ -6,6 +6,7 @@ position each node came from, carried to the assembly and the source map.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 from fractions import Fraction
 
@@ -320,3 +321,41 @@ def children(e: Expr) -> list[Expr]:
         elif isinstance(value, tuple):
             out += [v for v in value if isinstance(v, Expr)]
     return out
+
+
+#: The fields of a statement that hold statements (loops, branches, blocks).
+BODY_FIELDS = ("head", "body", "then", "orelse")
+
+
+def nested_bodies(s: Stmt) -> list[list[Stmt]]:
+    """The statement lists directly inside ``s``, in field order."""
+    return [getattr(s, a) for a in BODY_FIELDS if isinstance(getattr(s, a, None), list)]
+
+
+def statements_in_order(body: list[Stmt]) -> Iterator[Stmt]:
+    """Every statement of ``body`` and of the bodies inside it, each before the ones
+    inside it (pre-order), by an explicit stack: no recursion limit, and no recursive
+    closure (a reference cycle that holds what it walks until the cyclic collector runs)."""
+    stack: list[Iterator[Stmt]] = [iter(body)]
+    while stack:
+        s = next(stack[-1], None)
+        if s is None:
+            stack.pop()
+            continue
+        yield s
+        inner = nested_bodies(s)
+        if inner:
+            stack.append(iter([t for b in inner for t in b]))
+
+
+def declared_types(f: Function, module: Module) -> dict[str, ScalarType | ArrayType]:
+    """Every variable of ``f`` -> its type: parameters, tables, ancillas and loop
+    variables (the first declaration of a name, in program order)."""
+    types: dict[str, ScalarType | ArrayType] = {p.name: p.type for p in f.params}
+    types.update({name: t.type for name, t in module.tables.items()})
+    for s in statements_in_order(f.body):
+        if isinstance(s, Alloc):
+            types.setdefault(s.name, s.type)
+        elif isinstance(s, For):
+            types.setdefault(s.var, INT)
+    return types

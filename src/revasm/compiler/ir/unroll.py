@@ -42,14 +42,9 @@ def _shapes(f: ir.Function, module: ir.Module) -> dict[str, tuple[int, ...]]:
     """Array -> its shape: parameters, ancilla arrays and tables."""
     shapes = {p.name: p.type.shape for p in f.params if isinstance(p.type, ir.ArrayType)}
     shapes.update({name: t.type.shape for name, t in module.tables.items()})
-
-    def walk(body: list[ir.Stmt]) -> None:
-        for s in body:
-            if isinstance(s, ir.Alloc) and isinstance(s.type, ir.ArrayType):
-                shapes.setdefault(s.name, s.type.shape)
-            for inner in _bodies(s):
-                walk(inner)
-    walk(f.body)
+    for s in ir.statements_in_order(f.body):
+        if isinstance(s, ir.Alloc) and isinstance(s.type, ir.ArrayType):
+            shapes.setdefault(s.name, s.type.shape)
     return shapes
 
 

@@ -42,7 +42,6 @@ _TOKEN = re.compile(r"""
       | (?P<op><=>|\+=|-=|\^=|<=|>=|!=|&&|\|\||[-+*/%&|^<>=!(){}\[\],])
       | (?P<end>\Z))
 """, re.VERBOSE)
-_SPACES = re.compile(r"[ \t\r\f\v]*")
 _LEVELS = (("&&", "||"), ("&", "|", "^"), ("<", "<=", ">", ">=", "=", "!="), ("+", "-"),
            ("*", "/", "%"))
 _LEVEL_OF = {op: level for level, ops in enumerate(_LEVELS) for op in ops}
@@ -65,7 +64,7 @@ def tokenize(text: str, filename: str) -> list[Token]:
     while True:
         m = match(text, at)
         if m is None:
-            at = _SPACES.match(text, at).end()
+            at += len(text[at:]) - len(text[at:].lstrip(" \t\r\f\v"))  # to the character
             raise CompileError(SourcePos(filename, line, at - line_start + 1),
                                f"unexpected character {text[at]!r}")
         kind = m.lastgroup or ""

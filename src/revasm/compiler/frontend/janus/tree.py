@@ -210,20 +210,23 @@ def initial_words(d: Decl) -> list[int]:
     if not d.dims:
         return [wrap(d.init.value)]  # type: ignore[union-attr]
     flat: list[int] = []
-
-    def fill(value: Any, dims: tuple) -> None:
-        per = 1
-        for n in dims[1:]:
-            per *= n
-        if not isinstance(value, tuple):  # one number: the first word of its block
-            flat.extend([wrap(value.value)] + [0] * (per * dims[0] - 1) if dims else
-                        [wrap(value.value)])
-            return
-        for item in value:
-            fill(item, dims[1:])
-        flat.extend([0] * (per * (dims[0] - len(value))))
-    fill(d.init, d.dims)
+    _fill(d.init, d.dims, flat)
     return flat
+
+
+def _fill(value: Any, dims: tuple, flat: list[int]) -> None:
+    """``value``'s words appended to ``flat`` (a function, not a recursive closure: that is
+    a reference cycle)."""
+    per = 1
+    for n in dims[1:]:
+        per *= n
+    if not isinstance(value, tuple):  # one number: the first word of its block
+        flat.extend([wrap(value.value)] + [0] * (per * dims[0] - 1) if dims else
+                    [wrap(value.value)])
+        return
+    for item in value:
+        _fill(item, dims[1:], flat)
+    flat.extend([0] * (per * (dims[0] - len(value))))
 
 
 def text(e: Expr) -> str:
