@@ -348,7 +348,7 @@ class _Assembly(Context):
         code: dict[int, Placed] = {}
         data: dict[int, int] = {}
         jumps: list[_Jump] = []
-        known: dict[tuple[str, ...], tuple[dict[str, int], int]] = {}
+        known: dict[tuple, tuple[dict[str, int], int]] = {}
         for item in self.items:
             statement, head = item.statement, item.statement.head
             assert head is not None  # every item has a head
@@ -359,18 +359,18 @@ class _Assembly(Context):
                 data[item.address] = statement.line
                 locations[item.address] = location
                 continue
-            key: tuple[str, ...] | None = None
+            key: tuple | None = None
             if item.valid and item.ins is not None and "off" not in item.ins.operand_kinds:
                 # an instruction without an offset field encodes the same wherever it is:
                 # a long compiled program repeats a few thousand spellings, each encoded
                 # once here; one with errors is never kept, so each is reported
-                key = (item.ins.mnemonic, *[token.text for token in statement.operands])
+                key = (item.ins.mnemonic, *statement.operands)  # (texts and columns)
                 hit = known.get(key)
-                if hit is not None:
+                if hit is not None:  # (Placed's fields are never changed: shared)
                     locations[item.address] = location
                     is_code.append(True)
                     words.append(hit[1])
-                    code[item.address] = Placed(item.ins, dict(hit[0]), statement.line)
+                    code[item.address] = Placed(item.ins, hit[0], statement.line)
                     continue
             encoded: list[tuple[Instruction, dict[str, int]]] = []
             if item.valid and item.ins is not None:
@@ -388,7 +388,7 @@ class _Assembly(Context):
                     words.append(self._word(pc, ins, operands))
                     code[pc] = Placed(ins, operands, statement.line)
                     if key is not None and pc not in self.immediates:  # not a wide one
-                        known[key] = (dict(operands), words[-1])
+                        known[key] = (operands, words[-1])
                 else:
                     words.append(0)  # a line with errors still holds its addresses
                     self.unchecked.add(pc)

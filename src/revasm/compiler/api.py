@@ -27,7 +27,7 @@ from revasm.assembler.image import Image, SourceLocation, SourceOrigin
 
 from .backend.lowering import DEFAULT_LEVEL, LEVELS, Lowered, SourceEntry, lower_module
 from .errors import CompileError, SourcePos
-from .frontend.checks import check_module, written_params
+from .frontend.checks import check_module
 from .frontend.parse import parse_file, parse_source
 from .ir import nodes as ir
 from .ir.inline import inline_calls
@@ -294,7 +294,7 @@ def _finish(module: ir.Module, entry: str | None, width: int, for_gradient: bool
     lowered_module = plain
     if level >= 2:
         if inline:
-            lowered_module = inline_calls(inline_functions(module, written_params(module),
+            lowered_module = inline_calls(inline_functions(module, proofs.written,
                                                            proofs))
         lowered_module = unroll_loops(lowered_module)
     try:
@@ -322,21 +322,22 @@ def attach_origins(image: Image, lowered: Lowered, source_lines: Sequence[str],
     (``SourceLocation.origin``): the one source map that faults, breakpoints, stack frames
     and reports read.  ``describe`` rewords a check's note in the front end's terms."""
     locations = {}
-    #: one origin object per distinct place and wording (a statement's instructions share
-    #: it), built without ``dataclasses.replace`` -- both were a tenth of this function's
-    #: time on a 10^5-statement program
+    lines = lowered.lines
+    #: one origin object per place and check (a statement's instructions share it), keyed
+    #: by the position object's identity: a SourcePos's own hash, and ``describe`` for each
+    #: instruction, were most of this function's time on a 10^5-statement program
     origins: dict[tuple, SourceOrigin] = {}
     for pc, location in image.locations.items():
-        entry = lowered.lines.get(location.line)
+        entry = lines.get(location.line)
         if entry is None or entry.pos is None:
             locations[pc] = location
             continue
-        pos, note = entry.pos, entry.note
-        if describe is not None and entry.note:
-            note, pos = describe(entry)
-        key = (pos, note, entry.check, entry.role)
+        key = (id(entry.pos), entry.note, entry.check, entry.role)
         origin = origins.get(key)
         if origin is None:
+            pos, note = entry.pos, entry.note
+            if describe is not None and entry.note:
+                note, pos = describe(entry)
             text = source_lines[pos.line - 1].strip() if 0 < pos.line <= len(source_lines) \
                 else ""
             origin = origins[key] = SourceOrigin(pos.file, pos.line, pos.column, text, note,

@@ -26,7 +26,7 @@ from ..ir.proofs import Proofs
 def check_module(module: ir.Module, *, for_gradient: bool = False) -> Proofs:
     """Raise a CompileError for the first ill-formed statement; return what was proven."""
     writes = written_params(module)
-    proofs = Proofs()
+    proofs = Proofs(written=writes)
     for f in module.functions.values():
         _FunctionChecker(module, f, writes, for_gradient, proofs).run()
     return proofs
@@ -40,16 +40,19 @@ def written_params(module: ir.Module) -> dict[str, set[int]]:
     result: dict[str, set[int]] = {name: set() for name in module.functions}
     changed = True
     while changed:
-        changed = False
+        changed = calls = False
         for name, f in module.functions.items():
             index = {p.name: k for k, p in enumerate(f.params)}
             names = set()
             for s in _walk(f.body):
                 names |= _direct_writes(s, result)
+                calls = calls or isinstance(s, ir.Call)
             new = {index[n] for n in names if n in index}
             if not new <= result[name]:
                 result[name] |= new
                 changed = True
+        # only a call's writes depend on the others': without calls, one pass is all
+        changed = changed and calls
     return result
 
 

@@ -25,6 +25,8 @@ class Proofs:
     proven: set = field(default_factory=set)
     unproven: set = field(default_factory=set)
     unproven_names: set = field(default_factory=set)
+    #: function -> the indices of the parameters it may change (``written_params``)
+    written: dict[str, set[int]] = field(default_factory=dict)
 
     def free_is_proven(self, function: str, s: ir.Free) -> bool:
         key = (function, s.name, s.pos.line, s.pos.column)
