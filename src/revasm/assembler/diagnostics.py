@@ -48,6 +48,8 @@ class AssemblyError(Exception):
 #: file in one round, where a file that is not PAL at all (a 21 MB waveform given as a
 #: program) had made two million of them -- 94 s and 3.4 GB, and all of them printed.
 MAX_ERRORS = 100
+#: How the diagnostic that ends a stopped assembly begins.
+TOO_MANY_ERRORS = "too many errors"
 
 
 class DiagnosticLog:
@@ -72,7 +74,7 @@ class DiagnosticLog:
         """Give up: the errors so far, then one that says why there are no more."""
         ordered = sorted(self.diagnostics, key=lambda d: (d.line, d.column))
         ordered.append(Diagnostic(self.filename, line, 1,
-                                  f"too many errors: stopped after {MAX_ERRORS} (is "
+                                  f"{TOO_MANY_ERRORS}: stopped after {MAX_ERRORS} (is "
                                   f"{self.filename} a PAL source file?)", text))
         raise AssemblyError(ordered)
 

@@ -21,6 +21,7 @@ from revasm.assembler.files import atomic_path, write_atomic
 from . import (
     bessel,
     checks_cost,
+    compile_scale,
     compile_time,
     dask_batches,
     engine_choice,
@@ -45,6 +46,7 @@ BENCHMARKS: dict[str, Callable[[bool], dict]] = {
     "fuzz": fuzz.run,
     "checks_cost": checks_cost.run,
     "compile_time": compile_time.run,
+    "compile_scale": compile_scale.run,
     "nilang_compare": nilang_compare.run,
     "long_stack_run": long_stack_run.run,
     "sparse_memory": sparse_memory.run,

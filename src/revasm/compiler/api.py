@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from revasm.assembler import AssemblyError, assemble
+from revasm.assembler.diagnostics import TOO_MANY_ERRORS
 from revasm.assembler.image import Image, SourceLocation, SourceOrigin
 
 from .backend.lowering import DEFAULT_LEVEL, LEVELS, Lowered, SourceEntry, lower_module
@@ -350,7 +351,9 @@ def attach_origins(image: Image, lowered: Lowered, source_lines: Sequence[str],
 def _too_far(exc: AssemblyError, lowered: Lowered, module: ir.Module) -> CompileError | None:
     """A program whose branches span more than the offset fields hold (every error a branch
     offset), as a CompileError at the source line of the first such branch."""
-    if not exc.diagnostics or not all("branch offset" in d.message for d in exc.diagnostics):
+    # (the note that the assembler stopped counting is no error of its own)
+    errors = [d for d in exc.diagnostics if not d.message.startswith(TOO_MANY_ERRORS)]
+    if not errors or not all("branch offset" in d.message for d in errors):
         return None
     entry = next((lowered.lines.get(d.line) for d in exc.diagnostics
                   if lowered.lines.get(d.line) is not None), None)

@@ -220,13 +220,46 @@ class _ModuleLowering:
         stub.append(Instr("BRA", (f"f_{self.entry}",), pos, "control", f"call {self.entry}"))
         stub += with_role(inverse_code(setup), "call")
         stub.append(Instr("FINISH", (), pos, "control"))
-        for instr in stub + self.traps + bodies:
+        for instr in self._with_traps(stub, bodies):
             out.instr(instr)
         for label, text in data:
             out.raw(f"{label + ':':<12} data {text}")
         out.raw(f"{'stack:':<12} data 0")
         return Lowered(out.text(), self.entry, self.width, out.map, self.layouts, array_labels,
                        out.statements)
+
+    def _with_traps(self, stub: list[Instr], bodies: list[Instr]) -> list[Instr]:
+        """The program with its trap pads: after the entry stub (where no code falls
+        through to them), or -- in a program too long for every guard to reach them there
+        with a 16-bit branch offset -- in islands after each :data:`ISLAND_SPACING`
+        instructions, each holding the pads of the guards since the last one and skipped by
+        a pair of jumps (``BRA`` over it, caught by a ``BRA`` back: a no-op both ways)."""
+        traps = self.traps
+        if len(stub) + len(traps) + len(bodies) <= ISLAND_SPACING:
+            return stub + traps + bodies
+        pads: dict[str, list[Instr]] = {}
+        for pad in traps:
+            pads.setdefault(pad.operands[-1], []).append(pad)
+        out = list(stub)
+        waiting: list[Instr] = []
+        since = 0
+        for instr in bodies:
+            if since >= ISLAND_SPACING and waiting:
+                out += self._island(waiting)
+                waiting, since = [], 0
+            out.append(instr)
+            since += 1
+            if instr.label in pads:
+                waiting += pads.pop(instr.label)
+        for left in pads.values():  # (a guard that is not in the code: none is)
+            waiting += left
+        return out + (self._island(waiting) if waiting else [])
+
+    def _island(self, pads: list[Instr]) -> list[Instr]:
+        over, back = self.label("island"), self.label("island_end")
+        pos = pads[0].pos
+        return [Instr("BRA", (back,), pos, "control", "over the trap pads", over), *pads,
+                Instr("BRA", (over,), pos, "control", "", back)]
 
     def _reachable(self, name: str) -> set[str]:
         seen, todo = set(), [name]
@@ -269,6 +302,11 @@ def _default_and_domain(p: ir.Param, flat: int, kind: str, fmt: WordFormat) -> s
     return text
 
 
+#: Trap pads go after the entry stub unless the program is longer than this; then in
+#: islands this many instructions apart (a guard's branch offset has 16 bits: the
+#: instructions between a guard and its pad, some of them two words, must stay within
+#: 32 767 words).
+ISLAND_SPACING = 8192
 #: The width of the label column and of an instruction's mnemonic and operands.
 LABEL_COLUMNS, CODE_COLUMNS = 14, 28
 #: A word the writer may hand the assembler as a token without its lexer (assembler/
