@@ -165,10 +165,11 @@ def test_uncall_runs_a_procedure_backward():
 
 
 def test_a_program_too_large_for_branch_offsets_is_a_compile_error_at_the_branch():
-    # 100 products of two words in one branch: ~35000 instructions to jump over
+    # 100 products of two words in one branch: ~35000 instructions for a two-register
+    # branch (16-bit offset) to jump over (`x > 0` would be BLEZ: 21 bits reach it)
     body = "".join("        z += x * y\n" for _ in range(100))
     source = f"procedure main()\n    int x = 5\n    int y = 3\n    int z\n" \
-        f"    if x > 0 then\n{body}    fi x > 0\n"
+        f"    if x != y then\n{body}    fi x != y\n"
     with pytest.raises(CompileError) as info:
         compile_janus_source(source, "big.ja")
     assert (info.value.pos.line, info.value.pos.column) == (5, 5)
