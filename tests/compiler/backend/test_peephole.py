@@ -43,6 +43,6 @@ def dense_code(draw: st.DrawFn) -> list[Instr]:
 @given(dense_code())
 def test_one_scan_leaves_no_inverse_pair_to_cancel(code):
     once = peephole.cancel_inverse_pairs(code)
-    chain = peephole._Chain(list(once))
+    chain = peephole.Chain(list(once))
     assert not peephole._drop_pairs(chain, peephole._partner)
     assert len(once) <= len(code) and (len(code) - len(once)) % 2 == 0

@@ -170,22 +170,30 @@ class FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Ope
                 if isinstance(sub, ir.Expr):
                     yield from self._constant_operands(sub)
 
-    def block(self, body: list[ir.Stmt]) -> list[Instr]:
-        self.find_repeated_guards(body)
+    def block(self, body: list[ir.Stmt], guards_found: bool = False) -> list[Instr]:
+        """``body``'s code.  ``guards_found``: ``body`` is part of a block whose repeated
+        guards were found already (a part's runs are parts of the whole's: finding them
+        again for the rest of a block after each ancilla was quadratic in its length)."""
+        if not guards_found:
+            self.find_repeated_guards(body)
         out: list[Instr] = []
-        for k, s in enumerate(body):
+        k = 0
+        while k < len(body):
+            s = body[k]
             out += self.stmt(s)
+            k += 1
             if self.p.level >= 2 and isinstance(s, ir.Alloc) and s.type == ir.INT:
                 # from an Int ancilla's allocation to its release, addresses that read it
-                # may be kept in pointers (pointers.py): the rest of the block is a scope
-                end = next((j for j, t in enumerate(body) if j > k and
-                            isinstance(t, ir.Free) and t.name == s.name), len(body))
-                return out + self._scoped_block(body[k + 1:end]) + self.block(body[end:])
+                # may be kept in pointers (pointers.py): the statements between are a scope
+                end = next((j for j in range(k, len(body)) if _frees(body[j], s.name)),
+                           len(body))
+                out += self._scoped_block(body[k:end])
+                k = end
         return out
 
     def _scoped_block(self, inner: list[ir.Stmt]) -> list[Instr]:
         """``inner`` lowered as a scope of its own pointers (pointers.py)."""
-        return self.pointer_scope(inner, None, lambda: self.block(inner))
+        return self.pointer_scope(inner, None, lambda: self.block(inner, guards_found=True))
 
     def stmt(self, s: ir.Stmt) -> list[Instr]:
         mark = self.scratch_top
@@ -219,3 +227,7 @@ class FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Ope
             return build()
         finally:
             self.scratch_top = mark
+
+
+def _frees(s: ir.Stmt, name: str) -> bool:
+    return isinstance(s, ir.Free) and s.name == name

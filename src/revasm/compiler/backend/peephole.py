@@ -88,7 +88,7 @@ def _inverse_of(mnemonic: str, operands: tuple[str, ...]) -> tuple[str, tuple[st
     return inverse.mnemonic, inverse.operands
 
 
-class _Chain:
+class Chain:
     """``code`` as a doubly linked list: dropping a pair is O(1), not two O(n) list
     deletions (quadratic on a 10^5-statement program), and stepping over the live
     instructions visits them in the order the list would hold them."""
@@ -155,12 +155,12 @@ def cancel_inverse_pairs(code: list[Instr]) -> list[Instr]:
     instruction whose partner the pair stood between (a second scan found nothing in
     ``tests/compiler/backend/test_peephole.py``'s random code; it had been run every time,
     a sixth of compiling a long program)."""
-    chain = _Chain(list(code))
+    chain = Chain(list(code))
     _drop_pairs(chain, _partner)
     return chain.live()
 
 
-def _drop_pairs(chain: _Chain, partner: Callable[[_Chain, int], int | None]) -> bool:
+def _drop_pairs(chain: Chain, partner: Callable[[Chain, int], int | None]) -> bool:
     """One scan of ``chain`` dropping each instruction and the later one ``partner`` pairs
     it with; whether any pair went."""
     dropped = False
@@ -179,7 +179,7 @@ def _drop_pairs(chain: _Chain, partner: Callable[[_Chain, int], int | None]) -> 
     return dropped
 
 
-def _partner(chain: _Chain, k: int) -> int | None:
+def _partner(chain: Chain, k: int) -> int | None:
     code = chain.code
     first = code[k]
     if first.label or first.mnemonic not in CANCELLABLE:
@@ -221,12 +221,12 @@ def cancel_exchange_pairs(code: list[Instr]) -> list[Instr]:
     code moves it in again (a condition's undo, the next statement).  The two exchanges
     are one and its inverse, in the value bank and in the gradient and tangent banks
     alike; dropping them leaves the element in the register in between."""
-    chain = _Chain(list(code))
+    chain = Chain(list(code))
     _drop_pairs(chain, _exchange_partner)
     return chain.live()
 
 
-def _exchange_partner(chain: _Chain, k: int) -> int | None:
+def _exchange_partner(chain: Chain, k: int) -> int | None:
     code = chain.code
     first = code[k]
     if first.mnemonic != "EXCH" or first.label:
@@ -246,7 +246,7 @@ def _exchange_partner(chain: _Chain, k: int) -> int | None:
     return None
 
 
-def _reached_before(chain: _Chain, k: int) -> bool:
+def _reached_before(chain: Chain, k: int) -> bool:
     """Whether ``code[k]``'s exchange was made earlier in its straight-line code with its
     address register unchanged since."""
     code = chain.code

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from .code import Instr
 from .layout import SP
-from .peephole import touched_registers
+from .peephole import Chain, touched_registers
 
 #: How far ahead to look for the pass that undoes a push (a call with many parameters
 #: pushes two instructions per register, then passes three per argument).
@@ -48,25 +48,28 @@ def _stack_exchange(instr: Instr) -> str | None:
 def cancel_stack_exchanges(code: list[Instr]) -> list[Instr]:
     """``code`` without the pairs of ``exch $r $1`` at one slot with nothing between them
     that touches ``$r`` or the slot."""
-    code = list(code)
-    k = 0
-    while k < len(code):
-        j = _partner(code, k)
+    chain = Chain(list(code))  # a pair drops in O(1) (list deletions were quadratic)
+    k = chain.first
+    while k != chain.end:
+        j = _partner(chain, k)
         if j is None:
-            k += 1
+            k = chain.next[k]
             continue
-        del code[j]
-        del code[k]
-    return code
+        chain.drop(j)
+        after = chain.next[k]  # where the list scan went on: what followed k, j gone
+        chain.drop(k)
+        k = after
+    return chain.live()
 
 
-def _partner(code: list[Instr], k: int) -> int | None:
+def _partner(chain: Chain, k: int) -> int | None:
+    code = chain.code
     first = code[k]
     register = _stack_exchange(first)
     if register is None or first.label or register == _SP:
         return None
     offset = 0  # the stack pointer's distance from the first exchange's slot
-    for j in range(k + 1, min(len(code), k + 1 + WINDOW)):
+    for j in chain.after(k, WINDOW):
         other = code[j]
         if other.label:
             return None

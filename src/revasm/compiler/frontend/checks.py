@@ -139,6 +139,7 @@ class _Event:
     additive: bool = False
     toggle: bool = False
     barrier: bool = False  # an allocation or free: never cancels, nothing cancels across it
+    dead: bool = False  # dropped from its log (the log's lists skip it)
 
 
 class _Log:
@@ -156,22 +157,41 @@ class _Log:
         #: checking quadratic in a function's length)
         self._by_key: dict[tuple, list[_Event]] = {}
         self._by_sign: dict[tuple, list[_Event]] = {}
+        #: the events (not barriers) by each variable they change, in order; dropped ones
+        #: stay in these lists (and in ``_events``, until there are as many as live ones)
+        #: marked dead: a free's look-up and drop of what touches its ancilla cost what
+        #: touches it, not the whole log (quadratic in a function's ancillas)
+        self._by_target: dict[str, list[_Event]] = {}
+        self._dead = 0
 
     @property
     def events(self) -> list[_Event]:
-        return self._events
+        return [e for e in self._events if not e.dead] if self._dead else self._events
 
     @events.setter
     def events(self, events: list[_Event]) -> None:
-        self._events = events
-        self._by_key, self._by_sign = {}, {}
+        self._events = []
+        self._by_key, self._by_sign, self._by_target, self._dead = {}, {}, {}, 0
+        self.extend(events)
+
+    def extend(self, events: list[_Event]) -> None:
+        """``events`` after the log's, as they are (no cancelling)."""
         for e in events:
+            self._events.append(e)
             self._index(e)
 
     def _index(self, e: _Event) -> None:
         if not e.barrier:
             self._by_key.setdefault(e.key, []).append(e)
             self._by_sign.setdefault((e.key, e.sign), []).append(e)
+            for name in e.targets:
+                self._by_target.setdefault(name, []).append(e)
+
+    def _unindex(self, e: _Event) -> None:
+        e.dead = True
+        del self._by_key[e.key][_last_index(self._by_key[e.key], e)]
+        same = self._by_sign[(e.key, e.sign)]
+        del same[_last_index(same, e)]
 
     def add(self, e: _Event) -> None:
         # the latest earlier event with e's key and the opposite sign (a toggle: any sign)
@@ -187,10 +207,10 @@ class _Log:
                 b = self._events[k]
                 if b is old:
                     del self._events[k]
-                    del self._by_key[old.key][_last_index(self._by_key[old.key], old)]
-                    same = self._by_sign[(old.key, old.sign)]
-                    del same[_last_index(same, old)]
+                    self._unindex(old)
                     return
+                if b.dead:
+                    continue
                 if (b.targets & e.deps) or \
                         ((b.targets & e.targets) and not (b.additive and e.additive)):
                     break
@@ -198,7 +218,18 @@ class _Log:
         self._index(e)
 
     def touching(self, name: str) -> list[_Event]:
-        return [e for e in self.events if name in e.targets and not e.barrier]
+        """The live events that change ``name``, in order."""
+        return [e for e in self._by_target.get(name, []) if not e.dead]
+
+    def forget(self, name: str) -> None:
+        """Drop the events that change ``name`` (a free ends what they did)."""
+        for e in self._by_target.pop(name, []):
+            if not e.dead:
+                self._unindex(e)
+                self._dead += 1
+        if self._dead * 2 > len(self._events):
+            self._events = [e for e in self._events if not e.dead]
+            self._dead = 0
 
     def barrier(self, name: str, pos: SourcePos) -> None:
         """The variable ``name`` starts or ends here: a pair reading or writing it across
@@ -226,6 +257,7 @@ class _FunctionChecker:
         self.for_gradient = for_gradient
         self.loop_vars: set[str] = set()
         self.allocs: dict[str, ir.Alloc] = {}
+        self._array_names: set[str] | None = None
 
     def error(self, pos: SourcePos, message: str, hint: str = "") -> CompileError:
         lines = self.module.source_lines
@@ -327,7 +359,7 @@ class _FunctionChecker:
         # an allocation or free inside stops pairs outside from cancelling across the
         # block, unless the ancilla is the block's own (nothing outside can name it)
         local = {x.name for body in bodies for x in _walk(body) if isinstance(x, ir.Alloc)}
-        log.events += [e for e in inner.events if e.barrier and e.key[1] not in local]
+        log.extend([e for e in inner.events if e.barrier and e.key[1] not in local])
         inner.events = [e for e in inner.events if not e.barrier]
         if not inner.events:
             return
@@ -408,10 +440,14 @@ class _FunctionChecker:
                            f"{'~' if s.uncall else ''}{s.func}({args})", changed, deps))
 
     def _arrays(self) -> set[str]:
-        names = {p.name for p in self.f.params if isinstance(p.type, ir.ArrayType)}
-        names |= {s.name for s in _walk(self.f.body) if isinstance(s, ir.Alloc)
-                  and isinstance(s.type, ir.ArrayType)}
-        return names | set(self.module.tables)
+        """The function's arrays (parameters, ancillas, tables): found once, not at each
+        call (that walk of the whole body per call made checking quadratic)."""
+        if self._array_names is None:
+            names = {p.name for p in self.f.params if isinstance(p.type, ir.ArrayType)}
+            names |= {s.name for s in _walk(self.f.body) if isinstance(s, ir.Alloc)
+                      and isinstance(s.type, ir.ArrayType)}
+            self._array_names = names | set(self.module.tables)
+        return self._array_names
 
     def check_free(self, s: ir.Free, log: _Log) -> None:
         alloc = self.allocs.get(s.name)
@@ -441,7 +477,7 @@ class _FunctionChecker:
             self.proofs.unproven_names.add(key[:2])
         else:
             self.proofs.proven.add(key)
-        log.events = [e for e in log.events if s.name not in e.targets or e.barrier]
+        log.forget(s.name)
         log.barrier(s.name, s.pos)
 
 def _leaves(e: ir.Expr) -> Iterator[ir.Expr]:

@@ -61,22 +61,24 @@ def inline_functions(module: ir.Module, writes: dict[str, set[int]],
     recursive = _recursive(module)
     counter = [0]
     done: dict[str, ir.Function] = {}
-    functions = {name: _inlined(name, module, done, recursive, writes, counter, proofs)
+    sizes: dict[str, int] = {}  # an inlined function's statements, counted once
+    functions = {name: _inlined(name, module, done, recursive, writes, counter, proofs, sizes)
                  for name in module.functions}
     return replace(module, functions=functions)
 
 
 def _inlined(name: str, module: ir.Module, done: dict[str, ir.Function], recursive: set[str],
              writes: dict[str, set[int]], counter: list[int],
-             proofs: ProofSets | None) -> ir.Function:
+             proofs: ProofSets | None, sizes: dict[str, int]) -> ir.Function:
     """Function ``name`` with its callees inlined (a function, not a closure: a recursive
     closure is a reference cycle, and this one held the module)."""
     if name not in done:
         f = module.functions[name]
         for callee in _callees(f.body):
             if callee not in recursive and callee != name:
-                _inlined(callee, module, done, recursive, writes, counter, proofs)
-        body = _block(f.body, module, done, recursive, writes, counter, f, proofs)
+                _inlined(callee, module, done, recursive, writes, counter, proofs, sizes)
+        body = _block(f.body, module, done, recursive, writes, counter, f, proofs,
+                      ir.declared_types(f, module), sizes)
         done[name] = replace(f, body=body)
     return done[name]
 
@@ -119,14 +121,20 @@ def count_statements(body: list[ir.Stmt]) -> int:
 
 def _block(body: list[ir.Stmt], module: ir.Module, done: dict[str, ir.Function],
            recursive: set[str], writes: dict[str, set[int]], counter: list[int],
-           caller: ir.Function, proofs: ProofSets | None) -> list[ir.Stmt]:
+           caller: ir.Function, proofs: ProofSets | None,
+           types: dict[str, ir.ScalarType | ir.ArrayType],
+           sizes: dict[str, int]) -> list[ir.Stmt]:
+    """``body`` with its calls of small functions inlined.  ``types``: the caller's
+    declared variables (found once per function, and the statements of ``out`` counted as
+    they come: each had been found again at every call, quadratic in the calls)."""
     out: list[ir.Stmt] = []
+    size = 0  # count_statements(out)
     for s in body:
         if isinstance(s, ir.Call) and s.func in done and s.func not in recursive:
             callee = done[s.func]
-            names = _bindings(s, callee, caller, module, writes.get(s.func, set()))
-            if names is not None and count_statements(callee.body) <= MAX_STATEMENTS \
-                    and count_statements(out) < MAX_GROWTH and gradient_neutral(callee):
+            names = _bindings(s, callee, types, module, writes.get(s.func, set()))
+            if names is not None and _size(callee, sizes) <= MAX_STATEMENTS \
+                    and size < MAX_GROWTH and gradient_neutral(callee):
                 counter[0] += 1
                 # named by the call's place: the copy of a routine's call that ~routine
                 # holds gets the same names, as the variables it undoes
@@ -141,14 +149,25 @@ def _block(body: list[ir.Stmt], module: ir.Module, done: dict[str, ir.Function],
                         proofs.proven.add((caller.name, alloc.name, s.pos.line, s.pos.column))
                 code = [_substitute_stmt(x, names, local) for x in callee.body]
                 code = invert_block(code) if s.uncall else code
-                out += [a for a, _ in copies.values()] + code + \
+                inlined = [a for a, _ in copies.values()] + code + \
                     [f for _, f in reversed(list(copies.values()))]
+                out += inlined
+                size += count_statements(inlined)
                 continue
         changes: dict[str, Any] = {
-            a: _block(getattr(s, a), module, done, recursive, writes, counter, caller, proofs)
+            a: _block(getattr(s, a), module, done, recursive, writes, counter, caller, proofs,
+                      types, sizes)
             for a in ("head", "body", "then", "orelse") if isinstance(getattr(s, a, None), list)}
         out.append(replace(s, **changes) if changes else s)
+        size += count_statements(out[-1:])
     return out
+
+
+def _size(f: ir.Function, sizes: dict[str, int]) -> int:
+    """``count_statements(f.body)`` of an inlined function, counted once."""
+    if f.name not in sizes:
+        sizes[f.name] = count_statements(f.body)
+    return sizes[f.name]
 
 
 def _linear(e: ir.Expr) -> bool:
@@ -227,12 +246,13 @@ def _reads(e: ir.Expr) -> set[str]:
     return out
 
 
-def _bindings(s: ir.Call, callee: ir.Function, caller: ir.Function, module: ir.Module,
+def _bindings(s: ir.Call, callee: ir.Function,
+              types: dict[str, ir.ScalarType | ir.ArrayType], module: ir.Module,
               written: set[int]) -> dict[str, ir.Expr] | None:
-    """Parameter -> the expression that replaces it, or None when the call must stay one."""
+    """Parameter -> the expression that replaces it, or None when the call must stay one
+    (``types``: the caller's variables)."""
     if len(s.args) != len(callee.params):
         return None
-    types = ir.declared_types(caller, module)
     bases: list[str] = []
     names: dict[str, ir.Expr] = {}
     for k, (param, arg) in enumerate(zip(callee.params, s.args)):
