@@ -109,10 +109,14 @@ class _ModuleLowering:
                         for name, f in module.functions.items()}
         self.traps: list[Instr] = []
         self.label_counter = 0
+        # (both only about calls: a program without any needs neither walk of its code)
+        calls = any(True for f in module.functions.values() for _ in callees_of(f.body))
         #: function -> the variables it may change (a call changes only those arguments)
-        self.changes = changed_variables(module, callee_first(module, set(module.functions)))
+        self.changes = changed_variables(module, callee_first(module, set(module.functions))) \
+            if calls else {}
         #: Int parameters' values from every call (-O2, ``param_ranges.py``)
-        self.param_ranges = param_ranges(module, entry, self.changes) if level >= 2 else {}
+        self.param_ranges = param_ranges(module, entry, self.changes) \
+            if level >= 2 and calls else {}
         #: each lowered function's registers (its own code's; ``callee_registers.py``)
         self.named_registers: dict[str, frozenset[int]] = {}
         #: a counted loop's top label -> register -> the address its pointer holds there

@@ -160,55 +160,84 @@ def cancel_inverse_pairs(code: list[Instr]) -> list[Instr]:
     return chain.live()
 
 
-def _drop_pairs(chain: Chain, partner: Callable[[Chain, int], int | None]) -> bool:
+#: A partner function: the position ``k`` pairs with (or None), and the last position
+#: its answer depended on, looking forward (``k`` itself when only ``k`` decided).
+Partner = Callable[[Chain, int], tuple[int | None, int]]
+
+
+def _drop_pairs(chain: Chain, partner: Partner) -> bool:
     """One scan of ``chain`` dropping each instruction and the later one ``partner`` pairs
-    it with; whether any pair went."""
+    it with; whether any pair went.
+
+    After each dropped pair the scan looks again from :data:`WINDOW` instructions before
+    it; an instruction there whose earlier answer did not reach the pair (its look ahead
+    stopped before it) keeps that answer instead of being asked again -- the same drops,
+    without asking each instruction again after every pair near it (most of the
+    peephole's time where half a long program's instructions cancel)."""
     dropped = False
+    nxt, end = chain.next, chain.end
+    #: the last position each scanned instruction's (no) answer depended on; -1 unknown
+    stop = [-1] * (end + 1)
+    front = -1  # the farthest position scanned
     k = chain.first
-    while k != chain.end:
-        j = partner(chain, k)
+    while k != end:
+        if stop[k] >= 0:
+            k = nxt[k]
+            continue
+        j, last = partner(chain, k)
+        if k > front:
+            front = k
         if j is None:
-            k = chain.next[k]
+            stop[k] = last
+            k = nxt[k]
             continue
         # what the pair blocked before it may cancel now: look again from there
         resume = chain.back(k, WINDOW)
         chain.drop(j)
         chain.drop(k)
         dropped = True
-        k = chain.first if resume == k else resume
+        at, k = k, chain.first if resume == k else resume
+        # forget the answers the pair's going may change: those that looked as far as
+        # it, and every one after it (an exchange looks back, too)
+        q = k
+        while q != end and q <= front:
+            if q > at or stop[q] >= at:
+                stop[q] = -1
+            q = nxt[q]
     return dropped
 
 
-def _partner(chain: Chain, k: int) -> int | None:
+def _partner(chain: Chain, k: int) -> tuple[int | None, int]:
     code = chain.code
     first = code[k]
     if first.label or first.mnemonic not in CANCELLABLE:
-        return None
+        return None, k
     masks = chain.masks[k]
     if masks is None:
-        return None
+        return None, k
     inverse = _inverse(first)
     if inverse is None:
-        return None
+        return None, k
     mnemonic, operands = inverse
     writes = masks[1]
     touched = masks[0] | writes
     # chain.after inlined: this loop is most of the peephole's time on a long program
     nxt, end, every = chain.next, chain.end, chain.masks
-    j = nxt[k]
+    j = last = nxt[k]
     for _ in range(WINDOW):
         if j == end:
-            return None
+            return None, last
+        last = j
         other = code[j]
         if other.label:
-            return None
+            return None, j
         if other.mnemonic == mnemonic and other.operands == operands:
-            return j
+            return j, j
         between = every[j]
         if between is None or between[1] & touched or writes & between[0]:
-            return None
+            return None, j
         j = nxt[j]
-    return None
+    return None, last
 
 
 def cancel_exchange_pairs(code: list[Instr]) -> list[Instr]:
@@ -226,24 +255,26 @@ def cancel_exchange_pairs(code: list[Instr]) -> list[Instr]:
     return chain.live()
 
 
-def _exchange_partner(chain: Chain, k: int) -> int | None:
+def _exchange_partner(chain: Chain, k: int) -> tuple[int | None, int]:
     code = chain.code
     first = code[k]
     if first.mnemonic != "EXCH" or first.label:
-        return None
+        return None, k
     register, address = first.operands
     if not _reached_before(chain, k):
-        return None
+        return None, k
+    last = k
     for j in chain.after(k, WINDOW):
+        last = j
         other = code[j]
         if other.label:
-            return None
+            return None, j
         if other.mnemonic == "EXCH":
-            return j if other.operands == first.operands else None
+            return (j if other.operands == first.operands else None), j
         touched = touched_registers(other)
         if touched is None or register in touched or address in touched:
-            return None
-    return None
+            return None, j
+    return None, last
 
 
 def _reached_before(chain: Chain, k: int) -> bool:

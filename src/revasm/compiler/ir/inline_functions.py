@@ -58,7 +58,10 @@ def inline_functions(module: ir.Module, writes: dict[str, set[int]],
     """A copy of ``module`` with every call of a small non-recursive function inlined,
     innermost first.  ``writes``: function -> the parameters it may change
     (``frontend.checks.written_params``)."""
-    recursive = _recursive(module)
+    graph = {name: set(_callees(f.body)) for name, f in module.functions.items()}
+    if not any(graph.values()):
+        return module  # no call to inline (and no walk of a long program for nothing)
+    recursive = _recursive(graph)
     counter = [0]
     done: dict[str, ir.Function] = {}
     sizes: dict[str, int] = {}  # an inlined function's statements, counted once
@@ -96,9 +99,9 @@ def _nested(s: ir.Stmt) -> list[list[ir.Stmt]]:
             if isinstance(getattr(s, a, None), list)]
 
 
-def _recursive(module: ir.Module) -> set[str]:
-    """Functions that can reach themselves through calls."""
-    graph = {name: set(_callees(f.body)) for name, f in module.functions.items()}
+def _recursive(graph: dict[str, set[str]]) -> set[str]:
+    """Functions that can reach themselves through calls (``graph``: function -> the
+    functions it calls)."""
     out = set()
     for start in graph:
         seen: set[str] = set()
