@@ -19,7 +19,7 @@ errors of the file; :class:`AssemblyError` is raised at the end if there was any
 from __future__ import annotations
 
 import difflib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,7 +33,7 @@ from .context import Context
 from .declarations import declared_names
 from .diagnostics import AssemblyError, Diagnostic, DiagnosticLog
 from .directives import DIRECTIVES, lookup_directive
-from .image import Image, SourceLocation
+from .image import Image, SourceLocation, SourceOrigin
 from .lexer import Token, source_lines
 from .literals import is_real
 from .operands import OperandError, Scope, field_range, range_text, register, value
@@ -55,17 +55,20 @@ PENDVM_MODE = "PendVM-compatibility mode (.pendvm, or --pendvm)"
 
 def assemble(source: str, filename: str = "<source>", width: int | None = None, *,
              pendvm: bool = False,
-             parsed: Sequence[Statement | None] | None = None) -> Image:
+             parsed: Sequence[Statement | None] | None = None,
+             origins: Mapping[int, SourceOrigin] | None = None) -> Image:
     """Assemble PAL text; raises :class:`AssemblyError` listing every error.
 
     The word width is ``width`` when given (it overrides the source's ``.width``: the
     caller asks for this run at that width), else the source's ``.width``, else
     :data:`DEFAULT_WIDTH`.  ``pendvm``: PendVM-compatibility mode, as if the source said
     ``.pendvm`` (docs/assembly.md, "PendVM variants").  ``parsed``: the statements of
-    lines whose writer knows them (``parser.parse_source``), a compiler's shortcut."""
+    lines whose writer knows them (``parser.parse_source``), a compiler's shortcut;
+    ``origins``: line -> the user's source it was compiled from (``SourceLocation.origin``).
+    """
     if width is not None and width not in WIDTHS:
         raise ValueError(f"word width must be {widths_text()}, not {width}")
-    return _Assembly(source, filename, width, pendvm, parsed=parsed).run()
+    return _Assembly(source, filename, width, pendvm, parsed=parsed, origins=origins).run()
 
 
 def assemble_file(path: str | Path, width: int | None = None, *,
@@ -130,6 +133,8 @@ class _Assembly(Context):
     immediates: dict[int, int] = field(default_factory=dict)
     #: statements the caller parsed already (``parser.parse_source``)
     parsed: Sequence[Statement | None] | None = None
+    #: line -> the user's source a compiler made it from
+    origins: Mapping[int, SourceOrigin] | None = None
 
     def run(self) -> Image:
         self.lines = source_lines(self.source)
@@ -349,10 +354,12 @@ class _Assembly(Context):
         data: dict[int, int] = {}
         jumps: list[_Jump] = []
         known: dict[tuple, tuple[dict[str, int], int]] = {}
+        origins = self.origins
         for item in self.items:
             statement, head = item.statement, item.statement.head
             assert head is not None  # every item has a head
-            location = SourceLocation(self.filename, statement.line, head.column, statement.text)
+            location = SourceLocation(self.filename, statement.line, head.column, statement.text,
+                                      origins.get(statement.line) if origins else None)
             if item.data:
                 words.append(self._data_word(item) if item.valid else 0)
                 is_code.append(False)

@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 from revasm.assembler import AssemblyError, assemble
 from revasm.assembler.diagnostics import TOO_MANY_ERRORS
-from revasm.assembler.image import Image, SourceLocation, SourceOrigin
+from revasm.assembler.image import Image, SourceOrigin
 
 from .backend.lowering import DEFAULT_LEVEL, LEVELS, Lowered, SourceEntry, lower_module
 from .errors import CompileError, SourcePos
@@ -307,31 +307,29 @@ def _finish(module: ir.Module, entry: str | None, width: int, for_gradient: bool
         raise
     try:
         image = assemble(lowered.pal, filename=f"{Path(module.file).stem}.{entry}.pal",
-                         width=width, parsed=lowered.statements)
+                         width=width, parsed=lowered.statements,
+                         origins=source_origins(lowered, module.source_lines, describe))
     except AssemblyError as exc:
         too_far = _too_far(exc, lowered, module)
         if too_far is None:
             raise
         raise too_far from None
-    attach_origins(image, lowered, module.source_lines, describe)
     return CompiledProgram(module, entry, lowered, image)
 
 
-def attach_origins(image: Image, lowered: Lowered, source_lines: Sequence[str],
-                   describe: Describe | None = None) -> None:
-    """Give every PC of ``image`` that the compiler placed its user-source origin
+def source_origins(lowered: Lowered, source_lines: Sequence[str],
+                   describe: Describe | None = None) -> dict[int, SourceOrigin]:
+    """Each PAL line the compiler placed -> its user-source origin
     (``SourceLocation.origin``): the one source map that faults, breakpoints, stack frames
-    and reports read.  ``describe`` rewords a check's note in the front end's terms."""
-    locations = {}
-    lines = lowered.lines
+    and reports read, given to the assembler for the locations it makes.  ``describe``
+    rewords a check's note in the front end's terms."""
+    out: dict[int, SourceOrigin] = {}
     #: one origin object per place and check (a statement's instructions share it), keyed
     #: by the position object's identity: a SourcePos's own hash, and ``describe`` for each
     #: instruction, were most of this function's time on a 10^5-statement program
     origins: dict[tuple, SourceOrigin] = {}
-    for pc, location in image.locations.items():
-        entry = lines.get(location.line)
-        if entry is None or entry.pos is None:
-            locations[pc] = location
+    for line, entry in lowered.lines.items():
+        if entry.pos is None:
             continue
         key = (id(entry.pos), entry.note, entry.check, entry.role)
         origin = origins.get(key)
@@ -343,9 +341,8 @@ def attach_origins(image: Image, lowered: Lowered, source_lines: Sequence[str],
                 else ""
             origin = origins[key] = SourceOrigin(pos.file, pos.line, pos.column, text, note,
                                                  entry.check, entry.role)
-        locations[pc] = SourceLocation(location.file, location.line, location.column,
-                                       location.text, origin)
-    image.locations = locations
+        out[line] = origin
+    return out
 
 
 def _too_far(exc: AssemblyError, lowered: Lowered, module: ir.Module) -> CompileError | None:

@@ -43,7 +43,7 @@ def dense_code(draw: st.DrawFn) -> list[Instr]:
 @given(dense_code())
 def test_one_scan_leaves_no_inverse_pair_to_cancel(code):
     once = peephole.cancel_inverse_pairs(code)
-    chain = peephole.Chain(list(once))
+    chain = peephole.Chain(list(once)).with_masks()
     assert not peephole._drop_pairs(chain, peephole._partner)
     assert len(once) <= len(code) and (len(code) - len(once)) % 2 == 0
 
@@ -73,7 +73,7 @@ def test_kept_answers_drop_exactly_the_pairs_asking_again_drops(code, kind):
         code = [Instr("EXCH", (f"${4 + k % 3}", f"${8 + k % 2}")) if k % 3 == 0 else instr
                 for k, instr in enumerate(code)]
     partner = peephole._partner if kind == "inverse" else peephole._exchange_partner
-    kept, again = peephole.Chain(list(code)), peephole.Chain(list(code))
+    kept, again = peephole.Chain(list(code)).with_masks(), peephole.Chain(list(code)).with_masks()
     peephole._drop_pairs(kept, partner)
     _drop_pairs_asking_again(again, partner)
     assert kept.live() == again.live()

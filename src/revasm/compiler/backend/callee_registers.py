@@ -26,8 +26,8 @@ from .ir_queries import callees_of
 
 def named_registers(code: Iterable[Instr]) -> frozenset[int]:
     """Every register an instruction of ``code`` names (read, written or tested)."""
-    return frozenset(int(o[1:]) for instr in code for o in instr.operands
-                     if o.startswith("$") and o[1:].isdigit())
+    words: set[str] = set().union(*(instr.operands for instr in code))  # each word once
+    return frozenset(int(o[1:]) for o in words if o.startswith("$") and o[1:].isdigit())
 
 
 def callee_first(module: ir.Module, reachable: set[str]) -> list[str]:

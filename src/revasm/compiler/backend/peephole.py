@@ -101,7 +101,12 @@ class Chain:
         self.prev = list(range(-1, n))
         self.first: int = 0 if n else n
         #: each position's (read, written) register masks, None where code must not move
-        self.masks = [_register_masks(i.mnemonic, i.operands) for i in code]
+        #: (made by :meth:`with_masks`: only the inverse-pair scan reads them)
+        self.masks: list[tuple[int, int] | None] = []
+
+    def with_masks(self) -> Chain:
+        self.masks = [_register_masks(i.mnemonic, i.operands) for i in self.code]
+        return self
 
     def after(self, k: int, steps: int) -> Iterator[int]:
         """The up to ``steps`` live positions after ``k``, in order (lazily: most scans
@@ -155,7 +160,7 @@ def cancel_inverse_pairs(code: list[Instr]) -> list[Instr]:
     instruction whose partner the pair stood between (a second scan found nothing in
     ``tests/compiler/backend/test_peephole.py``'s random code; it had been run every time,
     a sixth of compiling a long program)."""
-    chain = Chain(list(code))
+    chain = Chain(list(code)).with_masks()
     _drop_pairs(chain, _partner)
     return chain.live()
 
