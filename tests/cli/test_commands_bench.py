@@ -7,7 +7,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from revasm.bench import BENCHMARKS, engine_choice, nilang_compare, tile_speed
+from revasm.bench import BENCHMARKS, compile_scale, engine_choice, nilang_compare, tile_speed
 from revasm.bench.common import child_outcome, run_child
 from revasm.cli.main import cli
 from revasm.sim.engines import available
@@ -108,6 +108,14 @@ def _check_quick_results(printed: dict) -> None:
     for row in compiled["rows"]:
         assert row["lanes_faulted"] == 0 and row["max_abs_error_gradient"] < 1e-6
         assert row["ratio_gradient_to_forward"] == row["gradient_s"] / row["numpy_forward_s"]
+    scale = printed["compile_scale"]  # every shape compiled, at both sizes, in a process
+    assert [(r["shape"], r["statements"]) for r in scale["rows"]] == [
+        (shape, n) for shape in compile_scale.SHAPES for n in compile_scale.QUICK_SIZES]
+    for row in scale["rows"]:
+        assert row["status"] == "measured", row
+        assert row["instructions"] >= (row["statements"] if row["shape"] != "constants"
+                                       else 1) and row["peak_mb"] > 0
+    assert set(scale["growth_large_over_small"]) == set(compile_scale.SHAPES)
     fib = printed["compile_time"]["programs"]["fib.pal"]
     assert fib["status"] == "measured", fib
     assert fib["first"]["steps"] == fib["cached"]["steps"] and fib["cached"]["halted"]
