@@ -8,6 +8,7 @@ from program_generators import ProgramBuilder
 
 from revasm.assembler.image import DeclaredName
 from revasm.machine import format_trace_line
+from revasm.machine.faults import MachineFault
 from revasm.sim.reference import Machine
 from revasm.sim.reference.blocks import MAX_BLOCK
 
@@ -205,6 +206,26 @@ def test_a_straight_line_longer_than_a_block_runs_exactly():
     assert machine.steps == 3 * MAX_BLOCK + 7
     machine.run(-1)
     assert machine.get_register(1) == 0
+
+
+def test_only_the_blocks_a_run_enters_are_compiled():
+    # a jump over 40 blocks' worth of code: none of it is generated or compiled (a
+    # 289 000-instruction program had compiled whole -- 12 s and 4 GB -- before its first
+    # step), and a fault in a block made late still names its PC
+    b = ProgramBuilder().op("START").op("BRA", "over")
+    for _ in range(40 * MAX_BLOCK):
+        b.op("ADDI", 1, 1)
+    b.label("over").op("BRA", 1)  # catches the jump (its offset is checked by the assembler)
+    b.op("ADDI", 2, 7).op("ADDI", 4, 1).op("EXCH", 3, 4).op("FINISH")
+    image = b.build()
+    machine = Machine(image, memory_words=4)
+    with pytest.raises(MachineFault) as fault:  # EXCH at an address that holds code
+        machine.run()
+    assert fault.value.kind == "memory-address" and fault.value.pc == 40 * MAX_BLOCK + 5
+    compiled = machine.program.blocks(1, machine._bound_names)
+    entered = set(compiled.codes)
+    assert entered and all(pc < 2 or pc > 40 * MAX_BLOCK for pc in entered)
+    assert machine.pc == 40 * MAX_BLOCK + 5 and machine.get_register(2) == 7
 
 
 @WIDTHS

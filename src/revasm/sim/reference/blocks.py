@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import CodeType
 from typing import Any
 
@@ -74,19 +74,68 @@ class BlockPlace:
 
 @dataclass
 class CompiledBlocks:
-    """All blocks of one program for one direction, as one compiled module."""
+    """The blocks of one program for one direction, each generated and compiled when a
+    run first enters it (a 289 000-instruction program had taken 12 s and 4 GB to compile
+    whole before its first step; a short one pays the same for its blocks either way)."""
 
     direction: int
-    code: CodeType
-    filename: str
-    starts: tuple[int, ...]
-    line_map: dict[int, BlockPlace]
-    max_length: int
+    cells: list[Decoded]
+    bound_names: frozenset[str]
+    gradient: bool
+    tangent: bool
+    #: where a block may start: a control instruction, the first of a data run, and (found
+    #: as blocks are made) the instruction after a block capped at MAX_BLOCK
+    starts: set[int]
+    #: start -> its compiled function's code, and each code's line -> instruction
+    codes: dict[int, CodeType] = field(default_factory=dict)
+    line_maps: dict[str, dict[int, BlockPlace]] = field(default_factory=dict)
+    #: a bound on every block's length (MAX_BLOCK data instructions and two control ones)
+    max_length: int = MAX_BLOCK + 2
 
-    def functions(self, namespace: dict[str, Any]) -> dict[int, Callable[..., Any]]:
-        """Execute the module in ``namespace``; block start pc -> function."""
-        exec(self.code, namespace)  # generated from the ISA table only
-        return {pc: namespace[f"_b{pc}"] for pc in self.starts}
+    def code(self, start: int) -> CodeType:
+        """The compiled function of the block at ``start`` (made once)."""
+        code = self.codes.get(start)
+        if code is None:
+            writer = _Writer(self.gradient, self.tangent)
+            _, continuation = _generate_block(self.cells, start, self.direction, writer,
+                                              self.bound_names)
+            if continuation is not None:
+                self.starts.add(continuation)
+            source = "\n".join(writer.lines) + "\n"
+            mode = "".join((" gradient" if self.gradient else "",
+                            " tangent" if self.tangent else ""))
+            filename = (f"<revasm block {'forward' if self.direction > 0 else 'backward'}"
+                        f"{mode} at pc {start}>")
+            code = _CODE_CACHE.get((filename, source))
+            if code is None:
+                if len(_CODE_CACHE) > 20_000:
+                    _CODE_CACHE.clear()
+                code = _CODE_CACHE[(filename, source)] = compile(source, filename, "exec")
+            self.codes[start] = code
+            self.line_maps[filename] = writer.places
+        return code
+
+    def functions(self, namespace: dict[str, Any]) -> BlockFunctions:
+        """The blocks' functions in ``namespace``, made as they are asked for."""
+        return BlockFunctions(self, namespace)
+
+
+class BlockFunctions:
+    """Block start pc -> its function in one machine's namespace (``get``, as a dict's)."""
+
+    def __init__(self, blocks: CompiledBlocks, namespace: dict[str, Any]) -> None:
+        self.blocks = blocks
+        self.namespace = namespace
+        self.made: dict[int, Callable[..., Any]] = {}
+
+    def get(self, pc: int) -> Callable[..., Any] | None:
+        function = self.made.get(pc)
+        if function is None:
+            if pc not in self.blocks.starts:
+                return None
+            exec(self.blocks.code(pc), self.namespace)  # generated from the ISA table only
+            function = self.made[pc] = self.namespace.pop(f"_b{pc}")
+        return function
 
 
 class _Writer:
@@ -208,43 +257,21 @@ def block_starts(cells: list[Decoded], direction: int) -> list[int]:
     return starts
 
 
-_CODE_CACHE: dict[str, CodeType] = {}
+#: (filename, source) -> code: the programs of a test run repeat their blocks.
+_CODE_CACHE: dict[tuple[str, str], CodeType] = {}
 
 
 def compile_blocks(cells: list[Decoded], direction: int, bound_names: frozenset[str],
                    gradient: bool = False, tangent: bool = False) -> CompiledBlocks:
-    """Generate and compile every block of the program for one direction.
+    """The blocks of the program for one direction, each generated and compiled as a run
+    first enters it (:class:`CompiledBlocks`).
 
     With ``gradient`` / ``tangent`` (gradient mode) every instruction's line
     also carries its adjoint / tangent templates (``isa/adjoint.py``); the
     banks ``G``, ``GM``, ``T``, ... are bound like the vocabulary's names.
     """
-    writer = _Writer(gradient, tangent)
-    pending = block_starts(cells, direction)
-    done: set[int] = set()
-    starts: list[int] = []
-    longest = 1
-    while pending:
-        start = pending.pop()
-        if start in done:
-            continue
-        done.add(start)
-        starts.append(start)
-        length, continuation = _generate_block(cells, start, direction, writer, bound_names)
-        longest = max(longest, length)
-        if continuation is not None and continuation not in done:
-            pending.append(continuation)
-    source = "\n".join(writer.lines) + "\n"
-    mode = "".join((" gradient" if gradient else "", " tangent" if tangent else ""))
-    filename = f"<revasm blocks {'forward' if direction > 0 else 'backward'}{mode}>"
-    code = _CODE_CACHE.get(source)
-    if code is None:
-        if len(_CODE_CACHE) > 2_000:
-            _CODE_CACHE.clear()
-        code = compile(source, filename, "exec")
-        _CODE_CACHE[source] = code
-    return CompiledBlocks(direction, code, filename, tuple(sorted(starts)), writer.places,
-                          longest)
+    return CompiledBlocks(direction, cells, bound_names, gradient, tangent,
+                          set(block_starts(cells, direction)))
 
 
 def block_source(cells: list[Decoded], direction: int, bound_names: frozenset[str],

@@ -41,7 +41,13 @@ from revasm.machine.trace import TraceRecord
 from revasm.machine.values import FIXED, kind_of, word_of
 from revasm.sim.switches import ModeSwitches
 
-from .blocks import DYNAMIC_CYCLES, BlockPlace, CompiledBlocks, compile_blocks
+from .blocks import (
+    DYNAMIC_CYCLES,
+    BlockFunctions,
+    BlockPlace,
+    CompiledBlocks,
+    compile_blocks,
+)
 from .predecode import Decoded, decode_image
 
 REGISTER_COUNT = 32
@@ -180,7 +186,7 @@ class Machine(ModeSwitches):
         self._dynamic_cycles: list[int] = [0]
         self._namespace = self._make_namespace(recording=False)
         self._step_namespace = self._make_namespace(recording=True)
-        self._functions: dict[tuple, dict[int, Callable]] = {}
+        self._functions: dict[tuple, BlockFunctions] = {}
         self._gradient = False
         self._tangent = False
         for namespace in (self._namespace, self._step_namespace):
@@ -491,7 +497,7 @@ class Machine(ModeSwitches):
     def _compiled(self, direction: int) -> CompiledBlocks:
         return self.program.blocks(direction, self._bound_names, self._gradient, self._tangent)
 
-    def _block_functions(self, direction: int) -> dict[int, Callable]:
+    def _block_functions(self, direction: int) -> BlockFunctions:
         key = (direction, self._gradient, self._tangent)
         functions = self._functions.get(key)
         if functions is None:
@@ -679,7 +685,8 @@ def _place_in_block(exc: BaseException, compiled: CompiledBlocks) -> BlockPlace 
     place = None
     tb = exc.__traceback__
     while tb is not None:
-        if tb.tb_frame.f_code.co_filename == compiled.filename:
-            place = compiled.line_map.get(tb.tb_lineno, place)
+        lines = compiled.line_maps.get(tb.tb_frame.f_code.co_filename)
+        if lines is not None:
+            place = lines.get(tb.tb_lineno, place)
         tb = tb.tb_next
     return place
