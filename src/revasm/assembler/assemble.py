@@ -28,6 +28,7 @@ from revasm.isa.encoding import IMM16, Field
 from revasm.isa.fixed_point import DEFAULT_WIDTH, WIDTHS, widths_text, word_format
 from revasm.isa.instruction import Instruction
 
+from . import collector
 from .checks import Placed, catch_problem, register_problems
 from .context import Context
 from .declarations import declared_names
@@ -68,7 +69,9 @@ def assemble(source: str, filename: str = "<source>", width: int | None = None, 
     """
     if width is not None and width not in WIDTHS:
         raise ValueError(f"word width must be {widths_text()}, not {width}")
-    return _Assembly(source, filename, width, pendvm, parsed=parsed, origins=origins).run()
+    with collector.paused():  # hundreds of thousands of objects for a long program
+        return _Assembly(source, filename, width, pendvm, parsed=parsed,
+                         origins=origins).run()
 
 
 def assemble_file(path: str | Path, width: int | None = None, *,

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from types import CodeType
 
+from revasm.assembler import collector
 from revasm.assembler.disassemble import instruction_text as fields_text
 from revasm.assembler.image import Image
 from revasm.isa.adjoint import mode_template
@@ -184,4 +185,5 @@ def decode_image(image: Image) -> list[Decoded]:
     labels: dict[int, str] = {}
     for name, address in sorted(image.symbols.items()):
         labels.setdefault(address, name)
-    return [decode_cell(image, pc, fmt, labels) for pc in range(len(image))]
+    with collector.paused():  # a cell's objects each, for every word of a long image
+        return [decode_cell(image, pc, fmt, labels) for pc in range(len(image))]
