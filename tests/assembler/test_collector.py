@@ -5,7 +5,7 @@ import gc
 
 import pytest
 
-from revasm.assembler import assemble
+from revasm.assembler import AssemblyError, assemble
 from revasm.assembler.collector import paused
 
 
@@ -19,7 +19,7 @@ def test_paused_gives_the_collector_back_as_it_was_even_after_an_error(was_on):
         with pytest.raises(ValueError), paused():
             raise ValueError("inside")
         assert gc.isenabled() == was_on
-        with pytest.raises(Exception):  # an assembly error leaves it as it was, too
+        with pytest.raises(AssemblyError):  # an assembly error leaves it as it was, too
             assemble(";; pendulum pal file\nnot-an-instruction\n", "bad.pal")
         assert gc.isenabled() == was_on
     finally:
