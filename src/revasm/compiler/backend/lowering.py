@@ -260,10 +260,12 @@ class _ModuleLowering:
         return out + (self._island(waiting) if waiting else [])
 
     def _island(self, pads: list[Instr]) -> list[Instr]:
+        """``pads`` between a jump over them and the jump that catches it.  The two jumps
+        have no source line: a line step passes them, as it passes every PC without one
+        (the pads keep their checks' lines, for the faults they report)."""
         over, back = self.label("island"), self.label("island_end")
-        pos = pads[0].pos
-        return [Instr("BRA", (back,), pos, "control", "over the trap pads", over), *pads,
-                Instr("BRA", (over,), pos, "control", "", back)]
+        return [Instr("BRA", (back,), None, "control", "over the trap pads", over), *pads,
+                Instr("BRA", (over,), None, "control", "", back)]
 
     def _reachable(self, name: str) -> set[str]:
         seen, todo = set(), [name]
