@@ -10,9 +10,15 @@ from __future__ import annotations
 import random
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-from program_generators import ProgramCase, straight_line_programs, structured_programs
+from program_generators import (
+    ProgramBuilder,
+    ProgramCase,
+    straight_line_programs,
+    structured_programs,
+)
 from sampling import sampled
 
 from revasm.machine import MachineFault
@@ -137,6 +143,37 @@ def test_every_lane_equals_the_reference_on_structured_programs(case, data):
     lanes = data.draw(st.integers(1, 6), label="lanes")
     tile = data.draw(TILES, label="tile")
     check_case(case, *data.draw(lane_inputs(case, lanes), label="inputs"), tile)
+
+
+@sampled(many, st.one_of(straight_line_programs(), structured_programs()), st.data(),
+         bounded=30, full=150)
+def test_blocks_fused_only_when_entered_again_give_the_same_lanes(case, data):
+    """A long program on few lanes fuses a block the second time a run enters it (the
+    first, instruction by instruction): forced here on short programs."""
+    from revasm.sim.vector import fused
+
+    lanes = data.draw(st.integers(1, 4), label="lanes")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(fused, "LONG_PROGRAM", 0)
+        check_case(case, *data.draw(lane_inputs(case, lanes), label="inputs"))
+
+
+def test_a_long_program_on_one_lane_fuses_only_what_it_enters_twice():
+    from revasm.sim.vector import fused
+
+    # $3 counts 5 trips; the body's three data instructions are one block
+    image = ProgramBuilder().op("START").op("ADDI", 5, 5) \
+        .label("top").op("BNE", 3, 0, "bottom").op("ADDI", 1, 2).op("ADDI", 2, 1) \
+        .op("ADDI", 3, 1).label("bottom").op("BNE", 3, 5, "top").op("FINISH").build()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(fused, "LONG_PROGRAM", 0)
+        vector = VectorMachine(image, 1, memory_words=MEMORY)
+        vector.run(1)
+    reference = Machine(image, memory_words=MEMORY)
+    reference.run(1)
+    assert vector.snapshot(0) == reference.snapshot() and reference.registers[1] == 10
+    built = [key for key, block in vector._fused.items() if block]
+    assert built and all(key in vector._entered for key in built)
 
 
 @sampled(many, st.one_of(straight_line_programs(), structured_programs()), st.data(),

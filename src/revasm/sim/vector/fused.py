@@ -28,6 +28,17 @@ FUSED_BANKS = REGISTER_BANKS + MEMORY_BANKS
 
 #: Fused straight-line blocks shorter than this run instruction by instruction.
 MIN_FUSED = 2
+#: The longest fused block: a longer run is several blocks, one after the other (a
+#: 289 000-instruction straight line had been one block: its source transformed and
+#: compiled whole took 70 s and 2.8 GB before the first step).
+MAX_FUSED = 512
+#: A program longer than this, on fewer lanes than ``FUSE_LANES``, fuses a block only when
+#: a run enters it a second time: building a block costs about 0.2 ms a template, far more
+#: than running a template once on a few lanes, and a long straight line runs each once
+#: (a 289 000-instruction program on one lane: 68 s building blocks; shorter programs,
+#: every benchmark's, fuse at once as before).
+LONG_PROGRAM = 20_000
+FUSE_LANES = 4_096
 
 #: Lanes per tile when a fused block runs over a large batch (``_run_fused``): a
 #: tile's rows stay in the 4 MB L2 cache through the block (chosen by measurement,
@@ -49,12 +60,17 @@ class FusedBlocks(VectorState):
         key = (pc, direction, self._gradient, self._tangent)
         if key in self._fused:
             return self._fused[key]
+        if len(self.cells) > LONG_PROGRAM and self.lanes < FUSE_LANES and \
+                key not in self._entered:
+            self._entered.add(key)  # the first time: instruction by instruction
+            return None
         statements: list[str] = []
         cycles = [0]
         timed: list[tuple[int, Any]] = []
         at = pc
         timing_reads: set[int] = set()  # registers the timed steps so far read
-        while 0 <= at < len(self.cells) and self.cells[at].is_data:
+        while 0 <= at < len(self.cells) and self.cells[at].is_data and \
+                len(statements) < MAX_FUSED:
             cell = self.cells[at]
             assert cell.instruction is not None  # a data cell is an instruction
             text = cell.statement(direction, self._gradient, self._tangent)

@@ -114,6 +114,7 @@ class VectorMachine(DeviceNamespace, Scheduler):
         self.bank("OV")  # the overflow counter: every template that counts reads it
         self._functions: dict[str, Callable] = {}
         self._fused: dict[tuple, Any] = {}
+        self._entered: set[tuple] = set()  # blocks entered once, not fused yet (fused.py)
         #: the namespace timing expressions run in (``groups.py``), made on first use
         self._timing_namespace: dict[str, Any] | None = None
         #: Lanes per tile of a fused block on a large batch (0: never tile).

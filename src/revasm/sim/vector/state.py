@@ -87,6 +87,7 @@ class VectorState(ModeSwitches):
     _namespace: dict[str, Any]
     _functions: dict[str, Callable[..., Any]]
     _fused: dict[tuple[int, int, bool, bool], Any]
+    _entered: set[tuple]
     _timing_namespace: dict[str, Any] | None
     #: lanes per tile of a fused block on a large batch (0: never tile)
     tile: int
