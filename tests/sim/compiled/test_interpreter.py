@@ -115,6 +115,11 @@ def test_auto_runs_long_programs_on_the_interpreter(monkeypatch, tmp_path):
     assert "INTERPRETER = True" in CompiledLanes(image, 1, kernel="interpreter").kernel_source()
     with pytest.raises(ValueError, match="kernel must be one of auto, program, interpreter"):
         CompiledLanes(image, 1, kernel="fast")
+    # far more instructions than the limit: the interpreter, its source never generated
+    monkeypatch.setattr(machine, "PROGRAM_KERNEL_LINES", 1)
+    monkeypatch.setattr(CompiledLanes, "_program_source", lambda *_: pytest.fail("generated"))
+    assert sum(image.is_code) > machine.LONG_PROGRAM_FACTOR
+    assert CompiledLanes(image, 1).uses_interpreter()
 
 
 def test_a_long_example_runs_alike_on_both_kernels():

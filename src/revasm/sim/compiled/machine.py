@@ -128,6 +128,10 @@ KERNEL_CHOICES = ("auto", "program", "interpreter")
 #: the cache) runs on the interpreter kernel: numba compiles ~100 lines a CPU second, and
 #: the interpreter is compiled once for every program (sim/compiled/README.md).
 PROGRAM_KERNEL_LINES = 4000
+#: A program with more instructions than this many times ``PROGRAM_KERNEL_LINES`` runs on
+#: the interpreter under ``auto`` without its source being generated (an instruction is a
+#: line or more of it).
+LONG_PROGRAM_FACTOR = 4
 
 
 class _Written(list[int]):
@@ -392,9 +396,14 @@ class CompiledLanes(ModeSwitches):
         mode = (self._gradient, self._tangent) if mode is None else mode
         found = self._choice.get(mode)
         if found is None:
-            source = self._program_source(mode)
-            found = (source.count("\n") > PROGRAM_KERNEL_LINES
-                     and not is_compiled(source, "run_serial"))
+            if sum(self.image.is_code) > LONG_PROGRAM_FACTOR * PROGRAM_KERNEL_LINES:
+                # surely too long: not worth generating its source to find out (18 s for a
+                # 289 000-instruction program); its own kernel only on request
+                found = True
+            else:
+                source = self._program_source(mode)
+                found = (source.count("\n") > PROGRAM_KERNEL_LINES
+                         and not is_compiled(source, "run_serial"))
             self._choice[mode] = found
         return found
 
