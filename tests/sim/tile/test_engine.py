@@ -32,7 +32,7 @@ from revasm.assembler import assemble, assemble_file
 from revasm.isa import INSTRUCTIONS
 from revasm.isa.fixed_point import WordFormat
 from revasm.isa.vocabulary import vocabulary
-from revasm.sim.engine import Engine
+from revasm.sim.engine import Engine, overflow_counts
 from revasm.sim.engines import engine
 from revasm.sim.host import gradient
 from revasm.sim.tile import kernel
@@ -158,6 +158,40 @@ def test_the_tile_quotients_are_the_tables():
             assert ok(np.uint64(3 << 32), np.uint64(7 << 20))  # a quotient near 2^44
             assert not ok(np.uint64(1 << 62), np.uint64(3))  # near 2^92: too long
             assert not ok(np.uint64(1 << 40), np.uint64(1 << 62))  # a divisor of 2^62
+
+
+def test_the_tile_rotations_are_the_compiled_engines():
+    """The branchless rotations by a planned angle (``tile/vocab.py``: ``rot_planned``,
+    ``irot_planned`` and their overflow tests, products from limbs) give the compiled
+    engine's words and events at both widths: random and edge words, angles of every size
+    (so plans that negate first, and shears that wrap)."""
+    from revasm.sim.compiled import overflow
+    from revasm.sim.compiled import vocab as compiled
+    from revasm.sim.tile import vocab
+
+    rng = random.Random(2)
+    wrapped = 0
+    for width in (32, 64):
+        w = np.int64(width)
+        words = _words(rng, width, 150)
+        angles = _words(rng, width, 40) + [rng.randrange(-(4 << (width // 2)),
+                                                         4 << (width // 2)) & ((1 << width) - 1)
+                                           for _ in range(40)]
+        for theta in angles:
+            plan = compiled.rotation_plan(np.uint64(theta), w)
+            for x, y in zip(words, rng.sample(words, len(words))):
+                ux, uy = np.uint64(x), np.uint64(y)
+                for tile_fn, compiled_fn in (
+                        (vocab.rot_planned, compiled.rot_planned),
+                        (vocab.irot_planned, compiled.irot_planned),
+                        (vocab.ovf_rot_planned, overflow.ovf_rot_planned),
+                        (vocab.ovf_irot_planned, overflow.ovf_irot_planned)):
+                    expected = compiled_fn(ux, uy, *plan, w)
+                    got = tile_fn(ux, uy, *plan, w)
+                    assert np.all(np.asarray(got) == np.asarray(expected)), \
+                        (tile_fn, width, theta, x, y)
+                wrapped += int(overflow.ovf_rot_planned(ux, uy, *plan, w))
+    assert wrapped > 1000  # the wrapping shears were tried too
 
 
 # --- divergence, re-convergence, tiles ---------------------------------------------------------
@@ -364,13 +398,17 @@ def test_rotations_by_angles_the_lanes_share_in_runs_alternate_or_do_not():
     image = assemble(ROTATIONS, "rotations.pal")
     lanes = 200
     rng = np.random.default_rng(11)
-    theta = np.zeros(lanes, dtype=np.int64)  # the first tile: angle 0 on every lane
+    theta = np.zeros(lanes, dtype=np.int64)
+    theta[:64] = 5 << 32  # the first tile shares one angle past pi/2: the plan negates
     theta[64:128] = np.repeat(rng.integers(-7 << 32, 7 << 32, 8), 8)  # runs of 8
     theta[128:192] = np.array([1 << 31, -(3 << 32)] * 32)  # alternating
     theta[192:] = rng.integers(-(1 << 63), 1 << 63, lanes - 192)  # each its own, any word
     phi = np.full(lanes, 5 << 31, dtype=np.int64)
-    phi[::3] = -(1 << 30)
-    words = {1: rng.integers(-4 << 32, 4 << 32, lanes), 2: np.full(lanes, 3 << 31),
+    phi[64::3] = -(1 << 30)
+    x = rng.integers(-4 << 32, 4 << 32, lanes)
+    x[:4] = [-(1 << 63), (1 << 63) - 1, -(1 << 62), 1 << 62]  # shared angle, shears that wrap
+    x[64:68] = x[:4]
+    words = {1: x, 2: np.full(lanes, 3 << 31),
              3: theta, 5: np.arange(lanes, dtype=np.int64) << 28, 6: phi}
     machines = [TileLanes(image, lanes, tile=64), engine("reference").load(image, lanes)]
     for machine in machines:
@@ -379,6 +417,8 @@ def test_rotations_by_angles_the_lanes_share_in_runs_alternate_or_do_not():
         machine.run(1)
     _alike(*machines, lanes)
     assert len({*machines[0].bank_word("R", 2).tolist()}) > 100  # the rotations did turn
+    overflowed = overflow_counts(machines[1])
+    assert overflowed[:4].all() and overflowed[64:68].all()  # events counted both ways
     for machine in machines:
         machine.set_bank_word("G", 4, 1 << 32)
         machine.set_bank_word("G", 2, 1 << 31)
@@ -389,7 +429,12 @@ def test_rotations_by_angles_the_lanes_share_in_runs_alternate_or_do_not():
         assert machines[0].bank_word("G", register).tolist() == \
             machines[1].bank_word("G", register).tolist()
     text = tile_source(64, gradient=True).split("def step_rot_f(")[1].split("\n@njit")[0]
-    assert text.count("rotation_plan(") == 4  # two plans, each set up once and re-planned
+    # two plans, each set up once and re-planned in the exact loop; each once before the
+    # loop of a tile whose lanes share the angle
+    assert text.count("rotation_plan(") == 6
+    shared = text.split("if differ == 0:")[1].split("return left")[0]
+    assert shared.count("rotation_plan(") == 2 and "cycles_rot(R[lane, o_c], 64)" not in \
+        shared.split("for k in range(n):")[1]
 
 
 def test_one_lane_differentiates_like_the_reference():

@@ -25,6 +25,7 @@ import time
 from typing import Any
 
 import numpy
+from numba import njit
 
 from revasm.assembler.image import Image
 from revasm.sim.compiled import cache, control
@@ -40,6 +41,7 @@ from revasm.sim.compiled.generate import (
 )
 from revasm.sim.compiled.machine import MEMORY_BANKS, REGISTER_BANKS, CompiledLanes
 from revasm.sim.compiled.slices import Slices
+from revasm.sim.compiled.vocab import JIT
 from revasm.sim.engine import OutputListener
 from revasm.sim.reference import DEFAULT_MEMORY_WORDS
 
@@ -62,6 +64,20 @@ FUSE = "off"
 FUSE_LANES = 4096
 #: A value-mode run of at least this many lanes records its steps per lane for ``auto``.
 RECORD_LANES = 64
+
+
+@njit(**JIT)
+def tiles_of(active: Any, tile: int) -> Any:
+    """The tiles holding the lanes of ``active`` (ascending, as ``control.running`` gives
+    them), each once: one pass (``numpy.unique`` sorted 10^5 lanes again, 1.1 ms a run)."""
+    out = numpy.empty(active.shape[0], dtype=numpy.int64)
+    count = 0
+    for lane in active:
+        t = lane // tile
+        if count == 0 or out[count - 1] != t:
+            out[count] = t
+            count += 1
+    return out[:count]
 
 
 def lane_major(rows: int, lanes: int) -> Any:
@@ -156,7 +172,7 @@ class TileLanes(CompiledLanes):
         while len(active):
             limit = run_limit if slices is None else slices.limit(self.CTL[STEPS, active])
             steps_before = self.CTL[STEPS, active] if slices is not None else None
-            tiles = numpy.unique(active // self.tile)
+            tiles = tiles_of(active, self.tile)
             runner = "run_parallel" if len(tiles) >= PARALLEL_TILES else "run_serial"
             started = time.perf_counter()
             fused = self._fused_module(active) if self.calls == 0 and slices is None else None

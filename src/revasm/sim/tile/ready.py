@@ -69,14 +69,21 @@ def _record(image: Image, memory_words: int) -> Path:
     return cache.cache_dir() / f"tile_run_{cache.image_key(image, memory_words)}.json"
 
 
+#: The record this process last wrote for each path (a repeated run writes nothing).
+_WRITTEN: dict[Path, float] = {}
+
+
 def record_steps(image: Image, memory_words: int, steps: float) -> None:
     """Remember the steps per lane of a value-mode run of ``image`` on the tile engine."""
     path = _record(image, memory_words)
+    if _WRITTEN.get(path) == float(steps):
+        return
     temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         temporary.write_text(json.dumps({"steps": float(steps)}))
         os.replace(temporary, path)
+        _WRITTEN[path] = float(steps)
     except OSError:
         pass
 

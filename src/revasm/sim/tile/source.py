@@ -307,6 +307,9 @@ DOMAIN_CALLS = frozenset({"fn_log", "fn_sqrt", "fn_pow"})
 #: lane, which no vector loop speeds up, and the guard and fast loop would triple the step's
 #: code that numba compiles (a third of the tile interpreter's compile time).
 SCALAR_CALLS = frozenset(operations("function"))
+#: The function unit's rotations: by an angle the tile's lanes share, one plan serves every
+#: lane and the shears run as vector code (``TileSource.shared_angles``).
+ROTATION_CALLS = frozenset({"rot", "irot"})
 #: Table entries whose step decides BR or DIR (executed with the come-from check).
 CONTROL_KINDS = ("branch", "rbra", "swapbr")
 #: ``tile_run`` compiles with numba's ``error_model="numpy"``: its default checks every
@@ -472,6 +475,8 @@ class TileSource:
             self.outs(indent + 2, fast_lines)
             out(indent + 1, "return left")
         self.translator.hoisted = [] if guard is None else None
+        if guard is None and self.calls(number, direction) & SCALAR_CALLS <= ROTATION_CALLS:
+            self.shared_angles(number, direction, indent)
         lane_lines = self.body(number, direction)
         self.outs(indent, self.translator.hoisted or [])
         self.translator.hoisted = None
@@ -505,6 +510,60 @@ class TileSource:
         self.lines += body
         out(0, "")
         out(0, "")
+
+    def shared_angles(self, number: int, direction: int, indent: int) -> None:
+        """A rotation step's loop for a tile whose lanes share every angle (a network's
+        parameters): a count of the lanes whose angle word is not lane ``lo``'s, then, when
+        none differs (the group the whole tile, not strict), each plan and each angle's
+        operand-dependent cycles worked out once before the loop, and the shears over the
+        tile with no plan to check (``vocab.rot_planned`` and its kin, products from limbs,
+        no branch: vector code).  Otherwise the exact loop re-plans where an angle
+        changes."""
+        lines = self.body(number, direction, exits=["pass"])
+        self.translator.hoisted = []  # (the exact loop's own plans are hoisted after this)
+        angles: dict[str, str] = {}  # angle expression -> its local
+        plans: list[str] = []
+        loop: list[str] = []
+        k = 0
+        while k < len(lines):
+            found = re.fullmatch(r"(\s*)if (.+) != (_angle\d+):", lines[k])
+            if found is None:
+                loop.append(lines[k])
+                k += 1
+                continue
+            _, expression, local = found.groups()
+            first = angles.setdefault(expression, f"_first{len(angles)}")
+            plans += [f"{local} = {first}", lines[k + 2].strip()]
+            k += 3
+        if not angles or any(f"{expression} =" in line for line in loop
+                             for expression in angles):
+            return  # (an angle the step writes: the table's ``distinct`` rules it out)
+        timers: dict[str, str] = {}
+        for position, line in enumerate(loop):
+            for expression in angles:
+                for timer in re.findall(rf"cycles_i?rot\({re.escape(expression)}, \d+\)", line):
+                    local = timers.setdefault(timer, f"_cycles{len(timers)}")
+                    line = line.replace(timer, local)
+            loop[position] = line
+        out = self.out
+        out(indent, "if full and not strict:  # do the lanes share their angles?")
+        out(indent + 1, "lane = U(lo)")
+        for expression, first in angles.items():
+            out(indent + 1, f"{first} = {expression}")
+        out(indent + 1, "differ = 0  # a count: LLVM vectorises a sum, not a flag")
+        out(indent + 1, "for k in range(n):")
+        out(indent + 2, "lane = U(lo + k)")
+        for expression, first in angles.items():
+            out(indent + 2, f"differ += 1 if {expression} != {first} else 0")
+        out(indent + 1, "if differ == 0:  # one plan per angle for the tile: vector code")
+        out(indent + 2, "lane = U(lo)")
+        self.outs(indent + 2, plans)
+        for timer, local in timers.items():
+            out(indent + 2, f"{local} = {timer}")
+        out(indent + 2, "for k in range(n):")
+        out(indent + 3, "lane = U(lo + k)")
+        self.outs(indent + 3, loop)
+        out(indent + 2, "return left")
 
     def out_uniform(self, indent: int, uniform: list[str]) -> None:
         """The uniform fast loop (``remembered_slots``), inside its ``if``: each look-up's

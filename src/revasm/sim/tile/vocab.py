@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from revasm.sim.compiled import overflow
 from revasm.sim.compiled import vocab as compiled
 from revasm.sim.compiled.vocab import nlz64
 
@@ -30,7 +31,8 @@ JIT: dict[str, Any] = dict(cache=True, nogil=True, error_model="numpy")
 #: inliner finds it too large, and a call in a loop keeps the loop scalar.
 
 __all__ = ["fdiv", "fdiv32", "fdiv_ovf", "fdiv_ovf32", "fdiv_short64", "fdiv_short_ok64", "fmul",
-           "fmul64", "fmul_ovf", "fmul_ovf64", "smul_limbs"]
+           "fmul64", "fmul_ovf", "fmul_ovf64", "irot_planned", "ovf_irot_planned",
+           "ovf_rot_planned", "rot_planned", "shear64", "smul_limbs"]
 
 
 @njit(**JIT)
@@ -72,6 +74,90 @@ def fmul64(x, y):
     hi += U(1) if rounded < lo else U(0)
     return (hi << U(32)) | (rounded >> U(32))
 
+
+
+# --- rotations by a planned angle (``isa/rotation.py``) at W = 64 -------------------------
+# The compiled engine's versions take 128-bit products and return at the first shear that
+# wraps; these take the products from limbs and test every shear without a branch, so a
+# loop over a tile's lanes that share an angle (one plan) runs in vector registers.  The
+# plan's ``negate`` is applied as a mask: x ^ m - m is -x when m is all ones.
+
+
+@njit(**JIT, inline="always")
+def shear64(word, coefficient, other, sign):
+    """(wraps, new word) of ``S(word) + sign * round(coefficient * S(other) / 2^32)`` at
+    W = 64: the rounded product is 96 bits, so the sum is taken in 128 bits and wraps when
+    its top half is not the sign of its bottom half."""
+    hi, lo = smul_limbs(U(coefficient), other)
+    rounded = lo + U(1 << 31)
+    hi += U(1) if rounded < lo else U(0)
+    p_lo = (hi << U(32)) | (rounded >> U(32))
+    p_hi = U(I(hi) >> I(32))
+    w_hi = U(I(word) >> I(63))
+    if sign > 0:
+        total = word + p_lo
+        top = w_hi + p_hi + (U(1) if total < word else U(0))
+    else:
+        total = word - p_lo
+        top = w_hi - p_hi - (U(1) if word < p_lo else U(0))
+    return U(0) if top == U(I(total) >> I(63)) else U(1), total
+
+
+@njit(**JIT, inline="always")
+def rot_planned(x, y, negate, t, sn, width):
+    """ROT's three shears by a planned angle (the compiled engine's ``rot_planned``)."""
+    if width != 64:
+        return compiled.rot_planned(x, y, negate, t, sn, width)
+    m = U(0) - U(negate)
+    x = (x ^ m) - m
+    y = (y ^ m) - m
+    x = x - fmul64(U(t), y)
+    y = y + fmul64(U(sn), x)
+    x = x - fmul64(U(t), y)
+    return x, y
+
+
+@njit(**JIT, inline="always")
+def irot_planned(x, y, negate, t, sn, width):
+    """IROT's shears by a planned angle (the compiled engine's ``irot_planned``)."""
+    if width != 64:
+        return compiled.irot_planned(x, y, negate, t, sn, width)
+    x = x + fmul64(U(t), y)
+    y = y - fmul64(U(sn), x)
+    x = x + fmul64(U(t), y)
+    m = U(0) - U(negate)
+    return (x ^ m) - m, (y ^ m) - m
+
+
+@njit(**JIT, inline="always")
+def ovf_rot_planned(x, y, negate, t, sn, width):
+    """1 when ROT by a planned angle wraps anywhere (``overflow.ovf_rot_planned``): every
+    shear tested, the first wrap's result kept by an or."""
+    if width != 64:
+        return overflow.ovf_rot_planned(x, y, negate, t, sn, width)
+    lowest = U(1) << U(63)
+    n = U(negate)
+    bad = n & ((U(1) if x == lowest else U(0)) | (U(1) if y == lowest else U(0)))
+    m = U(0) - n
+    x = (x ^ m) - m
+    y = (y ^ m) - m
+    b1, x = shear64(x, t, y, -1)
+    b2, y = shear64(y, sn, x, 1)
+    b3, x = shear64(x, t, y, -1)
+    return bad | b1 | b2 | b3
+
+
+@njit(**JIT, inline="always")
+def ovf_irot_planned(x, y, negate, t, sn, width):
+    """1 when IROT by a planned angle wraps anywhere (``overflow.ovf_irot_planned``)."""
+    if width != 64:
+        return overflow.ovf_irot_planned(x, y, negate, t, sn, width)
+    lowest = U(1) << U(63)
+    b1, x = shear64(x, t, y, 1)
+    b2, y = shear64(y, sn, x, -1)
+    b3, x = shear64(x, t, y, 1)
+    bad = U(negate) & ((U(1) if x == lowest else U(0)) | (U(1) if y == lowest else U(0)))
+    return bad | b1 | b2 | b3
 
 
 TWO64 = 18446744073709551616.0
