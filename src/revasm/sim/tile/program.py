@@ -9,6 +9,7 @@ instead of nine rows apart.
 """
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy
@@ -17,8 +18,20 @@ from revasm.assembler.image import Image
 from revasm.sim.compiled.interpreter import program_arrays
 
 
+#: Each image's arrays while it lives, by ``id`` (an image is not hashable): a batch's
+#: parts and a program's repeated runs decode it once.  (The kernels only read them; they
+#: stay writeable, since numba compiles a read-only array's signature anew.)
+_DECODED: dict[int, tuple[Any, tuple[Any, ...]]] = {}
+
+
 def decode(image: Image) -> tuple[Any, ...]:
     """``(PROG, IMM, CODE, DENSE, dense_words)`` of an image, ``PROG`` by PC then field
     (the fields of ``sim/compiled/interpreter.py``: ``OP``, ``A``, ... ``FLAGS``)."""
+    key = id(image)
+    known = _DECODED.get(key)
+    if known is not None and known[0]() is image:
+        return known[1]
     prog, imm, code, dense, dense_words = program_arrays(image)
-    return numpy.ascontiguousarray(prog.T), imm, code, dense, dense_words
+    decoded = (numpy.ascontiguousarray(prog.T), imm, code, dense, dense_words)
+    _DECODED[key] = (weakref.ref(image, lambda _: _DECODED.pop(key, None)), decoded)
+    return decoded
