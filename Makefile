@@ -10,6 +10,9 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test,plots]'
+	@# bytecode for the sources, as a non-editable install writes it: a shell that sets
+	@# PYTHONDONTWRITEBYTECODE otherwise compiles them again at every command's start
+	$(BIN)/python -m compileall -q src
 	touch $(STAMP)
 
 install: $(STAMP)

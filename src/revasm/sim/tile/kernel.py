@@ -93,6 +93,7 @@ def _load_indexed(width: int, gradient: bool, tangent: bool) -> ModuleType | Non
     module_name = f"revasm_kernel_{path.stem[len('kernel_'):]}"
     if module_name in sys.modules:
         return sys.modules[module_name]
+    cache.with_bytecode(path)
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
         return None
