@@ -17,7 +17,6 @@ import numpy
 from revasm.assembler.image import Image
 from revasm.sim.compiled.interpreter import program_arrays
 
-
 #: Each image's arrays while it lives, by ``id`` (an image is not hashable): a batch's
 #: parts and a program's repeated runs decode it once.  (The kernels only read them; they
 #: stay writeable, since numba compiles a read-only array's signature anew.)
