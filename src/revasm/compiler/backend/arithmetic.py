@@ -51,7 +51,9 @@ class ArithmeticLowering(FunctionLoweringState):
                 t = self.fresh(pos)
                 conv = [self.i("SLLX", t, r, str(self.fmt_frac), pos=pos, note="Int to Fixed")]
                 return setup + conv + [self.i(add, d, t, pos=pos)] + conv + teardown
-            r, setup, teardown = self.value_place(e)
+            # the element itself, moved out for the one instruction that reads it: a copy
+            # (``value_place``) is for operands held together, as a product's
+            r, setup, teardown = self.place(e)
             if r == d:
                 raise CompileError(pos, f"{expr_text(e)} is both read and written by this "
                                         "statement", "copy it into an ancilla first")

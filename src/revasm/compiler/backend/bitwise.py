@@ -30,7 +30,7 @@ class BitwiseLowering(FunctionLoweringState):
             load = [self.i("LI", t, str(v), pos=pos)]
             return load + [self.i("XOR", d, t, pos=pos)] + inverse_code(load)
         if isinstance(e, (ir.Var, ir.Index)):
-            r, setup, teardown = self.value_place(e)
+            r, setup, teardown = self.place(e)  # (one instruction reads it: no copy)
             if r == d:
                 raise CompileError(pos, f"{expr_text(e)} is both read and written")
             return setup + [self.i("XOR", d, r, pos=pos)] + teardown

@@ -83,13 +83,18 @@ def inverse_instr(instr: Instr) -> Instr:
     if isinstance(instr, Loop):
         return replace(instr, body=tuple(inverse_code(list(instr.body))), label="")
     m = instr.mnemonic
+    operands: tuple[str, ...]
     if m in ("LI", "ADDI"):
         reg, value = instr.operands
-        return replace(instr, operands=(reg, _negate(value)), label="")
-    entry = _BY_NAME[m]
-    if entry.kind != "data":
-        raise ValueError(f"{m} is not a data instruction")
-    return replace(instr, mnemonic=entry.inverse, label="")
+        mnemonic, operands = m, (reg, _negate(value))
+    else:
+        entry = _BY_NAME[m]
+        if entry.kind != "data":
+            raise ValueError(f"{m} is not a data instruction")
+        mnemonic, operands = entry.inverse, instr.operands
+    if type(instr) is Instr:  # (``replace`` looks the fields up each time: 3x slower)
+        return Instr(mnemonic, operands, instr.pos, instr.role, instr.note, "", instr.check)
+    return replace(instr, mnemonic=mnemonic, operands=operands, label="")
 
 
 def inverse_code(code: list[Instr]) -> list[Instr]:
