@@ -496,7 +496,8 @@ def test_the_fast_loops_call_the_vector_forms():
     """At W = 64 every division of a guard and a fast loop is the division without a divide
     instruction, admitted by its check (counted without a branch); the exact loops keep the
     128/64 division; a step that calls the function unit (an elementary function, a
-    rotation) has only the exact loop."""
+    rotation) has no guard and fast loop -- a rotation only its loop for a tile that shares
+    the angle (``shared_angles``), with the exact loop after it."""
     import re
 
     for gradient_mode in (False, True):
@@ -511,6 +512,8 @@ def test_the_fast_loops_call_the_vector_forms():
             scalar = re.search(r"\b(fn_\w+|rot_planned|irot_planned)\(", text)
             scalar_steps += scalar is not None
             assert not (scalar and "if fast:" in text), name
+            rotation = re.search(r"\b(rot_planned|irot_planned)\(", text) is not None
+            assert ("# one plan per angle for the tile" in text) == rotation, name
             if "if fast:" in text:
                 assert short == 2 * checks and exact == checks, name
                 # a check that branches kept LLVM from vectorising the gradient guards
