@@ -103,7 +103,8 @@ def inverse_code(code: list[Instr]) -> list[Instr]:
 
 
 def with_role(code: list[Instr], role: str) -> list[Instr]:
-    return [replace(i, role=role) for i in code]
+    return [Instr(i.mnemonic, i.operands, i.pos, role, i.note, i.label, i.check)
+            if type(i) is Instr else replace(i, role=role) for i in code]
 
 
 def _negate(value: str) -> str:
