@@ -678,3 +678,40 @@ def test_auto_runs_a_known_long_job_of_few_lanes_on_the_vector_engine(monkeypatc
                                                                         words)
     long = choose("auto", lanes=100).load(image, 100, memory_words=words)
     assert type(long) is TileLanes
+
+
+def test_the_default_tile_grows_with_the_batch_and_splits_it_evenly():
+    """Tiles of 256 lanes for small batches; larger batches get tiles of up to TILE_MAX
+    lanes, a multiple of TILE_ALIGN, their count a multiple of the threads."""
+    from revasm.sim.tile.lanes import TILE_ALIGN, TILE_LANES, TILE_MAX, tile_lanes
+
+    assert tile_lanes(1, 2) == tile_lanes(1000, 4) == TILE_LANES
+    for lanes in (1, 999, 1024, 2560, 4096, 10_000, 100_000, 1 << 17, 10**6):
+        for threads in (1, 2, 4):
+            size = tile_lanes(lanes, threads)
+            assert TILE_LANES <= size <= TILE_MAX and size % TILE_ALIGN == 0
+            tiles = -(-lanes // size)
+            rounds = -(-lanes // (threads * TILE_MAX))  # tiles a thread runs at least
+            assert tiles <= rounds * threads  # no thread runs more than the fewest it can
+    assert tile_lanes(100_000, 2) == TILE_MAX
+    assert tile_lanes(2560, 2) == 1280
+
+
+def test_a_large_batch_on_its_default_tiles_is_the_batch_on_tiles_of_256():
+    """J2's gradient on 5 000 lanes (default tiles of 1 280 lanes) gives the words, counts
+    and steps of the same lanes in tiles of 256, every lane."""
+    image = assemble_file(EXAMPLES / "bessel_j2.pal", width=64)
+    x = (np.random.default_rng(5).uniform(-3, 3, 5000) * (1 << 32)).astype(np.int64)
+    machines = [TileLanes(image, 5000), TileLanes(image, 5000, tile=256)]
+    assert machines[0].tile == 1280
+    for machine in machines:
+        machine.set_bank_word("R", 1, x)
+        machine.run(1)
+        machine.set_bank_word("G", 2, 1 << 32)
+        machine.gradient = True
+        machine.run_back()
+    big, small = machines
+    for name in ("R", "G"):
+        assert np.array_equal(big.bank(name), small.bank(name))
+    assert np.array_equal(big.CTL, small.CTL)
+    assert bool(np.all(big.halted))

@@ -24,6 +24,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import numba
 import numpy
 from numba import njit
 
@@ -47,9 +48,12 @@ from revasm.sim.reference import DEFAULT_MEMORY_WORDS
 
 from . import kernel, program, ready, regroup
 
-#: Lanes per tile by default: measured on the J2 gradient and the NiLang workloads
-#: (``revasm bench tile_speed``, README.md).
+#: Lanes per tile by default, at least and at most (:func:`tile_lanes`): measured on the J2
+#: gradient and the NiLang workloads (``revasm bench tile_speed``, docs/decisions.md).
 TILE_LANES = 256
+TILE_MAX = 2048
+#: A tile's lanes are a multiple of this (a whole number of vector registers).
+TILE_ALIGN = 64
 #: Whether tiles regroup by default (``TileLanes.regroup``).
 REGROUP = False
 #: Fewer running tiles than this run on one thread (no pool start-up).
@@ -92,6 +96,19 @@ def kernel_view(bank: Any) -> Any:
     return numpy.ascontiguousarray(bank.T)
 
 
+def tile_lanes(lanes: int, threads: int) -> int:
+    """The default lanes per tile of a batch: as few tiles as :data:`TILE_MAX` allows, their
+    count a multiple of ``threads`` so that no thread waits for the last one, rounded up to
+    :data:`TILE_ALIGN`, and never under :data:`TILE_LANES`.  Larger tiles pay an
+    instruction's dispatch over more lanes; a tile of 2 048 lanes of ~30 words each still
+    sits in one core's 1 MB L2."""
+    threads = max(threads, 1)
+    rounds = -(-lanes // (threads * TILE_MAX))  # tiles per thread
+    size = -(-lanes // (threads * max(rounds, 1)))
+    size = -(-size // TILE_ALIGN) * TILE_ALIGN
+    return max(TILE_LANES, min(size, TILE_MAX))
+
+
 class TileLanes(CompiledLanes):
     """``lanes`` copies of the machine on one image, run by the tile interpreter
     (:class:`revasm.sim.engine.Lanes`)."""
@@ -102,7 +119,7 @@ class TileLanes(CompiledLanes):
     def __init__(self, image: Image, lanes: int = 1, *, max_steps: int | None = None,
                  memory_words: int = DEFAULT_MEMORY_WORDS, tile: int | None = None,
                  regroup: bool | None = None) -> None:
-        tile = TILE_LANES if tile is None else tile
+        tile = tile_lanes(lanes, numba.get_num_threads()) if tile is None else tile
         if tile < 1:
             raise ValueError(f"a tile holds at least one lane, not {tile}")
         super().__init__(image, lanes, max_steps=max_steps, memory_words=memory_words,
