@@ -715,3 +715,15 @@ def test_a_large_batch_on_its_default_tiles_is_the_batch_on_tiles_of_256():
         assert np.array_equal(big.bank(name), small.bank(name))
     assert np.array_equal(big.CTL, small.CTL)
     assert bool(np.all(big.halted))
+
+
+def test_the_tiles_of_the_running_lanes_are_numpys_unique_tiles():
+    """``tiles_of`` (a binary search past each tile) against ``numpy.unique`` of every
+    running lane's tile, on dense, sparse and empty sets of lanes."""
+    from revasm.sim.tile.lanes import tiles_of
+
+    rng = np.random.default_rng(7)
+    for lanes, tile in ((100_000, 2048), (1000, 256), (37, 5), (5, 1), (0, 4)):
+        for share in (1.0, 0.5, 0.01):
+            active = np.flatnonzero(rng.random(lanes) < share).astype(np.int64)
+            assert np.array_equal(tiles_of(active, tile), np.unique(active // tile))

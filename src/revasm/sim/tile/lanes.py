@@ -73,14 +73,16 @@ RECORD_LANES = 64
 @njit(**JIT)
 def tiles_of(active: Any, tile: int) -> Any:
     """The tiles holding the lanes of ``active`` (ascending, as ``control.running`` gives
-    them), each once: one pass (``numpy.unique`` sorted 10^5 lanes again, 1.1 ms a run)."""
+    them), each once: a binary search past each tile's lanes (``numpy.unique`` sorted 10^5
+    lanes again, 1.1 ms a run; a division per lane took 0.2 ms)."""
     out = numpy.empty(active.shape[0], dtype=numpy.int64)
     count = 0
-    for lane in active:
-        t = lane // tile
-        if count == 0 or out[count - 1] != t:
-            out[count] = t
-            count += 1
+    k = 0
+    while k < active.shape[0]:
+        t = active[k] // tile
+        out[count] = t
+        count += 1
+        k = numpy.searchsorted(active, (t + 1) * tile)
     return out[:count]
 
 
