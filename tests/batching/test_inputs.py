@@ -222,3 +222,45 @@ def test_faulted_lanes_are_nan_in_float_outputs_and_null_in_json(tmp_path):
     npz = tmp_path / "out.npz"
     assert invoke("batch", program, "--inputs", inputs, "-o", npz).exit_code == 1
     assert np.isnan(np.load(npz)["y"][1])
+
+
+def _words_or_message(values, fmt, compiled):
+    from unittest import mock
+
+    from revasm.batching import inputs
+
+    with mock.patch.object(inputs, "COMPILED_VALUES", 0 if compiled else 1 << 62):
+        try:
+            return to_words(values, fmt, fixed=True, name="x", first_row=7).tolist()
+        except BatchInputError as exc:
+            return str(exc)
+
+
+@settings(max_examples=300, deadline=None)
+@given(width=st.sampled_from([32, 64]), values=st.lists(st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.floats(min_value=-3.0, max_value=3.0),
+    st.integers(-2**40, 2**40).map(lambda k: k / 2.0**17),  # halves of the last bit
+    st.sampled_from([32767.0, 32767.5, 32768.0, -32768.0, -32768.5, 2.0**31, -2.0**31,
+                     2.0**31 - 2.0**-33, -2.0**31 - 2.0**-33, 2.0**31 - 0.5, 0.5, -0.0,
+                     5e-324, -5e-324, 2.0**-17, -2.0**-17, 3 * 2.0**-33, -3 * 2.0**-33])),
+    min_size=1, max_size=8), dtype=st.sampled_from([np.float64, np.float32]))
+def test_a_large_column_of_reals_takes_the_words_and_refusals_of_the_numpy_rule(
+        width, values, dtype):
+    """Large float columns for fixed-point names are converted in one compiled pass
+    (``batching/real_words.py``); on any values it gives numpy's words, or the same
+    refusal of the same row (a value not finite first, then one beyond the word)."""
+    with np.errstate(over="ignore"):
+        array = np.array(values, dtype=dtype)
+    fmt = WordFormat(width)
+    assert _words_or_message(array, fmt, True) == _words_or_message(array, fmt, False)
+
+
+def test_a_large_column_of_reals_is_converted_in_one_pass():
+    """A column of 10^5 reals goes through the compiled pass and gives numpy's words."""
+    from revasm.batching import inputs
+
+    x = np.random.default_rng(3).uniform(-3, 3, 10**5)
+    assert x.size >= inputs.COMPILED_VALUES
+    fmt = WordFormat(64)
+    assert np.array_equal(to_words(x, fmt, fixed=True), inputs._real_words(x, fmt, "x"))

@@ -259,7 +259,9 @@ def to_words(values: np.ndarray, fmt: WordFormat, fixed: bool | None = None,
     if dtype in "iu":
         return _rule_words(values.tolist(), fmt, kind, label, name or "", first_row)
     if dtype == "f":
-        values = values.astype(np.float64)
+        values = np.asarray(values, dtype=np.float64)  # (read only: no copy)
+        if kind == FIXED and values.size >= COMPILED_VALUES:
+            return _compiled_real_words(values, fmt, label, first_row, name or "")
         bad = np.nonzero(~np.isfinite(values))[0]
         if bad.size:
             _refuse(values, int(bad[0]), fmt, kind, label, name or "", first_row)
@@ -267,6 +269,11 @@ def to_words(values: np.ndarray, fmt: WordFormat, fixed: bool | None = None,
             return _rule_words(values.tolist(), fmt, kind, label, name or "", first_row)
         return _real_words(values, fmt, label, first_row, name or "")
     raise BatchInputError(f"{label}: inputs must be numbers, not {values.dtype}")
+
+
+#: Float columns of at least this many values for a fixed-point name are converted by one
+#: compiled pass (``real_words.py``); shorter ones by numpy, without importing numba.
+COMPILED_VALUES = 1 << 14
 
 
 def _refuse(values: Any, row: int, fmt: WordFormat, kind: str, label: str, place: str,
@@ -323,6 +330,21 @@ def _real_words(values: np.ndarray, fmt: WordFormat, label: str, first_row: int 
     magnitude = rounded.astype(np.uint64)
     words = np.where(values < 0, (-magnitude.astype(np.uint64)), magnitude)
     return words & np.uint64(fmt.mask)
+
+
+def _compiled_real_words(values: np.ndarray, fmt: WordFormat, label: str, first_row: int,
+                         place: str) -> np.ndarray:
+    """:func:`_real_words` of a float64 column with its non-finite check, in one compiled
+    pass (``real_words.py``): a value that is not finite is refused first, as there."""
+    from .real_words import real_words
+
+    words = np.empty(values.size, dtype=np.uint64)
+    not_finite, too_large = real_words(values, float(1 << fmt.frac_bits),
+                                       float(1 << (fmt.width - 1)), np.uint64(fmt.mask), words)
+    for row in (not_finite, too_large):
+        if row >= 0:
+            _refuse(values, row, fmt, FIXED, label, place, first_row)
+    return words
 
 
 def column_words(column: Column, values: np.ndarray, fmt: WordFormat, first_row: int = 1
