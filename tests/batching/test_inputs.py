@@ -264,3 +264,11 @@ def test_a_large_column_of_reals_is_converted_in_one_pass():
     assert x.size >= inputs.COMPILED_VALUES
     fmt = WordFormat(64)
     assert np.array_equal(to_words(x, fmt, fixed=True), inputs._real_words(x, fmt, "x"))
+    # columns as files give them: a strided slice, read-only, big-endian, float32
+    table = np.stack([x, -x], axis=1)
+    frozen = x.copy()
+    frozen.setflags(write=False)
+    for column in (table[:, 1], frozen, x.astype(">f8"), x.astype(np.float32)):
+        as_float64 = np.asarray(column, dtype=np.float64)
+        assert np.array_equal(to_words(column, fmt, fixed=True),
+                              inputs._real_words(as_float64, fmt, "x"))
