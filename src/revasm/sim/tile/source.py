@@ -752,12 +752,7 @@ class TileSource:
         out(body, "jumps = 0")
         out(body, f"pc = CTL[{PC}, lo]")
         out(body, f"gd = CTL[{DIR}, lo]")
-        out(body, f"if CTL[{STATUS}, lo] == {RUNNING} and pc >= 0 and pc < cells:")
-        out(body + 1, "for j in range(lo, hi):  # (counts and a maximum: LLVM vectorises them)")
-        out(body + 2, f"whole += 1 if CTL[{STATUS}, j] == {RUNNING} and CTL[{PC}, j] == pc "
-                      f"and CTL[{DIR}, j] == gd else 0")
-        out(body + 2, f"jumps += 1 if CTL[{BR}, j] != 0 else 0")
-        out(body + 2, f"top = max(top, CTL[{STEPS}, j])")
+        self.whole_tile(body)
         out(body, "if whole == size:  # one group, the whole tile, in lane order")
         out(body + 1, "alive = size")
         out(body + 1, "n = size")
@@ -788,6 +783,19 @@ class TileSource:
         out(body + 3, f"if CTL[{STEPS}, j] > top:")
         out(body + 4, f"top = CTL[{STEPS}, j]")
         self.group_start(body)
+
+    def whole_tile(self, indent: int) -> None:
+        """One vector pass over the tile's control rows: ``whole`` counts the lanes running
+        at lane ``lo``'s PC and DIR (``pc``, ``gd``), ``jumps`` those with a jump pending,
+        ``top`` the most steps any has taken (the interpreter's group pick and the
+        per-program walker's entry, ``fused.py``, both start from it)."""
+        out = self.out
+        out(indent, f"if CTL[{STATUS}, lo] == {RUNNING} and pc >= 0 and pc < cells:")
+        out(indent + 1, "for j in range(lo, hi):  # (counts and a maximum: LLVM vectorises them)")
+        out(indent + 2, f"whole += 1 if CTL[{STATUS}, j] == {RUNNING} and CTL[{PC}, j] == pc "
+                        f"and CTL[{DIR}, j] == gd else 0")
+        out(indent + 2, f"jumps += 1 if CTL[{BR}, j] != 0 else 0")
+        out(indent + 2, f"top = max(top, CTL[{STEPS}, j])")
 
     def pick_lanes(self, body: int) -> None:
         """The first scan of a tile whose lanes part: fault the lanes outside the code,
