@@ -88,7 +88,7 @@ def assemble_file(path: str | Path, width: int | None = None, *,
     return assemble(source, str(path), width, pendvm=pendvm)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Item:
     """A statement that occupies memory: an instruction, pseudo-instruction or DATA cell."""
 

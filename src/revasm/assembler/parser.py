@@ -30,7 +30,7 @@ NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\Z")
 LABEL = re.compile(r"[^\s,;:$+\-][^\s,;:]*\Z")
 
 
-@dataclass
+@dataclass(slots=True)
 class Statement:
     """One non-empty source line."""
 

@@ -44,7 +44,7 @@ from .peephole import cancel_exchange_pairs, cancel_inverse_pairs
 from .stack_slots import cancel_stack_exchanges
 
 
-@dataclass
+@dataclass(slots=True)
 class SourceEntry:
     """What one PAL line came from: a Python position, a role, and a fault message."""
 
