@@ -40,7 +40,7 @@ from .induction import merge_inductions
 from .ir_queries import callees_of, index_exprs
 from .layout import SP, VARIABLE_REGISTERS, FunctionLayout, layout_function
 from .param_ranges import call_writes, changed_variables, param_ranges
-from .peephole import cancel_exchange_pairs, cancel_inverse_pairs
+from .peephole import COMPILED_FROM, cancel_exchange_pairs, cancel_inverse_pairs
 from .stack_slots import cancel_stack_exchanges
 
 
@@ -172,9 +172,9 @@ class _ModuleLowering:
                 code = merge_inductions(cancel_stack_exchanges(_pairs_cancelled(code)))
                 code = carry_elements(code, self.loop_pointers,
                                       self._free_register(code, self.layouts[name]), self.label)
-                code = cancel_inverse_pairs(combine_immediates(code))
+                code = _inverse_pairs_cancelled(combine_immediates(code))
             elif self.optimize:
-                code = cancel_inverse_pairs(code)
+                code = _inverse_pairs_cancelled(code)
             code = widened_immediates(code)
             lowered[name] = code
             self.named_registers[name] = named_registers(code)
@@ -278,10 +278,28 @@ class _ModuleLowering:
         return seen
 
 
-def _pairs_cancelled(code: list[Instr]) -> list[Instr]:
+def _inverse_pairs_cancelled(code: list[Instr], compiled_from: int | None = None
+                             ) -> list[Instr]:
+    """The peephole's inverse pairs cancelled (compiled for long code: ``pair_scans.py``;
+    ``compiled_from`` instructions, by default ``peephole.COMPILED_FROM``)."""
+    if len(code) >= (COMPILED_FROM if compiled_from is None else compiled_from):
+        from .pair_scans import pairs_cancelled
+        done = pairs_cancelled(code, exchanges=False)
+        if done is not None:
+            return done
+    return cancel_inverse_pairs(code)
+
+
+def _pairs_cancelled(code: list[Instr], compiled_from: int | None = None) -> list[Instr]:
     """The peephole's inverse pairs and exchange pairs (-O2) until neither finds more:
     a cancelled exchange pair can bring an instruction and its inverse together, and the
-    other way round."""
+    other way round.  Long code (``compiled_from`` instructions) is scanned by the compiled
+    loop of ``pair_scans.py``, which drops the same pairs."""
+    if len(code) >= (COMPILED_FROM if compiled_from is None else compiled_from):
+        from .pair_scans import pairs_cancelled
+        done = pairs_cancelled(code, exchanges=True)
+        if done is not None:
+            return done
     code = cancel_inverse_pairs(code)  # (already until none is left)
     while True:
         before = len(code)

@@ -28,6 +28,9 @@ CANCELLABLE = frozenset({"ADD", "SUB", "ADDI", "LI", "XOR", "XORI", "SLLX", "SRA
 _FIELD = {"a": 0, "b": 1, "c": 2}
 #: How far ahead to look for the inverse.
 WINDOW = 48
+#: Code of at least this many instructions is scanned by the compiled loop of
+#: ``pair_scans.py`` (the same pairs dropped), shorter code here.
+COMPILED_FROM = 100_000
 
 
 def _registers(instr: Instr) -> tuple[frozenset[str], frozenset[str]] | None:
@@ -51,7 +54,7 @@ def _register_sets(mnemonic: str, operands: tuple[str, ...]
 
 
 @lru_cache(maxsize=1 << 16)
-def _register_masks(mnemonic: str, operands: tuple[str, ...]) -> tuple[int, int] | None:
+def register_masks(mnemonic: str, operands: tuple[str, ...]) -> tuple[int, int] | None:
     """:func:`_register_sets` as bit masks (bit n for ``$n``): the scans below test
     thousands of pairs per statement, and an ``&`` of two ints is what they need."""
     sets = _register_sets(mnemonic, operands)
@@ -76,11 +79,12 @@ def touched_registers(instr: Instr) -> frozenset[str] | None:
 
 def _inverse(instr: Instr) -> tuple[str, tuple[str, ...]] | None:
     """The mnemonic and operands of ``instr``'s inverse (None: it has none here)."""
-    return _inverse_of(instr.mnemonic, instr.operands)
+    return inverse_of(instr.mnemonic, instr.operands)
 
 
 @lru_cache(maxsize=1 << 16)
-def _inverse_of(mnemonic: str, operands: tuple[str, ...]) -> tuple[str, tuple[str, ...]] | None:
+def inverse_of(mnemonic: str, operands: tuple[str, ...]) -> tuple[str, tuple[str, ...]] | None:
+    """The mnemonic and operands of the inverse of this spelling (None: it has none here)."""
     try:
         inverse = inverse_instr(Instr(mnemonic, operands))
     except (ValueError, KeyError):
@@ -105,7 +109,7 @@ class Chain:
         self.masks: list[tuple[int, int] | None] = []
 
     def with_masks(self) -> Chain:
-        self.masks = [_register_masks(i.mnemonic, i.operands) for i in self.code]
+        self.masks = [register_masks(i.mnemonic, i.operands) for i in self.code]
         return self
 
     def after(self, k: int, steps: int) -> Iterator[int]:

@@ -1,0 +1,241 @@
+"""The peephole's pair scans (``peephole.py``) over integer codes, compiled: for long code.
+
+On a 10^5-statement program the inverse and exchange scans of ``lowering._pairs_cancelled``
+and the inverse scan after the immediates are combined visited ~9*10^5 instructions each,
+a Python call per instruction and scan: ~5 s of a ~27 s compilation.  Here each instruction
+is a number (its spelling's: mnemonic and operands) and a label flag; each spelling carries
+what the scans ask of it (its inverse's number, its register masks, whether it may start a
+pair, the exchange's registers), and the scans run as one numba loop over a doubly linked
+list.  They are the reference form that asks every instruction again after each dropped
+pair -- which ``peephole._drop_pairs``'s kept answers reproduce exactly
+(``tests/compiler/backend/test_peephole.py``) -- so both give the same code
+(``tests/compiler/backend/test_pair_scans.py`` holds them to it on random code).
+
+Code of fewer than ``peephole.COMPILED_FROM`` instructions keeps the Python scans (and this
+module, numba with it, is not imported): numba's import and the cached loop's load (~0.3 s)
+would cost a small program more than they save.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from .code import Instr
+from .peephole import CANCELLABLE, WINDOW, inverse_of, register_masks
+
+
+class _Spellings:
+    """Each distinct (mnemonic, operands) of some code numbered, and the per-number facts
+    the scans read (as lists, made arrays by :meth:`arrays`)."""
+
+    def __init__(self) -> None:
+        self.number: dict[tuple[str, tuple[str, ...]], int] = {}
+        self.keys: list[tuple[str, tuple[str, ...]]] = []
+
+    def of(self, code: list[Instr]) -> tuple[list[int], list[bool]]:
+        """Each instruction's spelling number, and whether it has a label."""
+        number, keys = self.number, self.keys
+        spelled: list[int] = []
+        labelled: list[bool] = []
+        for instr in code:  # (one pass over the code: most of the compiled path's time)
+            key = (instr.mnemonic, instr.operands)
+            n = number.get(key)
+            if n is None:
+                n = number[key] = len(keys)
+                keys.append(key)
+            spelled.append(n)
+            labelled.append(bool(instr.label))
+        return spelled, labelled
+
+    def arrays(self) -> tuple[Any, ...]:
+        """Per spelling: its inverse's number (-1: none), whether it may start an inverse
+        pair, whether the scans may pass it (register masks known), its read and written
+        register masks, whether it is an exchange, and an exchange's register and address
+        bits.  (An inverse not in the code gets a number too: it simply never matches.)"""
+        inverse, starts, passable, reads, writes, exchange, register, address = \
+            ([] for _ in range(8))
+        k = 0
+        while k < len(self.keys):  # (the list grows by the inverses' spellings)
+            mnemonic, operands = self.keys[k]
+            masks = register_masks(mnemonic, operands)
+            inverted = inverse_of(mnemonic, operands)
+            mate = -1
+            if inverted is not None:
+                mate = self.number.get(inverted, -1)
+                if mate < 0:
+                    mate = self.number[inverted] = len(self.keys)
+                    self.keys.append(inverted)
+            inverse.append(mate)
+            starts.append(mnemonic in CANCELLABLE and masks is not None and mate >= 0)
+            passable.append(masks is not None)
+            reads.append(masks[0] if masks is not None else 0)
+            writes.append(masks[1] if masks is not None else 0)
+            is_exchange = mnemonic == "EXCH"
+            exchange.append(is_exchange)
+            register.append(_bit(operands[0]) if is_exchange else 0)
+            address.append(_bit(operands[1]) if is_exchange else 0)
+            k += 1
+        return (np.array(inverse, dtype=np.int64), np.array(starts, dtype=np.bool_),
+                np.array(passable, dtype=np.bool_), np.array(reads, dtype=np.int64),
+                np.array(writes, dtype=np.int64), np.array(exchange, dtype=np.bool_),
+                np.array(register, dtype=np.int64), np.array(address, dtype=np.int64))
+
+
+def _bit(register: str) -> int:
+    """``$n``'s bit in a register mask (``peephole._mask``); ValueError for anything else."""
+    if not register.startswith("$"):
+        raise ValueError(register)
+    return 1 << int(register[1:])
+
+
+def pairs_cancelled(code: list[Instr], exchanges: bool) -> list[Instr] | None:
+    """``code`` without its inverse pairs (``peephole.cancel_inverse_pairs``), or, with
+    ``exchanges``, as ``lowering._pairs_cancelled`` leaves it: the inverse and the exchange
+    pairs in turn until neither finds more.  None for code these codes cannot say (an
+    exchange of something that is not a register): the Python scans take it."""
+    spellings = _Spellings()
+    spelled, labelled = spellings.of(code)
+    try:
+        facts = spellings.arrays()
+    except ValueError:
+        return None
+    scan: Any = _scan  # (numba's dispatcher, typed for fewer arguments)
+    keep = scan(np.array(spelled, dtype=np.int64), np.array(labelled, dtype=np.bool_),
+                *facts, exchanges)
+    return [code[k] for k in np.flatnonzero(keep).tolist()]
+
+
+@njit(cache=True, nogil=True)
+def _drop(nxt: Any, prv: Any, first: int, end: int, k: int) -> int:
+    """Unlink position ``k`` (``peephole.Chain.drop``); the new first position."""
+    p, n = prv[k], nxt[k]
+    if p >= 0:
+        nxt[p] = n
+    else:
+        first = n
+    if n != end:
+        prv[n] = p
+    return first
+
+
+@njit(cache=True, nogil=True)
+def _inverse_partner(k: int, nxt: Any, end: int, spelled: Any, labelled: Any, inverse: Any,
+                     starts: Any, passable: Any, reads: Any, writes: Any) -> int:
+    """``peephole._partner``: the later inverse ``k`` cancels with, or -1."""
+    s = spelled[k]
+    if labelled[k] or not starts[s]:
+        return -1
+    mate = inverse[s]
+    written = writes[s]
+    touched = reads[s] | written
+    j = nxt[k]
+    for _ in range(WINDOW):
+        if j == end or labelled[j]:
+            return -1
+        t = spelled[j]
+        if t == mate:
+            return j
+        if not passable[t] or (writes[t] & touched) != 0 or (written & reads[t]) != 0:
+            return -1
+        j = nxt[j]
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def _exchange_partner(k: int, nxt: Any, prv: Any, end: int, spelled: Any, labelled: Any,
+                      passable: Any, reads: Any, writes: Any, exchange: Any, register: Any,
+                      address: Any) -> int:
+    """``peephole._exchange_partner`` (with ``_reached_before``): the later exchange that
+    ``k`` cancels with, or -1."""
+    s = spelled[k]
+    if not exchange[s] or labelled[k]:
+        return -1
+    reached = False  # the same exchange earlier, its address register unchanged since
+    j = prv[k]
+    for _ in range(WINDOW):
+        if j < 0:
+            break
+        t = spelled[j]
+        if t == s:
+            reached = True
+            break
+        if labelled[j] or not passable[t] or (writes[t] & address[s]) != 0:
+            break
+        j = prv[j]
+    if not reached:
+        return -1
+    both = register[s] | address[s]
+    j = nxt[k]
+    for _ in range(WINDOW):
+        if j == end or labelled[j]:
+            return -1
+        t = spelled[j]
+        if exchange[t]:
+            return j if t == s else -1
+        if not passable[t] or ((reads[t] | writes[t]) & both) != 0:
+            return -1
+        j = nxt[j]
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def _drop_pairs(kind: int, nxt: Any, prv: Any, first: int, end: int, keep: Any,
+                spelled: Any, labelled: Any, inverse: Any, starts: Any, passable: Any,
+                reads: Any, writes: Any, exchange: Any, register: Any,
+                address: Any) -> tuple[int, bool]:
+    """One scan dropping each instruction and its partner (``kind``: 0 inverse pairs, 1
+    exchange pairs), asking again from WINDOW before each dropped pair; the new first
+    position and whether a pair went."""
+    dropped = False
+    k = first
+    while k != end:
+        if kind == 0:
+            j = _inverse_partner(k, nxt, end, spelled, labelled, inverse, starts, passable,
+                                 reads, writes)
+        else:
+            j = _exchange_partner(k, nxt, prv, end, spelled, labelled, passable, reads,
+                                  writes, exchange, register, address)
+        if j < 0:
+            k = nxt[k]
+            continue
+        resume = first  # the live position WINDOW before k (``Chain.back``)
+        steps = 0
+        q = prv[k]
+        while q >= 0 and steps < WINDOW:
+            steps += 1
+            if steps == WINDOW:
+                resume = q
+            q = prv[q]
+        first = _drop(nxt, prv, first, end, j)
+        first = _drop(nxt, prv, first, end, k)
+        keep[j] = False
+        keep[k] = False
+        dropped = True
+        k = first if resume == k else resume
+    return first, dropped
+
+
+@njit(cache=True, nogil=True)
+def _scan(spelled: Any, labelled: Any, inverse: Any, starts: Any, passable: Any,
+          reads: Any, writes: Any, exchange: Any, register: Any, address: Any,
+          exchanges: bool) -> Any:
+    """Which positions stay: the inverse scan, then (``exchanges``) the exchange and the
+    inverse scans in turn until the exchange scan drops nothing."""
+    n = spelled.shape[0]
+    keep = np.ones(n, dtype=np.bool_)
+    nxt = np.arange(1, n + 2)
+    prv = np.arange(-1, n)
+    first = 0 if n else n
+    first, _ = _drop_pairs(0, nxt, prv, first, n, keep, spelled, labelled, inverse, starts,
+                           passable, reads, writes, exchange, register, address)
+    while exchanges:
+        first, dropped = _drop_pairs(1, nxt, prv, first, n, keep, spelled, labelled, inverse,
+                                     starts, passable, reads, writes, exchange, register,
+                                     address)
+        if not dropped:
+            break
+        first, _ = _drop_pairs(0, nxt, prv, first, n, keep, spelled, labelled, inverse,
+                               starts, passable, reads, writes, exchange, register, address)
+    return keep

@@ -1,0 +1,63 @@
+"""The compiled pair scans (compiler/backend/pair_scans.py) drop exactly the pairs the
+Python scans of peephole.py drop: on random straight-line code dense in inverse pairs,
+with exchanges, labels and branches among it, and on a compiled program."""
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from revasm.compiler.backend import lowering, pair_scans
+from revasm.compiler.backend.code import Instr
+
+from .test_peephole import dense_code
+
+#: What may stand among the dense code: exchanges of a few registers through a few
+#: addresses (with an inverse pair or an exchange pair between them), labels and branches.
+EXTRAS = [Instr("EXCH", ("$4", "$8")), Instr("EXCH", ("$5", "$9")), Instr("EXCH", ("$4", "$9")),
+          Instr("ADDI", ("$8", "1")), Instr("ADDI", ("$8", "-1")),
+          Instr("ADD", ("$2", "$3"), label="top"), Instr("BRA", ("top",)),
+          Instr("ADDI", ("$9", "top"))]
+
+
+@st.composite
+def mixed_code(draw: st.DrawFn) -> list[Instr]:
+    code = draw(dense_code())
+    for _ in range(draw(st.integers(0, 40))):
+        code.insert(draw(st.integers(0, len(code))), draw(st.sampled_from(EXTRAS)))
+    return code
+
+
+@settings(max_examples=400, deadline=None)
+@given(mixed_code())
+def test_the_compiled_scans_drop_the_pairs_the_python_scans_drop(code):
+    never = 1 << 62
+    assert lowering._pairs_cancelled(code, compiled_from=0) == \
+        lowering._pairs_cancelled(code, compiled_from=never)
+    assert lowering._inverse_pairs_cancelled(code, compiled_from=0) == \
+        lowering._inverse_pairs_cancelled(code, compiled_from=never)
+
+
+def test_an_exchange_of_no_register_is_left_to_the_python_scans():
+    code = [Instr("EXCH", ("$4", "label")), Instr("ADD", ("$2", "$3")),
+            Instr("SUB", ("$2", "$3"))]
+    assert pair_scans.pairs_cancelled(code, exchanges=True) is None
+    assert lowering._pairs_cancelled(code, compiled_from=0) == code[:1]
+
+
+def test_a_program_compiles_to_the_same_pal_with_the_compiled_scans(monkeypatch):
+    """A Janus program of array updates (the shape whose pairs are most of its code)."""
+    from revasm.bench.compile_scale import janus_program
+    from revasm.compiler.api import compile_janus_source
+
+    text = janus_program("arrays", 300)
+    python = compile_janus_source(text, "arrays.ja").pal
+    calls = []
+
+    def counted(code, exchanges):
+        calls.append(exchanges)
+        return scans(code, exchanges)
+    scans = pair_scans.pairs_cancelled
+    monkeypatch.setattr(pair_scans, "pairs_cancelled", counted)
+    monkeypatch.setattr(lowering, "COMPILED_FROM", 0)
+    assert compile_janus_source(text, "arrays.ja").pal == python
+    assert calls == [True, False]  # both scans of the -O2 pipeline ran compiled
