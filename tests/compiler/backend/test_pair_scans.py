@@ -61,3 +61,14 @@ def test_a_program_compiles_to_the_same_pal_with_the_compiled_scans(monkeypatch)
     monkeypatch.setattr(lowering, "COMPILED_FROM", 0)
     assert compile_janus_source(text, "arrays.ja").pal == python
     assert calls == [True, False]  # both scans of the -O2 pipeline ran compiled
+
+
+def test_the_masked_mnemonics_are_those_the_peephole_has_masks_for():
+    from revasm.compiler.backend.peephole import CANCELLABLE, register_masks
+    from revasm.isa.table import INSTRUCTIONS
+
+    for entry in INSTRUCTIONS:
+        operands = tuple(f"${k + 1}" for k in range(len(entry.fields)))
+        masked = register_masks(entry.mnemonic, operands) is not None
+        assert masked == (entry.mnemonic in pair_scans._MASKED), entry.mnemonic
+    assert CANCELLABLE <= pair_scans._MASKED

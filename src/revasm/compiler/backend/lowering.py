@@ -117,7 +117,9 @@ class _ModuleLowering:
         #: Int parameters' values from every call (-O2, ``param_ranges.py``)
         self.param_ranges = param_ranges(module, entry, self.changes) \
             if level >= 2 and calls else {}
-        #: each lowered function's registers (its own code's; ``callee_registers.py``)
+        #: each lowered function's code, and the registers it names (worked out when a
+        #: caller first asks: ``registers_named``)
+        self.lowered: dict[str, list[Instr]] = {}
         self.named_registers: dict[str, frozenset[int]] = {}
         #: a counted loop's top label -> register -> the address its pointer holds there
         self.loop_pointers: dict[str, dict[str, PointerKey]] = {}
@@ -142,7 +144,17 @@ class _ModuleLowering:
 
     def registers_of_calls(self, body: list[ir.Stmt]) -> frozenset[int] | None:
         """The registers the calls in ``body`` may change; None while one is not known."""
-        return registers_of_calls(self.module, body, self.named_registers.get)
+        return registers_of_calls(self.module, body, self.registers_named)
+
+    def registers_named(self, name: str) -> frozenset[int] | None:
+        """The registers function ``name``'s own code names (``callee_registers.py``); None
+        while it is not lowered.  Worked out on a caller's first question: a function no
+        one calls (the entry) is never walked for them, a pass over a long program's
+        whole code."""
+        known = self.named_registers.get(name)
+        if known is None and name in self.lowered:
+            known = self.named_registers[name] = named_registers(self.lowered[name])
+        return known
 
     def check(self, kind: str) -> bool:
         """Whether the run-time checks of ``kind`` (``guards.CHECK_KINDS``) are on."""
@@ -160,7 +172,7 @@ class _ModuleLowering:
         if self.entry not in self.module.functions:
             raise KeyError(self.entry)
         reachable = self._reachable(self.entry)
-        lowered: dict[str, list[Instr]] = {}
+        lowered = self.lowered
         # callees first (-O2): a caller may keep a value in a register its callees leave
         # alone (callee_registers.py); the bodies are written in the module's order
         order = callee_first(self.module, reachable) if self.level >= 2 else \
@@ -170,14 +182,15 @@ class _ModuleLowering:
                                 self.label)
             if self.level >= 2:
                 code = merge_inductions(cancel_stack_exchanges(_pairs_cancelled(code)))
-                code = carry_elements(code, self.loop_pointers,
-                                      self._free_register(code, self.layouts[name]), self.label)
+                if self.loop_pointers:  # (else nothing to carry: no pass for a free register)
+                    code = carry_elements(code, self.loop_pointers,
+                                          self._free_register(code, self.layouts[name]),
+                                          self.label)
                 code = _inverse_pairs_cancelled(combine_immediates(code))
             elif self.optimize:
                 code = _inverse_pairs_cancelled(code)
             code = widened_immediates(code)
             lowered[name] = code
-            self.named_registers[name] = named_registers(code)
         bodies = [instr for name in self.module.functions if name in lowered
                   for instr in lowered[name]]
         out = _Writer()

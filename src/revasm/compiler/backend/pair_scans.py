@@ -22,8 +22,14 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from revasm.isa.table import INSTRUCTIONS
+
 from .code import Instr
 from .peephole import CANCELLABLE, WINDOW, inverse_of, register_masks
+
+#: The mnemonics whose register masks the scans read (``peephole.register_masks``: the data
+#: instructions and LI); any other stops a scan.
+_MASKED = frozenset({i.mnemonic for i in INSTRUCTIONS if i.kind == "data"} | {"LI"})
 
 
 class _Spellings:
@@ -59,8 +65,10 @@ class _Spellings:
         k = 0
         while k < len(self.keys):  # (the list grows by the inverses' spellings)
             mnemonic, operands = self.keys[k]
-            masks = register_masks(mnemonic, operands)
-            inverted = inverse_of(mnemonic, operands)
+            # a branch names a label of its own: most of a long program's spellings are
+            # branches, and what the scans ask of one is known from its mnemonic
+            masks = register_masks(mnemonic, operands) if mnemonic in _MASKED else None
+            inverted = inverse_of(mnemonic, operands) if mnemonic in CANCELLABLE else None
             mate = -1
             if inverted is not None:
                 mate = self.number.get(inverted, -1)
