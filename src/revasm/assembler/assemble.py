@@ -143,8 +143,9 @@ class _Assembly(Context):
         self.lines = source_lines(self.source)
         self.log = DiagnosticLog(self.filename, self.lines)
         statements = parse_source(self.lines, self.log, self.parsed)
-        self.fmt = word_format(self._width(statements))
-        self.pendvm = self._pendvm(statements) or self.pendvm
+        directives = [statement for statement in statements if statement.is_directive]
+        self.fmt = word_format(self._width(directives))
+        self.pendvm = self._pendvm(directives) or self.pendvm
         self.scope = Scope(self.fmt)
         self._collect(statements)
         self._layout()
@@ -168,11 +169,13 @@ class _Assembly(Context):
 
     # --- pass 1: width -----------------------------------------------------------
 
-    def _width(self, statements: list[Statement]) -> int:
+    def _width(self, directives: list[Statement]) -> int:
+        """The width ``.width`` declares (among ``directives``, the directive statements),
+        or the caller's."""
         declared: tuple[int, Statement] | None = None
-        for statement in statements:
+        for statement in directives:
             head = statement.head
-            if not (statement.is_directive and head is not None and head.text.lower() == ".width"):
+            if not (head is not None and head.text.lower() == ".width"):
                 continue
             if statement.labels:
                 continue  # reported with the other directives
@@ -193,11 +196,11 @@ class _Assembly(Context):
             return self.requested_width
         return declared[0] if declared else DEFAULT_WIDTH
 
-    def _pendvm(self, statements: list[Statement]) -> bool:
+    def _pendvm(self, directives: list[Statement]) -> bool:
         """Whether the source says ``.pendvm`` (its errors are reported with the other
         directives')."""
-        return any(statement.is_directive and statement.head is not None
-                   and statement.head.text.lower() == ".pendvm" for statement in statements)
+        return any(statement.head is not None and statement.head.text.lower() == ".pendvm"
+                   for statement in directives)
 
     # --- pass 2: labels, constants, directives, sizes ---------------------------
 
@@ -358,11 +361,14 @@ class _Assembly(Context):
         jumps: list[_Jump] = []
         known: dict[tuple, tuple[dict[str, int], int]] = {}
         origins = self.origins
+        filename = self.filename
         for item in self.items:
-            statement, head = item.statement, item.statement.head
+            statement = item.statement
+            head = statement.head
             assert head is not None  # every item has a head
-            location = SourceLocation(self.filename, statement.line, head.column, statement.text,
-                                      origins.get(statement.line) if origins else None)
+            line = statement.line
+            location = SourceLocation(filename, line, head.column, statement.text,
+                                      origins.get(line) if origins else None)
             if item.data:
                 words.append(self._data_word(item) if item.valid else 0)
                 is_code.append(False)
@@ -377,10 +383,11 @@ class _Assembly(Context):
                 key = (item.ins.mnemonic, *statement.operands)  # (texts and columns)
                 hit = known.get(key)
                 if hit is not None:  # (Placed's fields are never changed: shared)
-                    locations[item.address] = location
+                    address = item.address
+                    locations[address] = location
                     is_code.append(True)
                     words.append(hit[1])
-                    code[item.address] = Placed(item.ins, hit[0], statement.line)
+                    code[address] = Placed(item.ins, hit[0], line)
                     continue
             encoded: list[tuple[Instruction, dict[str, int]]] = []
             if item.valid and item.ins is not None:
