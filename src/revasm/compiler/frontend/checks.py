@@ -38,21 +38,34 @@ def check_module(module: ir.Module, *, for_gradient: bool = False) -> Proofs:
 def written_params(module: ir.Module) -> dict[str, set[int]]:
     """Function -> indices of the parameters it may change (through its calls too)."""
     result: dict[str, set[int]] = {name: set() for name in module.functions}
+    # each function's writes of its own and its calls, found in one walk: only a call's
+    # writes depend on the others', so a pass of the loop below looks at the calls alone
+    # (each pass walked every statement: two walks of a long program with calls)
+    summaries = []
+    for name, f in module.functions.items():
+        index = {p.name: k for k, p in enumerate(f.params)}
+        own: set[str] = set()
+        calls: list[ir.Call] = []
+        for s in _walk(f.body):
+            if isinstance(s, ir.Call):
+                calls.append(s)
+            else:
+                own |= _direct_writes(s, result)
+        summaries.append((name, index, own, calls))
+    any_calls = any(calls for *_, calls in summaries)
     changed = True
     while changed:
-        changed = calls = False
-        for name, f in module.functions.items():
-            index = {p.name: k for k, p in enumerate(f.params)}
-            names = set()
-            for s in _walk(f.body):
-                names |= _direct_writes(s, result)
-                calls = calls or isinstance(s, ir.Call)
+        changed = False
+        for name, index, own, calls in summaries:
+            names = set(own)
+            for c in calls:
+                names |= _direct_writes(c, result)
             new = {index[n] for n in names if n in index}
             if not new <= result[name]:
                 result[name] |= new
                 changed = True
         # only a call's writes depend on the others': without calls, one pass is all
-        changed = changed and calls
+        changed = changed and any_calls
     return result
 
 
