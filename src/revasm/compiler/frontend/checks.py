@@ -38,27 +38,48 @@ def check_module(module: ir.Module, *, for_gradient: bool = False) -> Proofs:
 def written_params(module: ir.Module) -> dict[str, set[int]]:
     """Function -> indices of the parameters it may change (through its calls too)."""
     result: dict[str, set[int]] = {name: set() for name in module.functions}
+    # each function's writes of its own and its calls, found in one walk: only a call's
+    # writes depend on the others', so a pass of the loop below looks at the calls alone
+    # (each pass walked every statement: two walks of a long program with calls)
+    summaries = []
+    for name, f in module.functions.items():
+        index = {p.name: k for k, p in enumerate(f.params)}
+        own: set[str] = set()
+        calls: list[ir.Call] = []
+        for s in _walk(f.body):
+            if isinstance(s, ir.Call):
+                calls.append(s)
+            else:
+                own |= _direct_writes(s, result)
+        summaries.append((name, index, own, calls))
+    any_calls = any(calls for *_, calls in summaries)
     changed = True
     while changed:
-        changed = calls = False
-        for name, f in module.functions.items():
-            index = {p.name: k for k, p in enumerate(f.params)}
-            names = set()
-            for s in _walk(f.body):
-                names |= _direct_writes(s, result)
-                calls = calls or isinstance(s, ir.Call)
+        changed = False
+        for name, index, own, calls in summaries:
+            names = set(own)
+            for c in calls:
+                names |= _direct_writes(c, result)
             new = {index[n] for n in names if n in index}
             if not new <= result[name]:
                 result[name] |= new
                 changed = True
         # only a call's writes depend on the others': without calls, one pass is all
-        changed = changed and calls
+        changed = changed and any_calls
     return result
+
+
+#: Statements that hold no statements: ``_walk`` and ``all_writes`` need not look for
+#: nested bodies in them (four getattr a statement were a tenth of checking a long
+#: program).  Exact types: a subclass is looked into as before.
+_FLAT = frozenset({ir.Update, ir.Swap, ir.Rot, ir.Show, ir.Call, ir.Alloc, ir.Free})
 
 
 def _walk(body: list[ir.Stmt]) -> Iterator[ir.Stmt]:
     for s in body:
         yield s
+        if type(s) in _FLAT:
+            continue
         for attr in ("head", "body", "then", "orelse"):
             inner = getattr(s, attr, None)
             if isinstance(inner, list) and not isinstance(s, ir.Unroutine):
@@ -95,6 +116,8 @@ def all_writes(body: list[ir.Stmt], writes: dict[str, set[int]]) -> dict[str, So
     for s in body:
         for name in _direct_writes(s, writes):
             out.setdefault(name, s.pos)
+        if type(s) in _FLAT:
+            continue
         for attr in ("head", "body", "then", "orelse"):
             inner = getattr(s, attr, None)
             if isinstance(inner, list):
@@ -114,6 +137,12 @@ def reads(e: ir.Expr | None) -> set[str]:
         for i in e.indices:
             out |= reads(i)
         return out
+    # the common nodes directly (the loops below give the same): looking up five
+    # attributes of each node was a tenth of checking a long program
+    if isinstance(e, ir.Const):
+        return set()
+    if isinstance(e, (ir.BinOp, ir.Compare)):
+        return reads(e.left) | reads(e.right)
     out = set()
     for attr in ("left", "right", "operand"):
         out |= reads(getattr(e, attr, None))
@@ -351,21 +380,25 @@ class _FunctionChecker:
     def compound(self, s: ir.Stmt, bodies: list[list[ir.Stmt]], log: _Log,
                  inverted: bool, condition_reads: set[str]) -> None:
         """Check the nested blocks; what they leave changed is one event for the whole."""
-        inner = _Log()
+        # the branches' uncancelled events, in order: a list, not a _Log (indexed twice
+        # over, a third of checking an if)
+        events: list[_Event] = []
         for body in bodies:  # each branch has its own log: they never cancel each other
             branch = _Log()
             self.block(body, branch, inverted)
-            inner.events += branch.events
+            events += branch.events
         # an allocation or free inside stops pairs outside from cancelling across the
-        # block, unless the ancilla is the block's own (nothing outside can name it)
-        local = {x.name for body in bodies for x in _walk(body) if isinstance(x, ir.Alloc)}
-        log.extend([e for e in inner.events if e.barrier and e.key[1] not in local])
-        inner.events = [e for e in inner.events if not e.barrier]
-        if not inner.events:
+        # block, unless the ancilla is the block's own (nothing outside can name it);
+        # the walk for those is done only when there is an allocation or free
+        if any(e.barrier for e in events):
+            local = {x.name for body in bodies for x in _walk(body) if isinstance(x, ir.Alloc)}
+            log.extend([e for e in events if e.barrier and e.key[1] not in local])
+            events = [e for e in events if not e.barrier]
+        if not events:
             return
-        changed = set().union(*(e.targets for e in inner.events))
+        changed = set().union(*(e.targets for e in events))
         deps = set(condition_reads)
-        for e in inner.events:
+        for e in events:
             deps |= e.deps
         key = ("block", s.pos.line, s.pos.column)
         log.add(_Event(key, -1 if inverted else 1, s.pos,
@@ -374,7 +407,8 @@ class _FunctionChecker:
     def check_update(self, s: ir.Update) -> None:
         target = s.target
         name = _base(target)
-        self.loop_var_written(s, _names(target))
+        if self.loop_vars:  # (none: nothing to find)
+            self.loop_var_written(s, _names(target))
         if name in self.module.tables:
             raise self.error(s.pos, f"{name!r} is a constant table")
         for e in _leaves(s.expr):
@@ -480,10 +514,33 @@ class _FunctionChecker:
         log.forget(s.name)
         log.barrier(s.name, s.pos)
 
-def _leaves(e: ir.Expr) -> Iterator[ir.Expr]:
-    for x in _subexpressions(e):
-        if isinstance(x, (ir.Var, ir.Index)):
-            yield x
+def _leaves(e: ir.Expr) -> list[ir.Expr]:
+    """The variables and elements ``e`` reads, in order (an element's indices not
+    entered): the Var and Index nodes of ``_subexpressions``, gathered by one recursive
+    function (the generators nested as deep as the expression cost each leaf a step per
+    level: a 10^4-deep sum took minutes)."""
+    out: list[ir.Expr] = []
+    _add_leaves(e, out)
+    return out
+
+
+def _add_leaves(e: ir.Expr | None, out: list[ir.Expr]) -> None:
+    if e is None:
+        return
+    if isinstance(e, (ir.Var, ir.Index)):
+        out.append(e)  # an element's indices are read, not the element
+        return
+    if isinstance(e, ir.Const):
+        return
+    if isinstance(e, (ir.BinOp, ir.Compare)):
+        _add_leaves(e.left, out)
+        _add_leaves(e.right, out)
+        return
+    for attr in ("left", "right", "operand"):
+        _add_leaves(getattr(e, attr, None), out)
+    for attr in ("values", "args"):
+        for v in getattr(e, attr, ()) or ():
+            _add_leaves(v, out)
 
 
 def _subexpressions(e: ir.Expr | None) -> Iterator[ir.Expr]:

@@ -109,7 +109,7 @@ class _Lowering:
     def stmt(self, s: t.Stmt) -> list[ir.Stmt]:
         pos = s.pos
         if isinstance(s, t.Update):
-            return [ir.Update(pos, target=self.expr(s.target), op=s.op, expr=self.expr(s.expr))]
+            return [ir.Update(pos, self.expr(s.target), s.op, self.expr(s.expr))]
         if isinstance(s, t.Swap):
             return [ir.Swap(pos, a=self.expr(s.left), b=self.expr(s.right))]
         if isinstance(s, t.If):
@@ -205,15 +205,17 @@ class _Lowering:
     # --- expressions ---
 
     def expr(self, e: t.Expr) -> ir.Expr:
+        # the leaves' nodes with positional arguments: the frozen dataclasses' keyword
+        # arguments were a fifth of their construction, run for every leaf
         pos = e.pos
         if isinstance(e, t.Number):
             return _int(pos, e.value)
         if isinstance(e, t.Boolean):
             return _int(pos, 1 if e.value else 0)
         if isinstance(e, t.Name):
-            return ir.Var(pos, name=e.name)
+            return ir.Var(pos, e.name)
         if isinstance(e, t.Element):
-            return ir.Index(pos, name=e.name, indices=tuple(self.expr(i) for i in e.indices))
+            return ir.Index(pos, e.name, tuple([self.expr(i) for i in e.indices]))
         if isinstance(e, t.Not):
             return ir.Unary(pos, op="not", operand=self.expr(e.operand))
         if isinstance(e, t.StackQuery):
@@ -232,12 +234,22 @@ class _Lowering:
         if e.op in ("&&", "||"):
             return ir.BoolOp(pos, op="and" if e.op == "&&" else "or", values=(left, right))
         if e.op in _COMPARE:
-            return ir.Compare(pos, op=_COMPARE[e.op], left=left, right=right)
-        return ir.BinOp(pos, op=_BINARY[e.op], left=left, right=right)
+            return ir.Compare(pos, _COMPARE[e.op], left, right)
+        return ir.BinOp(pos, _BINARY[e.op], left, right)
+
+
+#: The Fraction of each int made so far (Fractions are immutable: one serves every
+#: constant of that value; making one was half of a constant's lowering).
+_FRACTIONS: dict[int, Fraction] = {}
 
 
 def _int(pos: SourcePos, value: int) -> ir.Const:
-    return ir.Const(pos, value=Fraction(value), is_int=True)
+    frac = _FRACTIONS.get(value)
+    if frac is None:
+        if len(_FRACTIONS) >= 4096:  # a bound: a program of many distinct numbers
+            _FRACTIONS.clear()
+        frac = _FRACTIONS[value] = Fraction(value)
+    return ir.Const(pos, frac, True)
 
 
 def _not(e: ir.Expr) -> ir.Expr:

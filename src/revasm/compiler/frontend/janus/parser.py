@@ -31,46 +31,60 @@ UNSUPPORTED = {
     "constant": "use local int x = e ... delocal int x = e",
     "nil": "a stack starts empty; test it with empty(s)",
 }
-#: A token after the spaces before it (one match a token), a line end, or the end.
+#: A token and the spaces after it (one match a token), a line end, any other character
+#: (an error), or the end.  Spaces after, not before: ``finditer`` then walks the text
+#: with the token at each match's start, and the spaces at the file's start are skipped
+#: by ``_SPACES`` first.
 _TOKEN = re.compile(r"""
-    [ \t\r\f\v]*
     (?: (?P<newline>\n)
       | (?P<comment>//[^\n]*|/\*(?:.|\n)*?\*/)
       | (?P<number>\d+)
       | (?P<name>[A-Za-z][A-Za-z0-9_']*)
       | (?P<string>"[^"\n]*")
       | (?P<op><=>|\+=|-=|\^=|<=|>=|!=|&&|\|\||[-+*/%&|^<>=!(){}\[\],])
+      | (?P<other>.)
       | (?P<end>\Z))
+    [ \t\r\f\v]*
 """, re.VERBOSE)
+_SPACES = re.compile(r"[ \t\r\f\v]*")
 _LEVELS = (("&&", "||"), ("&", "|", "^"), ("<", "<=", ">", ">=", "=", "!="), ("+", "-"),
            ("*", "/", "%"))
 _LEVEL_OF = {op: level for level, ops in enumerate(_LEVELS) for op in ops}
 
 
 class Token(NamedTuple):
-    """A token (a named tuple: a long program has millions, and a frozen dataclass's
-    construction was a fifth of reading one)."""
+    """A token (a named tuple: a long program has millions).  Its position is made when
+    asked for: most tokens (operators, brackets) never give a node or an error theirs,
+    and making a SourcePos for each was half of reading a long program."""
 
     kind: str  # name | keyword | number | string | op | end
     text: str
-    pos: SourcePos
+    file: str
+    line: int
+    column: int
+
+    @property
+    def pos(self) -> SourcePos:
+        return SourcePos(self.file, self.line, self.column)
 
 
 def tokenize(text: str, filename: str) -> list[Token]:
     """The tokens of ``text``; an unknown character or an unclosed comment is an error."""
     tokens: list[Token] = []
-    line, line_start, at = 1, 0, 0
-    match = _TOKEN.match
-    while True:
-        m = match(text, at)
-        if m is None:
-            at += len(text[at:]) - len(text[at:].lstrip(" \t\r\f\v"))  # to the character
-            raise CompileError(SourcePos(filename, line, at - line_start + 1),
-                               f"unexpected character {text[at]!r}")
+    append = tokens.append
+    new = tuple.__new__  # a Token without NamedTuple's Python-level __new__
+    line, line_start = 1, 0
+    keywords = KEYWORDS
+    for m in _TOKEN.finditer(text, _SPACES.match(text).end()):  # type: ignore[union-attr]
         kind = m.lastgroup or ""
-        start, at = m.start(kind), m.end()
+        start = m.start()
         if kind == "newline":
-            line, line_start = line + 1, at
+            line, line_start = line + 1, start + 1
+            continue
+        if kind == "name":
+            value = m.group(kind)
+            append(new(Token, ("keyword" if value in keywords else "name", value, filename,
+                               line, start - line_start + 1)))
             continue
         if kind == "end":
             break
@@ -81,13 +95,15 @@ def tokenize(text: str, filename: str) -> list[Token]:
                 line += newlines
                 line_start = start + value.rindex("\n") + 1
             continue
+        if kind == "other":
+            raise CompileError(SourcePos(filename, line, start - line_start + 1),
+                               f"unexpected character {value!r}")
         if kind == "op" and value == "/" and text.startswith("/*", start):  # no */ after it
             raise CompileError(SourcePos(filename, line, start - line_start + 1),
                                "comment /* is never closed", "close it with */")
-        if kind == "name" and value in KEYWORDS:
-            kind = "keyword"
-        tokens.append(Token(kind, value, SourcePos(filename, line, start - line_start + 1)))
-    tokens.append(Token("end", "end of file", SourcePos(filename, line, at - line_start + 1)))
+        append(new(Token, (kind, value, filename, line, start - line_start + 1)))
+    at = len(text)
+    tokens.append(Token("end", "end of file", filename, line, at - line_start + 1))
     return tokens
 
 
@@ -131,19 +147,25 @@ class _Parser:
             self.at += 1
         return tok
 
+    # is_, accept and expect compare the text alone: they are asked for operators and
+    # keywords, and no other token has such a text (a name that is a keyword is a keyword
+    # token; the end's text is "end of file"), so the kind need not be looked at -- these
+    # run for most tokens, and the two look-ups each were a tenth of parsing
     def is_(self, text: str) -> bool:
-        return self.token.kind in ("op", "keyword") and self.token.text == text
+        return self.tokens[self.at].text == text
 
     def accept(self, text: str) -> bool:
-        if self.is_(text):
-            self.next()
+        if self.tokens[self.at].text == text:
+            self.at += 1  # never the end (its text is no operator)
             return True
         return False
 
     def expect(self, text: str, what: str = "") -> Token:
-        if not self.is_(text):
+        tok = self.tokens[self.at]
+        if tok.text != text:
             self.fail(f"expected '{text}'{what}")
-        return self.next()
+        self.at += 1
+        return tok
 
     def fail(self, message: str, hint: str = "") -> None:
         tok = self.token
@@ -151,11 +173,13 @@ class _Parser:
         raise CompileError(tok.pos, f"{message}, found {found}", hint)
 
     def name(self, what: str) -> Token:
-        if self.token.kind == "keyword" and self.token.text in UNSUPPORTED:
-            self.unsupported()
-        if self.token.kind != "name":
+        tok = self.tokens[self.at]
+        if tok.kind != "name":
+            if tok.kind == "keyword" and tok.text in UNSUPPORTED:
+                self.unsupported()
             self.fail(f"expected {what}")
-        return self.next()
+        self.at += 1
+        return tok
 
     def unsupported(self) -> None:
         tok = self.token
@@ -247,7 +271,11 @@ class _Parser:
 
     def statements(self, enders: tuple[str, ...], start: SourcePos) -> tuple[t.Stmt, ...]:
         body: list[t.Stmt] = []
-        while not (self.token.kind == "end" or any(self.is_(e) for e in enders)):
+        tokens = self.tokens
+        while True:
+            tok = tokens[self.at]
+            if tok.kind == "end" or tok.text in enders:  # is_ of each ender (keywords)
+                break
             body.append(self.statement())
         if not body:
             self.fail("expected a statement", "write skip for a statement that does nothing")
@@ -326,7 +354,7 @@ class _Parser:
 
     def place(self) -> t.Place:
         tok = self.name("a variable")
-        if not self.is_("["):
+        if self.tokens[self.at].text != "[":
             return t.Name(tok.pos, tok.text)
         indices = []
         while self.accept("["):
@@ -403,23 +431,26 @@ class _Parser:
         tokens = self.tokens
         while True:
             tok = tokens[self.at]
-            tighter = _LEVEL_OF.get(tok.text, -1) if tok.kind == "op" else -1
+            tighter = _LEVEL_OF.get(tok.text, -1)  # only operators have these texts
             if tighter < level:
                 return left
             self.at += 1
             left = t.Binary(left.pos, tok.text, left, self.expr(tighter + 1))
 
     def unary(self) -> t.Expr:
-        tok = self.token
+        tok = self.tokens[self.at]
+        kind = tok.kind  # the two most common leaves first (the cases are disjoint)
+        if kind == "number":
+            self.at += 1
+            return t.Number(tok.pos, int(tok.text))
+        if kind == "name":
+            return self.place()
         if self.accept("!"):
             return t.Not(tok.pos, self.unary())
         if self.accept("("):
             e = self.expr()
             self.expect(")", " to close the parenthesis")
             return e
-        if tok.kind == "number":
-            self.next()
-            return t.Number(tok.pos, int(tok.text))
         if tok.text == "-" and self.tokens[self.at + 1].kind == "number":
             self.next()
             return t.Number(tok.pos, -int(self.next().text))
@@ -431,7 +462,7 @@ class _Parser:
             name = self.name("a variable")
             self.expect(")", f" to close {tok.text}")
             return t.StackQuery(tok.pos, tok.text, name.text)
-        if tok.kind == "name" or (tok.kind == "keyword" and tok.text in UNSUPPORTED):
+        if tok.kind == "keyword" and tok.text in UNSUPPORTED:
             return self.place()
         self.fail("expected an expression")
         raise AssertionError
