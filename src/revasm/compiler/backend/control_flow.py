@@ -457,15 +457,7 @@ def _down_to_zero(s: ir.For) -> bool:
 
 def _element_read_twice(cond: ir.Expr) -> bool:
     """Whether two parts of a condition read elements of the same array."""
-    names: list[str] = []
-    todo: list[object] = [cond]  # a stack, not a recursive closure (no cyclic garbage)
-    while todo:
-        e = todo.pop()
-        if isinstance(e, ir.Index):
-            names.append(e.name)
-        for value in vars(e).values() if isinstance(e, ir.Expr) else ():
-            todo.extend(item for item in (value if isinstance(value, tuple) else (value,))
-                        if isinstance(item, ir.Expr))
+    names = [e.name for e in index_nodes(cond)]
     return len(names) != len(set(names))
 
 

@@ -106,10 +106,13 @@ class GuardReuse(FunctionLoweringState):
             elif isinstance(s, _STRAIGHT):
                 for key in self._guard_keys(s):
                     runs.setdefault(key, []).append(id(s))
+                if not runs:
+                    continue  # no run to end (what ``s`` writes is not asked)
                 changed = _writes(s)
                 for key in [k for k in runs if changed & set(_names(k[0]))]:
                     self._close_run(key, runs)
-            else:  # a call, an if, a loop: it ends the runs of what it may write
+            elif runs:  # a call, an if, a loop: it ends the runs of what it may write
+                # (only while a run is open: ``written`` walks all that is nested in ``s``)
                 stepped, other, _ = written([s])
                 for key in [k for k in runs if (stepped | other) & set(_names(k[0]))]:
                     self._close_run(key, runs)

@@ -17,7 +17,7 @@ value, the index values.  A mixin of the function lowering
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from fractions import Fraction
 from itertools import combinations
 
@@ -46,40 +46,59 @@ def check_kinds(checks: bool | str | Iterable[str] | None) -> frozenset[str]:
     return kinds
 
 
-def value_leaves(e: ir.Expr | None) -> Iterator[ir.Index]:
+def value_leaves(e: ir.Expr | None) -> list[ir.Index]:
     """The array elements an expression reads as values (not those inside an index)."""
-    if e is None:
+    out: list[ir.Index] = []
+    if e is not None:
+        _value_leaves(e, out)
+    return out
+
+
+def index_nodes(e: ir.Expr | None) -> list[ir.Index]:
+    """Every array element in ``e``, those inside indices first."""
+    out: list[ir.Index] = []
+    if e is not None:
+        _index_nodes(e, out)
+    return out
+
+
+# The walks append to one list instead of chaining generators (``yield from`` at every
+# level): each statement's expressions are walked by its guards, guard_reuse and hoisting,
+# and the generators were a tenth of a long program's lowering.
+def _value_leaves(e: ir.Expr, out: list[ir.Index]) -> None:
+    t = type(e)
+    if t is ir.Var or t is ir.Const:
         return
     if isinstance(e, ir.Index):
-        yield e
+        out.append(e)
         return
     for child in _children(e):
-        yield from value_leaves(child)
+        _value_leaves(child, out)
 
 
-def index_nodes(e: ir.Expr | None) -> Iterator[ir.Index]:
-    """Every array element in ``e``, those inside indices first."""
-    if e is None:
+def _index_nodes(e: ir.Expr, out: list[ir.Index]) -> None:
+    t = type(e)
+    if t is ir.Var or t is ir.Const:
         return
     if isinstance(e, ir.Index):
         for index in e.indices:
-            yield from index_nodes(index)
-        yield e
+            _index_nodes(index, out)
+        out.append(e)
         return
     for child in _children(e):
-        yield from index_nodes(child)
+        _index_nodes(child, out)
 
 
-def _children(e: ir.Expr) -> list[ir.Expr]:
+def _children(e: ir.Expr) -> Sequence[ir.Expr]:
     if isinstance(e, (ir.BinOp, ir.Compare)):
-        return [e.left, e.right]
+        return (e.left, e.right)
     if isinstance(e, ir.Unary):
-        return [e.operand]
+        return (e.operand,)
     if isinstance(e, ir.BoolOp):
-        return list(e.values)
+        return e.values
     if isinstance(e, ir.FuncCall):
-        return list(e.args)
-    return []
+        return e.args
+    return ()
 
 
 def simultaneous_reads(e: ir.Expr | None) -> list[tuple[ir.Index, ir.Index]]:
@@ -195,6 +214,11 @@ class GuardLowering(FunctionLoweringState):
             seen: set[ir.Index] = set()
             for e in exprs:
                 for node in index_nodes(e):
+                    for index in node.indices:
+                        if not isinstance(index, ir.Const):
+                            break
+                    else:  # constant indices were checked by the front end: no guard (nor
+                        continue  # the hash of the node, a tenth of a statement's guards)
                     if node not in seen:
                         seen.add(node)
                         code += self.bounds_guard(node)
