@@ -29,6 +29,11 @@ from .places import OperandLowering
 from .pointers import PointerLowering
 from .statements import StatementLowering
 
+#: "$0" ... "$63": a register operand's text (``i`` is called for every instruction made)
+_REGISTER_TEXT = tuple(f"${r}" for r in range(64))
+#: statement class -> the name of the method that lowers it (``stmt``)
+_METHOD_NAMES: dict[type, str] = {}
+
 
 class FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, OperandLowering,
                         ArithmeticLowering, IntegerArithmeticLowering, BitwiseLowering,
@@ -49,6 +54,7 @@ class FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Ope
         self.exact_ranges = set()
         self.conditional = 0
         self.pointers = {}  # address key -> pointer register (pointers.py, -O2)
+        self.address_keys = {}  # element id -> its address key (pointers.py)
         self.reserved = set()  # registers pointers and loop bounds hold
         self.hoisted = set()  # bounds checks made once at a loop's entry (hoisting.py)
         self.current = None  # the statement whose guards are being made
@@ -66,7 +72,8 @@ class FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Ope
 
     def i(self, mnemonic: str, *operands: int | str, pos: SourcePos | None = None, note: str = "",
           role: str | None = None, label: str = "") -> Instr:
-        ops = tuple(f"${o}" if isinstance(o, int) else str(o) for o in operands)
+        ops = tuple([_REGISTER_TEXT[o] if type(o) is int and 0 <= o < len(_REGISTER_TEXT)
+                     else f"${o}" if isinstance(o, int) else str(o) for o in operands])
         return Instr(mnemonic, ops, pos, role or self.role, note, label)
 
     def run(self) -> list[Instr]:
@@ -199,7 +206,11 @@ class FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Ope
         mark = self.scratch_top
         outer, self.current = self.current, s
         try:
-            method = getattr(self, "stmt_" + type(s).__name__.lower())
+            kind = type(s)
+            name = _METHOD_NAMES.get(kind)
+            if name is None:
+                name = _METHOD_NAMES[kind] = "stmt_" + kind.__name__.lower()
+            method = getattr(self, name)
             self.made_in_statement = set()
             guards = self.statement_guards(s)
             self.scratch_top = mark

@@ -9,7 +9,6 @@ strides.  A mixin of the function lowering
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import fields
 from fractions import Fraction
 
 from ..errors import CompileError
@@ -188,11 +187,8 @@ class OperandLowering(FunctionLoweringState):
 def _walk(e: ir.Expr) -> Iterator[ir.Expr]:
     """``e`` and every expression inside it."""
     yield e
-    for f in fields(e):
-        value = getattr(e, f.name)
-        for item in value if isinstance(value, tuple) else (value,):
-            if isinstance(item, ir.Expr):
-                yield from _walk(item)
+    for child in ir.children(e):  # field names looked up once per class, not per node
+        yield from _walk(child)
 
 
 def _bitwise(e: ir.Expr) -> bool:
