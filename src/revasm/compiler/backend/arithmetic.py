@@ -41,8 +41,8 @@ class ArithmeticLowering(FunctionLoweringState):
                 return [self.i("LI", d, str(v), pos=pos)]
             self.literal_word(e, ctx)
             return [self.i("LI", d, fixed_literal(e.value * sign), pos=pos)]
-        etype = self.type_of(e)
         if isinstance(e, (ir.Var, ir.Index)):
+            etype = self.type_of(e)  # (only here: a sum's type is its terms' walk)
             if etype == ir.FIXED and ctx == ir.INT:
                 raise CompileError(pos, f"{expr_text(e)} is Fixed; it cannot be added to an "
                                         "Int", "keep Int variables for counts and indices")
@@ -95,8 +95,16 @@ class ArithmeticLowering(FunctionLoweringState):
 
     def literal_word(self, e: ir.Const, ctx: ir.ScalarType, *, bits: bool = False) -> int:
         """The signed raw word of a constant in its context (``code.literal_word``)."""
-        return literal_word(e.value, ctx == ir.INT or bits and e.is_int, self.p.fmt, e.pos,
-                            expr_text(e), bits=bits)
+        integer = ctx == ir.INT or bits and e.is_int
+        fmt = self.p.fmt
+        if integer:
+            # an integer that fits is itself: its text, for the error's message, and the
+            # wider format's range, for the error's hint, are worked out only when it does
+            # not fit (for every constant they were a tenth of a branch-heavy lowering)
+            word = int(e.value)
+            if fmt.min_signed <= word <= (fmt.mask if bits else fmt.max_signed):
+                return word
+        return literal_word(e.value, integer, fmt, e.pos, expr_text(e), bits=bits)
 
     @property
     def fmt_frac(self) -> int:

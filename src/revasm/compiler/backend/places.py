@@ -15,7 +15,7 @@ from ..errors import CompileError
 from ..ir import nodes as ir
 from ..ir.expr_types import expr_type
 from ..ir.printer import expr_text
-from .code import Instr, inverse_code
+from .code import Instr, inverse_code, inverse_instr
 from .ir_queries import is_zero
 from .layout import SP
 from .lowering_state import FunctionLoweringState, HeldValue, Placed
@@ -47,18 +47,16 @@ class OperandLowering(FunctionLoweringState):
             calc = [self.i("ADD", addr, SP, pos=e.pos)]
             if slot.frame_offset:
                 calc.append(self.i("ADDI", addr, str(slot.frame_offset), pos=e.pos))
-            setup = calc + [self.i("EXCH", reg, addr, pos=e.pos, note=f"load {e.name}")] \
-                + inverse_code(calc)
             self.scratch_top = mark
-            return reg, setup, inverse_code(setup)
+            return (reg, *_moved(calc, self.i("EXCH", reg, addr, pos=e.pos,
+                                              note=f"load {e.name}")))
         if isinstance(e, ir.Index):
             reg = self.fresh(e.pos)
             mark = self.scratch_top
             addr, calc = self.address_of(e)
-            setup = calc + [self.i("EXCH", reg, addr, pos=e.pos,
-                                   note=f"load {expr_text(e)}")] + inverse_code(calc)
             self.scratch_top = mark
-            return reg, setup, inverse_code(setup)
+            return (reg, *_moved(calc, self.i("EXCH", reg, addr, pos=e.pos,
+                                              note=f"load {expr_text(e)}")))
         raise CompileError(e.pos, f"{expr_text(e)} is not a variable or array element")
 
     def value_place(self, e: ir.Expr) -> Placed:
@@ -70,10 +68,11 @@ class OperandLowering(FunctionLoweringState):
         t = self.fresh(e.pos)
         mark = self.scratch_top
         r, setup, teardown = self.place(e)
-        copy = setup + [self.i("ADD", t, r, pos=e.pos, note=f"copy of {expr_text(e)}")] + \
-            teardown
         self.scratch_top = mark
-        return t, copy, inverse_code(copy)
+        copy = self.i("ADD", t, r, pos=e.pos, note=f"copy of {expr_text(e)}")
+        # the inverse of ``setup; copy; teardown``, the teardown being the setup's inverse
+        return t, setup + [copy] + teardown, \
+            inverse_code(teardown) + [inverse_instr(copy)] + teardown
 
     def address_of(self, e: ir.Index) -> tuple[int, list[Instr]]:
         """A register that holds ``e``'s address after ``calc``, and ``calc`` (whose inverse
@@ -182,6 +181,13 @@ class OperandLowering(FunctionLoweringState):
         else:
             setup = self.complete(lambda: self.accumulate(t, 1, e, ctx))
         return t, setup, inverse_code(setup)
+
+
+def _moved(calc: list[Instr], move: Instr) -> tuple[list[Instr], list[Instr]]:
+    """The setup ``calc; move; undo calc`` and its teardown, ``inverse_code`` of the
+    setup, which ends with the very instructions that undo ``calc`` (made once)."""
+    undo = inverse_code(calc)
+    return calc + [move] + undo, inverse_code(undo) + [inverse_instr(move)] + undo
 
 
 def _walk(e: ir.Expr) -> Iterator[ir.Expr]:
