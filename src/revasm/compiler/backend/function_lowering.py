@@ -8,7 +8,7 @@ scratch registers after it.  Operands come from ``places``, accumulation from
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from fractions import Fraction
 
 from ..errors import CompileError, SourcePos
@@ -31,6 +31,10 @@ from .statements import StatementLowering
 
 #: "$0" ... "$63": a register operand's text (``i`` is called for every instruction made)
 _REGISTER_TEXT = tuple(f"${r}" for r in range(64))
+#: Statements with no statements inside them, and expressions with none inside them
+#: that ``_constant_operands`` looks at (an element's indices are not operands).
+_NO_BODY = (ir.Update, ir.Swap, ir.Rot, ir.Show, ir.Call, ir.Alloc, ir.Free)
+_LEAVES = (ir.Const, ir.Var, ir.Index)
 #: statement class -> the name of the method that lowers it (``stmt``)
 _METHOD_NAMES: dict[type, str] = {}
 
@@ -55,6 +59,7 @@ class FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Ope
         self.conditional = 0
         self.pointers = {}  # address key -> pointer register (pointers.py, -O2)
         self.address_keys = {}  # element id -> its address key (pointers.py)
+        self.statement_element_lists = {}  # statement id -> its elements (guards.py)
         self.reserved = set()  # registers pointers and loop bounds hold
         self.hoisted = set()  # bounds checks made once at a loop's entry (hoisting.py)
         self.current = None  # the statement whose guards are being made
@@ -131,21 +136,35 @@ class FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Ope
         return self.literal_word(e, ctx)
 
     def _loop_constant_operands(self, body: list[ir.Stmt], in_loop: bool
-                                ) -> Iterator[tuple[ir.Const, ir.ScalarType]]:
+                                ) -> list[tuple[ir.Const, ir.ScalarType]]:
         """(constant, context) of every constant a loop reads through ``operand``."""
+        out: list[tuple[ir.Const, ir.ScalarType]] = []
+        self._loop_constants_into(body, in_loop, out)
+        return out
+
+    # The walks append to one list (no generator at each level) and skip what has nothing
+    # to yield: a statement outside loops with no statements inside it, a leaf expression.
+    # They were a fifth of a long program's lowering of loops.
+    def _loop_constants_into(self, body: list[ir.Stmt], in_loop: bool,
+                             out: list[tuple[ir.Const, ir.ScalarType]]) -> None:
         for s in body:
             looped = in_loop or isinstance(s, (ir.While, ir.For))
+            if not looped and isinstance(s, _NO_BODY):
+                continue
             if looped:
                 exprs = [getattr(s, a, None) for a in ("expr", "pre", "post", "theta", "a", "b")]
                 for e in exprs:
                     if isinstance(e, ir.Expr):
-                        yield from self._constant_operands(e)
-            for attr in ("head", "body", "then", "orelse"):
+                        self._constant_operands(e, out)
+            for attr in ir.BODY_FIELDS:
                 inner = getattr(s, attr, None)
                 if isinstance(inner, list):
-                    yield from self._loop_constant_operands(inner, looped)
+                    self._loop_constants_into(inner, looped, out)
 
-    def _constant_operands(self, e: ir.Expr) -> Iterator[tuple[ir.Const, ir.ScalarType]]:
+    def _constant_operands(self, e: ir.Expr, out: list[tuple[ir.Const, ir.ScalarType]]
+                           ) -> None:
+        if isinstance(e, _LEAVES):
+            return  # none of the cases below, and no operand inside
         pairs: list[tuple[ir.Expr, ir.ScalarType]] = []
         if isinstance(e, ir.Compare):
             ctx = self._compare_type(e.left, e.right)
@@ -167,15 +186,15 @@ class FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Ope
             pairs = [(a, ir.FIXED) for a in e.args]
         for x, ctx in pairs:
             if isinstance(x, ir.Const) and x.value != 0:
-                yield x, ctx
+                out.append((x, ctx))
         for attr in ("left", "right", "operand"):
             sub = getattr(e, attr, None)
             if isinstance(sub, ir.Expr):
-                yield from self._constant_operands(sub)
+                self._constant_operands(sub, out)
         for attr in ("values", "args"):
             for sub in getattr(e, attr, ()) or ():
                 if isinstance(sub, ir.Expr):
-                    yield from self._constant_operands(sub)
+                    self._constant_operands(sub, out)
 
     def block(self, body: list[ir.Stmt], guards_found: bool = False) -> list[Instr]:
         """``body``'s code.  ``guards_found``: ``body`` is part of a block whose repeated

@@ -25,8 +25,6 @@ from collections.abc import Iterator
 
 from ..ir import nodes as ir
 from ..ir.inverse import invert_block
-from .guards import index_nodes
-from .hoisting import statement_exprs
 from .lowering_state import FunctionLoweringState
 from .pointers import written
 
@@ -119,13 +117,13 @@ class GuardReuse(FunctionLoweringState):
 
     def _guard_keys(self, s: ir.Stmt) -> set[GuardKey]:
         keys: set[GuardKey] = set()
-        for e in statement_exprs(s):
-            for node in index_nodes(e):
-                if node.name not in self.p.module.tables and node.name not in self.lay.arrays:
-                    continue
-                for index, extent in zip(node.indices, self._shape_of(node.name)):
-                    if not isinstance(index, ir.Const) and "" not in set(_names(index)):
-                        keys.add((index, extent))
+        # (a straight statement's guarded expressions are its ``statement_exprs``)
+        for node in self.statement_elements(s):
+            if node.name not in self.p.module.tables and node.name not in self.lay.arrays:
+                continue
+            for index, extent in zip(node.indices, self._shape_of(node.name)):
+                if not isinstance(index, ir.Const) and "" not in set(_names(index)):
+                    keys.add((index, extent))
         return keys
 
     def guard_is_repeated(self, e: ir.Index, dim: int) -> bool:
