@@ -445,7 +445,9 @@ class ControlFlowLowering(FunctionLoweringState):
         return t, self.xor_into(t, e)
 
     def _compare_type(self, a: ir.Expr, b: ir.Expr) -> ir.ScalarType:
-        return ir.INT if self.type_of(a) == self.type_of(b) == ir.INT else ir.FIXED
+        # (kinds compared: a dataclass ``==`` costs a call)
+        both_int = self.type_of(a).kind == ir.INT.kind == self.type_of(b).kind
+        return ir.INT if both_int else ir.FIXED
 
 
 def _down_to_zero(s: ir.For) -> bool:

@@ -357,7 +357,11 @@ class GuardLowering(FunctionLoweringState):
         entry = self.statement_element_lists.get(id(s))
         if entry is not None and entry[0] is s:
             return entry[1]
-        found = tuple(node for e in guarded_exprs(s) for node in index_nodes(e))
+        nodes: list[ir.Index] = []
+        for e in guarded_exprs(s):
+            if e is not None:
+                _index_nodes(e, nodes)
+        found = tuple(nodes)
         self.statement_element_lists[id(s)] = (s, found)
         return found
 

@@ -69,10 +69,8 @@ class OperandLowering(FunctionLoweringState):
         mark = self.scratch_top
         r, setup, teardown = self.place(e)
         self.scratch_top = mark
-        copy = self.i("ADD", t, r, pos=e.pos, note=f"copy of {expr_text(e)}")
-        # the inverse of ``setup; copy; teardown``, the teardown being the setup's inverse
-        return t, setup + [copy] + teardown, \
-            inverse_code(teardown) + [inverse_instr(copy)] + teardown
+        return (t, *_moved(setup, self.i("ADD", t, r, pos=e.pos,
+                                         note=f"copy of {expr_text(e)}"), teardown))
 
     def address_of(self, e: ir.Index) -> tuple[int, list[Instr]]:
         """A register that holds ``e``'s address after ``calc``, and ``calc`` (whose inverse
@@ -163,30 +161,34 @@ class OperandLowering(FunctionLoweringState):
             if word is not None and (word, ctx.kind) in self.pool:
                 return self.pool[(word, ctx.kind)], [], []
         etype = self.type_of(e)
-        if isinstance(e, (ir.Var, ir.Index)) and (etype == ctx or ctx == ir.INT):
-            if etype != ctx:
+        # (types compared by kind: see ``accumulate``)
+        int_etype, int_ctx = etype.kind == ir.INT.kind, ctx.kind == ir.INT.kind
+        if isinstance(e, (ir.Var, ir.Index)) and (etype.kind == ctx.kind or int_ctx):
+            if etype.kind != ctx.kind:
                 raise CompileError(e.pos, f"{expr_text(e)} is Fixed where an Int is needed")
             return self.value_place(e)
-        if isinstance(e, (ir.Var, ir.Index)) and etype == ir.INT and ctx == ir.FIXED:
+        if isinstance(e, (ir.Var, ir.Index)) and int_etype and ctx.kind == ir.FIXED.kind:
             # one shift into a zero scratch register converts it (SLLX is an XOR)
             r, sr, tr = self.place(e)
             t = self.fresh(e.pos)
-            setup = sr + [self.i("SLLX", t, r, str(self.fmt_frac), pos=e.pos,
-                                 note="Int to Fixed")] + tr
-            return t, setup, inverse_code(setup)
+            return (t, *_moved(sr, self.i("SLLX", t, r, str(self.fmt_frac), pos=e.pos,
+                                          note="Int to Fixed"), tr))
         t = self.fresh(e.pos)
         # the setup clears its own temporaries, so their registers are free after it
-        if ctx == ir.INT and self.type_of(e) == ir.INT and _bitwise(e):
+        if int_ctx and int_etype and _bitwise(e):
             setup = self.complete(lambda: self.xor_into(t, e))  # into a zero register
         else:
             setup = self.complete(lambda: self.accumulate(t, 1, e, ctx))
         return t, setup, inverse_code(setup)
 
 
-def _moved(calc: list[Instr], move: Instr) -> tuple[list[Instr], list[Instr]]:
-    """The setup ``calc; move; undo calc`` and its teardown, ``inverse_code`` of the
-    setup, which ends with the very instructions that undo ``calc`` (made once)."""
-    undo = inverse_code(calc)
+def _moved(calc: list[Instr], move: Instr, undo: list[Instr] | None = None
+           ) -> tuple[list[Instr], list[Instr]]:
+    """The setup ``calc; move; undo`` and its teardown, ``inverse_code`` of the setup,
+    which ends with ``undo`` itself: the instructions that undo ``calc``
+    (``inverse_code(calc)``, made here unless they are given), made once."""
+    if undo is None:
+        undo = inverse_code(calc)
     return calc + [move] + undo, inverse_code(undo) + [inverse_instr(move)] + undo
 
 

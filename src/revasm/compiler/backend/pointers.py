@@ -411,8 +411,10 @@ class PointerLowering(FunctionLoweringState):
     def pointer_steps(self, s: ir.Stmt) -> list[Instr]:
         """The ADDIs that keep every live pointer equal to its address when ``s`` adds a
         constant to a variable the pointer reads."""
+        if not self.pointers:
+            return []
         step = const_step(s)
-        if step is None or not self.pointers:
+        if step is None:
             return []
         variable, delta = step
         code = []
