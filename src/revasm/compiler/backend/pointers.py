@@ -120,6 +120,8 @@ def _nested(s: ir.Stmt) -> list[list[ir.Stmt]]:
 
 
 def _exprs(s: ir.Stmt) -> list[ir.Expr]:
+    if isinstance(s, ir.Update):  # the commonest statement: its fields, in order
+        return [x for x in (s.target, s.expr) if isinstance(x, ir.Expr)]
     out: list[ir.Expr] = []
     for name in ir.field_names(type(s)):
         value = getattr(s, name)
@@ -272,16 +274,26 @@ class PointerLowering(FunctionLoweringState):
         weights: dict[Key, int] = {}
         at: dict[Key, dict[int, int]] = {}  # key -> constant offset -> its weight
         live = {k for k, _ in self.pointers}
+        # key -> (whether a pointer may hold it, whether its base register serves it),
+        # worked out once per key rather than once per access
+        verdicts: dict[Key, tuple[bool, bool]] = {}
         for e, weight in accesses(body):
             found = self.address_key(e)
             if found is None:
                 continue
             key, offset = found
-            names = {name for name, _ in key[1]}
-            if key in live or not names <= (valid | self._unwritten(names, stepped, other)):
+            verdict = verdicts.get(key)
+            if verdict is None:
+                names = {name for name, _ in key[1]}
+                verdict = verdicts[key] = (
+                    key not in live and names <= (valid | self._unwritten(names, stepped, other)),
+                    not names and self._base_register(key[0]) is not None)
+            usable, based = verdict
+            if not usable:
                 continue
-            at.setdefault(key, {})[offset] = at.get(key, {}).get(offset, 0) + weight
-            if not names and self._base_register(e.name) is not None:
+            counts = at.setdefault(key, {})
+            counts[offset] = counts.get(offset, 0) + weight
+            if based:
                 continue  # the base register itself serves (``places``), at offset 0
             weights[key] = weights.get(key, 0) + weight
         chosen = sorted((k for k, w in weights.items() if w >= 2), key=lambda k: -weights[k])
@@ -401,8 +413,9 @@ class PointerLowering(FunctionLoweringState):
         if found is None:
             return None
         key, offset = found
-        if (key, offset) in self.pointers:
-            return self.pointers[(key, offset)], 0
+        register = self.pointers.get((key, offset))
+        if register is not None:
+            return register, 0
         for (k, at), register in self.pointers.items():
             if k == key:
                 return register, offset - at
