@@ -71,7 +71,8 @@ class ControlFlowLowering(FunctionLoweringState):
         code += self.roled(pre_teardown, "control")
         self.conditional += 1
         code += self.block(s.then)
-        code += self.roled(post_setup, "check")
+        checked_post = self.roled(post_setup, "check")  # (the same at the join, made once)
+        code += checked_post
         code.append(self.i("BRA", join, pos=pos, role="control", label=out))
         if self.p.check("branch"):
             code.append(self.i("BRA", self.p.trap(bguard, pos, back_fault), pos=pos,
@@ -81,7 +82,7 @@ class ControlFlowLowering(FunctionLoweringState):
         code += self.roled(pre_teardown, "check")
         code += self.block(s.orelse)
         self.conditional -= 1
-        code += self.roled(post_setup, "check")
+        code += checked_post
         if self.p.check("branch"):
             code.append(post_branch(guard, self.p.trap(guard, pos, else_fault), pos, "check"))
         code.append(replace(post_branch(join, out, pos, "check"), note=then_fault))
