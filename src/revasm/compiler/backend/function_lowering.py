@@ -22,7 +22,6 @@ from .guard_reuse import GuardReuse
 from .guards import GuardLowering
 from .hoisting import HoistLowering
 from .integer_arithmetic import IntegerArithmeticLowering
-from .ir_queries import callees_of
 from .layout import LINK, SCRATCH, VARIABLE_REGISTERS
 from .lowering_state import ModuleContext
 from .places import OperandLowering
@@ -106,7 +105,7 @@ class FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Ope
         (a call would save these registers too) loads the most used ones once, at its
         entry, into variable registers nothing else uses, and clears them at its exit.
         """
-        if not self.p.optimize or any(True for _ in callees_of(self.f.body)):
+        if not self.p.optimize or _makes_calls(self.f.body):
             return []
         limit = self.p.max_registers
         available = list(VARIABLE_REGISTERS[:limit] if limit else VARIABLE_REGISTERS)
@@ -149,13 +148,16 @@ class FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Ope
                              out: list[tuple[ir.Const, ir.ScalarType]]) -> None:
         for s in body:
             looped = in_loop or isinstance(s, (ir.While, ir.For))
-            if not looped and isinstance(s, _NO_BODY):
+            simple = isinstance(s, _NO_BODY)
+            if not looped and simple:
                 continue
             if looped:
-                exprs = [getattr(s, a, None) for a in ("expr", "pre", "post", "theta", "a", "b")]
-                for e in exprs:
+                for name in _operand_fields(type(s)):
+                    e = getattr(s, name)
                     if isinstance(e, ir.Expr):
                         self._constant_operands(e, out)
+            if simple:
+                continue
             for attr in ir.BODY_FIELDS:
                 inner = getattr(s, attr, None)
                 if isinstance(inner, list):
@@ -257,6 +259,28 @@ class FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Ope
             return build()
         finally:
             self.scratch_top = mark
+
+
+def _makes_calls(body: list[ir.Stmt]) -> bool:
+    """Whether ``body`` or a body inside it holds a call (``callees_of``, without its
+    look-ups of the bodies a simple statement lacks: it walks the whole function)."""
+    return any(isinstance(s, ir.Call) or not isinstance(s, _NO_BODY) and
+               any(_makes_calls(inner) for inner in ir.nested_bodies(s)) for s in body)
+
+
+def _operand_fields(kind: type) -> tuple[str, ...]:
+    """Those of a loop's statement's fields whose constants ``constant_pool`` counts, in
+    order, looked up once per class (a ``getattr`` of a field the class lacks raises and
+    catches an AttributeError inside: six per statement of a loop)."""
+    names = _OPERAND_FIELDS.get(kind)
+    if names is None:
+        present = ir.field_names(kind)
+        names = _OPERAND_FIELDS[kind] = tuple(
+            a for a in ("expr", "pre", "post", "theta", "a", "b") if a in present)
+    return names
+
+
+_OPERAND_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def _frees(s: ir.Stmt, name: str) -> bool:
