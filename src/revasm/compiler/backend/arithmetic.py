@@ -31,7 +31,9 @@ class ArithmeticLowering(FunctionLoweringState):
         if isinstance(e, ir.Const):
             if e.value == 0:
                 return []
-            if ctx == ir.INT:
+            # (types compared by kind, here and below: the dataclass ``==`` of each operand
+            # was a twentieth of a long program's lowering)
+            if ctx.kind == ir.INT.kind:
                 if e.value.denominator != 1:
                     raise CompileError(pos, f"{expr_text(e)} is not an integer",
                                        "Int variables hold whole numbers")
@@ -41,12 +43,12 @@ class ArithmeticLowering(FunctionLoweringState):
                 return [self.i("LI", d, str(v), pos=pos)]
             self.literal_word(e, ctx)
             return [self.i("LI", d, fixed_literal(e.value * sign), pos=pos)]
-        etype = self.type_of(e)
         if isinstance(e, (ir.Var, ir.Index)):
-            if etype == ir.FIXED and ctx == ir.INT:
+            etype = self.type_of(e)  # (only here: a sum's type is its terms' walk)
+            if etype.kind == ir.FIXED.kind and ctx.kind == ir.INT.kind:
                 raise CompileError(pos, f"{expr_text(e)} is Fixed; it cannot be added to an "
                                         "Int", "keep Int variables for counts and indices")
-            if etype == ir.INT and ctx == ir.FIXED:
+            if etype.kind == ir.INT.kind and ctx.kind == ir.FIXED.kind:
                 r, setup, teardown = self.place(e)
                 t = self.fresh(pos)
                 conv = [self.i("SLLX", t, r, str(self.fmt_frac), pos=pos, note="Int to Fixed")]
@@ -62,8 +64,15 @@ class ArithmeticLowering(FunctionLoweringState):
             return self.accumulate(d, -sign, e.operand, ctx)
         if isinstance(e, ir.BinOp) and e.op in "+-":
             right_sign = sign if e.op == "+" else -sign
-            return self.complete(lambda: self.accumulate(d, sign, e.left, ctx)) + \
-                self.complete(lambda: self.accumulate(d, right_sign, e.right, ctx))
+            # each term ``complete`` (its temporaries free again after it), without a
+            # closure per term: every ``x += y + c`` passes here
+            mark = self.scratch_top
+            try:
+                code = self.accumulate(d, sign, e.left, ctx)
+                self.scratch_top = mark
+                return code + self.accumulate(d, right_sign, e.right, ctx)
+            finally:
+                self.scratch_top = mark
         if isinstance(e, ir.BinOp) and e.op == "*":
             return self.multiply(d, sign, e, ctx)
         if isinstance(e, ir.BinOp) and e.op == "/":
@@ -95,8 +104,16 @@ class ArithmeticLowering(FunctionLoweringState):
 
     def literal_word(self, e: ir.Const, ctx: ir.ScalarType, *, bits: bool = False) -> int:
         """The signed raw word of a constant in its context (``code.literal_word``)."""
-        return literal_word(e.value, ctx == ir.INT or bits and e.is_int, self.p.fmt, e.pos,
-                            expr_text(e), bits=bits)
+        integer = ctx.kind == ir.INT.kind or bits and e.is_int
+        fmt = self.p.fmt
+        if integer:
+            # an integer that fits is itself: its text, for the error's message, and the
+            # wider format's range, for the error's hint, are worked out only when it does
+            # not fit (for every constant they were a tenth of a branch-heavy lowering)
+            word = int(e.value)
+            if fmt.min_signed <= word <= (fmt.mask if bits else fmt.max_signed):
+                return word
+        return literal_word(e.value, integer, fmt, e.pos, expr_text(e), bits=bits)
 
     @property
     def fmt_frac(self) -> int:

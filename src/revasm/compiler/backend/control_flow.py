@@ -71,7 +71,8 @@ class ControlFlowLowering(FunctionLoweringState):
         code += self.roled(pre_teardown, "control")
         self.conditional += 1
         code += self.block(s.then)
-        code += self.roled(post_setup, "check")
+        checked_post = self.roled(post_setup, "check")  # (the same at the join, made once)
+        code += checked_post
         code.append(self.i("BRA", join, pos=pos, role="control", label=out))
         if self.p.check("branch"):
             code.append(self.i("BRA", self.p.trap(bguard, pos, back_fault), pos=pos,
@@ -81,7 +82,7 @@ class ControlFlowLowering(FunctionLoweringState):
         code += self.roled(pre_teardown, "check")
         code += self.block(s.orelse)
         self.conditional -= 1
-        code += self.roled(post_setup, "check")
+        code += checked_post
         if self.p.check("branch"):
             code.append(post_branch(guard, self.p.trap(guard, pos, else_fault), pos, "check"))
         code.append(replace(post_branch(join, out, pos, "check"), note=then_fault))
@@ -445,7 +446,9 @@ class ControlFlowLowering(FunctionLoweringState):
         return t, self.xor_into(t, e)
 
     def _compare_type(self, a: ir.Expr, b: ir.Expr) -> ir.ScalarType:
-        return ir.INT if self.type_of(a) == self.type_of(b) == ir.INT else ir.FIXED
+        # (kinds compared: a dataclass ``==`` costs a call)
+        both_int = self.type_of(a).kind == ir.INT.kind == self.type_of(b).kind
+        return ir.INT if both_int else ir.FIXED
 
 
 def _down_to_zero(s: ir.For) -> bool:
@@ -457,15 +460,7 @@ def _down_to_zero(s: ir.For) -> bool:
 
 def _element_read_twice(cond: ir.Expr) -> bool:
     """Whether two parts of a condition read elements of the same array."""
-    names: list[str] = []
-    todo: list[object] = [cond]  # a stack, not a recursive closure (no cyclic garbage)
-    while todo:
-        e = todo.pop()
-        if isinstance(e, ir.Index):
-            names.append(e.name)
-        for value in vars(e).values() if isinstance(e, ir.Expr) else ():
-            todo.extend(item for item in (value if isinstance(value, tuple) else (value,))
-                        if isinstance(item, ir.Expr))
+    names = [e.name for e in index_nodes(cond)]
     return len(names) != len(set(names))
 
 

@@ -8,7 +8,7 @@ scratch registers after it.  Operands come from ``places``, accumulation from
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from fractions import Fraction
 
 from ..errors import CompileError, SourcePos
@@ -22,12 +22,20 @@ from .guard_reuse import GuardReuse
 from .guards import GuardLowering
 from .hoisting import HoistLowering
 from .integer_arithmetic import IntegerArithmeticLowering
-from .ir_queries import callees_of
 from .layout import LINK, SCRATCH, VARIABLE_REGISTERS
 from .lowering_state import ModuleContext
 from .places import OperandLowering
 from .pointers import PointerLowering
 from .statements import StatementLowering
+
+#: "$0" ... "$63": a register operand's text (``i`` is called for every instruction made)
+_REGISTER_TEXT = tuple(f"${r}" for r in range(64))
+#: Statements with no statements inside them, and expressions with none inside them
+#: that ``_constant_operands`` looks at (an element's indices are not operands).
+_NO_BODY = (ir.Update, ir.Swap, ir.Rot, ir.Show, ir.Call, ir.Alloc, ir.Free)
+_LEAVES = (ir.Const, ir.Var, ir.Index)
+#: statement class -> the name of the method that lowers it (``stmt``)
+_METHOD_NAMES: dict[type, str] = {}
 
 
 class FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, OperandLowering,
@@ -49,6 +57,8 @@ class FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Ope
         self.exact_ranges = set()
         self.conditional = 0
         self.pointers = {}  # address key -> pointer register (pointers.py, -O2)
+        self.address_keys = {}  # element id -> its address key (pointers.py)
+        self.statement_element_lists = {}  # statement id -> its elements (guards.py)
         self.reserved = set()  # registers pointers and loop bounds hold
         self.hoisted = set()  # bounds checks made once at a loop's entry (hoisting.py)
         self.current = None  # the statement whose guards are being made
@@ -66,7 +76,8 @@ class FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Ope
 
     def i(self, mnemonic: str, *operands: int | str, pos: SourcePos | None = None, note: str = "",
           role: str | None = None, label: str = "") -> Instr:
-        ops = tuple(f"${o}" if isinstance(o, int) else str(o) for o in operands)
+        ops = tuple([_REGISTER_TEXT[o] if type(o) is int and 0 <= o < len(_REGISTER_TEXT)
+                     else f"${o}" if isinstance(o, int) else str(o) for o in operands])
         return Instr(mnemonic, ops, pos, role or self.role, note, label)
 
     def run(self) -> list[Instr]:
@@ -94,7 +105,7 @@ class FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Ope
         (a call would save these registers too) loads the most used ones once, at its
         entry, into variable registers nothing else uses, and clears them at its exit.
         """
-        if not self.p.optimize or any(True for _ in callees_of(self.f.body)):
+        if not self.p.optimize or _makes_calls(self.f.body):
             return []
         limit = self.p.max_registers
         available = list(VARIABLE_REGISTERS[:limit] if limit else VARIABLE_REGISTERS)
@@ -124,21 +135,38 @@ class FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Ope
         return self.literal_word(e, ctx)
 
     def _loop_constant_operands(self, body: list[ir.Stmt], in_loop: bool
-                                ) -> Iterator[tuple[ir.Const, ir.ScalarType]]:
+                                ) -> list[tuple[ir.Const, ir.ScalarType]]:
         """(constant, context) of every constant a loop reads through ``operand``."""
+        out: list[tuple[ir.Const, ir.ScalarType]] = []
+        self._loop_constants_into(body, in_loop, out)
+        return out
+
+    # The walks append to one list (no generator at each level) and skip what has nothing
+    # to yield: a statement outside loops with no statements inside it, a leaf expression.
+    # They were a fifth of a long program's lowering of loops.
+    def _loop_constants_into(self, body: list[ir.Stmt], in_loop: bool,
+                             out: list[tuple[ir.Const, ir.ScalarType]]) -> None:
         for s in body:
             looped = in_loop or isinstance(s, (ir.While, ir.For))
+            simple = isinstance(s, _NO_BODY)
+            if not looped and simple:
+                continue
             if looped:
-                exprs = [getattr(s, a, None) for a in ("expr", "pre", "post", "theta", "a", "b")]
-                for e in exprs:
+                for name in _operand_fields(type(s)):
+                    e = getattr(s, name)
                     if isinstance(e, ir.Expr):
-                        yield from self._constant_operands(e)
-            for attr in ("head", "body", "then", "orelse"):
+                        self._constant_operands(e, out)
+            if simple:
+                continue
+            for attr in ir.BODY_FIELDS:
                 inner = getattr(s, attr, None)
                 if isinstance(inner, list):
-                    yield from self._loop_constant_operands(inner, looped)
+                    self._loop_constants_into(inner, looped, out)
 
-    def _constant_operands(self, e: ir.Expr) -> Iterator[tuple[ir.Const, ir.ScalarType]]:
+    def _constant_operands(self, e: ir.Expr, out: list[tuple[ir.Const, ir.ScalarType]]
+                           ) -> None:
+        if isinstance(e, _LEAVES):
+            return  # none of the cases below, and no operand inside
         pairs: list[tuple[ir.Expr, ir.ScalarType]] = []
         if isinstance(e, ir.Compare):
             ctx = self._compare_type(e.left, e.right)
@@ -160,15 +188,15 @@ class FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Ope
             pairs = [(a, ir.FIXED) for a in e.args]
         for x, ctx in pairs:
             if isinstance(x, ir.Const) and x.value != 0:
-                yield x, ctx
+                out.append((x, ctx))
         for attr in ("left", "right", "operand"):
             sub = getattr(e, attr, None)
             if isinstance(sub, ir.Expr):
-                yield from self._constant_operands(sub)
+                self._constant_operands(sub, out)
         for attr in ("values", "args"):
             for sub in getattr(e, attr, ()) or ():
                 if isinstance(sub, ir.Expr):
-                    yield from self._constant_operands(sub)
+                    self._constant_operands(sub, out)
 
     def block(self, body: list[ir.Stmt], guards_found: bool = False) -> list[Instr]:
         """``body``'s code.  ``guards_found``: ``body`` is part of a block whose repeated
@@ -199,7 +227,11 @@ class FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Ope
         mark = self.scratch_top
         outer, self.current = self.current, s
         try:
-            method = getattr(self, "stmt_" + type(s).__name__.lower())
+            kind = type(s)
+            name = _METHOD_NAMES.get(kind)
+            if name is None:
+                name = _METHOD_NAMES[kind] = "stmt_" + kind.__name__.lower()
+            method = getattr(self, name)
             self.made_in_statement = set()
             guards = self.statement_guards(s)
             self.scratch_top = mark
@@ -227,6 +259,28 @@ class FunctionLowering(StatementLowering, CallLowering, ControlFlowLowering, Ope
             return build()
         finally:
             self.scratch_top = mark
+
+
+def _makes_calls(body: list[ir.Stmt]) -> bool:
+    """Whether ``body`` or a body inside it holds a call (``callees_of``, without its
+    look-ups of the bodies a simple statement lacks: it walks the whole function)."""
+    return any(isinstance(s, ir.Call) or not isinstance(s, _NO_BODY) and
+               any(_makes_calls(inner) for inner in ir.nested_bodies(s)) for s in body)
+
+
+def _operand_fields(kind: type) -> tuple[str, ...]:
+    """Those of a loop's statement's fields whose constants ``constant_pool`` counts, in
+    order, looked up once per class (a ``getattr`` of a field the class lacks raises and
+    catches an AttributeError inside: six per statement of a loop)."""
+    names = _OPERAND_FIELDS.get(kind)
+    if names is None:
+        present = ir.field_names(kind)
+        names = _OPERAND_FIELDS[kind] = tuple(
+            a for a in ("expr", "pre", "post", "theta", "a", "b") if a in present)
+    return names
+
+
+_OPERAND_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def _frees(s: ir.Stmt, name: str) -> bool:

@@ -25,8 +25,6 @@ from collections.abc import Iterator
 
 from ..ir import nodes as ir
 from ..ir.inverse import invert_block
-from .guards import index_nodes
-from .hoisting import statement_exprs
 from .lowering_state import FunctionLoweringState
 from .pointers import written
 
@@ -106,23 +104,26 @@ class GuardReuse(FunctionLoweringState):
             elif isinstance(s, _STRAIGHT):
                 for key in self._guard_keys(s):
                     runs.setdefault(key, []).append(id(s))
+                if not runs:
+                    continue  # no run to end (what ``s`` writes is not asked)
                 changed = _writes(s)
                 for key in [k for k in runs if changed & set(_names(k[0]))]:
                     self._close_run(key, runs)
-            else:  # a call, an if, a loop: it ends the runs of what it may write
+            elif runs:  # a call, an if, a loop: it ends the runs of what it may write
+                # (only while a run is open: ``written`` walks all that is nested in ``s``)
                 stepped, other, _ = written([s])
                 for key in [k for k in runs if (stepped | other) & set(_names(k[0]))]:
                     self._close_run(key, runs)
 
     def _guard_keys(self, s: ir.Stmt) -> set[GuardKey]:
         keys: set[GuardKey] = set()
-        for e in statement_exprs(s):
-            for node in index_nodes(e):
-                if node.name not in self.p.module.tables and node.name not in self.lay.arrays:
-                    continue
-                for index, extent in zip(node.indices, self._shape_of(node.name)):
-                    if not isinstance(index, ir.Const) and "" not in set(_names(index)):
-                        keys.add((index, extent))
+        # (a straight statement's guarded expressions are its ``statement_exprs``)
+        for node in self.statement_elements(s):
+            if node.name not in self.p.module.tables and node.name not in self.lay.arrays:
+                continue
+            for index, extent in zip(node.indices, self._shape_of(node.name)):
+                if not isinstance(index, ir.Const) and "" not in set(_names(index)):
+                    keys.add((index, extent))
         return keys
 
     def guard_is_repeated(self, e: ir.Index, dim: int) -> bool:

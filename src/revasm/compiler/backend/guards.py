@@ -17,7 +17,7 @@ value, the index values.  A mixin of the function lowering
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from fractions import Fraction
 from itertools import combinations
 
@@ -46,40 +46,59 @@ def check_kinds(checks: bool | str | Iterable[str] | None) -> frozenset[str]:
     return kinds
 
 
-def value_leaves(e: ir.Expr | None) -> Iterator[ir.Index]:
+def value_leaves(e: ir.Expr | None) -> list[ir.Index]:
     """The array elements an expression reads as values (not those inside an index)."""
-    if e is None:
+    out: list[ir.Index] = []
+    if e is not None:
+        _value_leaves(e, out)
+    return out
+
+
+def index_nodes(e: ir.Expr | None) -> list[ir.Index]:
+    """Every array element in ``e``, those inside indices first."""
+    out: list[ir.Index] = []
+    if e is not None:
+        _index_nodes(e, out)
+    return out
+
+
+# The walks append to one list instead of chaining generators (``yield from`` at every
+# level): each statement's expressions are walked by its guards, guard_reuse and hoisting,
+# and the generators were a tenth of a long program's lowering.
+def _value_leaves(e: ir.Expr, out: list[ir.Index]) -> None:
+    t = type(e)
+    if t is ir.Var or t is ir.Const:
         return
     if isinstance(e, ir.Index):
-        yield e
+        out.append(e)
         return
     for child in _children(e):
-        yield from value_leaves(child)
+        _value_leaves(child, out)
 
 
-def index_nodes(e: ir.Expr | None) -> Iterator[ir.Index]:
-    """Every array element in ``e``, those inside indices first."""
-    if e is None:
+def _index_nodes(e: ir.Expr, out: list[ir.Index]) -> None:
+    t = type(e)
+    if t is ir.Var or t is ir.Const:
         return
     if isinstance(e, ir.Index):
         for index in e.indices:
-            yield from index_nodes(index)
-        yield e
+            _index_nodes(index, out)
+        out.append(e)
         return
     for child in _children(e):
-        yield from index_nodes(child)
+        _index_nodes(child, out)
 
 
-def _children(e: ir.Expr) -> list[ir.Expr]:
+def _children(e: ir.Expr) -> Sequence[ir.Expr]:
     if isinstance(e, (ir.BinOp, ir.Compare)):
-        return [e.left, e.right]
+        return (e.left, e.right)
     if isinstance(e, ir.Unary):
-        return [e.operand]
+        return (e.operand,)
     if isinstance(e, ir.BoolOp):
-        return list(e.values)
+        return e.values
     if isinstance(e, ir.FuncCall):
-        return list(e.args)
-    return []
+        return e.args
+    return ()
 
 
 def simultaneous_reads(e: ir.Expr | None) -> list[tuple[ir.Index, ir.Index]]:
@@ -97,8 +116,30 @@ def simultaneous_reads(e: ir.Expr | None) -> list[tuple[ir.Index, ir.Index]]:
     return out
 
 
+def guarded_exprs(s: ir.Stmt) -> list[ir.Expr | None]:
+    """The expressions whose elements ``statement_guards`` checks before ``s``."""
+    if isinstance(s, ir.Update):
+        return [s.target, s.expr]
+    if isinstance(s, (ir.Swap, ir.Rot)):
+        return [s.a, s.b, s.theta] if isinstance(s, ir.Rot) else [s.a, s.b]
+    if isinstance(s, ir.Call):
+        return list(s.args)
+    if isinstance(s, (ir.Alloc, ir.Free)):
+        return [s.value]
+    if isinstance(s, ir.If):
+        return [s.pre]
+    if isinstance(s, ir.While):
+        return [s.pre, s.post]
+    if isinstance(s, ir.For):
+        return [s.start, s.stop]
+    return []
+
+
 class GuardLowering(FunctionLoweringState):
     """Bounds and alias guards before a statement, and the intervals that prove them away."""
+
+    #: statement id -> (the statement, its elements): see ``statement_elements``
+    statement_element_lists: dict[int, tuple[ir.Stmt, tuple[ir.Index, ...]]]
 
     # --- what is known about an index -------------------------------------------------
 
@@ -188,16 +229,24 @@ class GuardLowering(FunctionLoweringState):
     # --- the guards -------------------------------------------------------------------
 
     def access_guards(self, exprs: list[ir.Expr],
-                      pairs: Sequence[tuple[ir.Expr, ir.Expr]]) -> list[Instr]:
-        """Bounds guards for every element in ``exprs``; alias guards for ``pairs``."""
+                      pairs: Sequence[tuple[ir.Expr, ir.Expr]],
+                      elements: Sequence[ir.Index] | None = None) -> list[Instr]:
+        """Bounds guards for every element in ``exprs`` (``elements``, when they are known
+        already); alias guards for ``pairs``."""
         code: list[Instr] = []
         if self.p.check("bounds"):
             seen: set[ir.Index] = set()
-            for e in exprs:
-                for node in index_nodes(e):
-                    if node not in seen:
-                        seen.add(node)
-                        code += self.bounds_guard(node)
+            if elements is None:
+                elements = [node for e in exprs for node in index_nodes(e)]
+            for node in elements:
+                for index in node.indices:
+                    if not isinstance(index, ir.Const):
+                        break
+                else:  # constant indices were checked by the front end: no guard (nor
+                    continue  # the hash of the node, a tenth of a statement's guards)
+                if node not in seen:
+                    seen.add(node)
+                    code += self.bounds_guard(node)
         if self.p.check("alias"):
             done: set[tuple[ir.Index, ir.Index]] = set()
             for x, y in pairs:
@@ -299,37 +348,59 @@ class GuardLowering(FunctionLoweringState):
         assert flat is not None
         return flat
 
+    def statement_elements(self, s: ir.Stmt) -> Sequence[ir.Index]:
+        """``index_nodes`` of ``guarded_exprs(s)``, in order, worked out once per statement:
+        guard_reuse.py asks before the statement is lowered, ``statement_guards`` when it
+        is (most statements of a long program name no element, and the two walks of each
+        were a third of its lowering).  The entry keeps ``s`` alive, so that its id names
+        no other statement."""
+        entry = self.statement_element_lists.get(id(s))
+        if entry is not None and entry[0] is s:
+            return entry[1]
+        nodes: list[ir.Index] = []
+        for e in guarded_exprs(s):
+            if e is not None:
+                _index_nodes(e, nodes)
+        found = tuple(nodes)
+        self.statement_element_lists[id(s)] = (s, found)
+        return found
+
     def statement_guards(self, s: ir.Stmt) -> list[Instr]:
         """The guards that run before statement ``s`` (its own expressions, not its body)."""
         if not (self.p.check("bounds") or self.p.check("alias")):
             return []
+        elements = self.statement_elements(s)
+        if not elements:
+            return []  # every guard is of an element (an alias guard's pair too)
         if isinstance(s, ir.Update):
             pairs: list[tuple[ir.Expr, ir.Expr]] = [(s.target, leaf)
                                                     for leaf in value_leaves(s.expr)]
-            return self.access_guards([s.target, s.expr], [*pairs, *self.read_pairs(s.expr)])
+            return self.access_guards([s.target, s.expr], [*pairs, *self.read_pairs(s.expr)],
+                                      elements)
         if isinstance(s, ir.Swap):
-            return self.access_guards([s.a, s.b], [(s.a, s.b)])
+            return self.access_guards([s.a, s.b], [(s.a, s.b)], elements)
         if isinstance(s, ir.Rot):
             pairs = [(s.a, s.b)] + [(p, leaf) for p in (s.a, s.b)
                                     for leaf in value_leaves(s.theta)]
-            return self.access_guards([s.a, s.b, s.theta], pairs)
+            return self.access_guards([s.a, s.b, s.theta], pairs, elements)
         if isinstance(s, ir.Call):
-            return self.access_guards(list(s.args), list(combinations(s.args, 2)))
+            return self.access_guards(list(s.args), list(combinations(s.args, 2)), elements)
         if isinstance(s, (ir.Alloc, ir.Free)):
-            return self.access_guards([s.value], self.read_pairs(s.value))
+            return self.access_guards([s.value], self.read_pairs(s.value), elements)
         if isinstance(s, ir.If):
-            return self.condition_guards([s.pre])
+            return self.condition_guards([s.pre], elements)
         if isinstance(s, ir.While):
-            return self.condition_guards([s.pre, s.post])
+            return self.condition_guards([s.pre, s.post], elements)
         if isinstance(s, ir.For):
-            return self.access_guards([s.start, s.stop], [])
+            return self.access_guards([s.start, s.stop], [], elements)
         return []
 
-    def condition_guards(self, conditions: list[ir.Expr]) -> list[Instr]:
+    def condition_guards(self, conditions: list[ir.Expr],
+                         elements: Sequence[ir.Index] | None = None) -> list[Instr]:
         if not (self.p.check("bounds") or self.p.check("alias")):
             return []
         pairs = [p for c in conditions for p in self.read_pairs(c)]
-        return self.access_guards(list(conditions), pairs)
+        return self.access_guards(list(conditions), pairs, elements)
 
     def read_pairs(self, e: ir.Expr | None) -> list[tuple[ir.Index, ir.Index]]:
         """Elements read at the same time, which may alias: none when reads are copies."""

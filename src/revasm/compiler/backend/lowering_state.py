@@ -12,7 +12,7 @@ imports this package's modules and so is not imported here).
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -204,5 +204,7 @@ class FunctionLoweringState:
         def loop_range(self, s: ir.For) -> Interval: ...
 
         def statement_guards(self, s: ir.Stmt) -> list[Instr]: ...
+
+        def statement_elements(self, s: ir.Stmt) -> Sequence[ir.Index]: ...
 
         def condition_guards(self, conditions: list[ir.Expr]) -> list[Instr]: ...

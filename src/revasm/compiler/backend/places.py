@@ -9,14 +9,13 @@ strides.  A mixin of the function lowering
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import fields
 from fractions import Fraction
 
 from ..errors import CompileError
 from ..ir import nodes as ir
 from ..ir.expr_types import expr_type
 from ..ir.printer import expr_text
-from .code import Instr, inverse_code
+from .code import Instr, inverse_code, inverse_instr
 from .ir_queries import is_zero
 from .layout import SP
 from .lowering_state import FunctionLoweringState, HeldValue, Placed
@@ -48,18 +47,16 @@ class OperandLowering(FunctionLoweringState):
             calc = [self.i("ADD", addr, SP, pos=e.pos)]
             if slot.frame_offset:
                 calc.append(self.i("ADDI", addr, str(slot.frame_offset), pos=e.pos))
-            setup = calc + [self.i("EXCH", reg, addr, pos=e.pos, note=f"load {e.name}")] \
-                + inverse_code(calc)
             self.scratch_top = mark
-            return reg, setup, inverse_code(setup)
+            return (reg, *_moved(calc, self.i("EXCH", reg, addr, pos=e.pos,
+                                              note=f"load {e.name}")))
         if isinstance(e, ir.Index):
             reg = self.fresh(e.pos)
             mark = self.scratch_top
             addr, calc = self.address_of(e)
-            setup = calc + [self.i("EXCH", reg, addr, pos=e.pos,
-                                   note=f"load {expr_text(e)}")] + inverse_code(calc)
             self.scratch_top = mark
-            return reg, setup, inverse_code(setup)
+            return (reg, *_moved(calc, self.i("EXCH", reg, addr, pos=e.pos,
+                                              note=f"load {expr_text(e)}")))
         raise CompileError(e.pos, f"{expr_text(e)} is not a variable or array element")
 
     def value_place(self, e: ir.Expr) -> Placed:
@@ -71,10 +68,9 @@ class OperandLowering(FunctionLoweringState):
         t = self.fresh(e.pos)
         mark = self.scratch_top
         r, setup, teardown = self.place(e)
-        copy = setup + [self.i("ADD", t, r, pos=e.pos, note=f"copy of {expr_text(e)}")] + \
-            teardown
         self.scratch_top = mark
-        return t, copy, inverse_code(copy)
+        return (t, *_moved(setup, self.i("ADD", t, r, pos=e.pos,
+                                         note=f"copy of {expr_text(e)}"), teardown))
 
     def address_of(self, e: ir.Index) -> tuple[int, list[Instr]]:
         """A register that holds ``e``'s address after ``calc``, and ``calc`` (whose inverse
@@ -165,34 +161,42 @@ class OperandLowering(FunctionLoweringState):
             if word is not None and (word, ctx.kind) in self.pool:
                 return self.pool[(word, ctx.kind)], [], []
         etype = self.type_of(e)
-        if isinstance(e, (ir.Var, ir.Index)) and (etype == ctx or ctx == ir.INT):
-            if etype != ctx:
+        # (types compared by kind: see ``accumulate``)
+        int_etype, int_ctx = etype.kind == ir.INT.kind, ctx.kind == ir.INT.kind
+        if isinstance(e, (ir.Var, ir.Index)) and (etype.kind == ctx.kind or int_ctx):
+            if etype.kind != ctx.kind:
                 raise CompileError(e.pos, f"{expr_text(e)} is Fixed where an Int is needed")
             return self.value_place(e)
-        if isinstance(e, (ir.Var, ir.Index)) and etype == ir.INT and ctx == ir.FIXED:
+        if isinstance(e, (ir.Var, ir.Index)) and int_etype and ctx.kind == ir.FIXED.kind:
             # one shift into a zero scratch register converts it (SLLX is an XOR)
             r, sr, tr = self.place(e)
             t = self.fresh(e.pos)
-            setup = sr + [self.i("SLLX", t, r, str(self.fmt_frac), pos=e.pos,
-                                 note="Int to Fixed")] + tr
-            return t, setup, inverse_code(setup)
+            return (t, *_moved(sr, self.i("SLLX", t, r, str(self.fmt_frac), pos=e.pos,
+                                          note="Int to Fixed"), tr))
         t = self.fresh(e.pos)
         # the setup clears its own temporaries, so their registers are free after it
-        if ctx == ir.INT and self.type_of(e) == ir.INT and _bitwise(e):
+        if int_ctx and int_etype and _bitwise(e):
             setup = self.complete(lambda: self.xor_into(t, e))  # into a zero register
         else:
             setup = self.complete(lambda: self.accumulate(t, 1, e, ctx))
         return t, setup, inverse_code(setup)
 
 
+def _moved(calc: list[Instr], move: Instr, undo: list[Instr] | None = None
+           ) -> tuple[list[Instr], list[Instr]]:
+    """The setup ``calc; move; undo`` and its teardown, ``inverse_code`` of the setup,
+    which ends with ``undo`` itself: the instructions that undo ``calc``
+    (``inverse_code(calc)``, made here unless they are given), made once."""
+    if undo is None:
+        undo = inverse_code(calc)
+    return calc + [move] + undo, inverse_code(undo) + [inverse_instr(move)] + undo
+
+
 def _walk(e: ir.Expr) -> Iterator[ir.Expr]:
     """``e`` and every expression inside it."""
     yield e
-    for f in fields(e):
-        value = getattr(e, f.name)
-        for item in value if isinstance(value, tuple) else (value,):
-            if isinstance(item, ir.Expr):
-                yield from _walk(item)
+    for child in ir.children(e):  # field names looked up once per class, not per node
+        yield from _walk(child)
 
 
 def _bitwise(e: ir.Expr) -> bool:

@@ -27,7 +27,7 @@ gradients are bit for bit those of -O0.  A mixin of the function lowering
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from fractions import Fraction
 
 from ..ir import nodes as ir
@@ -108,12 +108,20 @@ def const_step(s: ir.Stmt) -> tuple[str, int] | None:
     return None
 
 
+#: Statements without statements inside them (``_nested`` has nothing to look up).
+_SIMPLE = (ir.Update, ir.Swap, ir.Rot, ir.Show, ir.Call, ir.Alloc, ir.Free)
+
+
 def _nested(s: ir.Stmt) -> list[list[ir.Stmt]]:
+    if isinstance(s, _SIMPLE):
+        return []
     return [getattr(s, a) for a in ("head", "body", "then", "orelse")
             if isinstance(getattr(s, a, None), list)]
 
 
 def _exprs(s: ir.Stmt) -> list[ir.Expr]:
+    if isinstance(s, ir.Update):  # the commonest statement: its fields, in order
+        return [x for x in (s.target, s.expr) if isinstance(x, ir.Expr)]
     out: list[ir.Expr] = []
     for name in ir.field_names(type(s)):
         value = getattr(s, name)
@@ -124,10 +132,20 @@ def _exprs(s: ir.Stmt) -> list[ir.Expr]:
     return out
 
 
-def _sub_exprs(e: ir.Expr) -> Iterator[ir.Expr]:
-    yield e
+def _elements(e: ir.Expr, out: list[ir.Index]) -> None:
+    """Every array element in ``e``, each before those in its indices, appended to ``out``
+    (one list, not a chain of generators: the whole body's walk, once per scope)."""
+    t = type(e)
+    if t is ir.Var or t is ir.Const:
+        return
+    if isinstance(e, (ir.BinOp, ir.Compare)):
+        _elements(e.left, out)
+        _elements(e.right, out)
+        return
+    if isinstance(e, ir.Index):
+        out.append(e)
     for child in ir.children(e):
-        yield from _sub_exprs(child)
+        _elements(child, out)
 
 
 #: The variables a call may change (its arguments bound to parameters its callee changes).
@@ -171,17 +189,23 @@ def written(body: list[ir.Stmt], call_writes: CallWrites = _every_variable_argum
     return stepped - other, other, calls
 
 
-def accesses(body: list[ir.Stmt], weight: int = 1) -> Iterator[tuple[ir.Index, int]]:
+def accesses(body: list[ir.Stmt], weight: int = 1) -> list[tuple[ir.Index, int]]:
     """Every array element named in ``body`` (nested statements too), with a weight that
     grows with the loops around it."""
+    out: list[tuple[ir.Index, int]] = []
+    _accesses(body, weight, out)
+    return out
+
+
+def _accesses(body: list[ir.Stmt], weight: int, out: list[tuple[ir.Index, int]]) -> None:
     for s in body:
+        found: list[ir.Index] = []
         for e in _exprs(s):
-            for sub in _sub_exprs(e):
-                if isinstance(sub, ir.Index):
-                    yield sub, weight
+            _elements(e, found)
+        out += [(e, weight) for e in found]
         inner_weight = weight * LOOP_WEIGHT if isinstance(s, (ir.For, ir.While)) else weight
         for inner in _nested(s):
-            yield from accesses(inner, inner_weight)
+            _accesses(inner, inner_weight, out)
 
 
 def _controls(body: list[ir.Stmt]) -> bool:
@@ -197,6 +221,22 @@ class PointerLowering(FunctionLoweringState):
     pointers: dict[tuple[Key, int], int]
     #: registers taken for the rest of the function's lowering (pointers, loop bounds)
     reserved: set[int]
+    #: id of an element -> (the element, its ``flat_address``): see ``address_key``
+    address_keys: dict[int, tuple[ir.Index, tuple[Key, int] | None]]
+
+    def address_key(self, e: ir.Index) -> tuple[Key, int] | None:
+        """``flat_address`` of ``e`` in this function (None for no array or an index that
+        is not affine), worked out once per element: the scope around it weighs it and
+        each lowering of it looks its pointer up (two walks of its indices per access were
+        a tenth of an array program's lowering).  The entry keeps ``e`` alive, so that its
+        id names no other element."""
+        entry = self.address_keys.get(id(e))
+        if entry is not None and entry[0] is e:
+            return entry[1]
+        shape = self.shape_of(e.name)
+        found = flat_address(e, shape) if shape is not None else None
+        self.address_keys[id(e)] = (e, found)
+        return found
 
     def spare_registers(self) -> list[int]:
         """Variable registers this function leaves free: no variable, constant, pointer."""
@@ -234,19 +274,26 @@ class PointerLowering(FunctionLoweringState):
         weights: dict[Key, int] = {}
         at: dict[Key, dict[int, int]] = {}  # key -> constant offset -> its weight
         live = {k for k, _ in self.pointers}
+        # key -> (whether a pointer may hold it, whether its base register serves it),
+        # worked out once per key rather than once per access
+        verdicts: dict[Key, tuple[bool, bool]] = {}
         for e, weight in accesses(body):
-            shape = self.shape_of(e.name)
-            if shape is None:
-                continue
-            found = flat_address(e, shape)
+            found = self.address_key(e)
             if found is None:
                 continue
             key, offset = found
-            names = {name for name, _ in key[1]}
-            if key in live or not names <= (valid | self._unwritten(names, stepped, other)):
+            verdict = verdicts.get(key)
+            if verdict is None:
+                names = {name for name, _ in key[1]}
+                verdict = verdicts[key] = (
+                    key not in live and names <= (valid | self._unwritten(names, stepped, other)),
+                    not names and self._base_register(key[0]) is not None)
+            usable, based = verdict
+            if not usable:
                 continue
-            at.setdefault(key, {})[offset] = at.get(key, {}).get(offset, 0) + weight
-            if not names and self._base_register(e.name) is not None:
+            counts = at.setdefault(key, {})
+            counts[offset] = counts.get(offset, 0) + weight
+            if based:
                 continue  # the base register itself serves (``places``), at offset 0
             weights[key] = weights.get(key, 0) + weight
         chosen = sorted((k for k, w in weights.items() if w >= 2), key=lambda k: -weights[k])
@@ -362,13 +409,13 @@ class PointerLowering(FunctionLoweringState):
         at ``e``'s own offset, else its key's main pointer (the first made)."""
         if not self.pointers:
             return None
-        shape = self.shape_of(e.name)
-        found = flat_address(e, shape) if shape is not None else None
+        found = self.address_key(e)
         if found is None:
             return None
         key, offset = found
-        if (key, offset) in self.pointers:
-            return self.pointers[(key, offset)], 0
+        register = self.pointers.get((key, offset))
+        if register is not None:
+            return register, 0
         for (k, at), register in self.pointers.items():
             if k == key:
                 return register, offset - at
@@ -377,8 +424,10 @@ class PointerLowering(FunctionLoweringState):
     def pointer_steps(self, s: ir.Stmt) -> list[Instr]:
         """The ADDIs that keep every live pointer equal to its address when ``s`` adds a
         constant to a variable the pointer reads."""
+        if not self.pointers:
+            return []
         step = const_step(s)
-        if step is None or not self.pointers:
+        if step is None:
             return []
         variable, delta = step
         code = []
