@@ -328,6 +328,7 @@ def source_origins(lowered: Lowered, source_lines: Sequence[str],
     #: by the position object's identity: a SourcePos's own hash, and ``describe`` for each
     #: instruction, were most of this function's time on a 10^5-statement program
     origins: dict[tuple, SourceOrigin] = {}
+    texts: dict[int, str] = {}  # a source line's text, stripped
     for line, entry in lowered.lines.items():
         if entry.pos is None:
             continue
@@ -337,8 +338,11 @@ def source_origins(lowered: Lowered, source_lines: Sequence[str],
             pos, note = entry.pos, entry.note
             if describe is not None and entry.note:
                 note, pos = describe(entry)
-            text = source_lines[pos.line - 1].strip() if 0 < pos.line <= len(source_lines) \
-                else ""
+            text = texts.get(pos.line)
+            if text is None:  # each line stripped once: a 6*10^4-term sum on one line has
+                # as many origins, and stripping the line for each took 36 s
+                text = texts[pos.line] = source_lines[pos.line - 1].strip() \
+                    if 0 < pos.line <= len(source_lines) else ""
             origin = origins[key] = SourceOrigin(pos.file, pos.line, pos.column, text, note,
                                                  entry.check, entry.role)
         out[line] = origin

@@ -63,14 +63,21 @@ class ArithmeticLowering(FunctionLoweringState):
         if isinstance(e, ir.Unary) and e.op == "-":
             return self.accumulate(d, -sign, e.operand, ctx)
         if isinstance(e, ir.BinOp) and e.op in "+-":
-            right_sign = sign if e.op == "+" else -sign
-            # each term ``complete`` (its temporaries free again after it), without a
-            # closure per term: every ``x += y + c`` passes here
+            # the terms down the sum's left spine, left to right, each ``complete`` (its
+            # temporaries free again after it), into one list: ``left + right`` at each
+            # level copied the code so far (a 6*10^4-term sum took quadratic time)
+            terms: list[tuple[ir.Expr, int]] = []
+            while isinstance(e, ir.BinOp) and e.op in "+-":
+                terms.append((e.right, sign if e.op == "+" else -sign))
+                e = e.left
+            terms.append((e, sign))
             mark = self.scratch_top
+            code: list[Instr] = []
             try:
-                code = self.accumulate(d, sign, e.left, ctx)
-                self.scratch_top = mark
-                return code + self.accumulate(d, right_sign, e.right, ctx)
+                for term, term_sign in reversed(terms):
+                    code += self.accumulate(d, term_sign, term, ctx)
+                    self.scratch_top = mark
+                return code
             finally:
                 self.scratch_top = mark
         if isinstance(e, ir.BinOp) and e.op == "*":
