@@ -129,15 +129,13 @@ def _drop(nxt: Any, prv: Any, first: int, end: int, k: int) -> int:
 
 
 @njit(cache=True, nogil=True)
-def _inverse_partner(k: int, nxt: Any, end: int, spelled: Any, labelled: Any, inverse: Any,
-                     starts: Any, passable: Any, reads: Any, writes: Any) -> int:
-    """``peephole._partner``: the later inverse ``k`` cancels with, or -1."""
-    s = spelled[k]
-    if labelled[k] or not starts[s]:
-        return -1
-    mate = inverse[s]
-    written = writes[s]
-    touched = reads[s] | written
+def _ahead(k: int, nxt: Any, end: int, spelled: Any, labelled: Any, passable: Any,
+           reads: Any, writes: Any, exchange: Any, mate: int, read_mask: int,
+           write_mask: int, exchanges_stop: bool) -> int:
+    """The first of the WINDOW live positions after ``k`` spelled ``mate``, or -1 when a
+    label, the end, an instruction the scans cannot pass, one reading ``read_mask``'s or
+    writing ``write_mask``'s registers, or (``exchanges_stop``) another exchange comes
+    first: the forward walk both partner searches share."""
     j = nxt[k]
     for _ in range(WINDOW):
         if j == end or labelled[j]:
@@ -145,10 +143,25 @@ def _inverse_partner(k: int, nxt: Any, end: int, spelled: Any, labelled: Any, in
         t = spelled[j]
         if t == mate:
             return j
-        if not passable[t] or (writes[t] & touched) != 0 or (written & reads[t]) != 0:
+        if (exchanges_stop and exchange[t]) or not passable[t] or \
+                (reads[t] & read_mask) != 0 or (writes[t] & write_mask) != 0:
             return -1
         j = nxt[j]
     return -1
+
+
+@njit(cache=True, nogil=True)
+def _inverse_partner(k: int, nxt: Any, end: int, spelled: Any, labelled: Any, inverse: Any,
+                     starts: Any, passable: Any, reads: Any, writes: Any,
+                     exchange: Any) -> int:
+    """``peephole._partner``: the later inverse ``k`` cancels with, or -1 (nothing between
+    may write what ``k`` reads or writes, nor read what it writes)."""
+    s = spelled[k]
+    if labelled[k] or not starts[s]:
+        return -1
+    written = writes[s]
+    return _ahead(k, nxt, end, spelled, labelled, passable, reads, writes, exchange,
+                  inverse[s], written, reads[s] | written, False)
 
 
 @njit(cache=True, nogil=True)
@@ -156,7 +169,8 @@ def _exchange_partner(k: int, nxt: Any, prv: Any, end: int, spelled: Any, labell
                       passable: Any, reads: Any, writes: Any, exchange: Any, register: Any,
                       address: Any) -> int:
     """``peephole._exchange_partner`` (with ``_reached_before``): the later exchange that
-    ``k`` cancels with, or -1."""
+    ``k`` cancels with, or -1 (nothing between may touch its registers, and no other
+    exchange may come first)."""
     s = spelled[k]
     if not exchange[s] or labelled[k]:
         return -1
@@ -175,17 +189,8 @@ def _exchange_partner(k: int, nxt: Any, prv: Any, end: int, spelled: Any, labell
     if not reached:
         return -1
     both = register[s] | address[s]
-    j = nxt[k]
-    for _ in range(WINDOW):
-        if j == end or labelled[j]:
-            return -1
-        t = spelled[j]
-        if exchange[t]:
-            return j if t == s else -1
-        if not passable[t] or ((reads[t] | writes[t]) & both) != 0:
-            return -1
-        j = nxt[j]
-    return -1
+    return _ahead(k, nxt, end, spelled, labelled, passable, reads, writes, exchange, s, both,
+                  both, True)
 
 
 @njit(cache=True, nogil=True)
@@ -201,7 +206,7 @@ def _drop_pairs(kind: int, nxt: Any, prv: Any, first: int, end: int, keep: Any,
     while k != end:
         if kind == 0:
             j = _inverse_partner(k, nxt, end, spelled, labelled, inverse, starts, passable,
-                                 reads, writes)
+                                 reads, writes, exchange)
         else:
             j = _exchange_partner(k, nxt, prv, end, spelled, labelled, passable, reads,
                                   writes, exchange, register, address)
