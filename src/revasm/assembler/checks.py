@@ -36,7 +36,7 @@ def register_problems(ins: Instruction, operands: dict[str, int],
     return problems
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Placed:
     """An instruction at an address, with its field values and source line."""
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class SourceOrigin:
     """Where a compiled program's instruction came from in the user's source (a Janus
     ``.ja`` or Python file): file, 1-based line and column, the line's text, and, for a
@@ -38,7 +38,7 @@ class SourceOrigin:
         return f"{self.file}:{self.line}"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class SourceLocation:
     """Where an address came from: file, 1-based line and column, and the line's text.
 

@@ -20,7 +20,7 @@ from ..errors import CompileError, SourcePos
 _BY_NAME = {i.mnemonic: i for i in INSTRUCTIONS}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Instr:
     mnemonic: str
     operands: tuple[str, ...]
@@ -35,7 +35,7 @@ class Instr:
         return f"{self.mnemonic.lower():<7} {ops}".rstrip()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Loop(Instr):
     """``body`` run ``count`` times, a pseudo-instruction until ``expand_loops``.
 

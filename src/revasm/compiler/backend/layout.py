@@ -22,7 +22,7 @@ SCRATCH = tuple(range(2, 12))
 VARIABLE_REGISTERS = tuple(range(12, 31))
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class Slot:
     """A variable's home: a register, or a frame word at SP + offset."""
 
@@ -30,7 +30,7 @@ class Slot:
     frame_offset: int | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class ArrayHome:
     """An array: base address in ``register`` (parameter) or at SP + ``frame_offset``."""
 

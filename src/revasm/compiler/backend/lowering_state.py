@@ -32,7 +32,7 @@ Interval = tuple[int, int] | None
 Placed = tuple[int, list[Instr], list[Instr]]
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class HeldValue(ir.Var):
     """An Int value the lowering keeps in ``register`` over a stretch of code (a loop's
     bound, -O2); ``name`` is the expression's text, for messages."""

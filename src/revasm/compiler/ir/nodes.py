@@ -15,7 +15,7 @@ from ..errors import SourcePos
 # --- types ---------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class ScalarType:
     """``Fixed`` (a fixed-point real) or ``Int`` (a raw integer word)."""
 
@@ -29,7 +29,7 @@ FIXED = ScalarType("fixed")
 INT = ScalarType("int")
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class ArrayType:
     """A fixed-size array of scalars, row-major, in data memory."""
 
@@ -50,23 +50,23 @@ class ArrayType:
 # --- expressions ------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Expr:
     pos: SourcePos = field(compare=False, repr=False)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Const(Expr):
     value: Fraction = Fraction(0)
     is_int: bool = True
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Var(Expr):
     name: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Index(Expr):
     """``name[i, j]``: an element of an array (or of a constant table)."""
 
@@ -74,33 +74,33 @@ class Index(Expr):
     indices: tuple[Expr, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class BinOp(Expr):
     op: str  # + - * / ** & | << >>
     left: Expr
     right: Expr
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Unary(Expr):
     op: str  # - not
     operand: Expr
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Compare(Expr):
     op: str  # == != < <= > >=
     left: Expr
     right: Expr
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class BoolOp(Expr):
     op: str = "and"  # and | or
     values: tuple[Expr, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class FuncCall(Expr):
     """An elementary function: sin(x), sq(x), pow(x, y), atan2(y, x), abs(x), ..."""
 

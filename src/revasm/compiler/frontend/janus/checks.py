@@ -25,7 +25,7 @@ from .words import MAX_INT, MIN_INT
 STACK_CAPACITY = 64
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class Kind:
     """What a name holds: ``int`` (dims () for a scalar) or ``stack``."""
 

@@ -16,29 +16,29 @@ from .words import wrap
 # --- expressions ------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Expr:
     pos: SourcePos = field(compare=False)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Number(Expr):
     value: int
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Boolean(Expr):
     value: bool
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Name(Expr):
     """A scalar variable, a whole array or a whole stack."""
 
     name: str
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Element(Expr):
     """``a[i][j]``: an element of an array."""
 
@@ -46,7 +46,7 @@ class Element(Expr):
     indices: tuple[Expr, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Binary(Expr):
     """``left op right``; op is one of ``+ - * / % & | ^ < <= > >= = != && ||``."""
 
@@ -55,12 +55,12 @@ class Binary(Expr):
     right: Expr
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Not(Expr):
     operand: Expr
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class StackQuery(Expr):
     """``empty(s)``, ``top(s)`` or ``size(x)`` (an array's length or a stack's depth)."""
 
@@ -73,7 +73,7 @@ Place = Name | Element
 # --- declarations ------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Decl:
     """``int x``, ``int a[3] = {1, 2, 3}``, ``stack s``, ``int x = e`` (local, main)."""
 
@@ -96,12 +96,12 @@ class Decl:
 # --- statements ----------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Stmt:
     pos: SourcePos
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Update(Stmt):
     """``x += e``, ``x -= e``, ``x ^= e`` (op is ``+``, ``-`` or ``^``)."""
 
@@ -110,13 +110,13 @@ class Update(Stmt):
     expr: Expr
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Swap(Stmt):
     left: Place
     right: Place
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class If(Stmt):
     """``if test then ... else ... fi assertion``."""
 
@@ -126,7 +126,7 @@ class If(Stmt):
     assertion: Expr
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class From(Stmt):
     """``from entry do ... loop ... until exit``."""
 
@@ -136,7 +136,7 @@ class From(Stmt):
     until: Expr
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Push(Stmt):
     """``push(x, s)`` (``pop`` when ``pop``): moves x onto s and zeroes it, or back."""
 
@@ -145,7 +145,7 @@ class Push(Stmt):
     pop: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Local(Stmt):
     """``local int x = e ... delocal int x = e'``."""
 
@@ -154,24 +154,24 @@ class Local(Stmt):
     delocal: Decl
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Call(Stmt):
     name: str
     args: tuple[Name, ...]
     uncall: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Skip(Stmt):
     pass
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Assert(Stmt):
     cond: Expr
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Show(Stmt):
     """``show(x, y)``, ``print("text")`` or ``printf("%d", x)``: output in either direction
     (no effect on the store)."""
@@ -183,7 +183,7 @@ class Show(Stmt):
 # --- procedures and programs ------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Procedure:
     pos: SourcePos
     name: str
