@@ -13,6 +13,7 @@ from __future__ import annotations
 import sys
 
 from revasm.interrupts import caused_by_ctrl_c
+from revasm.leftovers import end_here, kept
 
 EXIT_INTERRUPTED = 130
 MESSAGE = "revasm: interrupted: before the command started; nothing was done"
@@ -34,4 +35,25 @@ def main() -> None:
             sys.stdout.write(json.dumps({"status": "error", "exit_code": EXIT_INTERRUPTED,
                                          "error": error}) + "\n")
         sys.exit(EXIT_INTERRUPTED)
-    command_line()
+    end_here()
+    try:
+        command_line()
+    except SystemExit as exc:
+        if kept() and isinstance(exc.code, int):
+            _exit_now(exc.code)
+        raise
+
+
+def _exit_now(code: int) -> None:
+    """End the process with ``code`` without freeing what it holds (``leftovers.py``):
+    the command has written its output; the streams are flushed once more first (a failed
+    flush exits 1, as the command line's own last flush does)."""
+    import os
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            code = code or 1
+    os._exit(code)

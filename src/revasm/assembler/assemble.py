@@ -147,7 +147,7 @@ class _Assembly(Context):
         self.fmt = word_format(self._width(directives))
         self.pendvm = self._pendvm(directives) or self.pendvm
         self.scope = Scope(self.fmt)
-        self._collect(statements)
+        self._collect(statements, directives)
         self._layout()
         words, is_code, locations, code, data, jumps = self._encode()
         for jump in jumps:
@@ -204,9 +204,11 @@ class _Assembly(Context):
 
     # --- pass 2: labels, constants, directives, sizes ---------------------------
 
-    def _collect(self, statements: list[Statement]) -> None:
+    def _collect(self, statements: list[Statement], directives: list[Statement]) -> None:
+        directive_ids = {id(statement) for statement in directives}  # (a long program's
+        # statements are nearly all instructions: a set look-up, not a property call each)
         for statement in statements:
-            if statement.is_directive:
+            if id(statement) in directive_ids:
                 for label in statement.labels:
                     self.error(statement.line, label,
                                f"label {label.text!r} cannot name a directive; put it on an "

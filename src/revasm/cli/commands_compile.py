@@ -14,6 +14,7 @@ from revasm.compiler import CompileError, compile_file
 from revasm.compiler.api import CompiledProgram
 from revasm.expressions import EXPRESSION_WIDTH
 from revasm.isa.fixed_point import DEFAULT_WIDTH, word_format
+from revasm.leftovers import keep
 from revasm.machine import fault_json
 from revasm.machine.values import FIXED, RawWord, ValueRuleError, parse_number, word_of
 
@@ -160,6 +161,7 @@ def _compile(target: str, out: str | None, emit: str, inverse: bool, width: int,
     except AssemblyError as exc:  # a compiler bug: the output did not assemble
         raise assembly_error(exc, path, "internal error: the compiled program does not "
                              "assemble:\n") from None
+    keep(program)  # freed by the process's end, not object by object (leftovers.py)
     if emit == "ir":
         text = program.ir_text(inverse=inverse)
     else:
@@ -206,9 +208,16 @@ def _source_map_text(program: CompiledProgram) -> str:
         if out is None:
             out = quoted[text] = json.dumps(text)
         return out
-    entries = [f'"{line}": {{"file": {q(e.pos.file)}, "line": {e.pos.line}, '
-               f'"column": {e.pos.column}, "role": {q(e.role)}, "note": {q(e.note)}}}'
-               for line, e in program.lowered.lines.items() if e.pos]
+    entries = []
+    last, fragment = None, ""
+    for line, e in program.lowered.lines.items():
+        if e is not last:  # (the lines of one statement share their entry)
+            last = e
+            fragment = "" if e.pos is None else (
+                f'{{"file": {q(e.pos.file)}, "line": {e.pos.line}, "column": {e.pos.column}, '
+                f'"role": {q(e.role)}, "note": {q(e.note)}}}')
+        if fragment:
+            entries.append(f'"{line}": {fragment}')
     return "{\n" + ",\n".join(entries) + "\n}" if entries else "{}"
 
 

@@ -329,7 +329,13 @@ def source_origins(lowered: Lowered, source_lines: Sequence[str],
     #: instruction, were most of this function's time on a 10^5-statement program
     origins: dict[tuple, SourceOrigin] = {}
     texts: dict[int, str] = {}  # a source line's text, stripped
+    last: tuple[SourceEntry | None, SourceOrigin | None] = (None, None)
     for line, entry in lowered.lines.items():
+        if entry is last[0]:  # the lines of one statement share their entry
+            if last[1] is not None:
+                out[line] = last[1]
+            continue
+        last = (entry, None)
         if entry.pos is None:
             continue
         key = (id(entry.pos), entry.note, entry.check, entry.role)
@@ -346,6 +352,7 @@ def source_origins(lowered: Lowered, source_lines: Sequence[str],
             origin = origins[key] = SourceOrigin(pos.file, pos.line, pos.column, text, note,
                                                  entry.check, entry.role)
         out[line] = origin
+        last = (entry, origin)
     return out
 
 

@@ -31,8 +31,7 @@ class Instr:
     check: str = ""  # a trap pad's kind of check (compiler/backend/guards.py CHECK_KINDS)
 
     def text(self) -> str:
-        ops = " ".join(self.operands)
-        return f"{self.mnemonic.lower():<7} {ops}".rstrip()
+        return instruction_text(self.mnemonic, self.operands)
 
 
 @dataclass(slots=True, unsafe_hash=True)
@@ -50,6 +49,12 @@ class Loop(Instr):
     count: int = 0
     counter: str = ""
     spare: str = ""
+
+
+def instruction_text(mnemonic: str, operands: tuple[str, ...]) -> str:
+    """An instruction as PAL writes it: the mnemonic in lower case, padded to 7 columns,
+    then the operands."""
+    return f"{mnemonic.lower():<7} {' '.join(operands)}".rstrip()
 
 
 def expand_loops(code: list[Instr], label: Callable[[str], str]) -> list[Instr]:

@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
-from functools import lru_cache
+from functools import lru_cache, partial
 
 from revasm.assembler.lexer import Token
 from revasm.assembler.literals import is_number
@@ -32,7 +32,15 @@ from ..ir import nodes as ir
 from ..ir.proofs import Proofs
 from .callee_registers import callee_first, named_registers, registers_of_calls
 from .carried_elements import PointerKey, carry_elements
-from .code import Instr, expand_loops, fixed_literal, inverse_code, literal_word, with_role
+from .code import (
+    Instr,
+    expand_loops,
+    fixed_literal,
+    instruction_text,
+    inverse_code,
+    literal_word,
+    with_role,
+)
 from .function_lowering import FunctionLowering
 from .guards import check_kinds
 from .immediates import combine_immediates, widened_immediates
@@ -361,6 +369,7 @@ class _Writer:
         self.map: dict[int, SourceEntry] = {}
         self.statements: list[Statement | None] = []
         self.file_names: dict[str, str] = {}  # a source path -> its last part
+        self.entry: SourceEntry | None = None  # the last line's
 
     def comment(self, text: str) -> None:
         self.lines.append(text)
@@ -372,7 +381,7 @@ class _Writer:
 
     def instr(self, i: Instr) -> None:
         # one call per instruction of the program: kept to plain string work
-        pos, note = i.pos, i.note
+        pos, note, label = i.pos, i.note, i.label
         if pos is not None:
             name = self.file_names.get(pos.file)
             if name is None:
@@ -380,39 +389,51 @@ class _Writer:
             comment = f"; {name}:{pos.line}; {note}" if note else f"; {name}:{pos.line}"
         else:
             comment = f"; {note}" if note else ""
-        label = f"{i.label}:" if i.label else ""
-        text = f"{label:<14}{i.text():<28}{comment}".rstrip()  # the columns: LABEL_COLUMNS,
-        # CODE_COLUMNS (a literal width: one that the f-string reads from a name costs)
+        code, words = _spelling(max(len(label) + 1, LABEL_COLUMNS) + 1, i.mnemonic,
+                                i.operands)
+        text = f"{label + ':' if label else '':<14}{code:<28}{comment}".rstrip()  # the
+        # columns: LABEL_COLUMNS, CODE_COLUMNS (a literal width: one that the f-string
+        # reads from a name costs)
         self.lines.append(text)
         number = len(self.lines)
-        self.map[number] = SourceEntry(pos, i.role, note, i.check)
-        self.statements.append(_statement(number, text, i))
+        entry = self.entry  # the lines of one statement share their entry (when equal)
+        if entry is None or entry.pos is not pos or entry.note is not note \
+                or entry.role != i.role or entry.check != i.check:
+            entry = self.entry = SourceEntry(pos, i.role, note, i.check)
+        self.map[number] = entry
+        # what ``parser.parse_line`` reads in the line, from the columns each word was
+        # written at (None: the assembler reads the line, for a word its lexer would
+        # split or refuse)
+        if words is None:
+            self.statements.append(None)
+        elif not label:
+            self.statements.append(Statement(number, text, [], *words))
+        elif LABEL.match(label) and not is_number(label):
+            self.statements.append(Statement(number, text, [_token((label, 1))], *words))
+        else:
+            self.statements.append(None)
 
     def text(self) -> str:
         return "\n".join(self.lines) + "\n"
 
 
-def _statement(number: int, text: str, i: Instr) -> Statement | None:
-    """What ``parser.parse_line`` reads in the line ``text`` that ``_Writer.instr`` wrote
-    for ``i``, from the columns it wrote each word at; None (the assembler reads the line)
-    for a word its lexer would split or refuse."""
-    label, operands = i.label, i.operands
-    if not _plain_words(label, i.mnemonic, operands):
-        return None
-    column = max(len(label) + 1 if label else 0, LABEL_COLUMNS) + 1
-    head = Token(i.mnemonic.lower(), column)
-    column += max(len(i.mnemonic), 7) + 1
-    tokens = []
-    for operand in operands:
-        tokens.append(Token(operand, column))
-        column += len(operand) + 1
-    return Statement(number, text, [Token(label, 1)] if label else [], head, tokens)
+_token = partial(tuple.__new__, Token)  # a Token without NamedTuple's Python-level __new__
 
 
 @lru_cache(maxsize=1 << 16)
-def _plain_words(label: str, mnemonic: str, operands: tuple[str, ...]) -> bool:
-    """Whether the lexer reads each word whole and the parser takes the label (a long
-    program repeats a few thousand instructions: each is looked at once)."""
-    if label and (not LABEL.match(label) or is_number(label)):
-        return False
-    return all(_PLAIN_WORD.match(w) for w in (label, mnemonic, *operands) if w)
+def _spelling(column: int, mnemonic: str, operands: tuple[str, ...]
+              ) -> tuple[str, tuple[Token, list[Token]] | None]:
+    """An instruction's PAL text, and its head and operand tokens when written from
+    ``column`` on (None when the lexer would not read each word whole).  A long program
+    repeats a few thousand spellings: the lines of one share their text and tokens (the
+    assembler only reads them)."""
+    code = instruction_text(mnemonic, operands)
+    if not all(_PLAIN_WORD.match(w) for w in (mnemonic, *operands)):
+        return code, None
+    head = _token((mnemonic.lower(), column))
+    column += max(len(mnemonic), 7) + 1
+    tokens = []
+    for operand in operands:
+        tokens.append(_token((operand, column)))
+        column += len(operand) + 1
+    return code, (head, tokens)

@@ -12,6 +12,7 @@ run's values), with the IR's operators spelt as Janus's.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from ...errors import SourcePos
 from . import tree as t
@@ -28,14 +29,23 @@ class JanusChecks:
     its checks (:meth:`describe`)."""
 
     def __init__(self, program: t.Program) -> None:
-        self.at: dict[tuple[int, int], t.Stmt] = {}
+        self.program = program
+        self._at: dict[tuple[int, int], t.Stmt] | None = None
         self.decls: dict[tuple[int, int], t.Local] = {}
-        for proc in [program.main, *program.procedures.values()]:
-            for s in t.walk(proc.body):
-                self.at.setdefault((s.pos.line, s.pos.column), s)
-                if isinstance(s, t.Local):
-                    self.decls[(s.decl.pos.line, s.decl.pos.column)] = s
-                    self.decls[(s.delocal.pos.line, s.delocal.pos.column)] = s
+
+    @property
+    def at(self) -> dict[tuple[int, int], t.Stmt]:
+        """Each statement by its position (found on the first check described: a program
+        with none is not walked for them)."""
+        if self._at is None:
+            self._at = {}
+            for proc in [self.program.main, *self.program.procedures.values()]:
+                for s in t.walk(proc.body):
+                    self._at.setdefault((s.pos.line, s.pos.column), s)
+                    if isinstance(s, t.Local):
+                        self.decls[(s.decl.pos.line, s.decl.pos.column)] = s
+                        self.decls[(s.delocal.pos.line, s.delocal.pos.column)] = s
+        return self._at
 
     def describe(self, pos: SourcePos, note: str, check: str = "",
                  role: str = "check") -> tuple[str, SourcePos]:
@@ -46,10 +56,11 @@ class JanusChecks:
             return janus_spelling(note), pos
         key = (pos.line, pos.column)
         backward = _BACKWARD in note
+        at = self.at  # (finds the declarations too)
         local = self.decls.get(key)
         if local is not None:
             return _local(local, key, backward), pos
-        s = self.at.get(key)
+        s = at.get(key)
         if isinstance(s, t.If):
             return _if(s, note, backward), (pos if backward else s.assertion.pos)
         if isinstance(s, t.From):
@@ -62,8 +73,10 @@ class JanusChecks:
         return janus_spelling(note), pos
 
 
+@lru_cache(maxsize=1 << 12)
 def janus_spelling(note: str) -> str:
-    """A backend note with the IR's operators and stack depths spelt as in Janus."""
+    """A backend note with the IR's operators and stack depths spelt as in Janus (a long
+    program's notes repeat: each spelt once)."""
     for pattern, replacement in _SPELLING:
         note = pattern.sub(replacement, note)
     return note
