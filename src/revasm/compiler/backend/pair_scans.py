@@ -11,12 +11,18 @@ pair -- which ``peephole._drop_pairs``'s kept answers reproduce exactly
 (``tests/compiler/backend/test_peephole.py``) -- so both give the same code
 (``tests/compiler/backend/test_pair_scans.py`` holds them to it on random code).
 
+``immediates.combine_immediates``'s loop (an ``addi`` added into the next one of its
+register) runs here too, on the same spelling numbers: each spelling says whether it is an
+ADDI, of which register bit and literal amount, and which registers it touches
+(``tests/compiler/backend/test_immediate_scans.py``).
+
 Code of fewer than ``peephole.COMPILED_FROM`` instructions keeps the Python scans (and this
 module, numba with it, is not imported): numba's import and the cached loop's load (~0.3 s)
 would cost a small program more than they save.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -24,8 +30,9 @@ from numba import njit
 
 from revasm.isa.table import INSTRUCTIONS
 
+from . import immediates
 from .code import Instr
-from .peephole import CANCELLABLE, WINDOW, inverse_of, register_masks
+from .peephole import CANCELLABLE, WINDOW, inverse_of, register_masks, touched_registers
 
 #: The mnemonics whose register masks the scans read (``peephole.register_masks``: the data
 #: instructions and LI); any other stops a scan.
@@ -252,3 +259,122 @@ def _scan(spelled: Any, labelled: Any, inverse: Any, starts: Any, passable: Any,
         first, _ = _drop_pairs(0, nxt, prv, first, n, keep, spelled, labelled, inverse,
                                starts, passable, reads, writes, exchange, register, address)
     return keep
+
+
+def immediates_combined(code: list[Instr]) -> list[Instr] | None:
+    """``immediates.combine_immediates(code)``: the same instructions in the same order, a
+    partner whose amount changed made anew.  None for code these codes cannot say (an ADDI
+    of other than two operands, of a register not spelled ``$n``, of an amount beyond
+    2^62; an instruction too short for its fields): the Python loop takes it."""
+    spellings = _Spellings()
+    spelled, labelled = spellings.of(code)
+    facts = _immediate_facts(spellings.keys)
+    if facts is None:
+        return None
+    low, high = immediates.IMMEDIATE_RANGE
+    combine: Any = _combine  # (numba's dispatcher, typed for fewer arguments)
+    keep, amounts, changed = combine(np.array(spelled, dtype=np.int64),
+                                     np.array(labelled, dtype=np.bool_), *facts,
+                                     immediates.WINDOW, low, high)
+    out = list(code)
+    moved = np.flatnonzero(changed & keep)
+    for k, total in zip(moved.tolist(), amounts[moved].tolist()):
+        later = out[k]
+        out[k] = replace(later, operands=(later.operands[0], str(total)))
+    return [out[k] for k in np.flatnonzero(keep).tolist()]
+
+
+def _immediate_facts(keys: list[tuple[str, tuple[str, ...]]]) -> tuple[Any, ...] | None:
+    """Per spelling: whether it is an ADDI, whether of a literal amount, the amount, the
+    ADDI's register bit, whether the scan may pass it (``touched_registers`` says which
+    registers it uses) and those registers' bits; None where the Python loop must decide."""
+    n = len(keys)
+    addi, literal, passable = (np.zeros(n, dtype=np.bool_) for _ in range(3))
+    amount, bit, touched = (np.zeros(n, dtype=np.int64) for _ in range(3))
+    for s, (mnemonic, operands) in enumerate(keys):
+        if mnemonic not in _MASKED:  # a branch (most spellings: each names its label): a stop
+            continue
+        if mnemonic == "ADDI":
+            if len(operands) != 2:
+                return None
+            register, value = _exact_bit(operands[0]), immediates.literal(operands[1])
+            if not register or (value is not None and abs(value) >= 1 << 62):
+                return None
+            addi[s], bit[s], literal[s], amount[s] = True, register, value is not None, value or 0
+        try:
+            used = touched_registers(Instr(mnemonic, operands))
+        except IndexError:  # too few operands: whatever Python does with it, it does
+            return None
+        if used is not None:
+            passable[s] = True
+            touched[s] = sum(_exact_bit(name) for name in used)
+    return addi, literal, amount, bit, passable, touched
+
+
+def _exact_bit(name: str) -> int:
+    """``$n``'s bit (n < 63) when ``name`` is spelled exactly so, else 0: the Python loop
+    compares register names as strings, and no other string equals an ADDI's ``$n``."""
+    if not name.startswith("$"):
+        return 0
+    try:
+        n = int(name[1:])
+    except ValueError:
+        return 0
+    return 1 << n if 0 <= n < 63 and name == f"${n}" else 0
+
+
+@njit(cache=True, nogil=True)
+def _immediate_partner(k: int, nxt: Any, end: int, spelled: Any, labelled: Any, addi: Any,
+                       literal: Any, bit: Any, passable: Any, touched: Any,
+                       window: int) -> int:
+    """The later ADDI that the literal, unlabelled ADDI at ``k`` adds into, or -1: the
+    first ADDI of its register within ``window`` (-1 if its amount is symbolic), nothing
+    before it that uses the register, is labelled, or the scan cannot pass."""
+    s = spelled[k]
+    if labelled[k] or not literal[s]:
+        return -1
+    register = bit[s]
+    j = nxt[k]
+    for _ in range(window):
+        if j == end or labelled[j]:
+            return -1
+        t = spelled[j]
+        if addi[t] and bit[t] == register:
+            return j if literal[t] else -1
+        if not passable[t] or (touched[t] & register) != 0:
+            return -1
+        j = nxt[j]
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def _combine(spelled: Any, labelled: Any, addi: Any, literal: Any, amount: Any, bit: Any,
+             passable: Any, touched: Any, window: int, low: int, high: int) -> Any:
+    """``combine_immediates``'s loop: which positions stay, each position's amount, and
+    which positions' amounts a merge changed."""
+    n = spelled.shape[0]
+    keep = np.ones(n, dtype=np.bool_)
+    changed = np.zeros(n, dtype=np.bool_)
+    amounts = amount[spelled]
+    nxt = np.arange(1, n + 2)
+    prv = np.arange(-1, n)
+    first = k = 0
+    while k != n:
+        j = _immediate_partner(k, nxt, n, spelled, labelled, addi, literal, bit, passable,
+                               touched, window)
+        total = amounts[k] + amounts[j] if j >= 0 else 0
+        if j < 0 or total < low or total > high:  # no partner, or a sum ADDI cannot hold
+            k = nxt[k]
+            continue
+        if total != 0:
+            amounts[j] = total
+            changed[j] = True
+        else:
+            first = _drop(nxt, prv, first, n, j)
+            keep[j] = False
+        before = prv[k]
+        first = _drop(nxt, prv, first, n, k)
+        keep[k] = False
+        # a merge may let an earlier addi reach further: look again a little before
+        k = before if before >= 0 else first
+    return keep, amounts, changed
