@@ -13,6 +13,8 @@ $(STAMP): pyproject.toml
 	@# bytecode for the sources, as a non-editable install writes it: a shell that sets
 	@# PYTHONDONTWRITEBYTECODE otherwise compiles them again at every command's start
 	$(BIN)/python -m compileall -q src
+	@# the compiler's compiled loops for long programs, into numba's cache (~3 s, once)
+	$(BIN)/python -c 'from revasm.compiler.backend.pair_scans import warm; warm()'
 	touch $(STAMP)
 
 install: $(STAMP)

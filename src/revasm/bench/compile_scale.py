@@ -166,6 +166,9 @@ def measure(shape: str, n: int, directory: Path) -> dict:
 
 
 def run(quick: bool) -> dict:
+    from revasm.compiler.backend.pair_scans import warm
+
+    warm()  # the compiler's compiled loops in numba's cache, as ``make install`` leaves them
     sizes = QUICK_SIZES if quick else SIZES
     rows = []
     with tempfile.TemporaryDirectory(prefix="revasm-scale-") as tmp:

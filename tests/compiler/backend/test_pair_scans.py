@@ -72,3 +72,11 @@ def test_the_masked_mnemonics_are_those_the_peephole_has_masks_for():
         masked = register_masks(entry.mnemonic, operands) is not None
         assert masked == (entry.mnemonic in pair_scans._MASKED), entry.mnemonic
     assert CANCELLABLE <= pair_scans._MASKED
+
+
+def test_warm_compiles_every_loop_a_long_program_uses():
+    """``make install`` calls warm(): afterwards each loop has its machine code."""
+    from revasm.compiler.backend import pair_scans
+
+    pair_scans.warm()
+    assert pair_scans._scan.signatures and pair_scans._combine.signatures

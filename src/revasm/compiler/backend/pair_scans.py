@@ -378,3 +378,14 @@ def _combine(spelled: Any, labelled: Any, addi: Any, literal: Any, amount: Any, 
         # a merge may let an earlier addi reach further: look again a little before
         k = before if before >= 0 else first
     return keep, amounts, changed
+
+
+def warm() -> None:
+    """Compile the loops into numba's cache now (``make install`` does): the first long
+    program compiled after an install or a change of this file would otherwise wait ~3 s
+    for them.  (Called from an import: numba keys its cache by the module's name, and a
+    ``python -m`` run's is ``__main__``.)"""
+    code = [Instr("ADDI", ("$3", "1")), Instr("EXCH", ("$4", "$3")),
+            Instr("ADDI", ("$3", "-1"))]
+    pairs_cancelled(code, exchanges=True)
+    immediates_combined(code)
