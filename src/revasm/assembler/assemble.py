@@ -101,7 +101,7 @@ class _Item:
     size: int = 1
 
 
-@dataclass
+@dataclass(slots=True)
 class _Label:
     name: str
     slot: int  # index of the item it names (len(items) = the end of the program)
@@ -109,7 +109,7 @@ class _Label:
     line: int
 
 
-@dataclass
+@dataclass(slots=True)
 class _Jump:
     pc: int
     target: int
@@ -451,8 +451,7 @@ class _Assembly(Context):
                 ok = False
         if not ok:
             return None
-        return operands if self._registers_ok(ins, operands, statement, dict(
-            zip(ins.operand_names, statement.operands))) else None
+        return operands if self._registers_ok(ins, operands, statement) else None
 
     def _ranged(self, mnemonic: str, kind: str, fld: Field, token: Token) -> int:
         number = value(token, self.scope, reals=(kind == "imm"))
@@ -509,9 +508,14 @@ class _Assembly(Context):
                 f"in {PENDVM_MODE}")
 
     def _registers_ok(self, ins: Instruction, operands: dict[str, int], statement: Statement,
-                      tokens: dict[str, Token], written_as: str = "") -> bool:
+                      tokens: dict[str, Token] | None = None, written_as: str = "") -> bool:
+        """Whether no register rule refuses the operands (each refusal reported at its
+        token: ``tokens``, by default the statement's own operands by name)."""
         problems = register_problems(ins, operands, written_as)
+        if problems and tokens is None:
+            tokens = dict(zip(ins.operand_names, statement.operands))
         for name, message in problems:
+            assert tokens is not None
             self.error(statement.line, tokens[name], message)
         return not problems
 

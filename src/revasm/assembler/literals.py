@@ -19,6 +19,8 @@ _INTEGER = re.compile(r"([+-]?)(0[xX][0-9a-fA-F]+|0[bB][01]+|0[oO][0-7]+|0[0-7]*
 _REAL = re.compile(r"[+-]?(?:[0-9]+\.[0-9]*(?:[eE][+-]?[0-9]+)?|\.[0-9]+(?:[eE][+-]?[0-9]+)?"
                    r"|[0-9]+[eE][+-]?[0-9]+)\Z")
 _NUMERIC_START = re.compile(r"[+-]?\.?[0-9]")
+#: Every literal _INTEGER or _REAL reads starts with one of these.
+_FIRST_OF_NUMBER = frozenset("+-.0123456789")
 
 
 def looks_numeric(text: str) -> bool:
@@ -33,6 +35,8 @@ _HUGE = 1 << 200
 
 def is_number(text: str) -> bool:
     """True for an integer or fixed-point literal."""
+    if text[:1] not in _FIRST_OF_NUMBER:  # (a label: the writer of a long program asks
+        return False  # for each of its hundreds of thousands)
     return is_real(text) or parse_integer(text) is not None
 
 

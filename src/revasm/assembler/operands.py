@@ -22,6 +22,8 @@ from .parser import LABEL, NAME
 #: Registers are what a register field can name: $0..$31.
 REGISTER_COUNT = 1 << REG_A.width
 _REGISTER = re.compile(r"\$([0-9]+)\Z")
+#: The registers as they are usually spelled (a long program names them millions of times).
+_REGISTER_NUMBERS = {f"${n}": n for n in range(REGISTER_COUNT)}
 
 
 class OperandError(Exception):
@@ -39,6 +41,9 @@ class Scope:
 
 def register(token: Token) -> int:
     """``$n`` -> n, for 0 <= n < 32."""
+    number = _REGISTER_NUMBERS.get(token.text)
+    if number is not None:
+        return number
     match = _REGISTER.match(token.text)
     if not match:
         raise OperandError(f"expected a register $0..${REGISTER_COUNT - 1}, got {token.text!r}")

@@ -9,6 +9,7 @@ RTL decoder all read these tables; nothing else knows a bit position.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 OPCODE_LSB = 26
 OPCODE_WIDTH = 6
@@ -26,15 +27,16 @@ class Field:
     width: int
     signed: bool = False
 
-    @property
+    # (worked out once a field: the assembler inserts a field ~10^6 times in a long program)
+    @cached_property
     def mask(self) -> int:
         return (1 << self.width) - 1
 
-    @property
+    @cached_property
     def low(self) -> int:
         return -(1 << (self.width - 1)) if self.signed else 0
 
-    @property
+    @cached_property
     def high(self) -> int:
         return (1 << (self.width - 1)) - 1 if self.signed else (1 << self.width) - 1
 

@@ -26,6 +26,7 @@ from revasm.assembler.lexer import Token
 from revasm.assembler.literals import is_number
 from revasm.assembler.parser import LABEL, Statement
 from revasm.isa.fixed_point import WordFormat, word_format
+from revasm.isa.table import INSTRUCTIONS
 
 from ..errors import SourcePos
 from ..ir import nodes as ir
@@ -354,9 +355,9 @@ def _default_and_domain(p: ir.Param, flat: int, kind: str, fmt: WordFormat) -> s
 ISLAND_SPACING = 8192
 #: The width of the label column and of an instruction's mnemonic and operands.
 LABEL_COLUMNS, CODE_COLUMNS = 14, 28
-#: A word the writer may hand the assembler as a token without its lexer (assembler/
-#: lexer.py): nothing that separates, ends or comments a token.
-_PLAIN_WORD = re.compile(r"[^\s,;:]+\Z")
+#: What no word the writer hands the assembler as a token without its lexer may hold
+#: (assembler/lexer.py): a character that separates, ends or comments a token.
+_NOT_PLAIN = re.compile(r"[\s,;:]")
 
 
 class _Writer:
@@ -370,6 +371,7 @@ class _Writer:
         self.statements: list[Statement | None] = []
         self.file_names: dict[str, str] = {}  # a source path -> its last part
         self.entry: SourceEntry | None = None  # the last line's
+        self.note = ""  # its comment: the user's file and line, and the note
 
     def comment(self, text: str) -> None:
         self.lines.append(text)
@@ -381,25 +383,26 @@ class _Writer:
 
     def instr(self, i: Instr) -> None:
         # one call per instruction of the program: kept to plain string work
-        pos, note, label = i.pos, i.note, i.label
-        if pos is not None:
-            name = self.file_names.get(pos.file)
-            if name is None:
-                name = self.file_names[pos.file] = pos.file.rsplit("/", 1)[-1]
-            comment = f"; {name}:{pos.line}; {note}" if note else f"; {name}:{pos.line}"
-        else:
-            comment = f"; {note}" if note else ""
-        code, words = _spelling(max(len(label) + 1, LABEL_COLUMNS) + 1, i.mnemonic,
-                                i.operands)
-        text = f"{label + ':' if label else '':<14}{code:<28}{comment}".rstrip()  # the
+        pos, note, role, check, label = i.pos, i.note, i.role, i.check, i.label
+        entry = self.entry  # the lines of one statement share their entry (when equal)
+        if entry is None or entry.note != note or entry.role != role \
+                or entry.check != check or not (entry.pos is pos or entry.pos == pos):
+            entry = self.entry = SourceEntry(pos, role, note, check)
+            if pos is not None:
+                name = self.file_names.get(pos.file)
+                if name is None:
+                    name = self.file_names[pos.file] = pos.file.rsplit("/", 1)[-1]
+                self.note = f"; {name}:{pos.line}; {note}" if note else f"; {name}:{pos.line}"
+            else:
+                self.note = f"; {note}" if note else ""
+        mnemonic, operands = i.mnemonic, i.operands
+        code, words = (_spelled if mnemonic in _BRANCHES else _spelling)(
+            max(len(label) + 1, LABEL_COLUMNS) + 1, mnemonic, operands)
+        text = f"{label + ':' if label else '':<14}{code:<28}{self.note}".rstrip()  # the
         # columns: LABEL_COLUMNS, CODE_COLUMNS (a literal width: one that the f-string
         # reads from a name costs)
         self.lines.append(text)
         number = len(self.lines)
-        entry = self.entry  # the lines of one statement share their entry (when equal)
-        if entry is None or entry.pos is not pos or entry.note is not note \
-                or entry.role != i.role or entry.check != i.check:
-            entry = self.entry = SourceEntry(pos, i.role, note, i.check)
         self.map[number] = entry
         # what ``parser.parse_line`` reads in the line, from the columns each word was
         # written at (None: the assembler reads the line, for a word its lexer would
@@ -420,15 +423,12 @@ class _Writer:
 _token = partial(tuple.__new__, Token)  # a Token without NamedTuple's Python-level __new__
 
 
-@lru_cache(maxsize=1 << 16)
-def _spelling(column: int, mnemonic: str, operands: tuple[str, ...]
-              ) -> tuple[str, tuple[Token, list[Token]] | None]:
+def _spelled(column: int, mnemonic: str, operands: tuple[str, ...]
+             ) -> tuple[str, tuple[Token, list[Token]] | None]:
     """An instruction's PAL text, and its head and operand tokens when written from
-    ``column`` on (None when the lexer would not read each word whole).  A long program
-    repeats a few thousand spellings: the lines of one share their text and tokens (the
-    assembler only reads them)."""
+    ``column`` on (None when the lexer would not read each word whole)."""
     code = instruction_text(mnemonic, operands)
-    if not all(_PLAIN_WORD.match(w) for w in (mnemonic, *operands)):
+    if _NOT_PLAIN.search(mnemonic + "".join(operands)) or not (mnemonic and all(operands)):
         return code, None
     head = _token((mnemonic.lower(), column))
     column += max(len(mnemonic), 7) + 1
@@ -437,3 +437,10 @@ def _spelling(column: int, mnemonic: str, operands: tuple[str, ...]
         tokens.append(_token((operand, column)))
         column += len(operand) + 1
     return code, (head, tokens)
+
+
+#: :func:`_spelled`, kept: a long program repeats a few thousand spellings, and the lines
+#: of one share their text and tokens (the assembler only reads them).  Not for a branch:
+#: each names a label of its own.
+_spelling = lru_cache(maxsize=1 << 16)(_spelled)
+_BRANCHES = frozenset(i.mnemonic for i in INSTRUCTIONS if "off" in i.operand_kinds)

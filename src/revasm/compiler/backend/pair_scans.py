@@ -37,6 +37,12 @@ from .peephole import CANCELLABLE, WINDOW, inverse_of, register_masks, touched_r
 #: The mnemonics whose register masks the scans read (``peephole.register_masks``: the data
 #: instructions and LI); any other stops a scan.
 _MASKED = frozenset({i.mnemonic for i in INSTRUCTIONS if i.kind == "data"} | {"LI"})
+#: The spelling every other instruction (a branch, a call: a stop to every scan, the inverse
+#: of none) is numbered as: one number for them all.  Each branch names a label of its own,
+#: and numbering each apart made most of a branchy program's spellings.
+_STOP = ("", ())
+if not CANCELLABLE <= _MASKED:  # (a cancellable one could be some spelling's inverse)
+    raise AssertionError("the peephole cancels a mnemonic the scans have no masks for")
 
 
 class _Spellings:
@@ -49,11 +55,12 @@ class _Spellings:
 
     def of(self, code: list[Instr]) -> tuple[list[int], list[bool]]:
         """Each instruction's spelling number, and whether it has a label."""
-        number, keys = self.number, self.keys
+        number, keys, masked = self.number, self.keys, _MASKED
         spelled: list[int] = []
         labelled: list[bool] = []
         for instr in code:  # (one pass over the code: most of the compiled path's time)
-            key = (instr.mnemonic, instr.operands)
+            mnemonic = instr.mnemonic
+            key = (mnemonic, instr.operands) if mnemonic in masked else _STOP
             n = number.get(key)
             if n is None:
                 n = number[key] = len(keys)
@@ -72,8 +79,8 @@ class _Spellings:
         k = 0
         while k < len(self.keys):  # (the list grows by the inverses' spellings)
             mnemonic, operands = self.keys[k]
-            # a branch names a label of its own: most of a long program's spellings are
-            # branches, and what the scans ask of one is known from its mnemonic
+            # (what the scans ask of a spelling is known from its mnemonic where that has
+            # no masks: every such instruction is the one _STOP spelling)
             masks = register_masks(mnemonic, operands) if mnemonic in _MASKED else None
             inverted = inverse_of(mnemonic, operands) if mnemonic in CANCELLABLE else None
             mate = -1
