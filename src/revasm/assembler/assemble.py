@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from revasm.isa.codec import BY_MNEMONIC, encode, lookup
+from revasm.isa.codec import BY_MNEMONIC, encode
 from revasm.isa.encoding import IMM16, Field
 from revasm.isa.fixed_point import DEFAULT_WIDTH, WIDTHS, widths_text, word_format
 from revasm.isa.instruction import Instruction
@@ -298,7 +298,7 @@ class _Assembly(Context):
             item = _Item(statement, data=True)
             item.valid = self.operand_count(statement, (1, 1), "DATA value")
             return item
-        ins = lookup(mnemonic)
+        ins = BY_MNEMONIC.get(mnemonic)  # (``lookup``, the text upper-cased already)
         if ins is not None:
             item = _Item(statement, ins=ins)
             count = len(ins.fields)  # the syntax text only for the message

@@ -112,6 +112,14 @@ def with_role(code: list[Instr], role: str) -> list[Instr]:
             if type(i) is Instr else replace(i, role=role) for i in code]
 
 
+def literal_amount(text: str) -> int | None:
+    """An ``addi``'s amount as a number; None for a symbolic one."""
+    try:
+        return int(text, 0)
+    except ValueError:
+        return None  # a symbolic immediate
+
+
 def _negate(value: str) -> str:
     if value.startswith("-"):
         return value[1:]

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .code import Instr
+from .code import Instr, literal_amount
 from .peephole import COMPILED_FROM, Chain, touched_registers
 
 #: ADDI's immediate field: 16 bits, signed.
@@ -35,15 +35,7 @@ WINDOW = 256
 def _amount(instr: Instr) -> int | None:
     if instr.mnemonic != "ADDI" or instr.label:
         return None
-    return literal(instr.operands[1])
-
-
-def literal(text: str) -> int | None:
-    """An ``addi``'s amount as a number; None for a symbolic one."""
-    try:
-        return int(text, 0)
-    except ValueError:
-        return None  # a symbolic immediate
+    return literal_amount(instr.operands[1])
 
 
 def combine_immediates(code: list[Instr], compiled_from: int | None = None) -> list[Instr]:
@@ -53,7 +45,7 @@ def combine_immediates(code: list[Instr], compiled_from: int | None = None) -> l
     ``peephole.COMPILED_FROM``) is combined by the compiled loop of ``pair_scans.py``."""
     if len(code) >= (COMPILED_FROM if compiled_from is None else compiled_from):
         from .pair_scans import immediates_combined
-        done = immediates_combined(code)
+        done = immediates_combined(code, WINDOW, IMMEDIATE_RANGE)
         if done is not None:
             return done
     chain = Chain(list(code))  # a merge drops in O(1) (list deletions were quadratic)

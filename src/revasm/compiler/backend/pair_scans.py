@@ -30,8 +30,7 @@ from numba import njit
 
 from revasm.isa.table import INSTRUCTIONS
 
-from . import immediates
-from .code import Instr
+from .code import Instr, literal_amount
 from .peephole import CANCELLABLE, WINDOW, inverse_of, register_masks, touched_registers
 
 #: The mnemonics whose register masks the scans read (``peephole.register_masks``: the data
@@ -268,9 +267,11 @@ def _scan(spelled: Any, labelled: Any, inverse: Any, starts: Any, passable: Any,
     return keep
 
 
-def immediates_combined(code: list[Instr]) -> list[Instr] | None:
-    """``immediates.combine_immediates(code)``: the same instructions in the same order, a
-    partner whose amount changed made anew.  None for code these codes cannot say (an ADDI
+def immediates_combined(code: list[Instr], window: int, bounds: tuple[int, int]
+                        ) -> list[Instr] | None:
+    """``immediates.combine_immediates(code)`` (its ``WINDOW`` and ``IMMEDIATE_RANGE``:
+    ``window`` and ``bounds``): the same instructions in the same order, a partner whose
+    amount changed made anew.  None for code these codes cannot say (an ADDI
     of other than two operands, of a register not spelled ``$n``, of an amount beyond
     2^62; an instruction too short for its fields): the Python loop takes it."""
     spellings = _Spellings()
@@ -278,11 +279,11 @@ def immediates_combined(code: list[Instr]) -> list[Instr] | None:
     facts = _immediate_facts(spellings.keys)
     if facts is None:
         return None
-    low, high = immediates.IMMEDIATE_RANGE
+    low, high = bounds
     combine: Any = _combine  # (numba's dispatcher, typed for fewer arguments)
     keep, amounts, changed = combine(np.array(spelled, dtype=np.int64),
                                      np.array(labelled, dtype=np.bool_), *facts,
-                                     immediates.WINDOW, low, high)
+                                     window, low, high)
     out = list(code)
     moved = np.flatnonzero(changed & keep)
     for k, total in zip(moved.tolist(), amounts[moved].tolist()):
@@ -304,7 +305,7 @@ def _immediate_facts(keys: list[tuple[str, tuple[str, ...]]]) -> tuple[Any, ...]
         if mnemonic == "ADDI":
             if len(operands) != 2:
                 return None
-            register, value = _exact_bit(operands[0]), immediates.literal(operands[1])
+            register, value = _exact_bit(operands[0]), literal_amount(operands[1])
             if not register or (value is not None and abs(value) >= 1 << 62):
                 return None
             addi[s], bit[s], literal[s], amount[s] = True, register, value is not None, value or 0
@@ -395,4 +396,4 @@ def warm() -> None:
     code = [Instr("ADDI", ("$3", "1")), Instr("EXCH", ("$4", "$3")),
             Instr("ADDI", ("$3", "-1"))]
     pairs_cancelled(code, exchanges=True)
-    immediates_combined(code)
+    immediates_combined(code, 256, (-(1 << 15), (1 << 15) - 1))  # (the types are what count)
