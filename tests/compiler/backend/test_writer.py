@@ -40,12 +40,21 @@ def _check(writer: _Writer) -> int:
 
 @settings(max_examples=400, deadline=None)
 @given(label=st.one_of(st.just(""), _WORD), mnemonic=st.sampled_from(
-           ["ADD", "ADDI", "XOR", "SWAPBR", "BRA", "EXCH", "FINISH", "RROT", "mulfx"]),
+           ["ADD", "ADDI", "XOR", "SWAPBR", "BRA", "BEQ", "BGEZ", "EXCH", "FINISH", "RROT",
+            "mulfx"]),
        operands=st.lists(_WORD, max_size=3))
 def test_a_written_line_is_read_as_the_writer_says(label, mnemonic, operands):
+    """(A branch's text and tokens up to its label are kept: it is written twice, with two
+    labels, and read back each time.)"""
     writer = _Writer()
-    writer.instr(Instr(mnemonic, tuple(operands), label=label))
+    instructions = [Instr(mnemonic, tuple(operands), label=label)]
+    if operands:
+        instructions.append(Instr(mnemonic, (*operands[:-1], operands[-1] + "x"), label=label))
+    for instr in instructions:
+        writer.instr(instr)
     _check(writer)
+    assert writer.lines == [f"{label + ':' if label else '':<14}{i.text():<28}".rstrip()
+                            for i in instructions]  # the text as Instr.text() spells it
 
 
 def test_plain_instructions_are_known_and_odd_words_left_to_the_lexer():

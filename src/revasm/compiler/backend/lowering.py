@@ -396,7 +396,7 @@ class _Writer:
             else:
                 self.note = f"; {note}" if note else ""
         mnemonic, operands = i.mnemonic, i.operands
-        code, words = (_spelled if mnemonic in _BRANCHES else _spelling)(
+        code, words = (_branch_spelled if mnemonic in _BRANCHES else _spelling)(
             max(len(label) + 1, LABEL_COLUMNS) + 1, mnemonic, operands)
         text = f"{label + ':' if label else '':<14}{code:<28}{self.note}".rstrip()  # the
         # columns: LABEL_COLUMNS, CODE_COLUMNS (a literal width: one that the f-string
@@ -444,3 +444,28 @@ def _spelled(column: int, mnemonic: str, operands: tuple[str, ...]
 #: each names a label of its own.
 _spelling = lru_cache(maxsize=1 << 16)(_spelled)
 _BRANCHES = frozenset(i.mnemonic for i in INSTRUCTIONS if "off" in i.operand_kinds)
+
+
+def _branch_spelled(column: int, mnemonic: str, operands: tuple[str, ...]
+                    ) -> tuple[str, tuple[Token, list[Token]] | None]:
+    """:func:`_spelled` of a branch, whose last operand is a label of its own: the rest
+    (mnemonic and registers, a few spellings in a long program) kept, the label added."""
+    target = operands[-1] if operands else ""
+    if not target or _NOT_PLAIN.search(target):
+        return _spelled(column, mnemonic, operands)
+    text, words, at = _branch_prefix(column, mnemonic, operands[:-1])
+    code = text + target  # (as instruction_text writes it: no white space to strip)
+    if words is None:
+        return code, None
+    return code, (words[0], [*words[1], _token((target, at))])
+
+
+@lru_cache(maxsize=1 << 12)
+def _branch_prefix(column: int, mnemonic: str, registers: tuple[str, ...]
+                   ) -> tuple[str, tuple[Token, list[Token]] | None, int]:
+    """A branch's text up to its label, its tokens up to it (None when the lexer would not
+    read each word whole) and the label's column."""
+    text = f"{mnemonic.lower():<7} " + "".join(r + " " for r in registers)
+    at = column + max(len(mnemonic), 7) + 1 + sum(len(r) + 1 for r in registers)
+    _, words = _spelled(column, mnemonic, registers)
+    return text, words, at
