@@ -362,6 +362,7 @@ class _Assembly(Context):
         data: dict[int, int] = {}
         jumps: list[_Jump] = []
         known: dict[tuple, tuple[dict[str, int], int]] = {}
+        prefixes: dict[tuple, tuple[dict[str, int], int] | None] = {}
         origins = self.origins
         filename = self.filename
         for item in self.items:
@@ -378,19 +379,23 @@ class _Assembly(Context):
                 locations[item.address] = location
                 continue
             key: tuple | None = None
-            if item.valid and item.ins is not None and "off" not in item.ins.operand_kinds:
+            fast: tuple[dict[str, int], int] | None = None  # (field values, word)
+            ins = item.ins
+            if item.valid and ins is not None and "off" not in ins.operand_kinds:
                 # an instruction without an offset field encodes the same wherever it is:
                 # a long compiled program repeats a few thousand spellings, each encoded
                 # once here; one with errors is never kept, so each is reported
-                key = (item.ins.mnemonic, *statement.operands)  # (texts and columns)
-                hit = known.get(key)
-                if hit is not None:  # (Placed's fields are never changed: shared)
-                    address = item.address
-                    locations[address] = location
-                    is_code.append(True)
-                    words.append(hit[1])
-                    code[address] = Placed(item.ins, hit[0], line)
-                    continue
+                key = (ins.mnemonic, *statement.operands)  # (texts and columns)
+                fast = known.get(key)  # (Placed's fields are never changed: shared)
+            elif item.valid and ins is not None and ins.mnemonic in _BRANCHES:
+                fast = self._branch(item, ins, jumps, prefixes)
+            if fast is not None and ins is not None:
+                address = item.address
+                locations[address] = location
+                is_code.append(True)
+                words.append(fast[1])
+                code[address] = Placed(ins, fast[0], line)
+                continue
             encoded: list[tuple[Instruction, dict[str, int]]] = []
             if item.valid and item.ins is not None:
                 operands = self._operands(item, item.ins, item.address, jumps)
@@ -412,6 +417,36 @@ class _Assembly(Context):
                     words.append(0)  # a line with errors still holds its addresses
                     self.unchecked.add(pc)
         return words, is_code, locations, code, data, jumps
+
+    def _branch(self, item: _Item, ins: Instruction, jumps: list[_Jump],
+                prefixes: dict[tuple, tuple[dict[str, int], int] | None]
+                ) -> tuple[dict[str, int], int] | None:
+        """A branch's field values and word when its registers are plain and its target a
+        label in range (a long compiled program's branches are most of its lines: its
+        registers' part, a few spellings, encoded once); None for :meth:`_operands`, which
+        says the same for every other branch, and reports errors."""
+        statement = item.statement
+        target_token = statement.operands[-1]
+        text = target_token.text
+        target = self.scope.labels.get(text)
+        if target is None:  # (no name is both a label and a constant: each refuses the other)
+            return None
+        key = (ins.mnemonic, *statement.operands[:-1])  # (texts and columns)
+        prefix = prefixes.get(key)
+        if prefix is None:
+            if key in prefixes:  # (kept as None: not plain)
+                return None
+            prefix = prefixes[key] = _branch_prefix(ins, statement.operands[:-1])
+            if prefix is None:
+                return None
+        fld = ins.fields[-1]
+        offset = target - item.address
+        if not fld.low <= offset <= fld.high:
+            return None
+        operands = dict(prefix[0])
+        operands[fld.name] = offset
+        jumps.append(_Jump(item.address, target, target_token, statement.line))
+        return operands, prefix[1] | fld.insert(offset)
 
     def _word(self, pc: int, ins: Instruction, operands: dict[str, int]) -> int:
         """The instruction word; a wide immediate (PendVM-compatibility mode) is kept in
@@ -614,6 +649,27 @@ class _Assembly(Context):
                 assert head is not None  # every item has a head
                 return head.column
         return 1
+
+
+#: The instructions whose operands are registers and then one branch offset.
+_BRANCHES = frozenset(i.mnemonic for i in BY_MNEMONIC.values()
+                      if i.operand_kinds[-1:] == ("off",)
+                      and all(kind == "reg" for kind in i.operand_kinds[:-1]))
+
+
+def _branch_prefix(ins: Instruction, tokens: Sequence[Token]
+                   ) -> tuple[dict[str, int], int] | None:
+    """A branch's register field values and its word without the offset, when every
+    register is valid and no register rule refuses them (whatever the offset); else None."""
+    try:
+        operands = {fld.name: register(token) for fld, token in zip(ins.fields, tokens)}
+    except OperandError:
+        return None
+    offset = ins.fields[-1].name
+    if offset in ins.writes or any(offset in pair for pair in ins.distinct) or \
+            register_problems(ins, {**operands, offset: 0}):
+        return None
+    return operands, encode(ins, {**operands, offset: 0})
 
 
 def _syntax(spec: Instruction | PseudoInstruction, written: str) -> str:
