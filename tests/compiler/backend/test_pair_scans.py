@@ -44,6 +44,27 @@ def test_an_exchange_of_no_register_is_left_to_the_python_scans():
     assert lowering._pairs_cancelled(code, compiled_from=0) == code[:1]
 
 
+def test_registers_the_codes_cannot_hold_are_left_to_the_python_scans():
+    """A register beyond an int64 mask's bits, one spelled otherwise than ``$n`` (the
+    Python exchange scan compares names: ``$03`` is not ``$3`` to it), an instruction too
+    short for its fields."""
+    exchanged = [Instr("EXCH", ("$3", "$1")), Instr("EXCH", ("$3", "$1"))]
+    for odd in [Instr("EXCH", ("$4", "$63")), Instr("ADD", ("$70", "$3")),
+                Instr("ADD", ("$03", "$5")), Instr("EXCH", ("$4",)), Instr("ADD", ())]:
+        code = [Instr("ADD", ("$2", "$3")), *exchanged, odd, exchanged[0],
+                Instr("SUB", ("$2", "$3"))]
+        assert pair_scans.pairs_cancelled(code, exchanges=True) is None
+        try:
+            python = lowering._pairs_cancelled(code, compiled_from=1 << 62)
+        except (ValueError, IndexError) as error:
+            python = type(error)
+        try:
+            compiled = lowering._pairs_cancelled(code, compiled_from=0)
+        except (ValueError, IndexError) as error:
+            compiled = type(error)
+        assert compiled == python
+
+
 def test_a_program_compiles_to_the_same_pal_with_the_compiled_scans(monkeypatch):
     """A Janus program of array updates (the shape whose pairs are most of its code)."""
     from revasm.bench.compile_scale import janus_program

@@ -18,7 +18,10 @@ ADDI, of which register bit and literal amount, and which registers it touches
 
 Code of fewer than ``peephole.COMPILED_FROM`` instructions keeps the Python scans (and this
 module, numba with it, is not imported): numba's import and the cached loop's load (~0.3 s)
-would cost a small program more than they save.
+would cost a small program more than they save.  So does code the integer codes cannot say
+exactly (a register not spelled ``$n``, an instruction too short for its fields): each
+entry point returns None for it, and the Python passes, which stay the reference, run
+instead.
 """
 from __future__ import annotations
 
@@ -72,7 +75,9 @@ class _Spellings:
         """Per spelling: its inverse's number (-1: none), whether it may start an inverse
         pair, whether the scans may pass it (register masks known), its read and written
         register masks, whether it is an exchange, and an exchange's register and address
-        bits.  (An inverse not in the code gets a number too: it simply never matches.)"""
+        bits.  (An inverse not in the code gets a number too: it simply never matches.)
+        ValueError for a register not spelled exactly ``$n`` (n < 63), IndexError for an
+        instruction too short for its fields."""
         inverse, starts, passable, reads, writes, exchange, register, address = \
             ([] for _ in range(8))
         k = 0
@@ -81,6 +86,11 @@ class _Spellings:
             # (what the scans ask of a spelling is known from its mnemonic where that has
             # no masks: every such instruction is the one _STOP spelling)
             masks = register_masks(mnemonic, operands) if mnemonic in _MASKED else None
+            if masks is not None and not all(_exact_bit(o) for o in operands if o[:1] == "$"):
+                # (a register spelled otherwise, or beyond an int64's bits: the Python
+                # exchange scan compares names as strings, where the masks read ``$03`` as
+                # ``$3``)
+                raise ValueError(operands)
             inverted = inverse_of(mnemonic, operands) if mnemonic in CANCELLABLE else None
             mate = -1
             if inverted is not None:
@@ -115,12 +125,14 @@ def pairs_cancelled(code: list[Instr], exchanges: bool) -> list[Instr] | None:
     """``code`` without its inverse pairs (``peephole.cancel_inverse_pairs``), or, with
     ``exchanges``, as ``lowering._pairs_cancelled`` leaves it: the inverse and the exchange
     pairs in turn until neither finds more.  None for code these codes cannot say (an
-    exchange of something that is not a register): the Python scans take it."""
+    exchange of something that is not a register, a register not spelled ``$n`` with
+    n < 63, an instruction too short for its fields): the Python scans take it (and raise
+    where they raise)."""
     spellings = _Spellings()
     spelled, labelled = spellings.of(code)
     try:
         facts = spellings.arrays()
-    except ValueError:
+    except (ValueError, IndexError):  # (not a register spelled $n; too few operands)
         return None
     scan: Any = _scan  # (numba's dispatcher, typed for fewer arguments)
     keep = scan(np.array(spelled, dtype=np.int64), np.array(labelled, dtype=np.bool_),
