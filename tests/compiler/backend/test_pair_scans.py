@@ -74,14 +74,15 @@ def test_a_program_compiles_to_the_same_pal_with_the_compiled_scans(monkeypatch)
     python = compile_janus_source(text, "arrays.ja").pal
     calls = []
 
-    def counted(code, exchanges):
-        calls.append(exchanges)
-        return scans(code, exchanges)
+    def counted(code, exchanges, stack=False):
+        calls.append((exchanges, stack))
+        return scans(code, exchanges, stack)
     scans = pair_scans.pairs_cancelled
     monkeypatch.setattr(pair_scans, "pairs_cancelled", counted)
     monkeypatch.setattr(lowering, "COMPILED_FROM", 0)
     assert compile_janus_source(text, "arrays.ja").pal == python
-    assert calls == [True, False]  # both scans of the -O2 pipeline ran compiled
+    # both scans of the -O2 pipeline ran compiled, the first with the stack slots' scan
+    assert calls == [(True, True), (False, False)]
 
 
 def test_the_masked_mnemonics_are_those_the_peephole_has_masks_for():
@@ -101,3 +102,12 @@ def test_warm_compiles_every_loop_a_long_program_uses():
 
     pair_scans.warm()
     assert pair_scans._scan.signatures and pair_scans._combine.signatures
+    # every call a long program makes has the types warm() compiled for: none compiles anew
+    known = (list(pair_scans._scan.signatures), list(pair_scans._combine.signatures))
+    code = [Instr("EXCH", ("$4", "$1")), Instr("ADDI", ("$1", "1")),
+            Instr("ADDI", ("$1", "-1")), Instr("EXCH", ("$4", "$1"))]
+    assert pair_scans.pairs_cancelled(code, exchanges=True, stack=True) == []
+    pair_scans.pairs_cancelled(code, exchanges=True)
+    pair_scans.pairs_cancelled(code, exchanges=False)
+    pair_scans.immediates_combined(code, 256, (-(1 << 15), (1 << 15) - 1))
+    assert (pair_scans._scan.signatures, pair_scans._combine.signatures) == known

@@ -190,7 +190,7 @@ class _ModuleLowering:
             code = expand_loops(FunctionLowering(self, self.module.functions[name]).run(),
                                 self.label)
             if self.level >= 2:
-                code = merge_inductions(cancel_stack_exchanges(_pairs_cancelled(code)))
+                code = merge_inductions(_stack_pairs_cancelled(code))
                 if self.loop_pointers:  # (else nothing to carry: no pass for a free register)
                     code = carry_elements(code, self.loop_pointers,
                                           self._free_register(code, self.layouts[name]),
@@ -329,6 +329,19 @@ def _pairs_cancelled(code: list[Instr], compiled_from: int | None = None) -> lis
         if len(code) == before:  # neither finds more: no second look for inverse pairs
             return code
         code = cancel_inverse_pairs(code)
+
+
+def _stack_pairs_cancelled(code: list[Instr], compiled_from: int | None = None
+                           ) -> list[Instr]:
+    """``cancel_stack_exchanges(_pairs_cancelled(code))`` (-O2): long code (``compiled_from``
+    instructions) runs the stack slots' scan in the compiled loop of ``pair_scans.py`` too,
+    right after the pair scans, on the same numbering."""
+    if len(code) >= (COMPILED_FROM if compiled_from is None else compiled_from):
+        from .pair_scans import pairs_cancelled
+        done = pairs_cancelled(code, exchanges=True, stack=True)
+        if done is not None:
+            return done
+    return cancel_stack_exchanges(_pairs_cancelled(code, compiled_from))
 
 
 def _default_and_domain(p: ir.Param, flat: int, kind: str, fmt: WordFormat) -> str:

@@ -11,6 +11,13 @@ pair -- which ``peephole._drop_pairs``'s kept answers reproduce exactly
 (``tests/compiler/backend/test_peephole.py``) -- so both give the same code
 (``tests/compiler/backend/test_pair_scans.py`` holds them to it on random code).
 
+``stack_slots.cancel_stack_exchanges`` (a push ``exch $r $1`` and the pass from the same
+slot that undoes it) runs in the same numba call, after the pair scans, on the same linked
+list (``pairs_cancelled(..., stack=True)``, which ``lowering._stack_pairs_cancelled`` calls):
+each spelling says which register an ``exch $r $1`` moves, by which constant an ``addi $1
+c`` moves the stack pointer, and which registers it touches; spelled exactly ``$n``, as the
+Python scan compares names as strings (``tests/compiler/backend/test_stack_scans.py``).
+
 ``immediates.combine_immediates``'s loop (an ``addi`` added into the next one of its
 register) runs here too, on the same spelling numbers: each spelling says whether it is an
 ADDI, of which register bit and literal amount, and which registers it touches
@@ -19,9 +26,9 @@ ADDI, of which register bit and literal amount, and which registers it touches
 Code of fewer than ``peephole.COMPILED_FROM`` instructions keeps the Python scans (and this
 module, numba with it, is not imported): numba's import and the cached loop's load (~0.3 s)
 would cost a small program more than they save.  So does code the integer codes cannot say
-exactly (a register not spelled ``$n``, an instruction too short for its fields): each
-entry point returns None for it, and the Python passes, which stay the reference, run
-instead.
+exactly (a register not spelled ``$n``, an instruction too short for its fields, a stack
+step too wide for an int64 sum): each entry point returns None for it, and the Python
+passes, which stay the reference, run instead.
 """
 from __future__ import annotations
 
@@ -34,7 +41,9 @@ from numba import njit
 from revasm.isa.table import INSTRUCTIONS
 
 from .code import Instr, literal_amount
+from .layout import SP
 from .peephole import CANCELLABLE, WINDOW, inverse_of, register_masks, touched_registers
+from .stack_slots import WINDOW as STACK_WINDOW
 
 #: The mnemonics whose register masks the scans read (``peephole.register_masks``: the data
 #: instructions and LI); any other stops a scan.
@@ -121,23 +130,81 @@ def _bit(register: str) -> int:
     return 1 << int(register[1:])
 
 
-def pairs_cancelled(code: list[Instr], exchanges: bool) -> list[Instr] | None:
+def pairs_cancelled(code: list[Instr], exchanges: bool, stack: bool = False
+                    ) -> list[Instr] | None:
     """``code`` without its inverse pairs (``peephole.cancel_inverse_pairs``), or, with
     ``exchanges``, as ``lowering._pairs_cancelled`` leaves it: the inverse and the exchange
-    pairs in turn until neither finds more.  None for code these codes cannot say (an
-    exchange of something that is not a register, a register not spelled ``$n`` with
-    n < 63, an instruction too short for its fields): the Python scans take it (and raise
-    where they raise)."""
+    pairs in turn until neither finds more; with ``stack`` too, then without the stack
+    slots' pairs (``stack_slots.cancel_stack_exchanges`` of that code), in the same loop on
+    the same numbering.  None for code these codes cannot say (an exchange of something
+    that is not a register, a register not spelled ``$n`` with n < 63, an instruction too
+    short for its fields; with ``stack``, what :func:`_stack_facts` leaves to Python): the
+    Python scans take it (and raise where they raise)."""
     spellings = _Spellings()
     spelled, labelled = spellings.of(code)
+    # (the stack facts first: over the code's own spellings, before arrays() adds inverses)
+    stacked = _stack_facts(spellings.keys) if stack else _NO_STACK
+    if stacked is None:
+        return None
     try:
         facts = spellings.arrays()
     except (ValueError, IndexError):  # (not a register spelled $n; too few operands)
         return None
     scan: Any = _scan  # (numba's dispatcher, typed for fewer arguments)
     keep = scan(np.array(spelled, dtype=np.int64), np.array(labelled, dtype=np.bool_),
-                *facts, exchanges)
+                *facts, exchanges, stack, *stacked)
     return [code[k] for k in np.flatnonzero(keep).tolist()]
+
+
+#: The stack pointer's name and bit (``stack_slots._SP``).
+_SP = f"${SP}"
+_SP_BIT = 1 << SP
+#: An ``addi $1 c`` the compiled stack scan takes has |c| below this: WINDOW of them sum
+#: to less than 2^63 (an int64), where Python's sum has no bound.
+_STEP_BOUND = 1 << 55
+#: The stack facts of a scan without the stack pass (the same array types: one signature).
+_NO_STACK = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.bool_),
+             np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+
+
+def _stack_facts(keys: list[tuple[str, tuple[str, ...]]]) -> tuple[Any, ...] | None:
+    """Per spelling, what ``stack_slots._partner`` asks of it: an ``exch $r $1``'s register
+    bit (0: not one), whether it is an ``addi $1 c`` of an integer ``c`` and that ``c``,
+    and the bits of the registers ``touched_registers`` names (exact ``$n`` only: Python
+    compares names as strings, and a stack exchange's register is always exact here).
+    None where the Python scan must decide: an ``exch $x $1`` of an ``$x`` not spelled
+    ``$n`` (n < 63), a step of 2^55 or more, a spelling Python would raise on (an EXCH or
+    an ``addi $1`` of too few operands, an ADDI of none, a data instruction too short for
+    its fields) -- it raises as before."""
+    n = len(keys)
+    moves = np.zeros(n, dtype=np.bool_)
+    register, step, touched = (np.zeros(n, dtype=np.int64) for _ in range(3))
+    for s, (mnemonic, operands) in enumerate(keys):
+        if mnemonic not in _MASKED:  # a branch, a call: a stop (touched_registers: None)
+            continue
+        if mnemonic == "EXCH":
+            if len(operands) < 2:
+                return None
+            if operands[1] == _SP:
+                register[s] = _exact_bit(operands[0])
+                if not register[s]:
+                    return None
+        elif mnemonic == "ADDI":
+            if not operands or (operands[0] == _SP and len(operands) < 2):
+                return None
+            if operands[0] == _SP:
+                value = literal_amount(operands[1])
+                if value is not None:
+                    if abs(value) >= _STEP_BOUND:
+                        return None
+                    moves[s], step[s] = True, value
+        try:
+            used = touched_registers(Instr(mnemonic, operands))
+        except IndexError:
+            return None
+        if used is not None:  # (always, for a masked mnemonic: passable says so too)
+            touched[s] = sum(_exact_bit(name) for name in used)
+    return register, moves, step, touched
 
 
 @njit(cache=True, nogil=True)
@@ -258,9 +325,11 @@ def _drop_pairs(kind: int, nxt: Any, prv: Any, first: int, end: int, keep: Any,
 @njit(cache=True, nogil=True)
 def _scan(spelled: Any, labelled: Any, inverse: Any, starts: Any, passable: Any,
           reads: Any, writes: Any, exchange: Any, register: Any, address: Any,
-          exchanges: bool) -> Any:
+          exchanges: bool, stack: bool, stack_register: Any, moves: Any, step: Any,
+          touched: Any) -> Any:
     """Which positions stay: the inverse scan, then (``exchanges``) the exchange and the
-    inverse scans in turn until the exchange scan drops nothing."""
+    inverse scans in turn until the exchange scan drops nothing, then (``stack``) the
+    stack slots' scan on what is left."""
     n = spelled.shape[0]
     keep = np.ones(n, dtype=np.bool_)
     nxt = np.arange(1, n + 2)
@@ -276,7 +345,63 @@ def _scan(spelled: Any, labelled: Any, inverse: Any, starts: Any, passable: Any,
             break
         first, _ = _drop_pairs(0, nxt, prv, first, n, keep, spelled, labelled, inverse,
                                starts, passable, reads, writes, exchange, register, address)
+    if stack:
+        _drop_stack_pairs(nxt, prv, first, n, keep, spelled, labelled, passable, exchange,
+                          stack_register, moves, step, touched)
     return keep
+
+
+@njit(cache=True, nogil=True)
+def _stack_partner(k: int, nxt: Any, end: int, spelled: Any, labelled: Any, passable: Any,
+                   exchange: Any, stack_register: Any, moves: Any, step: Any,
+                   touched: Any) -> int:
+    """``stack_slots._partner``: the later ``exch $r $1`` at the same slot that the
+    unlabelled ``exch $r $1`` at ``k`` undoes, or -1 (between them only constant moves of
+    the stack pointer, exchanges of other registers at other slots, and instructions
+    touching neither ``$r`` nor the stack pointer)."""
+    s = spelled[k]
+    r = stack_register[s]
+    if labelled[k] or r == 0 or r == _SP_BIT:
+        return -1
+    offset = 0  # the stack pointer's distance from the first exchange's slot
+    j = nxt[k]
+    for _ in range(STACK_WINDOW):
+        if j == end or labelled[j]:
+            return -1
+        t = spelled[j]
+        if moves[t]:
+            offset += step[t]
+        elif stack_register[t] != 0:
+            if stack_register[t] == r:
+                return j if offset == 0 else -1
+            if offset == 0 or stack_register[t] == _SP_BIT:
+                return -1  # another register in the slot
+        elif not passable[t] or (touched[t] & (r | _SP_BIT)) != 0 or exchange[t]:
+            return -1  # a branch, the register, the stack pointer, or memory
+        j = nxt[j]
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def _drop_stack_pairs(nxt: Any, prv: Any, first: int, end: int, keep: Any, spelled: Any,
+                      labelled: Any, passable: Any, exchange: Any, stack_register: Any,
+                      moves: Any, step: Any, touched: Any) -> int:
+    """``stack_slots.cancel_stack_exchanges``'s loop: each pair dropped, the scan going on
+    at what followed its first (no look back); the new first position."""
+    k = first
+    while k != end:
+        j = _stack_partner(k, nxt, end, spelled, labelled, passable, exchange,
+                           stack_register, moves, step, touched)
+        if j < 0:
+            k = nxt[k]
+            continue
+        first = _drop(nxt, prv, first, end, j)
+        after = nxt[k]  # what followed k, j gone
+        first = _drop(nxt, prv, first, end, k)
+        keep[j] = False
+        keep[k] = False
+        k = after
+    return first
 
 
 def immediates_combined(code: list[Instr], window: int, bounds: tuple[int, int]
@@ -407,5 +532,5 @@ def warm() -> None:
     ``python -m`` run's is ``__main__``.)"""
     code = [Instr("ADDI", ("$3", "1")), Instr("EXCH", ("$4", "$3")),
             Instr("ADDI", ("$3", "-1"))]
-    pairs_cancelled(code, exchanges=True)
+    pairs_cancelled(code, exchanges=True, stack=True)
     immediates_combined(code, 256, (-(1 << 15), (1 << 15) - 1))  # (the types are what count)

@@ -15,6 +15,11 @@ dropped (the ``addi`` between them are combined by ``immediates.py``).
 Only a fault moves: a push past the end of data memory faults at a later push (every
 remaining push of the call is at a higher slot), as a hoisted guard faults earlier
 (docs/decisions.md, "Stack slots").
+
+This scan is the reference.  Long code (``peephole.COMPILED_FROM`` instructions) runs it
+compiled, in the pair scans' numba call right after them on the same numbering
+(``pair_scans.pairs_cancelled(..., stack=True)``, from ``lowering._stack_pairs_cancelled``):
+the same instructions dropped (``tests/compiler/backend/test_stack_scans.py``).
 """
 from __future__ import annotations
 
