@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from revasm.compiler.backend import immediates, pair_scans
 from revasm.compiler.backend.code import Instr
 from revasm.compiler.backend.immediates import combine_immediates
+from revasm.compiler.errors import SourcePos
 
 REGISTERS = ("$3", "$4", "$0")
 #: Amounts that cancel or add up; that leave ADDI's field summed (or alone); hex and
@@ -28,10 +29,16 @@ OTHERS = [Instr("EXCH", ("$4", "$3")), Instr("EXCH", ("$5", "$6")), Instr("ADD",
 FILLER = Instr("ADDMUL", ("$6", "$5", "$7"))
 
 
+#: What else an ADDI carries (a merged one keeps its own: the fields must not mix up).
+POSITIONS = [None, SourcePos("a.ja", 3, 5), SourcePos("a.ja", 4, 1)]
+
+
 @st.composite
 def addi(draw: st.DrawFn) -> Instr:
     amounts = draw(st.sampled_from(AMOUNTS))
-    return Instr("ADDI", (draw(st.sampled_from(REGISTERS)), draw(st.sampled_from(amounts))))
+    return Instr("ADDI", (draw(st.sampled_from(REGISTERS)), draw(st.sampled_from(amounts))),
+                 draw(st.sampled_from(POSITIONS)), draw(st.sampled_from(["compute", "check"])),
+                 draw(st.sampled_from(["", "a note"])), check=draw(st.sampled_from(["", "bounds"])))
 
 
 @st.composite
