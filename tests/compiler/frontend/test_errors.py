@@ -172,6 +172,17 @@ def test_ill_formed_program_is_a_compile_error_at_its_position(name, source, lin
         assert "  " + " " * (column - 1) + "^" in text
 
 
+def test_a_nul_character_is_a_compile_error_at_it_on_every_interpreter():
+    # (Python before 3.11.4 refused it with a ValueError, later with a SyntaxError)
+    source = 'from revasm.compiler import *\n\n@reversible\ndef f(y: Fixed):\n    y += \0x\n'
+    with pytest.raises(CompileError) as info:
+        compile_source(source, None, "bad.py")
+    error = info.value
+    assert (error.pos.line, error.pos.column) == (5, 10)
+    assert error.format().startswith("bad.py:5:10: error: Python syntax error: the source "
+                                      "holds a NUL character (\\x00)\n      y += \\x00x\n")
+
+
 def test_catalogue_has_at_least_fifteen_programs():
     assert len(CATALOGUE) >= 15
     assert len({c[0] for c in CATALOGUE}) == len(CATALOGUE)

@@ -51,6 +51,14 @@ def parse_file(path: str | Path) -> ir.Module:
 def parse_source(text: str, filename: str = "<source>") -> ir.Module:
     """Every ``@reversible`` function of a Python source text (line ends \\n, \\r\\n or \\r)."""
     text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    nul = text.find("\0")
+    if nul >= 0:  # (ast.parse refuses it with a SyntaxError or, before Python 3.11.4, a
+        # ValueError: said here alike on every interpreter)
+        line = text.count("\n", 0, nul) + 1
+        start = text.rfind("\n", 0, nul) + 1
+        raise CompileError(SourcePos(filename, line, nul - start + 1),
+                           "Python syntax error: the source holds a NUL character (\\x00)",
+                           source_line=text[start:].split("\n", 1)[0].replace("\0", "\\x00"))
     try:
         with warnings.catch_warnings():  # "invalid escape sequence" and the like: not ours
             warnings.simplefilter("ignore")
