@@ -1,5 +1,12 @@
 # Two commands do all set-up on a fresh machine: `make demo` and `make test`.
-PYTHON ?= python3
+# The interpreter the venv is made from (`make PYTHON=...` to choose): the distribution's
+# CPython (/usr/bin/python3) when it is 3.11 or newer and makes venvs -- built with
+# profile-guided and link-time optimisation, it runs revasm's Python 1.1-1.3x faster than
+# a version manager's default build (docs/decisions.md, "The venv's interpreter") --
+# else the python3 on PATH.
+PYTHON ?= $(or $(shell for p in /usr/bin/python3 python3; do "$$p" -c 'import sys, venv, \
+	ensurepip; sys.exit(sys.version_info < (3, 11))' 2>/dev/null && { echo "$$p"; break; }; \
+	done),python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
