@@ -12,6 +12,7 @@ run's values), with the IR's operators spelt as Janus's.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 
 from ...errors import SourcePos
@@ -32,6 +33,16 @@ class JanusChecks:
         self.program = program
         self._at: dict[tuple[int, int], t.Stmt] | None = None
         self.decls: dict[tuple[int, int], t.Local] = {}
+        #: each expression's text, by the node's identity (the program holds every node):
+        #: an if's test and assertion go into two checks' words, ~10^5 on a long program
+        self._texts: dict[int, str] = {}
+
+    def text(self, e: t.Expr) -> str:
+        """``tree.text(e)``, each node's made once."""
+        got = self._texts.get(id(e))
+        if got is None:
+            got = self._texts[id(e)] = t.text(e)
+        return got
 
     @property
     def at(self) -> dict[tuple[int, int], t.Stmt]:
@@ -62,7 +73,7 @@ class JanusChecks:
             return _local(local, key, backward), pos
         s = at.get(key)
         if isinstance(s, t.If):
-            return _if(s, note, backward), (pos if backward else s.assertion.pos)
+            return _if(s, note, backward, self.text), (pos if backward else s.assertion.pos)
         if isinstance(s, t.From):
             return _from(s, backward), (s.until.pos if backward else pos)
         if isinstance(s, t.Push):
@@ -82,8 +93,8 @@ def janus_spelling(note: str) -> str:
     return note
 
 
-def _if(s: t.If, note: str, backward: bool) -> str:
-    test, assertion = t.text(s.test), t.text(s.assertion)
+def _if(s: t.If, note: str, backward: bool, text: Callable[[t.Expr], str]) -> str:
+    test, assertion = text(s.test), text(s.assertion)
     if backward:
         return (f"running backward, the fi assertion {assertion} chose a branch that the if "
                 f"test {test} does not agree with after it (the test must be true after the "
