@@ -7,9 +7,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from revasm.compiler.backend import immediates, pair_scans
+from revasm.compiler.backend import immediates, lowering, pair_scans
 from revasm.compiler.backend.code import Instr
 from revasm.compiler.backend.immediates import combine_immediates
+from revasm.compiler.backend.peephole import cancel_inverse_pairs
 from revasm.compiler.errors import SourcePos
 
 REGISTERS = ("$3", "$4", "$0")
@@ -99,3 +100,38 @@ def test_a_program_compiles_to_the_same_pal_with_the_compiled_loop(monkeypatch):
     program = compile_janus_source(text, "arrays.ja")
     assert program.pal == python.pal and program.lowered.lines == python.lowered.lines
     assert sizes and all(sizes)  # the compiled loop ran, on the code
+
+
+@settings(max_examples=300, deadline=None)
+@given(addi_code())
+def test_combining_and_cancelling_on_one_numbering_leaves_what_the_two_passes_leave(code):
+    """``lowering._combined_and_cancelled``'s compiled form: the inverse pairs cancelled
+    right after the immediates are combined, with each merged ADDI's new spelling
+    numbered, as the Python loops leave the code (the same instructions, each field)."""
+    python = cancel_inverse_pairs(combine_immediates(code, compiled_from=1 << 62))
+    assert lowering._combined_and_cancelled(code, compiled_from=0) == python
+    fused = pair_scans.combined_and_cancelled(code, immediates.WINDOW,
+                                              immediates.IMMEDIATE_RANGE)
+    combined = _compiled(code)
+    apart = None if combined is None else pair_scans.pairs_cancelled(combined, exchanges=False)
+    assert fused == apart  # (None where either compiled pass leaves the code to Python)
+    assert fused is None or fused == python
+
+
+@settings(max_examples=100, deadline=None)
+@given(addi_code())
+def test_the_combined_code_is_numbered_as_its_own_spellings(code):
+    """``_combined`` hands the inverse scan each kept instruction's spelling number and label
+    flag: a merged ADDI numbered as its new spelling, as numbering the code afresh would.
+    (No scan could tell a merged ADDI's old number apart -- the combining already took every
+    ADDI of its register in reach -- so this holds the numbers themselves.)"""
+    combined = pair_scans._combined(code, immediates.WINDOW, immediates.IMMEDIATE_RANGE)
+    if combined is None:
+        return
+    out, spellings, numbers, flags = combined
+    assert out == _compiled(code)
+    _, labelled = pair_scans._Spellings().of(out)
+    assert [spellings.keys[n] for n in numbers.tolist()] == \
+        [(i.mnemonic, i.operands) if i.mnemonic in pair_scans._MASKED else pair_scans._STOP
+         for i in out]
+    assert flags.tolist() == labelled

@@ -77,12 +77,19 @@ def test_a_program_compiles_to_the_same_pal_with_the_compiled_scans(monkeypatch)
     def counted(code, exchanges, stack=False):
         calls.append((exchanges, stack))
         return scans(code, exchanges, stack)
-    scans = pair_scans.pairs_cancelled
+
+    def counted_after(code, window, bounds):
+        out = after(code, window, bounds)
+        calls.append(("after the immediates", out is not None))
+        return out
+    scans, after = pair_scans.pairs_cancelled, pair_scans.combined_and_cancelled
     monkeypatch.setattr(pair_scans, "pairs_cancelled", counted)
+    monkeypatch.setattr(pair_scans, "combined_and_cancelled", counted_after)
     monkeypatch.setattr(lowering, "COMPILED_FROM", 0)
     assert compile_janus_source(text, "arrays.ja").pal == python
-    # both scans of the -O2 pipeline ran compiled, the first with the stack slots' scan
-    assert calls == [(True, True), (False, False)]
+    # both scans of the -O2 pipeline ran compiled, the first with the stack slots' scan,
+    # the second on the immediates' numbering
+    assert calls == [(True, True), ("after the immediates", True)]
 
 
 def test_the_masked_mnemonics_are_those_the_peephole_has_masks_for():
@@ -110,4 +117,5 @@ def test_warm_compiles_every_loop_a_long_program_uses():
     pair_scans.pairs_cancelled(code, exchanges=True)
     pair_scans.pairs_cancelled(code, exchanges=False)
     pair_scans.immediates_combined(code, 256, (-(1 << 15), (1 << 15) - 1))
+    pair_scans.combined_and_cancelled(code, 256, (-(1 << 15), (1 << 15) - 1))
     assert (pair_scans._scan.signatures, pair_scans._combine.signatures) == known

@@ -44,7 +44,8 @@ from .code import (
 )
 from .function_lowering import FunctionLowering
 from .guards import check_kinds
-from .immediates import combine_immediates, widened_immediates
+from .immediates import IMMEDIATE_RANGE, combine_immediates, widened_immediates
+from .immediates import WINDOW as IMMEDIATE_WINDOW
 from .induction import merge_inductions
 from .ir_queries import callees_of, index_exprs
 from .layout import SP, VARIABLE_REGISTERS, FunctionLayout, layout_function
@@ -195,7 +196,7 @@ class _ModuleLowering:
                     code = carry_elements(code, self.loop_pointers,
                                           self._free_register(code, self.layouts[name]),
                                           self.label)
-                code = _inverse_pairs_cancelled(combine_immediates(code))
+                code = _combined_and_cancelled(code)
             elif self.optimize:
                 code = _inverse_pairs_cancelled(code)
             code = widened_immediates(code)
@@ -310,6 +311,19 @@ def _inverse_pairs_cancelled(code: list[Instr], compiled_from: int | None = None
         if done is not None:
             return done
     return cancel_inverse_pairs(code)
+
+
+def _combined_and_cancelled(code: list[Instr], compiled_from: int | None = None
+                            ) -> list[Instr]:
+    """``_inverse_pairs_cancelled(combine_immediates(code))`` (-O2): long code
+    (``compiled_from`` instructions) runs both in the compiled loops of ``pair_scans.py``
+    on one numbering of the code."""
+    if len(code) >= (COMPILED_FROM if compiled_from is None else compiled_from):
+        from .pair_scans import combined_and_cancelled
+        done = combined_and_cancelled(code, IMMEDIATE_WINDOW, IMMEDIATE_RANGE)
+        if done is not None:
+            return done
+    return _inverse_pairs_cancelled(combine_immediates(code, compiled_from), compiled_from)
 
 
 def _pairs_cancelled(code: list[Instr], compiled_from: int | None = None) -> list[Instr]:

@@ -411,18 +411,45 @@ def immediates_combined(code: list[Instr], window: int, bounds: tuple[int, int]
     amount changed made anew.  None for code these codes cannot say (an ADDI
     of other than two operands, of a register not spelled ``$n``, of an amount beyond
     2^62; an instruction too short for its fields): the Python loop takes it."""
+    combined = _combined(code, window, bounds)
+    return None if combined is None else combined[0]
+
+
+def combined_and_cancelled(code: list[Instr], window: int, bounds: tuple[int, int]
+                           ) -> list[Instr] | None:
+    """``pairs_cancelled(immediates_combined(code, window, bounds), exchanges=False)``, the
+    code numbered once (each merged ADDI's new spelling numbered alone); None where either
+    would be."""
+    combined = _combined(code, window, bounds)
+    if combined is None:
+        return None
+    out, spellings, spelled, labelled = combined
+    try:
+        facts = spellings.arrays()
+    except (ValueError, IndexError):  # (as pairs_cancelled: the Python scans take it)
+        return None
+    scan: Any = _scan  # (numba's dispatcher, typed for fewer arguments)
+    keep = scan(spelled, labelled, *facts, False, False, *_NO_STACK)
+    return [out[k] for k in np.flatnonzero(keep).tolist()]
+
+
+def _combined(code: list[Instr], window: int, bounds: tuple[int, int]
+              ) -> tuple[list[Instr], _Spellings, Any, Any] | None:
+    """:func:`immediates_combined`'s code, with its spellings and each kept instruction's
+    spelling number and label flag (arrays)."""
     spellings = _Spellings()
     spelled, labelled = spellings.of(code)
     facts = _immediate_facts(spellings.keys)
     if facts is None:
         return None
     low, high = bounds
+    numbers = np.array(spelled, dtype=np.int64)
+    flags = np.array(labelled, dtype=np.bool_)
     combine: Any = _combine  # (numba's dispatcher, typed for fewer arguments)
-    keep, amounts, changed = combine(np.array(spelled, dtype=np.int64),
-                                     np.array(labelled, dtype=np.bool_), *facts,
-                                     window, low, high)
+    keep, amounts, changed = combine(numbers, flags, *facts, window, low, high)
     out = list(code)
     moved = np.flatnonzero(changed & keep)
+    number, keys = spellings.number, spellings.keys
     for k, total in zip(moved.tolist(), amounts[moved].tolist()):
         later = out[k]
         operands = (later.operands[0], str(total))
@@ -431,7 +458,14 @@ def immediates_combined(code: list[Instr], window: int, bounds: tuple[int, int]
         out[k] = Instr(later.mnemonic, operands, later.pos, later.role, later.note,
                        later.label, later.check) if type(later) is Instr else \
             replace(later, operands=operands)
-    return [out[k] for k in np.flatnonzero(keep).tolist()]
+        key = (later.mnemonic, operands)  # (an ADDI: a masked spelling, as ``of`` keys it)
+        n = number.get(key)
+        if n is None:
+            n = number[key] = len(keys)
+            keys.append(key)
+        numbers[k] = n
+    kept = np.flatnonzero(keep)
+    return [out[k] for k in kept.tolist()], spellings, numbers[kept], flags[kept]
 
 
 def _immediate_facts(keys: list[tuple[str, tuple[str, ...]]]) -> tuple[Any, ...] | None:
