@@ -9,7 +9,8 @@ with PendVM's meaning.  docs/debugger.md lists them all, with the event format.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from revasm.machine import MachineFault, fault_json
@@ -345,6 +346,18 @@ class Interpreter:
             if session.grad:
                 out["gradient"] = session.real(session.registers("G")[place.register])
             return out
+        inlined = inlined_homes(what, python)
+        if len(inlined) == 1:  # a local of an inlined call, by the name the source gives it
+            (home,) = inlined
+            out["name"] = f"{what} ({home}: of an inlined call)"
+            out["value"] = python[home]
+            if session.grad:
+                out["gradient"] = session.python_variables(bank="G")[home]
+            return out
+        if inlined:
+            raise DebugError(f"{what!r} is a local of more than one inlined call here: name "
+                             f"which -- {', '.join(inlined)} (NAME__FUNCTION then the line "
+                             "and column of the call)")
         names = sorted(set(python) | set(session.image.names))
         raise DebugError(f"{what!r} is not $N, [ADDR], PC, BR, DIR or a name "
                          f"({', '.join(names) or 'none declared'})")
@@ -427,6 +440,14 @@ _MOTIONS = frozenset({"step", "stepi", "next", "finish", "continue"})
 
 #: The most words one ``memory`` command shows (a count is bounded before it is trusted).
 MEMORY_WORDS_SHOWN = 65536
+
+
+def inlined_homes(name: str, variables: Iterable[str]) -> list[str]:
+    """The homes of ``name`` in calls the compiler inlined (``NAME__FUNCTION`` then the
+    call's line and column, ``compiler/ir/inline_functions.py``): the names a plain
+    ``print i`` may mean."""
+    pattern = re.compile(re.escape(name) + r"__[A-Za-z_]\w*?\d+_\d+\Z")
+    return sorted(v for v in variables if pattern.match(v))
 
 
 def _count(args: list[str], default: int = 1, limit: int | None = None,
