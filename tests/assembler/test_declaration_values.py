@@ -5,6 +5,8 @@ an int name takes an integer (2.0 is 2, 2.5 an error), a fixed name a real (1 is
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import revasm
 from revasm.assembler import AssemblyError, assemble
@@ -81,3 +83,41 @@ def test_raw_colon_before_an_instruction_is_still_a_label():
     image = assemble(HEADER + "start\nraw:addi $1 3\nfinish\n", filename="d.pal")
     assert "raw" in image.symbols
     assert revasm.run(image, engine="reference").registers["$1"] == 3
+
+
+# --- the plain declaration's shortcut (declarations._plain_parts) -----------------------
+
+_WORDS = ["x", "y.1", "v_x.0", "$2", "$0", "cell", "int", "fixed", "Int", "=", "=3", "in",
+          "IN", "0..3", "1", "-2", "2.5", "raw:7", "K", "-K", "cell", "0x10", "99999999999"]
+
+
+@given(st.sampled_from([".input", ".output", ".loss", ".name"]),
+       st.lists(st.sampled_from(_WORDS), min_size=3, max_size=7), st.booleans())
+@settings(max_examples=300, deadline=None)
+def test_a_plain_declaration_reads_as_the_general_split_reads_it(directive, words, shape):
+    """Whatever the words, the shortcut gives the names, and the errors, that splitting the
+    statement in full gives (half the examples in the shortcut's own shape)."""
+    if shape:
+        words = words[:3] + ["="] + words[3:4] if len(words) > 3 else words
+    source = (";; pendulum pal file\n.const K 4\nstart\nfinish\ncell: data 0\n"
+              f"{directive} {' '.join(words)}\n")
+    from revasm.assembler import declarations
+
+    def outcome() -> object:
+        try:
+            return assemble(source, filename="d.pal").names
+        except AssemblyError as exc:
+            return [(d.line, d.column, d.message) for d in exc.diagnostics]
+    fast = outcome()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(declarations, "_plain_parts", lambda operands: None)
+        assert outcome() == fast
+
+
+def test_the_shortcut_takes_the_compilers_declarations():
+    from revasm.assembler.declarations import _plain_parts
+    from revasm.assembler.lexer import tokenize
+
+    assert _plain_parts(tokenize("x.5 v_x.5 int = 0")) is not None
+    assert _plain_parts(tokenize("x.5 v_x.5 int = 0 in 0..3")) is None
+    assert _plain_parts(tokenize("x.5 =v_x.5 int = 0")) is None

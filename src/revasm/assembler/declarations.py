@@ -28,15 +28,23 @@ def declared_names(ctx: Context, statements: list[Statement],
                    code: dict[int, Placed]) -> dict[str, DeclaredName]:
     names: dict[str, DeclaredName] = {}
     lines: dict[str, int] = {}
+    words: dict[tuple[str, bool], int] = {}  # a value's word by its text and type, once
+    type_token: Token | None
+    default_token: Token | None
     for statement in statements:
-        split = _split_domain(ctx, statement)
-        if split is None:
-            continue
-        statement, domain_tokens = split
-        parts = _split(ctx, statement)
-        if parts is None:
-            continue
-        name_token, location_token, type_token, default_token = parts
+        plain = _plain_parts(statement.operands)
+        if plain is not None:
+            domain_tokens = None
+            name_token, location_token, type_token, default_token = plain
+        else:
+            split = _split_domain(ctx, statement)
+            if split is None:
+                continue
+            statement, domain_tokens = split
+            parts = _split(ctx, statement)
+            if parts is None:
+                continue
+            name_token, location_token, type_token, default_token = parts
         name = name_token.text
         ok = True
         if not NAME.match(name):
@@ -56,7 +64,13 @@ def declared_names(ctx: Context, statements: list[Statement],
             fixed = VALUE_TYPES.get(kind, True)
         default = None
         if default_token is not None:
-            default = _value_word(ctx, statement, default_token, fixed, name, "default value")
+            key = (default_token.text, fixed)
+            default = words.get(key)
+            if default is None:
+                default = _value_word(ctx, statement, default_token, fixed, name,
+                                      "default value")
+                if default is not None:  # (a label's or constant's word is one word too)
+                    words[key] = default
             ok &= default is not None
         domain = None
         if domain_tokens is not None:
@@ -70,6 +84,28 @@ def declared_names(ctx: Context, statements: list[Statement],
                                        domain)
             lines[name] = statement.line
     return names
+
+
+def _plain_parts(operands: list[Token]) -> Parts | None:
+    """``NAME LOC TYPE = VALUE`` (as a compiler writes each element of an array), split
+    as :func:`_split_domain` and :func:`_split` split it, without their lists; None for
+    any other shape."""
+    if len(operands) != 5 or operands[3].text != "=":
+        return None
+    for token in operands:
+        if token.text.lower() == "in":
+            return None
+    name, location, kind, _, value = operands
+    if name.text.startswith("=") or location.text.startswith("=") or \
+            kind.text.startswith("="):
+        return None
+    return name, location, kind, value
+
+
+def _names_a_word(ctx: Context, text: str) -> bool:
+    """Whether a value's text is a label or a named constant (``-name`` too)."""
+    bare = text[1:] if text.startswith("-") else text
+    return bare in ctx.scope.labels or bare in ctx.scope.constants
 
 
 def _head(statement: Statement) -> Token:
@@ -109,8 +145,7 @@ def _value_word(ctx: Context, statement: Statement, token: Token, fixed: bool, n
     ``raw:N`` the raw word N -- as ``--set`` and the API read a value for the name.  A
     label or named constant (``-name`` too) is the word it denotes, as in an operand.  None
     after reporting why not at the token."""
-    bare = token.text[1:] if token.text.startswith("-") else token.text
-    if bare in ctx.scope.labels or bare in ctx.scope.constants:
+    if _names_a_word(ctx, token.text):
         return ctx.word_value(statement, token, what)
     try:
         return word_of(token.text, ctx.fmt, kind_of(fixed), name)

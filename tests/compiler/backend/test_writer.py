@@ -76,5 +76,32 @@ def test_compiled_examples_give_the_assembler_what_it_reads(source):
     writer.lines = program.lowered.pal.splitlines()
     writer.statements = list(program.lowered.statements or [])
     assert len(writer.lines) == len(writer.statements)
-    # the compiler writes only plain words: every instruction line is known
-    assert _check(writer) == len(program.lowered.lines) > 0
+    # the compiler writes only plain words: every instruction line is known, and each
+    # array element's declaration and cell
+    elements = sum(1 for line in writer.lines if line.startswith(".input") and
+                   line.split(" ")[1].count(".") and not line.split(" ")[2].startswith("$"))
+    cells = sum(1 for line in writer.lines if " data " in line)
+    assert _check(writer) == len(program.lowered.lines) + elements + cells > 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(words=st.lists(_WORD, min_size=1, max_size=6), label=_WORD, value=_WORD)
+def test_a_declaration_and_a_data_cell_are_read_as_the_writer_says(words, label, value):
+    writer = _Writer()
+    writer.words(" ".join([".input", *words]))
+    writer.data(label, value)
+    _check(writer)
+    assert writer.lines[1] == f"{label + ':':<12} data {value}"
+
+
+def test_an_array_element_declaration_and_cell_are_known():
+    writer = _Writer()
+    writer.words(".input x.5 v_x.5 int = 0 in -3..3")
+    writer.data("v_x.5", "0")
+    writer.data("a_label_longer_than_the_column", "-7")
+    writer.words(".input x.5  v_x.5 int")  # two spaces: left to the lexer
+    writer.data("10", "0")  # a number is no label
+    writer.data("v", "raw:5")  # a colon splits the word
+    assert [s is not None for s in writer.statements] == [True, True, True, False, False,
+                                                          False]
+    assert _check(writer) == 3

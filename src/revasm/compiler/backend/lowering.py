@@ -221,8 +221,8 @@ class _ModuleLowering:
                     suffix = ".".join(map(str, idx))
                     label = f"v_{p.name}.{suffix}"
                     labels.append(label)
-                    out.raw(f"{directive} {p.name}.{suffix} {label} {kind}"
-                            f"{_default_and_domain(p, flat, kind, self.fmt)}")
+                    out.words(f"{directive} {p.name}.{suffix} {label} {kind}"
+                              f"{_default_and_domain(p, flat, kind, self.fmt)}")
                     data.append((label, "0"))
                 array_labels[p.name] = labels
             else:
@@ -250,8 +250,8 @@ class _ModuleLowering:
         for instr in self._with_traps(stub, bodies):
             out.instr(instr)
         for label, text in data:
-            out.raw(f"{label + ':':<12} data {text}")
-        out.raw(f"{'stack:':<12} data 0")
+            out.data(label, text)
+        out.data("stack", "0")
         return Lowered(out.text(), self.entry, self.width, out.map, self.layouts, array_labels,
                        out.statements)
 
@@ -362,6 +362,11 @@ def _default_and_domain(p: ir.Param, flat: int, kind: str, fmt: WordFormat) -> s
     """`` = DEFAULT in LO..HI`` for a declaration (element ``flat`` of an array); a value
     the word cannot hold is a CompileError at the parameter."""
     def literal(value: Fraction) -> str:
+        if kind == "int":
+            if value.denominator == 1 and fmt.min_signed <= value <= fmt.max_signed:
+                return str(int(value))  # (each element of a long array: no message made)
+        elif fmt.min_signed <= fmt.from_real(value) <= fmt.max_signed:
+            return fixed_literal(value)
         literal_word(value, kind == "int", fmt, p.pos,
                      f"{p.name}'s default or domain end {float(value):g}")
         return str(int(value)) if kind == "int" else fixed_literal(value)
@@ -407,6 +412,33 @@ class _Writer:
     def raw(self, text: str) -> None:
         self.lines.append(text)
         self.statements.append(None)
+
+    def words(self, text: str) -> None:
+        """A line of words one space apart (a declaration: an array's makes one a
+        element), with the statement ``parser.parse_line`` reads in it, from the words'
+        columns, when each is a plain word."""
+        self.lines.append(text)
+        words = text.split(" ")
+        if _NOT_PLAIN.search(text.replace(" ", "")) or not all(words):
+            self.statements.append(None)
+            return
+        tokens, column = [], 1
+        for word in words:
+            tokens.append(_token((word, column)))
+            column += len(word) + 1
+        self.statements.append(Statement(len(self.lines), text, [], tokens[0], tokens[1:]))
+
+    def data(self, label: str, value: str) -> None:
+        """``label: data value`` (an array element's cell), with its statement when the
+        label and the value are plain words."""
+        text = f"{label + ':':<12} data {value}"
+        self.lines.append(text)
+        if not (value and LABEL.match(label)) or is_number(label) or _NOT_PLAIN.search(value):
+            self.statements.append(None)
+            return
+        at = max(len(label) + 1, 12) + 2  # (the column of ``data``)
+        self.statements.append(Statement(len(self.lines), text, [_token((label, 1))],
+                                         _token(("data", at)), [_token((value, at + 5))]))
 
     def instr(self, i: Instr) -> None:
         # one call per instruction of the program: kept to plain string work
