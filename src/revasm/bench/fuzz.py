@@ -999,6 +999,14 @@ def _shrinkable(data: Any) -> tuple[Any, Callable[[Any], Any]]:
     return None, lambda part: data
 
 
+#: What the cli target runs before its clock starts: each command that can take the tile
+#: engine, at both widths.  A tile interpreter is built on its first use, once per install
+#: and mode (tens of seconds; ``docs/decisions.md``), and that build is no hang of whichever
+#: input happens to come first (two full runs each counted one as a time-out).
+_TILE_WARM_UP = [[command, "x1_plus_x1x2.pal", "--engine", "tile", "--width", width]
+                 for width in ("32", "64") for command in ("run", "check", "grad", "hessian")]
+
+
 def fuzz_target(name: str, inputs: int, seed: int = 0, stop_after: int = 20,
                 limit: float | None = None, shrink: float = 10.0) -> dict:
     """Run one target ``inputs`` times: how many inputs were taken, refused with a clean
@@ -1044,6 +1052,11 @@ def fuzz_target(name: str, inputs: int, seed: int = 0, stop_after: int = 20,
         check = targets.checks()[name]
         if name == "cli":
             os.chdir(targets.workspace)
+            for warm_up in _TILE_WARM_UP:  # (untimed, whatever each gives)
+                try:
+                    check(warm_up)
+                except FuzzFailure:
+                    pass
         try:
             for _ in range(inputs):
                 data = make(rng)
