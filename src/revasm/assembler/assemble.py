@@ -324,15 +324,15 @@ class _Assembly(Context):
         within a few rounds; an expansion that comes out shorter than its
         place is padded (see :meth:`_expand`).
         """
+        pseudos = [item for item in self.items if item.pseudo is not None and item.valid]
         changed = True
         while changed:  # ends: every round grows a size, and sizes are bounded
             self._place()
             changed = False
-            for item in self.items:
-                if item.pseudo is not None and item.valid:
-                    size = self._pseudo_size(item)
-                    if size > item.size:
-                        item.size, changed = size, True
+            for item in pseudos:
+                size = self._pseudo_size(item)
+                if size > item.size:
+                    item.size, changed = size, True
 
     def _place(self) -> None:
         address = 0

@@ -45,22 +45,31 @@ def merge_inductions(code: list[Instr]) -> list[Instr]:
     counter tied to a pointer the loop steps alike (see the module docstring)."""
     out = list(code)
     labels = {instr.label: n for n, instr in enumerate(out) if instr.label}
-    k = 0
-    while k < len(out):
+    tops = _tops(out, 0)
+    t = 0
+    while t < len(tops):
+        k = tops[t]
         found = loop_at(out, k, labels)
         if found is None:
-            k += 1
+            t += 1
             continue
         first, bottom, last = found
         rewritten = _rewrite(out[first:last + 1], k - first, bottom - first)
         if rewritten is None:
-            k += 1
+            t += 1
             continue
         pre, loop, post = rewritten
         out[first:last + 1] = pre + loop + post
         labels = {instr.label: n for n, instr in enumerate(out) if instr.label}
-        k = first + len(pre) + len(loop) + len(post)
+        tops, t = _tops(out, first + len(pre) + len(loop) + len(post)), 0
     return out
+
+
+def _tops(code: list[Instr], start: int) -> list[int]:
+    """The positions from ``start`` on where :func:`loop_at` may find a loop (a labelled
+    BEQ or BNE: it finds none elsewhere), so that the scan skips the rest at once."""
+    return [n for n in range(start, len(code))
+            if code[n].label and code[n].mnemonic in _EQUALITY]
 
 
 def _is_data(instr: Instr) -> bool:
