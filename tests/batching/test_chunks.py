@@ -476,3 +476,19 @@ def test_json_of_a_chunked_run_is_the_json_of_one_batch(tmp_path, program):
                      "vector", "--chunk-lanes", 25)
     assert one.exit_code == chunked.exit_code == 1  # some lanes fault
     assert json.loads(chunked.stdout) == json.loads(one.stdout)
+
+
+def test_a_zarr_member_without_readable_metadata_is_an_error_not_left_out(tmp_path):
+    """zarr leaves such a member out of a group's arrays with a warning; were it a column the
+    program reads, the program would take that input's default: a silent wrong answer."""
+    from revasm.batching.inputs import BatchInputError
+    from revasm.batching.sources import ZarrSource
+
+    path = _write_inputs(tmp_path, inputs(10), "zarr")
+    assert ZarrSource.scan(str(path)).names == ("x", "y")
+    metadata = [p for p in (path / "y").iterdir() if p.name in ("zarr.json", ".zarray")]
+    assert metadata
+    for p in metadata:
+        p.unlink()
+    with pytest.raises(BatchInputError, match="'y' is neither an array nor a group"):
+        ZarrSource.scan(str(path))

@@ -22,6 +22,8 @@ need the ``dist`` extra (``pip install 'revasm[dist]'``); the message says so.
 from __future__ import annotations
 
 import csv
+import re
+import warnings
 import zipfile
 import zlib
 from collections.abc import Iterator
@@ -435,9 +437,18 @@ class ZarrSource:
         group = _zarr_group(path)
         lengths = {}
         try:
-            arrays = sorted(group.arrays(), key=lambda item: item[0])
+            with warnings.catch_warnings(record=True) as said:
+                warnings.simplefilter("always")
+                arrays = sorted(group.arrays(), key=lambda item: item[0])
         except Exception as exc:  # zarr raises many kinds on a corrupt store
             raise BatchInputError(f"{path}: not a valid Zarr group ({exc})") from None
+        for warning in said:  # a member zarr cannot read is left out of arrays() with a
+            # warning: it could be a column the program reads, which would then take its
+            # declared default -- a silent wrong answer
+            unread = _UNREAD_MEMBER.search(str(warning.message))
+            if unread:
+                raise BatchInputError(f"{path}: {unread.group(1)!r} is neither an array nor "
+                                      "a group (its metadata is missing or unreadable)")
         for name, array in arrays:
             _numeric(path, name, np.dtype(array.dtype))
             if array.ndim != 1:
@@ -459,6 +470,11 @@ class ZarrSource:
                 raise BatchInputError(f"{self.path}: column {name!r}, rows {start + 1} to "
                                       f"{stop} are unreadable ({exc})") from None
         return columns
+
+
+#: What zarr warns of a member of a group it cannot read (``Group.arrays`` leaves it out).
+_UNREAD_MEMBER = re.compile(r"Object at (\S+) is not recognized as a component of a Zarr "
+                            r"hierarchy")
 
 
 def _zarr_group(path: str) -> Any:
