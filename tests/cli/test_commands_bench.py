@@ -54,6 +54,28 @@ def test_tile_speed_divergence_runs_every_lane_step_with_masks_and_regrouped():
     assert masks["fetches"] > 0 and masks["lanes_per_fetch"] <= 200
 
 
+def test_tile_speed_floors_write_the_batchs_columns_and_time_the_arithmetic(tmp_path):
+    """The end-to-end floors write the columns they are given with the batch's writer (the
+    fewest last: the file holds just those) and divide each time by numpy's forward."""
+    import numpy as np
+
+    lanes = 2048
+    x = np.linspace(-3, 3, lanes)
+    columns = {"status": np.full(lanes, "finished"), "steps": np.arange(lanes), "x": x,
+               "loss": x * 2, "grad_x": x * 3}
+    floors = tile_speed._floors(columns, tmp_path / "floor.npz", 1, numpy_ns=10.0)
+    with np.load(tmp_path / "floor.npz") as written:
+        assert sorted(written.files) == sorted(tile_speed.FEWEST_COLUMNS)
+        assert written["grad_x"].tolist() == columns["grad_x"].tolist()
+    assert floors["default_bytes_per_lane"] == 32 + 8 * 4
+    assert floors["default_columns"] == sorted(columns)
+    for key in ("write_default", "write_fewest", "arithmetic"):
+        assert floors[f"{key}_ns"] > 0
+        assert floors[f"{key}_over_numpy_forward"] == floors[f"{key}_ns"] / 10.0
+    assert floors["arithmetic_and_write_default_ns"] == \
+        floors["arithmetic_ns"] + floors["write_default_ns"]
+
+
 def test_engine_choice_child_runs_the_grid_program_on_the_engine_named(tmp_path, capsys):
     path = tmp_path / "loop1000.pal"
     path.write_text(engine_choice.program(1_000))

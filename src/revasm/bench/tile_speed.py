@@ -178,7 +178,12 @@ def j2_batch(lanes: tuple[int, ...], repeat: int, budget: float) -> dict:
             per_lane = (seconds[large] - seconds[small]) / (large - small)
             rows[choice] = {"seconds": {str(k): v for k, v in seconds.items()},
                             "per_lane_ns": per_lane * 1e9}
-    numpy_forward = _numpy_forward(max(lanes), repeat)
+        # (the last run above: --engine tile on the most lanes, its columns in out.npz)
+        with np.load(Path(scratch) / "out.npz") as written:
+            columns = {name: written[name] for name in written.files}
+        numpy_forward = _numpy_forward(max(lanes), repeat)
+        rows["floors"] = _floors(columns, Path(scratch) / "floor.npz", repeat,
+                                 numpy_forward["wall_ns"])
     for choice in ("auto", "tile"):
         rows[choice]["over_numpy_forward"] = rows[choice]["per_lane_ns"] / \
             numpy_forward["wall_ns"]
@@ -186,6 +191,47 @@ def j2_batch(lanes: tuple[int, ...], repeat: int, budget: float) -> dict:
     rows["auto_picks_tile"] = {str(count): tile_pays(image, count, "vector")
                                for count in lanes}
     return rows
+
+
+#: The fewest of the columns a gradient batch writes: its status, loss and gradient.
+FEWEST_COLUMNS = ("status", "loss", "grad_x")
+
+
+def _floors(columns: dict, path: Path, repeat: int, numpy_ns: float) -> dict:
+    """What the end-to-end target leaves for the engine: the time per lane of writing the
+    batch's own result columns with ``revasm batch``'s writer (whole, then only
+    :data:`FEWEST_COLUMNS`), and of the J2 gradient's arithmetic alone
+    (``j2_arithmetic``: one exact numba loop over lanes on every core, no interpreter), each
+    over numpy's forward, and the sum of the arithmetic and the default columns' write."""
+    from revasm.cli.commands_batch import write_npz
+
+    from .j2_arithmetic import gradient_words
+
+    lanes = len(columns["status"])
+    out: dict[str, Any] = {"lanes": lanes,
+                           "default_columns": sorted(columns),
+                           "default_bytes_per_lane": sum(v.nbytes for v in columns.values())
+                           / lanes}
+    for key, kept in (("write_default", columns),
+                      ("write_fewest", {k: columns[k] for k in FEWEST_COLUMNS})):
+        best = float("inf")
+        for _ in range(max(repeat, 3)):
+            start = time.perf_counter()
+            write_npz(str(path), kept)
+            best = min(best, time.perf_counter() - start)
+        out[f"{key}_ns"] = best * 1e9 / lanes
+    words = (_inputs(lanes) * FMT_ONE).astype(np.int64).view(np.uint64)
+    gradient_words(words[:1024])  # compiled (or loaded from the cache) before the clock
+    best = float("inf")
+    for _ in range(max(repeat, 3)):
+        start = time.perf_counter()
+        gradient_words(words)
+        best = min(best, time.perf_counter() - start)
+    out["arithmetic_ns"] = best * 1e9 / lanes
+    out["arithmetic_and_write_default_ns"] = out["arithmetic_ns"] + out["write_default_ns"]
+    for key in ("write_default", "write_fewest", "arithmetic", "arithmetic_and_write_default"):
+        out[f"{key}_over_numpy_forward"] = out[f"{key}_ns"] / numpy_ns
+    return out
 
 
 # --- NiLang workloads ----------------------------------------------------------------------

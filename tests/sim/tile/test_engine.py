@@ -342,6 +342,29 @@ STACKING = """;; pendulum pal file
 """
 
 
+def _forward_alike(image, p, x) -> list:
+    """The tile engine (tiles of 64) and the reference, ``$1 = p`` and ``$5 = x`` on their
+    lanes, run forward and compared lane by lane."""
+    lanes = len(p)
+    machines = [TileLanes(image, lanes, tile=64), engine("reference").load(image, lanes)]
+    for machine in machines:
+        machine.set_bank_word("R", 1, p)
+        machine.set_bank_word("R", 5, x)
+        machine.run(1)
+    _alike(*machines, lanes)
+    return machines
+
+
+def _backward_alike(machines: list) -> None:
+    """The gradient pass of ``$7`` on both (:func:`_forward_alike`), compared lane by lane."""
+    for machine in machines:
+        machine.set_bank_word("G", 7, 1 << 32)
+        machine.gradient = True
+        machine.run_back()
+    _alike(*machines, machines[0].lanes)
+    assert machines[0].bank_word("G", 5).tolist() == machines[1].bank_word("G", 5).tolist()
+
+
 def test_memory_steps_at_one_address_on_every_lane_and_at_several():
     """A memory step whose lanes all look up one slot runs its uniform fast loop (the slot
     a scalar: contiguous rows; with no per-lane look-up when every lane's table already
@@ -355,18 +378,8 @@ def test_memory_steps_at_one_address_on_every_lane_and_at_several():
     p[128:192] = np.arange(64) % 4  # the third: four addresses
     p[192:] = 2  # the last (partial) tile: one address, not the first tiles'
     x = np.random.default_rng(5).integers(-3 << 32, 3 << 32, lanes)
-    machines = [TileLanes(image, lanes, tile=64), engine("reference").load(image, lanes)]
-    for machine in machines:
-        machine.set_bank_word("R", 1, p)
-        machine.set_bank_word("R", 5, x)
-        machine.run(1)
-    _alike(*machines, lanes)
-    for machine in machines:
-        machine.set_bank_word("G", 7, 1 << 32)
-        machine.gradient = True
-        machine.run_back()
-    _alike(*machines, lanes)
-    assert machines[0].bank_word("G", 5).tolist() == machines[1].bank_word("G", 5).tolist()
+    machines = _forward_alike(image, p, x)
+    _backward_alike(machines)
     assert machines[0].halted.all()
     source = tile_source(64, gradient=True)
     for name in ("step_exch_f", "step_exch_b"):
@@ -377,6 +390,56 @@ def test_memory_steps_at_one_address_on_every_lane_and_at_several():
             assert "SLOTS[k" not in uniform and "DENSE[" not in uniform
         check = text.split("if fast and differ == 0:")[0]
         assert check.count("window_slot(") == 1 and "KEYS[lane, ROW] == K0" in check
+
+
+PUSHING = """;; pendulum pal file
+.width  64
+.input  p  $1 int = 0
+.input  x  $5 fixed = 1.0
+.loss   y  $7
+        start
+        addi   $2 2001       ; a table word at 2001 + p: where 3000's probe starts when p = 0
+        add    $2 $1
+        add    $9 $5
+        exch   $9 $2
+        addi   $4 3000       ; a stack of new table words, alike on every lane
+""" + "".join("""        addmul $3 $5 $5
+        exch   $3 $4         ; push x^2
+        addi   $4 1
+""" for _ in range(6)) + """        addi   $4 -1
+        exch   $10 $4        ; and pop it
+        addmul $7 $10 $5     ; y = x^3
+        finish
+"""
+
+
+def test_lanes_in_lockstep_push_new_words_at_lane_los_slot():
+    """A memory step at a word new to the lanes' tables stores it in every table at lane
+    lo's slot when each lane's probe would end there (the tiles of p = 0 and of p = 1
+    lanes), and leaves it to each lane's own probe otherwise (a tile of p = 0 lanes but one:
+    there 2001 + p does not sit on 3000's path, so 3000 takes another slot): values,
+    counts and every table slot as the per-lane probe puts them, in the gradient pass too."""
+    from revasm.sim.compiled.machine import FIRST_CAPACITY
+    from revasm.sim.compiled.vocab import EMPTY, find_slot, probe_start, table_key
+
+    starts = [int(probe_start(table_key(np.uint64(a)), FIRST_CAPACITY)) for a in (2001, 3000)]
+    assert starts[0] == starts[1]  # the p = 0 lanes' 3000 probes past 2001's slot
+    image = assemble(PUSHING, "pushing.pal")
+    lanes = 200
+    p = np.zeros(lanes, dtype=np.int64)
+    p[100] = 1  # the second tile: one lane whose 3000 goes where lane lo's cannot
+    p[128:192] = 1  # the third: alike among themselves
+    x = np.random.default_rng(6).integers(-3 << 32, 3 << 32, lanes)
+    machines = _forward_alike(image, p, x)
+    tile = machines[0]
+    for lane in range(lanes):  # each lane's table as its own probes, in order, build it
+        keys = np.full((1, tile.KEYS.shape[1]), EMPTY, dtype=np.uint64)
+        for address in [2001 + int(p[lane]), *range(3000, 3006)]:
+            find_slot.py_func(keys, 0, np.uint64(address), 0)
+        assert tile.KEYS[lane].tolist() == keys[0].tolist(), lane
+    _backward_alike(machines)
+    text = tile_source(64).split("def step_exch_f(")[1].split("\n@njit")[0]
+    assert "KEYS[U(lo + k), ROW] = K0" in text.split("if fast and differ == 0:")[0]
 
 
 ROTATIONS = """;; pendulum pal file

@@ -1100,6 +1100,13 @@ def table_key(word):
 
 
 @njit(**JIT)
+def probe_start(key, capacity):
+    """The table slot where the probe for ``key`` (a ``table_key``) starts, in a table of
+    ``capacity`` slots (a power of two): a multiplicative hash's high bits."""
+    return ((key * U(0x9E3779B97F4A7C15)) >> U(32)) & U(capacity - 1)
+
+
+@njit(**JIT)
 def find_slot(keys, lane, word, dense):
     """The slot of ``word`` in the lane's open-addressing table (inserted if new), offset by
     ``dense`` (the words before the table); -1 when the table is full (the host grows it
@@ -1109,7 +1116,7 @@ def find_slot(keys, lane, word, dense):
         return I(-1)
     word = table_key(word)
     mask = U(capacity - 1)
-    j = ((word * U(0x9E3779B97F4A7C15)) >> U(32)) & mask
+    j = probe_start(word, capacity)
     for _ in range(capacity):
         key = keys[lane, j]
         if key == word:
@@ -1155,7 +1162,7 @@ def slots_of(keys, word, dense_length, dense_words, window, insert):
         if capacity == 0:
             continue
         mask = U(capacity - 1)
-        j = ((key_word * U(0x9E3779B97F4A7C15)) >> U(32)) & mask
+        j = probe_start(key_word, capacity)
         for _ in range(capacity):
             key = keys[lane, j]
             if key == key_word:

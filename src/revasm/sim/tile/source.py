@@ -234,7 +234,9 @@ def shared_slot_check(guard: list[str]) -> list[str] | None:
     is found there) -- in a loop without a probe, which LLVM vectorises.  ``differ == 0``:
     every lane's look-up is lane ``lo``'s (``SLOTS[0, 0]``, already in its table) and none
     faults, so the uniform fast loop may run with no per-lane look-up at all (J2's stack in
-    the gradient pass: EXCH 2.9 -> 1.0 ns a lane).  None when the guard is anything else."""
+    the gradient pass: EXCH 2.9 -> 1.0 ns a lane); a word new to a lane's table counts as
+    found when the lane would insert it at lane ``lo``'s slot (``_SHARED_INSERT``: J2's
+    forward pushes).  None when the guard is anything else."""
     stripped = [line.strip() for line in guard]
     if sum("window_slot(" in line for line in stripped) != 1:
         return None
@@ -273,14 +275,37 @@ def shared_slot_check(guard: list[str]) -> list[str] | None:
            "            lane = U(lo + k)",
            *[f"            {line}" for line in address],
            f"            differ += 0 if {word} == W0 else 1",
-           "    else:  # a table slot: every lane's table holds the word there",
+           "    else:  # a table slot: every lane's table holds the word there, or gets it",
            "        K0 = table_key(W0)",
            f"        ROW = S0 - ({limit})",
            "        for k in range(n):",
            "            lane = U(lo + k)",
            *[f"            {line}" for line in address],
-           f"            differ += 0 if {word} == W0 and KEYS[lane, ROW] == K0 else 1"]
+           f"            differ += 0 if {word} == W0 and (KEYS[lane, ROW] == K0 "
+           "or KEYS[lane, ROW] == EMPTY) else 1",
+           *_SHARED_INSERT]
     return out
+
+
+#: ``shared_slot_check``'s lines for a word new to some lanes' tables (J2's forward pushes:
+#: lanes in lockstep insert the same words in the same order, so their tables are alike).
+#: Lane lo's look-up has just put the word at ``ROW``; a lane whose slot ``ROW`` is empty
+#: puts it there too when its probe passes the same keys on the way (lane lo's cells from
+#: the probe's start up to ``ROW``: none empty, none the word) -- the slot ``find_slot``
+#: would give it.  Only when every lane qualifies is the word stored in every table, and
+#: the uniform loop runs; otherwise nothing is written and the per-lane guard inserts it.
+_SHARED_INSERT = [
+    "        if differ == 0:  # each probe passes lane lo's keys before ROW",
+    "            MASK = KEYS.shape[1] - 1",
+    "            j = I(probe_start(K0, KEYS.shape[1]))",
+    "            while j != ROW:",
+    "                P = KEYS[U(lo), j]",
+    "                for k in range(n):",
+    "                    differ += 0 if KEYS[U(lo + k), j] == P else 1",
+    "                j = (j + 1) & MASK",
+    "        if differ == 0:",
+    "            for k in range(n):",
+    "                KEYS[U(lo + k), ROW] = K0"]
 
 
 #: A branch function's arguments (``TileSource.branch_function``).
