@@ -210,13 +210,14 @@ def _run_lanes(image: Image, chooser: Any, words: Mapping[str, np.ndarray],
     result.named, result.registers = forward[0].named, forward[0].registers
     result.overflows = forward[0].overflows
     result.loss_name = grads.loss_name
-    result.loss = _unless_faulted(to_reals(grads.loss, fmt), result.status)
-    result.gradient = {name: _unless_faulted(to_reals(g, fmt), result.status)
+    faulted = np.asarray(machine.faulted)  # (result.status == "fault", without the strings)
+    result.loss = _unless_faulted(to_reals(grads.loss, fmt), faulted)
+    result.gradient = {name: _unless_faulted(to_reals(g, fmt), faulted)
                        for name, g in grads.gradient.items()}
     result.forward_steps = grads.forward_steps
     # A lane that faulted in the backward pass has no result either.
     fixed = {name for name, d in image.names.items() if d.fixed}
-    result.named = {name: _unless_faulted(v, result.status) if name in fixed else v
+    result.named = {name: _unless_faulted(v, faulted) if name in fixed else v
                     for name, v in result.named.items()}
     return result
 
@@ -330,9 +331,12 @@ def merge(results: list[BatchResult]) -> BatchResult:
                    if first.overflows is not None else None))
 
 
-def _unless_faulted(reals: np.ndarray, status: np.ndarray) -> np.ndarray:
-    """The reals, NaN in every faulted lane."""
-    return np.where(status == "fault", np.nan, reals)
+def _unless_faulted(reals: np.ndarray, faulted: np.ndarray) -> np.ndarray:
+    """The reals, NaN in every faulted lane (``faulted``: a lane's flag); the same array
+    when no lane faulted (the common case: no pass over the lanes' status strings)."""
+    if not faulted.any():
+        return reals
+    return np.where(faulted, np.nan, reals)
 
 
 def _json_list(values: np.ndarray) -> list:
@@ -348,7 +352,8 @@ def _results(machine: Lanes, fmt: WordFormat, keep: frozenset[str] | None = None
     None)."""
     kinds: dict[int, str] = {}  # only the faulted lanes: no per-lane Python work else
     faults: list[dict[str, Any]] = []
-    for lane in np.nonzero(machine.faulted)[0].tolist():
+    faulted = np.asarray(machine.faulted)
+    for lane in np.nonzero(faulted)[0].tolist():
         fault = machine.fault(lane)
         assert fault is not None
         kinds[lane] = fault.kind
@@ -357,8 +362,8 @@ def _results(machine: Lanes, fmt: WordFormat, keep: frozenset[str] | None = None
     fault_kind = np.zeros(machine.lanes, dtype=f"<U{max(map(len, kinds.values()), default=1)}")
     if kinds:
         fault_kind[list(kinds)] = list(kinds.values())
-    status = np.where(machine.faulted, "fault", "finished")
-    named = {name: _unless_faulted(column, status) if column.dtype.kind == "f" else column
+    status = np.where(faulted, "fault", "finished")
+    named = {name: _unless_faulted(column, faulted) if column.dtype.kind == "f" else column
              for name, column in named_columns(machine, keep=keep).items()}
     return BatchResult(
         lanes=machine.lanes, status=status,
