@@ -17,6 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from differential import check_batch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from program_generators import (
     examples,
     faulting_programs,
@@ -158,6 +160,59 @@ def test_the_tile_quotients_are_the_tables():
             assert ok(np.uint64(3 << 32), np.uint64(7 << 20))  # a quotient near 2^44
             assert not ok(np.uint64(1 << 62), np.uint64(3))  # near 2^92: too long
             assert not ok(np.uint64(1 << 40), np.uint64(1 << 62))  # a divisor of 2^62
+
+
+@st.composite
+def _signed_words(draw) -> int:
+    """A W = 64 word of any length (so that short quotients are common), either sign."""
+    bits = draw(st.integers(0, 64))
+    value = draw(st.integers(0, (1 << bits) - 1)) if bits else 0
+    return (-value if draw(st.booleans()) else value) & ((1 << 64) - 1)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_signed_words(), _signed_words(), _signed_words())
+def test_a_quotient_of_a_quotient_is_admitted_only_where_its_own_test_admits_it(x, y, z):
+    """The guard's test for ``(x/y)/z`` from the operands' lengths (``fdiv_chain_ok64``)
+    admits no division the exact test on the quotient (``fdiv_short_ok64(x/y, z)``)
+    refuses, so the fast loop's short division stays exact."""
+    from revasm.sim.tile import vocab
+
+    x, y, z = np.uint64(x), np.uint64(y), np.uint64(z)
+    if y and z and vocab.fdiv_short_ok64(x, y) and vocab.fdiv_chain_ok64(x, y, z):
+        quotient, _ = vocab.fdiv_short64(x, y)
+        assert vocab.fdiv_short_ok64(np.uint64(quotient), z), (x, y, z)
+
+
+def test_a_guard_admits_a_quotient_of_a_quotient_from_operands_that_still_hold():
+    """``short_division_checks`` admits ``(x/y)/z`` from x and y (no quotient computed for
+    the check) only while neither x, y nor the quotient's name has been assigned since."""
+    from revasm.sim.tile.source import short_division_checks
+
+    lines = ["q, f = fdiv_ovf(r6, r12, 64)", "r12 = r12 + U(1)", "z, w = fdiv_ovf(q, r12, 64)",
+             "q2, f2 = fdiv_ovf(r6, r12, 64)", "z2, w2 = fdiv_ovf(q2, r12, 64)",
+             "q3, f3 = fdiv_ovf(U(4294967296), r6, 64)", "q3 += U(1)",
+             "z3, w3 = fdiv_ovf(q3, r6, 64)"]
+    checks = [line for line in short_division_checks(lines) if line.startswith("bad")]
+    assert checks == ["bad += 0 if fdiv_short_ok64(r6, r12) else 1",
+                      "bad += 0 if fdiv_short_ok64(q, r12) else 1",  # r12 changed
+                      "bad += 0 if fdiv_short_ok64(r6, r12) else 1",
+                      "bad += 0 if fdiv_chain_ok64(r6, r12, r12) else 1",
+                      "bad += 0 if fdiv_short_ok64(U(4294967296), r6) else 1",
+                      "bad += 0 if fdiv_short_ok64(q3, r6) else 1"]  # q3 changed
+    assert "fdiv_ovf" not in "\n".join(short_division_checks(lines))
+
+
+def test_the_chained_test_admits_j2s_quotients():
+    """J2's gradient divides h^2/d by d (h^2 <= 2.25, |d| >= 3, Q32.32): the chained test
+    admits every such lane, so its ADDDIV steps keep the fast loop."""
+    from revasm.sim.tile import vocab
+
+    one = 1 << 32
+    for k in range(1, 17):
+        for h2 in (0, 1, one // 7, one, 9 * one // 4):
+            d = (-(k * (k + 2)) * one) & ((1 << 64) - 1)
+            assert vocab.fdiv_chain_ok64(np.uint64(h2), np.uint64(d), np.uint64(d)), (k, h2)
 
 
 def test_the_tile_rotations_are_the_compiled_engines():
@@ -557,7 +612,8 @@ def test_the_tile_vocabulary_by_width_is_the_tables():
 
 def test_the_fast_loops_call_the_vector_forms():
     """At W = 64 every division of a guard and a fast loop is the division without a divide
-    instruction, admitted by its check (counted without a branch); the exact loops keep the
+    instruction, admitted by its check (counted without a branch; in the gradient pass that
+    of ``-(b/c)/c`` from b and c, ``fdiv_chain_ok64``); the exact loops keep the
     128/64 division; a step that calls the function unit (an elementary function, a
     rotation) has no guard and fast loop -- a rotation only its loop for a tile that shares
     the angle (``shared_angles``), with the exact loop after it."""
@@ -570,7 +626,7 @@ def test_the_fast_loops_call_the_vector_forms():
         fast_divisions = scalar_steps = 0
         for name, text in steps:
             short = len(re.findall(r"\bfdiv_short64\(", text))
-            checks = len(re.findall(r"\bfdiv_short_ok64\(", text))
+            checks = len(re.findall(r"\bfdiv_(short|chain)_ok64\(", text))
             exact = len(re.findall(r"\bfdiv_ovf\(", text))
             scalar = re.search(r"\b(fn_\w+|rot_planned|irot_planned)\(", text)
             scalar_steps += scalar is not None
@@ -581,6 +637,7 @@ def test_the_fast_loops_call_the_vector_forms():
                 assert short == 2 * checks and exact == checks, name
                 # a check that branches kept LLVM from vectorising the gradient guards
                 assert "if not fdiv_short_ok64(" not in text, name
+                assert "if not fdiv_chain_ok64(" not in text, name
                 fast_divisions += checks
             else:
                 assert short == checks == 0, name

@@ -105,7 +105,9 @@ SLOT_COLUMNS = 4
 
 #: (arguments: names, or calls of names such as ``U(4294967296)``)
 _ARGUMENTS = r"((?:[^()]|\([^()]*\))*)"
-_DIVISION = re.compile(rf"^(\s*)\w+, \w+ = fdiv_ovf\({_ARGUMENTS}, 64\)$")
+_DIVISION = re.compile(rf"^(\s*)(\w+), \w+ = fdiv_ovf\({_ARGUMENTS}, 64\)$")
+#: The names a line assigns (``x = ...``, ``q, f = ...``, ``r6 += ...``).
+_ASSIGNED = re.compile(r"^\s*(\w+(?:\s*,\s*\w+)*)\s*(?:[-+*/|&^%]|<<|>>|//)?=(?!=)")
 _DIVISION_CALL = re.compile(rf"\bfdiv_ovf\({_ARGUMENTS}, 64\)")
 
 
@@ -123,14 +125,40 @@ def short_division_checks(lines: list[str]) -> list[str]:
     divides that way too (its quotients only feed later checks, if any).  The check adds
     to ``bad`` without a branch: with ``if not ...: bad += 1`` after each of the gradient
     mode's three divisions (ADDDIV's quotient, ``1/c`` and ``-(b/c)/c``) LLVM left the
-    guard scalar -- 4.6 ns a lane against 1.5 (``docs/decisions.md``)."""
+    guard scalar -- 4.6 ns a lane against 1.5 (``docs/decisions.md``).  A division of an
+    earlier division's quotient (``-(b/c)/c``) is admitted from the lengths of that one's
+    operands (``vocab.fdiv_chain_ok64``), so no quotient feeds a check and LLVM drops the
+    guard's divisions: the gradient pass's ADDDIV then divides three times a lane, not
+    four."""
     out = []
+    operands: dict[str, str] = {}  # a guard division's quotient -> its operands
     for line in lines:
         found = _DIVISION.match(line)
         out.append(short_divisions([line])[0] if found else line)
-        if found:
-            out.append(f"{found[1]}bad += 0 if fdiv_short_ok64({found[2]}) else 1")
+        assigned = _ASSIGNED.match(line)
+        if assigned:  # a quotient whose operands (or name) change: their lengths are gone
+            names = set(re.findall(r"\w+", assigned[1]))
+            operands = {q: args for q, args in operands.items()
+                        if q not in names and not names & set(re.findall(r"\w+", args))}
+        if not found:
+            continue
+        dividend, divisor = _split_arguments(found[3])
+        check = f"fdiv_short_ok64({found[3]})"
+        if dividend in operands:
+            check = f"fdiv_chain_ok64({operands[dividend]}, {divisor})"
+        out.append(f"{found[1]}bad += 0 if {check} else 1")
+        operands[found[2]] = found[3]
     return out
+
+
+def _split_arguments(text: str) -> tuple[str, str]:
+    """A division's two arguments (``x, y``: names or calls such as ``U(4294967296)``)."""
+    depth = 0
+    for position, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            return text[:position].strip(), text[position + 1:].strip()
+    raise ValueError(f"not two arguments: {text!r}")
 
 
 _SLOT = re.compile(r"^(\s*)(_slot\d+) = window_slot\(.*\)$")

@@ -30,9 +30,9 @@ JIT: dict[str, Any] = dict(cache=True, nogil=True, error_model="numpy")
 #: The W = 64 division is inlined into its callers by numba (``inline="always"``): LLVM's
 #: inliner finds it too large, and a call in a loop keeps the loop scalar.
 
-__all__ = ["fdiv", "fdiv32", "fdiv_ovf", "fdiv_ovf32", "fdiv_short64", "fdiv_short_ok64", "fmul",
-           "fmul64", "fmul_ovf", "fmul_ovf64", "irot_planned", "ovf_irot_planned",
-           "ovf_rot_planned", "rot_planned", "shear64", "smul_limbs"]
+__all__ = ["fdiv", "fdiv32", "fdiv_chain_ok64", "fdiv_ovf", "fdiv_ovf32", "fdiv_short64",
+           "fdiv_short_ok64", "fmul", "fmul64", "fmul_ovf", "fmul_ovf64", "irot_planned",
+           "ovf_irot_planned", "ovf_rot_planned", "rot_planned", "shear64", "smul_limbs"]
 
 
 @njit(**JIT)
@@ -177,6 +177,21 @@ def fdiv_short_ok64(x, y):
     n = (U(0) - x) if I(x) < I(0) else x
     d = (U(0) - y) if I(y) < I(0) else y
     return d >> U(62) == U(0) and bit_length(n) <= bit_length(d) + U(18)
+
+
+@njit(**JIT, inline="always")
+def fdiv_chain_ok64(x, y, z):
+    """:func:`fdiv_short_ok64` ``(q, z)`` for the quotient ``q`` of ``fdiv_short64(x, y)``
+    (itself admitted), from the operands' lengths alone, so a guard need not divide: q <=
+    (|x| 2^32 + |y|/2) / |y| < 2^(len|x| + 33 - len|y|) + 1/2, so len q <= len|x| + 34 -
+    len|y|, and that at most len|z| + 18 admits q / z.  It may refuse a quotient the
+    exact test would admit (by up to two bits: that lane takes the exact loop), never the
+    reverse (``tests/sim/tile/test_engine.py``)."""
+    n = (U(0) - x) if I(x) < I(0) else x
+    d = (U(0) - y) if I(y) < I(0) else y
+    e = (U(0) - z) if I(z) < I(0) else z
+    return e >> U(62) == U(0) and \
+        bit_length(n) + U(34) <= bit_length(e) + U(18) + bit_length(d)
 
 
 @njit(**JIT, inline="always")
