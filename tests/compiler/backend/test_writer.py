@@ -14,6 +14,7 @@ from revasm.compiler import compile_file
 from revasm.compiler.api import compile_janus_file
 from revasm.compiler.backend.code import Instr
 from revasm.compiler.backend.lowering import _Writer
+from revasm.compiler.errors import SourcePos
 
 EXAMPLES = Path(__file__).parents[3] / "examples"
 
@@ -55,6 +56,31 @@ def test_a_written_line_is_read_as_the_writer_says(label, mnemonic, operands):
     _check(writer)
     assert writer.lines == [f"{label + ':' if label else '':<14}{i.text():<28}".rstrip()
                             for i in instructions]  # the text as Instr.text() spells it
+
+
+_NOTE = st.text(st.sampled_from("ab ;:\t"), max_size=6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=st.lists(st.tuples(
+    st.one_of(st.just(""), _WORD), st.sampled_from(["ADDI", "BEQ", "BRA", "SWAPBR"]),
+    st.lists(_WORD, max_size=3), st.one_of(st.none(), st.integers(1, 3)), _NOTE,
+    st.sampled_from(["compute", "check"])), min_size=1, max_size=5))
+def test_a_line_is_spelled_in_its_columns_with_its_comment(lines):
+    """Each line as the plain formula spells it: the label's column, the code's, then the
+    comment (the file, the line and the note), with no white space at the end."""
+    writer = _Writer()
+    expected = []
+    for label, mnemonic, operands, line, note, role in lines:
+        pos = None if line is None else SourcePos("dir/f.ja", line, 1)
+        instr = Instr(mnemonic, tuple(operands), pos, role, note, label)
+        writer.instr(instr)
+        comment = (f"; f.ja:{line}; {note}" if note else f"; f.ja:{line}") if pos else \
+            (f"; {note}" if note else "")
+        expected.append(f"{label + ':' if label else '':<14}{instr.text():<28}{comment}"
+                        .rstrip())
+    assert writer.lines == expected
+    _check(writer)
 
 
 def test_plain_instructions_are_known_and_odd_words_left_to_the_lexer():

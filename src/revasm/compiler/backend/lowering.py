@@ -451,15 +451,24 @@ class _Writer:
                 name = self.file_names.get(pos.file)
                 if name is None:
                     name = self.file_names[pos.file] = pos.file.rsplit("/", 1)[-1]
-                self.note = f"; {name}:{pos.line}; {note}" if note else f"; {name}:{pos.line}"
+                self.note = (f"; {name}:{pos.line}; {note}" if note
+                             else f"; {name}:{pos.line}").rstrip()
             else:
-                self.note = f"; {note}" if note else ""
+                self.note = f"; {note}".rstrip() if note else ""
         mnemonic, operands = i.mnemonic, i.operands
-        code, words = (_branch_spelled if mnemonic in _BRANCHES else _spelling)(
-            max(len(label) + 1, LABEL_COLUMNS) + 1, mnemonic, operands)
-        text = f"{label + ':' if label else '':<14}{code:<28}{self.note}".rstrip()  # the
-        # columns: LABEL_COLUMNS, CODE_COLUMNS (a literal width: one that the f-string
-        # reads from a name costs)
+        if label:
+            column = max(len(label) + 1, LABEL_COLUMNS) + 1
+            head = (label + ":").ljust(LABEL_COLUMNS)
+        else:
+            column, head = LABEL_COLUMNS + 1, _NO_LABEL
+        if mnemonic in _BRANCHES:
+            code, padded, words = _branch_spelled(column, mnemonic, operands)
+        else:
+            code, padded, words = _spelling(column, mnemonic, operands)
+        # the label's, the code's and the comment's columns (LABEL_COLUMNS, CODE_COLUMNS),
+        # no white space at the end (the comment has none: ``self.note``)
+        tail = self.note
+        text = head + padded + tail if tail else (head + code).rstrip()
         self.lines.append(text)
         number = len(self.lines)
         self.map[number] = entry
@@ -470,7 +479,7 @@ class _Writer:
             self.statements.append(None)
         elif not label:
             self.statements.append(Statement(number, text, [], *words))
-        elif LABEL.match(label) and not is_number(label):
+        elif _plain_label(label):
             self.statements.append(Statement(number, text, [_token((label, 1))], *words))
         else:
             self.statements.append(None)
@@ -480,22 +489,34 @@ class _Writer:
 
 
 _token = partial(tuple.__new__, Token)  # a Token without NamedTuple's Python-level __new__
+#: The label column of a line without a label.
+_NO_LABEL = " " * LABEL_COLUMNS
+
+#: An instruction's spelling: its text, the text padded to CODE_COLUMNS, and its head and
+#: operand tokens (None when the lexer would not read each word whole).
+Spelling = tuple[str, str, tuple[Token, list[Token]] | None]
 
 
-def _spelled(column: int, mnemonic: str, operands: tuple[str, ...]
-             ) -> tuple[str, tuple[Token, list[Token]] | None]:
-    """An instruction's PAL text, and its head and operand tokens when written from
-    ``column`` on (None when the lexer would not read each word whole)."""
+def _plain_label(label: str) -> bool:
+    """Whether the parser reads ``label:`` as this label (``LABEL``, and not a number).
+    An identifier is one (no white space, ``,;:``, nor a sign or a digit first), a test a
+    tenth as long as the pattern's: a long program has a label on most lines."""
+    return label.isidentifier() or bool(LABEL.match(label)) and not is_number(label)
+
+
+def _spelled(column: int, mnemonic: str, operands: tuple[str, ...]) -> Spelling:
+    """An instruction's :data:`Spelling` when written from ``column`` on."""
     code = instruction_text(mnemonic, operands)
+    padded = code.ljust(CODE_COLUMNS)
     if _NOT_PLAIN.search(mnemonic + "".join(operands)) or not (mnemonic and all(operands)):
-        return code, None
+        return code, padded, None
     head = _token((mnemonic.lower(), column))
     column += max(len(mnemonic), 7) + 1
     tokens = []
     for operand in operands:
         tokens.append(_token((operand, column)))
         column += len(operand) + 1
-    return code, (head, tokens)
+    return code, padded, (head, tokens)
 
 
 #: :func:`_spelled`, kept: a long program repeats a few thousand spellings, and the lines
@@ -505,18 +526,18 @@ _spelling = lru_cache(maxsize=1 << 16)(_spelled)
 _BRANCHES = frozenset(i.mnemonic for i in INSTRUCTIONS if "off" in i.operand_kinds)
 
 
-def _branch_spelled(column: int, mnemonic: str, operands: tuple[str, ...]
-                    ) -> tuple[str, tuple[Token, list[Token]] | None]:
+def _branch_spelled(column: int, mnemonic: str, operands: tuple[str, ...]) -> Spelling:
     """:func:`_spelled` of a branch, whose last operand is a label of its own: the rest
     (mnemonic and registers, a few spellings in a long program) kept, the label added."""
     target = operands[-1] if operands else ""
-    if not target or _NOT_PLAIN.search(target):
+    if not (target.isidentifier() or target and not _NOT_PLAIN.search(target)):
         return _spelled(column, mnemonic, operands)
     text, words, at = _branch_prefix(column, mnemonic, operands[:-1])
     code = text + target  # (as instruction_text writes it: no white space to strip)
+    padded = code.ljust(CODE_COLUMNS)
     if words is None:
-        return code, None
-    return code, (words[0], [*words[1], _token((target, at))])
+        return code, padded, None
+    return code, padded, (words[0], [*words[1], _token((target, at))])
 
 
 @lru_cache(maxsize=1 << 12)
@@ -526,5 +547,5 @@ def _branch_prefix(column: int, mnemonic: str, registers: tuple[str, ...]
     read each word whole) and the label's column."""
     text = f"{mnemonic.lower():<7} " + "".join(r + " " for r in registers)
     at = column + max(len(mnemonic), 7) + 1 + sum(len(r) + 1 for r in registers)
-    _, words = _spelled(column, mnemonic, registers)
+    _, _, words = _spelled(column, mnemonic, registers)
     return text, words, at
