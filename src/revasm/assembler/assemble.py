@@ -19,8 +19,9 @@ errors of the file; :class:`AssemblyError` is raised at the end if there was any
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from revasm.isa.codec import BY_MNEMONIC, encode
@@ -34,12 +35,15 @@ from .context import Context
 from .declarations import declared_names
 from .diagnostics import AssemblyError, Diagnostic, DiagnosticLog
 from .directives import DIRECTIVES, lookup_directive
-from .image import Image, SourceLocation, SourceOrigin
+from .image import DeferredLocations, Image, SourceLocation, SourceOrigin
 from .lexer import Token, source_lines
 from .literals import is_real
 from .operands import OperandError, Scope, field_range, range_text, register, value
 from .parser import NAME, Statement, parse_source
 from .pseudo_instructions import PSEUDO_BY_MNEMONIC, PseudoInstruction, lookup_pseudo
+
+#: Line -> the user's source a compiled line came from, or a function that makes that map.
+Origins = Mapping[int, SourceOrigin] | Callable[[], Mapping[int, SourceOrigin]]
 
 #: A data cell: ``DATA value`` (Haulund 2016, as PendVM reads it).
 DATA_MNEMONIC = "DATA"
@@ -57,7 +61,7 @@ PENDVM_MODE = "PendVM-compatibility mode (.pendvm, or --pendvm)"
 def assemble(source: str, filename: str = "<source>", width: int | None = None, *,
              pendvm: bool = False,
              parsed: Sequence[Statement | None] | None = None,
-             origins: Mapping[int, SourceOrigin] | None = None) -> Image:
+             origins: Origins | None = None) -> Image:
     """Assemble PAL text; raises :class:`AssemblyError` listing every error.
 
     The word width is ``width`` when given (it overrides the source's ``.width``: the
@@ -65,7 +69,9 @@ def assemble(source: str, filename: str = "<source>", width: int | None = None, 
     :data:`DEFAULT_WIDTH`.  ``pendvm``: PendVM-compatibility mode, as if the source said
     ``.pendvm`` (docs/assembly.md, "PendVM variants").  ``parsed``: the statements of
     lines whose writer knows them (``parser.parse_source``), a compiler's shortcut;
-    ``origins``: line -> the user's source it was compiled from (``SourceLocation.origin``).
+    ``origins``: line -> the user's source it was compiled from (``SourceLocation.origin``),
+    or a function that makes that map, called when the image's locations are first read
+    (``image.DeferredLocations``).
     """
     if width is not None and width not in WIDTHS:
         raise ValueError(f"word width must be {widths_text()}, not {width}")
@@ -136,8 +142,8 @@ class _Assembly(Context):
     immediates: dict[int, int] = field(default_factory=dict)
     #: statements the caller parsed already (``parser.parse_source``)
     parsed: Sequence[Statement | None] | None = None
-    #: line -> the user's source a compiler made it from
-    origins: Mapping[int, SourceOrigin] | None = None
+    #: line -> the user's source a compiler made it from (or what makes that map)
+    origins: Origins | None = None
 
     def run(self) -> Image:
         self.lines = source_lines(self.source)
@@ -149,7 +155,7 @@ class _Assembly(Context):
         self.scope = Scope(self.fmt)
         self._collect(statements, directives)
         self._layout()
-        words, is_code, locations, code, data, jumps = self._encode()
+        words, is_code, code, data, jumps = self._encode()
         for jump in jumps:
             if jump.target in self.unchecked:
                 continue  # the landing line has errors of its own
@@ -164,7 +170,9 @@ class _Assembly(Context):
         names = declared_names(self, self.declarations, code)
         self.log.raise_if_errors()
         return Image(width=self.fmt.width, words=words, is_code=is_code, entry=entry,
-                     finish=finish, symbols=dict(self.scope.labels), locations=locations,
+                     finish=finish, symbols=dict(self.scope.labels),
+                     locations=DeferredLocations(partial(_locations, self.filename,
+                                                         self.items, self.origins)),
                      names=names, source_file=self.filename, immediates=self.immediates)
 
     # --- pass 1: width -----------------------------------------------------------
@@ -353,30 +361,22 @@ class _Assembly(Context):
 
     # --- pass 3: encoding ------------------------------------------------------
 
-    def _encode(self) -> tuple[list[int], list[bool], dict[int, SourceLocation],
-                               dict[int, Placed], dict[int, int], list[_Jump]]:
+    def _encode(self) -> tuple[list[int], list[bool], dict[int, Placed], dict[int, int],
+                               list[_Jump]]:
         words: list[int] = []
         is_code: list[bool] = []
-        locations: dict[int, SourceLocation] = {}
         code: dict[int, Placed] = {}
         data: dict[int, int] = {}
         jumps: list[_Jump] = []
         known: dict[tuple, tuple[dict[str, int], int]] = {}
         prefixes: dict[tuple, tuple[dict[str, int], int] | None] = {}
-        origins = self.origins
-        filename = self.filename
         for item in self.items:
             statement = item.statement
-            head = statement.head
-            assert head is not None  # every item has a head
             line = statement.line
-            location = SourceLocation(filename, line, head.column, statement.text,
-                                      origins.get(line) if origins else None)
             if item.data:
                 words.append(self._data_word(item) if item.valid else 0)
                 is_code.append(False)
                 data[item.address] = statement.line
-                locations[item.address] = location
                 continue
             key: tuple | None = None
             fast: tuple[dict[str, int], int] | None = None  # (field values, word)
@@ -391,7 +391,6 @@ class _Assembly(Context):
                 fast = self._branch(item, ins, jumps, prefixes)
             if fast is not None and ins is not None:
                 address = item.address
-                locations[address] = location
                 is_code.append(True)
                 words.append(fast[1])
                 code[address] = Placed(ins, fast[0], line)
@@ -405,7 +404,6 @@ class _Assembly(Context):
                 encoded = self._expand(item)
             for offset in range(item.size):
                 pc = item.address + offset
-                locations[pc] = location
                 is_code.append(True)
                 if offset < len(encoded):
                     ins, operands = encoded[offset]
@@ -416,7 +414,7 @@ class _Assembly(Context):
                 else:
                     words.append(0)  # a line with errors still holds its addresses
                     self.unchecked.add(pc)
-        return words, is_code, locations, code, data, jumps
+        return words, is_code, code, data, jumps
 
     def _branch(self, item: _Item, ins: Instruction, jumps: list[_Jump],
                 prefixes: dict[tuple, tuple[dict[str, int], int] | None]
@@ -649,6 +647,24 @@ class _Assembly(Context):
                 assert head is not None  # every item has a head
                 return head.column
         return 1
+
+
+def _locations(filename: str, items: list[_Item], origins: Origins | None
+               ) -> dict[int, SourceLocation]:
+    """Each address of ``items`` -> its line of ``filename`` and the user's source that line
+    was compiled from (``origins``, made now when it is a function)."""
+    made = origins() if callable(origins) else origins
+    locations: dict[int, SourceLocation] = {}
+    for item in items:
+        statement = item.statement
+        head = statement.head
+        assert head is not None  # every item has a head
+        line = statement.line
+        location = SourceLocation(filename, line, head.column, statement.text,
+                                  made.get(line) if made else None)
+        for pc in range(item.address, item.address + item.size):
+            locations[pc] = location
+    return locations
 
 
 #: The instructions whose operands are registers and then one branch offset.

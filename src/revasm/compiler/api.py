@@ -19,6 +19,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -308,7 +309,8 @@ def _finish(module: ir.Module, entry: str | None, width: int, for_gradient: bool
     try:
         image = assemble(lowered.pal, filename=f"{Path(module.file).stem}.{entry}.pal",
                          width=width, parsed=lowered.statements,
-                         origins=source_origins(lowered, module.source_lines, describe))
+                         origins=partial(source_origins, lowered, module.source_lines,
+                                         describe))  # (made when the locations are read)
     except AssemblyError as exc:
         too_far = _too_far(exc, lowered, module)
         if too_far is None:
