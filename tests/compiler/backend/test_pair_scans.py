@@ -37,6 +37,30 @@ def test_the_compiled_scans_drop_the_pairs_the_python_scans_drop(code):
         lowering._inverse_pairs_cancelled(code, compiled_from=never)
 
 
+@st.composite
+def labelled_code(draw: st.DrawFn) -> list[Instr]:
+    """Mixed code with a label on many of its lines (a compiled if's code has one on most
+    of its branches): the compiled scans resume at the label nearest before a dropped
+    pair, the Python ones WINDOW before it."""
+    code = draw(mixed_code())
+    for k in draw(st.lists(st.integers(0, len(code) - 1), max_size=len(code) // 4)):
+        i = code[k]
+        code[k] = Instr(i.mnemonic, i.operands, label=f"l{k}")
+    return code
+
+
+@settings(max_examples=400, deadline=None)
+@given(labelled_code())
+def test_the_compiled_scans_resume_at_a_label_and_drop_the_same_pairs(code):
+    never = 1 << 62
+    assert lowering._pairs_cancelled(code, compiled_from=0) == \
+        lowering._pairs_cancelled(code, compiled_from=never)
+    assert lowering._inverse_pairs_cancelled(code, compiled_from=0) == \
+        lowering._inverse_pairs_cancelled(code, compiled_from=never)
+    assert lowering._stack_pairs_cancelled(code, compiled_from=0) == \
+        lowering._stack_pairs_cancelled(code, compiled_from=never)
+
+
 def test_an_exchange_of_no_register_is_left_to_the_python_scans():
     code = [Instr("EXCH", ("$4", "label")), Instr("ADD", ("$2", "$3")),
             Instr("SUB", ("$2", "$3"))]

@@ -291,8 +291,11 @@ def _drop_pairs(kind: int, nxt: Any, prv: Any, first: int, end: int, keep: Any,
                 reads: Any, writes: Any, exchange: Any, register: Any,
                 address: Any) -> tuple[int, bool]:
     """One scan dropping each instruction and its partner (``kind``: 0 inverse pairs, 1
-    exchange pairs), asking again from WINDOW before each dropped pair; the new first
-    position and whether a pair went."""
+    exchange pairs), asking again from WINDOW before each dropped pair -- or from the
+    labelled position nearest before it: no partner search crosses a label (a label is
+    never dropped), so what the pair's going changes is only after it, and the positions
+    before it would each find no partner again; the new first position and whether a
+    pair went."""
     dropped = False
     k = first
     while k != end:
@@ -305,13 +308,14 @@ def _drop_pairs(kind: int, nxt: Any, prv: Any, first: int, end: int, keep: Any,
         if j < 0:
             k = nxt[k]
             continue
-        resume = first  # the live position WINDOW before k (``Chain.back``)
+        resume = first  # the live position WINDOW before k (``Chain.back``), or a label
         steps = 0
         q = prv[k]
         while q >= 0 and steps < WINDOW:
             steps += 1
-            if steps == WINDOW:
+            if steps == WINDOW or labelled[q]:
                 resume = q
+                break
             q = prv[q]
         first = _drop(nxt, prv, first, end, j)
         first = _drop(nxt, prv, first, end, k)
