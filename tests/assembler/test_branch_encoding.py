@@ -1,6 +1,9 @@
 """A branch of plain registers and a label in range is encoded by ``_Assembly._branch``
 (its registers' part kept per spelling); every other by ``_operands``.  Both must give the
-same image, and the same errors, for any program: held here to the general path."""
+same image, and the same errors, for any program: held here to the general path -- as are
+the other fast paths a compiled program takes: an instruction spelt in upper or lower case
+and its labels collected without ``_item`` and ``_define_label`` (``_collect``), a jump
+caught by its partner told without ``catch_problem`` (``_caught_by_partner``)."""
 from __future__ import annotations
 
 import pytest
@@ -26,7 +29,27 @@ def _outcome(source: str) -> tuple[str, object]:
 def _general(monkeypatch: pytest.MonkeyPatch, source: str) -> tuple[str, object]:
     with monkeypatch.context() as m:
         m.setattr(_assemble_module._Assembly, "_branch", lambda *args: None)
+        m.setattr(_assemble_module._Assembly, "_collect", _collect_generally)
+        m.setattr(_assemble_module, "_caught_by_partner", lambda *args: False)
         return _outcome(source)
+
+
+def _collect_generally(self, statements, directives) -> None:
+    """``_Assembly._collect`` without its fast path: each label through ``_define_label``,
+    each item through ``_item``."""
+    directive_ids = {id(statement) for statement in directives}
+    for statement in statements:
+        if id(statement) in directive_ids:
+            for label in statement.labels:
+                self.error(statement.line, label,
+                           f"label {label.text!r} cannot name a directive; put it on an "
+                           "instruction or DATA line")
+            self._directive(statement)
+            continue
+        for label in statement.labels:
+            self._define_label(label, statement.line)
+        if statement.head is not None:
+            self.items.append(self._item(statement))
 
 
 def test_the_branches_are_every_register_and_offset_instruction():
@@ -60,11 +83,14 @@ def programs(draw: st.DrawFn) -> str:
         target = f"{'ba'[side]}{pair}"
         if draw(st.integers(0, 9)) == 0:
             target = draw(odd_targets)
-        spelled = draw(st.sampled_from([mnemonic, mnemonic.lower()]))
+        spelled = draw(st.sampled_from([mnemonic, mnemonic.lower(), mnemonic.title()]))
         at = draw(st.integers(0, len(body)))
         body.insert(at, f"{'ab'[side]}{pair}: {spelled} {' '.join(operands)} {target}")
     if draw(st.booleans()):
         body.insert(0, "top0: addi $3 1")
+    for _ in range(draw(st.integers(0, 2))):  # a label defined twice, or as the constant
+        label = draw(st.sampled_from(["a0", "b0", "K", "top0", "x"]))
+        body.insert(draw(st.integers(0, len(body))), f"{label}: ADDI $2 1")
     return "\n".join(lines + body + ["finish"]) + "\n"
 
 

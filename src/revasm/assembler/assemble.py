@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import NamedTuple
 
 from revasm.isa.codec import BY_MNEMONIC, encode
 from revasm.isa.encoding import IMM16, Field
@@ -30,7 +31,7 @@ from revasm.isa.fixed_point import DEFAULT_WIDTH, WIDTHS, widths_text, word_form
 from revasm.isa.instruction import Instruction
 
 from . import collector
-from .checks import Placed, catch_problem, register_problems
+from .checks import JUMP_KINDS, Placed, catch_problem, register_problems
 from .context import Context
 from .declarations import declared_names
 from .diagnostics import AssemblyError, Diagnostic, DiagnosticLog
@@ -115,12 +116,20 @@ class _Label:
     line: int
 
 
-@dataclass(slots=True)
-class _Jump:
+class _Jump(NamedTuple):
+    """A branch whose landing is checked once every address is known (a named tuple, made
+    by :data:`_jump`: most of a long compiled program's lines are branches)."""
+
     pc: int
     target: int
     token: Token
     line: int
+
+
+#: A :class:`_Jump`, and a ``Placed``, from a tuple of its fields, without the named tuple's
+#: Python-level ``__new__`` (as the compiler's writer makes the lexer's tokens).
+_jump = partial(tuple.__new__, _Jump)
+_placed = partial(tuple.__new__, Placed)
 
 
 @dataclass
@@ -157,6 +166,8 @@ class _Assembly(Context):
         self._layout()
         words, is_code, code, data, jumps = self._encode()
         for jump in jumps:
+            if _caught_by_partner(jump, code):
+                continue
             if jump.target in self.unchecked:
                 continue  # the landing line has errors of its own
             problem = catch_problem(jump.pc, jump.target, code, data, len(words))
@@ -215,6 +226,7 @@ class _Assembly(Context):
     def _collect(self, statements: list[Statement], directives: list[Statement]) -> None:
         directive_ids = {id(statement) for statement in directives}  # (a long program's
         # statements are nearly all instructions: a set look-up, not a property call each)
+        labels, constant_lines, items = self.labels, self.constant_lines, self.items
         for statement in statements:
             if id(statement) in directive_ids:
                 for label in statement.labels:
@@ -223,10 +235,22 @@ class _Assembly(Context):
                                "instruction or DATA line")
                 self._directive(statement)
                 continue
-            for label in statement.labels:
-                self._define_label(label, statement.line)
-            if statement.head is not None:
-                self.items.append(self._item(statement))
+            for label in statement.labels:  # (:meth:`_define_label`, inlined but its errors)
+                name = label.text
+                if name in labels or name in constant_lines:
+                    self._define_label(label, statement.line)
+                else:
+                    labels[name] = _Label(name, len(items), label, statement.line)
+            head = statement.head
+            if head is None:
+                continue
+            # an instruction spelt in upper or lower case, with its operands: :meth:`_item`'s
+            # answer without its look-ups (a long program's lines are nearly all such)
+            ins = _SPELT.get(head.text)
+            if ins is not None and len(statement.operands) == len(ins.fields):
+                items.append(_Item(statement, ins))
+            else:
+                items.append(self._item(statement))
 
     def _define_label(self, token: Token, line: int) -> None:
         name = token.text
@@ -344,12 +368,13 @@ class _Assembly(Context):
 
     def _place(self) -> None:
         address = 0
-        for item in self.items:
+        items = self.items
+        for item in items:
             item.address = address
             address += item.size
-        self.scope.labels = {
-            name: (self.items[label.slot].address if label.slot < len(self.items) else address)
-            for name, label in self.labels.items()}
+        end = len(items)
+        self.scope.labels = {name: (items[label.slot].address if label.slot < end else address)
+                             for name, label in self.labels.items()}
 
     def _pseudo_size(self, item: _Item) -> int:
         try:
@@ -390,10 +415,9 @@ class _Assembly(Context):
             elif item.valid and ins is not None and ins.mnemonic in _BRANCHES:
                 fast = self._branch(item, ins, jumps, prefixes)
             if fast is not None and ins is not None:
-                address = item.address
                 is_code.append(True)
                 words.append(fast[1])
-                code[address] = Placed(ins, fast[0], line)
+                code[item.address] = _placed((ins, fast[0], line))
                 continue
             encoded: list[tuple[Instruction, dict[str, int]]] = []
             if item.valid and item.ins is not None:
@@ -443,8 +467,9 @@ class _Assembly(Context):
             return None
         operands = dict(prefix[0])
         operands[fld.name] = offset
-        jumps.append(_Jump(item.address, target, target_token, statement.line))
-        return operands, prefix[1] | fld.insert(offset)
+        jumps.append(_jump((item.address, target, target_token, statement.line)))
+        return operands, prefix[1] | (offset & fld.mask) << fld.lsb  # (``fld.insert``: in
+        # range, as checked)
 
     def _word(self, pc: int, ins: Instruction, operands: dict[str, int]) -> int:
         """The instruction word; a wide immediate (PendVM-compatibility mode) is kept in
@@ -476,7 +501,7 @@ class _Assembly(Context):
                             f"{ins.mnemonic}'s signed {fld.width}-bit offset field "
                             f"({range_text(low, high)})")
                     operands[fld.name] = offset
-                    jumps.append(_Jump(pc, target, token, statement.line))
+                    jumps.append(_jump((pc, target, token, statement.line)))
                 else:
                     operands[fld.name] = self._ranged(ins.mnemonic, kind, fld, token)
             except OperandError as exc:
@@ -686,6 +711,21 @@ def _branch_prefix(ins: Instruction, tokens: Sequence[Token]
             register_problems(ins, {**operands, offset: 0}):
         return None
     return operands, encode(ins, {**operands, offset: 0})
+
+
+def _caught_by_partner(jump: _Jump, code: dict[int, Placed]) -> bool:
+    """Whether ``jump`` lands on a branch back to it: caught (``catch_problem`` says None),
+    as a compiled program's paired branches all are -- told here without the general
+    checks' call (False: ask them)."""
+    landing = code.get(jump.target)
+    return landing is not None and landing.ins.kind in JUMP_KINDS and \
+        jump.target + landing.operands["off"] == jump.pc
+
+
+#: Each instruction's mnemonic as written in upper or in lower case -> its entry (DATA is
+#: none: ``_item`` tells it first).
+_SPELT = {**BY_MNEMONIC, **{mnemonic.lower(): ins for mnemonic, ins in BY_MNEMONIC.items()}}
+assert DATA_MNEMONIC not in BY_MNEMONIC
 
 
 def _syntax(spec: Instruction | PseudoInstruction, written: str) -> str:

@@ -7,7 +7,7 @@ different registers, or the update would read what it overwrites) and
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from revasm.isa.instruction import Instruction
 
@@ -36,9 +36,9 @@ def register_problems(ins: Instruction, operands: dict[str, int],
     return problems
 
 
-@dataclass(slots=True, unsafe_hash=True)
-class Placed:
-    """An instruction at an address, with its field values and source line."""
+class Placed(NamedTuple):
+    """An instruction at an address, with its field values and source line (a named tuple:
+    a long program places hundreds of thousands, ``assemble._placed`` makes them)."""
 
     ins: Instruction
     operands: dict[str, int]
