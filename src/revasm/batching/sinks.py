@@ -31,7 +31,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from revasm.assembler.files import atomic_path, write_atomic
+from revasm.assembler.files import atomic_open, atomic_path, write_atomic
 from revasm.machine import FAULT_KINDS
 
 #: The record folder inside an output, and its description of the run.
@@ -60,6 +60,13 @@ class Sink(Protocol):
     def write_chunk(self, index: int, start: int, columns: dict[str, np.ndarray]) -> None:
         """Store the columns of lanes ``[start, start + lanes)`` (chunk ``index``)."""
         ...
+
+
+def write_npz(path: str, arrays: dict[str, Any]) -> None:
+    """Result columns to ``path`` as one .npz, whole or not at all (a temporary file,
+    renamed): ``revasm batch -o OUT.npz``'s writer.  Raises ``OSError``."""
+    with atomic_open(path, "wb") as stream:
+        np.savez(stream, **arrays)
 
 
 def chunk_name(index: int) -> str:

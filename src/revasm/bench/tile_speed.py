@@ -203,7 +203,7 @@ def _floors(columns: dict, path: Path, repeat: int, numpy_ns: float) -> dict:
     :data:`FEWEST_COLUMNS`), and of the J2 gradient's arithmetic alone
     (``j2_arithmetic``: one exact numba loop over lanes on every core, no interpreter), each
     over numpy's forward, and the sum of the arithmetic and the default columns' write."""
-    from revasm.cli.commands_batch import write_npz
+    from revasm.batching.sinks import write_npz
 
     from .j2_arithmetic import gradient_words
 

@@ -23,6 +23,7 @@ import numpy as np
 
 import revasm as api
 from revasm.assembler.image import Image
+from revasm.batching import sinks
 from revasm.batching.chunks import BatchOptions
 from revasm.batching.cluster import MAX_LOCAL_WORKERS, ClusterError
 from revasm.batching.files import streams
@@ -35,7 +36,7 @@ from .commands_run import DEFAULT_MAX_STEPS, ENGINE, STRICT, engine_for
 from .errors import EXIT_FAILURE, ToolError, keep_on_interrupt, output_error
 from .loading import load_program
 from .options import STEP_COUNT, WIDTH
-from .outputs import atomic_open, image_inputs, refuse_overwrite
+from .outputs import image_inputs, refuse_overwrite
 from .values import parse_name_list
 
 PROGRESS_MIN_LANES = 2_000
@@ -327,10 +328,9 @@ def _report(summary: api.BatchSummary, out_path: str | None, options: BatchOptio
 
 
 def write_npz(path: str, arrays: dict) -> None:
-    """Every result column to ``path``, whole or not at all (a temporary file, renamed)."""
+    """Every result column to ``path``, whole or not at all (``sinks.write_npz``)."""
     try:
-        with atomic_open(path, "wb") as stream:
-            np.savez(stream, **arrays)
+        sinks.write_npz(path, arrays)
     except OSError as exc:
         raise output_error(path, exc) from None
 
