@@ -29,27 +29,9 @@ def _outcome(source: str) -> tuple[str, object]:
 def _general(monkeypatch: pytest.MonkeyPatch, source: str) -> tuple[str, object]:
     with monkeypatch.context() as m:
         m.setattr(_assemble_module._Assembly, "_branch", lambda *args: None)
-        m.setattr(_assemble_module._Assembly, "_collect", _collect_generally)
+        m.setattr(_assemble_module._Assembly, "FAST_LINES", False)
         m.setattr(_assemble_module, "_caught_by_partner", lambda *args: False)
         return _outcome(source)
-
-
-def _collect_generally(self, statements, directives) -> None:
-    """``_Assembly._collect`` without its fast path: each label through ``_define_label``,
-    each item through ``_item``."""
-    directive_ids = {id(statement) for statement in directives}
-    for statement in statements:
-        if id(statement) in directive_ids:
-            for label in statement.labels:
-                self.error(statement.line, label,
-                           f"label {label.text!r} cannot name a directive; put it on an "
-                           "instruction or DATA line")
-            self._directive(statement)
-            continue
-        for label in statement.labels:
-            self._define_label(label, statement.line)
-        if statement.head is not None:
-            self.items.append(self._item(statement))
 
 
 def test_the_branches_are_every_register_and_offset_instruction():

@@ -223,10 +223,16 @@ class _Assembly(Context):
 
     # --- pass 2: labels, constants, directives, sizes ---------------------------
 
+    #: Whether :meth:`_collect` takes its fast path for plain labels and instructions (off:
+    #: each label through :meth:`_define_label`, each item through :meth:`_item` -- the
+    #: general path the tests hold the fast one to).
+    FAST_LINES = True
+
     def _collect(self, statements: list[Statement], directives: list[Statement]) -> None:
         directive_ids = {id(statement) for statement in directives}  # (a long program's
         # statements are nearly all instructions: a set look-up, not a property call each)
         labels, constant_lines, items = self.labels, self.constant_lines, self.items
+        fast = self.FAST_LINES
         for statement in statements:
             if id(statement) in directive_ids:
                 for label in statement.labels:
@@ -237,7 +243,7 @@ class _Assembly(Context):
                 continue
             for label in statement.labels:  # (:meth:`_define_label`, inlined but its errors)
                 name = label.text
-                if name in labels or name in constant_lines:
+                if not fast or name in labels or name in constant_lines:
                     self._define_label(label, statement.line)
                 else:
                     labels[name] = _Label(name, len(items), label, statement.line)
@@ -246,7 +252,7 @@ class _Assembly(Context):
                 continue
             # an instruction spelt in upper or lower case, with its operands: :meth:`_item`'s
             # answer without its look-ups (a long program's lines are nearly all such)
-            ins = _SPELT.get(head.text)
+            ins = _SPELT.get(head.text) if fast else None
             if ins is not None and len(statement.operands) == len(ins.fields):
                 items.append(_Item(statement, ins))
             else:

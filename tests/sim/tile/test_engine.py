@@ -372,12 +372,17 @@ def test_overflow_counts_and_strict_faults_like_the_reference(strict):
                 theirs.kind, theirs.pc, theirs.step, theirs.message)
 
 
-STACKING = """;; pendulum pal file
+#: The declarations of the memory tests' programs: what :func:`_forward_alike` sets ($1 = p,
+#: $5 = x) and :func:`_backward_alike` differentiates ($7).
+LANES_HEADER = """;; pendulum pal file
 .width  64
 .input  p  $1 int = 0
 .input  x  $5 fixed = 1.0
 .loss   y  $7
         start
+"""
+
+STACKING = LANES_HEADER + """\
         addi   $2 1000       ; an address in each lane's table, 1000 + p
         add    $2 $1
         addi   $8 20         ; an address in the window, 20 + p
@@ -447,12 +452,7 @@ def test_memory_steps_at_one_address_on_every_lane_and_at_several():
         assert check.count("window_slot(") == 1 and "KEYS[lane, ROW] == K0" in check
 
 
-PUSHING = """;; pendulum pal file
-.width  64
-.input  p  $1 int = 0
-.input  x  $5 fixed = 1.0
-.loss   y  $7
-        start
+PUSHING = LANES_HEADER + """\
         addi   $2 2001       ; a table word at 2001 + p: where 3000's probe starts when p = 0
         add    $2 $1
         add    $9 $5
